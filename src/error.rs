@@ -1,0 +1,1 @@
+//! Errors that stop a run.

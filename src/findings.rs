@@ -1,0 +1,247 @@
+//! Findings: what the rules conclude, before any output formats them (SPEC 7).
+//!
+//! A [`Finding`] is built by the checks ([`crate::checks`]) and the obligation verdicts
+//! ([`crate::engine`]) with a symbolic subject (a tool, `cycle:<node>`, `edge:<from>`) and a [`Loc`];
+//! the outputs in [`crate::output`] only read it. The [`Report`] is everything one run concluded.
+
+use crate::source::Loc;
+use serde::Serialize;
+
+/// Severity of a finding (SPEC 7): by what the tool can do, else the rule's default; a Security
+/// hotspot is always `Review`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Severity {
+    /// A destructive or irreversible write.
+    Critical,
+    /// A write.
+    High,
+    /// A read, or the rule's default.
+    Medium,
+    /// The rule's default for minor bugs.
+    Low,
+    /// A Security hotspot: for a person to weigh.
+    Review,
+}
+
+impl Severity {
+    /// The word the report prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Critical => "Critical",
+            Severity::High => "High",
+            Severity::Medium => "Medium",
+            Severity::Low => "Low",
+            Severity::Review => "Review",
+        }
+    }
+
+    /// Parses the word a rule file uses.
+    pub fn parse(s: &str) -> Option<Severity> {
+        Some(match s {
+            "Critical" => Severity::Critical,
+            "High" => Severity::High,
+            "Medium" => Severity::Medium,
+            "Low" => Severity::Low,
+            "Review" => Severity::Review,
+            _ => return None,
+        })
+    }
+}
+
+/// The obligations of SPEC 4, the graph rules' questions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Obligation {
+    /// The tool check: the call is plain.
+    O1,
+    /// The confirmation: a write the graph has an interrupt for runs plain, unconfirmed.
+    O2,
+    /// Order `after`.
+    O3,
+    /// Order `not_after`.
+    O4,
+    /// Order `at_most`.
+    O5,
+    /// Taint.
+    O6,
+    /// The saga: a compensable write after an unconfirmed irreversible one.
+    O7,
+    /// Recovery: an unrecoverable write with another write in the run.
+    O8,
+}
+
+impl Obligation {
+    /// `O1`..`O8`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Obligation::O1 => "O1",
+            Obligation::O2 => "O2",
+            Obligation::O3 => "O3",
+            Obligation::O4 => "O4",
+            Obligation::O5 => "O5",
+            Obligation::O6 => "O6",
+            Obligation::O7 => "O7",
+            Obligation::O8 => "O8",
+        }
+    }
+
+    /// What the obligation says, in a few words (for messages).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Obligation::O1 => "the tool check",
+            Obligation::O2 => "the confirmation",
+            Obligation::O3 => "the order rule `after`",
+            Obligation::O4 => "the order rule `not_after`",
+            Obligation::O5 => "the order rule `at_most`",
+            Obligation::O6 => "the taint rule",
+            Obligation::O7 => "the saga",
+            Obligation::O8 => "recovery",
+        }
+    }
+}
+
+/// The kind of one witness step (SPEC 4, 8 `witness[].kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    /// A node entered.
+    Enter,
+    /// A choice made at a node: the destination taken.
+    Choose,
+    /// A tool called (guarded or plain; a refused guarded call runs nothing).
+    Call,
+    /// A person answering an interrupt (`yes` confirms its tool).
+    Confirm,
+    /// A turn ending at the top `end`; the next starts at the entry.
+    TurnEnd,
+}
+
+/// One step of a witness.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Step {
+    /// What happened.
+    pub kind: StepKind,
+    /// The qualified node id where it happened (for `choose`, the node left).
+    pub node: String,
+    /// For `choose`: the destination chosen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// For `call` and `confirm`: the tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// For `call`: whether the call went through the tool check.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guarded: Option<bool>,
+    /// For a guarded `call`: true when the check (or the person) refused it, so nothing ran.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub refused: bool,
+    /// For `confirm`: the person's answer (`true` is yes). A `before`/`after` no pauses the run
+    /// for good, so only `inside` interrupts show `false`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yes: Option<bool>,
+    /// For `confirm`: `before`, `after` or `inside`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub when: Option<&'static str>,
+    /// The turn (1-based) the step is in.
+    pub turn: u32,
+    /// True on the call that breaks the obligation (the last step).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub violation: bool,
+    /// Where the node was declared.
+    #[serde(skip)]
+    pub loc: Option<Loc>,
+}
+
+impl Step {
+    /// A step of `kind` at `node` in `turn`, every optional part empty.
+    pub fn new(kind: StepKind, node: &str, turn: u32) -> Step {
+        Step {
+            kind,
+            node: node.to_string(),
+            to: None,
+            tool: None,
+            guarded: None,
+            refused: false,
+            yes: None,
+            when: None,
+            turn,
+            violation: false,
+            loc: None,
+        }
+    }
+}
+
+/// One finding (SPEC 7).
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// The rule id (`QG011`).
+    pub rule: &'static str,
+    /// The obligation broken, for graph rules (for QG003 the one it names).
+    pub obligation: Option<Obligation>,
+    /// The tool, `cycle:<node>`, `edge:<from>`, or the rulebook line.
+    pub subject: String,
+    /// The qualified node id where the violating call happens, when there is one.
+    pub node: Option<String>,
+    /// The turn at which it is first reachable (1-based), for reachability findings.
+    pub depth: Option<u32>,
+    /// The declaring line of the node (or edge) - the primary location.
+    pub location: Option<Loc>,
+    /// Other places worth showing (the catalogue entry of the tool, ...).
+    pub related: Vec<(Loc, String)>,
+    /// The message: what is wrong, lowercase first, no trailing period.
+    pub message: String,
+    /// The fix, in the catalogue's or graph's terms.
+    pub fix: String,
+    /// The severity.
+    pub severity: Severity,
+    /// The shortest witness, when the finding is a reachability question.
+    pub witness: Vec<Step>,
+    /// Stable hash of (rule, obligation, subject, node) - no lines, no contents.
+    pub fingerprint: String,
+}
+
+/// Computes a finding's fingerprint: the first 16 hex digits of SHA-256 over rule, obligation,
+/// subject and qualified node id, separated by NULs (SPEC 7). No line numbers or file contents
+/// enter it, so unrelated edits leave it unchanged.
+pub fn fingerprint(rule: &str, obligation: Option<Obligation>, subject: &str, node: Option<&str>) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in [rule, obligation.map(|o| o.as_str()).unwrap_or(""), subject, node.unwrap_or("")] {
+        h.update(part.as_bytes());
+        h.update([0u8]);
+    }
+    h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// A runtime lint (SPEC 6): never blocks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Lint {
+    /// `write_not_retry_safe`, `write_without_result_schema`, ...
+    pub id: &'static str,
+    /// The tool it is on.
+    pub tool: String,
+    /// The message (after `on <tool>: `).
+    pub message: String,
+    /// Where the tool (or word) was declared.
+    #[serde(skip)]
+    pub loc: Option<Loc>,
+}
+
+/// How the gate is held (SPEC 1 `--gate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum GateMode {
+    /// Fails on the rules whose "Fails the gate" is yes.
+    Ci,
+    /// Fails on the rules whose "Stops Agent(...)" is yes.
+    Start,
+}
+
+impl GateMode {
+    /// `ci` or `start`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateMode::Ci => "ci",
+            GateMode::Start => "start",
+        }
+    }
+}

@@ -1,0 +1,559 @@
+//! The input model: what the readers in [`crate::input`] produce and every later stage reads.
+//!
+//! These types mirror SPEC 2.2 (the `qls-graph/1` export) and SPEC 2.3 (the catalogue) one to one,
+//! with every declaration carrying the [`Loc`] of the text that declared it, so findings can point
+//! back into `agent.yaml`, the export or the catalogue. Nothing here is flattened or checked for
+//! meaning: that is [`crate::model`]'s job.
+
+use crate::source::Loc;
+
+/// A `qls-graph/1` export (SPEC 2.2): the top graph plus the run-wide settings.
+#[derive(Debug, Clone, Default)]
+pub struct Export {
+    /// `name`, shown in the report header.
+    pub name: Option<String>,
+    /// `source`, the file the exporter read (for agent.yaml compiles: that file).
+    pub source: Option<String>,
+    /// `recursion_limit`: node steps in one run (SPEC 3.1). LangGraph's default is 25.
+    pub recursion_limit: u32,
+    /// `session_steps`: conversation turns to search, when the export says.
+    pub session_steps: Option<u32>,
+    /// The run budget; any declared budget bounds every cycle (QG023).
+    pub budget: Option<Budget>,
+    /// State flags in declaration order (SPEC 2.2 `state`).
+    pub state: Vec<FlagDecl>,
+    /// The top graph.
+    pub graph: GraphDef,
+    /// The exporter's own `warnings`, shown in the report.
+    pub warnings: Vec<String>,
+    /// Agents declared by agent.yaml (empty for a plain export): for QG023 agent budgets and lints.
+    pub agents: Vec<AgentInfo>,
+}
+
+/// An agent of agent.yaml, as the later rules need it.
+#[derive(Debug, Clone)]
+pub struct AgentInfo {
+    /// The agent's name (the key under `agents:`).
+    pub name: String,
+    /// `budget:` declared on the agent (silences QG023 on cycles wholly inside the agent).
+    pub budget: Option<Budget>,
+    /// `on_unread:` as written, if any.
+    pub on_unread: Option<String>,
+    /// `privilege: high` makes every tool of the agent privileged.
+    pub privilege_high: bool,
+    /// Where the agent was declared.
+    pub loc: Loc,
+}
+
+/// A declared budget `{steps, turns}`. Either may be absent; its presence is what QG023 reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Budget {
+    /// Steps allowed.
+    pub steps: Option<u64>,
+    /// Turns allowed.
+    pub turns: Option<u64>,
+}
+
+/// A state flag declaration (`state: {name: {scope}}`).
+#[derive(Debug, Clone)]
+pub struct FlagDecl {
+    /// The flag's name.
+    pub name: String,
+    /// `session` (kept across turns) or `turn` (reset when a turn starts).
+    pub scope: FlagScope,
+    /// Where it was declared.
+    pub loc: Loc,
+}
+
+/// The scope of a state flag (SPEC 2.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlagScope {
+    /// Kept across turns, as a checkpointer keeps state.
+    Session,
+    /// Reset to false when a turn starts.
+    Turn,
+}
+
+/// One graph: the top graph or a subgraph (same shape, SPEC 2.2 `subgraphs`).
+#[derive(Debug, Clone, Default)]
+pub struct GraphDef {
+    /// `entry`: the node a run enters first; absent means the graph's `start` node.
+    pub entry: Option<Named>,
+    /// Nodes in declaration order.
+    pub nodes: Vec<NodeDef>,
+    /// Edges in declaration order.
+    pub edges: Vec<EdgeDef>,
+    /// `Send` fan-outs.
+    pub sends: Vec<SendDef>,
+    /// Interrupts (pauses for a person).
+    pub interrupts: Vec<InterruptDef>,
+    /// Named subgraphs, in declaration order.
+    pub subgraphs: Vec<(Named, GraphDef)>,
+    /// A subgraph's own budget (silences QG023 on cycles wholly inside it).
+    pub budget: Option<Budget>,
+}
+
+/// A name together with where it was written (an id, a tool name, a flag).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    /// The text.
+    pub name: String,
+    /// Where it was written.
+    pub loc: Loc,
+}
+
+/// The kind of a node (SPEC 2.2 `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NodeKind {
+    /// The graph's start.
+    Start,
+    /// The graph's end: reaching the top one ends the turn.
+    End,
+    /// An LLM chooses: any tool it is offered, any outgoing edge.
+    Model,
+    /// The guarded tool node: every call goes through the tool check.
+    Tools,
+    /// A plain tool node: calls skip the check.
+    ToolsPlain,
+    /// Code we cannot read; if it lists tools, it calls them directly (plain).
+    Step,
+    /// The Bot Builder router.
+    Router,
+    /// Runs another graph.
+    Subgraph,
+    /// A remote agent over a channel; leaving it taints.
+    Remote,
+}
+
+impl NodeKind {
+    /// The spelling used in `qls-graph/1`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeKind::Start => "start",
+            NodeKind::End => "end",
+            NodeKind::Model => "model",
+            NodeKind::Tools => "tools",
+            NodeKind::ToolsPlain => "tools_plain",
+            NodeKind::Step => "step",
+            NodeKind::Router => "router",
+            NodeKind::Subgraph => "subgraph",
+            NodeKind::Remote => "remote",
+        }
+    }
+
+    /// Parses the `qls-graph/1` spelling; `None` for an unknown kind.
+    pub fn parse(s: &str) -> Option<NodeKind> {
+        Some(match s {
+            "start" => NodeKind::Start,
+            "end" => NodeKind::End,
+            "model" => NodeKind::Model,
+            "tools" => NodeKind::Tools,
+            "tools_plain" => NodeKind::ToolsPlain,
+            "step" => NodeKind::Step,
+            "router" => NodeKind::Router,
+            "subgraph" => NodeKind::Subgraph,
+            "remote" => NodeKind::Remote,
+            _ => return None,
+        })
+    }
+
+    /// Every kind's spelling, for error messages.
+    pub const ALL: &'static [&'static str] = &[
+        "start", "end", "model", "tools", "tools_plain", "step", "router", "subgraph", "remote",
+    ];
+}
+
+/// A node declaration.
+#[derive(Debug, Clone)]
+pub struct NodeDef {
+    /// `id`: non-empty, unique in its graph, no `/`.
+    pub id: Named,
+    /// `kind`.
+    pub kind: NodeKind,
+    /// `agent`: the agent the node belongs to (its region, SPEC 3.1).
+    pub agent: Option<String>,
+    /// `tools`: offered (model) or bound (tool nodes, steps).
+    pub tools: Vec<Named>,
+    /// `sets`: flags its code sets when it runs.
+    pub sets: Vec<Named>,
+    /// `clears`: flags its code clears when it runs.
+    pub clears: Vec<Named>,
+    /// `graph`: for a subgraph node, the name of the graph it runs.
+    pub graph: Option<Named>,
+    /// `channel`: for a remote node.
+    pub channel: Option<String>,
+    /// `location` as declared (or, for agent.yaml compiles, the declaring line); else where the
+    /// node's entry was written in the export.
+    pub loc: Loc,
+    /// True when the export gave an explicit `location` (or agent.yaml declared it).
+    pub declared_location: bool,
+}
+
+/// The kind of an edge (SPEC 2.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeKind {
+    /// Always taken (read as a choice when a node has several, SPEC 3.1).
+    Fixed,
+    /// A routing function chooses.
+    Conditional,
+    /// A `Command` chooses.
+    Command,
+    /// An edge of stalwart's own, usually with a guard.
+    StalwartEdge,
+}
+
+impl EdgeKind {
+    /// The spelling used in `qls-graph/1`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EdgeKind::Fixed => "fixed",
+            EdgeKind::Conditional => "conditional",
+            EdgeKind::Command => "command",
+            EdgeKind::StalwartEdge => "stalwart_edge",
+        }
+    }
+}
+
+/// An edge declaration.
+#[derive(Debug, Clone)]
+pub struct EdgeDef {
+    /// `from`: a node id of the same graph.
+    pub from: Named,
+    /// `kind`.
+    pub kind: EdgeKind,
+    /// `destinations`; `None` is `null` (undeclared: every node of the graph, QG015).
+    /// An entry `../id` names a node of the enclosing graph.
+    pub destinations: Option<Vec<Named>>,
+    /// `guard`: taken only when it holds.
+    pub guard: Option<Guard>,
+    /// `exit_after`: taken at most N times in one run.
+    pub exit_after: Option<u32>,
+    /// Where the edge was declared.
+    pub loc: Loc,
+}
+
+/// A guard expression over state flags: `name`, `!e`, `e && e`, `e || e`, parentheses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Guard {
+    /// A flag by name.
+    Flag(String),
+    /// Negation.
+    Not(Box<Guard>),
+    /// Conjunction.
+    And(Box<Guard>, Box<Guard>),
+    /// Disjunction.
+    Or(Box<Guard>, Box<Guard>),
+}
+
+impl Guard {
+    /// Every flag the guard names, in order of appearance.
+    pub fn flags(&self, out: &mut Vec<String>) {
+        match self {
+            Guard::Flag(f) => out.push(f.clone()),
+            Guard::Not(g) => g.flags(out),
+            Guard::And(a, b) | Guard::Or(a, b) => {
+                a.flags(out);
+                b.flags(out);
+            }
+        }
+    }
+
+    /// Evaluates the guard with `lookup` giving each flag's value.
+    pub fn eval(&self, lookup: &dyn Fn(&str) -> bool) -> bool {
+        match self {
+            Guard::Flag(f) => lookup(f),
+            Guard::Not(g) => !g.eval(lookup),
+            Guard::And(a, b) => a.eval(lookup) && b.eval(lookup),
+            Guard::Or(a, b) => a.eval(lookup) || b.eval(lookup),
+        }
+    }
+}
+
+impl std::fmt::Display for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Guard::Flag(n) => write!(f, "{n}"),
+            Guard::Not(g) => match **g {
+                Guard::Flag(_) | Guard::Not(_) => write!(f, "!{g}"),
+                _ => write!(f, "!({g})"),
+            },
+            Guard::And(a, b) => {
+                let side = |g: &Guard, f: &mut std::fmt::Formatter<'_>| match g {
+                    Guard::Or(..) => write!(f, "({g})"),
+                    _ => write!(f, "{g}"),
+                };
+                side(a, f)?;
+                write!(f, " && ")?;
+                side(b, f)
+            }
+            Guard::Or(a, b) => write!(f, "{a} || {b}"),
+        }
+    }
+}
+
+/// A `Send` fan-out: each destination may run next (modelled as extra edges from `from`).
+#[derive(Debug, Clone)]
+pub struct SendDef {
+    /// The sending node.
+    pub from: Named,
+    /// Where it sends.
+    pub destinations: Vec<Named>,
+    /// Where it was declared.
+    pub loc: Loc,
+}
+
+/// When an interrupt pauses (SPEC 2.2 `interrupts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// On entering the node: the person's yes confirms the tool; a no leaves the run paused.
+    Before,
+    /// On leaving the node, likewise.
+    After,
+    /// The node's own code asks (`interrupt()`) and goes on whatever the answer.
+    Inside,
+}
+
+impl When {
+    /// The spelling used in `qls-graph/1`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            When::Before => "before",
+            When::After => "after",
+            When::Inside => "inside",
+        }
+    }
+}
+
+/// An interrupt declaration.
+#[derive(Debug, Clone)]
+pub struct InterruptDef {
+    /// The node it pauses at.
+    pub node: Named,
+    /// Before, after or inside.
+    pub when: When,
+    /// The write the person confirms there, or `None` for a pause that confirms nothing.
+    pub tool: Option<Named>,
+    /// A state flag the yes sets (and, inside, the no clears).
+    pub answer: Option<Named>,
+    /// Where it was declared.
+    pub loc: Loc,
+}
+
+/// The catalogue (SPEC 2.3): what each tool is.
+#[derive(Debug, Clone, Default)]
+pub struct Catalogue {
+    /// Tools in declaration order (merged in order for agent.yaml).
+    pub tools: Vec<ToolDef>,
+    /// `channels`: name → auth.
+    pub channels: Vec<(String, Option<String>)>,
+    /// `stores`: name → properties.
+    pub stores: Vec<StoreDef>,
+    /// Words and roles the verifier does not know: kept and named in a lint.
+    pub unknown: Vec<UnknownWord>,
+}
+
+impl Catalogue {
+    /// The tool named `name`, if declared.
+    pub fn tool(&self, name: &str) -> Option<&ToolDef> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+}
+
+/// A word (or argument role) the verifier does not know, kept for the `unknown_word` lint.
+#[derive(Debug, Clone)]
+pub struct UnknownWord {
+    /// The tool it was written on.
+    pub tool: String,
+    /// The word as written (for a role: `args.<arg>.role: <value>`).
+    pub word: String,
+    /// Where it was written.
+    pub loc: Loc,
+}
+
+/// A store declaration (`stores:`).
+#[derive(Debug, Clone)]
+pub struct StoreDef {
+    /// The store's name.
+    pub name: String,
+    /// Shared by several tenants.
+    pub multi_tenant: bool,
+    /// Kept across sessions.
+    pub persistent: bool,
+}
+
+/// `read` or `write`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    /// Reads only.
+    Read,
+    /// Changes something.
+    Write,
+}
+
+/// How a write is undone (`compensation` / `undo`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Compensation {
+    /// Absent or `null`: no compensation.
+    Absent,
+    /// `"none"`: a failed run may leave it done (neither compensable nor unrecoverable).
+    NoneDeclared,
+    /// The tool that undoes it.
+    Tool(Named),
+}
+
+/// An argument's role (SPEC 2.3 `args.*.role`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Code the tool runs.
+    Code,
+    /// A shell command.
+    Shell,
+    /// SQL.
+    Sql,
+    /// A query.
+    Query,
+    /// A file path.
+    Path,
+    /// A URL.
+    Url,
+    /// A template.
+    Template,
+    /// A destination (address, host).
+    Destination,
+    /// The user the call is for.
+    UserId,
+}
+
+impl Role {
+    /// Parses a role; `None` when unknown (kept and linted).
+    pub fn parse(s: &str) -> Option<Role> {
+        Some(match s {
+            "code" => Role::Code,
+            "shell" => Role::Shell,
+            "sql" => Role::Sql,
+            "query" => Role::Query,
+            "path" => Role::Path,
+            "url" => Role::Url,
+            "template" => Role::Template,
+            "destination" => Role::Destination,
+            "user_id" => Role::UserId,
+            _ => return None,
+        })
+    }
+}
+
+/// One argument of a tool.
+#[derive(Debug, Clone)]
+pub struct ArgDef {
+    /// The argument's name.
+    pub name: String,
+    /// Its role, when declared and known.
+    pub role: Option<Role>,
+}
+
+/// A `not_after` entry: a tool, or `untrusted` (any taint).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotAfter {
+    /// Must never follow this tool.
+    Tool(Named),
+    /// Must never follow content from outside.
+    Untrusted,
+}
+
+/// `at_most: N` or `{count: N, per: P}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AtMost {
+    /// The cap N.
+    pub count: u32,
+    /// `per`: `turn`/`run` reset at each turn; `session` or absent never.
+    pub per_turn: bool,
+}
+
+/// Order rules (`order`, SPEC 2.3).
+#[derive(Debug, Clone, Default)]
+pub struct Order {
+    /// Must come after every one of these.
+    pub after: Vec<Named>,
+    /// Must never follow these.
+    pub not_after: Vec<NotAfter>,
+    /// At most this many calls.
+    pub at_most: Option<AtMost>,
+}
+
+/// A tool of the catalogue, with every word of SPEC 2.3.
+#[derive(Debug, Clone)]
+pub struct ToolDef {
+    /// The tool's name.
+    pub name: String,
+    /// `kind`.
+    pub kind: ToolKind,
+    /// `description`.
+    pub description: Option<String>,
+    /// `reads_outside`: its result is untrusted.
+    pub reads_outside: bool,
+    /// `sends_out`.
+    pub sends_out: bool,
+    /// `irreversible`.
+    pub irreversible: bool,
+    /// `destructive`.
+    pub destructive: bool,
+    /// `compensation` / `undo`.
+    pub compensation: Compensation,
+    /// `idempotency: true`.
+    pub idempotent: bool,
+    /// `result` declared.
+    pub has_result_schema: bool,
+    /// `args`.
+    pub args: Vec<ArgDef>,
+    /// `order` (and a bare `at_most`).
+    pub order: Order,
+    /// `privilege: high`.
+    pub privileged: bool,
+    /// `confidential`.
+    pub confidential: bool,
+    /// `store: {name, access}`; access `write` is true.
+    pub store: Option<(String, bool)>,
+    /// `source`: (module or server, pinned).
+    pub source: Option<(String, bool)>,
+    /// `requires`.
+    pub requires: Vec<String>,
+    /// `checks` declared.
+    pub has_checks: bool,
+    /// `spend` declared.
+    pub has_spend: bool,
+    /// Where the tool's entry was declared.
+    pub loc: Loc,
+}
+
+impl ToolDef {
+    /// A new tool of `kind` with every other word absent.
+    pub fn new(name: &str, kind: ToolKind, loc: Loc) -> ToolDef {
+        ToolDef {
+            name: name.to_string(),
+            kind,
+            description: None,
+            reads_outside: false,
+            sends_out: false,
+            irreversible: false,
+            destructive: false,
+            compensation: Compensation::Absent,
+            idempotent: false,
+            has_result_schema: false,
+            args: Vec::new(),
+            order: Order::default(),
+            privileged: false,
+            confidential: false,
+            store: None,
+            source: None,
+            requires: Vec::new(),
+            has_checks: false,
+            has_spend: false,
+            loc,
+        }
+    }
+
+    /// True for a write.
+    pub fn is_write(&self) -> bool {
+        self.kind == ToolKind::Write
+    }
+}

@@ -1,0 +1,21 @@
+//! stalwart-verify: proves that no route through an LLM agent's graph reaches a tool without its
+//! check, its person's confirmation, its order rule or its taint rule, and that writes can be undone.
+//!
+//! Data flows one way (SPEC 0): [`input`] reads agent.yaml / `qls-graph/1` / catalogues into the
+//! [`ir`] types; [`model`] flattens them into one transition system; [`engine`] answers each
+//! obligation's reachability question with a witness; [`checks`] turns verdicts and structure into
+//! [`findings`]; [`report`] gathers them and [`output`] prints text, JSON or SARIF. [`rules`] holds
+//! the rule metadata every stage reads; [`cli`] wires the stages together.
+
+pub mod checks;
+pub mod cli;
+pub mod engine;
+pub mod error;
+pub mod findings;
+pub mod input;
+pub mod ir;
+pub mod model;
+pub mod output;
+pub mod report;
+pub mod rules;
+pub mod source;

@@ -1,0 +1,5 @@
+//! The `stalwart` binary: see [`stalwart::cli`].
+
+fn main() {
+    std::process::exit(stalwart::cli::main());
+}

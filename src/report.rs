@@ -1,0 +1,97 @@
+//! The report: everything one `stalwart verify` run concluded, in the order the outputs print it.
+//!
+//! Built once by [`crate::cli`] from the checks and the engines; read by every output module
+//! (text, JSON, SARIF). The gate decision (SPEC 1 `--gate`) lives here so all outputs agree.
+
+use crate::findings::{Finding, GateMode, Lint};
+use crate::source::SourceMap;
+use serde::Serialize;
+
+/// The verdict counts and time of one engine (SPEC 8 `engines`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EngineStats {
+    /// Obligation instances searched.
+    pub obligations: usize,
+    /// Instances that hold at every depth (the turn-start states stopped growing).
+    pub holds_every_depth: usize,
+    /// Instances that hold up to the bound (`session_steps` turns of `recursion_limit` steps).
+    pub holds_to_bound: usize,
+    /// Instances with a reachable violation.
+    pub violated: usize,
+    /// Instances the engine could not decide (state budget exhausted).
+    pub undecided: usize,
+    /// States explored, over all instances.
+    pub states: u64,
+    /// Wall time in milliseconds.
+    pub millis: u64,
+}
+
+/// What the proof covered: the bound it holds to.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ProofScope {
+    /// Turns searched.
+    pub session_steps: u32,
+    /// Node steps per run.
+    pub recursion_limit: u32,
+    /// Nodes after flattening.
+    pub nodes: usize,
+    /// Edges after flattening (sends and expanded `null` destinations included).
+    pub edges: usize,
+    /// Tools in the catalogue.
+    pub tools: usize,
+}
+
+/// One run's conclusions.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// What was verified, as the user named it (`agent.yaml`, or the graph file).
+    pub input: String,
+    /// Every file read, for locations.
+    pub sources: SourceMap,
+    /// The rulebook line, when the input names one.
+    pub rulebook: Option<String>,
+    /// The exporter's own warnings (SPEC 2.2 `warnings`).
+    pub export_warnings: Vec<String>,
+    /// Runtime lints, in the seed's order.
+    pub lints: Vec<Lint>,
+    /// Findings: QG312 first, then by rule, subject, node.
+    pub findings: Vec<Finding>,
+    /// Rules that had nothing to read, with why.
+    pub nothing_to_read: Vec<(&'static str, String)>,
+    /// Rules this version does not check yet and that had something to read.
+    pub not_yet_checked: Vec<&'static str>,
+    /// The gate held.
+    pub gate: GateMode,
+    /// What the proof covered.
+    pub scope: ProofScope,
+    /// The explicit engine's figures.
+    pub explicit: EngineStats,
+    /// Known limits of the reading, printed at the end of the text report.
+    pub limits: Vec<String>,
+}
+
+impl Report {
+    /// True when `finding` fails the gate in this report's mode.
+    pub fn blocks(&self, finding: &Finding) -> bool {
+        crate::rules::get(finding.rule)
+            .map(|r| match self.gate {
+                GateMode::Ci => r.gate,
+                GateMode::Start => r.stops,
+            })
+            .unwrap_or(true)
+    }
+
+    /// True when no finding fails the gate.
+    pub fn passed(&self) -> bool {
+        !self.findings.iter().any(|f| self.blocks(f))
+    }
+
+    /// The exit status: 0 passed, 1 failed (SPEC 1).
+    pub fn exit_code(&self) -> i32 {
+        if self.passed() {
+            0
+        } else {
+            1
+        }
+    }
+}
