@@ -1,1 +1,210 @@
-//! TODO
+//! The flattened model (SPEC 3): one directed graph with subgraphs inlined, `null` destinations
+//! expanded, sends turned into edges, flags and tools resolved to indices.
+//!
+//! [`flatten`] builds a [`FlatModel`] from the validated [`crate::ir`] input. Both the engine and
+//! the plain interpreter read only this model, so they agree on one reading of the input.
+
+pub mod flatten;
+
+use crate::ir::{FlagScope, Guard, NodeKind, ToolDef, When};
+use crate::source::Loc;
+
+pub use flatten::flatten;
+
+/// Index of a node in [`FlatModel::nodes`].
+pub type NodeIx = usize;
+/// Index of a tool in [`FlatModel::tools`] (the catalogue's order).
+pub type ToolIx = usize;
+/// Index of a state flag in [`FlatModel::flags`].
+pub type FlagIx = usize;
+
+/// A guard with flags resolved to indices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlatGuard {
+    /// A flag.
+    Flag(FlagIx),
+    /// Negation.
+    Not(Box<FlatGuard>),
+    /// Conjunction.
+    And(Box<FlatGuard>, Box<FlatGuard>),
+    /// Disjunction.
+    Or(Box<FlatGuard>, Box<FlatGuard>),
+}
+
+impl FlatGuard {
+    /// Evaluates the guard; `flag(i)` gives flag `i`'s value.
+    pub fn eval(&self, flag: &dyn Fn(FlagIx) -> bool) -> bool {
+        match self {
+            FlatGuard::Flag(i) => flag(*i),
+            FlatGuard::Not(g) => !g.eval(flag),
+            FlatGuard::And(a, b) => a.eval(flag) && b.eval(flag),
+            FlatGuard::Or(a, b) => a.eval(flag) || b.eval(flag),
+        }
+    }
+}
+
+/// A pause for a person at a node (an interrupt, SPEC 2.2).
+#[derive(Debug, Clone)]
+pub struct Pause {
+    /// Before, after or inside.
+    pub when: When,
+    /// The tool the yes confirms, if any.
+    pub tool: Option<ToolIx>,
+    /// The flag the yes sets (and an inside no clears).
+    pub answer: Option<FlagIx>,
+    /// Where the interrupt was declared.
+    pub loc: Loc,
+}
+
+/// A node of the flattened graph.
+#[derive(Debug, Clone)]
+pub struct FlatNode {
+    /// The qualified id: `kb/retrieve` for node `retrieve` of subgraph node `kb`.
+    pub qid: String,
+    /// The node's kind. A subgraph's own `start`/`end` keep their kinds; only the top `end` ends a turn.
+    pub kind: NodeKind,
+    /// The node's agent, if declared.
+    pub agent: Option<String>,
+    /// The node's region (index into [`FlatModel::regions`]): agent, else subgraph path, else graph.
+    pub region: usize,
+    /// Tools offered (model) or bound (tool nodes, tool-listing steps).
+    pub tools: Vec<ToolIx>,
+    /// Flags set when the node is left (after its `clears`).
+    pub sets: Vec<FlagIx>,
+    /// Flags cleared when the node is left.
+    pub clears: Vec<FlagIx>,
+    /// Pauses on entering: `before` first, then `inside`, in declaration order.
+    pub on_enter: Vec<Pause>,
+    /// Pauses on leaving (`after`).
+    pub on_leave: Vec<Pause>,
+    /// True when leaving the node taints the run (a `remote` node).
+    pub taints_on_leave: bool,
+    /// The subgraph path holding the node (`""` for the top graph, `kb`, `kb/inner`).
+    pub path: String,
+    /// The declaring line (SPEC 7 location).
+    pub loc: Loc,
+}
+
+impl FlatNode {
+    /// True for a node whose visit makes a batch of calls.
+    pub fn calls_tools(&self) -> bool {
+        matches!(self.kind, NodeKind::Tools | NodeKind::ToolsPlain | NodeKind::Step) && !self.tools.is_empty()
+    }
+
+    /// True when this node's calls go through the tool check.
+    pub fn guarded(&self) -> bool {
+        self.kind == NodeKind::Tools
+    }
+
+    /// True when entering the node costs a step (SPEC 3.1: every node but start and end).
+    pub fn costs_step(&self) -> bool {
+        !matches!(self.kind, NodeKind::Start | NodeKind::End)
+    }
+}
+
+/// How an edge came to be (for messages and witnesses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeOrigin {
+    /// Declared with its destinations.
+    Declared,
+    /// A `null` destination list expanded to every node of its graph (QG015).
+    Undeclared,
+    /// A `Send` fan-out.
+    Send,
+    /// Entering a subgraph node goes to the subgraph's entry.
+    SubgraphEntry,
+}
+
+/// An edge of the flattened graph.
+#[derive(Debug, Clone)]
+pub struct FlatEdge {
+    /// Source node.
+    pub from: NodeIx,
+    /// Destination node.
+    pub to: NodeIx,
+    /// Taken only when it holds.
+    pub guard: Option<FlatGuard>,
+    /// `exit_after`: (counter index into [`FlatModel::counters`], N).
+    pub exit_after: Option<(usize, u32)>,
+    /// How it came to be.
+    pub origin: EdgeOrigin,
+    /// Where it was declared.
+    pub loc: Loc,
+}
+
+/// A conditional or command edge with `null` destinations (QG015).
+#[derive(Debug, Clone)]
+pub struct NullEdge {
+    /// The qualified id of its source.
+    pub from: String,
+    /// `conditional` or `command`.
+    pub kind: &'static str,
+    /// Where it was declared.
+    pub loc: Loc,
+}
+
+/// The flattened model.
+#[derive(Debug, Clone)]
+pub struct FlatModel {
+    /// Nodes, in declaration order (a subgraph's nodes right after its subgraph node).
+    pub nodes: Vec<FlatNode>,
+    /// Edges; [`FlatModel::out`] indexes them by source.
+    pub edges: Vec<FlatEdge>,
+    /// For each node, the indices of its outgoing edges.
+    pub out: Vec<Vec<usize>>,
+    /// The node a turn starts at.
+    pub entry: NodeIx,
+    /// The top graph's `end` nodes: entering one ends the turn.
+    pub top_ends: Vec<NodeIx>,
+    /// The catalogue's tools.
+    pub tools: Vec<ToolDef>,
+    /// State flags: name and scope.
+    pub flags: Vec<(String, FlagScope)>,
+    /// `exit_after` counters, one per such edge (its source's qualified id).
+    pub counters: Vec<String>,
+    /// Region names: agents, subgraph paths, and the top graph's name.
+    pub regions: Vec<String>,
+    /// Node steps per run.
+    pub recursion_limit: u32,
+    /// Turns to search.
+    pub session_steps: u32,
+    /// `null` edges, for QG015.
+    pub null_edges: Vec<NullEdge>,
+    /// Subgraph nodes whose graph is missing or empty, for QG006: (node, graph name).
+    pub opaque_subgraphs: Vec<(NodeIx, String)>,
+    /// Subgraph paths that declare their own budget.
+    pub budget_paths: Vec<String>,
+    /// Agents that declare a budget.
+    pub budget_agents: Vec<String>,
+    /// True when the export declares a run budget.
+    pub top_budget: bool,
+    /// For each tool, true when some interrupt names it (O2 applies to writes so named).
+    pub interrupted: Vec<bool>,
+}
+
+impl FlatModel {
+    /// The index of the tool named `name`.
+    pub fn tool_ix(&self, name: &str) -> Option<ToolIx> {
+        self.tools.iter().position(|t| t.name == name)
+    }
+
+    /// The node with qualified id `qid`.
+    pub fn node_ix(&self, qid: &str) -> Option<NodeIx> {
+        self.nodes.iter().position(|n| n.qid == qid)
+    }
+
+    /// True when `tool` is a write, or privileged.
+    pub fn write_or_privileged(&self, tool: ToolIx) -> bool {
+        self.tools[tool].is_write() || self.tools[tool].privileged
+    }
+}
+
+/// Parses `guard` into a [`FlatGuard`], resolving flags with `flag`.
+pub fn resolve_guard(g: &Guard, flag: &dyn Fn(&str) -> Option<FlagIx>) -> Option<FlatGuard> {
+    Some(match g {
+        Guard::Flag(n) => FlatGuard::Flag(flag(n)?),
+        Guard::Not(a) => FlatGuard::Not(Box::new(resolve_guard(a, flag)?)),
+        Guard::And(a, b) => FlatGuard::And(Box::new(resolve_guard(a, flag)?), Box::new(resolve_guard(b, flag)?)),
+        Guard::Or(a, b) => FlatGuard::Or(Box::new(resolve_guard(a, flag)?), Box::new(resolve_guard(b, flag)?)),
+    })
+}

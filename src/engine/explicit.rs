@@ -1,0 +1,811 @@
+//! The explicit engine (SPEC 9): breadth-first search over (node, latches, turn) per obligation.
+//!
+//! Within a turn the search is a 0-1 breadth-first search: entering a node costs one step (SPEC
+//! 3.1), a call within a batch or a pause costs none, so each state is first expanded at its
+//! fewest steps in the run, and a state is kept once per turn (reaching it again with more steps
+//! can do no more under the step limit). Turns are searched one after another from the states that
+//! start them; when no new turn-start state appears, every later turn would repeat an earlier one
+//! and the verdict holds at every depth (the fixpoint of SPEC 9).
+//!
+//! A state is a vector of 64-bit words: word 0 packs the node, the phase and whether the batch
+//! has made a call; then the flags, the `exit_after` counters and the sliced latches of
+//! [`Slice`], laid out by [`Layout`].
+
+use super::slice::Slice;
+use super::{interp, Class, Depth, Instance, InstanceResult, Limits, Violation};
+use crate::findings::{Obligation, Step, StepKind};
+use crate::ir::{FlagScope, NotAfter, When};
+use crate::model::{FlatModel, NodeIx, ToolIx};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+
+/// Checks one instance, refining the slice until every witness replays (see [`super::slice`]).
+pub fn check(model: &FlatModel, inst: Instance, limits: Limits) -> InstanceResult {
+    let mut exact: BTreeSet<ToolIx> = BTreeSet::new();
+    let mut total_states = 0;
+    loop {
+        let slice = Slice::new(model, inst.obligation, inst.tool, &exact);
+        let mut res = Search::new(model, inst, &slice, limits).run();
+        total_states += res.states;
+        let mut refine = BTreeSet::new();
+        for v in &res.violations {
+            if let Err(interp::ReplayError::GuardDiffers { tool, .. }) = interp::replay_violation(model, v) {
+                if !exact.contains(&tool) {
+                    refine.insert(tool);
+                }
+            }
+        }
+        if refine.is_empty() {
+            res.states = total_states;
+            return res;
+        }
+        exact.extend(refine);
+    }
+}
+
+const PHASE_START: u64 = 0;
+const PHASE_AT: u64 = 1;
+
+/// Where each part of a state lives in its word vector.
+struct Layout {
+    flags: usize,
+    flag_words: usize,
+    ctr: usize,
+    ran: usize,
+    ran_words: usize,
+    cnt: usize,
+    taint: usize,
+    region_words: usize,
+    conf: usize,
+    conf_words: usize,
+    clean: usize,
+    clean_words: usize,
+    misc: usize,
+    p_ran: usize,
+    track_words: usize,
+    p_taint: usize,
+    len: usize,
+}
+
+fn words(bits: usize) -> usize {
+    bits.div_ceil(64)
+}
+
+fn get(s: &[u64], off: usize, bit: usize) -> bool {
+    s[off + bit / 64] >> (bit % 64) & 1 == 1
+}
+
+fn put(s: &mut [u64], off: usize, bit: usize, v: bool) {
+    let w = &mut s[off + bit / 64];
+    if v {
+        *w |= 1 << (bit % 64);
+    } else {
+        *w &= !(1 << (bit % 64));
+    }
+}
+
+fn any(s: &[u64], off: usize, n: usize) -> bool {
+    s[off..off + n].iter().any(|&w| w != 0)
+}
+
+/// How a record was reached from its parent, for rebuilding the witness.
+#[derive(Debug, Clone, Copy)]
+enum Label {
+    /// The first state of the search.
+    Root,
+    /// A turn started at the entry; `end_edge` is the edge into the top end that ended the last
+    /// turn (`None` for the first turn); `branch` holds the entry's inside answers.
+    TurnStart { end_edge: Option<u32>, branch: u32 },
+    /// A call in a batch.
+    Call { tool: u32, refused: bool },
+    /// Leaving a node along an edge, entering its destination with inside answers `branch`.
+    Move { edge: u32, branch: u32 },
+}
+
+struct Rec {
+    parent: u32,
+    label: Label,
+    dist: u32,
+    turn: u32,
+    key: Box<[u64]>,
+    expanded: bool,
+}
+
+struct Search<'a> {
+    m: &'a FlatModel,
+    inst: Instance,
+    s: &'a Slice,
+    lay: Layout,
+    limits: Limits,
+    ran_ix: Vec<Option<usize>>,
+    cnt_ix: Vec<Option<usize>>,
+    conf_ix: Vec<Option<usize>>,
+    clean_ix: Vec<Option<usize>>,
+    track_ix: Vec<Option<usize>>,
+    exact: Vec<bool>,
+    recs: Vec<Rec>,
+    found: BTreeMap<(ToolIx, NodeIx, Class), Violation>,
+}
+
+fn index_of(n: usize, list: &[ToolIx]) -> Vec<Option<usize>> {
+    let mut v = vec![None; n];
+    for (i, &t) in list.iter().enumerate() {
+        v[t] = Some(i);
+    }
+    v
+}
+
+impl<'a> Search<'a> {
+    fn new(m: &'a FlatModel, inst: Instance, s: &'a Slice, limits: Limits) -> Search<'a> {
+        let nt = m.tools.len();
+        let mut track: Vec<ToolIx> = s.ran.iter().chain(&s.confirmed).chain(&s.conf_clean).copied().collect();
+        track.sort_unstable();
+        track.dedup();
+        let flag_words = words(m.flags.len());
+        let region_words = if s.tainted { words(m.regions.len()) } else { 0 };
+        let mut off = 1;
+        let mut take = |n: usize| {
+            let o = off;
+            off += n;
+            o
+        };
+        let flags = take(flag_words);
+        let ctr = take(m.counters.len());
+        let ran_words = words(s.ran.len());
+        let ran = take(ran_words);
+        let cnt = take(s.count.len());
+        let taint = take(region_words);
+        let conf_words = words(s.confirmed.len());
+        let conf = take(conf_words);
+        let clean_words = words(s.conf_clean.len());
+        let clean = take(clean_words);
+        let misc = take(1);
+        let track_words = words(track.len());
+        let p_ran = take(track_words);
+        let p_taint = take(region_words);
+        let lay = Layout {
+            flags,
+            flag_words,
+            ctr,
+            ran,
+            ran_words,
+            cnt,
+            taint,
+            region_words,
+            conf,
+            conf_words,
+            clean,
+            clean_words,
+            misc,
+            p_ran,
+            track_words,
+            p_taint,
+            len: off,
+        };
+        let mut exact = vec![false; nt];
+        for &t in &s.exact_guards {
+            exact[t] = true;
+        }
+        Search {
+            m,
+            inst,
+            s,
+            lay,
+            limits,
+            ran_ix: index_of(nt, &s.ran),
+            cnt_ix: index_of(nt, &s.count.iter().map(|c| c.0).collect::<Vec<_>>()),
+            conf_ix: index_of(nt, &s.confirmed),
+            clean_ix: index_of(nt, &s.conf_clean),
+            track_ix: index_of(nt, &track),
+            exact,
+            recs: Vec::new(),
+            found: BTreeMap::new(),
+        }
+    }
+
+    fn node_of(k: &[u64]) -> NodeIx {
+        (k[0] & 0xffff_ffff) as NodeIx
+    }
+
+    fn phase_of(k: &[u64]) -> u64 {
+        (k[0] >> 32) & 0xff
+    }
+
+    fn made_of(k: &[u64]) -> bool {
+        (k[0] >> 40) & 1 == 1
+    }
+
+    fn set_head(k: &mut [u64], node: NodeIx, phase: u64, made: bool) {
+        k[0] = node as u64 | phase << 32 | u64::from(made) << 40;
+    }
+
+    fn run(mut self) -> InstanceResult {
+        // O1-O6 need a plain call of the tool: with no plain node binding it, nothing to search.
+        let needs_plain = matches!(
+            self.inst.obligation,
+            Obligation::O1 | Obligation::O2 | Obligation::O3 | Obligation::O4 | Obligation::O5 | Obligation::O6
+        );
+        if needs_plain {
+            let plain_binds = self.m.nodes.iter().any(|n| {
+                n.calls_tools() && !n.guarded() && self.inst.tool.is_none_or(|t| n.tools.contains(&t))
+            });
+            if !plain_binds {
+                return InstanceResult { instance: self.inst, violations: Vec::new(), depth: Depth::Every, states: 0 };
+            }
+        }
+        let mut start = vec![0u64; self.lay.len].into_boxed_slice();
+        Self::set_head(&mut start, self.m.entry, PHASE_START, false);
+        let mut seen_starts: HashSet<Box<[u64]>> = HashSet::new();
+        seen_starts.insert(start.clone());
+        self.recs.push(Rec { parent: u32::MAX, label: Label::Root, dist: 0, turn: 1, key: start, expanded: false });
+        let mut frontier: Vec<u32> = vec![0];
+        let mut depth = Depth::Bound(self.m.session_steps);
+        for turn in 1..=self.m.session_steps {
+            let ends = match self.turn(turn, &frontier) {
+                Some(e) => e,
+                None => {
+                    depth = Depth::Undecided;
+                    break;
+                }
+            };
+            // Turn-start states of the next turn that no earlier turn started from.
+            let mut next = Vec::new();
+            for (rec, edge, mut k) in ends {
+                self.reset_turn(&mut k);
+                let k = k.into_boxed_slice();
+                if seen_starts.insert(k.clone()) {
+                    let dist = 0;
+                    self.recs.push(Rec {
+                        parent: rec,
+                        label: Label::TurnStart { end_edge: Some(edge), branch: 0 },
+                        dist,
+                        turn: turn + 1,
+                        key: k,
+                        expanded: false,
+                    });
+                    next.push((self.recs.len() - 1) as u32);
+                }
+            }
+            if next.is_empty() {
+                depth = Depth::Every;
+                break;
+            }
+            frontier = next;
+        }
+        let states = self.recs.len() as u64;
+        InstanceResult { instance: self.inst, violations: self.found.into_values().collect(), depth, states }
+    }
+
+    /// Searches one turn from `starts`; returns the records that reach the top end with the edge
+    /// taken, or `None` when the state budget ran out.
+    fn turn(&mut self, turn: u32, starts: &[u32]) -> Option<Vec<(u32, u32, Vec<u64>)>> {
+        let mut seen: HashMap<Box<[u64]>, u32> = HashMap::new();
+        let mut dq: VecDeque<(u32, u32)> = VecDeque::new();
+        for &r in starts {
+            seen.insert(self.recs[r as usize].key.clone(), r);
+            dq.push_back((r, 0));
+        }
+        let mut ends = Vec::new();
+        let limit = self.m.recursion_limit;
+        while let Some((r, d)) = dq.pop_front() {
+            let rec = &self.recs[r as usize];
+            if rec.expanded || rec.dist != d {
+                continue;
+            }
+            self.recs[r as usize].expanded = true;
+            if self.recs.len() > self.limits.max_states {
+                return None;
+            }
+            let key = self.recs[r as usize].key.to_vec();
+            let mut succ: Vec<(Vec<u64>, Label, u32)> = Vec::new();
+            self.expand(r, &key, d, turn, &mut succ, &mut ends);
+            for (k, label, cost) in succ {
+                let nd = d + cost;
+                if nd > limit {
+                    continue;
+                }
+                let k = k.into_boxed_slice();
+                match seen.get(&k) {
+                    Some(&ix) => {
+                        let old = &mut self.recs[ix as usize];
+                        if !old.expanded && nd < old.dist {
+                            old.dist = nd;
+                            old.parent = r;
+                            old.label = label;
+                            if cost == 0 {
+                                dq.push_front((ix, nd));
+                            } else {
+                                dq.push_back((ix, nd));
+                            }
+                        }
+                    }
+                    None => {
+                        let ix = self.recs.len() as u32;
+                        self.recs.push(Rec { parent: r, label, dist: nd, turn, key: k.clone(), expanded: false });
+                        seen.insert(k, ix);
+                        if cost == 0 {
+                            dq.push_front((ix, nd));
+                        } else {
+                            dq.push_back((ix, nd));
+                        }
+                    }
+                }
+            }
+        }
+        Some(ends)
+    }
+
+    fn expand(
+        &mut self,
+        r: u32,
+        k: &[u64],
+        _dist: u32,
+        turn: u32,
+        succ: &mut Vec<(Vec<u64>, Label, u32)>,
+        ends: &mut Vec<(u32, u32, Vec<u64>)>,
+    ) {
+        let m = self.m;
+        let n = Self::node_of(k);
+        match Self::phase_of(k) {
+            PHASE_START => {
+                let cost = u32::from(m.nodes[n].costs_step());
+                let end_edge = match self.recs[r as usize].label {
+                    Label::TurnStart { end_edge, .. } => end_edge,
+                    _ => None,
+                };
+                for (branch, s2) in self.enter(k, n) {
+                    succ.push((s2, Label::TurnStart { end_edge, branch }, cost));
+                }
+                // The TurnStart label is re-used for the entered state: the record's own label
+                // already says how the turn began.
+                let _ = turn;
+            }
+            _ => {
+                let node = &m.nodes[n];
+                let made = Self::made_of(k);
+                if node.calls_tools() {
+                    let guarded = node.guarded();
+                    for &u in &node.tools {
+                        for (runs, refused_ok) in self.call_options(k, u, guarded) {
+                            let _ = refused_ok;
+                            self.event(r, k, n, u, guarded, runs, turn);
+                            let mut s2 = k.to_vec();
+                            if runs {
+                                self.apply_call(&mut s2, n, u, guarded);
+                            }
+                            Self::set_head(&mut s2, n, PHASE_AT, true);
+                            succ.push((s2, Label::Call { tool: u as u32, refused: !runs }, 0));
+                        }
+                    }
+                    if !made {
+                        return;
+                    }
+                }
+                let mut s = k.to_vec();
+                self.commit(&mut s);
+                self.leave(&mut s, n);
+                for &e in &m.out[n] {
+                    let edge = &m.edges[e];
+                    let fl = self.lay.flags;
+                    if let Some(g) = &edge.guard {
+                        if !g.eval(&|f| get(&s, fl, f)) {
+                            continue;
+                        }
+                    }
+                    let mut s2 = s.clone();
+                    if let Some((c, cap)) = edge.exit_after {
+                        let v = &mut s2[self.lay.ctr + c];
+                        if *v >= u64::from(cap) {
+                            continue;
+                        }
+                        *v += 1;
+                    }
+                    if m.top_ends.contains(&edge.to) {
+                        ends.push((r, e as u32, s2));
+                        continue;
+                    }
+                    let cost = u32::from(m.nodes[edge.to].costs_step());
+                    for (branch, s3) in self.enter(&s2, edge.to) {
+                        succ.push((s3, Label::Move { edge: e as u32, branch }, cost));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Entering node `to`: its `before` pauses confirm (a no would pause for good), its `inside`
+    /// pauses branch on the answer. Returns (answers bitmask, state) pairs at phase AT.
+    fn enter(&self, k: &[u64], to: NodeIx) -> Vec<(u32, Vec<u64>)> {
+        let node = &self.m.nodes[to];
+        let mut out = vec![(0u32, k.to_vec())];
+        let mut inside = 0;
+        for p in &node.on_enter {
+            match p.when {
+                When::Inside => {
+                    let bit = 1u32 << inside.min(31);
+                    inside += 1;
+                    let mut next = Vec::with_capacity(out.len() * 2);
+                    for (b, s) in out {
+                        let mut yes = s.clone();
+                        self.confirm(&mut yes, p.tool, p.answer, true);
+                        next.push((b | bit, yes));
+                        let mut no = s;
+                        self.confirm(&mut no, None, p.answer, false);
+                        next.push((b, no));
+                    }
+                    out = next;
+                }
+                _ => {
+                    for (_, s) in out.iter_mut() {
+                        self.confirm(s, p.tool, p.answer, true);
+                    }
+                }
+            }
+        }
+        for (_, s) in out.iter_mut() {
+            Self::set_head(s, to, PHASE_AT, false);
+        }
+        out
+    }
+
+    fn confirm(&self, s: &mut [u64], tool: Option<ToolIx>, answer: Option<usize>, yes: bool) {
+        if let Some(t) = tool.filter(|_| yes) {
+            if let Some(i) = self.conf_ix[t] {
+                put(s, self.lay.conf, i, true);
+            }
+            if let Some(i) = self.clean_ix[t] {
+                put(s, self.lay.clean, i, true);
+            }
+        }
+        if let Some(a) = answer {
+            put(s, self.lay.flags, a, yes);
+        }
+    }
+
+    /// The outcomes a call of `u` may have: (runs, _). A plain call runs. A guarded call runs when
+    /// the order rules allow it, and may be refused when they do not or when it is a write (the
+    /// person may say no). Where `u`'s order latches are not kept, both outcomes are allowed.
+    fn call_options(&self, k: &[u64], u: ToolIx, guarded: bool) -> Vec<(bool, bool)> {
+        if !guarded {
+            return vec![(true, false)];
+        }
+        let def = &self.m.tools[u];
+        let has_rules = !def.order.after.is_empty() || !def.order.not_after.is_empty() || def.order.at_most.is_some();
+        let allowed = if !has_rules {
+            Some(true)
+        } else if self.exact[u] {
+            Some(self.order_ok(k, u))
+        } else {
+            None
+        };
+        match allowed {
+            Some(true) if def.is_write() => vec![(true, false), (false, true)],
+            Some(true) => vec![(true, false)],
+            Some(false) => vec![(false, true)],
+            None => vec![(true, false), (false, true)],
+        }
+    }
+
+    /// True when `u`'s order rules hold over the kept latches (only called for exact guards).
+    fn order_ok(&self, k: &[u64], u: ToolIx) -> bool {
+        let o = &self.m.tools[u].order;
+        for a in &o.after {
+            if let Some(i) = self.m.tool_ix(&a.name).and_then(|t| self.ran_ix[t]) {
+                if !get(k, self.lay.ran, i) {
+                    return false;
+                }
+            }
+        }
+        for b in &o.not_after {
+            match b {
+                NotAfter::Tool(n) => {
+                    if let Some(i) = self.m.tool_ix(&n.name).and_then(|t| self.ran_ix[t]) {
+                        if get(k, self.lay.ran, i) {
+                            return false;
+                        }
+                    }
+                }
+                NotAfter::Untrusted => {
+                    if self.s.tainted && any(k, self.lay.taint, self.lay.region_words) {
+                        return false;
+                    }
+                }
+            }
+        }
+        if let (Some(am), Some(i)) = (&o.at_most, self.cnt_ix[u]) {
+            if k[self.lay.cnt + i] >= u64::from(am.count) {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn apply_call(&self, s: &mut [u64], n: NodeIx, u: ToolIx, guarded: bool) {
+        let def = &self.m.tools[u];
+        let lay = &self.lay;
+        if let Some(i) = self.cnt_ix[u] {
+            let cap = u64::from(self.s.count[i].1);
+            let v = &mut s[lay.cnt + i];
+            *v = (*v + 1).min(cap);
+        }
+        if def.is_write() {
+            if self.s.wrote {
+                s[lay.misc] |= 2;
+            }
+            if self.s.unrec == Some(u) {
+                s[lay.misc] = (s[lay.misc] & 0xffff_ffff) | ((n as u64 + 1) << 32);
+            }
+            if !guarded && def.irreversible && self.s.irrev_unconf {
+                let confirmed = self.conf_ix[u].is_some_and(|i| get(s, lay.conf, i));
+                if !confirmed {
+                    s[lay.misc] |= 1;
+                }
+            }
+        }
+        if let Some(i) = self.track_ix[u] {
+            put(s, lay.p_ran, i, true);
+        }
+        if def.reads_outside && self.s.tainted {
+            put(s, lay.p_taint, self.m.nodes[n].region, true);
+        }
+    }
+
+    /// The end of a batch: `ran`, taint and spent confirmations take effect.
+    fn commit(&self, s: &mut [u64]) {
+        let lay = &self.lay;
+        if lay.track_words > 0 {
+            for (t, ix) in self.track_ix.iter().enumerate() {
+                let Some(i) = *ix else { continue };
+                if !get(s, lay.p_ran, i) {
+                    continue;
+                }
+                if let Some(j) = self.ran_ix[t] {
+                    put(s, lay.ran, j, true);
+                }
+                if let Some(j) = self.conf_ix[t] {
+                    put(s, lay.conf, j, false);
+                }
+                if let Some(j) = self.clean_ix[t] {
+                    put(s, lay.clean, j, false);
+                }
+            }
+            s[lay.p_ran..lay.p_ran + lay.track_words].fill(0);
+        }
+        if any(s, lay.p_taint, lay.region_words) {
+            for w in 0..lay.region_words {
+                s[lay.taint + w] |= s[lay.p_taint + w];
+                s[lay.p_taint + w] = 0;
+            }
+            s[lay.clean..lay.clean + lay.clean_words].fill(0);
+        }
+    }
+
+    /// Leaving node `n`: its clears then sets, its `after` pauses, a remote node's taint.
+    fn leave(&self, s: &mut [u64], n: NodeIx) {
+        let node = &self.m.nodes[n];
+        for &f in &node.clears {
+            put(s, self.lay.flags, f, false);
+        }
+        for &f in &node.sets {
+            put(s, self.lay.flags, f, true);
+        }
+        for p in &node.on_leave {
+            self.confirm(s, p.tool, p.answer, true);
+        }
+        if node.taints_on_leave && self.s.tainted {
+            put(s, self.lay.taint, node.region, true);
+            s[self.lay.clean..self.lay.clean + self.lay.clean_words].fill(0);
+        }
+    }
+
+    /// Resets what a new turn resets (SPEC 3 latches table) and moves to the entry.
+    fn reset_turn(&self, k: &mut [u64]) {
+        let lay = &self.lay;
+        for (i, (_, scope)) in self.m.flags.iter().enumerate() {
+            if *scope == FlagScope::Turn {
+                put(k, lay.flags, i, false);
+            }
+        }
+        k[lay.ctr..lay.ctr + self.m.counters.len()].fill(0);
+        for (i, &(_, _, per_turn)) in self.s.count.iter().enumerate() {
+            if per_turn {
+                k[lay.cnt + i] = 0;
+            }
+        }
+        k[lay.conf..lay.conf + lay.conf_words].fill(0);
+        k[lay.clean..lay.clean + lay.clean_words].fill(0);
+        k[lay.misc] = 0;
+        Self::set_head(k, self.m.entry, PHASE_START, false);
+        let _ = lay.flag_words + lay.ran_words;
+    }
+
+    /// Checks the obligation at a call of `u` at `n` and records a violation's witness.
+    #[allow(clippy::too_many_arguments)]
+    fn event(&mut self, r: u32, k: &[u64], n: NodeIx, u: ToolIx, guarded: bool, runs: bool, turn: u32) {
+        let lay = &self.lay;
+        let m = self.m;
+        let target = self.inst.tool;
+        let is_t = target == Some(u);
+        let mut hits: Vec<(ToolIx, NodeIx, Class)> = Vec::new();
+        match self.inst.obligation {
+            Obligation::O1 => {
+                if !guarded && (target.is_none() || is_t) {
+                    hits.push((u, n, Class::Plain));
+                }
+            }
+            Obligation::O2 => {
+                if is_t && !guarded && !self.conf_ix[u].is_some_and(|i| get(k, lay.conf, i)) {
+                    hits.push((u, n, Class::Plain));
+                }
+            }
+            Obligation::O3 => {
+                if is_t && !guarded {
+                    let missing = m.tools[u]
+                        .order
+                        .after
+                        .iter()
+                        .filter_map(|a| m.tool_ix(&a.name))
+                        .any(|a| self.ran_ix[a].is_some_and(|i| !get(k, lay.ran, i)));
+                    if missing {
+                        hits.push((u, n, Class::Plain));
+                    }
+                }
+            }
+            Obligation::O4 => {
+                if is_t && !guarded {
+                    let bad = m.tools[u].order.not_after.iter().any(|b| match b {
+                        NotAfter::Tool(x) => {
+                            m.tool_ix(&x.name).and_then(|t| self.ran_ix[t]).is_some_and(|i| get(k, lay.ran, i))
+                        }
+                        NotAfter::Untrusted => any(k, lay.taint, lay.region_words),
+                    });
+                    if bad {
+                        hits.push((u, n, Class::Plain));
+                    }
+                }
+            }
+            Obligation::O5 => {
+                if is_t && !guarded {
+                    if let (Some(i), Some(am)) = (self.cnt_ix[u], &m.tools[u].order.at_most) {
+                        if k[lay.cnt + i] >= u64::from(am.count) {
+                            hits.push((u, n, Class::Plain));
+                        }
+                    }
+                }
+            }
+            Obligation::O6 => {
+                let clean = self.clean_ix[u].is_some_and(|i| get(k, lay.clean, i));
+                if is_t && !guarded && any(k, lay.taint, lay.region_words) && !clean {
+                    let region = m.nodes[n].region;
+                    let only_here = (0..lay.region_words).all(|w| {
+                        let own = if region / 64 == w { 1u64 << (region % 64) } else { 0 };
+                        k[lay.taint + w] & !own == 0
+                    });
+                    hits.push((u, n, if only_here { Class::Local } else { Class::Cascade }));
+                }
+            }
+            Obligation::O7 => {
+                if is_t && runs && k[lay.misc] & 1 == 1 {
+                    hits.push((u, n, Class::Plain));
+                }
+            }
+            Obligation::O8 => {
+                if let Some(t) = target {
+                    if is_t && runs && k[lay.misc] & 2 == 2 {
+                        hits.push((u, n, Class::Plain));
+                    }
+                    let at = (k[lay.misc] >> 32) as usize;
+                    if runs && m.tools[u].is_write() && at > 0 {
+                        hits.push((t, at - 1, Class::Plain));
+                    }
+                }
+            }
+        }
+        for (tool, node, class) in hits {
+            if self.found.contains_key(&(tool, node, class)) {
+                continue;
+            }
+            let mut witness = self.witness(r);
+            let mut call = Step::new(StepKind::Call, &m.nodes[n].qid, turn);
+            call.tool = Some(m.tools[u].name.clone());
+            call.guarded = Some(guarded);
+            call.refused = !runs;
+            call.violation = true;
+            call.loc = Some(m.nodes[n].loc);
+            witness.push(call);
+            self.found.insert(
+                (tool, node, class),
+                Violation { obligation: self.inst.obligation, tool, node, class, turn, witness },
+            );
+        }
+    }
+
+    /// Rebuilds the steps from the first state to record `r`.
+    fn witness(&self, r: u32) -> Vec<Step> {
+        let mut chain = Vec::new();
+        let mut i = r;
+        while i != u32::MAX {
+            chain.push(i);
+            i = self.recs[i as usize].parent;
+        }
+        chain.reverse();
+        let m = self.m;
+        let mut steps = Vec::new();
+        for &i in &chain {
+            let rec = &self.recs[i as usize];
+            let turn = rec.turn;
+            match rec.label {
+                Label::Root => {}
+                Label::TurnStart { end_edge, branch } => {
+                    if Self::phase_of(&rec.key) == PHASE_START {
+                        // The turn-start record: the previous turn ended here.
+                        if let Some(e) = end_edge {
+                            let edge = &m.edges[e as usize];
+                            leave_steps(m, edge.from, turn - 1, &mut steps);
+                            let mut c = Step::new(StepKind::Choose, &m.nodes[edge.from].qid, turn - 1);
+                            c.to = Some(m.nodes[edge.to].qid.clone());
+                            c.loc = Some(m.nodes[edge.from].loc);
+                            steps.push(c);
+                            let mut t = Step::new(StepKind::TurnEnd, &m.nodes[edge.to].qid, turn - 1);
+                            t.loc = Some(m.nodes[edge.to].loc);
+                            steps.push(t);
+                        }
+                    } else {
+                        enter_steps(m, m.entry, branch, turn, &mut steps);
+                    }
+                }
+                Label::Call { tool, refused } => {
+                    let n = Self::node_of(&rec.key);
+                    let mut c = Step::new(StepKind::Call, &m.nodes[n].qid, turn);
+                    c.tool = Some(m.tools[tool as usize].name.clone());
+                    c.guarded = Some(m.nodes[n].guarded());
+                    c.refused = refused;
+                    c.loc = Some(m.nodes[n].loc);
+                    steps.push(c);
+                }
+                Label::Move { edge, branch } => {
+                    let e = &m.edges[edge as usize];
+                    leave_steps(m, e.from, turn, &mut steps);
+                    let mut c = Step::new(StepKind::Choose, &m.nodes[e.from].qid, turn);
+                    c.to = Some(m.nodes[e.to].qid.clone());
+                    c.loc = Some(m.nodes[e.from].loc);
+                    steps.push(c);
+                    enter_steps(m, e.to, branch, turn, &mut steps);
+                }
+            }
+        }
+        steps
+    }
+}
+
+fn leave_steps(m: &FlatModel, n: NodeIx, turn: u32, steps: &mut Vec<Step>) {
+    for p in &m.nodes[n].on_leave {
+        let mut c = Step::new(StepKind::Confirm, &m.nodes[n].qid, turn);
+        c.tool = p.tool.map(|t| m.tools[t].name.clone());
+        c.yes = Some(true);
+        c.when = Some(p.when.as_str());
+        c.loc = Some(p.loc);
+        steps.push(c);
+    }
+}
+
+fn enter_steps(m: &FlatModel, n: NodeIx, branch: u32, turn: u32, steps: &mut Vec<Step>) {
+    let mut e = Step::new(StepKind::Enter, &m.nodes[n].qid, turn);
+    e.loc = Some(m.nodes[n].loc);
+    steps.push(e);
+    let mut inside = 0;
+    for p in &m.nodes[n].on_enter {
+        let yes = if p.when == When::Inside {
+            let bit = 1u32 << inside.min(31);
+            inside += 1;
+            branch & bit != 0
+        } else {
+            true
+        };
+        let mut c = Step::new(StepKind::Confirm, &m.nodes[n].qid, turn);
+        c.tool = p.tool.map(|t| m.tools[t].name.clone());
+        c.yes = Some(yes);
+        c.when = Some(p.when.as_str());
+        c.loc = Some(p.loc);
+        steps.push(c);
+    }
+}

@@ -1,0 +1,397 @@
+//! The plain interpreter (SPEC 10): walks a witness on the flattened graph with every latch
+//! concrete and no slicing, and says whether it reproduces the violation.
+//!
+//! It is written apart from the explicit engine on purpose: a witness the engine produced is
+//! trusted only when this interpreter, reading SPEC 3 on its own, agrees that every step is legal
+//! (the node entered is a destination of a usable edge, the step limit holds, the pauses are
+//! answered, the call is bound, a guarded call's outcome is one the tool check can give) and that
+//! the last call breaks the obligation.
+
+use super::{Class, Violation};
+use crate::findings::{Obligation, Step, StepKind};
+use crate::ir::{FlagScope, NotAfter, When};
+use crate::model::{FlatModel, NodeIx, ToolIx};
+use std::collections::BTreeSet;
+
+/// Why a witness does not reproduce.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplayError {
+    /// Step `step` cannot happen where it stands.
+    Illegal {
+        /// Index of the step.
+        step: usize,
+        /// What is wrong.
+        why: String,
+    },
+    /// A guarded call's outcome differs from what the tool check decides at that point.
+    GuardDiffers {
+        /// Index of the step.
+        step: usize,
+        /// The tool called.
+        tool: ToolIx,
+    },
+    /// The walk is legal but its last call does not break the obligation.
+    NoViolation(String),
+}
+
+impl std::fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReplayError::Illegal { step, why } => write!(f, "step {}: {why}", step + 1),
+            ReplayError::GuardDiffers { step, tool } => {
+                write!(f, "step {}: the tool check decides the call of tool #{tool} otherwise", step + 1)
+            }
+            ReplayError::NoViolation(why) => write!(f, "the last call does not break the obligation: {why}"),
+        }
+    }
+}
+
+/// Every latch of SPEC 3, concrete.
+#[derive(Debug, Clone)]
+pub struct Latches {
+    /// State flags.
+    pub flags: Vec<bool>,
+    /// `exit_after` counters.
+    pub counters: Vec<u32>,
+    /// `ran[t]`.
+    pub ran: Vec<bool>,
+    /// `count[t]` (not saturated: exact).
+    pub count: Vec<u32>,
+    /// Taint origin regions (empty: untainted).
+    pub tainted: BTreeSet<usize>,
+    /// `confirmed[W]`.
+    pub confirmed: Vec<bool>,
+    /// `confirmed_clean[W]`.
+    pub clean: Vec<bool>,
+    /// `irreversible_unconfirmed`.
+    pub irrev_unconf: bool,
+    /// `wrote`.
+    pub wrote: bool,
+    /// Where each tool last ran in this run (for O8).
+    pub ran_at: Vec<Option<NodeIx>>,
+}
+
+impl Latches {
+    fn new(m: &FlatModel) -> Latches {
+        let nt = m.tools.len();
+        Latches {
+            flags: vec![false; m.flags.len()],
+            counters: vec![0; m.counters.len()],
+            ran: vec![false; nt],
+            count: vec![0; nt],
+            tainted: BTreeSet::new(),
+            confirmed: vec![false; nt],
+            clean: vec![false; nt],
+            irrev_unconf: false,
+            wrote: false,
+            ran_at: vec![None; nt],
+        }
+    }
+}
+
+/// True when the tool check lets a guarded call of `u` run over `l` (SPEC 3: order rules).
+pub fn order_allows(m: &FlatModel, l: &Latches, u: ToolIx) -> bool {
+    let o = &m.tools[u].order;
+    let ran = |name: &str| m.tool_ix(name).is_some_and(|t| l.ran[t]);
+    if o.after.iter().any(|a| !ran(&a.name)) {
+        return false;
+    }
+    for b in &o.not_after {
+        match b {
+            NotAfter::Tool(n) if ran(&n.name) => return false,
+            NotAfter::Untrusted if !l.tainted.is_empty() => return false,
+            _ => {}
+        }
+    }
+    !o.at_most.as_ref().is_some_and(|a| l.count[u] >= a.count)
+}
+
+/// Replays a violation's witness and checks it breaks its obligation at its node and class.
+pub fn replay_violation(m: &FlatModel, v: &Violation) -> Result<(), ReplayError> {
+    replay(m, &v.witness, v.obligation, v.tool, v.node, v.class)
+}
+
+struct Walk<'a> {
+    m: &'a FlatModel,
+    l: Latches,
+    node: NodeIx,
+    steps: u32,
+    turn: u32,
+    pending_ran: Vec<ToolIx>,
+    pending_taint: BTreeSet<usize>,
+    made: bool,
+    left: bool,
+    expect_enter: Option<NodeIx>,
+    pauses_left: Vec<usize>,
+}
+
+/// Replays `witness` and checks its last call breaks `ob` about `tool` at `node` with `class`.
+pub fn replay(
+    m: &FlatModel,
+    witness: &[Step],
+    ob: Obligation,
+    tool: ToolIx,
+    node: NodeIx,
+    class: Class,
+) -> Result<(), ReplayError> {
+    let mut w = Walk {
+        m,
+        l: Latches::new(m),
+        node: m.entry,
+        steps: 0,
+        turn: 1,
+        pending_ran: Vec::new(),
+        pending_taint: BTreeSet::new(),
+        made: false,
+        left: false,
+        expect_enter: Some(m.entry),
+        pauses_left: Vec::new(),
+    };
+    let last = witness.len().checked_sub(1).ok_or_else(|| ReplayError::NoViolation("empty witness".into()))?;
+    for (i, st) in witness.iter().enumerate() {
+        let bad = |why: String| ReplayError::Illegal { step: i, why };
+        if st.turn != w.turn {
+            return Err(bad(format!("says turn {} during turn {}", st.turn, w.turn)));
+        }
+        match st.kind {
+            StepKind::Enter => {
+                let n = m.node_ix(&st.node).ok_or_else(|| bad(format!("no node '{}'", st.node)))?;
+                if w.expect_enter != Some(n) {
+                    return Err(bad(format!("enters '{}' without a choice leading there", st.node)));
+                }
+                w.expect_enter = None;
+                w.node = n;
+                if m.nodes[n].costs_step() {
+                    w.steps += 1;
+                    if w.steps > m.recursion_limit {
+                        return Err(bad(format!("step {} passes the recursion limit", w.steps)));
+                    }
+                }
+                w.made = false;
+                w.left = false;
+                w.pauses_left = (0..m.nodes[n].on_enter.len()).collect();
+            }
+            StepKind::Confirm => {
+                let n = w.node;
+                if st.when == Some(When::After.as_str()) {
+                    w.leave_start();
+                    let p = m.nodes[n].on_leave.iter().find(|p| {
+                        p.tool.map(|t| m.tools[t].name.as_str()) == st.tool.as_deref()
+                    });
+                    let p = p.ok_or_else(|| bad("no such after pause".into()))?.clone();
+                    if st.yes != Some(true) {
+                        return Err(bad("an after pause answered no pauses the run for good".into()));
+                    }
+                    w.confirm(p.tool, p.answer, true);
+                } else {
+                    let k = *w.pauses_left.first().ok_or_else(|| bad("no pause left at this node".into()))?;
+                    w.pauses_left.remove(0);
+                    let p = m.nodes[n].on_enter[k].clone();
+                    if p.tool.map(|t| m.tools[t].name.as_str()) != st.tool.as_deref()
+                        || Some(p.when.as_str()) != st.when
+                    {
+                        return Err(bad("the pause answered is not the node's next pause".into()));
+                    }
+                    let yes = st.yes.unwrap_or(true);
+                    if p.when == When::Before && !yes {
+                        return Err(bad("a before pause answered no pauses the run for good".into()));
+                    }
+                    w.confirm(if yes { p.tool } else { None }, p.answer, yes);
+                }
+            }
+            StepKind::Call => {
+                if !w.pauses_left.is_empty() {
+                    return Err(bad("a call before the node's pauses were answered".into()));
+                }
+                if w.left {
+                    return Err(bad("a call after the node's batch ended".into()));
+                }
+                let n = w.node;
+                let nd = &m.nodes[n];
+                let t = st.tool.as_deref().and_then(|t| m.tool_ix(t)).ok_or_else(|| bad("unknown tool".into()))?;
+                if !nd.calls_tools() || !nd.tools.contains(&t) {
+                    return Err(bad(format!("'{}' does not call '{}'", nd.qid, m.tools[t].name)));
+                }
+                if st.guarded != Some(nd.guarded()) {
+                    return Err(bad("the call's guarded flag differs from the node's kind".into()));
+                }
+                let runs = !st.refused;
+                if nd.guarded() {
+                    let allowed = order_allows(m, &w.l, t);
+                    if (runs && !allowed) || (!runs && allowed && !m.tools[t].is_write()) {
+                        return Err(ReplayError::GuardDiffers { step: i, tool: t });
+                    }
+                } else if !runs {
+                    return Err(bad("a plain call cannot be refused".into()));
+                }
+                if i == last {
+                    return w.check(ob, tool, node, class, t, runs);
+                }
+                if runs {
+                    w.call(t);
+                }
+                w.made = true;
+            }
+            StepKind::Choose => {
+                if !w.pauses_left.is_empty() {
+                    return Err(bad("leaves before the node's pauses were answered".into()));
+                }
+                if m.nodes[w.node].calls_tools() && !w.made {
+                    return Err(bad("leaves a tool node without a call".into()));
+                }
+                w.leave_start();
+                let n = w.node;
+                let to = st.to.as_deref().and_then(|t| m.node_ix(t)).ok_or_else(|| bad("unknown destination".into()))?;
+                let edge = m.out[n].iter().copied().find(|&e| {
+                    let ed = &m.edges[e];
+                    ed.to == to
+                        && ed.guard.as_ref().is_none_or(|g| g.eval(&|f| w.l.flags[f]))
+                        && ed.exit_after.is_none_or(|(c, cap)| w.l.counters[c] < cap)
+                });
+                let e = edge.ok_or_else(|| bad(format!("no usable edge from '{}' to '{}'", m.nodes[n].qid, m.nodes[to].qid)))?;
+                if let Some((c, _)) = m.edges[e].exit_after {
+                    w.l.counters[c] += 1;
+                }
+                w.expect_enter = Some(to);
+                if m.top_ends.contains(&to) {
+                    w.expect_enter = None;
+                    w.node = to;
+                }
+            }
+            StepKind::TurnEnd => {
+                if !m.top_ends.contains(&w.node) {
+                    return Err(bad("a turn ends away from the top end".into()));
+                }
+                w.turn += 1;
+                if w.turn > m.session_steps {
+                    return Err(bad("more turns than session_steps".into()));
+                }
+                w.new_turn();
+            }
+        }
+    }
+    Err(ReplayError::NoViolation("the witness does not end with a call".into()))
+}
+
+impl Walk<'_> {
+    fn confirm(&mut self, tool: Option<ToolIx>, answer: Option<usize>, yes: bool) {
+        if let Some(t) = tool {
+            self.l.confirmed[t] = true;
+            self.l.clean[t] = true;
+        }
+        if let Some(a) = answer {
+            self.l.flags[a] = yes;
+        }
+    }
+
+    fn call(&mut self, t: ToolIx) {
+        let m = self.m;
+        let d = &m.tools[t];
+        let guarded = m.nodes[self.node].guarded();
+        self.l.count[t] += 1;
+        if d.is_write() {
+            if !guarded && d.irreversible && !self.l.confirmed[t] {
+                self.l.irrev_unconf = true;
+            }
+            self.l.wrote = true;
+            self.l.ran_at[t] = Some(self.node);
+        }
+        self.pending_ran.push(t);
+        if d.reads_outside {
+            self.pending_taint.insert(m.nodes[self.node].region);
+        }
+    }
+
+    /// The batch ends and the node is left: commit, clears, sets, remote taint (once).
+    fn leave_start(&mut self) {
+        if self.left {
+            return;
+        }
+        self.left = true;
+        for t in std::mem::take(&mut self.pending_ran) {
+            self.l.ran[t] = true;
+            self.l.confirmed[t] = false;
+            self.l.clean[t] = false;
+        }
+        if !self.pending_taint.is_empty() {
+            self.l.tainted.extend(std::mem::take(&mut self.pending_taint));
+            self.l.clean.iter_mut().for_each(|c| *c = false);
+        }
+        let nd = &self.m.nodes[self.node];
+        for &f in &nd.clears {
+            self.l.flags[f] = false;
+        }
+        for &f in &nd.sets {
+            self.l.flags[f] = true;
+        }
+        if nd.taints_on_leave {
+            self.l.tainted.insert(nd.region);
+            self.l.clean.iter_mut().for_each(|c| *c = false);
+        }
+    }
+
+    fn new_turn(&mut self) {
+        let m = self.m;
+        for (i, (_, scope)) in m.flags.iter().enumerate() {
+            if *scope == FlagScope::Turn {
+                self.l.flags[i] = false;
+            }
+        }
+        self.l.counters.iter_mut().for_each(|c| *c = 0);
+        for (t, d) in m.tools.iter().enumerate() {
+            if d.order.at_most.as_ref().is_some_and(|a| a.per_turn) {
+                self.l.count[t] = 0;
+            }
+        }
+        self.l.confirmed.iter_mut().for_each(|c| *c = false);
+        self.l.clean.iter_mut().for_each(|c| *c = false);
+        self.l.irrev_unconf = false;
+        self.l.wrote = false;
+        self.l.ran_at.iter_mut().for_each(|c| *c = None);
+        self.steps = 0;
+        self.node = m.entry;
+        self.expect_enter = Some(m.entry);
+    }
+
+    /// Checks that the call of `u` (running or refused) breaks `ob` as claimed.
+    fn check(&self, ob: Obligation, tool: ToolIx, node: NodeIx, class: Class, u: ToolIx, runs: bool) -> Result<(), ReplayError> {
+        let m = self.m;
+        let l = &self.l;
+        let n = self.node;
+        let plain = !m.nodes[n].guarded();
+        let no = |why: &str| Err(ReplayError::NoViolation(why.to_string()));
+        if ob != Obligation::O8 && (u != tool || n != node) {
+            return no("the last call is not the tool and node claimed");
+        }
+        let o = &m.tools[u].order;
+        let ran = |name: &str| m.tool_ix(name).is_some_and(|t| l.ran[t]);
+        let ok = match ob {
+            Obligation::O1 => plain,
+            Obligation::O2 => plain && m.interrupted[u] && m.tools[u].is_write() && !l.confirmed[u],
+            Obligation::O3 => plain && o.after.iter().any(|a| !ran(&a.name)),
+            Obligation::O4 => {
+                plain
+                    && o.not_after.iter().any(|b| match b {
+                        NotAfter::Tool(x) => ran(&x.name),
+                        NotAfter::Untrusted => !l.tainted.is_empty(),
+                    })
+            }
+            Obligation::O5 => plain && o.at_most.as_ref().is_some_and(|a| l.count[u] >= a.count),
+            Obligation::O6 => {
+                let region = m.nodes[n].region;
+                let got = if l.tainted.iter().all(|&r| r == region) { Class::Local } else { Class::Cascade };
+                plain && m.write_or_privileged(u) && !l.tainted.is_empty() && !l.clean[u] && got == class
+            }
+            Obligation::O7 => runs && u == tool && l.irrev_unconf,
+            Obligation::O8 => {
+                runs && ((u == tool && n == node && l.wrote)
+                    || (m.tools[u].is_write() && l.ran_at[tool] == Some(node)))
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            no(ob.describe())
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! Slicing (SPEC 9): the latches one obligation reads, and those their updates read.
+//!
+//! A [`Slice`] starts from what the obligation itself reads (SPEC 4's table) and closes over the
+//! latch update rules of SPEC 3 (an irreversible call sets `irreversible_unconfirmed` only without
+//! its confirmation, so that confirmation is kept too). Whether a guarded call is refused by its
+//! order rules is decided exactly only for the tools in [`Slice::exact_guards`]; for the others the
+//! search lets the check allow or refuse (an over-approximation). Every violation found is then
+//! replayed on the concrete interpreter, and a tool whose refusal made a witness fail is added to
+//! `exact_guards` (counterexample-guided refinement), so reported witnesses are always real.
+
+use crate::findings::Obligation;
+use crate::ir::NotAfter;
+use crate::model::{FlatModel, ToolIx};
+use std::collections::BTreeSet;
+
+/// One latch variable of SPEC 3's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Var {
+    Ran(ToolIx),
+    Count(ToolIx),
+    Tainted,
+    Confirmed(ToolIx),
+    ConfClean(ToolIx),
+    IrrevUnconf,
+    Wrote,
+    Unrec(ToolIx),
+}
+
+/// The latches kept for one obligation instance.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Slice {
+    /// Tools whose `ran` latch is kept.
+    pub ran: Vec<ToolIx>,
+    /// Tools whose `count` is kept: (tool, cap, resets each turn).
+    pub count: Vec<(ToolIx, u32, bool)>,
+    /// `tainted` with its origin regions.
+    pub tainted: bool,
+    /// Tools whose `confirmed` latch is kept.
+    pub confirmed: Vec<ToolIx>,
+    /// Tools whose `confirmed_clean` latch is kept.
+    pub conf_clean: Vec<ToolIx>,
+    /// `irreversible_unconfirmed`.
+    pub irrev_unconf: bool,
+    /// `wrote` (a write ran in this run).
+    pub wrote: bool,
+    /// The unrecoverable tool whose call node is kept (O8).
+    pub unrec: Option<ToolIx>,
+    /// Tools whose guarded refusal is decided exactly (their order latches are kept).
+    pub exact_guards: Vec<ToolIx>,
+}
+
+impl Slice {
+    /// The slice of obligation `ob` about `tool` (`None`: O1 for every tool), with the guarded
+    /// refusals of `exact` tools decided exactly.
+    pub fn new(model: &FlatModel, ob: Obligation, tool: Option<ToolIx>, exact: &BTreeSet<ToolIx>) -> Slice {
+        let mut need: BTreeSet<Var> = BTreeSet::new();
+        if let Some(t) = tool {
+            let o = &model.tools[t].order;
+            match ob {
+                Obligation::O1 => {}
+                Obligation::O2 => {
+                    need.insert(Var::Confirmed(t));
+                }
+                Obligation::O3 => need.extend(o.after.iter().filter_map(|a| model.tool_ix(&a.name)).map(Var::Ran)),
+                Obligation::O4 => {
+                    for b in &o.not_after {
+                        match b {
+                            NotAfter::Tool(n) => need.extend(model.tool_ix(&n.name).map(Var::Ran)),
+                            NotAfter::Untrusted => {
+                                need.insert(Var::Tainted);
+                            }
+                        }
+                    }
+                }
+                Obligation::O5 => {
+                    need.insert(Var::Count(t));
+                }
+                Obligation::O6 => {
+                    need.insert(Var::Tainted);
+                    need.insert(Var::ConfClean(t));
+                }
+                Obligation::O7 => {
+                    need.insert(Var::IrrevUnconf);
+                }
+                Obligation::O8 => {
+                    need.insert(Var::Wrote);
+                    need.insert(Var::Unrec(t));
+                }
+            }
+        }
+        // Close over the update rules, and over the order latches of exactly-decided guards.
+        let mut work: Vec<Var> = need.iter().copied().collect();
+        let add = |v: Var, need: &mut BTreeSet<Var>, work: &mut Vec<Var>| {
+            if need.insert(v) {
+                work.push(v);
+            }
+        };
+        let guard_vars = |u: ToolIx| -> Vec<Var> {
+            let o = &model.tools[u].order;
+            let mut v: Vec<Var> = o.after.iter().filter_map(|a| model.tool_ix(&a.name)).map(Var::Ran).collect();
+            for b in &o.not_after {
+                match b {
+                    NotAfter::Tool(n) => v.extend(model.tool_ix(&n.name).map(Var::Ran)),
+                    NotAfter::Untrusted => v.push(Var::Tainted),
+                }
+            }
+            if o.at_most.is_some() {
+                v.push(Var::Count(u));
+            }
+            v
+        };
+        for &u in exact {
+            for v in guard_vars(u) {
+                add(v, &mut need, &mut work);
+            }
+        }
+        while let Some(v) = work.pop() {
+            if v == Var::IrrevUnconf {
+                for (w, def) in model.tools.iter().enumerate() {
+                    if def.is_write() && def.irreversible && model.interrupted[w] {
+                        add(Var::Confirmed(w), &mut need, &mut work);
+                    }
+                }
+            }
+        }
+        let mut s = Slice { exact_guards: exact.iter().copied().collect(), ..Slice::default() };
+        for v in need {
+            match v {
+                Var::Ran(t) => s.ran.push(t),
+                Var::Count(t) => {
+                    let am = model.tools[t].order.at_most.clone();
+                    let (cap, per_turn) = am.map(|a| (a.count, a.per_turn)).unwrap_or((u32::MAX, false));
+                    s.count.push((t, cap, per_turn));
+                }
+                Var::Tainted => s.tainted = true,
+                Var::Confirmed(t) => s.confirmed.push(t),
+                Var::ConfClean(t) => s.conf_clean.push(t),
+                Var::IrrevUnconf => s.irrev_unconf = true,
+                Var::Wrote => s.wrote = true,
+                Var::Unrec(t) => s.unrec = Some(t),
+            }
+        }
+        s
+    }
+}

@@ -1,0 +1,278 @@
+//! Flattening (SPEC 3, 3.1): subgraphs inlined under qualified ids, `null` destinations expanded,
+//! sends turned into edges, interrupts attached to the nodes they pause at.
+//!
+//! The input has been validated by [`crate::input`]; anything still inconsistent here is reported
+//! as an error string (never a panic), which the command line turns into exit 2.
+
+use super::{EdgeOrigin, FlagIx, FlatEdge, FlatModel, FlatNode, NodeIx, NullEdge, Pause};
+use crate::ir::{Catalogue, EdgeKind, Export, GraphDef, NodeKind, When};
+use std::collections::HashMap;
+
+/// Deepest subgraph nesting accepted before the input is called recursive.
+const MAX_DEPTH: usize = 64;
+
+/// Flattens `export` with its `catalogue` into one [`FlatModel`].
+///
+/// `session_steps` is the number of turns to search (already chosen from the flag or the input).
+/// Errors: a name that does not resolve, or subgraphs nested deeper than 64 (a loop).
+pub fn flatten(export: &Export, catalogue: &Catalogue, session_steps: u32) -> Result<FlatModel, String> {
+    let flags: Vec<(String, crate::ir::FlagScope)> =
+        export.state.iter().map(|f| (f.name.clone(), f.scope)).collect();
+    let mut b = Builder {
+        m: FlatModel {
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            out: Vec::new(),
+            entry: 0,
+            top_ends: Vec::new(),
+            tools: catalogue.tools.clone(),
+            flags,
+            counters: Vec::new(),
+            regions: Vec::new(),
+            recursion_limit: export.recursion_limit.max(1),
+            session_steps: session_steps.max(1),
+            null_edges: Vec::new(),
+            opaque_subgraphs: Vec::new(),
+            budget_paths: Vec::new(),
+            budget_agents: export.agents.iter().filter(|a| a.budget.is_some()).map(|a| a.name.clone()).collect(),
+            top_budget: export.budget.is_some(),
+            interrupted: vec![false; catalogue.tools.len()],
+        },
+        top_name: export.name.clone().unwrap_or_else(|| "graph".to_string()),
+    };
+    let top = b.inline(&export.graph, "", &[], &mut Vec::new(), 0)?;
+    b.m.entry = top.entry.ok_or_else(|| "the top graph has no `start` node and no `entry`".to_string())?;
+    b.m.top_ends = top.ends;
+    b.m.out = vec![Vec::new(); b.m.nodes.len()];
+    for (i, e) in b.m.edges.iter().enumerate() {
+        b.m.out[e.from].push(i);
+    }
+    Ok(b.m)
+}
+
+struct Builder {
+    m: FlatModel,
+    top_name: String,
+}
+
+/// What inlining one graph gives its caller.
+struct Inlined {
+    entry: Option<NodeIx>,
+    ends: Vec<NodeIx>,
+}
+
+impl Builder {
+    fn flag(&self, name: &str) -> Result<FlagIx, String> {
+        self.m.flags.iter().position(|(n, _)| n == name).ok_or_else(|| format!("undeclared state flag '{name}'"))
+    }
+
+    fn tool(&self, name: &str) -> Result<usize, String> {
+        self.m.tool_ix(name).ok_or_else(|| format!("tool '{name}' is not in the catalogue"))
+    }
+
+    fn region(&mut self, name: &str) -> usize {
+        if let Some(i) = self.m.regions.iter().position(|r| r == name) {
+            return i;
+        }
+        self.m.regions.push(name.to_string());
+        self.m.regions.len() - 1
+    }
+
+    /// Inlines `g` under `prefix` (`""` or `kb/`). `scopes` are the enclosing graphs, innermost
+    /// first, for looking up subgraph names; `maps` the id maps of the enclosing graphs, for `../`.
+    fn inline(
+        &mut self,
+        g: &GraphDef,
+        prefix: &str,
+        scopes: &[&GraphDef],
+        maps: &mut Vec<HashMap<String, NodeIx>>,
+        depth: usize,
+    ) -> Result<Inlined, String> {
+        if depth > MAX_DEPTH {
+            return Err(format!("subgraphs nested deeper than {MAX_DEPTH} at '{prefix}': a subgraph contains itself"));
+        }
+        let path = prefix.trim_end_matches('/').to_string();
+        let mut local: HashMap<String, NodeIx> = HashMap::new();
+        for n in &g.nodes {
+            let region_name = match (&n.agent, path.is_empty()) {
+                (Some(a), _) => a.clone(),
+                (None, false) => path.clone(),
+                (None, true) => self.top_name.clone(),
+            };
+            let region = self.region(&region_name);
+            let tools = n.tools.iter().map(|t| self.tool(&t.name)).collect::<Result<Vec<_>, _>>()?;
+            let sets = n.sets.iter().map(|f| self.flag(&f.name)).collect::<Result<Vec<_>, _>>()?;
+            let clears = n.clears.iter().map(|f| self.flag(&f.name)).collect::<Result<Vec<_>, _>>()?;
+            let ix = self.m.nodes.len();
+            self.m.nodes.push(FlatNode {
+                qid: format!("{prefix}{}", n.id.name),
+                kind: n.kind,
+                agent: n.agent.clone(),
+                region,
+                tools,
+                sets,
+                clears,
+                on_enter: Vec::new(),
+                on_leave: Vec::new(),
+                taints_on_leave: n.kind == NodeKind::Remote,
+                path: path.clone(),
+                loc: n.loc,
+            });
+            local.insert(n.id.name.clone(), ix);
+        }
+        let entry = match &g.entry {
+            Some(e) => Some(*local.get(&e.name).ok_or_else(|| format!("entry '{}' is not a node", e.name))?),
+            None => g.nodes.iter().find(|n| n.kind == NodeKind::Start).and_then(|n| local.get(&n.id.name).copied()),
+        };
+        let ends: Vec<NodeIx> =
+            g.nodes.iter().filter(|n| n.kind == NodeKind::End).filter_map(|n| local.get(&n.id.name).copied()).collect();
+        if g.budget.is_some() && !path.is_empty() {
+            self.m.budget_paths.push(path.clone());
+        }
+
+        // Subgraphs: inline each subgraph node's graph, remembering where its edges leave from.
+        let mut leave_from: HashMap<NodeIx, Vec<NodeIx>> = HashMap::new();
+        maps.push(local.clone());
+        let mut inner_scopes: Vec<&GraphDef> = vec![g];
+        inner_scopes.extend_from_slice(scopes);
+        for n in g.nodes.iter().filter(|n| n.kind == NodeKind::Subgraph) {
+            let s = local[&n.id.name];
+            let name = n.graph.as_ref().map(|x| x.name.clone()).unwrap_or_default();
+            let def = inner_scopes
+                .iter()
+                .find_map(|sc| sc.subgraphs.iter().find(|(k, _)| k.name == name).map(|(_, d)| d));
+            match def {
+                Some(d) if !d.nodes.is_empty() => {
+                    let qid = self.m.nodes[s].qid.clone();
+                    let inner = self.inline(d, &format!("{qid}/"), &inner_scopes, maps, depth + 1)?;
+                    match inner.entry {
+                        Some(e) => {
+                            self.push_edge(s, e, None, None, EdgeOrigin::SubgraphEntry, n.loc);
+                            // The subgraph node's own sets/clears and `after` pauses happen when its
+                            // run leaves through an inner end.
+                            for &end in &inner.ends {
+                                let (sets, clears) = (self.m.nodes[s].sets.clone(), self.m.nodes[s].clears.clone());
+                                self.m.nodes[end].clears.extend(clears);
+                                self.m.nodes[end].sets.extend(sets);
+                            }
+                            leave_from.insert(s, inner.ends);
+                        }
+                        None => self.m.opaque_subgraphs.push((s, name)),
+                    }
+                }
+                _ => self.m.opaque_subgraphs.push((s, name)),
+            }
+        }
+        maps.pop();
+
+        let sources = |ix: NodeIx| leave_from.get(&ix).cloned().unwrap_or_else(|| vec![ix]);
+        let resolve = |b: &Builder, d: &str, maps: &Vec<HashMap<String, NodeIx>>| -> Result<NodeIx, String> {
+            let mut level = 0;
+            let mut rest = d;
+            while let Some(r) = rest.strip_prefix("../") {
+                level += 1;
+                rest = r;
+            }
+            let map = if level == 0 {
+                &local
+            } else {
+                maps.len().checked_sub(level).and_then(|i| maps.get(i)).ok_or_else(|| {
+                    format!("destination '{d}' leaves the top graph (from '{}')", b.top_name)
+                })?
+            };
+            map.get(rest).copied().ok_or_else(|| format!("destination '{d}' is not a node"))
+        };
+
+        for e in &g.edges {
+            let from = *local.get(&e.from.name).ok_or_else(|| format!("edge from unknown node '{}'", e.from.name))?;
+            if self.m.nodes[from].kind == NodeKind::End {
+                continue; // SPEC 3.1: edges from an end node are ignored
+            }
+            let guard = match &e.guard {
+                Some(g) => Some(
+                    super::resolve_guard(g, &|f| self.flag(f).ok())
+                        .ok_or_else(|| format!("guard '{g}' names an undeclared flag"))?,
+                ),
+                None => None,
+            };
+            let (dests, origin) = match &e.destinations {
+                Some(ds) => (
+                    ds.iter().map(|d| resolve(self, &d.name, maps)).collect::<Result<Vec<_>, _>>()?,
+                    EdgeOrigin::Declared,
+                ),
+                None => {
+                    self.m.null_edges.push(NullEdge {
+                        from: self.m.nodes[from].qid.clone(),
+                        kind: if e.kind == EdgeKind::Command { "command" } else { "conditional" },
+                        loc: e.loc,
+                    });
+                    let all = g
+                        .nodes
+                        .iter()
+                        .filter(|n| n.kind != NodeKind::Start)
+                        .map(|n| local[&n.id.name])
+                        .collect::<Vec<_>>();
+                    (all, EdgeOrigin::Undeclared)
+                }
+            };
+            let counter = e.exit_after.map(|n| {
+                self.m.counters.push(self.m.nodes[from].qid.clone());
+                (self.m.counters.len() - 1, n)
+            });
+            for src in sources(from) {
+                for &d in &dests {
+                    self.push_edge(src, d, guard.clone(), counter, origin, e.loc);
+                }
+            }
+        }
+        for s in &g.sends {
+            let from = *local.get(&s.from.name).ok_or_else(|| format!("send from unknown node '{}'", s.from.name))?;
+            let dests = s.destinations.iter().map(|d| resolve(self, &d.name, maps)).collect::<Result<Vec<_>, _>>()?;
+            for src in sources(from) {
+                for &d in &dests {
+                    self.push_edge(src, d, None, None, EdgeOrigin::Send, s.loc);
+                }
+            }
+        }
+        for i in &g.interrupts {
+            let node = *local.get(&i.node.name).ok_or_else(|| format!("interrupt on unknown node '{}'", i.node.name))?;
+            let tool = match &i.tool {
+                Some(t) => Some(self.tool(&t.name)?),
+                None => None,
+            };
+            if let Some(t) = tool {
+                self.m.interrupted[t] = true;
+            }
+            let answer = match &i.answer {
+                Some(a) => Some(self.flag(&a.name)?),
+                None => None,
+            };
+            let pause = Pause { when: i.when, tool, answer, loc: i.loc };
+            match i.when {
+                When::Before | When::Inside => self.m.nodes[node].on_enter.push(pause),
+                When::After => {
+                    for src in sources(node) {
+                        self.m.nodes[src].on_leave.push(pause.clone());
+                    }
+                }
+            }
+        }
+        // `before` pauses first, then `inside` (SPEC 3.1: inside asks on entering, before the batch).
+        for &ix in local.values() {
+            self.m.nodes[ix].on_enter.sort_by_key(|p| p.when != When::Before);
+        }
+        Ok(Inlined { entry, ends })
+    }
+
+    fn push_edge(
+        &mut self,
+        from: NodeIx,
+        to: NodeIx,
+        guard: Option<super::FlatGuard>,
+        exit_after: Option<(usize, u32)>,
+        origin: EdgeOrigin,
+        loc: crate::source::Loc,
+    ) {
+        self.m.edges.push(FlatEdge { from, to, guard, exit_after, origin, loc });
+    }
+}
