@@ -1,6 +1,314 @@
-//! Command line (SPEC 1).
+//! The command line (SPEC 1): `stalwart verify`, `stalwart rules list|explain`.
+//!
+//! This module wires the stages in the one direction they flow - inputs, model, engine, checks,
+//! report, outputs - and owns the exit status: 0 the gate passed, 1 it failed, 2 the proof could
+//! not run (bad input, an unknown option value, an internal error). A proof that could not run
+//! never prints a clean result.
+
+use crate::checks;
+use crate::engine::{self, Depth, Limits};
+use crate::findings::GateMode;
+use crate::input;
+use crate::output;
+use crate::report::{EngineStats, ProofScope, Report};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// stalwart-verify: proves that no route through an agent's graph reaches a tool without its
+/// check, its confirmation, its order rule or its taint rule, and that its writes can be undone.
+#[derive(Parser, Debug)]
+#[command(name = "stalwart", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Verify an agent.yaml, or a qls-graph/1 export with its catalogue.
+    Verify(VerifyArgs),
+    /// The rules: list them, or explain one.
+    Rules {
+        #[command(subcommand)]
+        command: RulesCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum RulesCommand {
+    /// Every rule with its type, gate and default severity.
+    List,
+    /// One rule in full: what it finds, proves and does not prove, and the fix.
+    Explain {
+        /// The rule id, e.g. QG011.
+        id: String,
+    },
+    /// Compile a rulebook into a record folder (not in this version).
+    Compile {
+        /// The rulebook.
+        policy: PathBuf,
+        /// The folder to write.
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+/// Output formats (SPEC 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+    Sarif,
+}
+
+/// Engines (SPEC 9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EngineChoice {
+    Explicit,
+    Z3,
+    Both,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Args, Debug)]
+struct VerifyArgs {
+    /// The Bot Builder agent.yaml to verify.
+    agent_yaml: Option<PathBuf>,
+    /// A qls-graph/1 export (JSON) to verify instead of an agent.yaml.
+    #[arg(long)]
+    graph: Option<PathBuf>,
+    /// The catalogue (JSON or YAML) the export's tools are classified by.
+    #[arg(long)]
+    catalogue: Option<PathBuf>,
+    /// A rulebook (Colang, a rule sheet or a compiled folder).
+    #[arg(long)]
+    rulebook: Option<PathBuf>,
+    /// Conversation turns to search, 1..=16 (default: the input's, else 1).
+    #[arg(long)]
+    session_steps: Option<u32>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Also write SARIF to this file.
+    #[arg(long)]
+    sarif: Option<PathBuf>,
+    /// Write the output to this file instead of standard output.
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Engine(s) to run. This version has the explicit engine; the Z3 engine comes next.
+    #[arg(long, value_enum, default_value = "explicit")]
+    engine: EngineChoice,
+    /// The gate: `ci` fails on rules that fail the gate, `start` on rules that stop Agent(...).
+    #[arg(long, value_enum, default_value = "ci")]
+    gate: GateMode,
+    /// Write the compiled qls-graph/1 (and OUT.catalogue.json) and exit.
+    #[arg(long)]
+    export_only: Option<PathBuf>,
+    /// Replay one finding's witness (not in this version).
+    #[arg(long)]
+    replay: Option<String>,
+    /// Traces of real runs, JSON Lines (not in this version).
+    #[arg(long)]
+    traces: Option<PathBuf>,
+    /// Colour in the text report.
+    #[arg(long, value_enum, default_value = "auto")]
+    color: ColorChoice,
+    /// Print nothing on success (the exit status says it).
+    #[arg(long)]
+    quiet: bool,
+    /// The repository root SARIF URIs are made relative to (default: the current directory).
+    #[arg(long)]
+    repo_root: Option<PathBuf>,
+}
+
+/// An error that stops the run: printed, exit 2.
+fn fail(msg: impl std::fmt::Display, help: &str) -> i32 {
+    eprintln!("error: {msg}");
+    if !help.is_empty() {
+        eprintln!("  help: {help}");
+    }
+    2
+}
 
 /// Runs the command line; returns the exit status.
 pub fn main() -> i32 {
-    0
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match cli.command {
+        Command::Rules { command } => rules(command),
+        Command::Verify(args) => verify(args),
+    }
+}
+
+fn rules(cmd: RulesCommand) -> i32 {
+    match cmd {
+        RulesCommand::List => {
+            print!("{}", output::rules_cmd::list());
+            0
+        }
+        RulesCommand::Explain { id } => match output::rules_cmd::explain(&id.to_uppercase()) {
+            Some(text) => {
+                print!("{text}");
+                0
+            }
+            None => fail(format!("no rule '{id}'"), "`stalwart rules list` shows every rule id"),
+        },
+        RulesCommand::Compile { .. } => fail(
+            "`stalwart rules compile` is not in this version: the rulebook compiler comes with the Colang reader",
+            "verify the graph without it for now; the rulebook rules are listed as not yet checked",
+        ),
+    }
+}
+
+fn print_input_error(e: crate::error::InputError) -> i32 {
+    eprintln!("{:?}", miette::Report::new(e));
+    2
+}
+
+fn verify(a: VerifyArgs) -> i32 {
+    if a.engine != EngineChoice::Explicit {
+        return fail(
+            "the Z3 engine is not in this version; `--engine explicit` is the engine it has",
+            "run with `--engine explicit` (the default)",
+        );
+    }
+    if a.replay.is_some() {
+        return fail("`--replay` is not in this version", "the witness of each finding is printed in the report");
+    }
+    if a.traces.is_some() {
+        return fail("`--traces` is not in this version", "verify without traces for now");
+    }
+    let loaded = match (&a.agent_yaml, &a.graph, &a.catalogue) {
+        (Some(p), None, None) => input::load_agent_yaml(p),
+        (None, Some(g), Some(c)) => input::load_export(g, c),
+        (None, Some(_), None) => {
+            return fail("--graph needs --catalogue", "give the catalogue the export's tools are classified by")
+        }
+        (Some(_), Some(_), _) => {
+            return fail("give either an agent.yaml or --graph, not both", "`stalwart verify agent.yaml` or `stalwart verify --graph g.json --catalogue c.json`")
+        }
+        (Some(_), None, Some(_)) => {
+            return fail("--catalogue goes with --graph", "an agent.yaml names its catalogue under `tools:`")
+        }
+        (None, None, _) => {
+            return fail("nothing to verify", "`stalwart verify agent.yaml` or `stalwart verify --graph g.json --catalogue c.json`")
+        }
+    };
+    let inputs = match loaded {
+        Ok(i) => i,
+        Err(e) => return print_input_error(e),
+    };
+    if let Some(out) = &a.export_only {
+        return match input::write_export(&inputs, out) {
+            Ok(()) => 0,
+            Err(e) => print_input_error(e),
+        };
+    }
+    let session_steps = a.session_steps.or(inputs.export.session_steps).unwrap_or(1);
+    if !(1..=16).contains(&session_steps) {
+        return fail(
+            format!("--session-steps {session_steps} is out of range"),
+            "give a number of turns from 1 to 16",
+        );
+    }
+    let model = match crate::model::flatten(&inputs.export, &inputs.catalogue, session_steps) {
+        Ok(m) => m,
+        Err(e) => return fail(format!("{}: {e}", inputs.input_display), "fix the input and re-run"),
+    };
+    let started = Instant::now();
+    let results = engine::run(&model, Limits::default());
+    let millis = started.elapsed().as_millis() as u64;
+    let mut stats = EngineStats { obligations: results.len(), millis, ..EngineStats::default() };
+    for r in &results {
+        stats.states += r.states;
+        if !r.violations.is_empty() {
+            stats.violated += 1;
+        } else {
+            match r.depth {
+                Depth::Every => stats.holds_every_depth += 1,
+                Depth::Bound(_) => stats.holds_to_bound += 1,
+                Depth::Undecided => stats.undecided += 1,
+            }
+        }
+    }
+    let mut findings = checks::graph::findings(&model, &results);
+    findings.extend(checks::structure::unbounded_loops(&model));
+    findings.extend(checks::structure::undeclared_routes(&model));
+    findings.extend(checks::structure::opaque_subgraphs(&model));
+    checks::sort(&mut findings);
+    let (nothing_to_read, not_yet_checked) = checks::coverage::coverage(&model, &inputs.catalogue);
+    let rulebook = a
+        .rulebook
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .or_else(|| inputs.rulebook.clone())
+        .map(|p| {
+            format!("Rulebook {p}: this version does not compile rulebooks yet, so its rules are not checked here (listed below).")
+        });
+    let report = Report {
+        input: inputs.input_display.clone(),
+        sources: inputs.sources,
+        rulebook,
+        export_warnings: inputs.export.warnings.clone(),
+        lints: checks::lints::lints(&model, &inputs.catalogue),
+        findings,
+        nothing_to_read,
+        not_yet_checked,
+        gate: a.gate,
+        scope: ProofScope {
+            session_steps,
+            recursion_limit: model.recursion_limit,
+            nodes: model.nodes.len(),
+            edges: model.edges.len(),
+            tools: model.tools.len(),
+        },
+        explicit: stats,
+        limits: Vec::new(),
+    };
+    let color = match a.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            a.output.is_none() && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+        }
+    };
+    let root = a.repo_root.clone();
+    let text = match a.format {
+        Format::Text => output::text::render(&report, color),
+        Format::Json => output::json::render(&report),
+        Format::Sarif => output::sarif::render(&report, root.as_deref()),
+    };
+    if let Some(path) = &a.sarif {
+        let sarif = output::sarif::render(&report, root.as_deref());
+        if let Err(e) = std::fs::write(path, sarif) {
+            return fail(format!("cannot write {}: {e}", path.display()), "check the folder exists and is writable");
+        }
+    }
+    match &a.output {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, &text) {
+                return fail(format!("cannot write {}: {e}", path.display()), "check the folder exists and is writable");
+            }
+        }
+        None => {
+            if !(a.quiet && report.passed()) {
+                print!("{text}");
+            }
+        }
+    }
+    report.exit_code()
 }

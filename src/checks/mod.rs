@@ -1,7 +1,97 @@
-//! Checks: turn the model's structure and the engines' verdicts into findings. (In progress.)
+//! Checks: turn the model's structure and the engines' verdicts into findings (SPEC 4, 6, 7).
+//!
+//! [`graph`] reads the obligation verdicts (QG001, QG003, QG011-QG014, QG105, and QG006 for an
+//! undecided search); [`structure`] reads the flattened graph itself (QG023, QG015, QG006 for an
+//! opaque subgraph); [`lints`] gives the runtime lints; [`coverage`] says which rules had nothing
+//! to read and which this version does not check yet. Checks never print.
+
+pub mod coverage;
+pub mod graph;
+pub mod lints;
+pub mod structure;
+
+use crate::findings::{fingerprint, Finding, Obligation, Severity, Step};
+use crate::ir::ToolDef;
+use crate::rules::{self, RuleType};
+use crate::source::Loc;
 
 /// Rules this version checks. A meta-test holds `rules/` to this list: a rule file marked
 /// `status = "checked"` must be here and every rule here must be so marked.
 pub const CHECKED_RULES: &[&str] = &[
     "QG001", "QG003", "QG006", "QG011", "QG012", "QG013", "QG014", "QG015", "QG023", "QG105",
 ];
+
+/// The severity of a finding of `rule` (SPEC 7): a hotspot is Review; a finding on a tool goes
+/// by what the tool can do (destructive or irreversible write Critical, write High, read Medium);
+/// otherwise the rule's default.
+pub fn severity(rule: &str, tool: Option<&ToolDef>) -> Severity {
+    let Some(r) = rules::get(rule) else { return Severity::High };
+    if r.rule_type == RuleType::SecurityHotspot {
+        return Severity::Review;
+    }
+    match tool {
+        Some(t) if t.is_write() && (t.destructive || t.irreversible) => Severity::Critical,
+        Some(t) if t.is_write() => Severity::High,
+        Some(_) => Severity::Medium,
+        None => r.severity,
+    }
+}
+
+/// What a finding is about, for its message and fix templates.
+pub struct Subject<'a> {
+    /// The rule id.
+    pub rule: &'static str,
+    /// The obligation, for graph rules.
+    pub obligation: Option<Obligation>,
+    /// The subject as SPEC 7 spells it.
+    pub subject: String,
+    /// The tool, when the finding is on one.
+    pub tool: Option<&'a ToolDef>,
+    /// The qualified node id.
+    pub node: Option<String>,
+    /// The primary location.
+    pub location: Option<Loc>,
+}
+
+/// Builds a finding from the rule's templates: `vars` add `limit`, `depth`, `obligation`, `detail`.
+pub fn finding(s: Subject<'_>, depth: Option<u32>, witness: Vec<Step>, vars: &[(&str, &str)]) -> Finding {
+    let tool_name = s.tool.map(|t| t.name.clone()).unwrap_or_default();
+    let node = s.node.clone().unwrap_or_default();
+    let mut all: Vec<(&str, &str)> = vec![("tool", &tool_name), ("node", &node), ("subject", &s.subject)];
+    all.extend_from_slice(vars);
+    let (message, fix) = match rules::get(s.rule) {
+        Some(r) => (r.message_with(&all), r.fix_with(&all)),
+        None => (String::new(), String::new()),
+    };
+    let mut related = Vec::new();
+    if let Some(t) = s.tool {
+        related.push((t.loc, format!("'{}' is declared here", t.name)));
+    }
+    Finding {
+        rule: s.rule,
+        obligation: s.obligation,
+        fingerprint: fingerprint(s.rule, s.obligation, &s.subject, s.node.as_deref()),
+        severity: severity(s.rule, s.tool),
+        subject: s.subject,
+        node: s.node,
+        depth,
+        location: s.location,
+        related,
+        message,
+        fix,
+        witness,
+    }
+}
+
+/// Sorts findings as the outputs list them: QG312 first, then by rule, subject, node.
+pub fn sort(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| {
+        (a.rule != "QG312", a.rule, &a.subject, &a.node, a.obligation).cmp(&(
+            b.rule != "QG312",
+            b.rule,
+            &b.subject,
+            &b.node,
+            b.obligation,
+        ))
+    });
+}

@@ -1,0 +1,43 @@
+//! Which rules had nothing to read (SPEC 6, "Rules with nothing to read, so nothing raised") and
+//! which this version does not check yet though the input gives them something to read.
+
+use super::CHECKED_RULES;
+use crate::ir::{Catalogue, NodeKind, Role};
+use crate::model::FlatModel;
+use crate::rules;
+
+/// True when the input declares something rule `id` reads; `None` when the rule always has
+/// something to read (or this version cannot tell).
+fn has_input(m: &FlatModel, cat: &Catalogue, id: &str) -> Option<bool> {
+    let store = |name: &str| cat.stores.iter().find(|s| s.name == name);
+    let roles = |want: &[Role]| m.tools.iter().any(|t| t.args.iter().any(|a| a.role.is_some_and(|r| want.contains(&r))));
+    Some(match id {
+        "QG017" => roles(&[Role::Code, Role::Shell]),
+        "QG018" => roles(&[Role::Sql, Role::Query, Role::Path, Role::Url, Role::Template, Role::Destination]),
+        "QG019" => m.tools.iter().any(|t| t.confidential),
+        "QG020" => m.tools.iter().any(|t| {
+            t.store.as_ref().is_some_and(|(s, write)| !write && store(s).is_some_and(|d| d.multi_tenant))
+        }),
+        "QG021" => m.tools.iter().any(|t| {
+            t.store.as_ref().is_some_and(|(s, write)| *write && store(s).is_some_and(|d| d.persistent))
+        }),
+        "QG106" => m.tools.iter().any(|t| t.source.is_some()),
+        "QG107" => m.nodes.iter().any(|n| n.kind == NodeKind::Remote),
+        _ => return None,
+    })
+}
+
+/// (rules with nothing to read and why, rules not checked yet that had something to read).
+pub fn coverage(m: &FlatModel, cat: &Catalogue) -> (Vec<(&'static str, String)>, Vec<&'static str>) {
+    let mut nothing = Vec::new();
+    let mut not_yet = Vec::new();
+    for r in rules::all() {
+        let id: &'static str = r.id.as_str();
+        match (has_input(m, cat, id), &r.nothing_to_read) {
+            (Some(false), Some(why)) => nothing.push((id, why.clone())),
+            _ if !CHECKED_RULES.contains(&id) => not_yet.push(id),
+            _ => {}
+        }
+    }
+    (nothing, not_yet)
+}

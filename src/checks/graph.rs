@@ -1,0 +1,120 @@
+//! Findings from the obligation verdicts (SPEC 3.1, 4): QG001 (O1, O2), QG014 (O3-O5), QG011 and
+//! QG012 (O6), QG013 (O7), QG105 (O8), QG003 for O1-O6 first broken at a later turn, and QG006 for
+//! an instance the search could not decide.
+
+use super::{finding, Subject};
+use crate::engine::{Class, Depth, InstanceResult, Violation};
+use crate::findings::{Finding, Obligation};
+use crate::ir::NotAfter;
+use crate::model::{FlatModel, NodeIx, ToolIx};
+use std::collections::BTreeMap;
+
+/// The base rule of an obligation's violation.
+fn base_rule(ob: Obligation, class: Class) -> &'static str {
+    match ob {
+        Obligation::O1 | Obligation::O2 => "QG001",
+        Obligation::O3 | Obligation::O4 | Obligation::O5 => "QG014",
+        Obligation::O6 if class == Class::Cascade => "QG012",
+        Obligation::O6 => "QG011",
+        Obligation::O7 => "QG013",
+        Obligation::O8 => "QG105",
+    }
+}
+
+/// The clause a QG014 message ends with: which order rule is broken.
+fn order_detail(m: &FlatModel, ob: Obligation, t: ToolIx) -> String {
+    let o = &m.tools[t].order;
+    match ob {
+        Obligation::O3 => {
+            let a: Vec<String> = o.after.iter().map(|a| format!("'{}'", a.name)).collect();
+            format!("it can run before {} has run, though its rule says after", a.join(", "))
+        }
+        Obligation::O4 => {
+            let b: Vec<String> = o
+                .not_after
+                .iter()
+                .map(|b| match b {
+                    NotAfter::Tool(n) => format!("'{}'", n.name),
+                    NotAfter::Untrusted => "content from outside".to_string(),
+                })
+                .collect();
+            format!("it can run after {}, which its rule says it must never follow", b.join(" or "))
+        }
+        _ => {
+            let n = o.at_most.as_ref().map(|a| a.count).unwrap_or(0);
+            format!("it can run more than {n} time(s), past its at_most rule")
+        }
+    }
+}
+
+/// Turns the verdicts into findings.
+pub fn findings(m: &FlatModel, results: &[InstanceResult]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    // QG003 candidates merged per (obligation, tool, node): the earliest turn wins.
+    let mut later: BTreeMap<(Obligation, ToolIx, NodeIx), &Violation> = BTreeMap::new();
+    for r in results {
+        if r.depth == Depth::Undecided {
+            let tool = r.instance.tool.map(|t| &m.tools[t]);
+            let subject = tool.map(|t| t.name.clone()).unwrap_or_else(|| "graph".to_string());
+            let detail = format!(
+                "the search for {} ({}) ran out of its state budget after {} states, so it is undecided, not clean",
+                r.instance.obligation.as_str(),
+                r.instance.obligation.describe(),
+                r.states
+            );
+            out.push(finding(
+                Subject {
+                    rule: "QG006",
+                    obligation: Some(r.instance.obligation),
+                    subject,
+                    tool: None,
+                    node: None,
+                    location: tool.map(|t| t.loc),
+                },
+                None,
+                Vec::new(),
+                &[("detail", &detail)],
+            ));
+        }
+        for v in &r.violations {
+            let early = v.obligation >= Obligation::O7 || v.turn == 1;
+            if !early {
+                let key = (v.obligation, v.tool, v.node);
+                let keep = later.get(&key).is_none_or(|w| (v.turn, v.class) < (w.turn, w.class));
+                if keep {
+                    later.insert(key, v);
+                }
+                continue;
+            }
+            out.push(violation_finding(m, v, base_rule(v.obligation, v.class)));
+        }
+    }
+    for v in later.values() {
+        out.push(violation_finding(m, v, "QG003"));
+    }
+    out
+}
+
+fn violation_finding(m: &FlatModel, v: &Violation, rule: &'static str) -> Finding {
+    let tool = &m.tools[v.tool];
+    let node = &m.nodes[v.node];
+    let detail = match v.obligation {
+        Obligation::O3 | Obligation::O4 | Obligation::O5 => order_detail(m, v.obligation, v.tool),
+        _ => String::new(),
+    };
+    let obligation = format!("{} ({})", v.obligation.as_str(), v.obligation.describe());
+    let depth = v.turn.to_string();
+    finding(
+        Subject {
+            rule,
+            obligation: Some(v.obligation),
+            subject: tool.name.clone(),
+            tool: Some(tool),
+            node: Some(node.qid.clone()),
+            location: Some(node.loc),
+        },
+        Some(v.turn),
+        v.witness.clone(),
+        &[("detail", &detail), ("obligation", &obligation), ("depth", &depth)],
+    )
+}

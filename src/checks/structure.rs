@@ -1,0 +1,123 @@
+//! Findings from the graph's shape (SPEC 3.1, 4): QG023 (unbounded loops), QG015 (undeclared
+//! routes), QG006 (a subgraph whose graph the export does not hold).
+
+use super::{finding, Subject};
+use crate::findings::Finding;
+use crate::ir::NodeKind;
+use crate::model::FlatModel;
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::DiGraph;
+use std::collections::HashSet;
+
+/// QG023: one finding per strongly connected component with an edge that holds a `model` node, or
+/// a tool node and no `router`, unless a budget covers it (the run's; a subgraph's own, for a
+/// cycle wholly inside it; an agent's, for a cycle wholly in the agent; an `exit_after` edge
+/// inside the cycle). Guards are ignored: the check is structural.
+pub fn unbounded_loops(m: &FlatModel) -> Vec<Finding> {
+    if m.top_budget {
+        return Vec::new();
+    }
+    let mut g: DiGraph<usize, ()> = DiGraph::new();
+    let ix: Vec<_> = (0..m.nodes.len()).map(|i| g.add_node(i)).collect();
+    for e in &m.edges {
+        g.add_edge(ix[e.from], ix[e.to], ());
+    }
+    let mut out = Vec::new();
+    for comp in tarjan_scc(&g) {
+        let nodes: HashSet<usize> = comp.iter().map(|&n| g[n]).collect();
+        let cyclic = nodes.len() > 1 || m.edges.iter().any(|e| e.from == e.to && nodes.contains(&e.from));
+        if !cyclic {
+            continue;
+        }
+        let mut sorted: Vec<usize> = nodes.iter().copied().collect();
+        sorted.sort_unstable();
+        let model = sorted.iter().copied().find(|&n| m.nodes[n].kind == NodeKind::Model);
+        let tool = sorted.iter().copied().find(|&n| m.nodes[n].calls_tools());
+        let router = sorted.iter().any(|&n| m.nodes[n].kind == NodeKind::Router);
+        let subject = match (model, tool, router) {
+            (Some(n), _, _) => n,
+            (None, Some(n), false) => n,
+            _ => continue,
+        };
+        let inside = |p: &str| sorted.iter().all(|&n| m.nodes[n].path == p || m.nodes[n].path.starts_with(&format!("{p}/")));
+        if m.budget_paths.iter().any(|p| inside(p)) {
+            continue;
+        }
+        let in_agent = |a: &str| sorted.iter().all(|&n| m.nodes[n].agent.as_deref() == Some(a));
+        if m.budget_agents.iter().any(|a| in_agent(a)) {
+            continue;
+        }
+        let exit = m.edges.iter().any(|e| e.exit_after.is_some() && nodes.contains(&e.from) && nodes.contains(&e.to));
+        if exit {
+            continue;
+        }
+        let node = &m.nodes[subject];
+        let limit = m.recursion_limit.to_string();
+        out.push(finding(
+            Subject {
+                rule: "QG023",
+                obligation: None,
+                subject: format!("cycle:{}", node.qid),
+                tool: None,
+                node: Some(node.qid.clone()),
+                location: Some(node.loc),
+            },
+            None,
+            Vec::new(),
+            &[("limit", &limit)],
+        ));
+    }
+    out
+}
+
+/// QG015: one finding per conditional or command edge with `null` destinations.
+pub fn undeclared_routes(m: &FlatModel) -> Vec<Finding> {
+    m.null_edges
+        .iter()
+        .map(|e| {
+            let detail = format!("a {} edge", e.kind);
+            finding(
+                Subject {
+                    rule: "QG015",
+                    obligation: None,
+                    subject: format!("edge:{}", e.from),
+                    tool: None,
+                    node: Some(e.from.clone()),
+                    location: Some(e.loc),
+                },
+                None,
+                Vec::new(),
+                &[("detail", &detail)],
+            )
+        })
+        .collect()
+}
+
+/// QG006: a subgraph node whose graph is missing or empty passes through on its own edges, and
+/// what runs inside it is not verified.
+pub fn opaque_subgraphs(m: &FlatModel) -> Vec<Finding> {
+    m.opaque_subgraphs
+        .iter()
+        .map(|(n, graph)| {
+            let node = &m.nodes[*n];
+            let detail = if graph.is_empty() {
+                "the subgraph node names no graph, so what runs inside it is not verified".to_string()
+            } else {
+                format!("it runs the graph '{graph}', which the export does not hold or leaves empty, so what runs inside it is not verified")
+            };
+            finding(
+                Subject {
+                    rule: "QG006",
+                    obligation: None,
+                    subject: node.qid.clone(),
+                    tool: None,
+                    node: Some(node.qid.clone()),
+                    location: Some(node.loc),
+                },
+                None,
+                Vec::new(),
+                &[("detail", &detail)],
+            )
+        })
+        .collect()
+}
