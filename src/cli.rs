@@ -5,16 +5,13 @@
 //! not run (bad input, an unknown option value, an internal error). A proof that could not run
 //! never prints a clean result.
 
-use crate::checks;
-use crate::engine::{self, Depth, Limits};
 use crate::findings::GateMode;
 use crate::input;
 use crate::output;
-use crate::report::{EngineStats, ProofScope, Report};
+use crate::verify::Options;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::Instant;
 
 /// stalwart-verify: proves that no route through an agent's graph reaches a tool without its
 /// check, its confirmation, its order rule or its taint rule, and that its writes can be undone.
@@ -225,59 +222,10 @@ fn verify(a: VerifyArgs) -> i32 {
             "give a number of turns from 1 to 16",
         );
     }
-    let model = match crate::model::flatten(&inputs.export, &inputs.catalogue, session_steps) {
-        Ok(m) => m,
-        Err(e) => return fail(format!("{}: {e}", inputs.input_display), "fix the input and re-run"),
-    };
-    let started = Instant::now();
-    let results = engine::run(&model, Limits::default());
-    let millis = started.elapsed().as_millis() as u64;
-    let mut stats = EngineStats { obligations: results.len(), millis, ..EngineStats::default() };
-    for r in &results {
-        stats.states += r.states;
-        if !r.violations.is_empty() {
-            stats.violated += 1;
-        } else {
-            match r.depth {
-                Depth::Every => stats.holds_every_depth += 1,
-                Depth::Bound(_) => stats.holds_to_bound += 1,
-                Depth::Undecided => stats.undecided += 1,
-            }
-        }
-    }
-    let mut findings = checks::graph::findings(&model, &results);
-    findings.extend(checks::structure::unbounded_loops(&model));
-    findings.extend(checks::structure::undeclared_routes(&model));
-    findings.extend(checks::structure::opaque_subgraphs(&model));
-    checks::sort(&mut findings);
-    let (nothing_to_read, not_yet_checked) = checks::coverage::coverage(&model, &inputs.catalogue);
-    let rulebook = a
-        .rulebook
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .or_else(|| inputs.rulebook.clone())
-        .map(|p| {
-            format!("Rulebook {p}: this version does not compile rulebooks yet, so its rules are not checked here (listed below).")
-        });
-    let report = Report {
-        input: inputs.input_display.clone(),
-        sources: inputs.sources,
-        rulebook,
-        export_warnings: inputs.export.warnings.clone(),
-        lints: checks::lints::lints(&model, &inputs.catalogue),
-        findings,
-        nothing_to_read,
-        not_yet_checked,
-        gate: a.gate,
-        scope: ProofScope {
-            session_steps,
-            recursion_limit: model.recursion_limit,
-            nodes: model.nodes.len(),
-            edges: model.edges.len(),
-            tools: model.tools.len(),
-        },
-        explicit: stats,
-        limits: Vec::new(),
+    let opts = Options { session_steps, gate: a.gate, rulebook: a.rulebook.as_ref().map(|p| p.display().to_string()) };
+    let report = match crate::verify::verify(inputs, &opts) {
+        Ok(r) => r,
+        Err(e) => return fail(e, "fix the input and re-run"),
     };
     let color = match a.color {
         ColorChoice::Always => true,

@@ -1,1 +1,66 @@
-//! TODO
+//! The outputs: every format a [`crate::report::Report`] can be printed in (SPEC 8).
+//!
+//! Rules and engines never print; only these modules do. Each format is one module with one
+//! `render` function that reads the report and returns the whole document as a `String`:
+//!
+//! - [`text`]: the human report, the shape of the seed's `stalwart verify` output, with each
+//!   finding's source lines and witness rendered by codespan-reporting.
+//! - [`json`]: a stable, documented schema of the same content (the schema is the module's doc).
+//! - [`sarif`]: SARIF 2.1.0 for GitHub code scanning (the only module that uses `serde_sarif`).
+//! - [`rules_cmd`]: `stalwart rules list|explain`.
+//!
+//! Every renderer is deterministic: the same report gives the same bytes (no times, no absolute
+//! paths).
+
+pub mod json;
+pub mod rules_cmd;
+pub mod sarif;
+pub mod text;
+
+use crate::findings::{Step, StepKind};
+
+/// One witness step in words, as the text report's labels and SARIF's thread-flow messages say
+/// it: `enter desk`, `choose -> billing`, `call read_inbox (plain)`, `confirm refund_card (yes,
+/// before)`, `turn 1 ends`. `obligation` (`O6`, or a rule id when the finding has no obligation)
+/// is named on the violating call: `call charge_card (plain), violates O6`.
+pub(crate) fn describe_step(step: &Step, obligation: &str) -> String {
+    let mut s = match step.kind {
+        StepKind::Enter => format!("enter {}", step.node),
+        StepKind::Choose => match &step.to {
+            Some(to) => format!("choose -> {to}"),
+            None => format!("choose at {}", step.node),
+        },
+        StepKind::Call => {
+            let tool = step.tool.as_deref().unwrap_or("?");
+            let how = match (step.guarded, step.refused) {
+                (Some(true), true) => "guarded, refused",
+                (Some(true), false) => "guarded",
+                (Some(false), _) => "plain",
+                (None, true) => "refused",
+                (None, false) => "",
+            };
+            if how.is_empty() {
+                format!("call {tool}")
+            } else {
+                format!("call {tool} ({how})")
+            }
+        }
+        StepKind::Confirm => {
+            let tool = step.tool.as_deref().unwrap_or("nothing");
+            let answer = match step.yes {
+                Some(false) => "no",
+                _ => "yes",
+            };
+            match step.when {
+                Some(when) => format!("confirm {tool} ({answer}, {when})"),
+                None => format!("confirm {tool} ({answer})"),
+            }
+        }
+        StepKind::TurnEnd => format!("turn {} ends", step.turn),
+    };
+    if step.violation {
+        s.push_str(", violates ");
+        s.push_str(obligation);
+    }
+    s
+}

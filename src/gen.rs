@@ -1,0 +1,201 @@
+//! Generated inputs for benchmarks and property tests: `qls-graph/1` exports and catalogues as
+//! JSON text, from a seed, so a run is repeatable. Not used by `stalwart verify` itself.
+//!
+//! [`mesh`] builds the benchmark family of SPEC/issue 2: agents of ten nodes each (a model, a
+//! guarded and a plain tool node, steps setting and reading a flag, a router), handing off to the
+//! next agent, with a catalogue of reads, writes, `reads_outside` tools, compensations and order
+//! rules. [`random`] builds small random graphs for property tests.
+
+use serde_json::{json, Value};
+
+/// A tiny deterministic generator (xorshift64*), so generated inputs are repeatable.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from `seed` (any value).
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// The next value.
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A value in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    /// True with probability `p` percent.
+    pub fn chance(&mut self, p: u64) -> bool {
+        self.next() % 100 < p
+    }
+}
+
+/// A generated export and catalogue, as JSON values.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    /// The `qls-graph/1` export.
+    pub graph: Value,
+    /// The `qls-catalogue/1` catalogue.
+    pub catalogue: Value,
+}
+
+fn catalogue(rng: &mut Rng, tools: usize, order_rules: usize) -> Value {
+    let mut map = serde_json::Map::new();
+    let name = |i: usize| format!("tool_{i:04}");
+    for i in 0..tools {
+        let mut t = serde_json::Map::new();
+        let write = i % 3 != 0;
+        t.insert("kind".into(), json!(if write { "write" } else { "read" }));
+        if !write && i % 6 == 0 {
+            t.insert("reads_outside".into(), json!(true));
+        }
+        if write && i % 5 == 1 {
+            t.insert("irreversible".into(), json!(true));
+        }
+        if write && i % 5 == 2 && i + 1 < tools {
+            t.insert("compensation".into(), json!(name(i + 1)));
+        }
+        if write {
+            t.insert("idempotency".into(), json!(true));
+            t.insert("result".into(), json!({"type": "object"}));
+        }
+        map.insert(name(i), Value::Object(t));
+    }
+    for r in 0..order_rules.min(tools) {
+        let i = (r * 2 + 1) % tools;
+        let j = rng.below(tools);
+        let rule = match r % 3 {
+            0 => json!({"after": [name(j)]}),
+            1 => json!({"not_after": [if r % 2 == 0 { name(j) } else { "untrusted".to_string() }]}),
+            _ => json!({"at_most": 1 + rng.below(2)}),
+        };
+        if let Some(Value::Object(t)) = map.get_mut(&name(i)) {
+            t.insert("order".into(), rule);
+        }
+    }
+    json!({"format": "qls-catalogue/1", "tools": map})
+}
+
+/// The benchmark's multi-agent mesh: `nodes` nodes (rounded to agents of ten), `tools` tools,
+/// `order_rules` order rules, searched over `session_steps` turns.
+pub fn mesh(seed: u64, nodes: usize, tools: usize, order_rules: usize, session_steps: u32) -> Generated {
+    let mut rng = Rng::new(seed);
+    let agents = (nodes / 10).max(1);
+    let tool = |i: usize| format!("tool_{:04}", i % tools.max(1));
+    let mut ns = vec![json!({"id": "__start__", "kind": "start"}), json!({"id": "__end__", "kind": "end"})];
+    let mut es = vec![json!({"from": "__start__", "kind": "fixed", "destinations": ["a0_router"]})];
+    for a in 0..agents {
+        let p = format!("a{a}_");
+        let bound: Vec<String> = (0..3).map(|_| tool(rng.below(tools.max(1)))).collect();
+        let plain: Vec<String> = (0..2).map(|_| tool(rng.below(tools.max(1)))).collect();
+        let stepped = vec![tool(rng.below(tools.max(1)))];
+        let agent = format!("agent{a}");
+        let mut all = bound.clone();
+        all.extend(plain.clone());
+        ns.push(json!({"id": format!("{p}router"), "kind": "router", "agent": agent}));
+        ns.push(json!({"id": format!("{p}model"), "kind": "model", "agent": agent, "tools": all}));
+        ns.push(json!({"id": format!("{p}tools"), "kind": "tools", "agent": agent, "tools": bound}));
+        ns.push(json!({"id": format!("{p}plain"), "kind": "tools_plain", "agent": agent, "tools": plain}));
+        ns.push(json!({"id": format!("{p}approve"), "kind": "step", "agent": agent, "sets": ["approved"]}));
+        ns.push(json!({"id": format!("{p}gate"), "kind": "step", "agent": agent, "clears": ["approved"]}));
+        ns.push(json!({"id": format!("{p}worker"), "kind": "step", "agent": agent, "tools": stepped}));
+        for k in 0..3 {
+            ns.push(json!({"id": format!("{p}s{k}"), "kind": "step", "agent": agent}));
+        }
+        let next = if a + 1 < agents { format!("a{}_router", a + 1) } else { "__end__".to_string() };
+        es.push(json!({"from": format!("{p}router"), "kind": "conditional", "destinations": [format!("{p}model"), format!("{p}tools"), "__end__"]}));
+        es.push(json!({"from": format!("{p}model"), "kind": "conditional",
+            "destinations": [format!("{p}tools"), format!("{p}approve"), format!("{p}s0"), next, "__end__"]}));
+        es.push(json!({"from": format!("{p}tools"), "kind": "fixed", "destinations": [format!("{p}model")]}));
+        es.push(json!({"from": format!("{p}approve"), "kind": "fixed", "destinations": [format!("{p}gate")]}));
+        es.push(json!({"from": format!("{p}gate"), "kind": "stalwart_edge", "destinations": [format!("{p}plain")], "guard": "approved"}));
+        es.push(json!({"from": format!("{p}gate"), "kind": "fixed", "destinations": [format!("{p}model")]}));
+        es.push(json!({"from": format!("{p}plain"), "kind": "fixed", "destinations": [format!("{p}model")]}));
+        es.push(json!({"from": format!("{p}s0"), "kind": "fixed", "destinations": [format!("{p}s1")]}));
+        es.push(json!({"from": format!("{p}s1"), "kind": "fixed", "destinations": [format!("{p}s2")]}));
+        es.push(json!({"from": format!("{p}s2"), "kind": "conditional", "destinations": [format!("{p}worker"), format!("{p}model")]}));
+        es.push(json!({"from": format!("{p}worker"), "kind": "fixed", "destinations": [format!("{p}model")]}));
+    }
+    let graph = json!({
+        "format": "qls-graph/1", "name": "mesh", "recursion_limit": 25, "session_steps": session_steps,
+        "state": {"approved": {"scope": "turn"}},
+        "nodes": ns, "edges": es, "sends": [], "interrupts": [], "subgraphs": {}
+    });
+    Generated { graph, catalogue: catalogue(&mut rng, tools, order_rules) }
+}
+
+/// A small random graph for property tests: a start, `n` nodes of random kinds with random edges
+/// (some guarded, some with `exit_after`), interrupts, an optional subgraph, over `t` tools.
+pub fn random(seed: u64, n: usize, t: usize) -> Generated {
+    let mut rng = Rng::new(seed);
+    let kinds = ["model", "tools", "tools_plain", "step", "router"];
+    let tool = |i: usize| format!("t{i}");
+    let mut ns = vec![json!({"id": "__start__", "kind": "start"}), json!({"id": "__end__", "kind": "end"})];
+    let id = |i: usize| format!("n{i}");
+    for i in 0..n {
+        let kind = kinds[rng.below(kinds.len())];
+        let mut node = json!({"id": id(i), "kind": kind, "agent": format!("g{}", i % 2)});
+        if kind != "router" {
+            let k = 1 + rng.below(2);
+            let tl: Vec<String> = (0..k).map(|_| tool(rng.below(t))).collect();
+            node["tools"] = json!(tl);
+        }
+        if rng.chance(20) {
+            node["sets"] = json!(["f"]);
+        }
+        if rng.chance(10) {
+            node["clears"] = json!(["f"]);
+        }
+        ns.push(node);
+    }
+    let mut es = vec![json!({"from": "__start__", "kind": "fixed", "destinations": [id(0)]})];
+    for i in 0..n {
+        let k = 1 + rng.below(3);
+        let mut ds: Vec<String> = (0..k).map(|_| id(rng.below(n))).collect();
+        if rng.chance(40) {
+            ds.push("__end__".into());
+        }
+        ds.sort();
+        ds.dedup();
+        let mut e = json!({"from": id(i), "kind": "conditional", "destinations": ds});
+        if rng.chance(15) {
+            e["guard"] = json!(if rng.chance(50) { "f" } else { "!f" });
+        }
+        if rng.chance(10) {
+            e["exit_after"] = json!(1 + rng.below(2));
+        }
+        es.push(e);
+    }
+    let mut ints = Vec::new();
+    for _ in 0..rng.below(3) {
+        let when = ["before", "after", "inside"][rng.below(3)];
+        let mut it = json!({"node": id(rng.below(n)), "when": when, "tool": tool(rng.below(t))});
+        if when == "inside" && rng.chance(50) {
+            it["answer"] = json!("f");
+        }
+        ints.push(it);
+    }
+    let graph = json!({
+        "format": "qls-graph/1", "name": "random", "recursion_limit": 6 + rng.below(6), "session_steps": 1 + rng.below(2),
+        "state": {"f": {"scope": if rng.chance(50) { "session" } else { "turn" }}},
+        "nodes": ns, "edges": es, "interrupts": ints
+    });
+    let mut cat = catalogue(&mut rng, t, t / 2);
+    if let Some(Value::Object(tools)) = cat.get_mut("tools") {
+        for (_, v) in tools.iter_mut() {
+            if rng.chance(30) {
+                v["reads_outside"] = json!(true);
+            }
+        }
+    }
+    Generated { graph, catalogue: cat }
+}

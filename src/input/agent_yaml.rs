@@ -1,0 +1,432 @@
+//! The Bot Builder `agent.yaml` reader and compiler (SPEC 2.1).
+//!
+//! Compiles `agents:` into one graph, for each agent `A` in order: the router `A`, `A_model` (only
+//! with `model`), `A_tools` (kind `tools`, only with `tools`), or for a remote agent the `remote`
+//! node `A`; plus `__start__` and `__end__`. Edges are all `conditional` except `__start__` → the
+//! entry agent (`fixed`):
+//!
+//! - router `A` → [`A_tools`, `A_model`, `__end__`] (those that exist), and, when `A` has no
+//!   model, its hand-off targets;
+//! - `A_model` → [`A_tools`, `__end__`, each hand-off target];
+//! - `A_tools` → [`A_model`, `A`, `__end__`];
+//! - remote `A` → [`__end__`, each agent that hands off to it].
+//!
+//! Every node's location is the line of the key `A:` (the tool node's: A's `tools:` key). The
+//! catalogue is merged from the `tools:` list in order (`catalogue: path` files, relative to
+//! agent.yaml's folder; inline `name:` entries); `python:` modules are not read yet (an error
+//! saying how to pass a catalogue instead). `undo: {tool: undoer}` sets compensations; an agent
+//! of `privilege: high` makes each of its tools privileged.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use crate::error::InputError;
+use crate::ir::{AgentInfo, EdgeDef, EdgeKind, Export, GraphDef, Named, NodeDef, NodeKind};
+use crate::source::{FileId, Loc, SourceMap};
+
+use super::catalogue::{self, Parts};
+use super::export::read_budget;
+use super::tree::{self, Entry, Node, Reader};
+use super::{resolve_path, validate, Inputs};
+
+/// agent.yaml's default `recursion_limit` (SPEC 2.2).
+pub(crate) const DEFAULT_RECURSION_LIMIT: u32 = 60;
+
+const TOP_WORDS: &[&str] = &[
+    "agents", "tools", "rulebook", "facts", "undo", "budget", "session_steps", "settings", "entry", "recursion_limit",
+];
+const AGENT_WORDS: &[&str] =
+    &["model", "tools", "hands_off_to", "on_unread", "privilege", "budget", "remote", "description", "instructions"];
+
+/// One agent as written.
+struct Agent {
+    name: Named,
+    model: Option<Named>,
+    tools: Vec<Named>,
+    tools_key: Option<Loc>,
+    hands_off_to: Vec<Named>,
+    remote_channel: Option<Option<String>>,
+    info: AgentInfo,
+}
+
+/// Loads `path` (agent.yaml), compiles it and validates the result.
+pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
+    let mut sources = SourceMap::default();
+    let display = path.display().to_string();
+    let file = tree::read_file(&mut sources, path, display.clone()).map_err(|e| InputError::io(path, e))?;
+    let root = tree::parse(&sources, file)?;
+
+    // The catalogue first: it may read more files into `sources`.
+    let mut parts = Parts::default();
+    let mut catalogue_files: Vec<String> = Vec::new();
+    {
+        let r = Reader { sources: &sources };
+        let map = r.map(&root, "agent.yaml")?;
+        if let Some(t) = map.get("tools") {
+            let items = r.seq(t, "`tools`")?.to_vec();
+            collect_tools(&mut sources, path, &items, &mut parts, &mut catalogue_files)?;
+        }
+    }
+    let r = Reader { sources: &sources };
+    let map = r.map(&root, "agent.yaml")?;
+
+    let mut warnings = Vec::new();
+    for e in map.entries.iter().filter(|e| !TOP_WORDS.contains(&e.key.as_str())) {
+        warnings.push(format!(
+            "{}: unknown word '{}' in agent.yaml is ignored (known: {})",
+            sources.file_line(e.key_loc),
+            e.key,
+            TOP_WORDS.join(", ")
+        ));
+    }
+
+    // `undo:` shorthand: tool → undoer (or none), merged as the tool's `undo` word.
+    if let Some(u) = map.get("undo") {
+        for e in r.map_or_null(u, "`undo`")?.entries {
+            if !parts.has_tool(&e.key) {
+                return Err(r
+                    .err(
+                        e.key_loc,
+                        format!("`undo` names tool '{}', which no catalogue declares", e.key),
+                        "declare the tool (a `tools:` catalogue or an inline `- name:` entry), or fix the name",
+                    )
+                    .with_label("not in the catalogue"));
+            }
+            parts.add_tool(e.named(), e.key_loc, vec![Entry { key: "undo".into(), key_loc: e.key_loc, value: e.value.clone() }]);
+        }
+    }
+    let mut cat = catalogue::build(r, &parts)?;
+
+    let agents_node = match map.get("agents") {
+        Some(a) => a,
+        None => {
+            return Err(r
+                .err(map.loc, "agent.yaml declares no `agents`", "add `agents:` with at least one agent (`desk: {model: ..., tools: [...]}`)")
+                .with_label("no agents"))
+        }
+    };
+    let agents_map = r.map_or_null(agents_node, "`agents`")?;
+    if agents_map.entries.is_empty() {
+        return Err(r.err(agents_node.loc, "`agents` is empty", "declare at least one agent under `agents:`"));
+    }
+    let agents_loc = map.entry("agents").map_or(map.loc, |e| e.key_loc);
+
+    let mut agents = Vec::new();
+    for e in agents_map.entries {
+        agents.push(read_agent(r, e, &mut warnings)?);
+    }
+    let names: Vec<&str> = agents.iter().map(|a| a.name.name.as_str()).collect();
+    for a in &agents {
+        for h in &a.hands_off_to {
+            if !names.contains(&h.name.as_str()) {
+                return Err(r
+                    .err(
+                        h.loc,
+                        format!("agent '{}' hands off to '{}', which is not an agent", a.name.name, h.name),
+                        format!("name one of the agents ({})", names.join(", ")),
+                    )
+                    .with_label("no such agent"));
+            }
+        }
+    }
+    let entry_idx = match r.opt_text(map, "entry", "`entry`")? {
+        None => 0,
+        Some(e) => names.iter().position(|n| *n == e.name).ok_or_else(|| {
+            r.err(e.loc, format!("`entry` names '{}', which is not an agent", e.name), format!("name one of the agents ({})", names.join(", ")))
+                .with_label("no such agent")
+        })?,
+    };
+
+    // Privileged agents make their tools privileged.
+    for a in agents.iter().filter(|a| a.info.privilege_high) {
+        for t in &a.tools {
+            if let Some(td) = cat.tools.iter_mut().find(|td| td.name == t.name) {
+                td.privileged = true;
+            }
+        }
+    }
+
+    let mut export = Export {
+        name: agents.get(entry_idx).map(|a| a.name.name.clone()),
+        source: Some(display.clone()),
+        recursion_limit: DEFAULT_RECURSION_LIMIT,
+        ..Export::default()
+    };
+    if let Some(n) = map.get_some("recursion_limit") {
+        export.recursion_limit = validate::recursion_limit(r, n)?;
+    }
+    if let Some(n) = map.get_some("session_steps") {
+        export.session_steps = Some(validate::session_steps(r, n)?);
+    }
+    if let Some(b) = map.get("budget") {
+        export.budget = read_budget(r, b, "`budget`")?;
+    }
+    for key in ["settings", "facts"] {
+        if let Some(n) = map.get(key) {
+            r.map_or_null(n, &format!("`{key}`"))?;
+        }
+    }
+    let rulebook = match r.opt_text(map, "rulebook", "`rulebook`")? {
+        None => None,
+        Some(rb) => {
+            let (resolved, shown) = resolve_path(path, &rb.name);
+            if !resolved.exists() {
+                return Err(r
+                    .err(rb.loc, format!("the rulebook '{}' does not exist (looked for {shown})", rb.name), "check the path: it is read relative to agent.yaml's folder")
+                    .with_label("no such file"));
+            }
+            Some(shown)
+        }
+    };
+
+    export.graph = compile(&agents, entry_idx, agents_loc);
+    export.agents = agents.iter().map(|a| a.info.clone()).collect();
+    export.warnings = warnings;
+
+    let desc = if catalogue_files.is_empty() {
+        format!("{display}'s `tools:` (it names no catalogue)")
+    } else {
+        let mut all = catalogue_files.clone();
+        if parts.tools.iter().any(|(n, _, _)| n.loc.file == file) {
+            all.push(format!("{display}'s inline tools"));
+        }
+        all.join(", ")
+    };
+    validate::validate(r, &export, &cat, &desc)?;
+    cat.tools.shrink_to_fit();
+
+    Ok(Inputs {
+        export,
+        catalogue: cat,
+        catalogue_json: parts.to_json(),
+        input_display: display,
+        from_agent_yaml: true,
+        rulebook,
+        sources,
+    })
+}
+
+/// Reads the `tools:` list: catalogue files (read into `sources`), inline entries, python modules.
+fn collect_tools(
+    sources: &mut SourceMap,
+    agent_path: &Path,
+    items: &[Node],
+    parts: &mut Parts,
+    files: &mut Vec<String>,
+) -> Result<(), InputError> {
+    let help = "write `- catalogue: ./tools.catalogue.yaml`, or an inline `- name: tool_name` with `kind: read|write` and its words";
+    for item in items {
+        let r = Reader { sources: &*sources };
+        let m = r.map(item, "an entry of `tools`")?;
+        if let Some(p) = m.entry("python") {
+            let module = p.value.as_text().unwrap_or("").to_string();
+            return Err(r
+                .err(
+                    p.value.loc,
+                    format!("Python tool modules are not read yet (`python: {module}`)"),
+                    "export the module's catalogue (qls-catalogue/1, JSON or YAML) and pass it with `tools: - catalogue: path/to/catalogue.yaml` (or run with --graph and --catalogue)",
+                )
+                .with_label("not read yet"));
+        }
+        if let Some(c) = m.entry("catalogue") {
+            let rel = r.text(&c.value, "`catalogue` in `tools`")?;
+            if let Some(other) = m.entries.iter().find(|e| e.key != "catalogue") {
+                return Err(r.err(other.key_loc, format!("a `catalogue:` entry of `tools` takes no other word (found '{}')", other.key), help));
+            }
+            let (resolved, shown) = resolve_path(agent_path, &rel.name);
+            let id: FileId = match tree::read_file(sources, &resolved, shown.clone()) {
+                Ok(id) => id,
+                Err(e) => {
+                    let why = match e.kind() {
+                        std::io::ErrorKind::NotFound => "no such file".to_string(),
+                        std::io::ErrorKind::InvalidData => "it is not UTF-8 text".to_string(),
+                        _ => e.to_string(),
+                    };
+                    return Err(Reader { sources: &*sources }
+                        .err(rel.loc, format!("cannot read the catalogue '{}' ({shown}): {why}", rel.name), "check the path: it is read relative to agent.yaml's folder")
+                        .with_label("cannot read"));
+                }
+            };
+            let croot = tree::parse(sources, id)?;
+            catalogue::collect(Reader { sources: &*sources }, &croot, parts)?;
+            files.push(shown);
+            continue;
+        }
+        match m.entry("name") {
+            Some(n) => {
+                let name = r.text(&n.value, "`name` of an inline tool")?;
+                let words: Vec<Entry> = m.entries.iter().filter(|e| e.key != "name").cloned().collect();
+                parts.add_tool(name, item.loc, words);
+            }
+            None => {
+                return Err(r
+                    .err(item.loc, "this `tools` entry is neither `catalogue:`, `python:` nor an inline tool with `name:`", help)
+                    .with_label("unknown entry"))
+            }
+        }
+    }
+    Ok(())
+}
+
+fn read_agent(r: Reader<'_>, e: &Entry, warnings: &mut Vec<String>) -> Result<Agent, InputError> {
+    let a = &e.key;
+    let what = |w: &str| format!("`{w}` of agent '{a}'");
+    let m = r.map_or_null(&e.value, &format!("agent '{a}'"))?;
+    for w in m.entries.iter().filter(|w| !AGENT_WORDS.contains(&w.key.as_str())) {
+        warnings.push(format!(
+            "{}: unknown word '{}' on agent '{a}' is ignored (known: {})",
+            r.sources.file_line(w.key_loc),
+            w.key,
+            AGENT_WORDS.join(", ")
+        ));
+    }
+    let model = r.opt_text(m, "model", &what("model"))?;
+    let tools = r.opt_names(m, "tools", &what("tools"))?;
+    let tools_key = m.entry("tools").filter(|_| !tools.is_empty()).map(|t| t.key_loc);
+    let hands_off_to = r.opt_names(m, "hands_off_to", &what("hands_off_to"))?;
+    let on_unread = r.opt_text(m, "on_unread", &what("on_unread"))?;
+    if let Some(o) = &on_unread {
+        if !matches!(o.name.as_str(), "refuse" | "model" | "ask" | "answer") {
+            return Err(r
+                .err(o.loc, format!("unknown `on_unread` '{}' on agent '{a}'", o.name), "write one of: refuse, model, ask, answer")
+                .with_label("refuse, model, ask or answer"));
+        }
+    }
+    let privilege_high = match r.opt_text(m, "privilege", &what("privilege"))? {
+        None => false,
+        Some(p) => match p.name.as_str() {
+            "high" => true,
+            "low" => false,
+            other => {
+                return Err(r
+                    .err(p.loc, format!("unknown privilege '{other}' on agent '{a}'"), "write `privilege: low` or `privilege: high`")
+                    .with_label("low or high"))
+            }
+        },
+    };
+    let budget = match m.get("budget") {
+        Some(b) => read_budget(r, b, &what("budget"))?,
+        None => None,
+    };
+    let remote_channel = match m.get_some("remote") {
+        None => None,
+        Some(rn) => {
+            let rm = r.map(rn, &what("remote"))?;
+            let _url = r.opt_text(rm, "url", &format!("`remote.url` of agent '{a}'"))?;
+            let channel = r.opt_text(rm, "channel", &format!("`remote.channel` of agent '{a}'"))?.map(|c| c.name);
+            if let Some(inside) = ["model", "tools", "hands_off_to"].iter().find_map(|w| m.entry(w)) {
+                return Err(r
+                    .err(
+                        inside.key_loc,
+                        format!("agent '{a}' is remote, so its `{}` is not ours to declare", inside.key),
+                        "remove it (a remote agent's inside is not ours), or remove `remote` to make the agent local",
+                    )
+                    .with_label("on a remote agent"));
+            }
+            Some(channel)
+        }
+    };
+    Ok(Agent {
+        name: e.named(),
+        model,
+        tools,
+        tools_key,
+        hands_off_to,
+        remote_channel,
+        info: AgentInfo {
+            name: a.clone(),
+            budget,
+            on_unread: on_unread.map(|o| o.name),
+            privilege_high,
+            loc: e.key_loc,
+        },
+    })
+}
+
+fn named(name: &str, loc: Loc) -> Named {
+    Named { name: name.to_string(), loc }
+}
+
+/// Builds the graph of SPEC 2.1 from the agents.
+fn compile(agents: &[Agent], entry: usize, agents_loc: Loc) -> GraphDef {
+    let mut g = GraphDef::default();
+    let node = |id: &str, kind: NodeKind, agent: Option<&str>, loc: Loc, declared: bool| NodeDef {
+        id: named(id, loc),
+        kind,
+        agent: agent.map(str::to_string),
+        tools: Vec::new(),
+        sets: Vec::new(),
+        clears: Vec::new(),
+        graph: None,
+        channel: None,
+        loc,
+        declared_location: declared,
+    };
+    g.nodes.push(node("__start__", NodeKind::Start, None, agents_loc, false));
+    for a in agents {
+        let name = a.name.name.as_str();
+        let loc = a.name.loc;
+        if let Some(channel) = &a.remote_channel {
+            let mut n = node(name, NodeKind::Remote, Some(name), loc, true);
+            n.channel = channel.clone();
+            g.nodes.push(n);
+            continue;
+        }
+        g.nodes.push(node(name, NodeKind::Router, Some(name), loc, true));
+        if a.model.is_some() {
+            let mut n = node(&format!("{name}_model"), NodeKind::Model, Some(name), loc, true);
+            n.tools = a.tools.clone();
+            g.nodes.push(n);
+        }
+        if let Some(tloc) = a.tools_key {
+            let mut n = node(&format!("{name}_tools"), NodeKind::Tools, Some(name), tloc, true);
+            n.id.loc = tloc;
+            n.tools = a.tools.clone();
+            g.nodes.push(n);
+        }
+    }
+    g.nodes.push(node("__end__", NodeKind::End, None, agents_loc, false));
+
+    let edge = |from: &str, kind: EdgeKind, dests: Vec<String>, loc: Loc| {
+        let mut seen = HashSet::new();
+        let destinations = dests.into_iter().filter(|d| seen.insert(d.clone())).map(|d| named(&d, loc)).collect();
+        EdgeDef { from: named(from, loc), kind, destinations: Some(destinations), guard: None, exit_after: None, loc }
+    };
+    if let Some(e) = agents.get(entry) {
+        g.edges.push(edge("__start__", EdgeKind::Fixed, vec![e.name.name.clone()], e.name.loc));
+    }
+    for a in agents {
+        let name = a.name.name.as_str();
+        let loc = a.name.loc;
+        let model_id = a.model.as_ref().map(|_| format!("{name}_model"));
+        let tools_id = a.tools_key.map(|_| format!("{name}_tools"));
+        let handoffs: Vec<String> = a.hands_off_to.iter().map(|h| h.name.clone()).collect();
+        if a.remote_channel.is_some() {
+            let mut dests = vec!["__end__".to_string()];
+            dests.extend(
+                agents.iter().filter(|b| b.hands_off_to.iter().any(|h| h.name == name)).map(|b| b.name.name.clone()),
+            );
+            g.edges.push(edge(name, EdgeKind::Conditional, dests, loc));
+            continue;
+        }
+        let mut router: Vec<String> = tools_id.iter().chain(model_id.iter()).cloned().collect();
+        router.push("__end__".to_string());
+        if model_id.is_none() {
+            router.extend(handoffs.iter().cloned());
+        }
+        g.edges.push(edge(name, EdgeKind::Conditional, router, loc));
+        if let Some(mid) = &model_id {
+            let mut dests: Vec<String> = tools_id.iter().cloned().collect();
+            dests.push("__end__".to_string());
+            dests.extend(handoffs.iter().cloned());
+            g.edges.push(edge(mid, EdgeKind::Conditional, dests, loc));
+        }
+        if let (Some(tid), Some(tloc)) = (&tools_id, a.tools_key) {
+            let mut dests: Vec<String> = model_id.iter().cloned().collect();
+            dests.push(name.to_string());
+            dests.push("__end__".to_string());
+            g.edges.push(edge(tid, EdgeKind::Conditional, dests, tloc));
+        }
+    }
+    g
+}

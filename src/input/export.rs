@@ -1,0 +1,408 @@
+//! The `qls-graph/1` reader (SPEC 2.2).
+//!
+//! Reads the top graph (`nodes`, `edges`, `sends`, `interrupts`, `subgraphs`, `entry`) and the
+//! run-wide words (`format`, `name`, `source`, `recursion_limit`, `session_steps`, `budget`,
+//! `state`, `warnings`). Fields the SPEC does not name are ignored (exporters add their own
+//! metadata). Shape errors, unknown node/edge kinds, bad `when`s and bad guards are reported
+//! here; cross-references (ids, tools, flags) are checked by [`super::validate`].
+
+use std::collections::HashSet;
+
+use crate::error::InputError;
+use crate::ir::{
+    Budget, EdgeDef, EdgeKind, Export, FlagDecl, FlagScope, GraphDef, InterruptDef, Named, NodeDef,
+    NodeKind, SendDef, When,
+};
+use crate::source::Loc;
+
+use super::guard::parse_guard;
+use super::tree::{Map, Node, Reader, Value};
+use super::validate;
+
+/// LangGraph's default `recursion_limit`.
+pub(crate) const DEFAULT_RECURSION_LIMIT: u32 = 25;
+
+/// Reads a whole export from its parsed tree.
+pub(crate) fn read_export(r: Reader<'_>, root: &Node) -> Result<Export, InputError> {
+    let map = r.map(root, "the export")?;
+    match map.get("format") {
+        None => {
+            return Err(r
+                .err(
+                    map.loc,
+                    "the export has no `format`: this verifier reads qls-graph/1",
+                    "add `\"format\": \"qls-graph/1\"` (and check this is a graph export, not a catalogue)",
+                )
+                .with_label("no format"))
+        }
+        Some(f) => {
+            let found = f.as_text().map(str::to_string);
+            if found.as_deref() != Some("qls-graph/1") {
+                let shown = found.map(|s| format!("'{s}'")).unwrap_or_else(|| f.describe());
+                let hint = if shown.contains("catalogue") {
+                    "this looks like a catalogue: pass it with --catalogue and the graph with --graph"
+                } else {
+                    "export the graph as qls-graph/1 (`\"format\": \"qls-graph/1\"`)"
+                };
+                return Err(r
+                    .err(f.loc, format!("unknown graph format {shown}: this verifier reads qls-graph/1"), hint)
+                    .with_label("unknown format"));
+            }
+        }
+    }
+
+    let mut state = Vec::new();
+    collect_state(r, map, &mut state, 0)?;
+    let flags: HashSet<String> = state.iter().map(|f: &FlagDecl| f.name.clone()).collect();
+
+    let mut export = Export {
+        name: r.opt_text(map, "name", "`name`")?.map(|n| n.name),
+        source: r.opt_text(map, "source", "`source`")?.map(|n| n.name),
+        recursion_limit: DEFAULT_RECURSION_LIMIT,
+        ..Export::default()
+    };
+    if let Some(n) = map.get_some("recursion_limit") {
+        export.recursion_limit = validate::recursion_limit(r, n)?;
+    }
+    if let Some(n) = map.get_some("session_steps") {
+        export.session_steps = Some(validate::session_steps(r, n)?);
+    }
+    if let Some(b) = map.get("budget") {
+        export.budget = read_budget(r, b, "`budget`")?;
+    }
+    if let Some(w) = map.get("warnings") {
+        for item in r.seq(w, "`warnings`")? {
+            export.warnings.push(r.text(item, "an entry of `warnings`")?.name);
+        }
+    }
+    export.state = state;
+    export.graph = read_graph(r, map, &flags, true, 0)?;
+    Ok(export)
+}
+
+/// `{steps, turns}` or null. Its presence is what QG023 reads.
+pub(crate) fn read_budget(r: Reader<'_>, n: &Node, what: &str) -> Result<Option<Budget>, InputError> {
+    if n.is_null() {
+        return Ok(None);
+    }
+    let m = r.map(n, what)?;
+    let num = |k: &str| -> Result<Option<u64>, InputError> {
+        m.get_some(k).map(|v| r.u64(v, &format!("`{k}` of {what}"))).transpose()
+    };
+    Ok(Some(Budget { steps: num("steps")?, turns: num("turns")? }))
+}
+
+/// Gathers `state` from the top graph and every subgraph (one namespace of flags, SPEC 3.1).
+fn collect_state(r: Reader<'_>, g: Map<'_>, out: &mut Vec<FlagDecl>, depth: usize) -> Result<(), InputError> {
+    if let Some(s) = g.get("state") {
+        for e in r.map_or_null(s, "`state`")?.entries {
+            let what = format!("state flag '{}'", e.key);
+            let scope = match &e.value.value {
+                _ if e.value.is_null() => FlagScope::Session,
+                Value::Map(_) => {
+                    let m = r.map(&e.value, &what)?;
+                    match r.opt_text(m, "scope", &format!("`scope` of {what}"))? {
+                        None => FlagScope::Session,
+                        Some(s) => scope(r, &s)?,
+                    }
+                }
+                _ => scope(r, &r.text(&e.value, &what)?)?,
+            };
+            match out.iter().find(|f| f.name == e.key) {
+                Some(first) if first.scope != scope => {
+                    return Err(r
+                        .err(
+                            e.key_loc,
+                            format!(
+                                "state flag '{}' is declared again with another scope (first at {})",
+                                e.key,
+                                r.sources.file_line(first.loc)
+                            ),
+                            "flags share one namespace across subgraphs: give both the same scope, or rename one",
+                        )
+                        .also_at(r.sources, first.loc, "first declared here"));
+                }
+                Some(_) => {}
+                None => out.push(FlagDecl { name: e.key.clone(), scope, loc: e.key_loc }),
+            }
+        }
+    }
+    if let Some(subs) = g.get("subgraphs") {
+        if depth > 64 {
+            return Ok(());
+        }
+        for e in r.map_or_null(subs, "`subgraphs`")?.entries {
+            if let Some(m) = e.value.as_map() {
+                collect_state(r, Map { loc: e.value.loc, entries: m }, out, depth + 1)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn scope(r: Reader<'_>, s: &Named) -> Result<FlagScope, InputError> {
+    match s.name.as_str() {
+        "session" => Ok(FlagScope::Session),
+        "turn" => Ok(FlagScope::Turn),
+        other => Err(r
+            .err(s.loc, format!("unknown flag scope '{other}'"), "write `scope: session` (kept across turns) or `scope: turn` (reset each turn)")
+            .with_label("session or turn")),
+    }
+}
+
+fn read_location(r: Reader<'_>, n: &Node, what: &str) -> Result<Option<Loc>, InputError> {
+    if n.is_null() {
+        return Ok(None);
+    }
+    let m = r.map(n, what)?;
+    let help = "write `location: {line: 12, column: 5}` (line and column count from 1; `file` is optional)";
+    let line = match m.get_some("line") {
+        Some(l) => r.u32(l, &format!("`line` of {what}"))?,
+        None => return Err(r.err(n.loc, format!("{what} has no `line`"), help)),
+    };
+    let column = r.opt_u32(m, "column", &format!("`column` of {what}"))?.unwrap_or(1);
+    if line == 0 || column == 0 {
+        let at = m.get("line").filter(|_| line == 0).or_else(|| m.get("column")).map_or(n.loc, |x| x.loc);
+        return Err(r.err(at, format!("{what} counts from 1, found 0"), help));
+    }
+    // `file`, when it names another file, is kept only as the line it declares: the location
+    // stays in the export's own file (SPEC 2.2).
+    let _ = r.opt_text(m, "file", &format!("`file` of {what}"))?;
+    Ok(Some(Loc::new(n.loc.file, line, column)))
+}
+
+fn read_graph(
+    r: Reader<'_>,
+    g: Map<'_>,
+    flags: &HashSet<String>,
+    top: bool,
+    depth: usize,
+) -> Result<GraphDef, InputError> {
+    let mut out = GraphDef { entry: r.opt_text(g, "entry", "`entry`")?, ..GraphDef::default() };
+    if !top {
+        if let Some(b) = g.get("budget") {
+            out.budget = read_budget(r, b, "`budget` of the subgraph")?;
+        }
+    }
+    if let Some(nodes) = g.get("nodes") {
+        for n in r.seq(nodes, "`nodes`")? {
+            out.nodes.push(read_node(r, n)?);
+        }
+    }
+    if let Some(edges) = g.get("edges") {
+        for e in r.seq(edges, "`edges`")? {
+            out.edges.push(read_edge(r, e, flags)?);
+        }
+    }
+    if let Some(sends) = g.get("sends") {
+        for s in r.seq(sends, "`sends`")? {
+            let m = r.map(s, "a send")?;
+            let from = r.req_text(m, "from", "`from` of a send", "write the sending node's id as `from`")?;
+            let destinations = match m.get_some("destinations") {
+                Some(d) => r.names(d, &format!("`destinations` of the send from '{}'", from.name))?,
+                None => {
+                    return Err(r.err(
+                        s.loc,
+                        format!("the send from '{}' has no `destinations`", from.name),
+                        "list the nodes it sends to: `\"destinations\": [\"worker\"]`",
+                    ))
+                }
+            };
+            out.sends.push(SendDef { from, destinations, loc: s.loc });
+        }
+    }
+    if let Some(ints) = g.get("interrupts") {
+        for i in r.seq(ints, "`interrupts`")? {
+            out.interrupts.push(read_interrupt(r, i)?);
+        }
+    }
+    if let Some(subs) = g.get("subgraphs") {
+        if depth > 64 {
+            return Err(r.err(subs.loc, "subgraphs nest more than 64 deep", "flatten the export"));
+        }
+        for e in r.map_or_null(subs, "`subgraphs`")?.entries {
+            let what = format!("subgraph '{}'", e.key);
+            let sm = r.map_or_null(&e.value, &what)?;
+            let sub = read_graph(r, sm, flags, false, depth + 1)?;
+            out.subgraphs.push((e.named(), sub));
+        }
+    }
+    Ok(out)
+}
+
+fn read_node(r: Reader<'_>, n: &Node) -> Result<NodeDef, InputError> {
+    let m = r.map(n, "a node")?;
+    let id = r.req_text(m, "id", "the `id` of a node", "give the node an `id`")?;
+    let what = |w: &str| format!("`{w}` of node '{}'", id.name);
+    let kind = match m.get_some("kind") {
+        None => {
+            return Err(r
+                .err(id.loc, format!("node '{}' has no `kind`", id.name), format!("add a `kind`, one of: {}", NodeKind::ALL.join(", ")))
+                .with_label("no kind"))
+        }
+        Some(k) => {
+            let k = r.text(k, &what("kind"))?;
+            NodeKind::parse(&k.name).ok_or_else(|| {
+                r.err(
+                    k.loc,
+                    format!("unknown node kind '{}'", k.name),
+                    format!("use one of: {}", NodeKind::ALL.join(", ")),
+                )
+                .with_label("unknown kind")
+            })?
+        }
+    };
+    let (loc, declared_location) = match m.get("location") {
+        Some(l) => match read_location(r, l, &what("location"))? {
+            Some(loc) => (loc, true),
+            None => (n.loc, false),
+        },
+        None => (n.loc, false),
+    };
+    Ok(NodeDef {
+        kind,
+        agent: r.opt_text(m, "agent", &what("agent"))?.map(|a| a.name),
+        tools: r.opt_names(m, "tools", &what("tools"))?,
+        sets: r.opt_names(m, "sets", &what("sets"))?,
+        clears: r.opt_names(m, "clears", &what("clears"))?,
+        graph: r.opt_text(m, "graph", &what("graph"))?,
+        channel: r.opt_text(m, "channel", &what("channel"))?.map(|c| c.name),
+        loc,
+        declared_location,
+        id,
+    })
+}
+
+const EDGE_KINDS: &str = "fixed, conditional, command, stalwart_edge";
+
+fn read_edge(r: Reader<'_>, e: &Node, flags: &HashSet<String>) -> Result<EdgeDef, InputError> {
+    let m = r.map(e, "an edge")?;
+    let from = r.req_text(m, "from", "the `from` of an edge", "write the id of the node the edge leaves as `from`")?;
+    let what = |w: &str| format!("`{w}` of the edge from '{}'", from.name);
+    let kind = match m.get_some("kind") {
+        None => {
+            return Err(r.err(e.loc, format!("the edge from '{}' has no `kind`", from.name), format!("add a `kind`, one of: {EDGE_KINDS}")))
+        }
+        Some(k) => {
+            let k = r.text(k, &what("kind"))?;
+            match k.name.as_str() {
+                "fixed" => EdgeKind::Fixed,
+                "conditional" => EdgeKind::Conditional,
+                "command" => EdgeKind::Command,
+                "stalwart_edge" => EdgeKind::StalwartEdge,
+                other => {
+                    return Err(r
+                        .err(k.loc, format!("unknown edge kind '{other}'"), format!("use one of: {EDGE_KINDS}"))
+                        .with_label("unknown kind"))
+                }
+            }
+        }
+    };
+    let destinations = match m.get_some("destinations") {
+        None => None,
+        Some(d) => Some(r.names(d, &what("destinations"))?),
+    };
+    let guard = match m.get_some("guard") {
+        None => None,
+        Some(g) => Some(read_guard(r, g, flags, &from.name)?),
+    };
+    let exit_after = r.opt_u32(m, "exit_after", &what("exit_after"))?;
+    let loc = match m.get("location") {
+        Some(l) => read_location(r, l, &what("location"))?.unwrap_or(e.loc),
+        None => e.loc,
+    };
+    Ok(EdgeDef { from, kind, destinations, guard, exit_after, loc })
+}
+
+/// The position of byte `offset` of a scalar's text: its start, past an opening quote.
+fn offset_loc(n: &Node, text: &str, offset: usize) -> Loc {
+    let quoted = matches!(n.value, Value::Scalar { plain: false, .. });
+    let mut end = offset.min(text.len());
+    while end > 0 && !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let chars = text.get(..end).map_or(0, |s| s.chars().count());
+    let col = n.loc.column as usize + usize::from(quoted) + chars;
+    Loc { column: u32::try_from(col).unwrap_or(u32::MAX), ..n.loc }
+}
+
+fn read_guard(r: Reader<'_>, n: &Node, flags: &HashSet<String>, from: &str) -> Result<crate::ir::Guard, InputError> {
+    let text = r.text(n, &format!("`guard` of the edge from '{from}'"))?.name;
+    let guard = parse_guard(&text).map_err(|(off, msg)| {
+        r.err(
+            offset_loc(n, &text, off),
+            format!("bad guard on the edge from '{from}': {msg}"),
+            "a guard is a flag name, `!e`, `e && e`, `e || e` or `(e)`, e.g. \"approved && !refunded\"",
+        )
+        .with_label("here")
+    })?;
+    // Flags in the text, in order, with their offsets: the parser accepted it, so every run of
+    // name characters is a flag.
+    let mut rest = text.char_indices().peekable();
+    while let Some((start, c)) = rest.next() {
+        if !(c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let mut end = start + c.len_utf8();
+        while let Some(&(i, d)) = rest.peek() {
+            if d.is_alphanumeric() || matches!(d, '_' | '.' | '-') {
+                end = i + d.len_utf8();
+                rest.next();
+            } else {
+                break;
+            }
+        }
+        let name = text.get(start..end).unwrap_or("");
+        if !flags.contains(name) {
+            return Err(r
+                .err(
+                    offset_loc(n, &text, start),
+                    format!("the guard on the edge from '{from}' reads flag '{name}', which `state` does not declare"),
+                    declare_flag_help(name, flags),
+                )
+                .with_label("undeclared flag"));
+        }
+    }
+    Ok(guard)
+}
+
+/// The fix for an undeclared flag: declare it, or one of the declared names.
+pub(crate) fn declare_flag_help(name: &str, flags: &HashSet<String>) -> String {
+    let mut declared: Vec<&str> = flags.iter().map(String::as_str).collect();
+    declared.sort_unstable();
+    let list = if declared.is_empty() { "none".to_string() } else { declared.join(", ") };
+    format!(
+        "declare it under `state` (`\"{name}\": {{\"scope\": \"session\"}}` or `\"turn\"`), or fix the name (declared flags: {list})"
+    )
+}
+
+fn read_interrupt(r: Reader<'_>, i: &Node) -> Result<InterruptDef, InputError> {
+    let m = r.map(i, "an interrupt")?;
+    let node = r.req_text(m, "node", "the `node` of an interrupt", "write the id of the node it pauses at as `node`")?;
+    let what = |w: &str| format!("`{w}` of the interrupt at '{}'", node.name);
+    let when = match m.get_some("when") {
+        None => {
+            return Err(r.err(i.loc, format!("the interrupt at '{}' has no `when`", node.name), "add `when`: before, after or inside"))
+        }
+        Some(w) => {
+            let w = r.text(w, &what("when"))?;
+            match w.name.as_str() {
+                "before" => When::Before,
+                "after" => When::After,
+                "inside" => When::Inside,
+                other => {
+                    return Err(r
+                        .err(w.loc, format!("unknown interrupt time '{other}'"), "write `when`: before, after or inside")
+                        .with_label("before, after or inside"))
+                }
+            }
+        }
+    };
+    Ok(InterruptDef {
+        tool: r.opt_text(m, "tool", &what("tool"))?,
+        answer: r.opt_text(m, "answer", &what("answer"))?,
+        when,
+        loc: i.loc,
+        node,
+    })
+}

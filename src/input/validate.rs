@@ -1,0 +1,426 @@
+//! Cross-reference checks run by both loaders after reading (SPEC 2.2 "Bad input", SPEC 2.3,
+//! SPEC 3.1): every bad input is an [`InputError`] at the offending word, saying the fix.
+//!
+//! Checked, per graph (the top graph and every subgraph): node ids (non-empty, no `/`, unique),
+//! `entry`, edge and send sources and destinations (`../id` only inside a subgraph, naming a node
+//! of the graph that runs it), fixed edges with `null` destinations, interrupts on missing nodes,
+//! subgraph nodes without `graph`, subgraphs that contain themselves; tools bound by nodes or
+//! named by interrupts, order rules and compensations, against the catalogue; flags named by
+//! `sets`, `clears` and `answer` against `state` (guards are checked as they are read, where the
+//! column inside the guard text is known). A subgraph node whose graph is missing is not an error
+//! here (it is QG006).
+
+use std::collections::HashSet;
+
+use crate::error::InputError;
+use crate::ir::{Catalogue, Compensation, EdgeKind, Export, GraphDef, Named, NodeKind, NotAfter};
+
+use super::export::declare_flag_help;
+use super::tree::{Node, Reader};
+
+/// `recursion_limit`: a whole number of steps, at least 1.
+pub(crate) fn recursion_limit(r: Reader<'_>, n: &Node) -> Result<u32, InputError> {
+    let v = r.u32(n, "`recursion_limit`")?;
+    if v == 0 {
+        return Err(r
+            .err(n.loc, "`recursion_limit` is 0: no run could take a single step", "give the number of node steps one run may take (LangGraph's default is 25)")
+            .with_label("at least 1"));
+    }
+    Ok(v)
+}
+
+/// `session_steps`: the number of conversation turns to search, 1..=16 (SPEC 1).
+pub(crate) fn session_steps(r: Reader<'_>, n: &Node) -> Result<u32, InputError> {
+    let v = r.u32(n, "`session_steps`")?;
+    if !(1..=16).contains(&v) {
+        return Err(r
+            .err(n.loc, format!("`session_steps` is {v}, outside 1..=16"), "give a number of turns from 1 to 16")
+            .with_label("1 to 16"));
+    }
+    Ok(v)
+}
+
+/// One graph definition: the top graph or a subgraph, with the graphs lexically around it.
+struct Def<'a> {
+    g: &'a GraphDef,
+    /// Enclosing definitions, outermost (the top graph) first.
+    chain: Vec<usize>,
+    /// "the top graph" or "subgraph 'kb_graph'".
+    label: String,
+}
+
+/// Runs every check on a read export and catalogue. `catalogue_desc` names where the catalogue
+/// came from (e.g. `catalogue.json`), for messages.
+pub(crate) fn validate(
+    r: Reader<'_>,
+    export: &Export,
+    catalogue: &Catalogue,
+    catalogue_desc: &str,
+) -> Result<(), InputError> {
+    let v = Validator { r, catalogue, catalogue_desc, flags: export.state.iter().map(|f| f.name.clone()).collect() };
+    let mut defs = Vec::new();
+    collect_defs(&export.graph, Vec::new(), "the top graph".to_string(), &mut defs);
+
+    // Which graphs run each definition (for `../id`).
+    let mut holders: Vec<Vec<usize>> = vec![Vec::new(); defs.len()];
+    for (i, d) in defs.iter().enumerate() {
+        for n in &d.g.nodes {
+            if let (NodeKind::Subgraph, Some(name)) = (n.kind, &n.graph) {
+                if let Some(e) = resolve(&defs, i, &name.name) {
+                    if let Some(h) = holders.get_mut(e) {
+                        if !h.contains(&i) {
+                            h.push(i);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    for (i, d) in defs.iter().enumerate() {
+        v.check_graph(&defs, i, d, holders.get(i).map_or(&[][..], Vec::as_slice))?;
+    }
+    check_cycles(r, &defs)?;
+    v.check_catalogue()?;
+    Ok(())
+}
+
+fn collect_defs<'a>(g: &'a GraphDef, chain: Vec<usize>, label: String, out: &mut Vec<Def<'a>>) {
+    let me = out.len();
+    out.push(Def { g, chain: chain.clone(), label });
+    let mut inner = chain;
+    inner.push(me);
+    for (name, sub) in &g.subgraphs {
+        collect_defs(sub, inner.clone(), format!("subgraph '{}'", name.name), out);
+    }
+}
+
+/// The definition a node of definition `at` runs under graph name `name`: the `subgraphs` of the
+/// graph that holds the node, then of each enclosing graph (SPEC 2.2).
+fn resolve(defs: &[Def<'_>], at: usize, name: &str) -> Option<usize> {
+    let d = defs.get(at)?;
+    let find_in = |idx: usize| -> Option<usize> {
+        let holder = defs.get(idx)?;
+        let (_, sub) = holder.g.subgraphs.iter().find(|(n, _)| n.name == name)?;
+        defs.iter().position(|x| std::ptr::eq(x.g, sub))
+    };
+    std::iter::once(at).chain(d.chain.iter().rev().copied()).find_map(find_in)
+}
+
+fn check_cycles(r: Reader<'_>, defs: &[Def<'_>]) -> Result<(), InputError> {
+    // 0 unvisited, 1 on the stack, 2 done.
+    let mut state = vec![0u8; defs.len()];
+    let mut stack: Vec<(usize, String)> = Vec::new();
+    for start in 0..defs.len() {
+        if state.get(start) == Some(&0) {
+            dfs(r, defs, start, &mut state, &mut stack)?;
+        }
+    }
+    Ok(())
+}
+
+fn dfs(
+    r: Reader<'_>,
+    defs: &[Def<'_>],
+    at: usize,
+    state: &mut Vec<u8>,
+    stack: &mut Vec<(usize, String)>,
+) -> Result<(), InputError> {
+    if let Some(s) = state.get_mut(at) {
+        *s = 1;
+    }
+    let Some(d) = defs.get(at) else { return Ok(()) };
+    for n in &d.g.nodes {
+        let (NodeKind::Subgraph, Some(name)) = (n.kind, &n.graph) else { continue };
+        let Some(e) = resolve(defs, at, &name.name) else { continue };
+        match state.get(e).copied() {
+            Some(1) => {
+                let from = stack.iter().position(|(i, _)| *i == e).unwrap_or(stack.len());
+                let mut path: Vec<&str> = stack.get(from..).unwrap_or(&[]).iter().map(|(_, g)| g.as_str()).collect();
+                path.push(&name.name);
+                let start = path.first().copied().unwrap_or(&name.name);
+                let cycle = if path.len() > 1 { path.join(" → ") } else { format!("{start} → {start}") };
+                return Err(r
+                    .err(
+                        name.loc,
+                        format!("subgraph node '{}' runs graph '{}', which contains itself ({cycle})", n.id.name, name.name),
+                        "a graph cannot run itself, directly or through another subgraph: break the cycle (point this node at another graph, or make it a `step`)",
+                    )
+                    .with_label("runs itself"));
+            }
+            Some(0) => {
+                stack.push((e, name.name.clone()));
+                dfs(r, defs, e, state, stack)?;
+                stack.pop();
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = state.get_mut(at) {
+        *s = 2;
+    }
+    Ok(())
+}
+
+struct Validator<'a> {
+    r: Reader<'a>,
+    catalogue: &'a Catalogue,
+    catalogue_desc: &'a str,
+    flags: HashSet<String>,
+}
+
+/// Up to 20 names, for "which ids exist" lists.
+fn list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let all: Vec<&str> = names.collect();
+    if all.is_empty() {
+        return "none".to_string();
+    }
+    let mut s = all.iter().take(20).copied().collect::<Vec<_>>().join(", ");
+    if all.len() > 20 {
+        s.push_str(&format!(", ... ({} in all)", all.len()));
+    }
+    s
+}
+
+/// Levenshtein distance (for "did you mean").
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev.get(j).copied().unwrap_or(0) + usize::from(ca != *cb);
+            let del = prev.get(j + 1).copied().unwrap_or(0) + 1;
+            let ins = cur.get(j).copied().unwrap_or(0) + 1;
+            cur.push(sub.min(del).min(ins));
+        }
+        prev = cur;
+    }
+    prev.last().copied().unwrap_or(0)
+}
+
+/// `, did you mean 'x'?` when a candidate is close to `name`.
+fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> String {
+    let limit = (name.chars().count() / 3).max(2);
+    candidates
+        .map(|c| (distance(name, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| format!(" (did you mean '{c}'?)"))
+        .unwrap_or_default()
+}
+
+impl Validator<'_> {
+    fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.catalogue.tools.iter().map(|t| t.name.as_str())
+    }
+
+    /// A tool named at `tool` by `who` must be in the catalogue.
+    fn need_tool(&self, tool: &Named, who: &str) -> Result<(), InputError> {
+        if self.catalogue.tool(&tool.name).is_some() {
+            return Ok(());
+        }
+        Err(self
+            .r
+            .err(
+                tool.loc,
+                format!(
+                    "{who} tool '{}', which the catalogue ({}) does not declare{}",
+                    tool.name,
+                    self.catalogue_desc,
+                    suggest(&tool.name, self.tool_names())
+                ),
+                format!(
+                    "declare '{}' in {} (`tools: {{{}: {{kind: read}}}}`, or `kind: write`), or fix the name (the catalogue declares: {})",
+                    tool.name,
+                    self.catalogue_desc,
+                    tool.name,
+                    list(self.tool_names())
+                ),
+            )
+            .with_label("not in the catalogue"))
+    }
+
+    fn need_flag(&self, flag: &Named, who: &str) -> Result<(), InputError> {
+        if self.flags.contains(&flag.name) {
+            return Ok(());
+        }
+        Err(self
+            .r
+            .err(flag.loc, format!("{who} flag '{}', which `state` does not declare", flag.name), declare_flag_help(&flag.name, &self.flags))
+            .with_label("undeclared flag"))
+    }
+
+    fn check_graph(&self, defs: &[Def<'_>], at: usize, d: &Def<'_>, holders: &[usize]) -> Result<(), InputError> {
+        let r = self.r;
+        let g = d.g;
+        let label = &d.label;
+        let ids = || g.nodes.iter().map(|n| n.id.name.as_str());
+        let has = |id: &str| g.nodes.iter().any(|n| n.id.name == id);
+
+        for (i, n) in g.nodes.iter().enumerate() {
+            let id = &n.id;
+            if id.name.is_empty() {
+                return Err(r.err(id.loc, format!("a node of {label} has an empty id"), "give the node a non-empty `id`").with_label("empty id"));
+            }
+            if id.name.contains('/') {
+                return Err(r
+                    .err(
+                        id.loc,
+                        format!("node id '{}' contains `/`, which separates subgraph paths", id.name),
+                        format!("rename the node without `/` (exporters write it as `%2F`: '{}')", id.name.replace('/', "%2F")),
+                    )
+                    .with_label("no `/` in ids"));
+            }
+            if let Some(first) = g.nodes.iter().take(i).find(|m| m.id.name == id.name) {
+                return Err(r
+                    .err(
+                        id.loc,
+                        format!("duplicate node id '{}' in {label} (first declared at line {})", id.name, first.id.loc.line),
+                        "node ids must be unique in their graph: rename one of the two",
+                    )
+                    .with_label("second declaration")
+                    .also_at(r.sources, first.id.loc, "first declared here"));
+            }
+        }
+        if let Some(entry) = &g.entry {
+            if !has(&entry.name) {
+                return Err(r
+                    .err(
+                        entry.loc,
+                        format!("`entry` names '{}', which is not a node of {label}{}", entry.name, suggest(&entry.name, ids())),
+                        format!("name one of its nodes ({}), or leave `entry` out to start at its `start` node", list(ids())),
+                    )
+                    .with_label("no such node"));
+            }
+        }
+
+        // A destination: a node of this graph, or `../id` a node of each graph that runs it.
+        let dest = |dst: &Named, who: &str| -> Result<(), InputError> {
+            if let Some(up) = dst.name.strip_prefix("../") {
+                if at == 0 {
+                    return Err(r
+                        .err(dst.loc, format!("{who} goes to '{}', but `../` leaves a subgraph and this is the top graph", dst.name), format!("name a node of the top graph without `../` ({})", list(ids())))
+                        .with_label("no enclosing graph"));
+                }
+                let parents: Vec<usize> =
+                    if holders.is_empty() { d.chain.last().copied().into_iter().collect() } else { holders.to_vec() };
+                for p in parents {
+                    let Some(pd) = defs.get(p) else { continue };
+                    if !pd.g.nodes.iter().any(|n| n.id.name == up) {
+                        let pids = || pd.g.nodes.iter().map(|n| n.id.name.as_str());
+                        return Err(r
+                            .err(
+                                dst.loc,
+                                format!("{who} goes to '{}', but {} (which runs {label}) has no node '{up}'{}", dst.name, pd.label, suggest(up, pids())),
+                                format!("name a node of {} after `../` ({})", pd.label, list(pids())),
+                            )
+                            .with_label("no such node in the enclosing graph"));
+                    }
+                }
+                return Ok(());
+            }
+            if has(&dst.name) {
+                return Ok(());
+            }
+            Err(r
+                .err(
+                    dst.loc,
+                    format!("{who} goes to '{}', which is not a node of {label}{}", dst.name, suggest(&dst.name, ids())),
+                    format!("name one of its nodes ({}), or `../id` for a node of the enclosing graph", list(ids())),
+                )
+                .with_label("no such node"))
+        };
+        let source = |from: &Named, what: &str| -> Result<(), InputError> {
+            if has(&from.name) {
+                return Ok(());
+            }
+            Err(r
+                .err(
+                    from.loc,
+                    format!("{what} leaves '{}', which is not a node of {label}{}", from.name, suggest(&from.name, ids())),
+                    format!("`from` must name one of its nodes ({})", list(ids())),
+                )
+                .with_label("no such node"))
+        };
+
+        for e in &g.edges {
+            source(&e.from, "an edge")?;
+            match &e.destinations {
+                None => {
+                    if matches!(e.kind, EdgeKind::Fixed | EdgeKind::StalwartEdge) {
+                        return Err(r
+                            .err(
+                                e.loc,
+                                format!("the {} edge from '{}' has `null` destinations", e.kind.as_str(), e.from.name),
+                                "list where it goes (`\"destinations\": [\"tools\"]`); only a conditional or command edge whose author declared none may be null",
+                            )
+                            .with_label("null destinations"));
+                    }
+                }
+                Some(ds) => {
+                    for dst in ds {
+                        dest(dst, &format!("the edge from '{}'", e.from.name))?;
+                    }
+                }
+            }
+        }
+        for s in &g.sends {
+            source(&s.from, "a send")?;
+            for dst in &s.destinations {
+                dest(dst, &format!("the send from '{}'", s.from.name))?;
+            }
+        }
+        for i in &g.interrupts {
+            if !has(&i.node.name) {
+                return Err(r
+                    .err(
+                        i.node.loc,
+                        format!("an interrupt pauses at '{}', which is not a node of {label}{}", i.node.name, suggest(&i.node.name, ids())),
+                        format!("name one of its nodes ({})", list(ids())),
+                    )
+                    .with_label("no such node"));
+            }
+            if let Some(t) = &i.tool {
+                self.need_tool(t, &format!("the interrupt at '{}' confirms", i.node.name))?;
+            }
+            if let Some(a) = &i.answer {
+                self.need_flag(a, &format!("the interrupt at '{}' answers into", i.node.name))?;
+            }
+        }
+        for n in &g.nodes {
+            for t in &n.tools {
+                self.need_tool(t, &format!("node '{}' binds", n.id.name))?;
+            }
+            for f in &n.sets {
+                self.need_flag(f, &format!("node '{}' sets", n.id.name))?;
+            }
+            for f in &n.clears {
+                self.need_flag(f, &format!("node '{}' clears", n.id.name))?;
+            }
+            if n.kind == NodeKind::Subgraph && n.graph.is_none() {
+                return Err(r
+                    .err(n.id.loc, format!("subgraph node '{}' has no `graph`", n.id.name), "name the graph it runs (`\"graph\": \"kb_graph\"`, a key of `subgraphs`), or give the node another kind")
+                    .with_label("no graph"));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_catalogue(&self) -> Result<(), InputError> {
+        for t in &self.catalogue.tools {
+            for a in &t.order.after {
+                self.need_tool(a, &format!("the order rule of '{}' (`after`) names", t.name))?;
+            }
+            for na in &t.order.not_after {
+                if let NotAfter::Tool(a) = na {
+                    self.need_tool(a, &format!("the order rule of '{}' (`not_after`) names", t.name))?;
+                }
+            }
+            if let Compensation::Tool(c) = &t.compensation {
+                self.need_tool(c, &format!("'{}' is undone by", t.name))?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,238 @@
+//! `stalwart rules list` and `stalwart rules explain ID` (SPEC 1): the rule pages, printed from the
+//! metadata in `rules/` ([`crate::rules`]).
+
+use crate::rules::{self, Rule};
+
+/// Width the prose of [`explain`] is wrapped to.
+const WIDTH: usize = 100;
+
+/// The table of every rule, sorted by id: rule, title, type, fails the gate, stops `Agent(...)`,
+/// default severity and status, then a line counting them. Columns are padded with spaces; lines
+/// carry no trailing space; the text ends with a newline.
+pub fn list() -> String {
+    let header = [
+        "Rule",
+        "Title",
+        "Type",
+        "Fails the gate",
+        "Stops Agent(...)",
+        "Severity",
+        "Status",
+    ];
+    let rows: Vec<[String; 7]> = rules::all()
+        .iter()
+        .map(|r| {
+            [
+                r.id.clone(),
+                r.title.clone(),
+                r.rule_type.as_str().to_string(),
+                yes_no(r.gate).to_string(),
+                yes_no(r.stops).to_string(),
+                r.severity.as_str().to_string(),
+                status_words(r).to_string(),
+            ]
+        })
+        .collect();
+
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+
+    let mut out = String::new();
+    push_row(&mut out, &header.map(str::to_string), &widths);
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    push_row(&mut out, &rule, &widths);
+    for row in &rows {
+        push_row(&mut out, row, &widths);
+    }
+    let checked = rules::all().iter().filter(|r| r.checked).count();
+    out.push('\n');
+    out.push_str(&format!(
+        "{} rules; this version checks {checked}. `stalwart rules explain <RULE>` prints a rule's page.\n",
+        rules::all().len()
+    ));
+    out
+}
+
+/// The page of rule `id` (case-insensitive: `qg011` is `QG011`), every field readable: title, type,
+/// gates, severity, OWASP entries, status, what it finds, its message, its fix, what a clean result
+/// proves and does not prove, and what the report says when it has nothing to read. `None` for an
+/// unknown id.
+pub fn explain(id: &str) -> Option<String> {
+    let id = id.trim().to_ascii_uppercase();
+    let r = rules::get(&id)?;
+
+    let mut out = String::new();
+    out.push_str(&format!("{} {}\n\n", r.id, r.title));
+    let facts: [(&str, String); 7] = [
+        ("Type", r.rule_type.as_str().to_string()),
+        (
+            "Fails the gate",
+            format!("{} (stalwart verify --gate ci)", yes_no(r.gate)),
+        ),
+        (
+            "Stops Agent(...)",
+            format!("{} (stalwart verify --gate start)", yes_no(r.stops)),
+        ),
+        ("Severity", severity_words(r)),
+        ("OWASP", r.owasp.join(", ")),
+        ("Status", status_words(r).to_string()),
+        ("Rule file", format!("rules/{}.toml", r.id)),
+    ];
+    let label = facts.iter().map(|(k, _)| k.len()).max().unwrap_or(0) + 1;
+    for (k, v) in &facts {
+        out.push_str(&format!("  {:<label$} {v}\n", format!("{k}:")));
+    }
+
+    section(&mut out, "What it finds", &r.description);
+    section(&mut out, "Message", &r.message);
+    section(&mut out, "How to fix it", &r.fix);
+    if let Some(f) = &r.fix_rulebook {
+        section(&mut out, "How to fix it, when the rulebook raises it", f);
+    }
+    section(&mut out, "What a clean result proves", &r.proves);
+    section(&mut out, "What it does not prove", &r.does_not_prove);
+    if let Some(n) = &r.nothing_to_read {
+        section(
+            &mut out,
+            "When there is nothing to read",
+            &format!("The report lists it under \"Rules with nothing to read, so nothing raised\": {}: {n}", r.id),
+        );
+    }
+    Some(out)
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+fn status_words(r: &Rule) -> &'static str {
+    if r.checked {
+        "checked"
+    } else {
+        "not yet checked"
+    }
+}
+
+fn severity_words(r: &Rule) -> String {
+    use crate::rules::RuleType;
+    match r.rule_type {
+        RuleType::SecurityHotspot => {
+            "Review (a Security hotspot is for a person to weigh)".to_string()
+        }
+        _ => format!(
+            "{} by default; a finding on a tool takes the tool's: Critical for a destructive or \
+             irreversible write, High for a write, Medium for a read",
+            r.severity.as_str()
+        ),
+    }
+}
+
+fn push_row(out: &mut String, cells: &[String], widths: &[usize]) {
+    let mut line = String::new();
+    for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+        if i > 0 {
+            line.push_str("  ");
+        }
+        line.push_str(cell);
+        line.push_str(&" ".repeat(w.saturating_sub(cell.chars().count())));
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+}
+
+fn section(out: &mut String, title: &str, text: &str) {
+    out.push('\n');
+    out.push_str(title);
+    out.push('\n');
+    for line in wrap(text, WIDTH - 2) {
+        out.push_str("  ");
+        out.push_str(&line);
+        out.push('\n');
+    }
+}
+
+/// Greedy word wrap; a word longer than `width` gets a line of its own.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_list_has_a_row_per_rule() {
+        let text = list();
+        for r in rules::all() {
+            let row = text
+                .lines()
+                .find(|l| l.starts_with(&format!("{} ", r.id)))
+                .unwrap_or_else(|| panic!("no row for {}", r.id));
+            assert!(
+                row.contains(&r.title) && row.contains(r.rule_type.as_str()),
+                "{row}"
+            );
+        }
+        assert!(text
+            .lines()
+            .next()
+            .is_some_and(|h| h.starts_with("Rule") && h.contains("Stops Agent(...)")));
+        assert!(text.lines().all(|l| l == l.trim_end()));
+    }
+
+    #[test]
+    fn rules_explain_prints_every_field() {
+        let page = explain("qg011").expect("QG011");
+        let r = rules::get("QG011").expect("QG011");
+        assert!(page.starts_with("QG011 Confused deputy\n"));
+        for needle in [
+            "Vulnerability",
+            "OWASP:",
+            "LLM01:2026",
+            "How to fix it",
+            "What a clean result proves",
+        ] {
+            assert!(page.contains(needle), "{needle} missing from:\n{page}");
+        }
+        let flat = page.split_whitespace().collect::<Vec<_>>().join(" ");
+        for field in [
+            &r.description,
+            &r.fix,
+            &r.proves,
+            &r.does_not_prove,
+            &r.message,
+        ] {
+            assert!(
+                flat.contains(field.as_str()),
+                "{field} missing from:\n{page}"
+            );
+        }
+        let page = explain("QG017").expect("QG017");
+        let flat = page.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("QG017: no argument is declared as code or a shell command"));
+        assert!(explain("QG999").is_none());
+        assert!(explain("").is_none());
+    }
+}

@@ -1,0 +1,659 @@
+//! SARIF 2.1.0 for GitHub code scanning (SPEC 8 `sarif`). All of the crate's use of `serde_sarif`
+//! is in this module.
+//!
+//! One run. `tool.driver` lists every rule of `rules/` (not only those that fired, so that GitHub
+//! can show any rule's help), in [`crate::rules::all`]'s order, which `ruleIndex` points into:
+//!
+//! - `id`; `name`, the title in PascalCase (`ConfusedDeputy`); `shortDescription` the title;
+//!   `fullDescription` the description; `help.text` and `help.markdown`: the description, what a
+//!   clean result proves and does not prove, and the fix.
+//! - `defaultConfiguration.level`: `error` for a rule that fails the `ci` gate, else `warning`,
+//!   and `note` for a Security hotspot.
+//! - `properties.tags`: `security`, the rule's type (`vulnerability`, `bug`, `security-hotspot`)
+//!   and its OWASP entries (at most 20, GitHub's limit); `properties.precision`: `very-high` for the
+//!   graph reachability rules (an engine found a route, with its witness), `high` otherwise;
+//!   `properties.security-severity` for a Vulnerability only (its default severity: Critical 9.5,
+//!   High 8.0, Medium 5.5, Low 3.0), which makes GitHub treat its results as security alerts;
+//!   `properties.problem.severity` for the others (`error` when the rule fails the gate,
+//!   `warning` for a Bug, `recommendation` for a Security hotspot).
+//!
+//! Each finding is a result (at most 25,000, GitHub's limit): `ruleId`, `ruleIndex`, `level`
+//! (`error` when the finding blocks in the report's gate mode, else `warning`, and `note` for a
+//! Security hotspot), `message.text` (the finding's message as a sentence), one location (the line
+//! that declared the node: a `physicalLocation` whose `uri` is the file's path relative to the
+//! repository root, with forward slashes and no scheme, and a `region` over the declaring word),
+//! `relatedLocations` (the finding's related places, `id` 1..), the witness as
+//! `codeFlows[0].threadFlows[0].locations` (each step at its node's location, else at the
+//! finding's; at most 1,000 steps), `partialFingerprints["stalwartFingerprint/v1"]` (the finding's
+//! fingerprint; GitHub's `primaryLocationLineHash` is left to upload-sarif to compute), and
+//! `properties` (`severity`, `obligation`, `depth`, `subject`, `node`).
+//!
+//! `automationDetails.id` is `stalwart-verify/<input>/`, the input's repository-relative path, so
+//! two agents verified in one repository get two categories. Nothing absolute and no time is
+//! written: the same report and root give the same bytes.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::json;
+use serde_sarif::sarif::{
+    ArtifactLocation, CodeFlow, Invocation, Location, Message, MultiformatMessageString,
+    PhysicalLocation, PropertyBag, Region, ReportingConfiguration, ReportingDescriptor,
+    Result as SarifResult, ResultLevel, Run, RunAutomationDetails, Sarif, ThreadFlow,
+    ThreadFlowLocation, Tool, ToolComponent,
+};
+
+use crate::findings::{Finding, Severity};
+use crate::report::Report;
+use crate::rules::{Rule, RuleType};
+use crate::source::{Loc, SourceMap};
+
+/// The `$schema` written: the URL GitHub's documentation gives.
+pub const SCHEMA_URL: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+/// The key of the finding's fingerprint in `partialFingerprints`.
+pub const FINGERPRINT_KEY: &str = "stalwartFingerprint/v1";
+/// Results written at most (GitHub rejects a run with more).
+pub const MAX_RESULTS: usize = 25_000;
+/// Witness steps written per code flow at most (GitHub keeps 1,000).
+pub const MAX_FLOW_STEPS: usize = 1_000;
+/// Tags per rule at most (GitHub rejects more).
+const MAX_TAGS: usize = 20;
+/// Characters GitHub accepts in a short or full description.
+const MAX_DESCRIPTION: usize = 1024;
+
+/// The rules whose findings are graph reachability results: an engine found a route, and the
+/// witness is it. Their precision is `very-high`; every other rule's is `high`.
+const REACHABILITY_RULES: &[&str] = &[
+    "QG001", "QG003", "QG011", "QG012", "QG013", "QG014", "QG105",
+];
+
+/// Renders `report` as a SARIF 2.1.0 log (pretty JSON, ending with a newline).
+///
+/// File URIs are made relative to `repo_root` (default: the current directory), the way GitHub
+/// resolves them against the checkout; a file outside it gets a `../` path.
+pub fn render(report: &Report, repo_root: Option<&Path>) -> String {
+    let root = match repo_root {
+        Some(r) => r.to_path_buf(),
+        None => PathBuf::from("."),
+    };
+    let log = build(report, &root);
+    let mut s = serde_json::to_string_pretty(&log).unwrap_or_else(|_| "{}".to_string());
+    s.push('\n');
+    s
+}
+
+/// Builds the log.
+fn build(report: &Report, root: &Path) -> Sarif {
+    let uris: Vec<String> = report
+        .sources
+        .files
+        .iter()
+        .map(|f| repo_relative(&f.path, root))
+        .collect();
+    let ctx = Ctx {
+        sources: &report.sources,
+        uris: &uris,
+    };
+
+    let rules: &[Rule] = crate::rules::all();
+    let mut descriptors: Vec<ReportingDescriptor> = rules.iter().map(descriptor).collect();
+    // A finding whose rule has no file still needs a descriptor for its ruleIndex.
+    let mut extra: Vec<&'static str> = Vec::new();
+    for f in &report.findings {
+        if crate::rules::get(f.rule).is_none() && !extra.contains(&f.rule) {
+            extra.push(f.rule);
+            descriptors.push(bare_descriptor(f.rule));
+        }
+    }
+
+    let results: Vec<SarifResult> = report
+        .findings
+        .iter()
+        .take(MAX_RESULTS)
+        .map(|f| {
+            let index = rules
+                .iter()
+                .position(|r| r.id == f.rule)
+                .or_else(|| {
+                    extra
+                        .iter()
+                        .position(|id| *id == f.rule)
+                        .map(|i| i + rules.len())
+                })
+                .unwrap_or(0);
+            result(report, &ctx, f, index as i64)
+        })
+        .collect();
+
+    let version = env!("CARGO_PKG_VERSION");
+    let driver = ToolComponent::builder()
+        .name("stalwart-verify")
+        .full_name(format!("stalwart-verify {version}"))
+        .semantic_version(version)
+        .version(version)
+        .information_uri(information_uri())
+        .rules(descriptors)
+        .build();
+
+    let mut run_props = BTreeMap::new();
+    run_props.insert("gate".to_string(), json!(report.gate.as_str()));
+    run_props.insert("passed".to_string(), json!(report.passed()));
+    if report.findings.len() > MAX_RESULTS {
+        run_props.insert(
+            "resultsOmitted".to_string(),
+            json!(report.findings.len() - MAX_RESULTS),
+        );
+    }
+
+    let input = repo_relative(Path::new(&report.input), root);
+    let run = Run::builder()
+        .tool(Tool::from(driver))
+        .results(results)
+        .invocations(vec![Invocation::builder()
+            .execution_successful(true)
+            .build()])
+        .automation_details(
+            RunAutomationDetails::builder()
+                .id(format!("stalwart-verify/{input}/"))
+                .build(),
+        )
+        .column_kind(json!("unicodeCodePoints"))
+        .properties(
+            PropertyBag::builder()
+                .additional_properties(run_props)
+                .build(),
+        )
+        .build();
+
+    Sarif::builder()
+        .schema(SCHEMA_URL)
+        .version(json!("2.1.0"))
+        .runs(vec![run])
+        .build()
+}
+
+/// Where the tool is documented: the crate's repository or homepage, else its crates.io page.
+fn information_uri() -> String {
+    [env!("CARGO_PKG_REPOSITORY"), env!("CARGO_PKG_HOMEPAGE")]
+        .into_iter()
+        .find(|s| !s.is_empty())
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("https://crates.io/crates/{}", env!("CARGO_PKG_NAME")))
+}
+
+/// What the locations need: the files and their URIs.
+struct Ctx<'a> {
+    sources: &'a SourceMap,
+    uris: &'a [String],
+}
+
+impl Ctx<'_> {
+    /// A `physicalLocation` for `loc`, its region over the word that starts there.
+    fn physical(&self, loc: Loc) -> Option<PhysicalLocation> {
+        let file = self.sources.files.get(loc.file)?;
+        let line = loc.line.max(1) as i64;
+        let column = loc.column.max(1) as i64;
+        let span = file.word_span(loc);
+        let (end_line, end_col) = file.line_col(span.end);
+        let region = if span.end > span.start && end_line as i64 == line && end_col as i64 > column
+        {
+            Region::builder()
+                .start_line(line)
+                .start_column(column)
+                .end_column(end_col as i64)
+                .build()
+        } else {
+            Region::builder()
+                .start_line(line)
+                .start_column(column)
+                .build()
+        };
+        Some(
+            PhysicalLocation::builder()
+                .artifact_location(
+                    ArtifactLocation::builder()
+                        .uri(self.uris[loc.file].clone())
+                        .build(),
+                )
+                .region(region)
+                .build(),
+        )
+    }
+
+    /// A `location` at `loc`, with an optional id and message.
+    fn location(&self, loc: Loc, id: Option<i64>, message: Option<String>) -> Option<Location> {
+        let physical = self.physical(loc)?;
+        Some(Location {
+            id,
+            message: message.map(|m| Message::builder().text(m).build()),
+            physical_location: Some(physical),
+            ..Location::default()
+        })
+    }
+}
+
+/// The primary location of `f`: its declaring line, else the first line of the input (the first
+/// file read), so that GitHub can show every result.
+fn primary_loc(report: &Report, f: &Finding) -> Option<Loc> {
+    f.location
+        .filter(|l| l.file < report.sources.files.len())
+        .or_else(|| (!report.sources.files.is_empty()).then(|| Loc::new(0, 1, 1)))
+}
+
+/// One result.
+fn result(report: &Report, ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> SarifResult {
+    let rule = crate::rules::get(f.rule);
+    let level = if report.blocks(f) {
+        ResultLevel::Error
+    } else if rule.is_some_and(|r| r.rule_type == RuleType::SecurityHotspot) {
+        ResultLevel::Note
+    } else {
+        ResultLevel::Warning
+    };
+    let primary = primary_loc(report, f);
+
+    let mut props = BTreeMap::new();
+    props.insert("severity".to_string(), json!(f.severity.as_str()));
+    if let Some(o) = f.obligation {
+        props.insert("obligation".to_string(), json!(o.as_str()));
+    }
+    if let Some(d) = f.depth {
+        props.insert("depth".to_string(), json!(d));
+    }
+    props.insert("subject".to_string(), json!(f.subject));
+    if let Some(n) = &f.node {
+        props.insert("node".to_string(), json!(n));
+    }
+
+    let mut r = SarifResult::builder()
+        .rule_id(f.rule)
+        .rule_index(rule_index)
+        .level(level)
+        .message(
+            Message::builder()
+                .text(message_text(f, report.sources.files.len()))
+                .build(),
+        )
+        .partial_fingerprints(BTreeMap::from([(
+            FINGERPRINT_KEY.to_string(),
+            f.fingerprint.clone(),
+        )]))
+        .properties(PropertyBag::builder().additional_properties(props).build())
+        .build();
+    if let Some(loc) = primary.and_then(|l| ctx.location(l, None, None)) {
+        r.locations = Some(vec![loc]);
+    }
+    let related: Vec<Location> = f
+        .related
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (loc, msg))| ctx.location(*loc, Some(i as i64 + 1), Some(sentence(msg))))
+        .collect();
+    if !related.is_empty() {
+        r.related_locations = Some(related);
+    }
+    if !f.witness.is_empty() {
+        r.code_flows = Some(vec![code_flow(ctx, f, primary)]);
+    }
+    r
+}
+
+/// The result's message: the finding's message as a sentence, then a link to each related
+/// location (`[text](id)`, SARIF's embedded links, which GitHub shows).
+fn message_text(f: &Finding, files: usize) -> String {
+    let mut text = sentence(&f.message);
+    if f.related.iter().any(|(loc, _)| loc.file < files) {
+        let links: Vec<String> = f
+            .related
+            .iter()
+            .enumerate()
+            .filter(|(_, (loc, _))| loc.file < files)
+            .map(|(i, (_, msg))| {
+                format!(
+                    "[{}]({})",
+                    msg.replace('[', "\\[").replace(']', "\\]"),
+                    i + 1
+                )
+            })
+            .collect();
+        text.push_str(&format!(" See {}.", links.join(", ")));
+    }
+    text
+}
+
+/// The witness as one code flow of one thread flow: each step at its node's location, else at the
+/// finding's, with the step in words, in order.
+fn code_flow(ctx: &Ctx<'_>, f: &Finding, primary: Option<Loc>) -> CodeFlow {
+    let violated = f.obligation.map(|o| o.as_str()).unwrap_or(f.rule);
+    let n = f.witness.len();
+    let locations: Vec<ThreadFlowLocation> = f
+        .witness
+        .iter()
+        .take(MAX_FLOW_STEPS)
+        .enumerate()
+        .map(|(i, step)| {
+            let text = sentence(&format!(
+                "{}. {}",
+                i + 1,
+                super::describe_step(step, violated)
+            ));
+            let at = step
+                .loc
+                .filter(|l| l.file < ctx.sources.files.len())
+                .or(primary);
+            let location = match at.and_then(|l| ctx.location(l, None, Some(text.clone()))) {
+                Some(l) => l,
+                None => Location {
+                    message: Some(Message::builder().text(text).build()),
+                    ..Location::default()
+                },
+            };
+            let mut t = ThreadFlowLocation::builder()
+                .location(location)
+                .execution_order(i as i64 + 1)
+                .nesting_level(0)
+                .build();
+            if step.violation {
+                t.importance = Some(json!("essential"));
+            }
+            t
+        })
+        .collect();
+    let shown = if n > MAX_FLOW_STEPS {
+        format!(" (the first {MAX_FLOW_STEPS} shown)")
+    } else {
+        String::new()
+    };
+    let message = match f.depth {
+        Some(d) => format!("A route of {n} steps that reaches the call in turn {d}{shown}."),
+        None => format!("A route of {n} steps that reaches the call{shown}."),
+    };
+    CodeFlow::builder()
+        .message(Message::builder().text(message).build())
+        .thread_flows(vec![ThreadFlow::builder().locations(locations).build()])
+        .build()
+}
+
+/// The `reportingDescriptor` of a rule of `rules/`.
+fn descriptor(r: &Rule) -> ReportingDescriptor {
+    let placeholders = [
+        ("tool", "<tool>"),
+        ("node", "<node>"),
+        ("subject", "<subject>"),
+    ];
+    let fix = crate::rules::fill(&r.fix, &placeholders);
+    let yes_no = |b: bool| if b { "yes" } else { "no" };
+    let owasp = if r.owasp.is_empty() {
+        String::new()
+    } else {
+        format!(" OWASP: {}.", r.owasp.join(", "))
+    };
+    let text = format!(
+        "{}\n\nWhat a clean result proves: {}\n\nWhat it does not prove: {}\n\nFix: {}\n\n{}. Fails the ci gate: {}. Stops Agent(...): {}.{}",
+        r.description,
+        r.proves,
+        r.does_not_prove,
+        fix,
+        r.rule_type.as_str(),
+        yes_no(r.gate),
+        yes_no(r.stops),
+        owasp
+    );
+    let markdown = format!(
+        "**{}: {}** ({})\n\n{}\n\n**What a clean result proves.** {}\n\n**What it does not prove.** {}\n\n**Fix.** {}\n\n\
+         | Type | Fails the `ci` gate | Stops `Agent(...)` | OWASP |\n|---|---|---|---|\n| {} | {} | {} | {} |\n",
+        r.id,
+        md(&r.title),
+        r.rule_type.as_str(),
+        md(&r.description),
+        md(&r.proves),
+        md(&r.does_not_prove),
+        md(&fix),
+        r.rule_type.as_str(),
+        yes_no(r.gate),
+        yes_no(r.stops),
+        if r.owasp.is_empty() { "-".to_string() } else { r.owasp.join(", ") },
+    );
+
+    let mut tags = vec!["security".to_string(), type_tag(r.rule_type).to_string()];
+    for o in &r.owasp {
+        if !tags.contains(o) {
+            tags.push(o.clone());
+        }
+    }
+    tags.truncate(MAX_TAGS);
+
+    let mut props = BTreeMap::new();
+    let precision = if REACHABILITY_RULES.contains(&r.id.as_str()) {
+        "very-high"
+    } else {
+        "high"
+    };
+    props.insert("precision".to_string(), json!(precision));
+    if r.rule_type == RuleType::Vulnerability {
+        props.insert(
+            "security-severity".to_string(),
+            json!(security_severity(r.severity)),
+        );
+    } else {
+        let problem = if r.gate {
+            "error"
+        } else if r.rule_type == RuleType::Bug {
+            "warning"
+        } else {
+            "recommendation"
+        };
+        props.insert("problem.severity".to_string(), json!(problem));
+    }
+
+    ReportingDescriptor::builder()
+        .id(r.id.clone())
+        .name(pascal_case(&r.title))
+        .short_description(
+            MultiformatMessageString::builder()
+                .text(clip(&r.title))
+                .build(),
+        )
+        .full_description(
+            MultiformatMessageString::builder()
+                .text(clip(&sentence(&r.description)))
+                .build(),
+        )
+        .help(
+            MultiformatMessageString::builder()
+                .text(text)
+                .markdown(markdown)
+                .build(),
+        )
+        .default_configuration(
+            ReportingConfiguration::builder()
+                .level(json!(default_level(r)))
+                .build(),
+        )
+        .properties(
+            PropertyBag::builder()
+                .tags(tags)
+                .additional_properties(props)
+                .build(),
+        )
+        .build()
+}
+
+/// A descriptor for a rule id with no file in `rules/` (should not happen; kept so that every
+/// result's `ruleIndex` points at its rule).
+fn bare_descriptor(id: &str) -> ReportingDescriptor {
+    let text = format!("Rule {id}: no description is available in this version.");
+    ReportingDescriptor::builder()
+        .id(id)
+        .name(id)
+        .short_description(
+            MultiformatMessageString::builder()
+                .text(format!("Rule {id}"))
+                .build(),
+        )
+        .full_description(
+            MultiformatMessageString::builder()
+                .text(text.clone())
+                .build(),
+        )
+        .help(
+            MultiformatMessageString::builder()
+                .text(text.clone())
+                .markdown(text)
+                .build(),
+        )
+        .build()
+}
+
+/// `error` for a rule that fails the `ci` gate, `note` for a hotspot, else `warning`.
+fn default_level(r: &Rule) -> &'static str {
+    if r.gate {
+        "error"
+    } else if r.rule_type == RuleType::SecurityHotspot {
+        "note"
+    } else {
+        "warning"
+    }
+}
+
+/// GitHub's security severity score for a Vulnerability's default severity.
+fn security_severity(s: Severity) -> &'static str {
+    match s {
+        Severity::Critical => "9.5",
+        Severity::High => "8.0",
+        Severity::Medium | Severity::Review => "5.5",
+        Severity::Low => "3.0",
+    }
+}
+
+/// The rule type as a tag.
+fn type_tag(t: RuleType) -> &'static str {
+    match t {
+        RuleType::Vulnerability => "vulnerability",
+        RuleType::Bug => "bug",
+        RuleType::SecurityHotspot => "security-hotspot",
+    }
+}
+
+/// `Confused deputy` -> `ConfusedDeputy`.
+fn pascal_case(title: &str) -> String {
+    title
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut cs = w.chars();
+            cs.next()
+                .map(|c| c.to_uppercase().chain(cs).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The text as a sentence: a final period added when it has no final punctuation (SARIF's
+/// messages are sentences).
+fn sentence(s: &str) -> String {
+    let t = s.trim_end();
+    if t.ends_with(['.', '!', '?']) {
+        t.to_string()
+    } else {
+        format!("{t}.")
+    }
+}
+
+/// At most [`MAX_DESCRIPTION`] characters.
+fn clip(s: &str) -> String {
+    if s.chars().count() <= MAX_DESCRIPTION {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(MAX_DESCRIPTION - 3).collect();
+    t.push_str("...");
+    t
+}
+
+/// Escapes the characters Markdown would read as HTML.
+fn md(s: &str) -> String {
+    s.replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// `path` relative to `root`, with forward slashes and percent-encoding, as a SARIF `uri`:
+/// both are resolved against the current directory and symlinks are resolved where the files
+/// exist (GitHub resolves them). A path outside `root` climbs out with `../`.
+pub fn repo_relative(path: &Path, root: &Path) -> String {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let file = resolve(&cwd.join(path));
+    let root = resolve(&cwd.join(root));
+    let f: Vec<Component<'_>> = file.components().collect();
+    let r: Vec<Component<'_>> = root.components().collect();
+    let common = f.iter().zip(&r).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = Vec::new();
+    if common == 0 {
+        // Nothing shared (another drive): the file name is all that is stable.
+        parts.push(
+            path.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        );
+    } else {
+        parts.extend(std::iter::repeat_n("..".to_string(), r.len() - common));
+        parts.extend(
+            f[common..]
+                .iter()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+        );
+    }
+    parts
+        .iter()
+        .map(|p| encode(p))
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The path made absolute-normal: `.` and `..` folded, symlinks resolved for the longest prefix
+/// that exists.
+fn resolve(p: &Path) -> PathBuf {
+    let mut lexical = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                lexical.pop();
+            }
+            other => lexical.push(other.as_os_str()),
+        }
+    }
+    let mut existing = lexical.clone();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    loop {
+        if let Ok(c) = existing.canonicalize() {
+            let mut out = c;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match existing.file_name() {
+            Some(name) => {
+                rest.push(name.to_os_string());
+                if !existing.pop() {
+                    return lexical;
+                }
+            }
+            None => return lexical,
+        }
+    }
+}
+
+/// Percent-encodes one path segment for a URI reference (RFC 3986 `pchar` without `:`, so that a
+/// first segment is never read as a scheme).
+fn encode(segment: &str) -> String {
+    let mut out = String::new();
+    for b in segment.bytes() {
+        let keep = b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=@".contains(&b);
+        if keep {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

@@ -1,0 +1,411 @@
+//! The human report (SPEC 8 `text`, the default format): the shape and wording of the seed's
+//! `stalwart verify` output.
+//!
+//! Sections, in order, each printed only when it has something to say (the header, the proof line
+//! and the gate line always are):
+//!
+//! ```text
+//! stalwart verify agent.yaml
+//! <the rulebook line>
+//! Warnings from the exporter:
+//!   <each warning>
+//! Lints from the runtime (none of these blocks the agent):
+//!   <lint id> (warning) on <tool>: <message>
+//! Blocking: <N> finding(s) that fail the <ci|start> gate. Fix each before the agent runs.
+//!   <rule> <severity> on <subject> (<file>:<line>)
+//!     <message>
+//!     OWASP <entries>
+//!     Fix: <fix>
+//!     <source excerpt: the declaring line and the witness, numbered>
+//! Warnings: <N> finding(s) that do not block this agent. ...
+//!   <the same shape>
+//! Rules with nothing to read, so nothing raised:
+//!   <rule>: <reason>
+//! Rules this version does not check yet: <ids, wrapped>
+//! Proof: <obligations searched and their verdicts, the bound, the states>
+//! Limits:
+//!   <each limit>
+//! Gate: passed|failed. ...
+//! ```
+//!
+//! The excerpt under each finding is rendered by codespan-reporting (labels may point into several
+//! files: agent.yaml, the catalogue, the rulebook), without colour when `color` is false. Times are
+//! never printed, so the same report gives the same bytes.
+
+use std::fmt::Write as _;
+use std::ops::Range;
+
+use codespan_reporting::diagnostic::{Diagnostic, Label};
+use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::term::termcolor::{Ansi, NoColor, WriteColor};
+use codespan_reporting::term::{self, Chars, Config};
+
+use crate::findings::Finding;
+use crate::report::Report;
+use crate::source::{Loc, SourceMap};
+
+/// Steps of a witness shown as labels before the middle is elided.
+const MAX_WITNESS_LABELS: usize = 12;
+/// Width the long one-line lists (rules not checked yet) are wrapped at.
+const WRAP: usize = 100;
+
+/// Renders `report` as the human report. `color` adds ANSI colours (headings and the source
+/// excerpts); without it the output is plain text, byte for byte the same for the same report.
+/// The result ends with a newline.
+pub fn render(report: &Report, color: bool) -> String {
+    let p = Paint(color);
+    let mut out = String::new();
+    let _ = writeln!(out, "stalwart verify {}", report.input);
+    if let Some(rulebook) = &report.rulebook {
+        let _ = writeln!(out, "{rulebook}");
+    }
+    if !report.export_warnings.is_empty() {
+        let _ = writeln!(out, "{}", p.yellow("Warnings from the exporter:"));
+        for w in &report.export_warnings {
+            push_indented(&mut out, 2, w);
+        }
+    }
+    if !report.lints.is_empty() {
+        let _ = writeln!(
+            out,
+            "Lints from the runtime (none of these blocks the agent):"
+        );
+        for lint in &report.lints {
+            push_indented(
+                &mut out,
+                2,
+                &format!("{} (warning) on {}: {}", lint.id, lint.tool, lint.message),
+            );
+        }
+    }
+
+    let (blocking, warnings): (Vec<&Finding>, Vec<&Finding>) =
+        report.findings.iter().partition(|f| report.blocks(f));
+    let gate = report.gate.as_str();
+    if !blocking.is_empty() {
+        let head = if blocking.len() == 1 {
+            format!("Blocking: 1 finding that fails the {gate} gate. Fix it before the agent runs.")
+        } else {
+            format!(
+                "Blocking: {} findings that fail the {gate} gate. Fix each before the agent runs.",
+                blocking.len()
+            )
+        };
+        let _ = writeln!(out, "{}", p.red(&head));
+        for f in &blocking {
+            push_finding(&mut out, report, f, color);
+        }
+    }
+    if !warnings.is_empty() {
+        let mut head = if warnings.len() == 1 {
+            "Warnings: 1 finding that does not block this agent. Look at it and weigh it"
+                .to_string()
+        } else {
+            format!(
+                "Warnings: {} findings that do not block this agent. Look at each and weigh it",
+                warnings.len()
+            )
+        };
+        head.push_str(if blocking.is_empty() {
+            "; the agent can run as it is."
+        } else {
+            "."
+        });
+        let _ = writeln!(out, "{}", p.yellow(&head));
+        for f in &warnings {
+            push_finding(&mut out, report, f, color);
+        }
+    }
+
+    if !report.nothing_to_read.is_empty() {
+        let _ = writeln!(out, "Rules with nothing to read, so nothing raised:");
+        for (rule, reason) in &report.nothing_to_read {
+            push_indented(&mut out, 2, &format!("{rule}: {reason}"));
+        }
+    }
+    if !report.not_yet_checked.is_empty() {
+        let line = format!(
+            "Rules this version does not check yet: {}",
+            report.not_yet_checked.join(", ")
+        );
+        for l in wrap(&line, WRAP, 2) {
+            let _ = writeln!(out, "{l}");
+        }
+    }
+    let _ = writeln!(out, "{}", proof_line(report));
+    if !report.limits.is_empty() {
+        let _ = writeln!(out, "Limits:");
+        for l in &report.limits {
+            push_indented(&mut out, 2, l);
+        }
+    }
+    let _ = writeln!(
+        out,
+        "{}",
+        gate_line(report, blocking.len(), warnings.len(), &p)
+    );
+    out
+}
+
+/// The gate line, the report's last (SPEC 8; the seed's wording).
+fn gate_line(report: &Report, blocking: usize, warnings: usize, p: &Paint) -> String {
+    if blocking > 0 {
+        let gate = report.gate.as_str();
+        let s = if blocking == 1 {
+            format!("Gate: failed. 1 finding blocks this agent under the {gate} gate: fix it and re-run.")
+        } else {
+            format!("Gate: failed. {blocking} findings block this agent under the {gate} gate: fix them and re-run.")
+        };
+        return p.red(&s);
+    }
+    let s = match warnings {
+        0 => "Gate: passed. Nothing blocks this agent.".to_string(),
+        1 => "Gate: passed. Nothing blocks this agent: the warning above is for you to look at and weigh.".to_string(),
+        n => format!("Gate: passed. Nothing blocks this agent: the {n} warnings above are for you to look at and weigh."),
+    };
+    p.green(&s)
+}
+
+/// The proof line: what the explicit engine searched and concluded, and the bound it holds to.
+/// No time: the text report is deterministic.
+fn proof_line(report: &Report) -> String {
+    let e = &report.explicit;
+    let s = &report.scope;
+    let bound = format!(
+        "{} of at most {} step{}",
+        plural(s.session_steps as usize, "turn", "turns"),
+        s.recursion_limit,
+        if s.recursion_limit == 1 { "" } else { "s" }
+    );
+    if e.obligations == 0 {
+        return format!("Proof: no obligation to search (the bound is {bound}).");
+    }
+    let hold = |n: usize| if n == 1 { "holds" } else { "hold" };
+    format!(
+        "Proof: {} searched: {} {} at every depth, {} {} to the bound ({bound}), {} violated, {} undecided; {}.",
+        plural(e.obligations, "obligation", "obligations"),
+        e.holds_every_depth,
+        hold(e.holds_every_depth),
+        e.holds_to_bound,
+        hold(e.holds_to_bound),
+        e.violated,
+        e.undecided,
+        plural(e.states as usize, "state", "states"),
+    )
+}
+
+/// `1 turn`, `2 turns`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// Appends one finding: the header, the message, the OWASP entries, the fix, then the excerpt.
+fn push_finding(out: &mut String, report: &Report, f: &Finding, color: bool) {
+    let rule = crate::rules::get(f.rule);
+    let mut head = format!("{} {} on {}", f.rule, f.severity.as_str(), f.subject);
+    if let Some(loc) = f.location.filter(|l| valid(&report.sources, *l)) {
+        let _ = write!(head, " ({})", report.sources.file_line(loc));
+    }
+    push_indented(out, 2, &head);
+    push_indented(out, 4, &f.message);
+    if let Some(r) = rule.filter(|r| !r.owasp.is_empty()) {
+        push_indented(out, 4, &format!("OWASP {}", r.owasp.join(", ")));
+    }
+    if !f.fix.is_empty() {
+        push_indented(out, 4, &format!("Fix: {}", f.fix));
+    }
+    let excerpt = excerpt(report, f, color);
+    for line in excerpt.lines() {
+        if line.trim().is_empty() {
+            out.push('\n');
+        } else {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+}
+
+/// True when `loc` names a file of `sources`.
+fn valid(sources: &SourceMap, loc: Loc) -> bool {
+    loc.file < sources.files.len()
+}
+
+/// One label of the excerpt: a span of a file and the texts of everything that happens there.
+struct Spot {
+    file: usize,
+    span: Range<usize>,
+    primary: bool,
+    texts: Vec<String>,
+}
+
+/// The finding's source excerpt, rendered by codespan-reporting: a primary label on the line that
+/// declared the node (or edge), and the witness's steps, numbered, as labels over the lines that
+/// declared their nodes (steps at the same place share one label). Steps whose node has no
+/// location become notes, and a witness longer than [`MAX_WITNESS_LABELS`] loses its middle to a
+/// note. Returns an empty string when there is nothing to point at. Trailing blank lines are cut.
+fn excerpt(report: &Report, f: &Finding, color: bool) -> String {
+    let sources = &report.sources;
+    let mut spots: Vec<Spot> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let add = |spots: &mut Vec<Spot>, loc: Loc, primary: bool, text: String| {
+        let span = sources.file(loc.file).word_span(loc);
+        if let Some(s) = spots
+            .iter_mut()
+            .find(|s| s.file == loc.file && s.span == span)
+        {
+            s.primary |= primary;
+            s.texts.push(text);
+        } else {
+            spots.push(Spot {
+                file: loc.file,
+                span,
+                primary,
+                texts: vec![text],
+            });
+        }
+    };
+
+    if let Some(loc) = f.location.filter(|l| valid(sources, *l)) {
+        let what = f.node.as_deref().unwrap_or(&f.subject);
+        add(&mut spots, loc, true, format!("declares {what}"));
+    }
+
+    let violated = f.obligation.map(|o| o.as_str()).unwrap_or(f.rule);
+    let n = f.witness.len();
+    let (head, tail) = if n > MAX_WITNESS_LABELS {
+        let head = MAX_WITNESS_LABELS / 2 - 1;
+        (head, n - (MAX_WITNESS_LABELS - head))
+    } else {
+        (n, n)
+    };
+    for (i, step) in f.witness.iter().enumerate() {
+        if i == head && tail > head {
+            notes.push(format!(
+                "... {} more steps (stalwart verify --replay {} walks every step)",
+                tail - head,
+                f.fingerprint
+            ));
+        }
+        if i >= head && i < tail {
+            continue;
+        }
+        let text = format!("{} {}", i + 1, super::describe_step(step, violated));
+        match step.loc.filter(|l| valid(sources, *l)) {
+            Some(loc) => add(&mut spots, loc, false, text),
+            None => notes.push(format!("{text} (no source location)")),
+        }
+    }
+    if spots.is_empty() {
+        return String::new();
+    }
+
+    let mut files = SimpleFiles::new();
+    let ids: Vec<usize> = sources
+        .files
+        .iter()
+        .map(|sf| files.add(sf.display.clone(), sf.text.as_str()))
+        .collect();
+    let labels: Vec<Label<usize>> = spots
+        .into_iter()
+        .map(|s| {
+            let label = if s.primary {
+                Label::primary(ids[s.file], s.span)
+            } else {
+                Label::secondary(ids[s.file], s.span)
+            };
+            label.with_message(s.texts.join("; "))
+        })
+        .collect();
+    let message = if n == 0 {
+        "where it is declared".to_string()
+    } else {
+        let turn = f.depth.map(|d| format!(", turn {d}")).unwrap_or_default();
+        format!(
+            "a route that reaches it: {}{turn}",
+            plural(n, "step", "steps")
+        )
+    };
+    let diagnostic = Diagnostic::note()
+        .with_message(message)
+        .with_labels(labels)
+        .with_notes(notes);
+    let config = Config {
+        chars: Chars::ascii(),
+        ..Config::default()
+    };
+    let rendered = if color {
+        let mut w = Ansi::new(Vec::new());
+        emit(&mut w, &config, &files, &diagnostic).then(|| w.into_inner())
+    } else {
+        let mut w = NoColor::new(Vec::new());
+        emit(&mut w, &config, &files, &diagnostic).then(|| w.into_inner())
+    };
+    let text = rendered
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    text.trim_end().to_string()
+}
+
+/// Emits `diagnostic`; false when codespan-reporting could not (a span out of its file).
+fn emit(
+    w: &mut dyn WriteColor,
+    config: &Config,
+    files: &SimpleFiles<String, &str>,
+    diagnostic: &Diagnostic<usize>,
+) -> bool {
+    term::emit(w, config, files, diagnostic).is_ok()
+}
+
+/// Appends `text` with every line indented by `n` spaces.
+fn push_indented(out: &mut String, n: usize, text: &str) {
+    for line in text.lines() {
+        let _ = writeln!(out, "{:n$}{line}", "");
+    }
+    if text.is_empty() {
+        out.push('\n');
+    }
+}
+
+/// Wraps `line` at spaces to at most `width` characters; continuation lines are indented by
+/// `indent` spaces.
+fn wrap(line: &str, width: usize, indent: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in line.split(' ') {
+        let cur = lines.last_mut().map(|l| l.len()).unwrap_or(0);
+        if cur > indent && cur + 1 + word.len() > width {
+            lines.push(" ".repeat(indent));
+        }
+        let last = lines.len() - 1;
+        let l = &mut lines[last];
+        if !l.trim().is_empty() {
+            l.push(' ');
+        }
+        l.push_str(word);
+    }
+    lines
+}
+
+/// ANSI colours for headings, on or off.
+struct Paint(bool);
+
+impl Paint {
+    fn wrap(&self, code: &str, s: &str) -> String {
+        if self.0 {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn red(&self, s: &str) -> String {
+        self.wrap("1;31", s)
+    }
+    fn yellow(&self, s: &str) -> String {
+        self.wrap("1;33", s)
+    }
+    fn green(&self, s: &str) -> String {
+        self.wrap("1;32", s)
+    }
+}
