@@ -66,6 +66,27 @@ impl InputError {
         }
     }
 
+    /// Like [`InputError::at`], but the label covers exactly `width` characters from `loc`
+    /// (for a word inside a longer text, such as a flag inside a guard).
+    pub fn at_width(
+        sources: &SourceMap,
+        loc: Loc,
+        width: usize,
+        msg: impl Into<String>,
+        help: impl Into<String>,
+    ) -> InputError {
+        let mut e = InputError::at(sources, loc, msg, help);
+        if let (Some(file), Some(first)) = (sources.files.get(loc.file), e.labels.first_mut()) {
+            let start = file.offset(loc.line.max(1), loc.column.max(1));
+            let len: usize = file
+                .text
+                .get(start..)
+                .map_or(0, |rest| rest.chars().take(width.max(1)).map(char::len_utf8).sum());
+            *first = LabeledSpan::new_primary_with_span(first.label().map(str::to_string), start..start + len);
+        }
+        e
+    }
+
     /// A file that could not be read (missing, unreadable, not UTF-8): names it.
     pub fn io(path: &Path, err: std::io::Error) -> InputError {
         let what = match err.kind() {

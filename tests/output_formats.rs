@@ -372,7 +372,7 @@ fn text_long_witness_is_elided() {
     for _ in 0..20 {
         steps.push(enter.clone());
     }
-    steps.extend(f.witness.drain(..));
+    steps.append(&mut f.witness);
     f.witness = steps;
     let out = text::render(&base_report(vec![f]), false);
     assert!(out.contains("... 13 more steps"), "{out}");
@@ -630,4 +630,43 @@ fn sarif_passes_the_validators() {
         out.status.success(),
         "validate-sarif refused the SARIF:\n{said}"
     );
+}
+
+#[test]
+fn text_exporter_warnings_and_rules_not_checked() {
+    let mut report = base_report(vec![]);
+    report.rulebook = None;
+    report.lints.clear();
+    report.nothing_to_read.clear();
+    report.limits.clear();
+    report.export_warnings = vec!["node 'kb' was exported without its subgraph".to_string()];
+    report.not_yet_checked = vec![
+        "QG002", "QG004", "QG005", "QG007", "QG008", "QG009", "QG010", "QG016", "QG018", "QG019",
+        "QG020", "QG021", "QG022", "QG101", "QG104", "QG106", "QG107",
+    ];
+    report.explicit = EngineStats::default();
+    let out = text::render(&report, false);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        &lines[..3],
+        &[
+            "stalwart verify agent.yaml",
+            "Warnings from the exporter:",
+            "  node 'kb' was exported without its subgraph"
+        ]
+    );
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("Rules this version does not check yet: QG002, QG004,"))
+        .expect("the list");
+    assert!(lines[at + 1].starts_with("  QG"), "{out}");
+    assert!(lines.iter().all(|l| l.chars().count() <= 100), "{out}");
+    let listed: String = lines[at..at + 2].join(" ");
+    assert!(listed.ends_with("QG106, QG107"), "{out}");
+    assert_eq!(
+        lines[at + 2],
+        "Proof: no obligation to search (the bound is 1 turn of at most 60 steps)."
+    );
+    assert_eq!(lines[at + 3], "Gate: passed. Nothing blocks this agent.");
+    assert_eq!(lines.len(), at + 4);
 }

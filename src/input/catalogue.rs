@@ -147,7 +147,10 @@ pub(crate) fn build(r: Reader<'_>, parts: &Parts) -> Result<Catalogue, InputErro
     let mut cat = Catalogue::default();
     for (name, loc, words) in &parts.tools {
         let map = Map { loc: *loc, entries: words };
-        let tool = read_tool(r, name, map, &mut cat.unknown)?;
+        let mut unknown = Vec::new();
+        let tool = read_tool(r, name, map, &mut unknown)?;
+        unknown.sort_by_key(|u| u.loc);
+        cat.unknown.append(&mut unknown);
         cat.tools.push(tool);
     }
     for e in &parts.channels {

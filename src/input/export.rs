@@ -354,9 +354,10 @@ fn read_guard(r: Reader<'_>, n: &Node, flags: &HashSet<String>, from: &str) -> R
         }
         let name = text.get(start..end).unwrap_or("");
         if !flags.contains(name) {
-            return Err(r
-                .err(
+            return Err(InputError::at_width(
+                    r.sources,
                     offset_loc(n, &text, start),
+                    name.chars().count(),
                     format!("the guard on the edge from '{from}' reads flag '{name}', which `state` does not declare"),
                     declare_flag_help(name, flags),
                 )

@@ -77,10 +77,10 @@ pub(crate) fn validate(
         }
     }
 
+    check_cycles(r, &defs)?;
     for (i, d) in defs.iter().enumerate() {
         v.check_graph(&defs, i, d, holders.get(i).map_or(&[][..], Vec::as_slice))?;
     }
-    check_cycles(r, &defs)?;
     v.check_catalogue()?;
     Ok(())
 }

@@ -88,7 +88,7 @@ pub fn explain(id: &str) -> Option<String> {
     }
 
     section(&mut out, "What it finds", &r.description);
-    section(&mut out, "Message", &r.message);
+    section(&mut out, "Message (template)", &r.message);
     section(&mut out, "How to fix it", &r.fix);
     if let Some(f) = &r.fix_rulebook {
         section(&mut out, "How to fix it, when the rulebook raises it", f);
@@ -128,8 +128,7 @@ fn severity_words(r: &Rule) -> String {
             "Review (a Security hotspot is for a person to weigh)".to_string()
         }
         _ => format!(
-            "{} by default; a finding on a tool takes the tool's: Critical for a destructive or \
-             irreversible write, High for a write, Medium for a read",
+            "{} by default; on a tool, by what the tool can do (Critical, High or Medium)",
             r.severity.as_str()
         ),
     }

@@ -19,7 +19,8 @@
 //!
 //! Each finding is a result (at most 25,000, GitHub's limit): `ruleId`, `ruleIndex`, `level`
 //! (`error` when the finding blocks in the report's gate mode, else `warning`, and `note` for a
-//! Security hotspot), `message.text` (the finding's message as a sentence), one location (the line
+//! Security hotspot), `message.text` (the finding's message as a sentence, then
+//! `[text](id)` links to its related locations), one location (the line
 //! that declared the node: a `physicalLocation` whose `uri` is the file's path relative to the
 //! repository root, with forward slashes and no scheme, and a `region` over the declaring word),
 //! `relatedLocations` (the finding's related places, `id` 1..), the witness as

@@ -1,0 +1,77 @@
+//! Helpers shared by the integration tests: loading a fixture folder, running the pipeline, and
+//! finding `../shared` (present in CI and on developer machines, absent in a user's clone).
+#![allow(dead_code)]
+
+use stalwart::engine::{self, InstanceResult, Limits};
+use stalwart::findings::GateMode;
+use stalwart::input::{self, Inputs};
+use stalwart::model::{self, FlatModel};
+use stalwart::report::Report;
+use stalwart::verify::{self, Options};
+use std::path::{Path, PathBuf};
+
+/// The crate root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `../shared` when it exists; otherwise prints why the caller skips and returns `None`.
+pub fn shared(test: &str) -> Option<PathBuf> {
+    let p = root().join("../shared");
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!("skipped {test}: ../shared is not here (it exists in CI and on developer machines)");
+        None
+    }
+}
+
+/// Loads a fixture folder: `agent.yaml`, or `graph.json` with `catalogue.json`/`catalogue.yaml`.
+pub fn load(dir: &Path) -> Inputs {
+    let r = if dir.join("agent.yaml").exists() && !dir.join("graph.json").exists() {
+        input::load_agent_yaml(&dir.join("agent.yaml"))
+    } else {
+        let cat = ["catalogue.json", "catalogue.yaml"].iter().map(|c| dir.join(c)).find(|p| p.exists());
+        input::load_export(&dir.join("graph.json"), &cat.unwrap_or_else(|| dir.join("catalogue.json")))
+    };
+    match r {
+        Ok(i) => i,
+        Err(e) => panic!("{}: {e}", dir.display()),
+    }
+}
+
+/// The session steps a run of `inputs` uses by default.
+pub fn steps(inputs: &Inputs) -> u32 {
+    inputs.export.session_steps.unwrap_or(1)
+}
+
+/// Runs the whole pipeline on a fixture folder, as `stalwart verify` does.
+pub fn report(dir: &Path) -> Report {
+    let inputs = load(dir);
+    let opts = Options { session_steps: steps(&inputs), gate: GateMode::Ci, rulebook: None };
+    verify::verify(inputs, &opts).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+}
+
+/// The flattened model and the engine's results for a fixture folder.
+pub fn results(inputs: &Inputs) -> (FlatModel, Vec<InstanceResult>) {
+    let m = model::flatten(&inputs.export, &inputs.catalogue, steps(inputs)).expect("flatten");
+    let r = engine::run(&m, Limits::default());
+    (m, r)
+}
+
+/// Every fixture case folder (`fixtures/<rule>/<holds|breaks>-*`), sorted.
+pub fn cases() -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    let Ok(rules) = std::fs::read_dir(root().join("fixtures")) else { return out };
+    for r in rules.flatten() {
+        let rule = r.file_name().to_string_lossy().into_owned();
+        if !rule.starts_with("QG") {
+            continue;
+        }
+        for c in std::fs::read_dir(r.path()).into_iter().flatten().flatten() {
+            out.push((rule.clone(), c.path()));
+        }
+    }
+    out.sort();
+    out
+}
