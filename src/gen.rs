@@ -48,9 +48,8 @@ pub struct Generated {
     pub catalogue: Value,
 }
 
-fn catalogue(rng: &mut Rng, tools: usize, order_rules: usize) -> Value {
+fn catalogue(rng: &mut Rng, tools: usize, order_rules: usize, name: &dyn Fn(usize) -> String) -> Value {
     let mut map = serde_json::Map::new();
-    let name = |i: usize| format!("tool_{i:04}");
     for i in 0..tools {
         let mut t = serde_json::Map::new();
         let write = i % 3 != 0;
@@ -130,7 +129,7 @@ pub fn mesh(seed: u64, nodes: usize, tools: usize, order_rules: usize, session_s
         "state": {"approved": {"scope": "turn"}},
         "nodes": ns, "edges": es, "sends": [], "interrupts": [], "subgraphs": {}
     });
-    Generated { graph, catalogue: catalogue(&mut rng, tools, order_rules) }
+    Generated { graph, catalogue: catalogue(&mut rng, tools, order_rules, &|i| format!("tool_{i:04}")) }
 }
 
 /// A small random graph for property tests: a start, `n` nodes of random kinds with random edges
@@ -189,7 +188,7 @@ pub fn random(seed: u64, n: usize, t: usize) -> Generated {
         "state": {"f": {"scope": if rng.chance(50) { "session" } else { "turn" }}},
         "nodes": ns, "edges": es, "interrupts": ints
     });
-    let mut cat = catalogue(&mut rng, t, t / 2);
+    let mut cat = catalogue(&mut rng, t, t / 2, &|i| format!("t{i}"));
     if let Some(Value::Object(tools)) = cat.get_mut("tools") {
         for (_, v) in tools.iter_mut() {
             if rng.chance(30) {

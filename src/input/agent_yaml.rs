@@ -192,7 +192,7 @@ pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
         }
         all.join(", ")
     };
-    validate::validate(r, &export, &cat, &desc)?;
+    validate::validate(r, &export, &cat, &desc, true)?;
     cat.tools.shrink_to_fit();
 
     Ok(Inputs {

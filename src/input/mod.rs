@@ -79,7 +79,7 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
     let mut parts = catalogue::Parts::default();
     catalogue::collect(r, &croot, &mut parts)?;
     let cat = catalogue::build(r, &parts)?;
-    validate::validate(r, &export, &cat, &cdisplay)?;
+    validate::validate(r, &export, &cat, &cdisplay, false)?;
     let catalogue_json = parts.to_json();
     Ok(Inputs {
         export,

@@ -179,15 +179,15 @@ pub(crate) fn read_file(
     Ok(sources.add(display, path.to_path_buf(), text))
 }
 
-/// True when the file should be read as JSON: a `.json` name, or (for a name that is not `.yaml` /
-/// `.yml`) text that starts with `{` or `[`.
+/// True when the file should be read as JSON: a `.json` name, or any other name whose text starts
+/// with `{` or `[` and is valid JSON (JSON is YAML, but the YAML scanner rejects some valid JSON).
 pub(crate) fn is_json(path: &Path, text: &str) -> bool {
     let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
-    match ext.as_deref() {
-        Some("json") => true,
-        Some("yaml") | Some("yml") => false,
-        _ => matches!(text.trim_start().chars().next(), Some('{') | Some('[')),
+    if ext.as_deref() == Some("json") {
+        return true;
     }
+    matches!(text.trim_start().chars().next(), Some('{') | Some('['))
+        && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
 
 /// Parses file `file` of `sources` (JSON or YAML by [`is_json`]) into a tree.

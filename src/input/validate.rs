@@ -56,8 +56,15 @@ pub(crate) fn validate(
     export: &Export,
     catalogue: &Catalogue,
     catalogue_desc: &str,
+    from_agent_yaml: bool,
 ) -> Result<(), InputError> {
-    let v = Validator { r, catalogue, catalogue_desc, flags: export.state.iter().map(|f| f.name.clone()).collect() };
+    let v = Validator {
+        r,
+        catalogue,
+        catalogue_desc,
+        from_agent_yaml,
+        flags: export.state.iter().map(|f| f.name.clone()).collect(),
+    };
     let mut defs = Vec::new();
     collect_defs(&export.graph, Vec::new(), "the top graph".to_string(), &mut defs);
 
@@ -166,6 +173,7 @@ struct Validator<'a> {
     r: Reader<'a>,
     catalogue: &'a Catalogue,
     catalogue_desc: &'a str,
+    from_agent_yaml: bool,
     flags: HashSet<String>,
 }
 
@@ -283,6 +291,12 @@ impl Validator<'_> {
                     .also_at(r.sources, first.id.loc, "first declared here"));
             }
         }
+        if at == 0 && g.entry.is_none() && !g.nodes.iter().any(|n| n.kind == NodeKind::Start) {
+            let loc = g.nodes.first().map_or(crate::source::Loc::new(0, 1, 1), |n| n.id.loc);
+            return Err(r
+                .err(loc, "the top graph has no `start` node and no `entry`: no run could begin", "add a node `{\"id\": \"__start__\", \"kind\": \"start\"}` with an edge to the first node, or name the first node in `entry`")
+                .with_label("no start"));
+        }
         if let Some(entry) = &g.entry {
             if !has(&entry.name) {
                 return Err(r
@@ -389,8 +403,13 @@ impl Validator<'_> {
             }
         }
         for n in &g.nodes {
+            let who = match (&n.agent, self.from_agent_yaml) {
+                (Some(a), true) => format!("agent '{a}' lists"),
+                _ if n.kind == NodeKind::Model => format!("node '{}' offers", n.id.name),
+                _ => format!("node '{}' binds", n.id.name),
+            };
             for t in &n.tools {
-                self.need_tool(t, &format!("node '{}' binds", n.id.name))?;
+                self.need_tool(t, &who)?;
             }
             for f in &n.sets {
                 self.need_flag(f, &format!("node '{}' sets", n.id.name))?;
