@@ -1,0 +1,205 @@
+//! The real binary, run as a user runs it (STYLE: zizmor's CLI tests): exit codes, error messages,
+//! and insta snapshots of the text, JSON and SARIF reports of the shop and its plain variant.
+//! Commands run from the crate root with relative paths, colour off, CI variables cleared, so the
+//! output is the same bytes on every machine.
+
+mod common;
+
+use std::process::Command;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn stalwart(args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_stalwart"))
+        .args(args)
+        .current_dir(common::root())
+        .env("NO_COLOR", "1")
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .expect("run stalwart");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn snap(name: &str, text: &str) {
+    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+/// A finding's header line: `  QG011 High on charge_card (agent.yaml:5)`.
+fn is_head(l: &str) -> bool {
+    l.starts_with("  QG") && l.contains(" on ") && !l.contains(": ")
+}
+
+const SHOP: &str = "fixtures/shop/agent.yaml";
+const PLAIN: [&str; 4] = ["--graph", "fixtures/shop-plain/graph.json", "--catalogue", "fixtures/shop-plain/catalogue.json"];
+
+#[test]
+fn shop_passes_with_the_seeds_findings() {
+    let r = stalwart(&["verify", SHOP]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let want = [
+        "  write_not_retry_safe (warning) on charge_card: a write with no idempotency, so an ambiguous failure goes to a person",
+        "  write_without_result_schema (warning) on charge_card: a write with no result schema, so its outcome could not be reported",
+        "  compensation_not_retry_safe (warning) on charge_card: 'refund_card' undoes it and is not retry-safe",
+        "  write_not_retry_safe (warning) on refund_card: a write with no idempotency, so an ambiguous failure goes to a person",
+        "  write_without_result_schema (warning) on refund_card: a write with no result schema, so its outcome could not be reported",
+        "  write_without_result_schema (warning) on send_receipt: a write with no result schema, so its outcome could not be reported",
+        "  compensation_out_of_reach (warning) on charge_card: agent 'desk' can call it but not 'refund_card', which undoes it, so a run of that agent cannot undo it",
+    ];
+    let lints: Vec<&str> = r.stdout.lines().filter(|l| l.contains(" (warning) on ")).collect();
+    assert_eq!(lints, want);
+    let heads: Vec<&str> = r.stdout.lines().filter(|l| is_head(l)).collect();
+    assert_eq!(heads, ["  QG023 Medium on cycle:desk_model (agent.yaml:3)", "  QG105 Review on refund_card (agent.yaml:10)"]);
+    assert!(r.stdout.contains("\nGate: passed. Nothing blocks this agent: the 2 warnings above are for you to look at and weigh.\n"));
+    for rule in ["QG017", "QG018", "QG019", "QG020", "QG021", "QG106", "QG107"] {
+        assert!(r.stdout.contains(&format!("\n  {rule}: ")), "{rule} under nothing to read");
+    }
+    snap("shop.txt", &r.stdout);
+}
+
+#[test]
+fn shop_json_and_sarif() {
+    let j = stalwart(&["verify", SHOP, "--format", "json"]);
+    assert_eq!(j.code, 0);
+    let v: serde_json::Value = serde_json::from_str(&j.stdout).expect("json");
+    assert_eq!(v["gate"]["passed"], true);
+    assert_eq!(v["findings"].as_array().map(|a| a.len()), Some(2));
+    snap("shop.json", &j.stdout);
+    let s = stalwart(&["verify", SHOP, "--format", "sarif"]);
+    assert_eq!(s.code, 0);
+    snap("shop.sarif", &s.stdout);
+}
+
+#[test]
+fn shop_plain_fails_as_spec_11_says() {
+    let mut args = vec!["verify"];
+    args.extend(PLAIN);
+    let r = stalwart(&args);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let mut heads: Vec<String> = r
+        .stdout
+        .lines()
+        .filter(|l| is_head(l))
+        .map(|l| l.split(" (").next().unwrap_or(l).trim().to_string())
+        .collect();
+    heads.sort();
+    assert_eq!(
+        heads,
+        [
+            "QG001 Critical on send_receipt",
+            "QG001 High on charge_card",
+            "QG001 Medium on get_order",
+            "QG001 Medium on read_inbox",
+            "QG011 Critical on send_receipt",
+            "QG011 High on charge_card",
+            "QG013 High on charge_card",
+            "QG023 Medium on cycle:desk_model",
+            "QG105 Review on refund_card",
+        ]
+    );
+    assert!(r.stdout.contains("\nGate: failed."));
+    snap("shop-plain.txt", &r.stdout);
+    let mut args = vec!["verify", "--format", "json"];
+    args.extend(PLAIN);
+    let j = stalwart(&args);
+    assert_eq!(j.code, 1);
+    snap("shop-plain.json", &j.stdout);
+    let mut args = vec!["verify", "--format", "sarif"];
+    args.extend(PLAIN);
+    let s = stalwart(&args);
+    assert_eq!(s.code, 1);
+    snap("shop-plain.sarif", &s.stdout);
+}
+
+#[test]
+fn start_gate_reads_the_stops_column() {
+    // QG013 neither fails the gate nor stops Agent(...); QG001 and QG011 do both.
+    let mut args = vec!["verify", "--gate", "start"];
+    args.extend(PLAIN);
+    assert_eq!(stalwart(&args).code, 1);
+    assert_eq!(stalwart(&["verify", SHOP, "--gate", "start"]).code, 0);
+}
+
+#[test]
+fn export_only_round_trips_to_the_same_findings() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("desk.json");
+    let out_s = out.to_string_lossy().into_owned();
+    let r = stalwart(&["verify", SHOP, "--export-only", &out_s]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let cat = dir.path().join("desk.catalogue.json");
+    assert!(cat.exists(), "the catalogue is written beside the export");
+    let g: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("read")).expect("json");
+    assert_eq!(g["format"], "qls-graph/1");
+    let a = stalwart(&["verify", SHOP, "--format", "json"]);
+    let b = stalwart(&["verify", "--graph", &out_s, "--catalogue", &cat.to_string_lossy(), "--format", "json"]);
+    let rules = |s: &str| -> Vec<(String, String)> {
+        let v: serde_json::Value = serde_json::from_str(s).expect("json");
+        v["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| (f["rule"].as_str().unwrap_or("").to_string(), f["subject"].as_str().unwrap_or("").to_string()))
+            .collect()
+    };
+    assert_eq!(rules(&a.stdout), rules(&b.stdout));
+    assert_eq!(a.code, b.code);
+}
+
+#[test]
+fn sarif_file_and_output_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sarif = dir.path().join("out.sarif");
+    let text = dir.path().join("report.txt");
+    let r = stalwart(&["verify", SHOP, "--sarif", &sarif.to_string_lossy(), "--output", &text.to_string_lossy()]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.is_empty(), "--output takes the report off standard output");
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&sarif).expect("sarif")).expect("json");
+    assert_eq!(s["version"], "2.1.0");
+    assert!(std::fs::read_to_string(&text).expect("text").contains("Gate: passed."));
+}
+
+#[test]
+fn bad_invocations_exit_2_and_say_why() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["verify"], "nothing to verify"),
+        (&["verify", "fixtures/does-not-exist.yaml"], "does-not-exist.yaml"),
+        (&["verify", "--graph", "fixtures/shop-plain/graph.json"], "--graph needs --catalogue"),
+        (&["verify", SHOP, "--graph", "fixtures/shop-plain/graph.json"], "not both"),
+        (&["verify", SHOP, "--session-steps", "0"], "out of range"),
+        (&["verify", SHOP, "--session-steps", "17"], "out of range"),
+        (&["verify", SHOP, "--format", "xml"], "xml"),
+        (&["verify", SHOP, "--engine", "z3"], "explicit"),
+        (&["rules", "explain", "QG999"], "no rule 'QG999'"),
+        (&["verify", "--graph", "fixtures/shop/agent.yaml", "--catalogue", "fixtures/shop-plain/catalogue.json"], "qls-graph/1"),
+    ];
+    for (args, needle) in cases {
+        let r = stalwart(args);
+        assert_eq!(r.code, 2, "{args:?} exits 2\n{}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(needle), "{args:?}: stderr names {needle:?}\n{}", r.stderr);
+        assert!(!r.stdout.contains("Gate: passed"), "a run that could not prove prints no clean result");
+    }
+}
+
+#[test]
+fn rules_list_and_explain() {
+    let l = stalwart(&["rules", "list"]);
+    assert_eq!(l.code, 0);
+    for r in stalwart::rules::all() {
+        assert!(l.stdout.contains(&r.id), "{} listed", r.id);
+    }
+    let e = stalwart(&["rules", "explain", "QG011"]);
+    assert_eq!(e.code, 0);
+    assert!(e.stdout.contains("Confused deputy"));
+    assert!(e.stdout.to_lowercase().contains("fix"));
+}
