@@ -184,26 +184,40 @@ fn verify(a: VerifyArgs) -> i32 {
         );
     }
     if a.replay.is_some() {
-        return fail("`--replay` is not in this version", "the witness of each finding is printed in the report");
+        return fail(
+            "`--replay` is not in this version",
+            "the witness of each finding is printed in the report",
+        );
     }
     if a.traces.is_some() {
-        return fail("`--traces` is not in this version", "verify without traces for now");
+        return fail(
+            "`--traces` is not in this version",
+            "verify without traces for now",
+        );
     }
     let loaded = match (&a.agent_yaml, &a.graph, &a.catalogue) {
         (Some(p), None, None) => input::load_agent_yaml(p),
         (None, Some(g), Some(c)) => input::load_export(g, c),
         (None, Some(_), None) => {
-            return fail("--graph needs --catalogue", "give the catalogue the export's tools are classified by")
+            return fail(
+                "--graph needs --catalogue",
+                "give the catalogue the export's tools are classified by",
+            )
         }
-        (Some(_), Some(_), _) => {
-            return fail("give either an agent.yaml or --graph, not both", "`stalwart verify agent.yaml` or `stalwart verify --graph g.json --catalogue c.json`")
-        }
+        (Some(_), Some(_), _) => return fail(
+            "give either an agent.yaml or --graph, not both",
+            "`stalwart verify agent.yaml` or `stalwart verify --graph g.json --catalogue c.json`",
+        ),
         (Some(_), None, Some(_)) => {
-            return fail("--catalogue goes with --graph", "an agent.yaml names its catalogue under `tools:`")
+            return fail(
+                "--catalogue goes with --graph",
+                "an agent.yaml names its catalogue under `tools:`",
+            )
         }
-        (None, None, _) => {
-            return fail("nothing to verify", "`stalwart verify agent.yaml` or `stalwart verify --graph g.json --catalogue c.json`")
-        }
+        (None, None, _) => return fail(
+            "nothing to verify",
+            "`stalwart verify agent.yaml` or `stalwart verify --graph g.json --catalogue c.json`",
+        ),
     };
     let inputs = match loaded {
         Ok(i) => i,
@@ -222,7 +236,11 @@ fn verify(a: VerifyArgs) -> i32 {
             "give a number of turns from 1 to 16",
         );
     }
-    let opts = Options { session_steps, gate: a.gate, rulebook: a.rulebook.as_ref().map(|p| p.display().to_string()) };
+    let opts = Options {
+        session_steps,
+        gate: a.gate,
+        rulebook: a.rulebook.as_ref().map(|p| p.display().to_string()),
+    };
     let report = match crate::verify::verify(inputs, &opts) {
         Ok(r) => r,
         Err(e) => return fail(e, "fix the input and re-run"),
@@ -231,7 +249,9 @@ fn verify(a: VerifyArgs) -> i32 {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
-            a.output.is_none() && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+            a.output.is_none()
+                && std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none()
         }
     };
     let root = a.repo_root.clone();
@@ -243,13 +263,19 @@ fn verify(a: VerifyArgs) -> i32 {
     if let Some(path) = &a.sarif {
         let sarif = output::sarif::render(&report, root.as_deref());
         if let Err(e) = std::fs::write(path, sarif) {
-            return fail(format!("cannot write {}: {e}", path.display()), "check the folder exists and is writable");
+            return fail(
+                format!("cannot write {}: {e}", path.display()),
+                "check the folder exists and is writable",
+            );
         }
     }
     match &a.output {
         Some(path) => {
             if let Err(e) = std::fs::write(path, &text) {
-                return fail(format!("cannot write {}: {e}", path.display()), "check the folder exists and is writable");
+                return fail(
+                    format!("cannot write {}: {e}", path.display()),
+                    "check the folder exists and is writable",
+                );
             }
         }
         None => {

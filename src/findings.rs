@@ -202,14 +202,28 @@ pub struct Finding {
 /// Computes a finding's fingerprint: the first 16 hex digits of SHA-256 over rule, obligation,
 /// subject and qualified node id, separated by NULs (SPEC 7). No line numbers or file contents
 /// enter it, so unrelated edits leave it unchanged.
-pub fn fingerprint(rule: &str, obligation: Option<Obligation>, subject: &str, node: Option<&str>) -> String {
+pub fn fingerprint(
+    rule: &str,
+    obligation: Option<Obligation>,
+    subject: &str,
+    node: Option<&str>,
+) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
-    for part in [rule, obligation.map(|o| o.as_str()).unwrap_or(""), subject, node.unwrap_or("")] {
+    for part in [
+        rule,
+        obligation.map(|o| o.as_str()).unwrap_or(""),
+        subject,
+        node.unwrap_or(""),
+    ] {
         h.update(part.as_bytes());
         h.update([0u8]);
     }
-    h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+    h.finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// A runtime lint (SPEC 6): never blocks.

@@ -2,8 +2,8 @@
 //! JSON text, from a seed, so a run is repeatable. Not used by `stalwart verify` itself.
 //!
 //! [`mesh`] builds the benchmark family of SPEC/issue 2: agents of ten nodes each (a model, a
-//! guarded and a plain tool node, steps setting and reading a flag, a router), handing off to the
-//! next agent, with a catalogue of reads, writes, `reads_outside` tools, compensations and order
+//! guarded and a plain tool node, steps setting and reading a flag, a router), handing off along a
+//! binary tree of agents and back to the first, with a catalogue of reads, writes, `reads_outside` tools, compensations and order
 //! rules. [`random`] builds small random graphs for property tests.
 
 use serde_json::{json, Value};
@@ -48,7 +48,12 @@ pub struct Generated {
     pub catalogue: Value,
 }
 
-fn catalogue(rng: &mut Rng, tools: usize, order_rules: usize, name: &dyn Fn(usize) -> String) -> Value {
+fn catalogue(
+    rng: &mut Rng,
+    tools: usize,
+    order_rules: usize,
+    name: &dyn Fn(usize) -> String,
+) -> Value {
     let mut map = serde_json::Map::new();
     for i in 0..tools {
         let mut t = serde_json::Map::new();
@@ -86,11 +91,20 @@ fn catalogue(rng: &mut Rng, tools: usize, order_rules: usize, name: &dyn Fn(usiz
 
 /// The benchmark's multi-agent mesh: `nodes` nodes (rounded to agents of ten), `tools` tools,
 /// `order_rules` order rules, searched over `session_steps` turns.
-pub fn mesh(seed: u64, nodes: usize, tools: usize, order_rules: usize, session_steps: u32) -> Generated {
+pub fn mesh(
+    seed: u64,
+    nodes: usize,
+    tools: usize,
+    order_rules: usize,
+    session_steps: u32,
+) -> Generated {
     let mut rng = Rng::new(seed);
     let agents = (nodes / 10).max(1);
     let tool = |i: usize| format!("tool_{:04}", i % tools.max(1));
-    let mut ns = vec![json!({"id": "__start__", "kind": "start"}), json!({"id": "__end__", "kind": "end"})];
+    let mut ns = vec![
+        json!({"id": "__start__", "kind": "start"}),
+        json!({"id": "__end__", "kind": "end"}),
+    ];
     let mut es = vec![json!({"from": "__start__", "kind": "fixed", "destinations": ["a0_router"]})];
     for a in 0..agents {
         let p = format!("a{a}_");
@@ -102,25 +116,42 @@ pub fn mesh(seed: u64, nodes: usize, tools: usize, order_rules: usize, session_s
         all.extend(plain.clone());
         ns.push(json!({"id": format!("{p}router"), "kind": "router", "agent": agent}));
         ns.push(json!({"id": format!("{p}model"), "kind": "model", "agent": agent, "tools": all}));
-        ns.push(json!({"id": format!("{p}tools"), "kind": "tools", "agent": agent, "tools": bound}));
+        ns.push(
+            json!({"id": format!("{p}tools"), "kind": "tools", "agent": agent, "tools": bound}),
+        );
         ns.push(json!({"id": format!("{p}plain"), "kind": "tools_plain", "agent": agent, "tools": plain}));
         ns.push(json!({"id": format!("{p}approve"), "kind": "step", "agent": agent, "sets": ["approved"]}));
         ns.push(json!({"id": format!("{p}gate"), "kind": "step", "agent": agent, "clears": ["approved"]}));
-        ns.push(json!({"id": format!("{p}worker"), "kind": "step", "agent": agent, "tools": stepped}));
+        ns.push(
+            json!({"id": format!("{p}worker"), "kind": "step", "agent": agent, "tools": stepped}),
+        );
         for k in 0..3 {
             ns.push(json!({"id": format!("{p}s{k}"), "kind": "step", "agent": agent}));
         }
-        let next = if a + 1 < agents { format!("a{}_router", a + 1) } else { "__end__".to_string() };
+        // Hand-offs to agents 2a+1 and 2a+2 (a binary tree over the agents, so every agent is a
+        // few hand-offs from the entry and within the recursion limit) and back to agent 0.
+        let hand = |b: usize| {
+            if b < agents {
+                format!("a{b}_router")
+            } else {
+                "__end__".to_string()
+            }
+        };
+        let (left, right) = (hand(2 * a + 1), hand(2 * a + 2));
         es.push(json!({"from": format!("{p}router"), "kind": "conditional", "destinations": [format!("{p}model"), format!("{p}tools"), "__end__"]}));
         es.push(json!({"from": format!("{p}model"), "kind": "conditional",
-            "destinations": [format!("{p}tools"), format!("{p}approve"), format!("{p}s0"), next, "__end__"]}));
+            "destinations": [format!("{p}tools"), format!("{p}approve"), format!("{p}s0"), left, right, "a0_router", "__end__"]}));
         es.push(json!({"from": format!("{p}tools"), "kind": "fixed", "destinations": [format!("{p}model")]}));
         es.push(json!({"from": format!("{p}approve"), "kind": "fixed", "destinations": [format!("{p}gate")]}));
         es.push(json!({"from": format!("{p}gate"), "kind": "stalwart_edge", "destinations": [format!("{p}plain")], "guard": "approved"}));
         es.push(json!({"from": format!("{p}gate"), "kind": "fixed", "destinations": [format!("{p}model")]}));
         es.push(json!({"from": format!("{p}plain"), "kind": "fixed", "destinations": [format!("{p}model")]}));
-        es.push(json!({"from": format!("{p}s0"), "kind": "fixed", "destinations": [format!("{p}s1")]}));
-        es.push(json!({"from": format!("{p}s1"), "kind": "fixed", "destinations": [format!("{p}s2")]}));
+        es.push(
+            json!({"from": format!("{p}s0"), "kind": "fixed", "destinations": [format!("{p}s1")]}),
+        );
+        es.push(
+            json!({"from": format!("{p}s1"), "kind": "fixed", "destinations": [format!("{p}s2")]}),
+        );
         es.push(json!({"from": format!("{p}s2"), "kind": "conditional", "destinations": [format!("{p}worker"), format!("{p}model")]}));
         es.push(json!({"from": format!("{p}worker"), "kind": "fixed", "destinations": [format!("{p}model")]}));
     }
@@ -129,7 +160,10 @@ pub fn mesh(seed: u64, nodes: usize, tools: usize, order_rules: usize, session_s
         "state": {"approved": {"scope": "turn"}},
         "nodes": ns, "edges": es, "sends": [], "interrupts": [], "subgraphs": {}
     });
-    Generated { graph, catalogue: catalogue(&mut rng, tools, order_rules, &|i| format!("tool_{i:04}")) }
+    Generated {
+        graph,
+        catalogue: catalogue(&mut rng, tools, order_rules, &|i| format!("tool_{i:04}")),
+    }
 }
 
 /// A small random graph for property tests: a start, `n` nodes of random kinds with random edges
@@ -138,7 +172,10 @@ pub fn random(seed: u64, n: usize, t: usize) -> Generated {
     let mut rng = Rng::new(seed);
     let kinds = ["model", "tools", "tools_plain", "step", "router"];
     let tool = |i: usize| format!("t{i}");
-    let mut ns = vec![json!({"id": "__start__", "kind": "start"}), json!({"id": "__end__", "kind": "end"})];
+    let mut ns = vec![
+        json!({"id": "__start__", "kind": "start"}),
+        json!({"id": "__end__", "kind": "end"}),
+    ];
     let id = |i: usize| format!("n{i}");
     for i in 0..n {
         let kind = kinds[rng.below(kinds.len())];
@@ -196,5 +233,8 @@ pub fn random(seed: u64, n: usize, t: usize) -> Generated {
             }
         }
     }
-    Generated { graph, catalogue: cat }
+    Generated {
+        graph,
+        catalogue: cat,
+    }
 }

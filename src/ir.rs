@@ -159,7 +159,15 @@ impl NodeKind {
 
     /// Every kind's spelling, for error messages.
     pub const ALL: &'static [&'static str] = &[
-        "start", "end", "model", "tools", "tools_plain", "step", "router", "subgraph", "remote",
+        "start",
+        "end",
+        "model",
+        "tools",
+        "tools_plain",
+        "step",
+        "router",
+        "subgraph",
+        "remote",
     ];
 }
 
@@ -187,6 +195,10 @@ pub struct NodeDef {
     pub loc: Loc,
     /// True when the export gave an explicit `location` (or agent.yaml declared it).
     pub declared_location: bool,
+    /// The `file` an export's `location` names, when it names one (resolved by the loader).
+    pub declared_file: Option<String>,
+    /// Where the node's own entry starts in the export (the fallback location).
+    pub object_loc: Loc,
 }
 
 /// The kind of an edge (SPEC 2.2).
@@ -230,6 +242,10 @@ pub struct EdgeDef {
     pub exit_after: Option<u32>,
     /// Where the edge was declared.
     pub loc: Loc,
+    /// The `file` an export's edge `location` names, when it names one (resolved by the loader).
+    pub declared_file: Option<String>,
+    /// Where the edge's own entry starts in the export (the fallback location).
+    pub object_loc: Loc,
 }
 
 /// A guard expression over state flags: `name`, `!e`, `e && e`, `e || e`, parentheses.

@@ -45,7 +45,11 @@ impl SourceFile {
     pub fn offset(&self, line: u32, column: u32) -> usize {
         let li = (line.max(1) as usize - 1).min(self.line_starts.len().saturating_sub(1));
         let start = self.line_starts.get(li).copied().unwrap_or(0);
-        let end = self.line_starts.get(li + 1).copied().unwrap_or(self.text.len());
+        let end = self
+            .line_starts
+            .get(li + 1)
+            .copied()
+            .unwrap_or(self.text.len());
         let line_text = &self.text[start..end];
         let col = column.max(1) as usize - 1;
         let within = line_text
@@ -64,15 +68,25 @@ impl SourceFile {
             Err(i) => i.saturating_sub(1),
         };
         let start = self.line_starts.get(li).copied().unwrap_or(0);
-        let col = self.text.get(start..offset).map(|s| s.chars().count()).unwrap_or(0);
+        let col = self
+            .text
+            .get(start..offset)
+            .map(|s| s.chars().count())
+            .unwrap_or(0);
         (li as u32 + 1, col as u32 + 1)
     }
 
     /// The text of 1-based `line`, without its line break.
     pub fn line_text(&self, line: u32) -> &str {
         let li = line.max(1) as usize - 1;
-        let Some(&start) = self.line_starts.get(li) else { return "" };
-        let end = self.line_starts.get(li + 1).copied().unwrap_or(self.text.len());
+        let Some(&start) = self.line_starts.get(li) else {
+            return "";
+        };
+        let end = self
+            .line_starts
+            .get(li + 1)
+            .copied()
+            .unwrap_or(self.text.len());
         self.text[start..end].trim_end_matches(['\n', '\r'])
     }
 
@@ -103,7 +117,12 @@ impl SourceMap {
     pub fn add(&mut self, display: String, path: PathBuf, text: String) -> FileId {
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        self.files.push(SourceFile { display, path, text, line_starts });
+        self.files.push(SourceFile {
+            display,
+            path,
+            text,
+            line_starts,
+        });
         self.files.len() - 1
     }
 

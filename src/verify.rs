@@ -30,7 +30,11 @@ pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, String> {
     let started = Instant::now();
     let results = engine::run(&model, Limits::default());
     let millis = started.elapsed().as_millis() as u64;
-    let mut stats = EngineStats { obligations: results.len(), millis, ..EngineStats::default() };
+    let mut stats = EngineStats {
+        obligations: results.len(),
+        millis,
+        ..EngineStats::default()
+    };
     for r in &results {
         stats.states += r.states;
         if !r.violations.is_empty() {

@@ -41,7 +41,12 @@ fn is_head(l: &str) -> bool {
 }
 
 const SHOP: &str = "fixtures/shop/agent.yaml";
-const PLAIN: [&str; 4] = ["--graph", "fixtures/shop-plain/graph.json", "--catalogue", "fixtures/shop-plain/catalogue.json"];
+const PLAIN: [&str; 4] = [
+    "--graph",
+    "fixtures/shop-plain/graph.json",
+    "--catalogue",
+    "fixtures/shop-plain/catalogue.json",
+];
 
 #[test]
 fn shop_passes_with_the_seeds_findings() {
@@ -56,13 +61,28 @@ fn shop_passes_with_the_seeds_findings() {
         "  write_without_result_schema (warning) on send_receipt: a write with no result schema, so its outcome could not be reported",
         "  compensation_out_of_reach (warning) on charge_card: agent 'desk' can call it but not 'refund_card', which undoes it, so a run of that agent cannot undo it",
     ];
-    let lints: Vec<&str> = r.stdout.lines().filter(|l| l.contains(" (warning) on ")).collect();
+    let lints: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.contains(" (warning) on "))
+        .collect();
     assert_eq!(lints, want);
     let heads: Vec<&str> = r.stdout.lines().filter(|l| is_head(l)).collect();
-    assert_eq!(heads, ["  QG023 Medium on cycle:desk_model (agent.yaml:3)", "  QG105 Review on refund_card (agent.yaml:10)"]);
+    assert_eq!(
+        heads,
+        [
+            "  QG023 Medium on cycle:desk_model (agent.yaml:3)",
+            "  QG105 Review on refund_card (agent.yaml:10)"
+        ]
+    );
     assert!(r.stdout.contains("\nGate: passed. Nothing blocks this agent: the 2 warnings above are for you to look at and weigh.\n"));
-    for rule in ["QG017", "QG018", "QG019", "QG020", "QG021", "QG106", "QG107"] {
-        assert!(r.stdout.contains(&format!("\n  {rule}: ")), "{rule} under nothing to read");
+    for rule in [
+        "QG017", "QG018", "QG019", "QG020", "QG021", "QG106", "QG107",
+    ] {
+        assert!(
+            r.stdout.contains(&format!("\n  {rule}: ")),
+            "{rule} under nothing to read"
+        );
     }
     snap("shop.txt", &r.stdout);
 }
@@ -139,17 +159,31 @@ fn export_only_round_trips_to_the_same_findings() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let cat = dir.path().join("desk.catalogue.json");
     assert!(cat.exists(), "the catalogue is written beside the export");
-    let g: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("read")).expect("json");
+    let g: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("read")).expect("json");
     assert_eq!(g["format"], "qls-graph/1");
     let a = stalwart(&["verify", SHOP, "--format", "json"]);
-    let b = stalwart(&["verify", "--graph", &out_s, "--catalogue", &cat.to_string_lossy(), "--format", "json"]);
+    let b = stalwart(&[
+        "verify",
+        "--graph",
+        &out_s,
+        "--catalogue",
+        &cat.to_string_lossy(),
+        "--format",
+        "json",
+    ]);
     let rules = |s: &str| -> Vec<(String, String)> {
         let v: serde_json::Value = serde_json::from_str(s).expect("json");
         v["findings"]
             .as_array()
             .into_iter()
             .flatten()
-            .map(|f| (f["rule"].as_str().unwrap_or("").to_string(), f["subject"].as_str().unwrap_or("").to_string()))
+            .map(|f| {
+                (
+                    f["rule"].as_str().unwrap_or("").to_string(),
+                    f["subject"].as_str().unwrap_or("").to_string(),
+                )
+            })
             .collect()
     };
     assert_eq!(rules(&a.stdout), rules(&b.stdout));
@@ -161,33 +195,71 @@ fn sarif_file_and_output_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let sarif = dir.path().join("out.sarif");
     let text = dir.path().join("report.txt");
-    let r = stalwart(&["verify", SHOP, "--sarif", &sarif.to_string_lossy(), "--output", &text.to_string_lossy()]);
+    let r = stalwart(&[
+        "verify",
+        SHOP,
+        "--sarif",
+        &sarif.to_string_lossy(),
+        "--output",
+        &text.to_string_lossy(),
+    ]);
     assert_eq!(r.code, 0);
-    assert!(r.stdout.is_empty(), "--output takes the report off standard output");
-    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&sarif).expect("sarif")).expect("json");
+    assert!(
+        r.stdout.is_empty(),
+        "--output takes the report off standard output"
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif).expect("sarif")).expect("json");
     assert_eq!(s["version"], "2.1.0");
-    assert!(std::fs::read_to_string(&text).expect("text").contains("Gate: passed."));
+    assert!(std::fs::read_to_string(&text)
+        .expect("text")
+        .contains("Gate: passed."));
 }
 
 #[test]
 fn bad_invocations_exit_2_and_say_why() {
     let cases: &[(&[&str], &str)] = &[
         (&["verify"], "nothing to verify"),
-        (&["verify", "fixtures/does-not-exist.yaml"], "does-not-exist.yaml"),
-        (&["verify", "--graph", "fixtures/shop-plain/graph.json"], "--graph needs --catalogue"),
-        (&["verify", SHOP, "--graph", "fixtures/shop-plain/graph.json"], "not both"),
+        (
+            &["verify", "fixtures/does-not-exist.yaml"],
+            "does-not-exist.yaml",
+        ),
+        (
+            &["verify", "--graph", "fixtures/shop-plain/graph.json"],
+            "--graph needs --catalogue",
+        ),
+        (
+            &["verify", SHOP, "--graph", "fixtures/shop-plain/graph.json"],
+            "not both",
+        ),
         (&["verify", SHOP, "--session-steps", "0"], "out of range"),
         (&["verify", SHOP, "--session-steps", "17"], "out of range"),
         (&["verify", SHOP, "--format", "xml"], "xml"),
         (&["verify", SHOP, "--engine", "z3"], "explicit"),
         (&["rules", "explain", "QG999"], "no rule 'QG999'"),
-        (&["verify", "--graph", "fixtures/shop/agent.yaml", "--catalogue", "fixtures/shop-plain/catalogue.json"], "qls-graph/1"),
+        (
+            &[
+                "verify",
+                "--graph",
+                "fixtures/shop/agent.yaml",
+                "--catalogue",
+                "fixtures/shop-plain/catalogue.json",
+            ],
+            "qls-graph/1",
+        ),
     ];
     for (args, needle) in cases {
         let r = stalwart(args);
         assert_eq!(r.code, 2, "{args:?} exits 2\n{}{}", r.stdout, r.stderr);
-        assert!(r.stderr.contains(needle), "{args:?}: stderr names {needle:?}\n{}", r.stderr);
-        assert!(!r.stdout.contains("Gate: passed"), "a run that could not prove prints no clean result");
+        assert!(
+            r.stderr.contains(needle),
+            "{args:?}: stderr names {needle:?}\n{}",
+            r.stderr
+        );
+        assert!(
+            !r.stdout.contains("Gate: passed"),
+            "a run that could not prove prints no clean result"
+        );
     }
 }
 

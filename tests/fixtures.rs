@@ -10,18 +10,34 @@ use std::fmt::Write;
 #[test]
 fn holds_and_breaks() {
     let cases = common::cases();
-    assert!(cases.len() >= 20, "expected the fixture cases, found {}", cases.len());
+    assert!(
+        cases.len() >= 20,
+        "expected the fixture cases, found {}",
+        cases.len()
+    );
     let mut bad = Vec::new();
     for (rule, dir) in &cases {
-        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let report = common::report(dir);
         let n = report.findings.iter().filter(|f| f.rule == rule).count();
         if name.starts_with("holds-") && n != 0 {
-            bad.push(format!("{}: {n} {rule} finding(s), expected none", dir.display()));
+            bad.push(format!(
+                "{}: {n} {rule} finding(s), expected none",
+                dir.display()
+            ));
         } else if name.starts_with("breaks-") && n == 0 {
-            bad.push(format!("{}: no {rule} finding, expected one", dir.display()));
+            bad.push(format!(
+                "{}: no {rule} finding, expected one",
+                dir.display()
+            ));
         } else if !name.starts_with("holds-") && !name.starts_with("breaks-") {
-            bad.push(format!("{}: a case is named holds-* or breaks-*", dir.display()));
+            bad.push(format!(
+                "{}: a case is named holds-* or breaks-*",
+                dir.display()
+            ));
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
@@ -38,8 +54,14 @@ fn every_rule_checked_has_both_kinds_of_case() {
             .collect();
         // QG001's rulebook side and QG006's undecided search come with later engines; every
         // graph rule has both a holding and a breaking case here.
-        assert!(names.iter().any(|n| n.starts_with("holds-")), "{rule} has no holds-* fixture");
-        assert!(names.iter().any(|n| n.starts_with("breaks-")), "{rule} has no breaks-* fixture");
+        assert!(
+            names.iter().any(|n| n.starts_with("holds-")),
+            "{rule} has no holds-* fixture"
+        );
+        assert!(
+            names.iter().any(|n| n.starts_with("breaks-")),
+            "{rule} has no breaks-* fixture"
+        );
     }
 }
 
@@ -55,9 +77,18 @@ fn every_witness_replays() {
         for r in &results {
             for v in &r.violations {
                 if let Err(e) = interp::replay_violation(&m, v) {
-                    panic!("{}: witness of {:?} on {} does not replay: {e}\n{:#?}", dir.display(), v.obligation, m.tools[v.tool].name, v.witness);
+                    panic!(
+                        "{}: witness of {:?} on {} does not replay: {e}\n{:#?}",
+                        dir.display(),
+                        v.obligation,
+                        m.tools[v.tool].name,
+                        v.witness
+                    );
                 }
-                assert!(v.witness.last().is_some_and(|s| s.violation), "the last step is the violating call");
+                assert!(
+                    v.witness.last().is_some_and(|s| s.violation),
+                    "the last step is the violating call"
+                );
                 replayed += 1;
             }
         }
@@ -72,7 +103,9 @@ fn rule_matrix() {
         let report = common::report(&dir);
         let mut rules: Vec<&str> = report.findings.iter().map(|f| f.rule).collect();
         rules.dedup();
-        let rel = dir.strip_prefix(common::root().join("fixtures")).unwrap_or(&dir);
+        let rel = dir
+            .strip_prefix(common::root().join("fixtures"))
+            .unwrap_or(&dir);
         let _ = writeln!(out, "{:<48} {}", rel.display(), rules.join(" "));
     }
     insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {

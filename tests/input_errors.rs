@@ -64,11 +64,20 @@ fn check(e: &InputError, file: &str, line: u32, column: u32, msg: &str, help: &s
     assert!(shown.contains(&place), "expected {place:?} in {shown:?}");
     assert!(shown.contains(msg), "expected {msg:?} in {shown:?}");
     let h = e.help().map(|h| h.to_string()).unwrap_or_default();
-    assert!(h.contains(help), "expected help {help:?} in {h:?} (error: {shown})");
+    assert!(
+        h.contains(help),
+        "expected help {help:?} in {h:?} (error: {shown})"
+    );
     let (f, l, c) = e.location().expect("a located error");
-    assert!(f.ends_with(file) && l == line && c == column, "location {f}:{l}:{c}");
+    assert!(
+        f.ends_with(file) && l == line && c == column,
+        "location {f}:{l}:{c}"
+    );
     assert!(e.source_code().is_some(), "the error carries its file");
-    assert!(e.labels().is_some_and(|mut l| l.next().is_some()), "the error labels the word");
+    assert!(
+        e.labels().is_some_and(|mut l| l.next().is_some()),
+        "the error labels the word"
+    );
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -77,28 +86,60 @@ fn check(e: &InputError, file: &str, line: u32, column: u32, msg: &str, help: &s
 #[test]
 fn unknown_node_kind() {
     let e = graph_err("unknown_kind.json");
-    check(&e, "unknown_kind.json", 8, 29, "unknown node kind 'toolz'", "tools_plain, step, router, subgraph, remote");
+    check(
+        &e,
+        "unknown_kind.json",
+        8,
+        29,
+        "unknown node kind 'toolz'",
+        "tools_plain, step, router, subgraph, remote",
+    );
 }
 
 #[test]
 fn dangling_destination() {
     let e = graph_err("dangling_destination.json");
-    check(&e, "dangling_destination.json", 14, 63, "goes to 'tool', which is not a node", "__start__, agent, tools, confirm, __end__");
+    check(
+        &e,
+        "dangling_destination.json",
+        14,
+        63,
+        "goes to 'tool', which is not a node",
+        "__start__, agent, tools, confirm, __end__",
+    );
     assert!(e.to_string().contains("did you mean 'tools'"));
 }
 
 #[test]
 fn duplicate_id() {
     let e = graph_err("duplicate_id.json");
-    check(&e, "duplicate_id.json", 9, 12, "duplicate node id 'agent'", "rename one of the two");
+    check(
+        &e,
+        "duplicate_id.json",
+        9,
+        12,
+        "duplicate node id 'agent'",
+        "rename one of the two",
+    );
     assert!(e.to_string().contains("first declared at line 7"));
-    assert_eq!(e.labels().unwrap().count(), 2, "both declarations are labelled");
+    assert_eq!(
+        e.labels().unwrap().count(),
+        2,
+        "both declarations are labelled"
+    );
 }
 
 #[test]
 fn slash_in_id() {
     let e = graph_err("slash_id.json");
-    check(&e, "slash_id.json", 9, 12, "contains `/`", "review%2Fconfirm");
+    check(
+        &e,
+        "slash_id.json",
+        9,
+        12,
+        "contains `/`",
+        "review%2Fconfirm",
+    );
 }
 
 #[test]
@@ -110,22 +151,47 @@ fn empty_id() {
 #[test]
 fn interrupt_on_missing_node() {
     let e = graph_err("interrupt_missing_node.json");
-    check(&e, "interrupt_missing_node.json", 19, 27, "pauses at 'tool', which is not a node", "name one of its nodes");
+    check(
+        &e,
+        "interrupt_missing_node.json",
+        19,
+        27,
+        "pauses at 'tool', which is not a node",
+        "name one of its nodes",
+    );
 }
 
 #[test]
 fn tool_bound_but_not_in_catalogue() {
     let e = graph_err("tool_not_in_catalogue.json");
-    check(&e, "tool_not_in_catalogue.json", 8, 62, "node 'tools' binds tool 'refund'", "declare 'refund' in");
+    check(
+        &e,
+        "tool_not_in_catalogue.json",
+        8,
+        62,
+        "node 'tools' binds tool 'refund'",
+        "declare 'refund' in",
+    );
     // Both places: the node (the position) and the catalogue (by name).
     assert!(e.to_string().contains("catalogue.json"));
-    assert!(e.help().unwrap().to_string().contains("read_inbox, get_order, refund_card"));
+    assert!(e
+        .help()
+        .unwrap()
+        .to_string()
+        .contains("read_inbox, get_order, refund_card"));
 }
 
 #[test]
 fn interrupt_tool_not_in_catalogue() {
     let e = graph_err("interrupt_tool_missing.json");
-    check(&e, "interrupt_tool_missing.json", 19, 62, "confirms tool 'wire_money'", "declare 'wire_money'");
+    check(
+        &e,
+        "interrupt_tool_missing.json",
+        19,
+        62,
+        "confirms tool 'wire_money'",
+        "declare 'wire_money'",
+    );
     assert!(e.to_string().contains("catalogue.json"));
 }
 
@@ -133,70 +199,151 @@ fn interrupt_tool_not_in_catalogue() {
 fn guard_naming_an_undeclared_flag() {
     let e = graph_err("guard_undeclared_flag.json");
     // `"guard": "approved && !refunded"`: the column of `refunded` inside the string.
-    check(&e, "guard_undeclared_flag.json", 15, 100, "reads flag 'refunded'", "declare it under `state`");
+    check(
+        &e,
+        "guard_undeclared_flag.json",
+        15,
+        100,
+        "reads flag 'refunded'",
+        "declare it under `state`",
+    );
     let label = e.labels().unwrap().next().unwrap();
-    assert_eq!(label.len(), "refunded".len(), "the label covers the flag only");
+    assert_eq!(
+        label.len(),
+        "refunded".len(),
+        "the label covers the flag only"
+    );
 }
 
 #[test]
 fn guard_syntax_error_points_inside_the_string() {
     let e = graph_err("guard_syntax.json");
     // `"guard": "approved &&"`: the end of the text, where a flag was expected.
-    check(&e, "guard_syntax.json", 15, 98, "expected a flag name", "`e && e`");
+    check(
+        &e,
+        "guard_syntax.json",
+        15,
+        98,
+        "expected a flag name",
+        "`e && e`",
+    );
 }
 
 #[test]
 fn sets_naming_an_undeclared_flag() {
     let e = graph_err("sets_undeclared.json");
-    check(&e, "sets_undeclared.json", 9, 48, "sets flag 'aproved'", "declared flags: approved");
+    check(
+        &e,
+        "sets_undeclared.json",
+        9,
+        48,
+        "sets flag 'aproved'",
+        "declared flags: approved",
+    );
 }
 
 #[test]
 fn answer_naming_an_undeclared_flag() {
     let e = graph_err("answer_undeclared.json");
-    check(&e, "answer_undeclared.json", 19, 87, "answers into flag 'said_yes'", "declare it under `state`");
+    check(
+        &e,
+        "answer_undeclared.json",
+        19,
+        87,
+        "answers into flag 'said_yes'",
+        "declare it under `state`",
+    );
 }
 
 #[test]
 fn fixed_edge_with_null_destinations() {
     let e = graph_err("fixed_null.json");
-    check(&e, "fixed_null.json", 16, 5, "fixed edge from 'tools' has `null` destinations", "list where it goes");
+    check(
+        &e,
+        "fixed_null.json",
+        16,
+        5,
+        "fixed edge from 'tools' has `null` destinations",
+        "list where it goes",
+    );
 }
 
 #[test]
 fn edge_from_missing_node() {
     let e = graph_err("edge_from_missing.json");
-    check(&e, "edge_from_missing.json", 16, 14, "an edge leaves 'toolz'", "`from` must name one of its nodes");
+    check(
+        &e,
+        "edge_from_missing.json",
+        16,
+        14,
+        "an edge leaves 'toolz'",
+        "`from` must name one of its nodes",
+    );
 }
 
 #[test]
 fn send_from_missing_node() {
     let e = graph_err("send_from_missing.json");
-    check(&e, "send_from_missing.json", 18, 22, "a send leaves 'agnt'", "`from` must name one of its nodes");
+    check(
+        &e,
+        "send_from_missing.json",
+        18,
+        22,
+        "a send leaves 'agnt'",
+        "`from` must name one of its nodes",
+    );
 }
 
 #[test]
 fn parent_reference_in_the_top_graph() {
     let e = graph_err("parent_in_top.json");
-    check(&e, "parent_in_top.json", 16, 57, "`../` leaves a subgraph and this is the top graph", "without `../`");
+    check(
+        &e,
+        "parent_in_top.json",
+        16,
+        57,
+        "`../` leaves a subgraph and this is the top graph",
+        "without `../`",
+    );
 }
 
 #[test]
 fn parent_reference_to_a_missing_node() {
     let e = graph_err("parent_missing.json");
-    check(&e, "parent_missing.json", 30, 77, "has no node 'nowhere'", "after `../`");
+    check(
+        &e,
+        "parent_missing.json",
+        30,
+        77,
+        "has no node 'nowhere'",
+        "after `../`",
+    );
 }
 
 #[test]
 fn subgraph_node_without_graph() {
     let e = graph_err("subgraph_no_graph.json");
-    check(&e, "subgraph_no_graph.json", 10, 12, "subgraph node 'kb' has no `graph`", "name the graph it runs");
+    check(
+        &e,
+        "subgraph_no_graph.json",
+        10,
+        12,
+        "subgraph node 'kb' has no `graph`",
+        "name the graph it runs",
+    );
 }
 
 #[test]
 fn subgraph_containing_itself() {
     let e = graph_err("subgraph_cycle.json");
-    check(&e, "subgraph_cycle.json", 26, 63, "contains itself", "break the cycle");
+    check(
+        &e,
+        "subgraph_cycle.json",
+        26,
+        54,
+        "contains itself",
+        "break the cycle",
+    );
     assert!(e.to_string().contains("kb_graph → kb_graph"), "{e}");
 }
 
@@ -204,39 +351,84 @@ fn subgraph_containing_itself() {
 fn subgraph_with_a_missing_graph_is_not_an_input_error() {
     // QG006 reports it later.
     let d = errors_dir();
-    let i = load_export(&d.join("subgraph_missing_graph_ok.json"), &d.join("catalogue.json")).unwrap();
-    let kb = i.export.graph.nodes.iter().find(|n| n.id.name == "kb").unwrap();
+    let i = load_export(
+        &d.join("subgraph_missing_graph_ok.json"),
+        &d.join("catalogue.json"),
+    )
+    .unwrap();
+    let kb = i
+        .export
+        .graph
+        .nodes
+        .iter()
+        .find(|n| n.id.name == "kb")
+        .unwrap();
     assert_eq!(kb.graph.as_ref().unwrap().name, "kb_graf");
 }
 
 #[test]
 fn session_steps_out_of_range() {
     let e = graph_err("session_steps.json");
-    check(&e, "session_steps.json", 4, 20, "`session_steps` is 17, outside 1..=16", "from 1 to 16");
+    check(
+        &e,
+        "session_steps.json",
+        4,
+        20,
+        "`session_steps` is 17, outside 1..=16",
+        "from 1 to 16",
+    );
 }
 
 #[test]
 fn recursion_limit_zero() {
     let e = graph_err("recursion_limit_zero.json");
-    check(&e, "recursion_limit_zero.json", 4, 22, "`recursion_limit` is 0", "node steps one run may take");
+    check(
+        &e,
+        "recursion_limit_zero.json",
+        4,
+        22,
+        "`recursion_limit` is 0",
+        "node steps one run may take",
+    );
 }
 
 #[test]
 fn unknown_graph_format() {
     let e = graph_err("bad_format.json");
-    check(&e, "bad_format.json", 2, 13, "unknown graph format 'qls-graph/2'", "qls-graph/1");
+    check(
+        &e,
+        "bad_format.json",
+        2,
+        13,
+        "unknown graph format 'qls-graph/2'",
+        "qls-graph/1",
+    );
 }
 
 #[test]
 fn json_syntax_error() {
     let e = graph_err("json_syntax.json");
-    check(&e, "json_syntax.json", 10, 22, "invalid JSON: expected `,` or `}`", "missing comma");
+    check(
+        &e,
+        "json_syntax.json",
+        10,
+        22,
+        "invalid JSON: expected `,` or `}`",
+        "missing comma",
+    );
 }
 
 #[test]
 fn wrong_shape_names_key_expected_and_found() {
     let e = graph_err("bad_bool_type.json");
-    check(&e, "bad_bool_type.json", 4, 23, "`steps` of `budget` must be a whole number, found the quoted text \"ten\"", "without quotes");
+    check(
+        &e,
+        "bad_bool_type.json",
+        4,
+        23,
+        "`steps` of `budget` must be a whole number, found the quoted text \"ten\"",
+        "without quotes",
+    );
 }
 
 #[test]
@@ -254,42 +446,88 @@ fn unreadable_file_is_named() {
 #[test]
 fn order_rule_naming_a_missing_tool() {
     let e = catalogue_err("order_after_missing.catalogue.json");
-    check(&e, "order_after_missing.catalogue.json", 6, 82, "order rule of 'refund_card' (`after`) names tool 'lookup_order'", "declare 'lookup_order'");
+    check(
+        &e,
+        "order_after_missing.catalogue.json",
+        6,
+        82,
+        "order rule of 'refund_card' (`after`) names tool 'lookup_order'",
+        "declare 'lookup_order'",
+    );
 }
 
 #[test]
 fn compensation_naming_a_missing_tool() {
     let e = catalogue_err("compensation_missing.catalogue.json");
-    check(&e, "compensation_missing.catalogue.json", 6, 63, "'refund_card' is undone by tool 'unrefund'", "declare 'unrefund'");
+    check(
+        &e,
+        "compensation_missing.catalogue.json",
+        6,
+        63,
+        "'refund_card' is undone by tool 'unrefund'",
+        "declare 'unrefund'",
+    );
 }
 
 #[test]
 fn unknown_catalogue_format() {
     let e = catalogue_err("bad_format.catalogue.json");
-    check(&e, "bad_format.catalogue.json", 2, 13, "unknown catalogue format 'qls-graph/1'", "qls-catalogue/1");
+    check(
+        &e,
+        "bad_format.catalogue.json",
+        2,
+        13,
+        "unknown catalogue format 'qls-graph/1'",
+        "qls-catalogue/1",
+    );
 }
 
 #[test]
 fn tool_without_kind() {
     let e = catalogue_err("no_kind.catalogue.json");
-    check(&e, "no_kind.catalogue.json", 5, 5, "tool 'get_order' has no `kind`", "`kind: read`");
+    check(
+        &e,
+        "no_kind.catalogue.json",
+        5,
+        5,
+        "tool 'get_order' has no `kind`",
+        "`kind: read`",
+    );
 }
 
 #[test]
 fn quoted_bool_is_text_not_a_bool() {
     let e = catalogue_err("quoted_bool.catalogue.json");
-    check(&e, "quoted_bool.catalogue.json", 4, 53, "must be true or false, found the quoted text \"true\"", "without quotes");
+    check(
+        &e,
+        "quoted_bool.catalogue.json",
+        4,
+        53,
+        "must be true or false, found the quoted text \"true\"",
+        "without quotes",
+    );
 }
 
 #[test]
 fn unknown_words_and_roles_are_kept_not_errors() {
     let d = errors_dir();
-    let i = load_export(&d.join("good.json"), &d.join("unknown_words.catalogue.json")).unwrap();
-    let words: Vec<(&str, &str, u32)> =
-        i.catalogue.unknown.iter().map(|u| (u.tool.as_str(), u.word.as_str(), u.loc.line)).collect();
+    let i = load_export(
+        &d.join("good.json"),
+        &d.join("unknown_words.catalogue.json"),
+    )
+    .unwrap();
+    let words: Vec<(&str, &str, u32)> = i
+        .catalogue
+        .unknown
+        .iter()
+        .map(|u| (u.tool.as_str(), u.word.as_str(), u.loc.line))
+        .collect();
     assert_eq!(
         words,
-        vec![("read_inbox", "reads_outsde", 4), ("read_inbox", "args.folder.role: folder_path", 4)]
+        vec![
+            ("read_inbox", "reads_outsde", 4),
+            ("read_inbox", "args.folder.role: folder_path", 4)
+        ]
     );
     let t = i.catalogue.tool("read_inbox").unwrap();
     assert!(t.reads_outside);
@@ -340,12 +578,18 @@ stores: {mail: {multi_tenant: true, persistent: false}}
     let d = errors_dir();
     // The tools must be bound somewhere only if named; the good graph names read_inbox and refund_card.
     let graph = dir.path().join("g.json");
-    let text = std::fs::read_to_string(d.join("good.json")).unwrap().replace("refund_card", "send_mail");
+    let text = std::fs::read_to_string(d.join("good.json"))
+        .unwrap()
+        .replace("refund_card", "send_mail");
     std::fs::write(&graph, text).unwrap();
     let i = load_export(&graph, &cat).unwrap();
     let c = &i.catalogue;
     let names: Vec<&str> = c.tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["read_inbox", "send_mail", "wipe", "charge", "plain"], "declaration order");
+    assert_eq!(
+        names,
+        ["read_inbox", "send_mail", "wipe", "charge", "plain"],
+        "declaration order"
+    );
     let r = c.tool("read_inbox").unwrap();
     assert!(r.reads_outside && r.confidential && !r.is_write());
     assert_eq!(r.description.as_deref(), Some("Reads mail"));
@@ -364,12 +608,20 @@ stores: {mail: {multi_tenant: true, persistent: false}}
     assert_eq!(s.requires, ["user_verified"]);
     let w = c.tool("wipe").unwrap();
     assert_eq!(w.compensation, Compensation::NoneDeclared);
-    assert_eq!(w.order.at_most.as_ref().map(|a| (a.count, a.per_turn)), Some((1, false)));
-    assert!(matches!(&c.tool("charge").unwrap().compensation, Compensation::Tool(n) if n.name == "wipe"));
+    assert_eq!(
+        w.order.at_most.as_ref().map(|a| (a.count, a.per_turn)),
+        Some((1, false))
+    );
+    assert!(
+        matches!(&c.tool("charge").unwrap().compensation, Compensation::Tool(n) if n.name == "wipe")
+    );
     let p = c.tool("plain").unwrap();
     assert_eq!(p.compensation, Compensation::Absent);
     assert_eq!(p.description, None, "unquoted null is null");
-    assert_eq!(c.channels, [("partner_link".to_string(), Some("mtls".to_string()))]);
+    assert_eq!(
+        c.channels,
+        [("partner_link".to_string(), Some("mtls".to_string()))]
+    );
     assert!(c.stores[0].multi_tenant && !c.stores[0].persistent);
     assert!(c.unknown.is_empty(), "{:?}", c.unknown);
 }
@@ -380,83 +632,195 @@ stores: {mail: {multi_tenant: true, persistent: false}}
 #[test]
 fn python_tool_module() {
     let e = agent_err("python_module.agent.yaml");
-    check(&e, "python_module.agent.yaml", 11, 13, "Python tool modules are not read yet", "tools: - catalogue:");
+    check(
+        &e,
+        "python_module.agent.yaml",
+        11,
+        13,
+        "Python tool modules are not read yet",
+        "tools: - catalogue:",
+    );
 }
 
 #[test]
 fn missing_rulebook() {
     let e = agent_err("rulebook_missing.agent.yaml");
-    check(&e, "rulebook_missing.agent.yaml", 12, 11, "the rulebook './nope.co' does not exist", "relative to agent.yaml's folder");
+    check(
+        &e,
+        "rulebook_missing.agent.yaml",
+        12,
+        11,
+        "the rulebook './nope.co' does not exist",
+        "relative to agent.yaml's folder",
+    );
 }
 
 #[test]
 fn missing_catalogue_file() {
     let e = agent_err("catalogue_missing.agent.yaml");
-    check(&e, "catalogue_missing.agent.yaml", 11, 16, "cannot read the catalogue './missing.catalogue.yaml'", "relative to agent.yaml's folder");
+    check(
+        &e,
+        "catalogue_missing.agent.yaml",
+        11,
+        16,
+        "cannot read the catalogue './missing.catalogue.yaml'",
+        "relative to agent.yaml's folder",
+    );
 }
 
 #[test]
 fn hand_off_to_unknown_agent() {
     let e = agent_err("handoff_unknown.agent.yaml");
-    check(&e, "handoff_unknown.agent.yaml", 6, 20, "hands off to 'biling', which is not an agent", "desk, billing");
+    check(
+        &e,
+        "handoff_unknown.agent.yaml",
+        6,
+        20,
+        "hands off to 'biling', which is not an agent",
+        "desk, billing",
+    );
 }
 
 #[test]
 fn agent_tool_not_in_catalogue() {
     let e = agent_err("agent_tool_missing.agent.yaml");
-    check(&e, "agent_tool_missing.agent.yaml", 5, 24, "agent 'desk' lists tool 'refund_crd'", "declare 'refund_crd' in");
-    assert!(e.to_string().contains("tools.catalogue.yaml"), "names the catalogue: {e}");
+    check(
+        &e,
+        "agent_tool_missing.agent.yaml",
+        5,
+        24,
+        "agent 'desk' lists tool 'refund_crd'",
+        "declare 'refund_crd' in",
+    );
+    assert!(
+        e.to_string().contains("tools.catalogue.yaml"),
+        "names the catalogue: {e}"
+    );
     assert!(e.to_string().contains("did you mean 'refund_card'"));
 }
 
 #[test]
 fn undo_shorthand_naming_unknown_tools() {
     let e = agent_err("undo_unknown_tool.agent.yaml");
-    check(&e, "undo_unknown_tool.agent.yaml", 14, 8, "`undo` names tool 'charge_card'", "declare the tool");
+    check(
+        &e,
+        "undo_unknown_tool.agent.yaml",
+        14,
+        8,
+        "`undo` names tool 'charge_card'",
+        "declare the tool",
+    );
     let e = agent_err("undo_unknown_undoer.agent.yaml");
-    check(&e, "undo_unknown_undoer.agent.yaml", 14, 21, "'refund_card' is undone by tool 'unrefund_card'", "declare 'unrefund_card'");
+    check(
+        &e,
+        "undo_unknown_undoer.agent.yaml",
+        14,
+        21,
+        "'refund_card' is undone by tool 'unrefund_card'",
+        "declare 'unrefund_card'",
+    );
 }
 
 #[test]
 fn agent_yaml_syntax_error() {
     let e = agent_err("yaml_syntax.agent.yaml");
-    check(&e, "yaml_syntax.agent.yaml", 6, 17, "invalid YAML", "fix the YAML syntax");
+    check(
+        &e,
+        "yaml_syntax.agent.yaml",
+        6,
+        17,
+        "invalid YAML",
+        "fix the YAML syntax",
+    );
 }
 
 #[test]
 fn agent_yaml_session_steps_and_recursion_limit() {
     let e = agent_err("session_steps_zero.agent.yaml");
-    check(&e, "session_steps_zero.agent.yaml", 13, 16, "`session_steps` is 0", "from 1 to 16");
+    check(
+        &e,
+        "session_steps_zero.agent.yaml",
+        13,
+        16,
+        "`session_steps` is 0",
+        "from 1 to 16",
+    );
     let e = agent_err("recursion_limit_zero.agent.yaml");
-    check(&e, "recursion_limit_zero.agent.yaml", 13, 18, "`recursion_limit` is 0", "node steps");
+    check(
+        &e,
+        "recursion_limit_zero.agent.yaml",
+        13,
+        18,
+        "`recursion_limit` is 0",
+        "node steps",
+    );
 }
 
 #[test]
 fn agent_yaml_entry_and_privilege() {
     let e = agent_err("entry_unknown.agent.yaml");
-    check(&e, "entry_unknown.agent.yaml", 14, 8, "`entry` names 'front'", "desk, billing");
+    check(
+        &e,
+        "entry_unknown.agent.yaml",
+        14,
+        8,
+        "`entry` names 'front'",
+        "desk, billing",
+    );
     let e = agent_err("privilege_bad.agent.yaml");
-    check(&e, "privilege_bad.agent.yaml", 8, 16, "unknown privilege 'medium'", "`privilege: high`");
+    check(
+        &e,
+        "privilege_bad.agent.yaml",
+        8,
+        16,
+        "unknown privilege 'medium'",
+        "`privilege: high`",
+    );
 }
 
 #[test]
 fn agent_yaml_inline_tools() {
     let e = agent_err("inline_no_kind.agent.yaml");
-    check(&e, "inline_no_kind.agent.yaml", 12, 11, "tool 'send_receipt' has no `kind`", "`kind: write`");
+    check(
+        &e,
+        "inline_no_kind.agent.yaml",
+        12,
+        11,
+        "tool 'send_receipt' has no `kind`",
+        "`kind: write`",
+    );
     let e = agent_err("quoted_bool.agent.yaml");
-    check(&e, "quoted_bool.agent.yaml", 14, 19, "found the quoted text \"true\"", "without quotes");
+    check(
+        &e,
+        "quoted_bool.agent.yaml",
+        14,
+        19,
+        "found the quoted text \"true\"",
+        "without quotes",
+    );
 }
 
 #[test]
 fn agent_yaml_duplicate_key() {
     let e = agent_err("duplicate_key.agent.yaml");
-    check(&e, "duplicate_key.agent.yaml", 7, 3, "duplicate key 'desk' (first written at line 3)", "remove one");
+    check(
+        &e,
+        "duplicate_key.agent.yaml",
+        7,
+        3,
+        "duplicate key 'desk' (first written at line 3)",
+        "remove one",
+    );
 }
 
 #[test]
 fn agent_yaml_full_compile() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("cat.json"), r#"{"tools": {"a": {"kind": "read"}, "b": {"kind": "write"}}}"#).unwrap();
+    std::fs::write(
+        dir.path().join("cat.json"),
+        r#"{"tools": {"a": {"kind": "read"}, "b": {"kind": "write"}}}"#,
+    )
+    .unwrap();
     std::fs::write(dir.path().join("rules.co"), "define flow x\n  execute b\n").unwrap();
     let yaml = r#"agents:
   front:
@@ -492,8 +856,11 @@ rulebook: rules.co
     std::fs::write(&path, yaml).unwrap();
     let i = load_agent_yaml(&path).unwrap();
     let g = &i.export.graph;
-    let nodes: Vec<(&str, NodeKind, Option<&str>, u32)> =
-        g.nodes.iter().map(|n| (n.id.name.as_str(), n.kind, n.agent.as_deref(), n.loc.line)).collect();
+    let nodes: Vec<(&str, NodeKind, Option<&str>, u32)> = g
+        .nodes
+        .iter()
+        .map(|n| (n.id.name.as_str(), n.kind, n.agent.as_deref(), n.loc.line))
+        .collect();
     assert_eq!(
         nodes,
         [
@@ -511,7 +878,18 @@ rulebook: rules.co
     let edges: Vec<(&str, EdgeKind, Vec<&str>)> = g
         .edges
         .iter()
-        .map(|e| (e.from.name.as_str(), e.kind, e.destinations.as_ref().unwrap().iter().map(|d| d.name.as_str()).collect()))
+        .map(|e| {
+            (
+                e.from.name.as_str(),
+                e.kind,
+                e.destinations
+                    .as_ref()
+                    .unwrap()
+                    .iter()
+                    .map(|d| d.name.as_str())
+                    .collect(),
+            )
+        })
         .collect();
     use EdgeKind::{Conditional as C, Fixed as F};
     assert_eq!(
@@ -527,9 +905,15 @@ rulebook: rules.co
     );
     let e = &i.export;
     assert_eq!(e.name.as_deref(), Some("back"));
-    assert_eq!(e.source.as_deref(), Some(path.display().to_string().as_str()));
+    assert_eq!(
+        e.source.as_deref(),
+        Some(path.display().to_string().as_str())
+    );
     assert_eq!((e.recursion_limit, e.session_steps), (40, Some(3)));
-    assert_eq!(e.budget.as_ref().map(|b| (b.steps, b.turns)), Some((Some(60), Some(10))));
+    assert_eq!(
+        e.budget.as_ref().map(|b| (b.steps, b.turns)),
+        Some((Some(60), Some(10)))
+    );
     assert_eq!(e.agents.len(), 3);
     assert!(e.agents[1].privilege_high);
     assert_eq!(e.agents[1].on_unread.as_deref(), Some("ask"));
@@ -538,10 +922,16 @@ rulebook: rules.co
     let names: Vec<&str> = c.tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["a", "b", "c"]);
     let b = c.tool("b").unwrap();
-    assert!(b.is_write() && b.idempotent && b.privileged, "inline words merge into the catalogue's");
+    assert!(
+        b.is_write() && b.idempotent && b.privileged,
+        "inline words merge into the catalogue's"
+    );
     assert!(matches!(&b.compensation, Compensation::Tool(n) if n.name == "a"));
     assert!(c.tool("a").unwrap().privileged);
-    assert_eq!(c.tool("c").unwrap().compensation, Compensation::NoneDeclared);
+    assert_eq!(
+        c.tool("c").unwrap().compensation,
+        Compensation::NoneDeclared
+    );
     assert!(!c.tool("c").unwrap().privileged);
     assert!(i.from_agent_yaml);
     assert!(i.rulebook.as_deref().unwrap().ends_with("rules.co"));
@@ -576,7 +966,11 @@ fn the_shop_loads() {
     };
     let i = load_agent_yaml(&path).unwrap();
     let g = &i.export.graph;
-    let nodes: Vec<(&str, NodeKind, u32)> = g.nodes.iter().map(|n| (n.id.name.as_str(), n.kind, n.loc.line)).collect();
+    let nodes: Vec<(&str, NodeKind, u32)> = g
+        .nodes
+        .iter()
+        .map(|n| (n.id.name.as_str(), n.kind, n.loc.line))
+        .collect();
     assert_eq!(
         nodes,
         [
@@ -595,10 +989,16 @@ fn the_shop_loads() {
     let refund = i.catalogue.tool("refund_card").unwrap();
     assert!(refund.privileged, "billing is privilege: high");
     assert!(!i.catalogue.tool("charge_card").unwrap().privileged);
-    assert!(matches!(&i.catalogue.tool("charge_card").unwrap().compensation, Compensation::Tool(n) if n.name == "refund_card"));
+    assert!(
+        matches!(&i.catalogue.tool("charge_card").unwrap().compensation, Compensation::Tool(n) if n.name == "refund_card")
+    );
     assert!(i.rulebook.as_deref().unwrap().ends_with("policy.co"));
     // The tool binding in billing's `tools:` is at agent.yaml:10 (QG105's location).
-    let bt = g.nodes.iter().find(|n| n.id.name == "billing_tools").unwrap();
+    let bt = g
+        .nodes
+        .iter()
+        .find(|n| n.id.name == "billing_tools")
+        .unwrap();
     assert_eq!(bt.tools[0].loc.line, 10);
     assert_eq!(i.sources.short_name(bt.tools[0].loc.file), "agent.yaml");
 }
@@ -610,7 +1010,8 @@ fn the_langgraph_corpus_loads() {
     let mut n = 0;
     for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
-        let is_export = p.extension().is_some_and(|x| x == "json") && p.file_name().is_some_and(|f| f != "catalogue.json");
+        let is_export = p.extension().is_some_and(|x| x == "json")
+            && p.file_name().is_some_and(|f| f != "catalogue.json");
         if !is_export {
             continue;
         }
@@ -630,7 +1031,9 @@ fn the_agentdojo_corpus_loads() {
     for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
         let name = p.file_name().unwrap().to_string_lossy().to_string();
-        let Some((suite, _)) = name.split_once(".react.") else { continue };
+        let Some((suite, _)) = name.split_once(".react.") else {
+            continue;
+        };
         if !name.ends_with(".json") {
             continue;
         }
@@ -658,8 +1061,19 @@ fn declared_locations_and_subgraphs_are_read() {
         .map(|d| d.name.as_str())
         .collect();
     assert!(!parent_refs.is_empty());
-    let i = load_export(&dir.join("conditional_edges.json"), &dir.join("catalogue.json")).unwrap();
-    assert!(i.export.graph.edges.iter().any(|e| e.destinations.is_none()), "null destinations stay null");
+    let i = load_export(
+        &dir.join("conditional_edges.json"),
+        &dir.join("catalogue.json"),
+    )
+    .unwrap();
+    assert!(
+        i.export
+            .graph
+            .edges
+            .iter()
+            .any(|e| e.destinations.is_none()),
+        "null destinations stay null"
+    );
     assert_eq!(i.export.recursion_limit, 25, "LangGraph's default");
 }
 
@@ -683,9 +1097,38 @@ fn node_location_is_declared_or_where_the_node_starts() {
     std::fs::write(&g, text).unwrap();
     let i = load_export(&g, &d.join("catalogue.json")).unwrap();
     let agent = &i.export.graph.nodes[1];
-    assert_eq!((agent.loc.file, agent.loc.line, agent.loc.column, agent.declared_location), (0, 3, 3, true));
+    assert_eq!(
+        (
+            agent.loc.file,
+            agent.loc.line,
+            agent.loc.column,
+            agent.declared_location
+        ),
+        (0, 7, 5, false),
+        "a location in a file that is not there falls back to the node's own entry"
+    );
+    // With agent.yaml beside the export, the location points into it.
+    std::fs::write(
+        dir.path().join("agent.yaml"),
+        "agents:\n  desk:\n    model: m\n",
+    )
+    .unwrap();
+    let i = load_export(&g, &d.join("catalogue.json")).unwrap();
+    let agent = &i.export.graph.nodes[1];
+    assert_eq!(
+        (agent.loc.line, agent.loc.column, agent.declared_location),
+        (3, 3, true)
+    );
+    assert!(i
+        .sources
+        .file(agent.loc.file)
+        .display
+        .ends_with("agent.yaml"));
     let tools = &i.export.graph.nodes[2];
-    assert_eq!((tools.loc.line, tools.loc.column, tools.declared_location), (8, 5, false));
+    assert_eq!(
+        (tools.loc.line, tools.loc.column, tools.declared_location),
+        (8, 5, false)
+    );
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -702,7 +1145,16 @@ fn norm_export(e: &Export) -> String {
         for n in &mut g.nodes {
             n.id.loc = blank;
             n.loc.file = 0;
-            for x in n.tools.iter_mut().chain(n.sets.iter_mut()).chain(n.clears.iter_mut()) {
+            // Written locations are always explicit, so they read back as declared.
+            n.declared_location = false;
+            n.declared_file = None;
+            n.object_loc = blank;
+            for x in n
+                .tools
+                .iter_mut()
+                .chain(n.sets.iter_mut())
+                .chain(n.clears.iter_mut())
+            {
                 x.loc = blank;
             }
             if let Some(x) = &mut n.graph {
@@ -710,6 +1162,8 @@ fn norm_export(e: &Export) -> String {
             }
         }
         for ed in &mut g.edges {
+            ed.declared_file = None;
+            ed.object_loc = blank;
             ed.from.loc = blank;
             ed.loc.file = 0;
             for d in ed.destinations.iter_mut().flatten() {
@@ -770,13 +1224,28 @@ fn round_trip(i: &Inputs) {
     write_export(i, &out).unwrap();
     let cat = dir.path().join("out.catalogue.json");
     assert!(cat.is_file());
-    let back = load_export(&out, &cat).unwrap_or_else(|e| panic!("the written export does not load: {e}"));
-    assert_eq!(norm_export(&back.export), norm_export(&i.export));
+    let back =
+        load_export(&out, &cat).unwrap_or_else(|e| panic!("the written export does not load: {e}"));
+    let (a, b) = (norm_export(&back.export), norm_export(&i.export));
+    if a != b {
+        for (x, y) in a.lines().zip(b.lines()) {
+            assert_eq!(x, y, "the export read back differs");
+        }
+        assert_eq!(a.lines().count(), b.lines().count());
+    }
     assert_eq!(back.catalogue.tools.len(), i.catalogue.tools.len());
     for (a, b) in back.catalogue.tools.iter().zip(&i.catalogue.tools) {
         assert_eq!(norm_tool(a), norm_tool(b));
     }
-    let words = |c: &stalwart::ir::Catalogue| c.unknown.iter().map(|u| (u.tool.clone(), u.word.clone())).collect::<Vec<_>>();
+    let words = |c: &stalwart::ir::Catalogue| {
+        let mut w = c
+            .unknown
+            .iter()
+            .map(|u| (u.tool.clone(), u.word.clone()))
+            .collect::<Vec<_>>();
+        w.sort();
+        w
+    };
     assert_eq!(words(&back.catalogue), words(&i.catalogue));
     assert_eq!(back.catalogue.channels, i.catalogue.channels);
     // Deterministic: writing again gives the same bytes.
@@ -786,7 +1255,10 @@ fn round_trip(i: &Inputs) {
     // Every node has a location.
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     for n in v["nodes"].as_array().unwrap() {
-        assert!(n["location"]["line"].as_u64().is_some() && n["location"]["file"].is_string(), "{n}");
+        assert!(
+            n["location"]["line"].as_u64().is_some() && n["location"]["file"].is_string(),
+            "{n}"
+        );
     }
 }
 
@@ -803,14 +1275,29 @@ fn export_only_round_trips_the_shop() {
     let out = dir.path().join("shop.json");
     write_export(&i, &out).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    let desk_model = v["nodes"].as_array().unwrap().iter().find(|n| n["id"] == "desk_model").unwrap();
+    let desk_model = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == "desk_model")
+        .unwrap();
     assert_eq!(desk_model["location"]["line"], 3);
-    assert!(desk_model["location"]["file"].as_str().unwrap().ends_with("agent.yaml"));
+    assert!(desk_model["location"]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("agent.yaml"));
     let c: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("shop.catalogue.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(dir.path().join("shop.catalogue.json")).unwrap())
+            .unwrap();
     assert_eq!(c["format"], "qls-catalogue/1");
-    assert_eq!(c["tools"]["charge_card"]["compensation"]["bind"]["order_id"], "order_id", "bind kept verbatim");
-    assert_eq!(c["tools"]["get_order"]["result"]["type"], "object", "result schema kept verbatim");
+    assert_eq!(
+        c["tools"]["charge_card"]["compensation"]["bind"]["order_id"], "order_id",
+        "bind kept verbatim"
+    );
+    assert_eq!(
+        c["tools"]["get_order"]["result"]["type"], "object",
+        "result schema kept verbatim"
+    );
     assert_eq!(c["tools"]["refund_card"]["privilege"], "high");
 }
 
@@ -820,20 +1307,43 @@ fn export_only_round_trips_exports() {
     for g in ["good.json", "good_subgraph.json"] {
         round_trip(&load_export(&d.join(g), &d.join("catalogue.json")).unwrap());
     }
-    round_trip(&load_export(&d.join("good.json"), &d.join("unknown_words.catalogue.json")).unwrap());
+    round_trip(
+        &load_export(
+            &d.join("good.json"),
+            &d.join("unknown_words.catalogue.json"),
+        )
+        .unwrap(),
+    );
     let Some(s) = shared() else { return };
     let lg = s.join("corpus/langgraph");
-    for g in ["swarm.json", "subgraph_parent.json", "conditional_edges.json", "edge_cases.json"] {
+    for g in [
+        "swarm.json",
+        "subgraph_parent.json",
+        "conditional_edges.json",
+        "edge_cases.json",
+    ] {
         round_trip(&load_export(&lg.join(g), &lg.join("catalogue.json")).unwrap());
     }
     let ad = s.join("corpus/agentdojo");
-    round_trip(&load_export(&ad.join("banking.react.guarded.json"), &ad.join("banking.catalogue.json")).unwrap());
+    round_trip(
+        &load_export(
+            &ad.join("banking.react.guarded.json"),
+            &ad.join("banking.catalogue.json"),
+        )
+        .unwrap(),
+    );
 }
 
 #[test]
 fn guard_grammar() {
-    assert_eq!(parse_guard("a && (b || !c)").unwrap().to_string(), "a && (b || !c)");
-    assert_eq!(parse_guard("a || b && c").unwrap().to_string(), "a || b && c");
+    assert_eq!(
+        parse_guard("a && (b || !c)").unwrap().to_string(),
+        "a && (b || !c)"
+    );
+    assert_eq!(
+        parse_guard("a || b && c").unwrap().to_string(),
+        "a || b && c"
+    );
     assert_eq!(parse_guard("x &&").unwrap_err().0, 4);
     assert_eq!(parse_guard("x | y").unwrap_err().0, 2);
 }

@@ -17,14 +17,26 @@ fn load(g: &gen::Generated) -> (tempfile::TempDir, Inputs) {
     let gp = dir.path().join("graph.json");
     let cp = dir.path().join("catalogue.json");
     std::fs::write(&gp, serde_json::to_string_pretty(&g.graph).expect("json")).expect("write");
-    std::fs::write(&cp, serde_json::to_string_pretty(&g.catalogue).expect("json")).expect("write");
-    let inputs = input::load_export(&gp, &cp).unwrap_or_else(|e| panic!("generated input rejected: {e}\n{}", g.graph));
+    std::fs::write(
+        &cp,
+        serde_json::to_string_pretty(&g.catalogue).expect("json"),
+    )
+    .expect("write");
+    let inputs = input::load_export(&gp, &cp)
+        .unwrap_or_else(|e| panic!("generated input rejected: {e}\n{}", g.graph));
     (dir, inputs)
 }
 
 /// (rule, obligation, subject, node with the renaming undone, depth) of every finding.
-fn summary(inputs: Inputs, unrename: &dyn Fn(&str) -> String) -> BTreeSet<(String, String, String, String, u32, usize)> {
-    let opts = Options { session_steps: common::steps(&inputs), gate: GateMode::Ci, rulebook: None };
+fn summary(
+    inputs: Inputs,
+    unrename: &dyn Fn(&str) -> String,
+) -> BTreeSet<(String, String, String, String, u32, usize)> {
+    let opts = Options {
+        session_steps: common::steps(&inputs),
+        gate: GateMode::Ci,
+        rulebook: None,
+    };
     let report = verify::verify(inputs, &opts).expect("verify");
     report
         .findings
@@ -32,7 +44,9 @@ fn summary(inputs: Inputs, unrename: &dyn Fn(&str) -> String) -> BTreeSet<(Strin
         .map(|f| {
             (
                 f.rule.to_string(),
-                f.obligation.map(|o| o.as_str().to_string()).unwrap_or_default(),
+                f.obligation
+                    .map(|o| o.as_str().to_string())
+                    .unwrap_or_default(),
                 unrename(&f.subject),
                 f.node.as_deref().map(unrename).unwrap_or_default(),
                 f.depth.unwrap_or(0),
@@ -43,7 +57,10 @@ fn summary(inputs: Inputs, unrename: &dyn Fn(&str) -> String) -> BTreeSet<(Strin
 }
 
 fn cases() -> u64 {
-    std::env::var("STALWART_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(150)
+    std::env::var("STALWART_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(150)
 }
 
 #[test]
@@ -61,15 +78,32 @@ fn generated_witnesses_replay() {
             for v in &r.violations {
                 violations += 1;
                 if let Err(e) = interp::replay_violation(&m, v) {
-                    panic!("seed {seed}: witness of {:?} on {} at {} does not replay: {e}\n{:#?}\n{}", v.obligation, m.tools[v.tool].name, m.nodes[v.node].qid, v.witness, g.graph);
+                    panic!(
+                        "seed {seed}: witness of {:?} on {} at {} does not replay: {e}\n{:#?}\n{}",
+                        v.obligation, m.tools[v.tool].name, m.nodes[v.node].qid, v.witness, g.graph
+                    );
                 }
-                assert!(v.turn >= 1 && v.turn <= m.session_steps, "seed {seed}: turn {} out of range", v.turn);
-                assert_eq!(v.witness.last().map(|s| s.turn), Some(v.turn), "seed {seed}: the witness ends in its turn");
+                assert!(
+                    v.turn >= 1 && v.turn <= m.session_steps,
+                    "seed {seed}: turn {} out of range",
+                    v.turn
+                );
+                assert_eq!(
+                    v.witness.last().map(|s| s.turn),
+                    Some(v.turn),
+                    "seed {seed}: the witness ends in its turn"
+                );
             }
         }
     }
-    assert!(violations > 100, "the generator should give violations to replay, got {violations}");
-    assert!(every_depth > 10, "some searches should reach their fixpoint, got {every_depth}");
+    assert!(
+        violations > 100,
+        "the generator should give violations to replay, got {violations}"
+    );
+    assert!(
+        every_depth > 10,
+        "some searches should reach their fixpoint, got {every_depth}"
+    );
 }
 
 fn rename(v: &mut Value, f: &dyn Fn(&str) -> String) {
@@ -102,7 +136,11 @@ fn rename(v: &mut Value, f: &dyn Fn(&str) -> String) {
 #[test]
 fn findings_do_not_depend_on_names_or_order() {
     for seed in 0..cases() / 2 {
-        let g = gen::random(1000 + seed, 3 + (seed % 5) as usize, 2 + (seed % 3) as usize);
+        let g = gen::random(
+            1000 + seed,
+            3 + (seed % 5) as usize,
+            2 + (seed % 3) as usize,
+        );
         let (_d1, a) = load(&g);
         let before = summary(a, &|s| s.to_string());
         let mut h = g.clone();
@@ -120,14 +158,26 @@ fn findings_do_not_depend_on_names_or_order() {
             s.iter()
                 .map(|(r, o, sub, n, d, w)| {
                     if sub.starts_with("cycle:") {
-                        (r.clone(), o.clone(), "cycle".to_string(), String::new(), *d, *w)
+                        (
+                            r.clone(),
+                            o.clone(),
+                            "cycle".to_string(),
+                            String::new(),
+                            *d,
+                            *w,
+                        )
                     } else {
                         (r.clone(), o.clone(), sub.clone(), n.clone(), *d, *w)
                     }
                 })
                 .collect::<BTreeSet<_>>()
         };
-        assert_eq!(strip(&before), strip(&after), "seed {seed}: findings changed under renaming and reordering\n{}", g.graph);
+        assert_eq!(
+            strip(&before),
+            strip(&after),
+            "seed {seed}: findings changed under renaming and reordering\n{}",
+            g.graph
+        );
     }
 }
 
@@ -136,11 +186,18 @@ fn output_is_deterministic() {
     let g = gen::mesh(7, 60, 20, 10, 2);
     let (_d, a) = load(&g);
     let (_e, b) = load(&g);
-    let opts = Options { session_steps: 2, gate: GateMode::Ci, rulebook: None };
+    let opts = Options {
+        session_steps: 2,
+        gate: GateMode::Ci,
+        rulebook: None,
+    };
     let ra = verify::verify(a, &opts).expect("verify");
     let rb = verify::verify(b, &opts).expect("verify");
     let ja = stalwart::output::json::render(&ra);
     let jb = stalwart::output::json::render(&rb);
-    assert_eq!(ja.replace(_d.path().to_str().unwrap_or(""), ""), jb.replace(_e.path().to_str().unwrap_or(""), ""));
+    assert_eq!(
+        ja.replace(_d.path().to_str().unwrap_or(""), ""),
+        jb.replace(_e.path().to_str().unwrap_or(""), "")
+    );
     assert!(!ra.findings.is_empty());
 }

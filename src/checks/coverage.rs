@@ -10,16 +10,33 @@ use crate::rules;
 /// something to read (or this version cannot tell).
 fn has_input(m: &FlatModel, cat: &Catalogue, id: &str) -> Option<bool> {
     let store = |name: &str| cat.stores.iter().find(|s| s.name == name);
-    let roles = |want: &[Role]| m.tools.iter().any(|t| t.args.iter().any(|a| a.role.is_some_and(|r| want.contains(&r))));
+    let roles = |want: &[Role]| {
+        m.tools.iter().any(|t| {
+            t.args
+                .iter()
+                .any(|a| a.role.is_some_and(|r| want.contains(&r)))
+        })
+    };
     Some(match id {
         "QG017" => roles(&[Role::Code, Role::Shell]),
-        "QG018" => roles(&[Role::Sql, Role::Query, Role::Path, Role::Url, Role::Template, Role::Destination]),
+        "QG018" => roles(&[
+            Role::Sql,
+            Role::Query,
+            Role::Path,
+            Role::Url,
+            Role::Template,
+            Role::Destination,
+        ]),
         "QG019" => m.tools.iter().any(|t| t.confidential),
         "QG020" => m.tools.iter().any(|t| {
-            t.store.as_ref().is_some_and(|(s, write)| !write && store(s).is_some_and(|d| d.multi_tenant))
+            t.store
+                .as_ref()
+                .is_some_and(|(s, write)| !write && store(s).is_some_and(|d| d.multi_tenant))
         }),
         "QG021" => m.tools.iter().any(|t| {
-            t.store.as_ref().is_some_and(|(s, write)| *write && store(s).is_some_and(|d| d.persistent))
+            t.store
+                .as_ref()
+                .is_some_and(|(s, write)| *write && store(s).is_some_and(|d| d.persistent))
         }),
         "QG106" => m.tools.iter().any(|t| t.source.is_some()),
         "QG107" => m.nodes.iter().any(|n| n.kind == NodeKind::Remote),
@@ -28,7 +45,10 @@ fn has_input(m: &FlatModel, cat: &Catalogue, id: &str) -> Option<bool> {
 }
 
 /// (rules with nothing to read and why, rules not checked yet that had something to read).
-pub fn coverage(m: &FlatModel, cat: &Catalogue) -> (Vec<(&'static str, String)>, Vec<&'static str>) {
+pub fn coverage(
+    m: &FlatModel,
+    cat: &Catalogue,
+) -> (Vec<(&'static str, String)>, Vec<&'static str>) {
     let mut nothing = Vec::new();
     let mut not_yet = Vec::new();
     for r in rules::all() {

@@ -27,7 +27,10 @@ fn order_detail(m: &FlatModel, ob: Obligation, t: ToolIx) -> String {
     match ob {
         Obligation::O3 => {
             let a: Vec<String> = o.after.iter().map(|a| format!("'{}'", a.name)).collect();
-            format!("it can run before {} has run, though its rule says after", a.join(", "))
+            format!(
+                "it can run before {} has run, though its rule says after",
+                a.join(", ")
+            )
         }
         Obligation::O4 => {
             let b: Vec<String> = o
@@ -38,7 +41,10 @@ fn order_detail(m: &FlatModel, ob: Obligation, t: ToolIx) -> String {
                     NotAfter::Untrusted => "content from outside".to_string(),
                 })
                 .collect();
-            format!("it can run after {}, which its rule says it must never follow", b.join(" or "))
+            format!(
+                "it can run after {}, which its rule says it must never follow",
+                b.join(" or ")
+            )
         }
         _ => {
             let n = o.at_most.as_ref().map(|a| a.count).unwrap_or(0);
@@ -55,7 +61,9 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult]) -> Vec<Finding> {
     for r in results {
         if r.depth == Depth::Undecided {
             let tool = r.instance.tool.map(|t| &m.tools[t]);
-            let subject = tool.map(|t| t.name.clone()).unwrap_or_else(|| "graph".to_string());
+            let subject = tool
+                .map(|t| t.name.clone())
+                .unwrap_or_else(|| "graph".to_string());
             let detail = format!(
                 "the search for {} ({}) ran out of its state budget after {} states, so it is undecided, not clean",
                 r.instance.obligation.as_str(),
@@ -80,7 +88,9 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult]) -> Vec<Finding> {
             let early = v.obligation >= Obligation::O7 || v.turn == 1;
             if !early {
                 let key = (v.obligation, v.tool, v.node);
-                let keep = later.get(&key).is_none_or(|w| (v.turn, v.class) < (w.turn, w.class));
+                let keep = later
+                    .get(&key)
+                    .is_none_or(|w| (v.turn, v.class) < (w.turn, w.class));
                 if keep {
                     later.insert(key, v);
                 }
@@ -115,6 +125,10 @@ fn violation_finding(m: &FlatModel, v: &Violation, rule: &'static str) -> Findin
         },
         Some(v.turn),
         v.witness.clone(),
-        &[("detail", &detail), ("obligation", &obligation), ("depth", &depth)],
+        &[
+            ("detail", &detail),
+            ("obligation", &obligation),
+            ("depth", &depth),
+        ],
     )
 }

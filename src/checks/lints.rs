@@ -10,7 +10,12 @@ use crate::model::FlatModel;
 /// Every runtime lint of the model and its catalogue.
 pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
     let mut out = Vec::new();
-    let lint = |id, tool: &str, message: String, loc| Lint { id, tool: tool.to_string(), message, loc: Some(loc) };
+    let lint = |id, tool: &str, message: String, loc| Lint {
+        id,
+        tool: tool.to_string(),
+        message,
+        loc: Some(loc),
+    };
     for t in &m.tools {
         if !t.is_write() {
             continue;
@@ -58,8 +63,12 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
             .collect();
         let is_agent = m.nodes.iter().any(|n| n.region == r && n.agent.is_some());
         for (ti, t) in m.tools.iter().enumerate() {
-            let Compensation::Tool(c) = &t.compensation else { continue };
-            let Some(ci) = m.tool_ix(&c.name) else { continue };
+            let Compensation::Tool(c) = &t.compensation else {
+                continue;
+            };
+            let Some(ci) = m.tool_ix(&c.name) else {
+                continue;
+            };
             if calls.contains(&ti) && !calls.contains(&ci) {
                 let who = if is_agent { "agent" } else { "graph" };
                 out.push(lint(
@@ -104,7 +113,10 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
         out.push(lint(
             "unknown_word",
             &u.tool,
-            format!("'{}' is not a word of the catalogue: it is kept and no rule reads it", u.word),
+            format!(
+                "'{}' is not a word of the catalogue: it is kept and no rule reads it",
+                u.word
+            ),
             u.loc,
         ));
     }

@@ -25,7 +25,9 @@ pub const CHECKED_RULES: &[&str] = &[
 /// by what the tool can do (destructive or irreversible write Critical, write High, read Medium);
 /// otherwise the rule's default.
 pub fn severity(rule: &str, tool: Option<&ToolDef>) -> Severity {
-    let Some(r) = rules::get(rule) else { return Severity::High };
+    let Some(r) = rules::get(rule) else {
+        return Severity::High;
+    };
     if r.rule_type == RuleType::SecurityHotspot {
         return Severity::Review;
     }
@@ -54,10 +56,19 @@ pub struct Subject<'a> {
 }
 
 /// Builds a finding from the rule's templates: `vars` add `limit`, `depth`, `obligation`, `detail`.
-pub fn finding(s: Subject<'_>, depth: Option<u32>, witness: Vec<Step>, vars: &[(&str, &str)]) -> Finding {
+pub fn finding(
+    s: Subject<'_>,
+    depth: Option<u32>,
+    witness: Vec<Step>,
+    vars: &[(&str, &str)],
+) -> Finding {
     let tool_name = s.tool.map(|t| t.name.clone()).unwrap_or_default();
     let node = s.node.clone().unwrap_or_default();
-    let mut all: Vec<(&str, &str)> = vec![("tool", &tool_name), ("node", &node), ("subject", &s.subject)];
+    let mut all: Vec<(&str, &str)> = vec![
+        ("tool", &tool_name),
+        ("node", &node),
+        ("subject", &s.subject),
+    ];
     all.extend_from_slice(vars);
     let (message, fix) = match rules::get(s.rule) {
         Some(r) => (r.message_with(&all), r.fix_with(&all)),

@@ -25,13 +25,19 @@ pub fn unbounded_loops(m: &FlatModel) -> Vec<Finding> {
     let mut out = Vec::new();
     for comp in tarjan_scc(&g) {
         let nodes: HashSet<usize> = comp.iter().map(|&n| g[n]).collect();
-        let cyclic = nodes.len() > 1 || m.edges.iter().any(|e| e.from == e.to && nodes.contains(&e.from));
+        let cyclic = nodes.len() > 1
+            || m.edges
+                .iter()
+                .any(|e| e.from == e.to && nodes.contains(&e.from));
         if !cyclic {
             continue;
         }
         let mut sorted: Vec<usize> = nodes.iter().copied().collect();
         sorted.sort_unstable();
-        let model = sorted.iter().copied().find(|&n| m.nodes[n].kind == NodeKind::Model);
+        let model = sorted
+            .iter()
+            .copied()
+            .find(|&n| m.nodes[n].kind == NodeKind::Model);
         let tool = sorted.iter().copied().find(|&n| m.nodes[n].calls_tools());
         let router = sorted.iter().any(|&n| m.nodes[n].kind == NodeKind::Router);
         let subject = match (model, tool, router) {
@@ -39,15 +45,26 @@ pub fn unbounded_loops(m: &FlatModel) -> Vec<Finding> {
             (None, Some(n), false) => n,
             _ => continue,
         };
-        let inside = |p: &str| sorted.iter().all(|&n| m.nodes[n].path == p || m.nodes[n].path.starts_with(&format!("{p}/")));
+        let inside = |p: &str| {
+            sorted
+                .iter()
+                .all(|&n| m.nodes[n].path == p || m.nodes[n].path.starts_with(&format!("{p}/")))
+        };
         if m.budget_paths.iter().any(|p| inside(p)) {
             continue;
         }
-        let in_agent = |a: &str| sorted.iter().all(|&n| m.nodes[n].agent.as_deref() == Some(a));
+        let in_agent = |a: &str| {
+            sorted
+                .iter()
+                .all(|&n| m.nodes[n].agent.as_deref() == Some(a))
+        };
         if m.budget_agents.iter().any(|a| in_agent(a)) {
             continue;
         }
-        let exit = m.edges.iter().any(|e| e.exit_after.is_some() && nodes.contains(&e.from) && nodes.contains(&e.to));
+        let exit = m
+            .edges
+            .iter()
+            .any(|e| e.exit_after.is_some() && nodes.contains(&e.from) && nodes.contains(&e.to));
         if exit {
             continue;
         }

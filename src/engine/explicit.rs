@@ -16,7 +16,8 @@ use super::{interp, Class, Depth, Instance, InstanceResult, Limits, Violation};
 use crate::findings::{Obligation, Step, StepKind};
 use crate::ir::{FlagScope, NotAfter, When};
 use crate::model::{FlatModel, NodeIx, ToolIx};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Checks one instance, refining the slice until every witness replays (see [`super::slice`]).
 pub fn check(model: &FlatModel, inst: Instance, limits: Limits) -> InstanceResult {
@@ -28,7 +29,9 @@ pub fn check(model: &FlatModel, inst: Instance, limits: Limits) -> InstanceResul
         total_states += res.states;
         let mut refine = BTreeSet::new();
         for v in &res.violations {
-            if let Err(interp::ReplayError::GuardDiffers { tool, .. }) = interp::replay_violation(model, v) {
+            if let Err(interp::ReplayError::GuardDiffers { tool, .. }) =
+                interp::replay_violation(model, v)
+            {
                 if !exact.contains(&tool) {
                     refine.insert(tool);
                 }
@@ -122,8 +125,11 @@ struct Search<'a> {
     clean_ix: Vec<Option<usize>>,
     track_ix: Vec<Option<usize>>,
     exact: Vec<bool>,
+    region_bit: Vec<usize>,
     recs: Vec<Rec>,
     found: BTreeMap<(ToolIx, NodeIx, Class), Violation>,
+    /// Every violation key this instance could have: once all are found, the search stops.
+    possible: usize,
 }
 
 fn index_of(n: usize, list: &[ToolIx]) -> Vec<Option<usize>> {
@@ -137,11 +143,41 @@ fn index_of(n: usize, list: &[ToolIx]) -> Vec<Option<usize>> {
 impl<'a> Search<'a> {
     fn new(m: &'a FlatModel, inst: Instance, s: &'a Slice, limits: Limits) -> Search<'a> {
         let nt = m.tools.len();
-        let mut track: Vec<ToolIx> = s.ran.iter().chain(&s.confirmed).chain(&s.conf_clean).copied().collect();
+        let mut track: Vec<ToolIx> = s
+            .ran
+            .iter()
+            .chain(&s.confirmed)
+            .chain(&s.conf_clean)
+            .copied()
+            .collect();
         track.sort_unstable();
         track.dedup();
         let flag_words = words(m.flags.len());
-        let region_words = if s.tainted { words(m.regions.len()) } else { 0 };
+        // Taint origins are kept only as finely as the obligation reads them: for O6, one bit per
+        // region of a plain node binding its tool and one for every other region (enough to tell
+        // QG011 from QG012 exactly); otherwise one bit, "tainted".
+        let mut region_bit = vec![0usize; m.regions.len()];
+        let mut bits = 1;
+        if inst.obligation == Obligation::O6 {
+            let mut own: Vec<usize> = m
+                .nodes
+                .iter()
+                .filter(|n| {
+                    n.calls_tools()
+                        && !n.guarded()
+                        && inst.tool.is_some_and(|t| n.tools.contains(&t))
+                })
+                .map(|n| n.region)
+                .collect();
+            own.sort_unstable();
+            own.dedup();
+            let other = own.len();
+            for (r, b) in region_bit.iter_mut().enumerate() {
+                *b = own.iter().position(|&o| o == r).unwrap_or(other);
+            }
+            bits = other + 1;
+        }
+        let region_words = if s.tainted { words(bits) } else { 0 };
         let mut off = 1;
         let mut take = |n: usize| {
             let o = off;
@@ -197,8 +233,10 @@ impl<'a> Search<'a> {
             clean_ix: index_of(nt, &s.conf_clean),
             track_ix: index_of(nt, &track),
             exact,
+            region_bit,
             recs: Vec::new(),
             found: BTreeMap::new(),
+            possible: possible_keys(m, inst),
         }
     }
 
@@ -222,21 +260,40 @@ impl<'a> Search<'a> {
         // O1-O6 need a plain call of the tool: with no plain node binding it, nothing to search.
         let needs_plain = matches!(
             self.inst.obligation,
-            Obligation::O1 | Obligation::O2 | Obligation::O3 | Obligation::O4 | Obligation::O5 | Obligation::O6
+            Obligation::O1
+                | Obligation::O2
+                | Obligation::O3
+                | Obligation::O4
+                | Obligation::O5
+                | Obligation::O6
         );
         if needs_plain {
             let plain_binds = self.m.nodes.iter().any(|n| {
-                n.calls_tools() && !n.guarded() && self.inst.tool.is_none_or(|t| n.tools.contains(&t))
+                n.calls_tools()
+                    && !n.guarded()
+                    && self.inst.tool.is_none_or(|t| n.tools.contains(&t))
             });
             if !plain_binds {
-                return InstanceResult { instance: self.inst, violations: Vec::new(), depth: Depth::Every, states: 0 };
+                return InstanceResult {
+                    instance: self.inst,
+                    violations: Vec::new(),
+                    depth: Depth::Every,
+                    states: 0,
+                };
             }
         }
         let mut start = vec![0u64; self.lay.len].into_boxed_slice();
         Self::set_head(&mut start, self.m.entry, PHASE_START, false);
-        let mut seen_starts: HashSet<Box<[u64]>> = HashSet::new();
+        let mut seen_starts: HashSet<Box<[u64]>> = HashSet::default();
         seen_starts.insert(start.clone());
-        self.recs.push(Rec { parent: u32::MAX, label: Label::Root, dist: 0, turn: 1, key: start, expanded: false });
+        self.recs.push(Rec {
+            parent: u32::MAX,
+            label: Label::Root,
+            dist: 0,
+            turn: 1,
+            key: start,
+            expanded: false,
+        });
         let mut frontier: Vec<u32> = vec![0];
         let mut depth = Depth::Bound(self.m.session_steps);
         for turn in 1..=self.m.session_steps {
@@ -256,7 +313,10 @@ impl<'a> Search<'a> {
                     let dist = 0;
                     self.recs.push(Rec {
                         parent: rec,
-                        label: Label::TurnStart { end_edge: Some(edge), branch: 0 },
+                        label: Label::TurnStart {
+                            end_edge: Some(edge),
+                            branch: 0,
+                        },
                         dist,
                         turn: turn + 1,
                         key: k,
@@ -265,20 +325,25 @@ impl<'a> Search<'a> {
                     next.push((self.recs.len() - 1) as u32);
                 }
             }
-            if next.is_empty() {
+            if next.is_empty() || self.found.len() >= self.possible {
                 depth = Depth::Every;
                 break;
             }
             frontier = next;
         }
         let states = self.recs.len() as u64;
-        InstanceResult { instance: self.inst, violations: self.found.into_values().collect(), depth, states }
+        InstanceResult {
+            instance: self.inst,
+            violations: self.found.into_values().collect(),
+            depth,
+            states,
+        }
     }
 
     /// Searches one turn from `starts`; returns the records that reach the top end with the edge
     /// taken, or `None` when the state budget ran out.
     fn turn(&mut self, turn: u32, starts: &[u32]) -> Option<Vec<(u32, u32, Vec<u64>)>> {
-        let mut seen: HashMap<Box<[u64]>, u32> = HashMap::new();
+        let mut seen: HashMap<Box<[u64]>, u32> = HashMap::default();
         let mut dq: VecDeque<(u32, u32)> = VecDeque::new();
         for &r in starts {
             seen.insert(self.recs[r as usize].key.clone(), r);
@@ -287,6 +352,9 @@ impl<'a> Search<'a> {
         let mut ends = Vec::new();
         let limit = self.m.recursion_limit;
         while let Some((r, d)) = dq.pop_front() {
+            if self.found.len() >= self.possible {
+                break;
+            }
             let rec = &self.recs[r as usize];
             if rec.expanded || rec.dist != d {
                 continue;
@@ -320,7 +388,14 @@ impl<'a> Search<'a> {
                     }
                     None => {
                         let ix = self.recs.len() as u32;
-                        self.recs.push(Rec { parent: r, label, dist: nd, turn, key: k.clone(), expanded: false });
+                        self.recs.push(Rec {
+                            parent: r,
+                            label,
+                            dist: nd,
+                            turn,
+                            key: k.clone(),
+                            expanded: false,
+                        });
                         seen.insert(k, ix);
                         if cost == 0 {
                             dq.push_front((ix, nd));
@@ -373,7 +448,14 @@ impl<'a> Search<'a> {
                                 self.apply_call(&mut s2, n, u, guarded);
                             }
                             Self::set_head(&mut s2, n, PHASE_AT, true);
-                            succ.push((s2, Label::Call { tool: u as u32, refused: !runs }, 0));
+                            succ.push((
+                                s2,
+                                Label::Call {
+                                    tool: u as u32,
+                                    refused: !runs,
+                                },
+                                0,
+                            ));
                         }
                     }
                     if !made {
@@ -405,7 +487,14 @@ impl<'a> Search<'a> {
                     }
                     let cost = u32::from(m.nodes[edge.to].costs_step());
                     for (branch, s3) in self.enter(&s2, edge.to) {
-                        succ.push((s3, Label::Move { edge: e as u32, branch }, cost));
+                        succ.push((
+                            s3,
+                            Label::Move {
+                                edge: e as u32,
+                                branch,
+                            },
+                            cost,
+                        ));
                     }
                 }
             }
@@ -469,7 +558,9 @@ impl<'a> Search<'a> {
             return vec![(true, false)];
         }
         let def = &self.m.tools[u];
-        let has_rules = !def.order.after.is_empty() || !def.order.not_after.is_empty() || def.order.at_most.is_some();
+        let has_rules = !def.order.after.is_empty()
+            || !def.order.not_after.is_empty()
+            || def.order.at_most.is_some();
         let allowed = if !has_rules {
             Some(true)
         } else if self.exact[u] {
@@ -545,7 +636,12 @@ impl<'a> Search<'a> {
             put(s, lay.p_ran, i, true);
         }
         if def.reads_outside && self.s.tainted {
-            put(s, lay.p_taint, self.m.nodes[n].region, true);
+            put(
+                s,
+                lay.p_taint,
+                self.region_bit[self.m.nodes[n].region],
+                true,
+            );
         }
     }
 
@@ -592,7 +688,7 @@ impl<'a> Search<'a> {
             self.confirm(s, p.tool, p.answer, true);
         }
         if node.taints_on_leave && self.s.tainted {
-            put(s, self.lay.taint, node.region, true);
+            put(s, self.lay.taint, self.region_bit[node.region], true);
             s[self.lay.clean..self.lay.clean + self.lay.clean_words].fill(0);
         }
     }
@@ -620,7 +716,16 @@ impl<'a> Search<'a> {
 
     /// Checks the obligation at a call of `u` at `n` and records a violation's witness.
     #[allow(clippy::too_many_arguments)]
-    fn event(&mut self, r: u32, k: &[u64], n: NodeIx, u: ToolIx, guarded: bool, runs: bool, turn: u32) {
+    fn event(
+        &mut self,
+        r: u32,
+        k: &[u64],
+        n: NodeIx,
+        u: ToolIx,
+        guarded: bool,
+        runs: bool,
+        turn: u32,
+    ) {
         let lay = &self.lay;
         let m = self.m;
         let target = self.inst.tool;
@@ -653,9 +758,10 @@ impl<'a> Search<'a> {
             Obligation::O4 => {
                 if is_t && !guarded {
                     let bad = m.tools[u].order.not_after.iter().any(|b| match b {
-                        NotAfter::Tool(x) => {
-                            m.tool_ix(&x.name).and_then(|t| self.ran_ix[t]).is_some_and(|i| get(k, lay.ran, i))
-                        }
+                        NotAfter::Tool(x) => m
+                            .tool_ix(&x.name)
+                            .and_then(|t| self.ran_ix[t])
+                            .is_some_and(|i| get(k, lay.ran, i)),
                         NotAfter::Untrusted => any(k, lay.taint, lay.region_words),
                     });
                     if bad {
@@ -675,12 +781,24 @@ impl<'a> Search<'a> {
             Obligation::O6 => {
                 let clean = self.clean_ix[u].is_some_and(|i| get(k, lay.clean, i));
                 if is_t && !guarded && any(k, lay.taint, lay.region_words) && !clean {
-                    let region = m.nodes[n].region;
+                    let region = self.region_bit[m.nodes[n].region];
                     let only_here = (0..lay.region_words).all(|w| {
-                        let own = if region / 64 == w { 1u64 << (region % 64) } else { 0 };
+                        let own = if region / 64 == w {
+                            1u64 << (region % 64)
+                        } else {
+                            0
+                        };
                         k[lay.taint + w] & !own == 0
                     });
-                    hits.push((u, n, if only_here { Class::Local } else { Class::Cascade }));
+                    hits.push((
+                        u,
+                        n,
+                        if only_here {
+                            Class::Local
+                        } else {
+                            Class::Cascade
+                        },
+                    ));
                 }
             }
             Obligation::O7 => {
@@ -714,7 +832,14 @@ impl<'a> Search<'a> {
             witness.push(call);
             self.found.insert(
                 (tool, node, class),
-                Violation { obligation: self.inst.obligation, tool, node, class, turn, witness },
+                Violation {
+                    obligation: self.inst.obligation,
+                    tool,
+                    node,
+                    class,
+                    turn,
+                    witness,
+                },
             );
         }
     }
@@ -741,11 +866,13 @@ impl<'a> Search<'a> {
                         if let Some(e) = end_edge {
                             let edge = &m.edges[e as usize];
                             leave_steps(m, edge.from, turn - 1, &mut steps);
-                            let mut c = Step::new(StepKind::Choose, &m.nodes[edge.from].qid, turn - 1);
+                            let mut c =
+                                Step::new(StepKind::Choose, &m.nodes[edge.from].qid, turn - 1);
                             c.to = Some(m.nodes[edge.to].qid.clone());
                             c.loc = Some(m.nodes[edge.from].loc);
                             steps.push(c);
-                            let mut t = Step::new(StepKind::TurnEnd, &m.nodes[edge.to].qid, turn - 1);
+                            let mut t =
+                                Step::new(StepKind::TurnEnd, &m.nodes[edge.to].qid, turn - 1);
                             t.loc = Some(m.nodes[edge.to].loc);
                             steps.push(t);
                         }
@@ -774,6 +901,35 @@ impl<'a> Search<'a> {
             }
         }
         steps
+    }
+}
+
+/// How many distinct (tool, node, class) violations `inst` could have at most.
+fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
+    let binds = |n: &crate::model::FlatNode, t: ToolIx| n.calls_tools() && n.tools.contains(&t);
+    match (inst.obligation, inst.tool) {
+        (Obligation::O1, None) => m
+            .nodes
+            .iter()
+            .filter(|n| n.calls_tools() && !n.guarded())
+            .map(|n| n.tools.iter().collect::<BTreeSet<_>>().len())
+            .sum(),
+        (Obligation::O7 | Obligation::O8, Some(t)) => {
+            m.nodes.iter().filter(|n| binds(n, t)).count()
+        }
+        (Obligation::O6, Some(t)) => {
+            2 * m
+                .nodes
+                .iter()
+                .filter(|n| binds(n, t) && !n.guarded())
+                .count()
+        }
+        (_, Some(t)) => m
+            .nodes
+            .iter()
+            .filter(|n| binds(n, t) && !n.guarded())
+            .count(),
+        (_, None) => usize::MAX,
     }
 }
 

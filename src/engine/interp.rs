@@ -39,9 +39,15 @@ impl std::fmt::Display for ReplayError {
         match self {
             ReplayError::Illegal { step, why } => write!(f, "step {}: {why}", step + 1),
             ReplayError::GuardDiffers { step, tool } => {
-                write!(f, "step {}: the tool check decides the call of tool #{tool} otherwise", step + 1)
+                write!(
+                    f,
+                    "step {}: the tool check decides the call of tool #{tool} otherwise",
+                    step + 1
+                )
             }
-            ReplayError::NoViolation(why) => write!(f, "the last call does not break the obligation: {why}"),
+            ReplayError::NoViolation(why) => {
+                write!(f, "the last call does not break the obligation: {why}")
+            }
         }
     }
 }
@@ -147,7 +153,10 @@ pub fn replay(
         expect_enter: Some(m.entry),
         pauses_left: Vec::new(),
     };
-    let last = witness.len().checked_sub(1).ok_or_else(|| ReplayError::NoViolation("empty witness".into()))?;
+    let last = witness
+        .len()
+        .checked_sub(1)
+        .ok_or_else(|| ReplayError::NoViolation("empty witness".into()))?;
     for (i, st) in witness.iter().enumerate() {
         let bad = |why: String| ReplayError::Illegal { step: i, why };
         if st.turn != w.turn {
@@ -155,9 +164,14 @@ pub fn replay(
         }
         match st.kind {
             StepKind::Enter => {
-                let n = m.node_ix(&st.node).ok_or_else(|| bad(format!("no node '{}'", st.node)))?;
+                let n = m
+                    .node_ix(&st.node)
+                    .ok_or_else(|| bad(format!("no node '{}'", st.node)))?;
                 if w.expect_enter != Some(n) {
-                    return Err(bad(format!("enters '{}' without a choice leading there", st.node)));
+                    return Err(bad(format!(
+                        "enters '{}' without a choice leading there",
+                        st.node
+                    )));
                 }
                 w.expect_enter = None;
                 w.node = n;
@@ -175,16 +189,22 @@ pub fn replay(
                 let n = w.node;
                 if st.when == Some(When::After.as_str()) {
                     w.leave_start();
-                    let p = m.nodes[n].on_leave.iter().find(|p| {
-                        p.tool.map(|t| m.tools[t].name.as_str()) == st.tool.as_deref()
-                    });
+                    let p = m.nodes[n]
+                        .on_leave
+                        .iter()
+                        .find(|p| p.tool.map(|t| m.tools[t].name.as_str()) == st.tool.as_deref());
                     let p = p.ok_or_else(|| bad("no such after pause".into()))?.clone();
                     if st.yes != Some(true) {
-                        return Err(bad("an after pause answered no pauses the run for good".into()));
+                        return Err(bad(
+                            "an after pause answered no pauses the run for good".into()
+                        ));
                     }
                     w.confirm(p.tool, p.answer, true);
                 } else {
-                    let k = *w.pauses_left.first().ok_or_else(|| bad("no pause left at this node".into()))?;
+                    let k = *w
+                        .pauses_left
+                        .first()
+                        .ok_or_else(|| bad("no pause left at this node".into()))?;
                     w.pauses_left.remove(0);
                     let p = m.nodes[n].on_enter[k].clone();
                     if p.tool.map(|t| m.tools[t].name.as_str()) != st.tool.as_deref()
@@ -194,7 +214,9 @@ pub fn replay(
                     }
                     let yes = st.yes.unwrap_or(true);
                     if p.when == When::Before && !yes {
-                        return Err(bad("a before pause answered no pauses the run for good".into()));
+                        return Err(bad(
+                            "a before pause answered no pauses the run for good".into()
+                        ));
                     }
                     w.confirm(if yes { p.tool } else { None }, p.answer, yes);
                 }
@@ -208,12 +230,21 @@ pub fn replay(
                 }
                 let n = w.node;
                 let nd = &m.nodes[n];
-                let t = st.tool.as_deref().and_then(|t| m.tool_ix(t)).ok_or_else(|| bad("unknown tool".into()))?;
+                let t = st
+                    .tool
+                    .as_deref()
+                    .and_then(|t| m.tool_ix(t))
+                    .ok_or_else(|| bad("unknown tool".into()))?;
                 if !nd.calls_tools() || !nd.tools.contains(&t) {
-                    return Err(bad(format!("'{}' does not call '{}'", nd.qid, m.tools[t].name)));
+                    return Err(bad(format!(
+                        "'{}' does not call '{}'",
+                        nd.qid, m.tools[t].name
+                    )));
                 }
                 if st.guarded != Some(nd.guarded()) {
-                    return Err(bad("the call's guarded flag differs from the node's kind".into()));
+                    return Err(bad(
+                        "the call's guarded flag differs from the node's kind".into()
+                    ));
                 }
                 let runs = !st.refused;
                 if nd.guarded() {
@@ -241,14 +272,23 @@ pub fn replay(
                 }
                 w.leave_start();
                 let n = w.node;
-                let to = st.to.as_deref().and_then(|t| m.node_ix(t)).ok_or_else(|| bad("unknown destination".into()))?;
+                let to = st
+                    .to
+                    .as_deref()
+                    .and_then(|t| m.node_ix(t))
+                    .ok_or_else(|| bad("unknown destination".into()))?;
                 let edge = m.out[n].iter().copied().find(|&e| {
                     let ed = &m.edges[e];
                     ed.to == to
                         && ed.guard.as_ref().is_none_or(|g| g.eval(&|f| w.l.flags[f]))
                         && ed.exit_after.is_none_or(|(c, cap)| w.l.counters[c] < cap)
                 });
-                let e = edge.ok_or_else(|| bad(format!("no usable edge from '{}' to '{}'", m.nodes[n].qid, m.nodes[to].qid)))?;
+                let e = edge.ok_or_else(|| {
+                    bad(format!(
+                        "no usable edge from '{}' to '{}'",
+                        m.nodes[n].qid, m.nodes[to].qid
+                    ))
+                })?;
                 if let Some((c, _)) = m.edges[e].exit_after {
                     w.l.counters[c] += 1;
                 }
@@ -270,7 +310,9 @@ pub fn replay(
             }
         }
     }
-    Err(ReplayError::NoViolation("the witness does not end with a call".into()))
+    Err(ReplayError::NoViolation(
+        "the witness does not end with a call".into(),
+    ))
 }
 
 impl Walk<'_> {
@@ -314,7 +356,9 @@ impl Walk<'_> {
             self.l.clean[t] = false;
         }
         if !self.pending_taint.is_empty() {
-            self.l.tainted.extend(std::mem::take(&mut self.pending_taint));
+            self.l
+                .tainted
+                .extend(std::mem::take(&mut self.pending_taint));
             self.l.clean.iter_mut().for_each(|c| *c = false);
         }
         let nd = &self.m.nodes[self.node];
@@ -354,7 +398,15 @@ impl Walk<'_> {
     }
 
     /// Checks that the call of `u` (running or refused) breaks `ob` as claimed.
-    fn check(&self, ob: Obligation, tool: ToolIx, node: NodeIx, class: Class, u: ToolIx, runs: bool) -> Result<(), ReplayError> {
+    fn check(
+        &self,
+        ob: Obligation,
+        tool: ToolIx,
+        node: NodeIx,
+        class: Class,
+        u: ToolIx,
+        runs: bool,
+    ) -> Result<(), ReplayError> {
         let m = self.m;
         let l = &self.l;
         let n = self.node;
@@ -379,8 +431,16 @@ impl Walk<'_> {
             Obligation::O5 => plain && o.at_most.as_ref().is_some_and(|a| l.count[u] >= a.count),
             Obligation::O6 => {
                 let region = m.nodes[n].region;
-                let got = if l.tainted.iter().all(|&r| r == region) { Class::Local } else { Class::Cascade };
-                plain && m.write_or_privileged(u) && !l.tainted.is_empty() && !l.clean[u] && got == class
+                let got = if l.tainted.iter().all(|&r| r == region) {
+                    Class::Local
+                } else {
+                    Class::Cascade
+                };
+                plain
+                    && m.write_or_privileged(u)
+                    && !l.tainted.is_empty()
+                    && !l.clean[u]
+                    && got == class
             }
             Obligation::O7 => runs && u == tool && l.irrev_unconf,
             Obligation::O8 => {

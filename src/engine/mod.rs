@@ -85,39 +85,69 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_states: 4_000_000 }
+        Limits {
+            max_states: 4_000_000,
+        }
     }
 }
 
 /// Lists the obligation instances of `model` (SPEC 4's table). Instances that no plain node can
 /// break (O1-O6 need a plain call of the tool) are still listed; the search answers them at once.
 pub fn instances(model: &FlatModel) -> Vec<Instance> {
-    let mut out = vec![Instance { obligation: Obligation::O1, tool: None }];
+    let mut out = vec![Instance {
+        obligation: Obligation::O1,
+        tool: None,
+    }];
     let any_plain_irreversible = model.nodes.iter().any(|n| {
-        n.calls_tools() && !n.guarded() && n.tools.iter().any(|&t| model.tools[t].irreversible && model.tools[t].is_write())
+        n.calls_tools()
+            && !n.guarded()
+            && n.tools
+                .iter()
+                .any(|&t| model.tools[t].irreversible && model.tools[t].is_write())
     });
     for (t, d) in model.tools.iter().enumerate() {
         let tool = Some(t);
         if d.is_write() && model.interrupted[t] {
-            out.push(Instance { obligation: Obligation::O2, tool });
+            out.push(Instance {
+                obligation: Obligation::O2,
+                tool,
+            });
         }
         if !d.order.after.is_empty() {
-            out.push(Instance { obligation: Obligation::O3, tool });
+            out.push(Instance {
+                obligation: Obligation::O3,
+                tool,
+            });
         }
         if !d.order.not_after.is_empty() {
-            out.push(Instance { obligation: Obligation::O4, tool });
+            out.push(Instance {
+                obligation: Obligation::O4,
+                tool,
+            });
         }
         if d.order.at_most.is_some() {
-            out.push(Instance { obligation: Obligation::O5, tool });
+            out.push(Instance {
+                obligation: Obligation::O5,
+                tool,
+            });
         }
         if model.write_or_privileged(t) {
-            out.push(Instance { obligation: Obligation::O6, tool });
+            out.push(Instance {
+                obligation: Obligation::O6,
+                tool,
+            });
         }
         if matches!(d.compensation, Compensation::Tool(_)) && any_plain_irreversible {
-            out.push(Instance { obligation: Obligation::O7, tool });
+            out.push(Instance {
+                obligation: Obligation::O7,
+                tool,
+            });
         }
         if d.is_write() && d.compensation == Compensation::Absent && !d.irreversible {
-            out.push(Instance { obligation: Obligation::O8, tool });
+            out.push(Instance {
+                obligation: Obligation::O8,
+                tool,
+            });
         }
     }
     out
@@ -125,8 +155,10 @@ pub fn instances(model: &FlatModel) -> Vec<Instance> {
 
 /// Answers every instance of `model` with the explicit engine, in parallel; sorted by instance.
 pub fn run(model: &FlatModel, limits: Limits) -> Vec<InstanceResult> {
-    let mut results: Vec<InstanceResult> =
-        instances(model).into_par_iter().map(|i| explicit::check(model, i, limits)).collect();
+    let mut results: Vec<InstanceResult> = instances(model)
+        .into_par_iter()
+        .map(|i| explicit::check(model, i, limits))
+        .collect();
     results.sort_by_key(|r| r.instance);
     results
 }

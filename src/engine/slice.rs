@@ -52,7 +52,12 @@ pub struct Slice {
 impl Slice {
     /// The slice of obligation `ob` about `tool` (`None`: O1 for every tool), with the guarded
     /// refusals of `exact` tools decided exactly.
-    pub fn new(model: &FlatModel, ob: Obligation, tool: Option<ToolIx>, exact: &BTreeSet<ToolIx>) -> Slice {
+    pub fn new(
+        model: &FlatModel,
+        ob: Obligation,
+        tool: Option<ToolIx>,
+        exact: &BTreeSet<ToolIx>,
+    ) -> Slice {
         let mut need: BTreeSet<Var> = BTreeSet::new();
         if let Some(t) = tool {
             let o = &model.tools[t].order;
@@ -61,7 +66,12 @@ impl Slice {
                 Obligation::O2 => {
                     need.insert(Var::Confirmed(t));
                 }
-                Obligation::O3 => need.extend(o.after.iter().filter_map(|a| model.tool_ix(&a.name)).map(Var::Ran)),
+                Obligation::O3 => need.extend(
+                    o.after
+                        .iter()
+                        .filter_map(|a| model.tool_ix(&a.name))
+                        .map(Var::Ran),
+                ),
                 Obligation::O4 => {
                     for b in &o.not_after {
                         match b {
@@ -97,7 +107,12 @@ impl Slice {
         };
         let guard_vars = |u: ToolIx| -> Vec<Var> {
             let o = &model.tools[u].order;
-            let mut v: Vec<Var> = o.after.iter().filter_map(|a| model.tool_ix(&a.name)).map(Var::Ran).collect();
+            let mut v: Vec<Var> = o
+                .after
+                .iter()
+                .filter_map(|a| model.tool_ix(&a.name))
+                .map(Var::Ran)
+                .collect();
             for b in &o.not_after {
                 match b {
                     NotAfter::Tool(n) => v.extend(model.tool_ix(&n.name).map(Var::Ran)),
@@ -123,13 +138,18 @@ impl Slice {
                 }
             }
         }
-        let mut s = Slice { exact_guards: exact.iter().copied().collect(), ..Slice::default() };
+        let mut s = Slice {
+            exact_guards: exact.iter().copied().collect(),
+            ..Slice::default()
+        };
         for v in need {
             match v {
                 Var::Ran(t) => s.ran.push(t),
                 Var::Count(t) => {
                     let am = model.tools[t].order.at_most.clone();
-                    let (cap, per_turn) = am.map(|a| (a.count, a.per_turn)).unwrap_or((u32::MAX, false));
+                    let (cap, per_turn) = am
+                        .map(|a| (a.count, a.per_turn))
+                        .unwrap_or((u32::MAX, false));
                     s.count.push((t, cap, per_turn));
                 }
                 Var::Tainted => s.tainted = true,

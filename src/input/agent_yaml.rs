@@ -33,15 +33,34 @@ use super::{resolve_path, validate, Inputs};
 pub(crate) const DEFAULT_RECURSION_LIMIT: u32 = 60;
 
 const TOP_WORDS: &[&str] = &[
-    "agents", "tools", "rulebook", "facts", "undo", "budget", "session_steps", "settings", "entry", "recursion_limit",
+    "agents",
+    "tools",
+    "rulebook",
+    "facts",
+    "undo",
+    "budget",
+    "session_steps",
+    "settings",
+    "entry",
+    "recursion_limit",
 ];
-const AGENT_WORDS: &[&str] =
-    &["model", "tools", "hands_off_to", "on_unread", "privilege", "budget", "remote", "description", "instructions"];
+const AGENT_WORDS: &[&str] = &[
+    "model",
+    "tools",
+    "hands_off_to",
+    "on_unread",
+    "privilege",
+    "budget",
+    "remote",
+    "description",
+    "instructions",
+];
 
 /// One agent as written.
 struct Agent {
     name: Named,
-    model: Option<Named>,
+    /// `model:` given (a name or a mapping of settings): the agent calls a model.
+    model: bool,
     tools: Vec<Named>,
     tools_key: Option<Loc>,
     hands_off_to: Vec<Named>,
@@ -53,7 +72,8 @@ struct Agent {
 pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
     let mut sources = SourceMap::default();
     let display = path.display().to_string();
-    let file = tree::read_file(&mut sources, path, display.clone()).map_err(|e| InputError::io(path, e))?;
+    let file = tree::read_file(&mut sources, path, display.clone())
+        .map_err(|e| InputError::io(path, e))?;
     let root = tree::parse(&sources, file)?;
 
     // The catalogue first: it may read more files into `sources`.
@@ -71,7 +91,11 @@ pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
     let map = r.map(&root, "agent.yaml")?;
 
     let mut warnings = Vec::new();
-    for e in map.entries.iter().filter(|e| !TOP_WORDS.contains(&e.key.as_str())) {
+    for e in map
+        .entries
+        .iter()
+        .filter(|e| !TOP_WORDS.contains(&e.key.as_str()))
+    {
         warnings.push(format!(
             "{}: unknown word '{}' in agent.yaml is ignored (known: {})",
             sources.file_line(e.key_loc),
@@ -92,22 +116,37 @@ pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
                     )
                     .with_label("not in the catalogue"));
             }
-            parts.add_tool(e.named(), e.key_loc, vec![Entry { key: "undo".into(), key_loc: e.key_loc, value: e.value.clone() }]);
+            parts.add_tool(
+                e.named(),
+                e.key_loc,
+                vec![Entry {
+                    key: "undo".into(),
+                    key_loc: e.key_loc,
+                    value: e.value.clone(),
+                }],
+            );
         }
     }
     let mut cat = catalogue::build(r, &parts)?;
 
-    let agents_node = match map.get("agents") {
-        Some(a) => a,
-        None => {
-            return Err(r
-                .err(map.loc, "agent.yaml declares no `agents`", "add `agents:` with at least one agent (`desk: {model: ..., tools: [...]}`)")
-                .with_label("no agents"))
-        }
-    };
+    let agents_node =
+        match map.get("agents") {
+            Some(a) => a,
+            None => return Err(r
+                .err(
+                    map.loc,
+                    "agent.yaml declares no `agents`",
+                    "add `agents:` with at least one agent (`desk: {model: ..., tools: [...]}`)",
+                )
+                .with_label("no agents")),
+        };
     let agents_map = r.map_or_null(agents_node, "`agents`")?;
     if agents_map.entries.is_empty() {
-        return Err(r.err(agents_node.loc, "`agents` is empty", "declare at least one agent under `agents:`"));
+        return Err(r.err(
+            agents_node.loc,
+            "`agents` is empty",
+            "declare at least one agent under `agents:`",
+        ));
     }
     let agents_loc = map.entry("agents").map_or(map.loc, |e| e.key_loc);
 
@@ -122,7 +161,10 @@ pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
                 return Err(r
                     .err(
                         h.loc,
-                        format!("agent '{}' hands off to '{}', which is not an agent", a.name.name, h.name),
+                        format!(
+                            "agent '{}' hands off to '{}', which is not an agent",
+                            a.name.name, h.name
+                        ),
                         format!("name one of the agents ({})", names.join(", ")),
                     )
                     .with_label("no such agent"));
@@ -132,8 +174,12 @@ pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
     let entry_idx = match r.opt_text(map, "entry", "`entry`")? {
         None => 0,
         Some(e) => names.iter().position(|n| *n == e.name).ok_or_else(|| {
-            r.err(e.loc, format!("`entry` names '{}', which is not an agent", e.name), format!("name one of the agents ({})", names.join(", ")))
-                .with_label("no such agent")
+            r.err(
+                e.loc,
+                format!("`entry` names '{}', which is not an agent", e.name),
+                format!("name one of the agents ({})", names.join(", ")),
+            )
+            .with_label("no such agent")
         })?,
     };
 
@@ -172,7 +218,14 @@ pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
             let (resolved, shown) = resolve_path(path, &rb.name);
             if !resolved.exists() {
                 return Err(r
-                    .err(rb.loc, format!("the rulebook '{}' does not exist (looked for {shown})", rb.name), "check the path: it is read relative to agent.yaml's folder")
+                    .err(
+                        rb.loc,
+                        format!(
+                            "the rulebook '{}' does not exist (looked for {shown})",
+                            rb.name
+                        ),
+                        "check the path: it is read relative to agent.yaml's folder",
+                    )
                     .with_label("no such file"));
             }
             Some(shown)
@@ -231,7 +284,14 @@ fn collect_tools(
         if let Some(c) = m.entry("catalogue") {
             let rel = r.text(&c.value, "`catalogue` in `tools`")?;
             if let Some(other) = m.entries.iter().find(|e| e.key != "catalogue") {
-                return Err(r.err(other.key_loc, format!("a `catalogue:` entry of `tools` takes no other word (found '{}')", other.key), help));
+                return Err(r.err(
+                    other.key_loc,
+                    format!(
+                        "a `catalogue:` entry of `tools` takes no other word (found '{}')",
+                        other.key
+                    ),
+                    help,
+                ));
             }
             let (resolved, shown) = resolve_path(agent_path, &rel.name);
             let id: FileId = match tree::read_file(sources, &resolved, shown.clone()) {
@@ -243,7 +303,11 @@ fn collect_tools(
                         _ => e.to_string(),
                     };
                     return Err(Reader { sources: &*sources }
-                        .err(rel.loc, format!("cannot read the catalogue '{}' ({shown}): {why}", rel.name), "check the path: it is read relative to agent.yaml's folder")
+                        .err(
+                            rel.loc,
+                            format!("cannot read the catalogue '{}' ({shown}): {why}", rel.name),
+                            "check the path: it is read relative to agent.yaml's folder",
+                        )
                         .with_label("cannot read"));
                 }
             };
@@ -272,7 +336,11 @@ fn read_agent(r: Reader<'_>, e: &Entry, warnings: &mut Vec<String>) -> Result<Ag
     let a = &e.key;
     let what = |w: &str| format!("`{w}` of agent '{a}'");
     let m = r.map_or_null(&e.value, &format!("agent '{a}'"))?;
-    for w in m.entries.iter().filter(|w| !AGENT_WORDS.contains(&w.key.as_str())) {
+    for w in m
+        .entries
+        .iter()
+        .filter(|w| !AGENT_WORDS.contains(&w.key.as_str()))
+    {
         warnings.push(format!(
             "{}: unknown word '{}' on agent '{a}' is ignored (known: {})",
             r.sources.file_line(w.key_loc),
@@ -280,15 +348,24 @@ fn read_agent(r: Reader<'_>, e: &Entry, warnings: &mut Vec<String>) -> Result<Ag
             AGENT_WORDS.join(", ")
         ));
     }
-    let model = r.opt_text(m, "model", &what("model"))?;
+    let model = m
+        .get_some("model")
+        .is_some_and(|n| n.as_bool() != Some(false));
     let tools = r.opt_names(m, "tools", &what("tools"))?;
-    let tools_key = m.entry("tools").filter(|_| !tools.is_empty()).map(|t| t.key_loc);
+    let tools_key = m
+        .entry("tools")
+        .filter(|_| !tools.is_empty())
+        .map(|t| t.key_loc);
     let hands_off_to = r.opt_names(m, "hands_off_to", &what("hands_off_to"))?;
     let on_unread = r.opt_text(m, "on_unread", &what("on_unread"))?;
     if let Some(o) = &on_unread {
         if !matches!(o.name.as_str(), "refuse" | "model" | "ask" | "answer") {
             return Err(r
-                .err(o.loc, format!("unknown `on_unread` '{}' on agent '{a}'", o.name), "write one of: refuse, model, ask, answer")
+                .err(
+                    o.loc,
+                    format!("unknown `on_unread` '{}' on agent '{a}'", o.name),
+                    "write one of: refuse, model, ask, answer",
+                )
                 .with_label("refuse, model, ask or answer"));
         }
     }
@@ -299,7 +376,11 @@ fn read_agent(r: Reader<'_>, e: &Entry, warnings: &mut Vec<String>) -> Result<Ag
             "low" => false,
             other => {
                 return Err(r
-                    .err(p.loc, format!("unknown privilege '{other}' on agent '{a}'"), "write `privilege: low` or `privilege: high`")
+                    .err(
+                        p.loc,
+                        format!("unknown privilege '{other}' on agent '{a}'"),
+                        "write `privilege: low` or `privilege: high`",
+                    )
                     .with_label("low or high"))
             }
         },
@@ -313,8 +394,13 @@ fn read_agent(r: Reader<'_>, e: &Entry, warnings: &mut Vec<String>) -> Result<Ag
         Some(rn) => {
             let rm = r.map(rn, &what("remote"))?;
             let _url = r.opt_text(rm, "url", &format!("`remote.url` of agent '{a}'"))?;
-            let channel = r.opt_text(rm, "channel", &format!("`remote.channel` of agent '{a}'"))?.map(|c| c.name);
-            if let Some(inside) = ["model", "tools", "hands_off_to"].iter().find_map(|w| m.entry(w)) {
+            let channel = r
+                .opt_text(rm, "channel", &format!("`remote.channel` of agent '{a}'"))?
+                .map(|c| c.name);
+            if let Some(inside) = ["model", "tools", "hands_off_to"]
+                .iter()
+                .find_map(|w| m.entry(w))
+            {
                 return Err(r
                     .err(
                         inside.key_loc,
@@ -344,7 +430,10 @@ fn read_agent(r: Reader<'_>, e: &Entry, warnings: &mut Vec<String>) -> Result<Ag
 }
 
 fn named(name: &str, loc: Loc) -> Named {
-    Named { name: name.to_string(), loc }
+    Named {
+        name: name.to_string(),
+        loc,
+    }
 }
 
 /// Builds the graph of SPEC 2.1 from the agents.
@@ -361,8 +450,11 @@ fn compile(agents: &[Agent], entry: usize, agents_loc: Loc) -> GraphDef {
         channel: None,
         loc,
         declared_location: declared,
+        declared_file: None,
+        object_loc: loc,
     };
-    g.nodes.push(node("__start__", NodeKind::Start, None, agents_loc, false));
+    g.nodes
+        .push(node("__start__", NodeKind::Start, None, agents_loc, false));
     for a in agents {
         let name = a.name.name.as_str();
         let loc = a.name.loc;
@@ -372,39 +464,74 @@ fn compile(agents: &[Agent], entry: usize, agents_loc: Loc) -> GraphDef {
             g.nodes.push(n);
             continue;
         }
-        g.nodes.push(node(name, NodeKind::Router, Some(name), loc, true));
-        if a.model.is_some() {
-            let mut n = node(&format!("{name}_model"), NodeKind::Model, Some(name), loc, true);
+        g.nodes
+            .push(node(name, NodeKind::Router, Some(name), loc, true));
+        if a.model {
+            let mut n = node(
+                &format!("{name}_model"),
+                NodeKind::Model,
+                Some(name),
+                loc,
+                true,
+            );
             n.tools = a.tools.clone();
             g.nodes.push(n);
         }
         if let Some(tloc) = a.tools_key {
-            let mut n = node(&format!("{name}_tools"), NodeKind::Tools, Some(name), tloc, true);
+            let mut n = node(
+                &format!("{name}_tools"),
+                NodeKind::Tools,
+                Some(name),
+                tloc,
+                true,
+            );
             n.id.loc = tloc;
             n.tools = a.tools.clone();
             g.nodes.push(n);
         }
     }
-    g.nodes.push(node("__end__", NodeKind::End, None, agents_loc, false));
+    g.nodes
+        .push(node("__end__", NodeKind::End, None, agents_loc, false));
 
     let edge = |from: &str, kind: EdgeKind, dests: Vec<String>, loc: Loc| {
         let mut seen = HashSet::new();
-        let destinations = dests.into_iter().filter(|d| seen.insert(d.clone())).map(|d| named(&d, loc)).collect();
-        EdgeDef { from: named(from, loc), kind, destinations: Some(destinations), guard: None, exit_after: None, loc }
+        let destinations = dests
+            .into_iter()
+            .filter(|d| seen.insert(d.clone()))
+            .map(|d| named(&d, loc))
+            .collect();
+        EdgeDef {
+            from: named(from, loc),
+            kind,
+            destinations: Some(destinations),
+            guard: None,
+            exit_after: None,
+            loc,
+            declared_file: None,
+            object_loc: loc,
+        }
     };
     if let Some(e) = agents.get(entry) {
-        g.edges.push(edge("__start__", EdgeKind::Fixed, vec![e.name.name.clone()], e.name.loc));
+        g.edges.push(edge(
+            "__start__",
+            EdgeKind::Fixed,
+            vec![e.name.name.clone()],
+            e.name.loc,
+        ));
     }
     for a in agents {
         let name = a.name.name.as_str();
         let loc = a.name.loc;
-        let model_id = a.model.as_ref().map(|_| format!("{name}_model"));
+        let model_id = a.model.then(|| format!("{name}_model"));
         let tools_id = a.tools_key.map(|_| format!("{name}_tools"));
         let handoffs: Vec<String> = a.hands_off_to.iter().map(|h| h.name.clone()).collect();
         if a.remote_channel.is_some() {
             let mut dests = vec!["__end__".to_string()];
             dests.extend(
-                agents.iter().filter(|b| b.hands_off_to.iter().any(|h| h.name == name)).map(|b| b.name.name.clone()),
+                agents
+                    .iter()
+                    .filter(|b| b.hands_off_to.iter().any(|h| h.name == name))
+                    .map(|b| b.name.name.clone()),
             );
             g.edges.push(edge(name, EdgeKind::Conditional, dests, loc));
             continue;

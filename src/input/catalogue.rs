@@ -80,12 +80,18 @@ impl Parts {
         use serde_json::Value as J;
         let mut tools = serde_json::Map::new();
         for (name, _, words) in &self.tools {
-            let m: serde_json::Map<String, J> =
-                words.iter().map(|e| (e.key.clone(), e.value.to_json())).collect();
+            let m: serde_json::Map<String, J> = words
+                .iter()
+                .map(|e| (e.key.clone(), e.value.to_json()))
+                .collect();
             tools.insert(name.name.clone(), J::Object(m));
         }
         let list = |v: &[Entry]| -> J {
-            J::Object(v.iter().map(|e| (e.key.clone(), e.value.to_json())).collect())
+            J::Object(
+                v.iter()
+                    .map(|e| (e.key.clone(), e.value.to_json()))
+                    .collect(),
+            )
         };
         let mut out = serde_json::Map::new();
         out.insert("tools".into(), J::Object(tools));
@@ -107,11 +113,15 @@ pub(crate) fn collect(r: Reader<'_>, root: &Node, parts: &mut Parts) -> Result<(
     if let Some(f) = map.get("format") {
         let found = f.as_text().map(str::to_string);
         if found.as_deref() != Some("qls-catalogue/1") {
-            let shown = found.map(|s| format!("'{s}'")).unwrap_or_else(|| f.describe());
+            let shown = found
+                .map(|s| format!("'{s}'"))
+                .unwrap_or_else(|| f.describe());
             return Err(r
                 .err(
                     f.loc,
-                    format!("unknown catalogue format {shown}: this verifier reads qls-catalogue/1"),
+                    format!(
+                        "unknown catalogue format {shown}: this verifier reads qls-catalogue/1"
+                    ),
                     "write `format: qls-catalogue/1`, or leave `format` out",
                 )
                 .with_label("unknown format"));
@@ -146,7 +156,10 @@ pub(crate) fn collect(r: Reader<'_>, root: &Node, parts: &mut Parts) -> Result<(
 pub(crate) fn build(r: Reader<'_>, parts: &Parts) -> Result<Catalogue, InputError> {
     let mut cat = Catalogue::default();
     for (name, loc, words) in &parts.tools {
-        let map = Map { loc: *loc, entries: words };
+        let map = Map {
+            loc: *loc,
+            entries: words,
+        };
         let mut unknown = Vec::new();
         let tool = read_tool(r, name, map, &mut unknown)?;
         unknown.sort_by_key(|u| u.loc);
@@ -158,7 +171,10 @@ pub(crate) fn build(r: Reader<'_>, parts: &Parts) -> Result<Catalogue, InputErro
         let m = r.map_or_null(&e.value, &what)?;
         let auth = r.opt_text(m, "auth", &format!("`auth` of {what}"))?;
         if let Some(a) = &auth {
-            if !matches!(a.name.as_str(), "mtls" | "oauth2" | "signed_messages" | "none") {
+            if !matches!(
+                a.name.as_str(),
+                "mtls" | "oauth2" | "signed_messages" | "none"
+            ) {
                 cat.unknown.push(UnknownWord {
                     tool: format!("channel {}", e.key),
                     word: format!("auth: {}", a.name),
@@ -180,14 +196,22 @@ pub(crate) fn build(r: Reader<'_>, parts: &Parts) -> Result<Catalogue, InputErro
         let m = r.map_or_null(&e.value, &what)?;
         let multi_tenant = r.flag(m, "multi_tenant", &format!("`multi_tenant` of {what}"))?;
         let persistent = r.flag(m, "persistent", &format!("`persistent` of {what}"))?;
-        for w in m.entries.iter().filter(|w| !matches!(w.key.as_str(), "multi_tenant" | "persistent")) {
+        for w in m
+            .entries
+            .iter()
+            .filter(|w| !matches!(w.key.as_str(), "multi_tenant" | "persistent"))
+        {
             cat.unknown.push(UnknownWord {
                 tool: format!("store {}", e.key),
                 word: w.key.clone(),
                 loc: w.key_loc,
             });
         }
-        cat.stores.push(StoreDef { name: e.key.clone(), multi_tenant, persistent });
+        cat.stores.push(StoreDef {
+            name: e.key.clone(),
+            multi_tenant,
+            persistent,
+        });
     }
     Ok(cat)
 }
@@ -229,7 +253,9 @@ fn read_tool(
         }
     };
     let mut tool = ToolDef::new(t, kind, name.loc);
-    tool.description = r.opt_text(m, "description", &what("description"))?.map(|n| n.name);
+    tool.description = r
+        .opt_text(m, "description", &what("description"))?
+        .map(|n| n.name);
     tool.reads_outside = r.flag(m, "reads_outside", &what("reads_outside"))?;
     tool.sends_out = match m.get_some("sends_out") {
         None => false,
@@ -242,14 +268,28 @@ fn read_tool(
     tool.confidential = r.flag(m, "confidential", &what("confidential"))?;
 
     if let (Some(c), Some(u)) = (m.entry("compensation"), m.entry("undo")) {
-        let later = if (u.key_loc.file, u.key_loc.line) > (c.key_loc.file, c.key_loc.line) { u } else { c };
+        let later = if (u.key_loc.file, u.key_loc.line) > (c.key_loc.file, c.key_loc.line) {
+            u
+        } else {
+            c
+        };
         return Err(r
             .err(
                 later.key_loc,
-                format!("tool '{t}' declares both `compensation` and `undo`, which are the same word"),
+                format!(
+                    "tool '{t}' declares both `compensation` and `undo`, which are the same word"
+                ),
                 "keep one of the two",
             )
-            .also_at(r.sources, if later.key == "undo" { c.key_loc } else { u.key_loc }, "also here"));
+            .also_at(
+                r.sources,
+                if later.key == "undo" {
+                    c.key_loc
+                } else {
+                    u.key_loc
+                },
+                "also here",
+            ));
     }
     if let Some(e) = m.entry("compensation").or_else(|| m.entry("undo")) {
         tool.compensation = read_compensation(r, &e.value, &what(&e.key))?;
@@ -270,13 +310,29 @@ fn read_tool(
         let om = r.map(o, &what("order"))?;
         order.after = r.opt_names(om, "after", &format!("`order.after` of tool '{t}'"))?;
         for n in r.opt_names(om, "not_after", &format!("`order.not_after` of tool '{t}'"))? {
-            order.not_after.push(if n.name == "untrusted" { NotAfter::Untrusted } else { NotAfter::Tool(n) });
+            order.not_after.push(if n.name == "untrusted" {
+                NotAfter::Untrusted
+            } else {
+                NotAfter::Tool(n)
+            });
         }
         if let Some(a) = om.get_some("at_most") {
-            order.at_most = Some(read_at_most(r, a, &format!("`order.at_most` of tool '{t}'"))?);
+            order.at_most = Some(read_at_most(
+                r,
+                a,
+                &format!("`order.at_most` of tool '{t}'"),
+            )?);
         }
-        for w in om.entries.iter().filter(|w| !matches!(w.key.as_str(), "after" | "not_after" | "at_most")) {
-            unknown.push(UnknownWord { tool: t.clone(), word: format!("order.{}", w.key), loc: w.key_loc });
+        for w in om
+            .entries
+            .iter()
+            .filter(|w| !matches!(w.key.as_str(), "after" | "not_after" | "at_most"))
+        {
+            unknown.push(UnknownWord {
+                tool: t.clone(),
+                word: format!("order.{}", w.key),
+                loc: w.key_loc,
+            });
         }
     }
     if order.at_most.is_none() {
@@ -292,7 +348,11 @@ fn read_tool(
             "low" => false,
             other => {
                 return Err(r
-                    .err(p.loc, format!("unknown privilege '{other}' on tool '{t}'"), "write `privilege: low` or `privilege: high`")
+                    .err(
+                        p.loc,
+                        format!("unknown privilege '{other}' on tool '{t}'"),
+                        "write `privilege: low` or `privilege: high`",
+                    )
                     .with_label("low or high"))
             }
         }
@@ -300,7 +360,12 @@ fn read_tool(
 
     if let Some(s) = m.get_some("store") {
         let sm = r.map(s, &what("store"))?;
-        let sname = r.req_text(sm, "name", &format!("`store.name` of tool '{t}'"), "write `store: {name: the_store, access: read}`")?;
+        let sname = r.req_text(
+            sm,
+            "name",
+            &format!("`store.name` of tool '{t}'"),
+            "write `store: {name: the_store, access: read}`",
+        )?;
         let access = match r.opt_text(sm, "access", &format!("`store.access` of tool '{t}'"))? {
             None => false,
             Some(a) => match a.name.as_str() {
@@ -308,7 +373,11 @@ fn read_tool(
                 "write" => true,
                 other => {
                     return Err(r
-                        .err(a.loc, format!("unknown store access '{other}' on tool '{t}'"), "write `access: read` or `access: write`")
+                        .err(
+                            a.loc,
+                            format!("unknown store access '{other}' on tool '{t}'"),
+                            "write `access: read` or `access: write`",
+                        )
                         .with_label("read or write"))
                 }
             },
@@ -341,7 +410,11 @@ fn read_tool(
 
     if let Some(req) = m.get_some("requires") {
         tool.requires = match &req.value {
-            Value::Seq(_) => r.names(req, &what("requires"))?.into_iter().map(|n| n.name).collect(),
+            Value::Seq(_) => r
+                .names(req, &what("requires"))?
+                .into_iter()
+                .map(|n| n.name)
+                .collect(),
             _ => vec![r.text(req, &what("requires"))?.name],
         };
     }
@@ -349,14 +422,26 @@ fn read_tool(
     tool.has_checks = present("checks");
     tool.has_spend = present("spend");
 
-    for w in m.entries.iter().filter(|w| !TOOL_WORDS.contains(&w.key.as_str())) {
-        unknown.push(UnknownWord { tool: t.clone(), word: w.key.clone(), loc: w.key_loc });
+    for w in m
+        .entries
+        .iter()
+        .filter(|w| !TOOL_WORDS.contains(&w.key.as_str()))
+    {
+        unknown.push(UnknownWord {
+            tool: t.clone(),
+            word: w.key.clone(),
+            loc: w.key_loc,
+        });
     }
     Ok(tool)
 }
 
 /// `compensation` / `undo`: a tool name, `"none"`, null, or `{tool, bind}`.
-pub(crate) fn read_compensation(r: Reader<'_>, n: &Node, what: &str) -> Result<Compensation, InputError> {
+pub(crate) fn read_compensation(
+    r: Reader<'_>,
+    n: &Node,
+    what: &str,
+) -> Result<Compensation, InputError> {
     if n.is_null() {
         return Ok(Compensation::Absent);
     }
@@ -364,20 +449,22 @@ pub(crate) fn read_compensation(r: Reader<'_>, n: &Node, what: &str) -> Result<C
         Value::Map(_) => {
             let m = r.map(n, what)?;
             match m.get("tool") {
-                None => {
-                    return Err(r.err(
-                        n.loc,
-                        format!("{what} has no `tool`"),
-                        "write `{tool: the_undoing_tool, bind: {arg: arg}}`, or just the tool's name",
-                    ))
-                }
+                None => return Err(r.err(
+                    n.loc,
+                    format!("{what} has no `tool`"),
+                    "write `{tool: the_undoing_tool, bind: {arg: arg}}`, or just the tool's name",
+                )),
                 Some(t) if t.is_null() => return Ok(Compensation::Absent),
                 Some(t) => r.text(t, &format!("`tool` of {what}"))?,
             }
         }
         _ => r.text(n, what)?,
     };
-    Ok(if name.name == "none" { Compensation::NoneDeclared } else { Compensation::Tool(name) })
+    Ok(if name.name == "none" {
+        Compensation::NoneDeclared
+    } else {
+        Compensation::Tool(name)
+    })
 }
 
 fn read_at_most(r: Reader<'_>, n: &Node, what: &str) -> Result<AtMost, InputError> {
@@ -387,14 +474,21 @@ fn read_at_most(r: Reader<'_>, n: &Node, what: &str) -> Result<AtMost, InputErro
             let count = match m.get_some("count") {
                 Some(c) => r.u32(c, &format!("`count` of {what}"))?,
                 None => {
-                    return Err(r.err(n.loc, format!("{what} has no `count`"), "write `{count: 1, per: session}`"))
+                    return Err(r.err(
+                        n.loc,
+                        format!("{what} has no `count`"),
+                        "write `{count: 1, per: session}`",
+                    ))
                 }
             };
             let per = r.opt_text(m, "per", &format!("`per` of {what}"))?;
             let per_turn = per.is_some_and(|p| matches!(p.name.as_str(), "turn" | "run"));
             Ok(AtMost { count, per_turn })
         }
-        _ => Ok(AtMost { count: r.u32(n, what)?, per_turn: false }),
+        _ => Ok(AtMost {
+            count: r.u32(n, what)?,
+            per_turn: false,
+        }),
     }
 }
 
@@ -415,7 +509,11 @@ fn read_args(
     let mut out = Vec::new();
     for e in m.entries {
         let am = r.map_or_null(&e.value, &format!("argument '{}' of tool '{t}'", e.key))?;
-        let role = match r.opt_text(am, "role", &format!("`role` of argument '{}' of tool '{t}'", e.key))? {
+        let role = match r.opt_text(
+            am,
+            "role",
+            &format!("`role` of argument '{}' of tool '{t}'", e.key),
+        )? {
             None => None,
             Some(role) => match Role::parse(&role.name) {
                 Some(known) => Some(known),
@@ -429,7 +527,10 @@ fn read_args(
                 }
             },
         };
-        out.push(ArgDef { name: e.key.clone(), role });
+        out.push(ArgDef {
+            name: e.key.clone(),
+            role,
+        });
     }
     Ok(out)
 }

@@ -72,7 +72,12 @@ pub(crate) fn read_export(r: Reader<'_>, root: &Node) -> Result<Export, InputErr
     }
     if let Some(w) = map.get("warnings") {
         for item in r.seq(w, "`warnings`")? {
-            export.warnings.push(r.text(item, "an entry of `warnings`")?.name);
+            // Metadata: shown, never a reason to reject the export.
+            let text = match item.as_text() {
+                Some(t) => t.to_string(),
+                None => item.to_json().to_string(),
+            };
+            export.warnings.push(text);
         }
     }
     export.state = state;
@@ -81,19 +86,33 @@ pub(crate) fn read_export(r: Reader<'_>, root: &Node) -> Result<Export, InputErr
 }
 
 /// `{steps, turns}` or null. Its presence is what QG023 reads.
-pub(crate) fn read_budget(r: Reader<'_>, n: &Node, what: &str) -> Result<Option<Budget>, InputError> {
+pub(crate) fn read_budget(
+    r: Reader<'_>,
+    n: &Node,
+    what: &str,
+) -> Result<Option<Budget>, InputError> {
     if n.is_null() {
         return Ok(None);
     }
     let m = r.map(n, what)?;
     let num = |k: &str| -> Result<Option<u64>, InputError> {
-        m.get_some(k).map(|v| r.u64(v, &format!("`{k}` of {what}"))).transpose()
+        m.get_some(k)
+            .map(|v| r.u64(v, &format!("`{k}` of {what}")))
+            .transpose()
     };
-    Ok(Some(Budget { steps: num("steps")?, turns: num("turns")? }))
+    Ok(Some(Budget {
+        steps: num("steps")?,
+        turns: num("turns")?,
+    }))
 }
 
 /// Gathers `state` from the top graph and every subgraph (one namespace of flags, SPEC 3.1).
-fn collect_state(r: Reader<'_>, g: Map<'_>, out: &mut Vec<FlagDecl>, depth: usize) -> Result<(), InputError> {
+fn collect_state(
+    r: Reader<'_>,
+    g: Map<'_>,
+    out: &mut Vec<FlagDecl>,
+    depth: usize,
+) -> Result<(), InputError> {
     if let Some(s) = g.get("state") {
         for e in r.map_or_null(s, "`state`")?.entries {
             let what = format!("state flag '{}'", e.key);
@@ -123,7 +142,11 @@ fn collect_state(r: Reader<'_>, g: Map<'_>, out: &mut Vec<FlagDecl>, depth: usiz
                         .also_at(r.sources, first.loc, "first declared here"));
                 }
                 Some(_) => {}
-                None => out.push(FlagDecl { name: e.key.clone(), scope, loc: e.key_loc }),
+                None => out.push(FlagDecl {
+                    name: e.key.clone(),
+                    scope,
+                    loc: e.key_loc,
+                }),
             }
         }
     }
@@ -133,7 +156,15 @@ fn collect_state(r: Reader<'_>, g: Map<'_>, out: &mut Vec<FlagDecl>, depth: usiz
         }
         for e in r.map_or_null(subs, "`subgraphs`")?.entries {
             if let Some(m) = e.value.as_map() {
-                collect_state(r, Map { loc: e.value.loc, entries: m }, out, depth + 1)?;
+                collect_state(
+                    r,
+                    Map {
+                        loc: e.value.loc,
+                        entries: m,
+                    },
+                    out,
+                    depth + 1,
+                )?;
             }
         }
     }
@@ -145,12 +176,20 @@ fn scope(r: Reader<'_>, s: &Named) -> Result<FlagScope, InputError> {
         "session" => Ok(FlagScope::Session),
         "turn" => Ok(FlagScope::Turn),
         other => Err(r
-            .err(s.loc, format!("unknown flag scope '{other}'"), "write `scope: session` (kept across turns) or `scope: turn` (reset each turn)")
+            .err(
+                s.loc,
+                format!("unknown flag scope '{other}'"),
+                "write `scope: session` (kept across turns) or `scope: turn` (reset each turn)",
+            )
             .with_label("session or turn")),
     }
 }
 
-fn read_location(r: Reader<'_>, n: &Node, what: &str) -> Result<Option<Loc>, InputError> {
+fn read_location(
+    r: Reader<'_>,
+    n: &Node,
+    what: &str,
+) -> Result<Option<(Loc, Option<String>)>, InputError> {
     if n.is_null() {
         return Ok(None);
     }
@@ -160,15 +199,22 @@ fn read_location(r: Reader<'_>, n: &Node, what: &str) -> Result<Option<Loc>, Inp
         Some(l) => r.u32(l, &format!("`line` of {what}"))?,
         None => return Err(r.err(n.loc, format!("{what} has no `line`"), help)),
     };
-    let column = r.opt_u32(m, "column", &format!("`column` of {what}"))?.unwrap_or(1);
+    let column = r
+        .opt_u32(m, "column", &format!("`column` of {what}"))?
+        .unwrap_or(1);
     if line == 0 || column == 0 {
-        let at = m.get("line").filter(|_| line == 0).or_else(|| m.get("column")).map_or(n.loc, |x| x.loc);
+        let at = m
+            .get("line")
+            .filter(|_| line == 0)
+            .or_else(|| m.get("column"))
+            .map_or(n.loc, |x| x.loc);
         return Err(r.err(at, format!("{what} counts from 1, found 0"), help));
     }
-    // `file`, when it names another file, is kept only as the line it declares: the location
-    // stays in the export's own file (SPEC 2.2).
-    let _ = r.opt_text(m, "file", &format!("`file` of {what}"))?;
-    Ok(Some(Loc::new(n.loc.file, line, column)))
+    // `file`, when it names another file, is resolved by the loader (`resolve_locations`).
+    let file = r
+        .opt_text(m, "file", &format!("`file` of {what}"))?
+        .map(|f| f.name);
+    Ok(Some((Loc::new(n.loc.file, line, column), file)))
 }
 
 fn read_graph(
@@ -178,7 +224,10 @@ fn read_graph(
     top: bool,
     depth: usize,
 ) -> Result<GraphDef, InputError> {
-    let mut out = GraphDef { entry: r.opt_text(g, "entry", "`entry`")?, ..GraphDef::default() };
+    let mut out = GraphDef {
+        entry: r.opt_text(g, "entry", "`entry`")?,
+        ..GraphDef::default()
+    };
     if !top {
         if let Some(b) = g.get("budget") {
             out.budget = read_budget(r, b, "`budget` of the subgraph")?;
@@ -197,9 +246,17 @@ fn read_graph(
     if let Some(sends) = g.get("sends") {
         for s in r.seq(sends, "`sends`")? {
             let m = r.map(s, "a send")?;
-            let from = r.req_text(m, "from", "`from` of a send", "write the sending node's id as `from`")?;
+            let from = r.req_text(
+                m,
+                "from",
+                "`from` of a send",
+                "write the sending node's id as `from`",
+            )?;
             let destinations = match m.get_some("destinations") {
-                Some(d) => r.names(d, &format!("`destinations` of the send from '{}'", from.name))?,
+                Some(d) => r.names(
+                    d,
+                    &format!("`destinations` of the send from '{}'", from.name),
+                )?,
                 None => {
                     return Err(r.err(
                         s.loc,
@@ -208,7 +265,11 @@ fn read_graph(
                     ))
                 }
             };
-            out.sends.push(SendDef { from, destinations, loc: s.loc });
+            out.sends.push(SendDef {
+                from,
+                destinations,
+                loc: s.loc,
+            });
         }
     }
     if let Some(ints) = g.get("interrupts") {
@@ -218,7 +279,11 @@ fn read_graph(
     }
     if let Some(subs) = g.get("subgraphs") {
         if depth > 64 {
-            return Err(r.err(subs.loc, "subgraphs nest more than 64 deep", "flatten the export"));
+            return Err(r.err(
+                subs.loc,
+                "subgraphs nest more than 64 deep",
+                "flatten the export",
+            ));
         }
         for e in r.map_or_null(subs, "`subgraphs`")?.entries {
             let what = format!("subgraph '{}'", e.key);
@@ -237,7 +302,11 @@ fn read_node(r: Reader<'_>, n: &Node) -> Result<NodeDef, InputError> {
     let kind = match m.get_some("kind") {
         None => {
             return Err(r
-                .err(id.loc, format!("node '{}' has no `kind`", id.name), format!("add a `kind`, one of: {}", NodeKind::ALL.join(", ")))
+                .err(
+                    id.loc,
+                    format!("node '{}' has no `kind`", id.name),
+                    format!("add a `kind`, one of: {}", NodeKind::ALL.join(", ")),
+                )
                 .with_label("no kind"))
         }
         Some(k) => {
@@ -252,12 +321,12 @@ fn read_node(r: Reader<'_>, n: &Node) -> Result<NodeDef, InputError> {
             })?
         }
     };
-    let (loc, declared_location) = match m.get("location") {
+    let (loc, declared_location, declared_file) = match m.get("location") {
         Some(l) => match read_location(r, l, &what("location"))? {
-            Some(loc) => (loc, true),
-            None => (n.loc, false),
+            Some((loc, file)) => (loc, true, file),
+            None => (n.loc, false, None),
         },
-        None => (n.loc, false),
+        None => (n.loc, false, None),
     };
     Ok(NodeDef {
         kind,
@@ -269,6 +338,8 @@ fn read_node(r: Reader<'_>, n: &Node) -> Result<NodeDef, InputError> {
         channel: r.opt_text(m, "channel", &what("channel"))?.map(|c| c.name),
         loc,
         declared_location,
+        declared_file,
+        object_loc: n.loc,
         id,
     })
 }
@@ -277,11 +348,20 @@ const EDGE_KINDS: &str = "fixed, conditional, command, stalwart_edge";
 
 fn read_edge(r: Reader<'_>, e: &Node, flags: &HashSet<String>) -> Result<EdgeDef, InputError> {
     let m = r.map(e, "an edge")?;
-    let from = r.req_text(m, "from", "the `from` of an edge", "write the id of the node the edge leaves as `from`")?;
+    let from = r.req_text(
+        m,
+        "from",
+        "the `from` of an edge",
+        "write the id of the node the edge leaves as `from`",
+    )?;
     let what = |w: &str| format!("`{w}` of the edge from '{}'", from.name);
     let kind = match m.get_some("kind") {
         None => {
-            return Err(r.err(e.loc, format!("the edge from '{}' has no `kind`", from.name), format!("add a `kind`, one of: {EDGE_KINDS}")))
+            return Err(r.err(
+                e.loc,
+                format!("the edge from '{}' has no `kind`", from.name),
+                format!("add a `kind`, one of: {EDGE_KINDS}"),
+            ))
         }
         Some(k) => {
             let k = r.text(k, &what("kind"))?;
@@ -292,7 +372,11 @@ fn read_edge(r: Reader<'_>, e: &Node, flags: &HashSet<String>) -> Result<EdgeDef
                 "stalwart_edge" => EdgeKind::StalwartEdge,
                 other => {
                     return Err(r
-                        .err(k.loc, format!("unknown edge kind '{other}'"), format!("use one of: {EDGE_KINDS}"))
+                        .err(
+                            k.loc,
+                            format!("unknown edge kind '{other}'"),
+                            format!("use one of: {EDGE_KINDS}"),
+                        )
                         .with_label("unknown kind"))
                 }
             }
@@ -307,11 +391,20 @@ fn read_edge(r: Reader<'_>, e: &Node, flags: &HashSet<String>) -> Result<EdgeDef
         Some(g) => Some(read_guard(r, g, flags, &from.name)?),
     };
     let exit_after = r.opt_u32(m, "exit_after", &what("exit_after"))?;
-    let loc = match m.get("location") {
-        Some(l) => read_location(r, l, &what("location"))?.unwrap_or(e.loc),
-        None => e.loc,
+    let (loc, declared_file) = match m.get("location") {
+        Some(l) => read_location(r, l, &what("location"))?.unwrap_or((e.loc, None)),
+        None => (e.loc, None),
     };
-    Ok(EdgeDef { from, kind, destinations, guard, exit_after, loc })
+    Ok(EdgeDef {
+        from,
+        kind,
+        destinations,
+        guard,
+        exit_after,
+        loc,
+        declared_file,
+        object_loc: e.loc,
+    })
 }
 
 /// The position of byte `offset` of a scalar's text: its start, past an opening quote.
@@ -323,11 +416,21 @@ fn offset_loc(n: &Node, text: &str, offset: usize) -> Loc {
     }
     let chars = text.get(..end).map_or(0, |s| s.chars().count());
     let col = n.loc.column as usize + usize::from(quoted) + chars;
-    Loc { column: u32::try_from(col).unwrap_or(u32::MAX), ..n.loc }
+    Loc {
+        column: u32::try_from(col).unwrap_or(u32::MAX),
+        ..n.loc
+    }
 }
 
-fn read_guard(r: Reader<'_>, n: &Node, flags: &HashSet<String>, from: &str) -> Result<crate::ir::Guard, InputError> {
-    let text = r.text(n, &format!("`guard` of the edge from '{from}'"))?.name;
+fn read_guard(
+    r: Reader<'_>,
+    n: &Node,
+    flags: &HashSet<String>,
+    from: &str,
+) -> Result<crate::ir::Guard, InputError> {
+    let text = r
+        .text(n, &format!("`guard` of the edge from '{from}'"))?
+        .name;
     let guard = parse_guard(&text).map_err(|(off, msg)| {
         r.err(
             offset_loc(n, &text, off),
@@ -371,7 +474,11 @@ fn read_guard(r: Reader<'_>, n: &Node, flags: &HashSet<String>, from: &str) -> R
 pub(crate) fn declare_flag_help(name: &str, flags: &HashSet<String>) -> String {
     let mut declared: Vec<&str> = flags.iter().map(String::as_str).collect();
     declared.sort_unstable();
-    let list = if declared.is_empty() { "none".to_string() } else { declared.join(", ") };
+    let list = if declared.is_empty() {
+        "none".to_string()
+    } else {
+        declared.join(", ")
+    };
     format!(
         "declare it under `state` (`\"{name}\": {{\"scope\": \"session\"}}` or `\"turn\"`), or fix the name (declared flags: {list})"
     )
@@ -379,11 +486,20 @@ pub(crate) fn declare_flag_help(name: &str, flags: &HashSet<String>) -> String {
 
 fn read_interrupt(r: Reader<'_>, i: &Node) -> Result<InterruptDef, InputError> {
     let m = r.map(i, "an interrupt")?;
-    let node = r.req_text(m, "node", "the `node` of an interrupt", "write the id of the node it pauses at as `node`")?;
+    let node = r.req_text(
+        m,
+        "node",
+        "the `node` of an interrupt",
+        "write the id of the node it pauses at as `node`",
+    )?;
     let what = |w: &str| format!("`{w}` of the interrupt at '{}'", node.name);
     let when = match m.get_some("when") {
         None => {
-            return Err(r.err(i.loc, format!("the interrupt at '{}' has no `when`", node.name), "add `when`: before, after or inside"))
+            return Err(r.err(
+                i.loc,
+                format!("the interrupt at '{}' has no `when`", node.name),
+                "add `when`: before, after or inside",
+            ))
         }
         Some(w) => {
             let w = r.text(w, &what("when"))?;
@@ -393,7 +509,11 @@ fn read_interrupt(r: Reader<'_>, i: &Node) -> Result<InterruptDef, InputError> {
                 "inside" => When::Inside,
                 other => {
                     return Err(r
-                        .err(w.loc, format!("unknown interrupt time '{other}'"), "write `when`: before, after or inside")
+                        .err(
+                            w.loc,
+                            format!("unknown interrupt time '{other}'"),
+                            "write `when`: before, after or inside",
+                        )
                         .with_label("before, after or inside"))
                 }
             }

@@ -18,10 +18,17 @@ const MAX_DEPTH: usize = 100;
 /// Parses a guard. On failure, gives the byte offset in `text` where it went wrong and what was
 /// expected there (e.g. `(7, "expected a flag name, `!` or `(`, found `)`")`).
 pub fn parse_guard(text: &str) -> Result<Guard, (usize, String)> {
-    let mut p = Parser { text, pos: 0, depth: 0 };
+    let mut p = Parser {
+        text,
+        pos: 0,
+        depth: 0,
+    };
     p.ws();
     if p.pos >= text.len() {
-        return Err((0, "the guard is empty: write a flag name, or remove `guard`".to_string()));
+        return Err((
+            0,
+            "the guard is empty: write a flag name, or remove `guard`".to_string(),
+        ));
     }
     let g = p.or()?;
     p.ws();
@@ -60,7 +67,12 @@ impl Parser<'_> {
         match self.peek() {
             None => "the end of the guard".to_string(),
             Some(_) => {
-                let word: String = self.rest().chars().take_while(|c| !c.is_whitespace()).take(20).collect();
+                let word: String = self
+                    .rest()
+                    .chars()
+                    .take_while(|c| !c.is_whitespace())
+                    .take(20)
+                    .collect();
                 format!("`{word}`")
             }
         }
@@ -85,7 +97,10 @@ impl Parser<'_> {
         }
         let single = &op[..1];
         if self.rest().starts_with(single) {
-            return Err((self.pos, format!("`{single}` must be doubled: write `{op}`")));
+            return Err((
+                self.pos,
+                format!("`{single}` must be doubled: write `{op}`"),
+            ));
         }
         Ok(false)
     }
@@ -93,7 +108,10 @@ impl Parser<'_> {
     fn enter(&mut self) -> Result<(), (usize, String)> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            return Err((self.pos, format!("the guard nests deeper than {MAX_DEPTH} levels")));
+            return Err((
+                self.pos,
+                format!("the guard nests deeper than {MAX_DEPTH} levels"),
+            ));
         }
         Ok(())
     }
@@ -144,7 +162,10 @@ impl Parser<'_> {
                 } else if self.peek().is_none() {
                     Err((open, "this `(` is never closed: add `)`".to_string()))
                 } else {
-                    Err((self.pos, format!("expected `)`, `&&` or `||`, found {}", self.found())))
+                    Err((
+                        self.pos,
+                        format!("expected `)`, `&&` or `||`, found {}", self.found()),
+                    ))
                 }
             }
             Some(c) if is_name_char(c) && !matches!(c, '-' | '.') => {
@@ -156,14 +177,20 @@ impl Parser<'_> {
                         break;
                     }
                 }
-                Ok(Guard::Flag(self.text.get(start..self.pos).unwrap_or("").to_string()))
+                Ok(Guard::Flag(
+                    self.text.get(start..self.pos).unwrap_or("").to_string(),
+                ))
             }
-            _ => Err((self.pos, format!("expected a flag name, `!` or `(`, found {}", self.found()))),
+            _ => Err((
+                self.pos,
+                format!("expected a flag name, `!` or `(`, found {}", self.found()),
+            )),
         }
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -175,13 +202,19 @@ mod tests {
     fn precedence() {
         assert_eq!(
             parse_guard("!a && b || c").unwrap(),
-            Guard::Or(Box::new(Guard::And(Box::new(Guard::Not(f("a"))), f("b"))), f("c"))
+            Guard::Or(
+                Box::new(Guard::And(Box::new(Guard::Not(f("a"))), f("b"))),
+                f("c")
+            )
         );
         assert_eq!(
             parse_guard("a && (b || c)").unwrap(),
             Guard::And(f("a"), Box::new(Guard::Or(f("b"), f("c"))))
         );
-        assert_eq!(parse_guard(" approved ").unwrap(), Guard::Flag("approved".into()));
+        assert_eq!(
+            parse_guard(" approved ").unwrap(),
+            Guard::Flag("approved".into())
+        );
     }
 
     #[test]
@@ -198,7 +231,14 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        for s in ["a", "!a", "a && b", "a || b && c", "(a || b) && !c", "!(a && b)"] {
+        for s in [
+            "a",
+            "!a",
+            "a && b",
+            "a || b && c",
+            "(a || b) && !c",
+            "!(a && b)",
+        ] {
             let g = parse_guard(s).unwrap();
             assert_eq!(parse_guard(&g.to_string()).unwrap(), g, "{s}");
         }

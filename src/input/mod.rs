@@ -70,11 +70,15 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
     let mut sources = SourceMap::default();
     let gdisplay = graph.display().to_string();
     let cdisplay = catalogue.display().to_string();
-    let gid = tree::read_file(&mut sources, graph, gdisplay.clone()).map_err(|e| InputError::io(graph, e))?;
-    let cid = tree::read_file(&mut sources, catalogue, cdisplay.clone()).map_err(|e| InputError::io(catalogue, e))?;
+    let gid = tree::read_file(&mut sources, graph, gdisplay.clone())
+        .map_err(|e| InputError::io(graph, e))?;
+    let cid = tree::read_file(&mut sources, catalogue, cdisplay.clone())
+        .map_err(|e| InputError::io(catalogue, e))?;
     let r = tree::Reader { sources: &sources };
     let groot = tree::parse(&sources, gid)?;
-    let export = export::read_export(r, &groot)?;
+    let mut export = export::read_export(r, &groot)?;
+    resolve_locations(&mut export.graph, &mut sources, graph, gid);
+    let r = tree::Reader { sources: &sources };
     let croot = tree::parse(&sources, cid)?;
     let mut parts = catalogue::Parts::default();
     catalogue::collect(r, &croot, &mut parts)?;
@@ -92,6 +96,71 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
     })
 }
 
+/// Points each node whose `location` names another `file` into that file: resolved against the
+/// export's folder, then the current directory, and read as a source. A file that cannot be read
+/// leaves the node at its own entry in the export, so no location points at a line of the wrong
+/// file.
+fn resolve_locations(
+    g: &mut crate::ir::GraphDef,
+    sources: &mut SourceMap,
+    export: &Path,
+    own: usize,
+) {
+    for n in &mut g.nodes {
+        match resolve_file(n.declared_file.as_deref(), sources, export, own) {
+            Ok(Some(i)) => n.loc.file = i,
+            Ok(None) => {}
+            Err(()) => {
+                n.loc = n.object_loc;
+                n.declared_location = false;
+            }
+        }
+    }
+    for e in &mut g.edges {
+        match resolve_file(e.declared_file.as_deref(), sources, export, own) {
+            Ok(Some(i)) => e.loc.file = i,
+            Ok(None) => {}
+            Err(()) => e.loc = e.object_loc,
+        }
+    }
+    for (_, sub) in &mut g.subgraphs {
+        resolve_locations(sub, sources, export, own);
+    }
+}
+
+/// The source id of `file` as a location names it: `Ok(None)` for no file or the export itself,
+/// `Err(())` for a file that cannot be read.
+fn resolve_file(
+    file: Option<&str>,
+    sources: &mut SourceMap,
+    export: &Path,
+    own: usize,
+) -> Result<Option<usize>, ()> {
+    let Some(f) = file else { return Ok(None) };
+    let own_name = export
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if f == own_name || f == sources.file(own).display {
+        return Ok(None);
+    }
+    let near = export.parent().map(|d| d.join(f)).filter(|p| p.is_file());
+    let found = near
+        .or_else(|| Some(PathBuf::from(f)).filter(|p| p.is_file()))
+        .ok_or(())?;
+    let canon = std::fs::canonicalize(&found).ok();
+    if let Some(i) = sources
+        .files
+        .iter()
+        .position(|s| std::fs::canonicalize(&s.path).ok() == canon)
+    {
+        return Ok(Some(i));
+    }
+    let text = std::fs::read_to_string(&found).map_err(|_| ())?;
+    let shown = found.display().to_string();
+    Ok(Some(sources.add(shown, found, text)))
+}
+
 /// `rel` as written in the file at `base`: resolved against `base`'s folder (unless absolute),
 /// with `.` components dropped. Returns the path and how messages show it.
 pub(crate) fn resolve_path(base: &Path, rel: &str) -> (PathBuf, String) {
@@ -101,8 +170,15 @@ pub(crate) fn resolve_path(base: &Path, rel: &str) -> (PathBuf, String) {
     } else {
         base.parent().unwrap_or(Path::new("")).join(relp)
     };
-    let clean: PathBuf = joined.components().filter(|c| !matches!(c, Component::CurDir)).collect();
-    let clean = if clean.as_os_str().is_empty() { PathBuf::from(".") } else { clean };
+    let clean: PathBuf = joined
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect();
+    let clean = if clean.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        clean
+    };
     let shown = clean.display().to_string();
     (clean, shown)
 }

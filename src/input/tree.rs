@@ -56,7 +56,10 @@ pub(crate) struct Entry {
 impl Entry {
     /// The key as a [`Named`].
     pub fn named(&self) -> Named {
-        Named { name: self.key.clone(), loc: self.key_loc }
+        Named {
+            name: self.key.clone(),
+            loc: self.key_loc,
+        }
     }
 }
 
@@ -128,9 +131,11 @@ impl Node {
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::Value as J;
         match &self.value {
-            Value::Map(m) => {
-                J::Object(m.iter().map(|e| (e.key.clone(), e.value.to_json())).collect())
-            }
+            Value::Map(m) => J::Object(
+                m.iter()
+                    .map(|e| (e.key.clone(), e.value.to_json()))
+                    .collect(),
+            ),
             Value::Seq(s) => J::Array(s.iter().map(Node::to_json).collect()),
             Value::Scalar { text, plain } => {
                 if self.is_null() {
@@ -163,7 +168,9 @@ impl Node {
 /// True when `text` is spelled as a decimal number (not `inf`, `nan`, ...).
 fn looks_numeric(text: &str) -> bool {
     !text.is_empty()
-        && text.chars().all(|c| c.is_ascii_digit() || matches!(c, '+' | '-' | '.' | 'e' | 'E'))
+        && text
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '+' | '-' | '.' | 'e' | 'E'))
         && text.chars().any(|c| c.is_ascii_digit())
 }
 
@@ -174,15 +181,21 @@ pub(crate) fn read_file(
     display: String,
 ) -> Result<FileId, std::io::Error> {
     let bytes = std::fs::read(path)?;
-    let text = String::from_utf8(bytes)
+    let mut text = String::from_utf8(bytes)
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8"))?;
+    // A byte-order mark is invisible in editors: drop it, so columns on line 1 match.
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
     Ok(sources.add(display, path.to_path_buf(), text))
 }
 
 /// True when the file should be read as JSON: a `.json` name, or any other name whose text starts
 /// with `{` or `[` and is valid JSON (JSON is YAML, but the YAML scanner rejects some valid JSON).
 pub(crate) fn is_json(path: &Path, text: &str) -> bool {
-    let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
     if ext.as_deref() == Some("json") {
         return true;
     }
@@ -223,7 +236,8 @@ fn parse_yaml(sources: &SourceMap, file: FileId, text: &str) -> Result<Node, Inp
         .error_on_duplicate_keys(true);
     // The loader asserts on event orders its parser never produces; a panic there is a bug in a
     // dependency, reported as an input error rather than a crash.
-    let parsed = std::panic::catch_unwind(|| marked_yaml::parse_yaml_with_options(file, text, options));
+    let parsed =
+        std::panic::catch_unwind(|| marked_yaml::parse_yaml_with_options(file, text, options));
     let parsed = match parsed {
         Ok(p) => p,
         Err(_) => {
@@ -235,7 +249,8 @@ fn parse_yaml(sources: &SourceMap, file: FileId, text: &str) -> Result<Node, Inp
             ))
         }
     };
-    let yaml_help = "fix the YAML syntax here: indentation, a missing `:` or space after it, or an \
+    let yaml_help =
+        "fix the YAML syntax here: indentation, a missing `:` or space after it, or an \
                      unclosed quote or bracket are the usual causes";
     let node = parsed.map_err(|e| match e {
         E::TopLevelMustBeMapping(m) | E::TopLevelMustBeSequence(m) => InputError::at(
@@ -306,14 +321,20 @@ fn from_marked(
     Ok(match node {
         marked_yaml::Node::Scalar(s) => Node {
             loc,
-            value: Value::Scalar { text: s.as_str().to_string(), plain: s.may_coerce() },
+            value: Value::Scalar {
+                text: s.as_str().to_string(),
+                plain: s.may_coerce(),
+            },
         },
         marked_yaml::Node::Sequence(items) => {
             let mut out = Vec::new();
             for item in items.iter() {
                 out.push(from_marked(sources, file, item, depth + 1)?);
             }
-            Node { loc, value: Value::Seq(out) }
+            Node {
+                loc,
+                value: Value::Seq(out),
+            }
         }
         marked_yaml::Node::Mapping(map) => {
             let mut out = Vec::new();
@@ -330,7 +351,10 @@ fn from_marked(
                 Some(e) if (e.key_loc.line, e.key_loc.column) < (loc.line, loc.column) => e.key_loc,
                 _ => loc,
             };
-            Node { loc, value: Value::Map(out) }
+            Node {
+                loc,
+                value: Value::Map(out),
+            }
         }
     })
 }
@@ -355,10 +379,21 @@ fn parse_json(sources: &SourceMap, file: FileId, text: &str) -> Result<Node, Inp
              the usual cause",
         ));
     }
-    let mut p = JsonReader { text, pos: 0, line: 1, column: 1, file };
+    let mut p = JsonReader {
+        text,
+        pos: 0,
+        line: 1,
+        column: 1,
+        file,
+    };
     p.ws();
     let node = p.value(0).map_err(|(loc, msg)| {
-        InputError::at(sources, loc, format!("invalid JSON: {msg}"), "fix the JSON syntax here")
+        InputError::at(
+            sources,
+            loc,
+            format!("invalid JSON: {msg}"),
+            "fix the JSON syntax here",
+        )
     })?;
     Ok(node)
 }
@@ -366,7 +401,9 @@ fn parse_json(sources: &SourceMap, file: FileId, text: &str) -> Result<Node, Inp
 /// serde_json counts columns in bytes (0 at the start of a line for an empty input); [`Loc`]
 /// columns count characters from 1.
 fn json_char_column(sources: &SourceMap, file: FileId, line: u32, byte_col: usize) -> u32 {
-    let Some(f) = sources.files.get(file) else { return 1 };
+    let Some(f) = sources.files.get(file) else {
+        return 1;
+    };
     let text = f.line_text(line);
     let mut end = byte_col.min(text.len());
     while end > 0 && !text.is_char_boundary(end) {
@@ -420,14 +457,20 @@ impl JsonReader<'_> {
         match self.bump() {
             Some(c) if c == want => Ok(()),
             Some(c) => Err((self.loc(), format!("expected `{want}`, found `{c}`"))),
-            None => Err((self.loc(), format!("expected `{want}`, found the end of the file"))),
+            None => Err((
+                self.loc(),
+                format!("expected `{want}`, found the end of the file"),
+            )),
         }
     }
 
     fn value(&mut self, depth: usize) -> JsonResult<Node> {
         let loc = self.loc();
         if depth > MAX_DEPTH {
-            return Err((loc, format!("the document nests deeper than {MAX_DEPTH} levels")));
+            return Err((
+                loc,
+                format!("the document nests deeper than {MAX_DEPTH} levels"),
+            ));
         }
         match self.peek() {
             Some('{') => {
@@ -436,7 +479,10 @@ impl JsonReader<'_> {
                 self.ws();
                 if self.peek() == Some('}') {
                     self.bump();
-                    return Ok(Node { loc, value: Value::Map(entries) });
+                    return Ok(Node {
+                        loc,
+                        value: Value::Map(entries),
+                    });
                 }
                 loop {
                     self.ws();
@@ -455,7 +501,11 @@ impl JsonReader<'_> {
                     self.expect(':')?;
                     self.ws();
                     let value = self.value(depth + 1)?;
-                    entries.push(Entry { key, key_loc, value });
+                    entries.push(Entry {
+                        key,
+                        key_loc,
+                        value,
+                    });
                     self.ws();
                     match self.bump() {
                         Some(',') => continue,
@@ -463,7 +513,10 @@ impl JsonReader<'_> {
                         _ => return Err((self.loc(), "expected `,` or `}`".to_string())),
                     }
                 }
-                Ok(Node { loc, value: Value::Map(entries) })
+                Ok(Node {
+                    loc,
+                    value: Value::Map(entries),
+                })
             }
             Some('[') => {
                 self.bump();
@@ -471,7 +524,10 @@ impl JsonReader<'_> {
                 self.ws();
                 if self.peek() == Some(']') {
                     self.bump();
-                    return Ok(Node { loc, value: Value::Seq(items) });
+                    return Ok(Node {
+                        loc,
+                        value: Value::Seq(items),
+                    });
                 }
                 loop {
                     self.ws();
@@ -483,11 +539,17 @@ impl JsonReader<'_> {
                         _ => return Err((self.loc(), "expected `,` or `]`".to_string())),
                     }
                 }
-                Ok(Node { loc, value: Value::Seq(items) })
+                Ok(Node {
+                    loc,
+                    value: Value::Seq(items),
+                })
             }
             Some('"') => {
                 let text = self.string()?;
-                Ok(Node { loc, value: Value::Scalar { text, plain: false } })
+                Ok(Node {
+                    loc,
+                    value: Value::Scalar { text, plain: false },
+                })
             }
             Some(_) => {
                 let start = self.pos;
@@ -499,17 +561,27 @@ impl JsonReader<'_> {
                 if text.is_empty() {
                     return Err((loc, "expected a value".to_string()));
                 }
-                Ok(Node { loc, value: Value::Scalar { text, plain: true } })
+                Ok(Node {
+                    loc,
+                    value: Value::Scalar { text, plain: true },
+                })
             }
-            None => Err((loc, "expected a value, found the end of the file".to_string())),
+            None => Err((
+                loc,
+                "expected a value, found the end of the file".to_string(),
+            )),
         }
     }
 
     fn hex4(&mut self) -> JsonResult<u32> {
         let mut v = 0u32;
         for _ in 0..4 {
-            let c = self.bump().ok_or_else(|| (self.loc(), "unfinished \\u escape".to_string()))?;
-            let d = c.to_digit(16).ok_or_else(|| (self.loc(), "bad \\u escape".to_string()))?;
+            let c = self
+                .bump()
+                .ok_or_else(|| (self.loc(), "unfinished \\u escape".to_string()))?;
+            let d = c
+                .to_digit(16)
+                .ok_or_else(|| (self.loc(), "bad \\u escape".to_string()))?;
             v = v * 16 + d;
         }
         Ok(v)
@@ -522,11 +594,15 @@ impl JsonReader<'_> {
         self.bump();
         let mut out = String::new();
         loop {
-            let c = self.bump().ok_or_else(|| (self.loc(), "unclosed string".to_string()))?;
+            let c = self
+                .bump()
+                .ok_or_else(|| (self.loc(), "unclosed string".to_string()))?;
             match c {
                 '"' => return Ok(out),
                 '\\' => {
-                    let e = self.bump().ok_or_else(|| (self.loc(), "unclosed string".to_string()))?;
+                    let e = self
+                        .bump()
+                        .ok_or_else(|| (self.loc(), "unclosed string".to_string()))?;
                     match e {
                         '"' => out.push('"'),
                         '\\' => out.push('\\'),
@@ -539,7 +615,10 @@ impl JsonReader<'_> {
                         'u' => {
                             let hi = self.hex4()?;
                             let cp = if (0xD800..0xDC00).contains(&hi)
-                                && self.text.get(self.pos..).is_some_and(|s| s.starts_with("\\u"))
+                                && self
+                                    .text
+                                    .get(self.pos..)
+                                    .is_some_and(|s| s.starts_with("\\u"))
                             {
                                 let save = (self.pos, self.line, self.column);
                                 self.bump();
@@ -608,14 +687,21 @@ impl<'a> Reader<'a> {
     }
 
     fn shape_err(&self, node: &Node, what: &str, expected: &str, help: &str) -> InputError {
-        self.err(node.loc, format!("{what} must be {expected}, found {}", node.describe()), help)
-            .with_label(format!("expected {expected}"))
+        self.err(
+            node.loc,
+            format!("{what} must be {expected}, found {}", node.describe()),
+            help,
+        )
+        .with_label(format!("expected {expected}"))
     }
 
     /// `node` as a mapping; `what` names it in the error (e.g. "`budget`").
     pub fn map<'n>(&self, node: &'n Node, what: &str) -> Result<Map<'n>, InputError> {
         match node.as_map() {
-            Some(entries) => Ok(Map { loc: node.loc, entries }),
+            Some(entries) => Ok(Map {
+                loc: node.loc,
+                entries,
+            }),
             None => Err(self.shape_err(node, what, "a mapping", "write it as `key: value` pairs")),
         }
     }
@@ -623,7 +709,10 @@ impl<'a> Reader<'a> {
     /// `node` as a mapping, or an empty one when null.
     pub fn map_or_null<'n>(&self, node: &'n Node, what: &str) -> Result<Map<'n>, InputError> {
         if node.is_null() {
-            return Ok(Map { loc: node.loc, entries: &[] });
+            return Ok(Map {
+                loc: node.loc,
+                entries: &[],
+            });
         }
         self.map(node, what)
     }
@@ -633,25 +722,44 @@ impl<'a> Reader<'a> {
         match &node.value {
             Value::Seq(items) => Ok(items),
             _ if node.is_null() => Ok(&[]),
-            _ => Err(self.shape_err(node, what, "a list", "write it as `[a, b]` or as `- a` lines")),
+            _ => Err(self.shape_err(
+                node,
+                what,
+                "a list",
+                "write it as `[a, b]` or as `- a` lines",
+            )),
         }
     }
 
     /// `node` as text (a scalar that is neither null nor a plain `true`/`false`).
     pub fn text(&self, node: &Node, what: &str) -> Result<Named, InputError> {
         match node.as_text() {
-            Some(t) => Ok(Named { name: t.to_string(), loc: node.loc }),
+            Some(t) => Ok(Named {
+                name: t.to_string(),
+                loc: node.loc,
+            }),
             None => Err(self.shape_err(node, what, "text", "write a word or a quoted text")),
         }
     }
 
     /// The text under `key`, or `None` when absent or null.
-    pub fn opt_text(&self, map: Map<'_>, key: &str, what: &str) -> Result<Option<Named>, InputError> {
+    pub fn opt_text(
+        &self,
+        map: Map<'_>,
+        key: &str,
+        what: &str,
+    ) -> Result<Option<Named>, InputError> {
         map.get_some(key).map(|n| self.text(n, what)).transpose()
     }
 
     /// The text under `key`, which must be written.
-    pub fn req_text(&self, map: Map<'_>, key: &str, what: &str, help: &str) -> Result<Named, InputError> {
+    pub fn req_text(
+        &self,
+        map: Map<'_>,
+        key: &str,
+        what: &str,
+        help: &str,
+    ) -> Result<Named, InputError> {
         match map.get_some(key) {
             Some(n) => self.text(n, what),
             None => Err(self.err(map.loc, format!("{what} is missing"), help)),
@@ -661,7 +769,12 @@ impl<'a> Reader<'a> {
     /// `node` as a plain `true` or `false`.
     pub fn bool(&self, node: &Node, what: &str) -> Result<bool, InputError> {
         node.as_bool().ok_or_else(|| {
-            self.shape_err(node, what, "true or false", "write true or false, without quotes")
+            self.shape_err(
+                node,
+                what,
+                "true or false",
+                "write true or false, without quotes",
+            )
         })
     }
 
@@ -680,7 +793,12 @@ impl<'a> Reader<'a> {
             _ => None,
         }
         .ok_or_else(|| {
-            self.shape_err(node, what, "a whole number", "write a number such as 10, without quotes")
+            self.shape_err(
+                node,
+                what,
+                "a whole number",
+                "write a number such as 10, without quotes",
+            )
         })
     }
 
@@ -688,7 +806,11 @@ impl<'a> Reader<'a> {
     pub fn u32(&self, node: &Node, what: &str) -> Result<u32, InputError> {
         let n = self.u64(node, what)?;
         u32::try_from(n).map_err(|_| {
-            self.err(node.loc, format!("{what} is too large ({n})"), "write a smaller number")
+            self.err(
+                node.loc,
+                format!("{what} is too large ({n})"),
+                "write a smaller number",
+            )
         })
     }
 

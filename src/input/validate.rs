@@ -23,7 +23,11 @@ pub(crate) fn recursion_limit(r: Reader<'_>, n: &Node) -> Result<u32, InputError
     let v = r.u32(n, "`recursion_limit`")?;
     if v == 0 {
         return Err(r
-            .err(n.loc, "`recursion_limit` is 0: no run could take a single step", "give the number of node steps one run may take (LangGraph's default is 25)")
+            .err(
+                n.loc,
+                "`recursion_limit` is 0: no run could take a single step",
+                "give the number of node steps one run may take (LangGraph's default is 25)",
+            )
             .with_label("at least 1"));
     }
     Ok(v)
@@ -34,7 +38,11 @@ pub(crate) fn session_steps(r: Reader<'_>, n: &Node) -> Result<u32, InputError> 
     let v = r.u32(n, "`session_steps`")?;
     if !(1..=16).contains(&v) {
         return Err(r
-            .err(n.loc, format!("`session_steps` is {v}, outside 1..=16"), "give a number of turns from 1 to 16")
+            .err(
+                n.loc,
+                format!("`session_steps` is {v}, outside 1..=16"),
+                "give a number of turns from 1 to 16",
+            )
             .with_label("1 to 16"));
     }
     Ok(v)
@@ -66,7 +74,12 @@ pub(crate) fn validate(
         flags: export.state.iter().map(|f| f.name.clone()).collect(),
     };
     let mut defs = Vec::new();
-    collect_defs(&export.graph, Vec::new(), "the top graph".to_string(), &mut defs);
+    collect_defs(
+        &export.graph,
+        Vec::new(),
+        "the top graph".to_string(),
+        &mut defs,
+    );
 
     // Which graphs run each definition (for `../id`).
     let mut holders: Vec<Vec<usize>> = vec![Vec::new(); defs.len()];
@@ -94,7 +107,11 @@ pub(crate) fn validate(
 
 fn collect_defs<'a>(g: &'a GraphDef, chain: Vec<usize>, label: String, out: &mut Vec<Def<'a>>) {
     let me = out.len();
-    out.push(Def { g, chain: chain.clone(), label });
+    out.push(Def {
+        g,
+        chain: chain.clone(),
+        label,
+    });
     let mut inner = chain;
     inner.push(me);
     for (name, sub) in &g.subgraphs {
@@ -111,7 +128,9 @@ fn resolve(defs: &[Def<'_>], at: usize, name: &str) -> Option<usize> {
         let (_, sub) = holder.g.subgraphs.iter().find(|(n, _)| n.name == name)?;
         defs.iter().position(|x| std::ptr::eq(x.g, sub))
     };
-    std::iter::once(at).chain(d.chain.iter().rev().copied()).find_map(find_in)
+    std::iter::once(at)
+        .chain(d.chain.iter().rev().copied())
+        .find_map(find_in)
 }
 
 fn check_cycles(r: Reader<'_>, defs: &[Def<'_>]) -> Result<(), InputError> {
@@ -138,15 +157,31 @@ fn dfs(
     }
     let Some(d) = defs.get(at) else { return Ok(()) };
     for n in &d.g.nodes {
-        let (NodeKind::Subgraph, Some(name)) = (n.kind, &n.graph) else { continue };
-        let Some(e) = resolve(defs, at, &name.name) else { continue };
+        let (NodeKind::Subgraph, Some(name)) = (n.kind, &n.graph) else {
+            continue;
+        };
+        let Some(e) = resolve(defs, at, &name.name) else {
+            continue;
+        };
         match state.get(e).copied() {
             Some(1) => {
-                let from = stack.iter().position(|(i, _)| *i == e).unwrap_or(stack.len());
-                let mut path: Vec<&str> = stack.get(from..).unwrap_or(&[]).iter().map(|(_, g)| g.as_str()).collect();
+                let from = stack
+                    .iter()
+                    .position(|(i, _)| *i == e)
+                    .unwrap_or(stack.len());
+                let mut path: Vec<&str> = stack
+                    .get(from..)
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|(_, g)| g.as_str())
+                    .collect();
                 path.push(&name.name);
                 let start = path.first().copied().unwrap_or(&name.name);
-                let cycle = if path.len() > 1 { path.join(" → ") } else { format!("{start} → {start}") };
+                let cycle = if path.len() > 1 {
+                    path.join(" → ")
+                } else {
+                    format!("{start} → {start}")
+                };
                 return Err(r
                     .err(
                         name.loc,
@@ -255,11 +290,21 @@ impl Validator<'_> {
         }
         Err(self
             .r
-            .err(flag.loc, format!("{who} flag '{}', which `state` does not declare", flag.name), declare_flag_help(&flag.name, &self.flags))
+            .err(
+                flag.loc,
+                format!("{who} flag '{}', which `state` does not declare", flag.name),
+                declare_flag_help(&flag.name, &self.flags),
+            )
             .with_label("undeclared flag"))
     }
 
-    fn check_graph(&self, defs: &[Def<'_>], at: usize, d: &Def<'_>, holders: &[usize]) -> Result<(), InputError> {
+    fn check_graph(
+        &self,
+        defs: &[Def<'_>],
+        at: usize,
+        d: &Def<'_>,
+        holders: &[usize],
+    ) -> Result<(), InputError> {
         let r = self.r;
         let g = d.g;
         let label = &d.label;
@@ -269,14 +314,26 @@ impl Validator<'_> {
         for (i, n) in g.nodes.iter().enumerate() {
             let id = &n.id;
             if id.name.is_empty() {
-                return Err(r.err(id.loc, format!("a node of {label} has an empty id"), "give the node a non-empty `id`").with_label("empty id"));
+                return Err(r
+                    .err(
+                        id.loc,
+                        format!("a node of {label} has an empty id"),
+                        "give the node a non-empty `id`",
+                    )
+                    .with_label("empty id"));
             }
             if id.name.contains('/') {
                 return Err(r
                     .err(
                         id.loc,
-                        format!("node id '{}' contains `/`, which separates subgraph paths", id.name),
-                        format!("rename the node without `/` (exporters write it as `%2F`: '{}')", id.name.replace('/', "%2F")),
+                        format!(
+                            "node id '{}' contains `/`, which separates subgraph paths",
+                            id.name
+                        ),
+                        format!(
+                            "rename the node without `/` (exporters write it as `%2F`: '{}')",
+                            id.name.replace('/', "%2F")
+                        ),
                     )
                     .with_label("no `/` in ids"));
             }
@@ -284,7 +341,10 @@ impl Validator<'_> {
                 return Err(r
                     .err(
                         id.loc,
-                        format!("duplicate node id '{}' in {label} (first declared at line {})", id.name, first.id.loc.line),
+                        format!(
+                            "duplicate node id '{}' in {label} (first declared at line {})",
+                            id.name, first.id.loc.line
+                        ),
                         "node ids must be unique in their graph: rename one of the two",
                     )
                     .with_label("second declaration")
@@ -292,7 +352,10 @@ impl Validator<'_> {
             }
         }
         if at == 0 && g.entry.is_none() && !g.nodes.iter().any(|n| n.kind == NodeKind::Start) {
-            let loc = g.nodes.first().map_or(crate::source::Loc::new(0, 1, 1), |n| n.id.loc);
+            let loc = g
+                .nodes
+                .first()
+                .map_or(crate::source::Loc::new(0, 1, 1), |n| n.id.loc);
             return Err(r
                 .err(loc, "the top graph has no `start` node and no `entry`: no run could begin", "add a node `{\"id\": \"__start__\", \"kind\": \"start\"}` with an edge to the first node, or name the first node in `entry`")
                 .with_label("no start"));
@@ -317,8 +380,11 @@ impl Validator<'_> {
                         .err(dst.loc, format!("{who} goes to '{}', but `../` leaves a subgraph and this is the top graph", dst.name), format!("name a node of the top graph without `../` ({})", list(ids())))
                         .with_label("no enclosing graph"));
                 }
-                let parents: Vec<usize> =
-                    if holders.is_empty() { d.chain.last().copied().into_iter().collect() } else { holders.to_vec() };
+                let parents: Vec<usize> = if holders.is_empty() {
+                    d.chain.last().copied().into_iter().collect()
+                } else {
+                    holders.to_vec()
+                };
                 for p in parents {
                     let Some(pd) = defs.get(p) else { continue };
                     if !pd.g.nodes.iter().any(|n| n.id.name == up) {
@@ -340,8 +406,15 @@ impl Validator<'_> {
             Err(r
                 .err(
                     dst.loc,
-                    format!("{who} goes to '{}', which is not a node of {label}{}", dst.name, suggest(&dst.name, ids())),
-                    format!("name one of its nodes ({}), or `../id` for a node of the enclosing graph", list(ids())),
+                    format!(
+                        "{who} goes to '{}', which is not a node of {label}{}",
+                        dst.name,
+                        suggest(&dst.name, ids())
+                    ),
+                    format!(
+                        "name one of its nodes ({}), or `../id` for a node of the enclosing graph",
+                        list(ids())
+                    ),
                 )
                 .with_label("no such node"))
         };
@@ -352,7 +425,11 @@ impl Validator<'_> {
             Err(r
                 .err(
                     from.loc,
-                    format!("{what} leaves '{}', which is not a node of {label}{}", from.name, suggest(&from.name, ids())),
+                    format!(
+                        "{what} leaves '{}', which is not a node of {label}{}",
+                        from.name,
+                        suggest(&from.name, ids())
+                    ),
                     format!("`from` must name one of its nodes ({})", list(ids())),
                 )
                 .with_label("no such node"))
@@ -390,7 +467,11 @@ impl Validator<'_> {
                 return Err(r
                     .err(
                         i.node.loc,
-                        format!("an interrupt pauses at '{}', which is not a node of {label}{}", i.node.name, suggest(&i.node.name, ids())),
+                        format!(
+                            "an interrupt pauses at '{}', which is not a node of {label}{}",
+                            i.node.name,
+                            suggest(&i.node.name, ids())
+                        ),
                         format!("name one of its nodes ({})", list(ids())),
                     )
                     .with_label("no such node"));
@@ -399,7 +480,10 @@ impl Validator<'_> {
                 self.need_tool(t, &format!("the interrupt at '{}' confirms", i.node.name))?;
             }
             if let Some(a) = &i.answer {
-                self.need_flag(a, &format!("the interrupt at '{}' answers into", i.node.name))?;
+                self.need_flag(
+                    a,
+                    &format!("the interrupt at '{}' answers into", i.node.name),
+                )?;
             }
         }
         for n in &g.nodes {
@@ -429,11 +513,17 @@ impl Validator<'_> {
     fn check_catalogue(&self) -> Result<(), InputError> {
         for t in &self.catalogue.tools {
             for a in &t.order.after {
-                self.need_tool(a, &format!("the order rule of '{}' (`after`) names", t.name))?;
+                self.need_tool(
+                    a,
+                    &format!("the order rule of '{}' (`after`) names", t.name),
+                )?;
             }
             for na in &t.order.not_after {
                 if let NotAfter::Tool(a) = na {
-                    self.need_tool(a, &format!("the order rule of '{}' (`not_after`) names", t.name))?;
+                    self.need_tool(
+                        a,
+                        &format!("the order rule of '{}' (`not_after`) names", t.name),
+                    )?;
                 }
             }
             if let Compensation::Tool(c) = &t.compensation {

@@ -21,8 +21,14 @@ use super::Inputs;
 /// Where the catalogue of `--export-only OUT` goes: `OUT.json` → `OUT.catalogue.json` (any other
 /// name gets `.catalogue.json` appended).
 pub fn catalogue_path(out: &Path) -> PathBuf {
-    let is_json = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
-    let base = if is_json { out.with_extension("") } else { out.to_path_buf() };
+    let is_json = out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let base = if is_json {
+        out.with_extension("")
+    } else {
+        out.to_path_buf()
+    };
     let mut s = base.into_os_string();
     s.push(".catalogue.json");
     PathBuf::from(s)
@@ -32,7 +38,9 @@ pub fn catalogue_path(out: &Path) -> PathBuf {
 ///
 /// Errors: a file that cannot be written (named, with the reason).
 pub fn write_export(inputs: &Inputs, out: &Path) -> Result<(), InputError> {
-    let graph = pretty(&export_json(inputs));
+    let mut g = export_json(inputs);
+    relocate(&mut g, &inputs.sources, out);
+    let graph = pretty(&g);
     let cat = pretty(&catalogue_json(inputs));
     let cpath = catalogue_path(out);
     for (path, text) in [(out, graph), (cpath.as_path(), cat)] {
@@ -46,6 +54,61 @@ pub fn write_export(inputs: &Inputs, out: &Path) -> Result<(), InputError> {
     Ok(())
 }
 
+/// Rewrites every `location.file` as a path relative to the folder `out` is written to (or
+/// absolute where no relative path exists), so the written export reads back with its locations
+/// pointing into the same files wherever it is read from.
+fn relocate(v: &mut Value, sources: &SourceMap, out: &Path) {
+    let base = out
+        .parent()
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
+        .and_then(|p| std::fs::canonicalize(p).ok());
+    let mut map = std::collections::HashMap::new();
+    for f in &sources.files {
+        if let (Some(base), Ok(abs)) = (&base, std::fs::canonicalize(&f.path)) {
+            map.insert(f.display.clone(), relative(base, &abs));
+        }
+    }
+    fn walk(v: &mut Value, map: &std::collections::HashMap<String, String>) {
+        match v {
+            Value::Object(o) => {
+                if let Some(Value::Object(loc)) = o.get_mut("location") {
+                    if let Some(Value::String(f)) = loc.get_mut("file") {
+                        if let Some(r) = map.get(f.as_str()) {
+                            *f = r.clone();
+                        }
+                    }
+                }
+                for (_, x) in o.iter_mut() {
+                    walk(x, map);
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, map)),
+            _ => {}
+        }
+    }
+    walk(v, &map);
+}
+
+/// `to` relative to the folder `from` (both absolute), with `/` separators.
+fn relative(from: &Path, to: &Path) -> String {
+    let f: Vec<_> = from.components().collect();
+    let t: Vec<_> = to.components().collect();
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); f.len() - common];
+    parts.extend(
+        t[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    parts.join("/")
+}
+
 fn pretty(v: &Value) -> String {
     let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|_| "{}".to_string());
     s.push('\n');
@@ -53,7 +116,11 @@ fn pretty(v: &Value) -> String {
 }
 
 fn location(sources: &SourceMap, loc: Loc) -> Value {
-    let file = sources.files.get(loc.file).map(|f| f.display.clone()).unwrap_or_default();
+    let file = sources
+        .files
+        .get(loc.file)
+        .map(|f| f.display.clone())
+        .unwrap_or_default();
     json!({"file": file, "line": loc.line.max(1), "column": loc.column.max(1)})
 }
 
@@ -82,10 +149,19 @@ pub(crate) fn export_json(inputs: &Inputs) -> Value {
     let e = &inputs.export;
     let mut m = Map::new();
     m.insert("format".into(), json!("qls-graph/1"));
-    m.insert("name".into(), e.name.as_ref().map_or(Value::Null, |n| json!(n)));
-    m.insert("source".into(), e.source.as_ref().map_or(Value::Null, |n| json!(n)));
+    m.insert(
+        "name".into(),
+        e.name.as_ref().map_or(Value::Null, |n| json!(n)),
+    );
+    m.insert(
+        "source".into(),
+        e.source.as_ref().map_or(Value::Null, |n| json!(n)),
+    );
     m.insert("recursion_limit".into(), json!(e.recursion_limit));
-    m.insert("session_steps".into(), e.session_steps.map_or(Value::Null, |n| json!(n)));
+    m.insert(
+        "session_steps".into(),
+        e.session_steps.map_or(Value::Null, |n| json!(n)),
+    );
     m.insert("budget".into(), budget(&e.budget));
     let state: Map<String, Value> = e
         .state
@@ -100,7 +176,10 @@ pub(crate) fn export_json(inputs: &Inputs) -> Value {
         .collect();
     m.insert("state".into(), Value::Object(state));
     graph_json(&inputs.sources, &e.graph, &mut m);
-    m.insert("warnings".into(), Value::Array(e.warnings.iter().map(|w| json!(w)).collect()));
+    m.insert(
+        "warnings".into(),
+        Value::Array(e.warnings.iter().map(|w| json!(w)).collect()),
+    );
     Value::Object(m)
 }
 
@@ -108,8 +187,14 @@ fn graph_json(sources: &SourceMap, g: &GraphDef, m: &mut Map<String, Value>) {
     if let Some(entry) = &g.entry {
         m.insert("entry".into(), json!(entry.name));
     }
-    m.insert("nodes".into(), Value::Array(g.nodes.iter().map(|n| node_json(sources, n)).collect()));
-    m.insert("edges".into(), Value::Array(g.edges.iter().map(|e| edge_json(sources, e)).collect()));
+    m.insert(
+        "nodes".into(),
+        Value::Array(g.nodes.iter().map(|n| node_json(sources, n)).collect()),
+    );
+    m.insert(
+        "edges".into(),
+        Value::Array(g.edges.iter().map(|e| edge_json(sources, e)).collect()),
+    );
     let sends = g
         .sends
         .iter()
@@ -123,7 +208,10 @@ fn graph_json(sources: &SourceMap, g: &GraphDef, m: &mut Map<String, Value>) {
             let mut o = Map::new();
             o.insert("node".into(), json!(i.node.name));
             o.insert("when".into(), json!(i.when.as_str()));
-            o.insert("tool".into(), i.tool.as_ref().map_or(Value::Null, |t| json!(t.name)));
+            o.insert(
+                "tool".into(),
+                i.tool.as_ref().map_or(Value::Null, |t| json!(t.name)),
+            );
             if let Some(a) = &i.answer {
                 o.insert("answer".into(), json!(a.name));
             }
@@ -173,7 +261,10 @@ fn edge_json(sources: &SourceMap, e: &EdgeDef) -> Value {
     let mut o = Map::new();
     o.insert("from".into(), json!(e.from.name));
     o.insert("kind".into(), json!(e.kind.as_str()));
-    o.insert("destinations".into(), e.destinations.as_ref().map_or(Value::Null, |d| names(d)));
+    o.insert(
+        "destinations".into(),
+        e.destinations.as_ref().map_or(Value::Null, |d| names(d)),
+    );
     if let Some(g) = &e.guard {
         o.insert("guard".into(), json!(g.to_string()));
     }
@@ -205,13 +296,20 @@ pub(crate) fn catalogue_json(inputs: &Inputs) -> Value {
     let mut tools = Map::new();
     for t in &inputs.catalogue.tools {
         let empty = Map::new();
-        let rt = raw_tools.and_then(|m| m.get(&t.name)).and_then(Value::as_object).unwrap_or(&empty);
+        let rt = raw_tools
+            .and_then(|m| m.get(&t.name))
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
         tools.insert(t.name.clone(), Value::Object(tool_json(t, rt)));
     }
     let mut channels = Map::new();
     let raw_ch = raw.get("channels").and_then(Value::as_object);
     for (name, auth) in &inputs.catalogue.channels {
-        let mut o = raw_ch.and_then(|m| m.get(name)).and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut o = raw_ch
+            .and_then(|m| m.get(name))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
         o.remove("auth");
         let mut out = Map::new();
         if let Some(a) = auth {
@@ -223,7 +321,11 @@ pub(crate) fn catalogue_json(inputs: &Inputs) -> Value {
     let mut stores = Map::new();
     let raw_st = raw.get("stores").and_then(Value::as_object);
     for s in &inputs.catalogue.stores {
-        let mut o = raw_st.and_then(|m| m.get(&s.name)).and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut o = raw_st
+            .and_then(|m| m.get(&s.name))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
         o.remove("multi_tenant");
         o.remove("persistent");
         let mut out = Map::new();
@@ -242,7 +344,10 @@ pub(crate) fn catalogue_json(inputs: &Inputs) -> Value {
 
 fn tool_json(t: &ToolDef, raw: &Map<String, Value>) -> Map<String, Value> {
     let mut o = Map::new();
-    o.insert("kind".into(), json!(if t.is_write() { "write" } else { "read" }));
+    o.insert(
+        "kind".into(),
+        json!(if t.is_write() { "write" } else { "read" }),
+    );
     if let Some(d) = &t.description {
         o.insert("description".into(), json!(d));
     }
@@ -253,7 +358,11 @@ fn tool_json(t: &ToolDef, raw: &Map<String, Value>) -> Map<String, Value> {
     };
     flag(&mut o, "reads_outside", t.reads_outside);
     if t.sends_out {
-        let v = raw.get("sends_out").filter(|v| v.is_array() || v.is_object()).cloned().unwrap_or(json!(true));
+        let v = raw
+            .get("sends_out")
+            .filter(|v| v.is_array() || v.is_object())
+            .cloned()
+            .unwrap_or(json!(true));
         o.insert("sends_out".into(), v);
     }
     flag(&mut o, "irreversible", t.irreversible);
@@ -278,23 +387,36 @@ fn tool_json(t: &ToolDef, raw: &Map<String, Value>) -> Map<String, Value> {
         }
     }
     if t.idempotent {
-        let v = raw.get("idempotency").filter(|v| !v.is_boolean() && !v.is_null()).cloned().unwrap_or(json!(true));
+        let v = raw
+            .get("idempotency")
+            .filter(|v| !v.is_boolean() && !v.is_null())
+            .cloned()
+            .unwrap_or(json!(true));
         o.insert("idempotency".into(), v);
     }
     if t.has_result_schema {
-        o.insert("result".into(), raw.get("result").cloned().unwrap_or_else(|| json!({})));
+        o.insert(
+            "result".into(),
+            raw.get("result").cloned().unwrap_or_else(|| json!({})),
+        );
     }
     if !t.args.is_empty() || raw.get("args").is_some_and(|a| !a.is_null()) {
         let mut raw_args = raw.get("args").and_then(Value::as_object);
         if raw_args.and_then(|a| a.get("type")).and_then(Value::as_str) == Some("object") {
-            if let Some(p) = raw_args.and_then(|a| a.get("properties")).and_then(Value::as_object) {
+            if let Some(p) = raw_args
+                .and_then(|a| a.get("properties"))
+                .and_then(Value::as_object)
+            {
                 raw_args = Some(p);
             }
         }
         let mut args = Map::new();
         for a in &t.args {
-            let mut schema =
-                raw_args.and_then(|r| r.get(&a.name)).and_then(Value::as_object).cloned().unwrap_or_default();
+            let mut schema = raw_args
+                .and_then(|r| r.get(&a.name))
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
             if let Some(role) = a.role {
                 schema.insert("role".into(), json!(role_str(role)));
             }
@@ -304,7 +426,11 @@ fn tool_json(t: &ToolDef, raw: &Map<String, Value>) -> Map<String, Value> {
     }
     let ord = &t.order;
     if !ord.after.is_empty() || !ord.not_after.is_empty() || ord.at_most.is_some() {
-        let mut om = raw.get("order").and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut om = raw
+            .get("order")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
         om.remove("after");
         om.remove("not_after");
         om.remove("at_most");
@@ -324,7 +450,11 @@ fn tool_json(t: &ToolDef, raw: &Map<String, Value>) -> Map<String, Value> {
             out.insert("not_after".into(), Value::Array(v));
         }
         if let Some(a) = &ord.at_most {
-            let v = if a.per_turn { json!({"count": a.count, "per": "turn"}) } else { json!(a.count) };
+            let v = if a.per_turn {
+                json!({"count": a.count, "per": "turn"})
+            } else {
+                json!(a.count)
+            };
             out.insert("at_most".into(), v);
         }
         out.append(&mut om);
@@ -337,26 +467,39 @@ fn tool_json(t: &ToolDef, raw: &Map<String, Value>) -> Map<String, Value> {
     }
     flag(&mut o, "confidential", t.confidential);
     if let Some((name, write)) = &t.store {
-        o.insert("store".into(), json!({"name": name, "access": if *write { "write" } else { "read" }}));
+        o.insert(
+            "store".into(),
+            json!({"name": name, "access": if *write { "write" } else { "read" }}),
+        );
     }
     if let Some((from, pinned)) = &t.source {
-        let v = raw.get("source").filter(|v| !v.is_null()).cloned().unwrap_or_else(|| {
-            if *pinned {
-                json!({"module": from, "pin": true})
-            } else {
-                json!({"module": from})
-            }
-        });
+        let v = raw
+            .get("source")
+            .filter(|v| !v.is_null())
+            .cloned()
+            .unwrap_or_else(|| {
+                if *pinned {
+                    json!({"module": from, "pin": true})
+                } else {
+                    json!({"module": from})
+                }
+            });
         o.insert("source".into(), v);
     }
     if !t.requires.is_empty() {
         o.insert("requires".into(), json!(t.requires));
     }
     if t.has_checks {
-        o.insert("checks".into(), raw.get("checks").cloned().unwrap_or(json!(true)));
+        o.insert(
+            "checks".into(),
+            raw.get("checks").cloned().unwrap_or(json!(true)),
+        );
     }
     if t.has_spend {
-        o.insert("spend".into(), raw.get("spend").cloned().unwrap_or(json!(true)));
+        o.insert(
+            "spend".into(),
+            raw.get("spend").cloned().unwrap_or(json!(true)),
+        );
     }
     for (k, v) in raw {
         if !TOOL_WORDS.contains(&k.as_str()) {

@@ -15,9 +15,16 @@ const MAX_DEPTH: usize = 64;
 ///
 /// `session_steps` is the number of turns to search (already chosen from the flag or the input).
 /// Errors: a name that does not resolve, or subgraphs nested deeper than 64 (a loop).
-pub fn flatten(export: &Export, catalogue: &Catalogue, session_steps: u32) -> Result<FlatModel, String> {
-    let flags: Vec<(String, crate::ir::FlagScope)> =
-        export.state.iter().map(|f| (f.name.clone(), f.scope)).collect();
+pub fn flatten(
+    export: &Export,
+    catalogue: &Catalogue,
+    session_steps: u32,
+) -> Result<FlatModel, String> {
+    let flags: Vec<(String, crate::ir::FlagScope)> = export
+        .state
+        .iter()
+        .map(|f| (f.name.clone(), f.scope))
+        .collect();
     let mut b = Builder {
         m: FlatModel {
             nodes: Vec::new(),
@@ -34,14 +41,21 @@ pub fn flatten(export: &Export, catalogue: &Catalogue, session_steps: u32) -> Re
             null_edges: Vec::new(),
             opaque_subgraphs: Vec::new(),
             budget_paths: Vec::new(),
-            budget_agents: export.agents.iter().filter(|a| a.budget.is_some()).map(|a| a.name.clone()).collect(),
+            budget_agents: export
+                .agents
+                .iter()
+                .filter(|a| a.budget.is_some())
+                .map(|a| a.name.clone())
+                .collect(),
             top_budget: export.budget.is_some(),
             interrupted: vec![false; catalogue.tools.len()],
         },
         top_name: export.name.clone().unwrap_or_else(|| "graph".to_string()),
     };
     let top = b.inline(&export.graph, "", &[], &mut Vec::new(), 0)?;
-    b.m.entry = top.entry.ok_or_else(|| "the top graph has no `start` node and no `entry`".to_string())?;
+    b.m.entry = top
+        .entry
+        .ok_or_else(|| "the top graph has no `start` node and no `entry`".to_string())?;
     b.m.top_ends = top.ends;
     b.m.out = vec![Vec::new(); b.m.nodes.len()];
     for (i, e) in b.m.edges.iter().enumerate() {
@@ -63,11 +77,17 @@ struct Inlined {
 
 impl Builder {
     fn flag(&self, name: &str) -> Result<FlagIx, String> {
-        self.m.flags.iter().position(|(n, _)| n == name).ok_or_else(|| format!("undeclared state flag '{name}'"))
+        self.m
+            .flags
+            .iter()
+            .position(|(n, _)| n == name)
+            .ok_or_else(|| format!("undeclared state flag '{name}'"))
     }
 
     fn tool(&self, name: &str) -> Result<usize, String> {
-        self.m.tool_ix(name).ok_or_else(|| format!("tool '{name}' is not in the catalogue"))
+        self.m
+            .tool_ix(name)
+            .ok_or_else(|| format!("tool '{name}' is not in the catalogue"))
     }
 
     fn region(&mut self, name: &str) -> usize {
@@ -100,9 +120,21 @@ impl Builder {
                 (None, true) => self.top_name.clone(),
             };
             let region = self.region(&region_name);
-            let tools = n.tools.iter().map(|t| self.tool(&t.name)).collect::<Result<Vec<_>, _>>()?;
-            let sets = n.sets.iter().map(|f| self.flag(&f.name)).collect::<Result<Vec<_>, _>>()?;
-            let clears = n.clears.iter().map(|f| self.flag(&f.name)).collect::<Result<Vec<_>, _>>()?;
+            let tools = n
+                .tools
+                .iter()
+                .map(|t| self.tool(&t.name))
+                .collect::<Result<Vec<_>, _>>()?;
+            let sets = n
+                .sets
+                .iter()
+                .map(|f| self.flag(&f.name))
+                .collect::<Result<Vec<_>, _>>()?;
+            let clears = n
+                .clears
+                .iter()
+                .map(|f| self.flag(&f.name))
+                .collect::<Result<Vec<_>, _>>()?;
             let ix = self.m.nodes.len();
             self.m.nodes.push(FlatNode {
                 qid: format!("{prefix}{}", n.id.name),
@@ -121,11 +153,23 @@ impl Builder {
             local.insert(n.id.name.clone(), ix);
         }
         let entry = match &g.entry {
-            Some(e) => Some(*local.get(&e.name).ok_or_else(|| format!("entry '{}' is not a node", e.name))?),
-            None => g.nodes.iter().find(|n| n.kind == NodeKind::Start).and_then(|n| local.get(&n.id.name).copied()),
+            Some(e) => Some(
+                *local
+                    .get(&e.name)
+                    .ok_or_else(|| format!("entry '{}' is not a node", e.name))?,
+            ),
+            None => g
+                .nodes
+                .iter()
+                .find(|n| n.kind == NodeKind::Start)
+                .and_then(|n| local.get(&n.id.name).copied()),
         };
-        let ends: Vec<NodeIx> =
-            g.nodes.iter().filter(|n| n.kind == NodeKind::End).filter_map(|n| local.get(&n.id.name).copied()).collect();
+        let ends: Vec<NodeIx> = g
+            .nodes
+            .iter()
+            .filter(|n| n.kind == NodeKind::End)
+            .filter_map(|n| local.get(&n.id.name).copied())
+            .collect();
         if g.budget.is_some() && !path.is_empty() {
             self.m.budget_paths.push(path.clone());
         }
@@ -138,20 +182,25 @@ impl Builder {
         for n in g.nodes.iter().filter(|n| n.kind == NodeKind::Subgraph) {
             let s = local[&n.id.name];
             let name = n.graph.as_ref().map(|x| x.name.clone()).unwrap_or_default();
-            let def = inner_scopes
-                .iter()
-                .find_map(|sc| sc.subgraphs.iter().find(|(k, _)| k.name == name).map(|(_, d)| d));
+            let def = inner_scopes.iter().find_map(|sc| {
+                sc.subgraphs
+                    .iter()
+                    .find(|(k, _)| k.name == name)
+                    .map(|(_, d)| d)
+            });
             match def {
                 Some(d) if !d.nodes.is_empty() => {
                     let qid = self.m.nodes[s].qid.clone();
-                    let inner = self.inline(d, &format!("{qid}/"), &inner_scopes, maps, depth + 1)?;
+                    let inner =
+                        self.inline(d, &format!("{qid}/"), &inner_scopes, maps, depth + 1)?;
                     match inner.entry {
                         Some(e) => {
                             self.push_edge(s, e, None, None, EdgeOrigin::SubgraphEntry, n.loc);
                             // The subgraph node's own sets/clears and `after` pauses happen when its
                             // run leaves through an inner end.
                             for &end in &inner.ends {
-                                let (sets, clears) = (self.m.nodes[s].sets.clone(), self.m.nodes[s].clears.clone());
+                                let (sets, clears) =
+                                    (self.m.nodes[s].sets.clone(), self.m.nodes[s].clears.clone());
                                 self.m.nodes[end].clears.extend(clears);
                                 self.m.nodes[end].sets.extend(sets);
                             }
@@ -166,25 +215,36 @@ impl Builder {
         maps.pop();
 
         let sources = |ix: NodeIx| leave_from.get(&ix).cloned().unwrap_or_else(|| vec![ix]);
-        let resolve = |b: &Builder, d: &str, maps: &Vec<HashMap<String, NodeIx>>| -> Result<NodeIx, String> {
-            let mut level = 0;
-            let mut rest = d;
-            while let Some(r) = rest.strip_prefix("../") {
-                level += 1;
-                rest = r;
-            }
-            let map = if level == 0 {
-                &local
-            } else {
-                maps.len().checked_sub(level).and_then(|i| maps.get(i)).ok_or_else(|| {
-                    format!("destination '{d}' leaves the top graph (from '{}')", b.top_name)
-                })?
+        let resolve =
+            |b: &Builder, d: &str, maps: &Vec<HashMap<String, NodeIx>>| -> Result<NodeIx, String> {
+                let mut level = 0;
+                let mut rest = d;
+                while let Some(r) = rest.strip_prefix("../") {
+                    level += 1;
+                    rest = r;
+                }
+                let map = if level == 0 {
+                    &local
+                } else {
+                    maps.len()
+                        .checked_sub(level)
+                        .and_then(|i| maps.get(i))
+                        .ok_or_else(|| {
+                            format!(
+                                "destination '{d}' leaves the top graph (from '{}')",
+                                b.top_name
+                            )
+                        })?
+                };
+                map.get(rest)
+                    .copied()
+                    .ok_or_else(|| format!("destination '{d}' is not a node"))
             };
-            map.get(rest).copied().ok_or_else(|| format!("destination '{d}' is not a node"))
-        };
 
         for e in &g.edges {
-            let from = *local.get(&e.from.name).ok_or_else(|| format!("edge from unknown node '{}'", e.from.name))?;
+            let from = *local
+                .get(&e.from.name)
+                .ok_or_else(|| format!("edge from unknown node '{}'", e.from.name))?;
             if self.m.nodes[from].kind == NodeKind::End {
                 continue; // SPEC 3.1: edges from an end node are ignored
             }
@@ -197,13 +257,19 @@ impl Builder {
             };
             let (dests, origin) = match &e.destinations {
                 Some(ds) => (
-                    ds.iter().map(|d| resolve(self, &d.name, maps)).collect::<Result<Vec<_>, _>>()?,
+                    ds.iter()
+                        .map(|d| resolve(self, &d.name, maps))
+                        .collect::<Result<Vec<_>, _>>()?,
                     EdgeOrigin::Declared,
                 ),
                 None => {
                     self.m.null_edges.push(NullEdge {
                         from: self.m.nodes[from].qid.clone(),
-                        kind: if e.kind == EdgeKind::Command { "command" } else { "conditional" },
+                        kind: if e.kind == EdgeKind::Command {
+                            "command"
+                        } else {
+                            "conditional"
+                        },
                         loc: e.loc,
                     });
                     let all = g
@@ -226,8 +292,14 @@ impl Builder {
             }
         }
         for s in &g.sends {
-            let from = *local.get(&s.from.name).ok_or_else(|| format!("send from unknown node '{}'", s.from.name))?;
-            let dests = s.destinations.iter().map(|d| resolve(self, &d.name, maps)).collect::<Result<Vec<_>, _>>()?;
+            let from = *local
+                .get(&s.from.name)
+                .ok_or_else(|| format!("send from unknown node '{}'", s.from.name))?;
+            let dests = s
+                .destinations
+                .iter()
+                .map(|d| resolve(self, &d.name, maps))
+                .collect::<Result<Vec<_>, _>>()?;
             for src in sources(from) {
                 for &d in &dests {
                     self.push_edge(src, d, None, None, EdgeOrigin::Send, s.loc);
@@ -235,7 +307,9 @@ impl Builder {
             }
         }
         for i in &g.interrupts {
-            let node = *local.get(&i.node.name).ok_or_else(|| format!("interrupt on unknown node '{}'", i.node.name))?;
+            let node = *local
+                .get(&i.node.name)
+                .ok_or_else(|| format!("interrupt on unknown node '{}'", i.node.name))?;
             let tool = match &i.tool {
                 Some(t) => Some(self.tool(&t.name)?),
                 None => None,
@@ -247,7 +321,12 @@ impl Builder {
                 Some(a) => Some(self.flag(&a.name)?),
                 None => None,
             };
-            let pause = Pause { when: i.when, tool, answer, loc: i.loc };
+            let pause = Pause {
+                when: i.when,
+                tool,
+                answer,
+                loc: i.loc,
+            };
             match i.when {
                 When::Before | When::Inside => self.m.nodes[node].on_enter.push(pause),
                 When::After => {
@@ -259,7 +338,9 @@ impl Builder {
         }
         // `before` pauses first, then `inside` (SPEC 3.1: inside asks on entering, before the batch).
         for &ix in local.values() {
-            self.m.nodes[ix].on_enter.sort_by_key(|p| p.when != When::Before);
+            self.m.nodes[ix]
+                .on_enter
+                .sort_by_key(|p| p.when != When::Before);
         }
         Ok(Inlined { entry, ends })
     }
@@ -273,6 +354,13 @@ impl Builder {
         origin: EdgeOrigin,
         loc: crate::source::Loc,
     ) {
-        self.m.edges.push(FlatEdge { from, to, guard, exit_after, origin, loc });
+        self.m.edges.push(FlatEdge {
+            from,
+            to,
+            guard,
+            exit_after,
+            origin,
+            loc,
+        });
     }
 }

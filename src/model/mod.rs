@@ -88,7 +88,10 @@ pub struct FlatNode {
 impl FlatNode {
     /// True for a node whose visit makes a batch of calls.
     pub fn calls_tools(&self) -> bool {
-        matches!(self.kind, NodeKind::Tools | NodeKind::ToolsPlain | NodeKind::Step) && !self.tools.is_empty()
+        matches!(
+            self.kind,
+            NodeKind::Tools | NodeKind::ToolsPlain | NodeKind::Step
+        ) && !self.tools.is_empty()
     }
 
     /// True when this node's calls go through the tool check.
@@ -204,7 +207,13 @@ pub fn resolve_guard(g: &Guard, flag: &dyn Fn(&str) -> Option<FlagIx>) -> Option
     Some(match g {
         Guard::Flag(n) => FlatGuard::Flag(flag(n)?),
         Guard::Not(a) => FlatGuard::Not(Box::new(resolve_guard(a, flag)?)),
-        Guard::And(a, b) => FlatGuard::And(Box::new(resolve_guard(a, flag)?), Box::new(resolve_guard(b, flag)?)),
-        Guard::Or(a, b) => FlatGuard::Or(Box::new(resolve_guard(a, flag)?), Box::new(resolve_guard(b, flag)?)),
+        Guard::And(a, b) => FlatGuard::And(
+            Box::new(resolve_guard(a, flag)?),
+            Box::new(resolve_guard(b, flag)?),
+        ),
+        Guard::Or(a, b) => FlatGuard::Or(
+            Box::new(resolve_guard(a, flag)?),
+            Box::new(resolve_guard(b, flag)?),
+        ),
     })
 }

@@ -21,7 +21,9 @@ pub fn shared(test: &str) -> Option<PathBuf> {
     if p.is_dir() {
         Some(p)
     } else {
-        eprintln!("skipped {test}: ../shared is not here (it exists in CI and on developer machines)");
+        eprintln!(
+            "skipped {test}: ../shared is not here (it exists in CI and on developer machines)"
+        );
         None
     }
 }
@@ -31,8 +33,14 @@ pub fn load(dir: &Path) -> Inputs {
     let r = if dir.join("agent.yaml").exists() && !dir.join("graph.json").exists() {
         input::load_agent_yaml(&dir.join("agent.yaml"))
     } else {
-        let cat = ["catalogue.json", "catalogue.yaml"].iter().map(|c| dir.join(c)).find(|p| p.exists());
-        input::load_export(&dir.join("graph.json"), &cat.unwrap_or_else(|| dir.join("catalogue.json")))
+        let cat = ["catalogue.json", "catalogue.yaml"]
+            .iter()
+            .map(|c| dir.join(c))
+            .find(|p| p.exists());
+        input::load_export(
+            &dir.join("graph.json"),
+            &cat.unwrap_or_else(|| dir.join("catalogue.json")),
+        )
     };
     match r {
         Ok(i) => i,
@@ -48,7 +56,11 @@ pub fn steps(inputs: &Inputs) -> u32 {
 /// Runs the whole pipeline on a fixture folder, as `stalwart verify` does.
 pub fn report(dir: &Path) -> Report {
     let inputs = load(dir);
-    let opts = Options { session_steps: steps(&inputs), gate: GateMode::Ci, rulebook: None };
+    let opts = Options {
+        session_steps: steps(&inputs),
+        gate: GateMode::Ci,
+        rulebook: None,
+    };
     verify::verify(inputs, &opts).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
 }
 
@@ -62,7 +74,9 @@ pub fn results(inputs: &Inputs) -> (FlatModel, Vec<InstanceResult>) {
 /// Every fixture case folder (`fixtures/<rule>/<holds|breaks>-*`), sorted.
 pub fn cases() -> Vec<(String, PathBuf)> {
     let mut out = Vec::new();
-    let Ok(rules) = std::fs::read_dir(root().join("fixtures")) else { return out };
+    let Ok(rules) = std::fs::read_dir(root().join("fixtures")) else {
+        return out;
+    };
     for r in rules.flatten() {
         let rule = r.file_name().to_string_lossy().into_owned();
         if !rule.starts_with("QG") {

@@ -1,0 +1,271 @@
+//! The readers never panic: random bytes, and random mutations (truncations, byte flips, deleted,
+//! doubled and inserted lines) of the shop's agent.yaml and catalogue, a corpus export and a
+//! corpus catalogue, go through every loader and come back as `Ok` or `Err`. Whatever loads also
+//! writes (`--export-only`) and loads back.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use stalwart::input::{load_agent_yaml, load_export, write_export, Inputs};
+
+fn manifest() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The seeds: (agent.yaml, its catalogue, its rulebook, an export, a catalogue for it). The shop
+/// and the corpus when `../shared` is there, else this crate's own fixtures.
+struct Seeds {
+    agent: Vec<u8>,
+    agent_catalogue: Vec<u8>,
+    agent_catalogue_name: &'static str,
+    rulebook: Vec<u8>,
+    rulebook_name: &'static str,
+    export: Vec<u8>,
+    catalogue: Vec<u8>,
+}
+
+fn seeds() -> Seeds {
+    let shared = manifest().join("../shared");
+    let shop = [
+        manifest().join("fixtures/shop"),
+        shared.join("examples/shop"),
+    ]
+    .into_iter()
+    .find(|d| d.join("agent.yaml").is_file() && d.join("shop.catalogue.yaml").is_file());
+    let errors = manifest().join("fixtures/errors");
+    let (agent, agent_catalogue, agent_catalogue_name, rulebook, rulebook_name) = match &shop {
+        Some(d) => (
+            read(&d.join("agent.yaml")),
+            read(&d.join("shop.catalogue.yaml")),
+            "shop.catalogue.yaml",
+            read(&d.join("policy.co")),
+            "policy.co",
+        ),
+        None => {
+            println!("note: the shop is missing; fuzzing fixtures/errors/good.agent.yaml instead");
+            (
+                read(&errors.join("good.agent.yaml")),
+                read(&errors.join("tools.catalogue.yaml")),
+                "tools.catalogue.yaml",
+                read(&errors.join("policy.co")),
+                "policy.co",
+            )
+        }
+    };
+    let lg = shared.join("corpus/langgraph");
+    let (export, catalogue) = if lg.join("swarm.json").is_file() {
+        (
+            read(&lg.join("swarm.json")),
+            read(&lg.join("catalogue.json")),
+        )
+    } else {
+        println!("note: ../shared is missing; fuzzing fixtures/errors/good_subgraph.json instead");
+        (
+            read(&errors.join("good_subgraph.json")),
+            read(&errors.join("catalogue.json")),
+        )
+    };
+    Seeds {
+        agent,
+        agent_catalogue,
+        agent_catalogue_name,
+        rulebook,
+        rulebook_name,
+        export,
+        catalogue,
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Mutation {
+    /// Keep only the first (n mod len) bytes.
+    Truncate(usize),
+    /// Replace the byte at (i mod len).
+    Flip(usize, u8),
+    /// Insert a byte at (i mod len).
+    Insert(usize, u8),
+    /// Delete line (i mod lines).
+    DeleteLine(usize),
+    /// Write line (i mod lines) twice.
+    DoubleLine(usize),
+}
+
+/// Bytes that matter to YAML and JSON, and a few that do not.
+fn byte() -> impl Strategy<Value = u8> {
+    prop_oneof![
+        3 => prop::sample::select(b"{}[]:,\"'\n\t -#&*!|>%@?~/\\0123456789aeznull".to_vec()),
+        1 => any::<u8>(),
+    ]
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        any::<usize>().prop_map(Mutation::Truncate),
+        (any::<usize>(), byte()).prop_map(|(i, b)| Mutation::Flip(i, b)),
+        (any::<usize>(), byte()).prop_map(|(i, b)| Mutation::Insert(i, b)),
+        any::<usize>().prop_map(Mutation::DeleteLine),
+        any::<usize>().prop_map(Mutation::DoubleLine),
+    ]
+}
+
+fn apply(text: &[u8], muts: &[Mutation]) -> Vec<u8> {
+    let mut t = text.to_vec();
+    for m in muts {
+        let len = t.len().max(1);
+        match *m {
+            Mutation::Truncate(n) => t.truncate(n % len),
+            Mutation::Flip(i, b) => {
+                if let Some(x) = t.get_mut(i % len) {
+                    *x = b;
+                }
+            }
+            Mutation::Insert(i, b) => t.insert((i % len).min(t.len()), b),
+            Mutation::DeleteLine(i) | Mutation::DoubleLine(i) => {
+                let mut lines: Vec<Vec<u8>> =
+                    t.split(|&c| c == b'\n').map(<[u8]>::to_vec).collect();
+                let k = i % lines.len().max(1);
+                if matches!(m, Mutation::DeleteLine(_)) {
+                    if k < lines.len() {
+                        lines.remove(k);
+                    }
+                } else if let Some(l) = lines.get(k).cloned() {
+                    lines.insert(k, l);
+                }
+                t = lines.join(&b'\n');
+            }
+        }
+    }
+    t
+}
+
+/// Whatever loads must write and load back.
+fn writes_and_reloads(i: &Inputs, dir: &Path) {
+    let out = dir.join("out.json");
+    write_export(i, &out).unwrap();
+    let back = load_export(&out, &dir.join("out.catalogue.json"));
+    assert!(
+        back.is_ok(),
+        "the written export does not load: {}",
+        back.err().map(|e| e.to_string()).unwrap_or_default()
+    );
+}
+
+fn run_agent(s: &Seeds, agent: &[u8], cat: &[u8]) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("agent.yaml");
+    std::fs::write(&p, agent).unwrap();
+    std::fs::write(dir.path().join(s.agent_catalogue_name), cat).unwrap();
+    std::fs::write(dir.path().join(s.rulebook_name), &s.rulebook).unwrap();
+    if let Ok(i) = load_agent_yaml(&p) {
+        writes_and_reloads(&i, dir.path());
+    }
+}
+
+fn run_export(graph: &[u8], graph_name: &str, cat: &[u8], cat_name: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let g: PathBuf = dir.path().join(graph_name);
+    let c: PathBuf = dir.path().join(cat_name);
+    std::fs::write(&g, graph).unwrap();
+    std::fs::write(&c, cat).unwrap();
+    if let Ok(i) = load_export(&g, &c) {
+        writes_and_reloads(&i, dir.path());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
+        let s = seeds();
+        run_agent(&s, &bytes, &s.agent_catalogue);
+        run_agent(&s, &s.agent, &bytes);
+        run_export(&bytes, "g.json", &s.catalogue, "c.json");
+        run_export(&bytes, "g.yaml", &s.catalogue, "c.json");
+        run_export(&s.export, "g.json", &bytes, "c.json");
+        run_export(&s.export, "g.json", &bytes, "c.yaml");
+    }
+
+    #[test]
+    fn random_texts_never_panic(text in "[{}\\[\\]:,\"' \\n\\-a-z0-9#&*!|>~]{0,300}") {
+        let s = seeds();
+        run_agent(&s, text.as_bytes(), &s.agent_catalogue);
+        run_export(text.as_bytes(), "g.json", &s.catalogue, "c.json");
+        run_export(text.as_bytes(), "g.yaml", &s.catalogue, "c.yaml");
+        run_export(&s.export, "g.json", text.as_bytes(), "c.yaml");
+    }
+
+    #[test]
+    fn mutated_agent_yaml_never_panics(muts in prop::collection::vec(mutation(), 1..6)) {
+        let s = seeds();
+        run_agent(&s, &apply(&s.agent, &muts), &s.agent_catalogue);
+    }
+
+    #[test]
+    fn mutated_shop_catalogue_never_panics(muts in prop::collection::vec(mutation(), 1..6)) {
+        let s = seeds();
+        run_agent(&s, &s.agent, &apply(&s.agent_catalogue, &muts));
+    }
+
+    #[test]
+    fn mutated_export_never_panics(muts in prop::collection::vec(mutation(), 1..6)) {
+        let s = seeds();
+        run_export(&apply(&s.export, &muts), "g.json", &s.catalogue, "c.json");
+    }
+
+    #[test]
+    fn mutated_catalogue_never_panics(muts in prop::collection::vec(mutation(), 1..6)) {
+        let s = seeds();
+        run_export(&s.export, "g.json", &apply(&s.catalogue, &muts), "c.json");
+    }
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    let s = seeds();
+    for depth in [300, 5_000, 50_000] {
+        let json = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        run_export(json.as_bytes(), "g.json", &s.catalogue, "c.json");
+        let json = format!(
+            "{{\"format\": \"qls-graph/1\", \"x\": {}{}}}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        run_export(json.as_bytes(), "g.json", &s.catalogue, "c.json");
+        let yaml = format!("agents: {}{}\n", "[".repeat(depth), "]".repeat(depth));
+        run_agent(&s, yaml.as_bytes(), &s.agent_catalogue);
+        let yaml = format!("agents: {}\n", "{a: ".repeat(depth));
+        run_agent(&s, yaml.as_bytes(), &s.agent_catalogue);
+    }
+}
+
+#[test]
+fn odd_but_valid_inputs_load_or_fail_cleanly() {
+    let s = seeds();
+    for text in [
+        "",
+        "{}",
+        "[]",
+        "null",
+        "\u{feff}{}",
+        "{\"format\": \"qls-graph/1\"}",
+        "{\"format\": \"qls-graph/1\", \"nodes\": null, \"edges\": {}}",
+        "{\"format\": \"qls-graph/1\", \"nodes\": [{\"id\": 1, \"kind\": \"start\"}]}",
+        "{\"format\": \"qls-graph/1\", \"nodes\": [{\"id\": \"\\ud83d\\ude00\", \"kind\":\t\"start\"}]}",
+        "format: qls-graph/1\nnodes:\n  - {id: s, kind: start}\n",
+        "---\na: 1\n---\nb: 2\n",
+        "a: &x 1\nb: *x\n",
+        "a: !!str 1\n",
+        "? [a]\n: 1\n",
+    ] {
+        run_export(text.as_bytes(), "g.json", &s.catalogue, "c.json");
+        run_export(text.as_bytes(), "g.yaml", &s.catalogue, "c.json");
+        run_export(&s.export, "g.json", text.as_bytes(), "c.yaml");
+        run_agent(&s, text.as_bytes(), &s.agent_catalogue);
+    }
+}
