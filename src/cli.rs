@@ -25,7 +25,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Verify an agent.yaml, or a qls-graph/1 export with its catalogue.
-    Verify(VerifyArgs),
+    Verify(Box<VerifyArgs>),
     /// The rules: list them, or explain one.
     Rules {
         #[command(subcommand)]
@@ -147,7 +147,7 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Rules { command } => rules(command),
-        Command::Verify(args) => verify(args),
+        Command::Verify(args) => verify(*args),
     }
 }
 

@@ -19,7 +19,7 @@ impl Rng {
     }
 
     /// The next value.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -30,12 +30,12 @@ impl Rng {
 
     /// A value in `0..n` (`n` > 0).
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        (self.next_u64() % n.max(1) as u64) as usize
     }
 
     /// True with probability `p` percent.
     pub fn chance(&mut self, p: u64) -> bool {
-        self.next() % 100 < p
+        self.next_u64() % 100 < p
     }
 }
 

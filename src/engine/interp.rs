@@ -109,7 +109,7 @@ pub fn order_allows(m: &FlatModel, l: &Latches, u: ToolIx) -> bool {
             _ => {}
         }
     }
-    !o.at_most.as_ref().is_some_and(|a| l.count[u] >= a.count)
+    o.at_most.as_ref().is_none_or(|a| l.count[u] < a.count)
 }
 
 /// Replays a violation's witness and checks it breaks its obligation at its node and class.

@@ -162,3 +162,9 @@ pub fn run(model: &FlatModel, limits: Limits) -> Vec<InstanceResult> {
     results.sort_by_key(|r| r.instance);
     results
 }
+
+/// The version of the system Z3 library this binary links (`Z3 4.8.12.0`): the solver of the
+/// second engine (SPEC 9), which a later version runs beside the explicit one.
+pub fn z3_version() -> String {
+    z3::full_version().to_string()
+}

@@ -45,7 +45,8 @@
 //!   "not_yet_checked": ["QG002", ...],
 //!   "scope": {"session_steps", "recursion_limit", "nodes", "edges", "tools"},
 //!   "engines": {"explicit": {"obligations", "holds_every_depth", "holds_to_bound", "violated",
-//!                            "undecided", "states"}},
+//!                            "undecided", "states"},
+//!               "z3": {"ran": false, "linked": "<the linked libz3's version>"}},
 //!   "warnings": ["<the exporter's warnings>"],
 //!   "limits": ["<known limits of the reading>"]
 //! }
@@ -116,6 +117,7 @@ pub fn to_value(report: &Report) -> Value {
                 "undecided": e.undecided,
                 "states": e.states,
             },
+            "z3": {"ran": false, "linked": crate::engine::z3_version()},
         },
         "warnings": report.export_warnings,
         "limits": report.limits,

@@ -1,0 +1,33 @@
+//! Every SARIF the verifier writes for the fixtures, the shop and the corpus passes
+//! `../shared/sarif/validate-sarif`: the SARIF 2.1.0 schema GitHub validates with, and Microsoft's
+//! SARIF multitool with GitHub's ingestion rules. Skipped, saying so, without `../shared`.
+
+mod common;
+
+use std::process::Command;
+
+#[test]
+fn every_fixture_sarif_validates() {
+    let Some(shared) = common::shared("every_fixture_sarif_validates") else { return };
+    let script = shared.join("sarif/validate-sarif");
+    if !script.exists() {
+        eprintln!("skipped: {} is not here", script.display());
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut files = Vec::new();
+    let mut dirs: Vec<_> = common::cases().into_iter().map(|(_, d)| d).collect();
+    dirs.push(common::root().join("fixtures/shop"));
+    dirs.push(common::root().join("fixtures/shop-plain"));
+    for (i, d) in dirs.iter().enumerate() {
+        let report = common::report(d);
+        let sarif = stalwart::output::sarif::render(&report, Some(&common::root()));
+        let p = dir.path().join(format!("case{i}.sarif"));
+        std::fs::write(&p, sarif).expect("write");
+        files.push(p);
+    }
+    let out = Command::new("bash").arg(&script).args(&files).output().expect("run validate-sarif");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "validate-sarif found problems:\n{text}");
+    assert!(!text.contains("error"), "validate-sarif reported an error:\n{text}");
+}
