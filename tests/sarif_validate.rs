@@ -8,7 +8,9 @@ use std::process::Command;
 
 #[test]
 fn every_fixture_sarif_validates() {
-    let Some(shared) = common::shared("every_fixture_sarif_validates") else { return };
+    let Some(shared) = common::shared("every_fixture_sarif_validates") else {
+        return;
+    };
     let script = shared.join("sarif/validate-sarif");
     if !script.exists() {
         eprintln!("skipped: {} is not here", script.display());
@@ -26,8 +28,22 @@ fn every_fixture_sarif_validates() {
         std::fs::write(&p, sarif).expect("write");
         files.push(p);
     }
-    let out = Command::new("bash").arg(&script).args(&files).output().expect("run validate-sarif");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "validate-sarif found problems:\n{text}");
-    assert!(!text.contains("error"), "validate-sarif reported an error:\n{text}");
+    let out = Command::new("bash")
+        .arg(&script)
+        .args(&files)
+        .output()
+        .expect("run validate-sarif");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "validate-sarif found problems:\n{text}"
+    );
+    assert!(
+        !text.contains("error"),
+        "validate-sarif reported an error:\n{text}"
+    );
 }

@@ -25,7 +25,7 @@ use crate::ir::{AgentInfo, EdgeDef, EdgeKind, Export, GraphDef, Named, NodeDef, 
 use crate::source::{FileId, Loc, SourceMap};
 
 use super::catalogue::{self, Parts};
-use super::export::read_budget;
+use super::export::{read_budget, read_run_settings};
 use super::tree::{self, Entry, Node, Reader};
 use super::{resolve_path, validate, Inputs};
 
@@ -198,15 +198,7 @@ pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
         recursion_limit: DEFAULT_RECURSION_LIMIT,
         ..Export::default()
     };
-    if let Some(n) = map.get_some("recursion_limit") {
-        export.recursion_limit = validate::recursion_limit(r, n)?;
-    }
-    if let Some(n) = map.get_some("session_steps") {
-        export.session_steps = Some(validate::session_steps(r, n)?);
-    }
-    if let Some(b) = map.get("budget") {
-        export.budget = read_budget(r, b, "`budget`")?;
-    }
+    read_run_settings(r, map, &mut export)?;
     for key in ["settings", "facts"] {
         if let Some(n) = map.get(key) {
             r.map_or_null(n, &format!("`{key}`"))?;

@@ -61,15 +61,7 @@ pub(crate) fn read_export(r: Reader<'_>, root: &Node) -> Result<Export, InputErr
         recursion_limit: DEFAULT_RECURSION_LIMIT,
         ..Export::default()
     };
-    if let Some(n) = map.get_some("recursion_limit") {
-        export.recursion_limit = validate::recursion_limit(r, n)?;
-    }
-    if let Some(n) = map.get_some("session_steps") {
-        export.session_steps = Some(validate::session_steps(r, n)?);
-    }
-    if let Some(b) = map.get("budget") {
-        export.budget = read_budget(r, b, "`budget`")?;
-    }
+    read_run_settings(r, map, &mut export)?;
     if let Some(w) = map.get("warnings") {
         for item in r.seq(w, "`warnings`")? {
             // Metadata: shown, never a reason to reject the export.
@@ -86,6 +78,25 @@ pub(crate) fn read_export(r: Reader<'_>, root: &Node) -> Result<Export, InputErr
 }
 
 /// `{steps, turns}` or null. Its presence is what QG023 reads.
+/// Reads the run-wide words an export and an agent.yaml share: `recursion_limit`,
+/// `session_steps` and `budget` (SPEC 2.1, 2.2), over the defaults already in `export`.
+pub(crate) fn read_run_settings(
+    r: Reader<'_>,
+    map: Map<'_>,
+    export: &mut Export,
+) -> Result<(), InputError> {
+    if let Some(n) = map.get_some("recursion_limit") {
+        export.recursion_limit = validate::recursion_limit(r, n)?;
+    }
+    if let Some(n) = map.get_some("session_steps") {
+        export.session_steps = Some(validate::session_steps(r, n)?);
+    }
+    if let Some(b) = map.get("budget") {
+        export.budget = read_budget(r, b, "`budget`")?;
+    }
+    Ok(())
+}
+
 pub(crate) fn read_budget(
     r: Reader<'_>,
     n: &Node,

@@ -284,7 +284,7 @@ fn excerpt(report: &Report, f: &Finding, color: bool) -> String {
     for (i, step) in f.witness.iter().enumerate() {
         if i == head && tail > head {
             notes.push(format!(
-                "... {} more steps (stalwart verify --replay {} walks every step)",
+                "... {} more steps (`--format json` gives every step of finding {})",
                 tail - head,
                 f.fingerprint
             ));
