@@ -2,9 +2,9 @@
 //!
 //! Verifies generated multi-agent meshes (see `stalwart::gen::mesh`) of 100, 1,000 and 10,000
 //! nodes - with a tenth as many tools, a twentieth as many order rules, at `session_steps` 3 - and
-//! prints, per size, the time to read, flatten and search, the states explored, and the figures
-//! relative to the 1,000-node graph. Timings are wall-clock medians of three runs (one at 5,000
-//! nodes and more); compare them as
+//! prints, per size, the time to read and to verify (flatten, search, findings), the total time
+//! relative to the 1,000-node graph's (sizes after it), the states explored and the obligations.
+//! Timings are wall-clock medians of three runs (one at 5,000 nodes and more); compare them as
 //! ratios within one run on a shared machine.
 
 use stalwart::findings::GateMode;
