@@ -382,6 +382,8 @@ pub struct UnknownWord {
     pub tool: String,
     /// The word as written (for a role: `args.<arg>.role: <value>`).
     pub word: String,
+    /// A known word close to it (a likely typo), if any.
+    pub suggestion: Option<String>,
     /// Where it was written.
     pub loc: Loc,
 }

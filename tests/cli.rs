@@ -275,3 +275,31 @@ fn rules_list_and_explain() {
     assert!(e.stdout.contains("Confused deputy"));
     assert!(e.stdout.to_lowercase().contains("fix"));
 }
+
+#[test]
+fn unknown_words_are_kept_and_named_in_a_lint() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let graph = common::root().join("fixtures/QG105/breaks-two-writes/graph.json");
+    let cat = dir.path().join("catalogue.yaml");
+    std::fs::write(
+        &cat,
+        "tools:\n  pay: {kind: write, irreversable: true, idempotency: true, result: {}, args: {to: {role: adress}}}\n  ship: {kind: write, compensation: unship, idempotency: true, result: {}}\n  unship: {kind: write, idempotency: true, result: {}}\n",
+    )
+    .expect("write");
+    let r = stalwart(&[
+        "verify",
+        "--graph",
+        &graph.to_string_lossy(),
+        "--catalogue",
+        &cat.to_string_lossy(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains(
+        "  unknown_word (warning) on pay: 'irreversable' is not a word of the catalogue (did you mean 'irreversible'?): it is kept and no rule reads it\n"
+    ));
+    assert!(r
+        .stdout
+        .contains("'args.to.role: adress' is not a word of the catalogue"));
+    // The misspelt word is not read: `pay` is not irreversible, so QG105 still holds it.
+    assert!(r.stdout.contains("QG105 Review on pay"));
+}

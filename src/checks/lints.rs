@@ -113,10 +113,13 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
         out.push(lint(
             "unknown_word",
             &u.tool,
-            format!(
-                "'{}' is not a word of the catalogue: it is kept and no rule reads it",
-                u.word
-            ),
+            match &u.suggestion {
+                Some(near) => format!(
+                    "'{}' is not a word of the catalogue (did you mean '{near}'?): it is kept and no rule reads it",
+                    u.word
+                ),
+                None => format!("'{}' is not a word of the catalogue: it is kept and no rule reads it", u.word),
+            },
             u.loc,
         ));
     }

@@ -17,6 +17,24 @@ use crate::source::Loc;
 use super::tree::{Entry, Map, Node, Reader, Value};
 
 /// The words of SPEC 2.3 a tool entry may carry.
+/// Every argument role of SPEC 2.3.
+const ROLES: &[&str] = &[
+    "code",
+    "shell",
+    "sql",
+    "query",
+    "path",
+    "url",
+    "template",
+    "destination",
+    "user_id",
+];
+
+/// The known word closest to `word`, when it is near enough to be a typo.
+fn closest(word: &str, known: &[&str]) -> Option<String> {
+    super::validate::closest(word, known.iter().copied()).map(str::to_string)
+}
+
 pub(crate) const TOOL_WORDS: &[&str] = &[
     "kind",
     "description",
@@ -178,6 +196,7 @@ pub(crate) fn build(r: Reader<'_>, parts: &Parts) -> Result<Catalogue, InputErro
                 cat.unknown.push(UnknownWord {
                     tool: format!("channel {}", e.key),
                     word: format!("auth: {}", a.name),
+                    suggestion: closest(&a.name, &["mtls", "oauth2", "signed_messages", "none"]),
                     loc: a.loc,
                 });
             }
@@ -186,6 +205,7 @@ pub(crate) fn build(r: Reader<'_>, parts: &Parts) -> Result<Catalogue, InputErro
             cat.unknown.push(UnknownWord {
                 tool: format!("channel {}", e.key),
                 word: w.key.clone(),
+                suggestion: closest(&w.key, &["auth"]),
                 loc: w.key_loc,
             });
         }
@@ -204,6 +224,7 @@ pub(crate) fn build(r: Reader<'_>, parts: &Parts) -> Result<Catalogue, InputErro
             cat.unknown.push(UnknownWord {
                 tool: format!("store {}", e.key),
                 word: w.key.clone(),
+                suggestion: closest(&w.key, &["multi_tenant", "persistent"]),
                 loc: w.key_loc,
             });
         }
@@ -331,6 +352,7 @@ fn read_tool(
             unknown.push(UnknownWord {
                 tool: t.clone(),
                 word: format!("order.{}", w.key),
+                suggestion: closest(&w.key, &["after", "not_after", "at_most"]),
                 loc: w.key_loc,
             });
         }
@@ -430,6 +452,7 @@ fn read_tool(
         unknown.push(UnknownWord {
             tool: t.clone(),
             word: w.key.clone(),
+            suggestion: closest(&w.key, TOOL_WORDS),
             loc: w.key_loc,
         });
     }
@@ -521,6 +544,7 @@ fn read_args(
                     unknown.push(UnknownWord {
                         tool: t.to_string(),
                         word: format!("args.{}.role: {}", e.key, role.name),
+                        suggestion: closest(&role.name, ROLES),
                         loc: role.loc,
                     });
                     None

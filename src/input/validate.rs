@@ -242,14 +242,24 @@ fn distance(a: &str, b: &str) -> usize {
     prev.last().copied().unwrap_or(0)
 }
 
-/// `, did you mean 'x'?` when a candidate is close to `name`.
-fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> String {
+/// The candidate closest to `name`, when near enough to be a typo (a third of its length, at
+/// least 2 edits).
+pub(crate) fn closest<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
     let limit = (name.chars().count() / 3).max(2);
     candidates
         .map(|c| (distance(name, c), c))
-        .filter(|(d, _)| *d <= limit)
+        .filter(|(d, _)| *d <= limit && *d > 0)
         .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| format!(" (did you mean '{c}'?)"))
+        .map(|(_, c)| c)
+}
+
+/// ` (did you mean 'x'?)` when a candidate is close to `name`.
+fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> String {
+    closest(name, candidates)
+        .map(|c| format!(" (did you mean '{c}'?)"))
         .unwrap_or_default()
 }
 
