@@ -78,7 +78,7 @@ pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, String> {
             tools: model.tools.len(),
         },
         explicit: stats,
-        limits: Vec::new(),
+        limits: checks::coverage::limits(&inputs.export),
     };
     Ok(report)
 }

@@ -61,3 +61,52 @@ pub fn coverage(
     }
     (nothing, not_yet)
 }
+
+/// The known limits of this reading that apply to `export` (SPEC 3.1 Choices): a node with
+/// several fixed edges, which LangGraph runs as parallel branches, is read as a choice.
+pub fn limits(export: &crate::ir::Export) -> Vec<String> {
+    fn walk(g: &crate::ir::GraphDef, prefix: &str, out: &mut Vec<String>) {
+        let mut seen: Vec<&str> = Vec::new();
+        for e in g
+            .edges
+            .iter()
+            .filter(|e| e.kind == crate::ir::EdgeKind::Fixed)
+        {
+            let from = e.from.name.as_str();
+            let fixed: usize = g
+                .edges
+                .iter()
+                .filter(|x| x.kind == crate::ir::EdgeKind::Fixed && x.from.name == from)
+                .map(|x| x.destinations.as_ref().map_or(0, Vec::len))
+                .sum();
+            if fixed > 1 && !seen.contains(&from) {
+                seen.push(from);
+                out.push(format!("{prefix}{from}"));
+            }
+        }
+        for (name, sub) in &g.subgraphs {
+            for n in g
+                .nodes
+                .iter()
+                .filter(|n| n.graph.as_ref().is_some_and(|x| x.name == name.name))
+            {
+                walk(sub, &format!("{prefix}{}/", n.id.name), out);
+            }
+        }
+    }
+    let mut nodes = Vec::new();
+    walk(&export.graph, "", &mut nodes);
+    if nodes.is_empty() {
+        return Vec::new();
+    }
+    let shown: Vec<String> = nodes.iter().take(5).map(|n| format!("'{n}'")).collect();
+    let more = if nodes.len() > 5 {
+        format!(" and {} more", nodes.len() - 5)
+    } else {
+        String::new()
+    };
+    vec![format!(
+        "several fixed edges leave {}{more}: LangGraph runs them as parallel branches, and this version reads them as a choice of one, so a route that needs two branches at once is not searched",
+        shown.join(", ")
+    )]
+}
