@@ -17,6 +17,7 @@ use crate::findings::{Obligation, Step, StepKind};
 use crate::ir::{FlagScope, NotAfter, When};
 use crate::model::{FlatModel, NodeIx, ToolIx};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use smallvec::SmallVec;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Checks one instance, refining the slice until every witness replays (see [`super::slice`]).
@@ -44,6 +45,9 @@ pub fn check(model: &FlatModel, inst: Instance, limits: Limits) -> InstanceResul
         exact.extend(refine);
     }
 }
+
+/// A state: its words inline up to eight (the common case), so states cost no allocation.
+type Key = SmallVec<[u64; 8]>;
 
 const PHASE_START: u64 = 0;
 const PHASE_AT: u64 = 1;
@@ -109,7 +113,7 @@ struct Rec {
     label: Label,
     dist: u32,
     turn: u32,
-    key: Box<[u64]>,
+    key: Key,
     expanded: bool,
 }
 
@@ -282,9 +286,9 @@ impl<'a> Search<'a> {
                 };
             }
         }
-        let mut start = vec![0u64; self.lay.len].into_boxed_slice();
+        let mut start: Key = SmallVec::from_elem(0, self.lay.len);
         Self::set_head(&mut start, self.m.entry, PHASE_START, false);
-        let mut seen_starts: HashSet<Box<[u64]>> = HashSet::default();
+        let mut seen_starts: HashSet<Key> = HashSet::default();
         seen_starts.insert(start.clone());
         self.recs.push(Rec {
             parent: u32::MAX,
@@ -308,7 +312,6 @@ impl<'a> Search<'a> {
             let mut next = Vec::new();
             for (rec, edge, mut k) in ends {
                 self.reset_turn(&mut k);
-                let k = k.into_boxed_slice();
                 if seen_starts.insert(k.clone()) {
                     let dist = 0;
                     self.recs.push(Rec {
@@ -342,14 +345,15 @@ impl<'a> Search<'a> {
 
     /// Searches one turn from `starts`; returns the records that reach the top end with the edge
     /// taken, or `None` when the state budget ran out.
-    fn turn(&mut self, turn: u32, starts: &[u32]) -> Option<Vec<(u32, u32, Vec<u64>)>> {
-        let mut seen: HashMap<Box<[u64]>, u32> = HashMap::default();
+    fn turn(&mut self, turn: u32, starts: &[u32]) -> Option<Vec<(u32, u32, Key)>> {
+        let mut seen: HashMap<Key, u32> = HashMap::default();
         let mut dq: VecDeque<(u32, u32)> = VecDeque::new();
         for &r in starts {
             seen.insert(self.recs[r as usize].key.clone(), r);
             dq.push_back((r, 0));
         }
         let mut ends = Vec::new();
+        let mut succ: Vec<(Key, Label, u32)> = Vec::new();
         let limit = self.m.recursion_limit;
         while let Some((r, d)) = dq.pop_front() {
             if self.found.len() >= self.possible {
@@ -363,15 +367,14 @@ impl<'a> Search<'a> {
             if self.recs.len() > self.limits.max_states {
                 return None;
             }
-            let key = self.recs[r as usize].key.to_vec();
-            let mut succ: Vec<(Vec<u64>, Label, u32)> = Vec::new();
+            let key = self.recs[r as usize].key.clone();
+            succ.clear();
             self.expand(r, &key, d, turn, &mut succ, &mut ends);
-            for (k, label, cost) in succ {
+            for (k, label, cost) in succ.drain(..) {
                 let nd = d + cost;
                 if nd > limit {
                     continue;
                 }
-                let k = k.into_boxed_slice();
                 match seen.get(&k) {
                     Some(&ix) => {
                         let old = &mut self.recs[ix as usize];
@@ -415,8 +418,8 @@ impl<'a> Search<'a> {
         k: &[u64],
         _dist: u32,
         turn: u32,
-        succ: &mut Vec<(Vec<u64>, Label, u32)>,
-        ends: &mut Vec<(u32, u32, Vec<u64>)>,
+        succ: &mut Vec<(Key, Label, u32)>,
+        ends: &mut Vec<(u32, u32, Key)>,
     ) {
         let m = self.m;
         let n = Self::node_of(k);
@@ -443,7 +446,7 @@ impl<'a> Search<'a> {
                         for (runs, refused_ok) in self.call_options(k, u, guarded) {
                             let _ = refused_ok;
                             self.event(r, k, n, u, guarded, runs, turn);
-                            let mut s2 = k.to_vec();
+                            let mut s2 = Key::from_slice(k);
                             if runs {
                                 self.apply_call(&mut s2, n, u, guarded);
                             }
@@ -462,7 +465,7 @@ impl<'a> Search<'a> {
                         return;
                     }
                 }
-                let mut s = k.to_vec();
+                let mut s = Key::from_slice(k);
                 self.commit(&mut s);
                 self.leave(&mut s, n);
                 for &e in &m.out[n] {
@@ -503,16 +506,16 @@ impl<'a> Search<'a> {
 
     /// Entering node `to`: its `before` pauses confirm (a no would pause for good), its `inside`
     /// pauses branch on the answer. Returns (answers bitmask, state) pairs at phase AT.
-    fn enter(&self, k: &[u64], to: NodeIx) -> Vec<(u32, Vec<u64>)> {
+    fn enter(&self, k: &[u64], to: NodeIx) -> SmallVec<[(u32, Key); 2]> {
         let node = &self.m.nodes[to];
-        let mut out = vec![(0u32, k.to_vec())];
+        let mut out: SmallVec<[(u32, Key); 2]> = smallvec::smallvec![(0u32, Key::from_slice(k))];
         let mut inside = 0;
         for p in &node.on_enter {
             match p.when {
                 When::Inside => {
                     let bit = 1u32 << inside.min(31);
                     inside += 1;
-                    let mut next = Vec::with_capacity(out.len() * 2);
+                    let mut next = SmallVec::with_capacity(out.len() * 2);
                     for (b, s) in out {
                         let mut yes = s.clone();
                         self.confirm(&mut yes, p.tool, p.answer, true);

@@ -262,6 +262,7 @@ fn result(report: &Report, ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> Sarif
         props.insert("depth".to_string(), json!(d));
     }
     props.insert("subject".to_string(), json!(f.subject));
+    props.insert("fix".to_string(), json!(f.fix));
     if let Some(n) = &f.node {
         props.insert("node".to_string(), json!(n));
     }
