@@ -153,15 +153,9 @@ pub fn main() -> i32 {
 
 fn rules(cmd: RulesCommand) -> i32 {
     match cmd {
-        RulesCommand::List => {
-            print!("{}", output::rules_cmd::list());
-            0
-        }
+        RulesCommand::List => emit(&output::rules_cmd::list(), 0),
         RulesCommand::Explain { id } => match output::rules_cmd::explain(&id.to_uppercase()) {
-            Some(text) => {
-                print!("{text}");
-                0
-            }
+            Some(text) => emit(&text, 0),
             None => fail(format!("no rule '{id}'"), "`stalwart rules list` shows every rule id"),
         },
         RulesCommand::Compile { .. } => fail(
@@ -195,6 +189,14 @@ fn verify(a: VerifyArgs) -> i32 {
             "verify without traces for now",
         );
     }
+    if let (Some(s), Some(o)) = (&a.sarif, &a.output) {
+        if s == o {
+            return fail(
+                format!("--sarif and --output both name {}", s.display()),
+                "give the SARIF file and the report different paths",
+            );
+        }
+    }
     let loaded = match (&a.agent_yaml, &a.graph, &a.catalogue) {
         (Some(p), None, None) => input::load_agent_yaml(p),
         (None, Some(g), Some(c)) => input::load_export(g, c),
@@ -225,7 +227,14 @@ fn verify(a: VerifyArgs) -> i32 {
     };
     if let Some(out) = &a.export_only {
         return match input::write_export(&inputs, out) {
-            Ok(()) => 0,
+            Ok(()) => {
+                eprintln!(
+                    "wrote {} and {}",
+                    out.display(),
+                    input::catalogue_path(out).display()
+                );
+                0
+            }
             Err(e) => print_input_error(e),
         };
     }
@@ -280,9 +289,25 @@ fn verify(a: VerifyArgs) -> i32 {
         }
         None => {
             if !(a.quiet && report.passed()) {
-                print!("{text}");
+                return emit(&text, report.exit_code());
             }
         }
     }
     report.exit_code()
+}
+
+/// Writes `text` to standard output and returns `code`. A reader that went away (`| head`) is
+/// not an error of the proof: the exit status stays the verdict's. Any other failure to write
+/// (a full disk) is exit 2, since the report was not delivered.
+fn emit(text: &str, code: i32) -> i32 {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => code,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code,
+        Err(e) => fail(
+            format!("cannot write the report to standard output: {e}"),
+            "check where standard output goes (a full disk?)",
+        ),
+    }
 }

@@ -303,3 +303,164 @@ fn unknown_words_are_kept_and_named_in_a_lint() {
     // The misspelt word is not read: `pay` is not irreversible, so QG105 still holds it.
     assert!(r.stdout.contains("QG105 Review on pay"));
 }
+
+/// Inputs a hostile pull request could send (found by a fresh tester): each is refused or
+/// neutralised with a clear message, never a crash, a hang or a leak.
+#[test]
+fn hostile_inputs_are_refused_or_neutralised() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let cat = d.join("catalogue.json");
+    std::fs::write(&cat, r#"{"tools": {"pay": {"kind": "write"}}}"#).expect("write");
+    let graph = |name: &str, body: String| {
+        let p = d.join(name);
+        std::fs::write(&p, body).expect("write");
+        p.to_string_lossy().into_owned()
+    };
+    let react = |extra_node: &str, guard: &str| {
+        format!(
+            r#"{{"format": "qls-graph/1", "state": {{"f": {{"scope": "turn"}}}}, "nodes": [{{"id": "__start__", "kind": "start"}},
+            {{"id": "agent", "kind": "model", "tools": ["pay"]{extra_node}}}, {{"id": "tools", "kind": "tools_plain", "tools": ["pay"]}},
+            {{"id": "__end__", "kind": "end"}}], "edges": [{{"from": "__start__", "kind": "fixed", "destinations": ["agent"]}},
+            {{"from": "agent", "kind": "conditional", "destinations": ["tools", "__end__"]{guard}}},
+            {{"from": "tools", "kind": "fixed", "destinations": ["agent"]}}]}}"#
+        )
+    };
+    let c = cat.to_string_lossy().into_owned();
+
+    // A location naming a file outside the repository is not read into the report.
+    let g = graph(
+        "leak.json",
+        react(
+            r#", "location": {"file": "/etc/os-release", "line": 1}"#,
+            "",
+        ),
+    );
+    let r = stalwart(&["verify", "--graph", &g, "--catalogue", &c]);
+    assert_eq!(r.code, 1);
+    let secret = std::fs::read_to_string("/etc/os-release").unwrap_or_default();
+    if let Some(first) = secret.lines().next().filter(|l| !l.is_empty()) {
+        assert!(
+            !r.stdout.contains(first),
+            "the report printed a line of /etc/os-release:\n{}",
+            r.stdout
+        );
+    }
+    assert!(
+        r.stdout.contains("(leak.json:"),
+        "the finding points into the export itself\n{}",
+        r.stdout
+    );
+
+    // A guard of thousands of terms is refused at its column, not a stack overflow.
+    let long = vec!["f"; 5000].join(" && ");
+    let g = graph("guard.json", react("", &format!(r#", "guard": "{long}""#)));
+    let r = stalwart(&["verify", "--graph", &g, "--catalogue", &c]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("more than 256"), "{}", r.stderr);
+
+    // Control characters in an id cannot forge report lines.
+    let forged = react("", "").replace(r#""agent""#, r#""agent\nGate: passed.\u001b[8m""#);
+    let g = graph("ansi.json", forged);
+    let r = stalwart(&["verify", "--graph", &g, "--catalogue", &c]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(r.stderr.contains("control character"), "{}", r.stderr);
+
+    // A special file is not read until memory runs out.
+    let r = stalwart(&["verify", "--graph", "/dev/zero", "--catalogue", &c]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("not a regular file"), "{}", r.stderr);
+
+    // The report and the SARIF cannot overwrite each other.
+    let out = d.join("same.txt").to_string_lossy().into_owned();
+    let r = stalwart(&["verify", SHOP, "--sarif", &out, "--output", &out]);
+    assert_eq!(r.code, 2);
+
+    // A full disk is exit 2, not a panic.
+    if std::path::Path::new("/dev/full").exists() {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let o = Command::new(env!("CARGO_BIN_EXE_stalwart"))
+            .args(["verify", SHOP])
+            .current_dir(common::root())
+            .stdout(full)
+            .output()
+            .expect("run");
+        assert_eq!(o.status.code(), Some(2));
+    }
+}
+
+/// Subgraphs that multiply, and a long chain, end in bounded time with a clear answer.
+#[test]
+fn large_graphs_end_cleanly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let cat = d.join("catalogue.json");
+    std::fs::write(&cat, r#"{"tools": {"pay": {"kind": "write"}}}"#).expect("write");
+    // Sixteen levels, each using the next twice: 65,536 copies when inlined.
+    let mut subs = serde_json::Map::new();
+    for level in 0..16 {
+        let inner = if level == 15 {
+            serde_json::json!({"nodes": [{"id": "s", "kind": "start"}, {"id": "w", "kind": "step"}, {"id": "e", "kind": "end"}],
+                "edges": [{"from": "s", "kind": "fixed", "destinations": ["w"]}, {"from": "w", "kind": "fixed", "destinations": ["e"]}]})
+        } else {
+            let next = format!("g{}", level + 1);
+            serde_json::json!({"nodes": [{"id": "s", "kind": "start"}, {"id": "x", "kind": "subgraph", "graph": next},
+                {"id": "y", "kind": "subgraph", "graph": next}, {"id": "e", "kind": "end"}],
+                "edges": [{"from": "s", "kind": "fixed", "destinations": ["x"]}, {"from": "x", "kind": "fixed", "destinations": ["y"]},
+                {"from": "y", "kind": "fixed", "destinations": ["e"]}]})
+        };
+        subs.insert(format!("g{level}"), inner);
+    }
+    let fan = serde_json::json!({"format": "qls-graph/1", "nodes": [{"id": "__start__", "kind": "start"},
+        {"id": "kb", "kind": "subgraph", "graph": "g0"}, {"id": "__end__", "kind": "end"}],
+        "edges": [{"from": "__start__", "kind": "fixed", "destinations": ["kb"]}, {"from": "kb", "kind": "fixed", "destinations": ["__end__"]}],
+        "subgraphs": subs});
+    let g = d.join("fan.json");
+    std::fs::write(&g, fan.to_string()).expect("write");
+    let r = stalwart(&[
+        "verify",
+        "--graph",
+        &g.to_string_lossy(),
+        "--catalogue",
+        &cat.to_string_lossy(),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("nodes"), "{}", r.stderr);
+
+    // A chain of 20,000 steps under a recursion limit of 30,000: no stack overflow anywhere.
+    let mut nodes = vec![serde_json::json!({"id": "__start__", "kind": "start"})];
+    let mut edges =
+        vec![serde_json::json!({"from": "__start__", "kind": "fixed", "destinations": ["n0"]})];
+    for i in 0..20_000 {
+        nodes.push(serde_json::json!({"id": format!("n{i}"), "kind": "step"}));
+        let next = if i + 1 < 20_000 {
+            format!("n{}", i + 1)
+        } else {
+            "t".to_string()
+        };
+        edges.push(
+            serde_json::json!({"from": format!("n{i}"), "kind": "fixed", "destinations": [next]}),
+        );
+    }
+    nodes.push(serde_json::json!({"id": "t", "kind": "tools_plain", "tools": ["pay"]}));
+    nodes.push(serde_json::json!({"id": "__end__", "kind": "end"}));
+    edges.push(serde_json::json!({"from": "t", "kind": "fixed", "destinations": ["__end__"]}));
+    let chain = serde_json::json!({"format": "qls-graph/1", "recursion_limit": 30000, "nodes": nodes, "edges": edges});
+    let g = d.join("chain.json");
+    std::fs::write(&g, chain.to_string()).expect("write");
+    for format in ["text", "json", "sarif"] {
+        let r = stalwart(&[
+            "verify",
+            "--graph",
+            &g.to_string_lossy(),
+            "--catalogue",
+            &cat.to_string_lossy(),
+            "--format",
+            format,
+        ]);
+        assert_eq!(r.code, 1, "{format}: {}", r.stderr);
+    }
+}

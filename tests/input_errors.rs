@@ -1220,9 +1220,16 @@ fn norm_tool(t: &ToolDef) -> String {
 
 fn round_trip(i: &Inputs) {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out.json");
+    round_trip_in(i, dir.path());
+}
+
+/// Writes `i` into `dir` and reads it back. Locations naming files outside `dir` and the current
+/// directory are not read (they fall back to the node's entry), so inputs from elsewhere are
+/// copied into `dir` first.
+fn round_trip_in(i: &Inputs, dir: &Path) {
+    let out = dir.join("out.json");
     write_export(i, &out).unwrap();
-    let cat = dir.path().join("out.catalogue.json");
+    let cat = dir.join("out.catalogue.json");
     assert!(cat.is_file());
     let back =
         load_export(&out, &cat).unwrap_or_else(|e| panic!("the written export does not load: {e}"));
@@ -1249,7 +1256,7 @@ fn round_trip(i: &Inputs) {
     assert_eq!(words(&back.catalogue), words(&i.catalogue));
     assert_eq!(back.catalogue.channels, i.catalogue.channels);
     // Deterministic: writing again gives the same bytes.
-    let out2 = dir.path().join("again.json");
+    let out2 = dir.join("again.json");
     write_export(i, &out2).unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&out2).unwrap());
     // Every node has a location.
@@ -1316,22 +1323,27 @@ fn export_only_round_trips_exports() {
     );
     let Some(s) = shared() else { return };
     let lg = s.join("corpus/langgraph");
-    for g in [
-        "swarm.json",
-        "subgraph_parent.json",
-        "conditional_edges.json",
-        "edge_cases.json",
-    ] {
-        round_trip(&load_export(&lg.join(g), &lg.join("catalogue.json")).unwrap());
-    }
     let ad = s.join("corpus/agentdojo");
-    round_trip(
-        &load_export(
-            &ad.join("banking.react.guarded.json"),
-            &ad.join("banking.catalogue.json"),
-        )
-        .unwrap(),
-    );
+    let pairs = [
+        (lg.join("swarm.json"), lg.join("catalogue.json")),
+        (lg.join("subgraph_parent.json"), lg.join("catalogue.json")),
+        (lg.join("conditional_edges.json"), lg.join("catalogue.json")),
+        (lg.join("edge_cases.json"), lg.join("catalogue.json")),
+        (
+            ad.join("banking.react.guarded.json"),
+            ad.join("banking.catalogue.json"),
+        ),
+    ];
+    for (g, c) in pairs {
+        let dir = tempfile::tempdir().unwrap();
+        let (g2, c2) = (
+            dir.path().join("in.json"),
+            dir.path().join("in.catalogue.json"),
+        );
+        std::fs::copy(&g, &g2).unwrap();
+        std::fs::copy(&c, &c2).unwrap();
+        round_trip_in(&load_export(&g2, &c2).unwrap(), dir.path());
+    }
 }
 
 #[test]

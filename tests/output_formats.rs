@@ -406,6 +406,7 @@ fn json_has_the_schema() {
             "findings",
             "lints",
             "nothing_to_read",
+            "nothing_to_read_reasons",
             "not_yet_checked",
             "scope",
             "engines",
@@ -438,7 +439,7 @@ fn json_has_the_schema() {
     assert_eq!(w.len(), 5);
     assert_eq!(
         w[0],
-        serde_json::json!({"kind": "enter", "node": "desk", "turn": 1,
+        serde_json::json!({"kind": "enter", "node": "desk", "tool": null, "guarded": null, "turn": 1,
         "location": {"file": "agent.yaml", "line": 3, "column": 3}})
     );
     assert_eq!(w[1]["tool"], "read_inbox");
@@ -456,8 +457,9 @@ fn json_has_the_schema() {
     assert_eq!(v["lints"].as_array().map(Vec::len), Some(7));
     assert_eq!(v["lints"][0]["id"], "write_not_retry_safe");
     assert_eq!(v["lints"][0]["location"]["line"], 5);
+    assert_eq!(v["nothing_to_read"][0], "QG017");
     assert_eq!(
-        v["nothing_to_read"][0],
+        v["nothing_to_read_reasons"][0],
         serde_json::json!({"rule": "QG017",
         "reason": "no argument is declared as code or a shell command"})
     );

@@ -66,21 +66,22 @@ pub fn coverage(
 /// several fixed edges, which LangGraph runs as parallel branches, is read as a choice.
 pub fn limits(export: &crate::ir::Export) -> Vec<String> {
     fn walk(g: &crate::ir::GraphDef, prefix: &str, out: &mut Vec<String>) {
-        let mut seen: Vec<&str> = Vec::new();
+        // Fixed destinations per source, in the order sources first appear.
+        let mut order: Vec<&str> = Vec::new();
+        let mut count: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for e in g
             .edges
             .iter()
             .filter(|e| e.kind == crate::ir::EdgeKind::Fixed)
         {
-            let from = e.from.name.as_str();
-            let fixed: usize = g
-                .edges
-                .iter()
-                .filter(|x| x.kind == crate::ir::EdgeKind::Fixed && x.from.name == from)
-                .map(|x| x.destinations.as_ref().map_or(0, Vec::len))
-                .sum();
-            if fixed > 1 && !seen.contains(&from) {
-                seen.push(from);
+            let c = count.entry(e.from.name.as_str()).or_insert_with(|| {
+                order.push(e.from.name.as_str());
+                0
+            });
+            *c += e.destinations.as_ref().map_or(0, Vec::len);
+        }
+        for from in order {
+            if count.get(from).is_some_and(|&c| c > 1) {
                 out.push(format!("{prefix}{from}"));
             }
         }

@@ -109,7 +109,14 @@ fn violation_finding(m: &FlatModel, v: &Violation, rule: &'static str) -> Findin
     let tool = &m.tools[v.tool];
     let node = &m.nodes[v.node];
     let detail = match v.obligation {
-        Obligation::O3 | Obligation::O4 | Obligation::O5 => order_detail(m, v.obligation, v.tool),
+        Obligation::O1 => "without the tool check: a plain call skips it (O1)".to_string(),
+        Obligation::O2 => format!(
+            "before a person confirmed it, though the graph pauses elsewhere for a person to confirm '{}' (O2)",
+            tool.name
+        ),
+        Obligation::O3 | Obligation::O4 | Obligation::O5 => {
+            format!("{} ({})", order_detail(m, v.obligation, v.tool), v.obligation.as_str())
+        }
         _ => String::new(),
     };
     let obligation = format!("{} ({})", v.obligation.as_str(), v.obligation.describe());

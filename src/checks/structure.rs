@@ -5,9 +5,8 @@ use super::{finding, Subject};
 use crate::findings::Finding;
 use crate::ir::NodeKind;
 use crate::model::FlatModel;
-use petgraph::algo::tarjan_scc;
+use petgraph::algo::kosaraju_scc;
 use petgraph::graph::DiGraph;
-use std::collections::HashSet;
 
 /// QG023: one finding per strongly connected component with an edge that holds a `model` node, or
 /// a tool node and no `router`, unless a budget covers it (the run's; a subgraph's own, for a
@@ -22,17 +21,31 @@ pub fn unbounded_loops(m: &FlatModel) -> Vec<Finding> {
     for e in &m.edges {
         g.add_edge(ix[e.from], ix[e.to], ());
     }
+    let comps = kosaraju_scc(&g); // iterative: a 100,000-node chain must not exhaust the stack
+    let mut comp_of = vec![0usize; m.nodes.len()];
+    for (c, comp) in comps.iter().enumerate() {
+        for &n in comp {
+            comp_of[g[n]] = c;
+        }
+    }
+    // Per component: an edge inside it (a cycle, self-loops included) and an `exit_after` edge
+    // inside it (a declared budget for the cycle).
+    let mut inner = vec![false; comps.len()];
+    let mut exit = vec![false; comps.len()];
+    for e in &m.edges {
+        if comp_of[e.from] == comp_of[e.to] {
+            inner[comp_of[e.from]] = true;
+            if e.exit_after.is_some() {
+                exit[comp_of[e.from]] = true;
+            }
+        }
+    }
     let mut out = Vec::new();
-    for comp in tarjan_scc(&g) {
-        let nodes: HashSet<usize> = comp.iter().map(|&n| g[n]).collect();
-        let cyclic = nodes.len() > 1
-            || m.edges
-                .iter()
-                .any(|e| e.from == e.to && nodes.contains(&e.from));
-        if !cyclic {
+    for (c, comp) in comps.iter().enumerate() {
+        if !inner[c] || exit[c] {
             continue;
         }
-        let mut sorted: Vec<usize> = nodes.iter().copied().collect();
+        let mut sorted: Vec<usize> = comp.iter().map(|&n| g[n]).collect();
         sorted.sort_unstable();
         let model = sorted
             .iter()
@@ -59,13 +72,6 @@ pub fn unbounded_loops(m: &FlatModel) -> Vec<Finding> {
                 .all(|&n| m.nodes[n].agent.as_deref() == Some(a))
         };
         if m.budget_agents.iter().any(|a| in_agent(a)) {
-            continue;
-        }
-        let exit = m
-            .edges
-            .iter()
-            .any(|e| e.exit_after.is_some() && nodes.contains(&e.from) && nodes.contains(&e.to));
-        if exit {
             continue;
         }
         let node = &m.nodes[subject];

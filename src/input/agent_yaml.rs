@@ -286,6 +286,15 @@ fn collect_tools(
                 ));
             }
             let (resolved, shown) = resolve_path(agent_path, &rel.name);
+            if resolved.exists() && !super::in_workspace(&resolved, agent_path) {
+                return Err(r
+                    .err(
+                        rel.loc,
+                        format!("the catalogue '{}' ({shown}) lies outside agent.yaml's folder and the current directory", rel.name),
+                        "keep the catalogue in the repository, beside agent.yaml or below it",
+                    )
+                    .with_label("outside the repository"));
+            }
             let id: FileId = match tree::read_file(sources, &resolved, shown.clone()) {
                 Ok(id) => id,
                 Err(e) => {

@@ -14,6 +14,9 @@ use crate::ir::Guard;
 
 /// Parentheses and negations nested deeper than this are refused.
 const MAX_DEPTH: usize = 100;
+/// Most `&&`/`||` operators in one guard: every later stage walks the guard recursively, so a
+/// longer one is refused here rather than exhausting the stack there.
+const MAX_OPERATORS: usize = 256;
 
 /// Parses a guard. On failure, gives the byte offset in `text` where it went wrong and what was
 /// expected there (e.g. `(7, "expected a flag name, `!` or `(`, found `)`")`).
@@ -22,6 +25,7 @@ pub fn parse_guard(text: &str) -> Result<Guard, (usize, String)> {
         text,
         pos: 0,
         depth: 0,
+        operators: 0,
     };
     p.ws();
     if p.pos >= text.len() {
@@ -48,6 +52,7 @@ struct Parser<'t> {
     text: &'t str,
     pos: usize,
     depth: usize,
+    operators: usize,
 }
 
 fn is_name_char(c: char) -> bool {
@@ -116,9 +121,21 @@ impl Parser<'_> {
         Ok(())
     }
 
+    fn count_operator(&mut self) -> Result<(), (usize, String)> {
+        self.operators += 1;
+        if self.operators > MAX_OPERATORS {
+            return Err((
+                self.pos,
+                format!("the guard has more than {MAX_OPERATORS} `&&`/`||` operators: set a state flag in a step instead"),
+            ));
+        }
+        Ok(())
+    }
+
     fn or(&mut self) -> Result<Guard, (usize, String)> {
         let mut left = self.and()?;
         while self.op("||")? {
+            self.count_operator()?;
             let right = self.and()?;
             left = Guard::Or(Box::new(left), Box::new(right));
         }
@@ -128,6 +145,7 @@ impl Parser<'_> {
     fn and(&mut self) -> Result<Guard, (usize, String)> {
         let mut left = self.not()?;
         while self.op("&&")? {
+            self.count_operator()?;
             let right = self.not()?;
             left = Guard::And(Box::new(left), Box::new(right));
         }

@@ -97,9 +97,9 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
 }
 
 /// Points each node whose `location` names another `file` into that file: resolved against the
-/// export's folder, then the current directory, and read as a source. A file that cannot be read
-/// leaves the node at its own entry in the export, so no location points at a line of the wrong
-/// file.
+/// export's folder, then the current directory, and read as a source when it lies under one of
+/// them. A file that cannot be read, or lies elsewhere, leaves the node at its own entry in the
+/// export, so no location points at a line of the wrong file.
 fn resolve_locations(
     g: &mut crate::ir::GraphDef,
     sources: &mut SourceMap,
@@ -148,6 +148,9 @@ fn resolve_file(
     let found = near
         .or_else(|| Some(PathBuf::from(f)).filter(|p| p.is_file()))
         .ok_or(())?;
+    if !in_workspace(&found, export) {
+        return Err(());
+    }
     let canon = std::fs::canonicalize(&found).ok();
     if let Some(i) = sources
         .files
@@ -159,6 +162,24 @@ fn resolve_file(
     let text = std::fs::read_to_string(&found).map_err(|_| ())?;
     let shown = found.display().to_string();
     Ok(Some(sources.add(shown, found, text)))
+}
+
+/// True when `path` lies under the folder of `base` (the file that names it) or under the current
+/// directory (the repository a CI job runs in). Files a run reads on an input's say-so must: an
+/// input must not make the report print, say, `/proc/self/environ` into a CI log.
+pub(crate) fn in_workspace(path: &Path, base: &Path) -> bool {
+    let Ok(canon) = std::fs::canonicalize(path) else {
+        return false;
+    };
+    let base_dir = match base.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    [Some(base_dir), std::env::current_dir().ok()]
+        .into_iter()
+        .flatten()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .any(|d| canon.starts_with(d))
 }
 
 /// `rel` as written in the file at `base`: resolved against `base`'s folder (unless absolute),

@@ -73,6 +73,15 @@ pub(crate) fn validate(
         from_agent_yaml,
         flags: export.state.iter().map(|f| f.name.clone()).collect(),
     };
+    for t in &catalogue.tools {
+        if t.name.chars().any(char::is_control) {
+            return Err(r.err(
+                t.loc,
+                format!("the tool name {:?} holds a control character", t.name),
+                "name tools with letters, digits and `_` only",
+            ));
+        }
+    }
     let mut defs = Vec::new();
     collect_defs(
         &export.graph,
@@ -319,8 +328,11 @@ impl Validator<'_> {
         let g = d.g;
         let label = &d.label;
         let ids = || g.nodes.iter().map(|n| n.id.name.as_str());
-        let has = |id: &str| g.nodes.iter().any(|n| n.id.name == id);
+        let id_set: std::collections::HashSet<&str> =
+            g.nodes.iter().map(|n| n.id.name.as_str()).collect();
+        let has = |id: &str| id_set.contains(id);
 
+        let mut first_at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for (i, n) in g.nodes.iter().enumerate() {
             let id = &n.id;
             if id.name.is_empty() {
@@ -331,6 +343,13 @@ impl Validator<'_> {
                         "give the node a non-empty `id`",
                     )
                     .with_label("empty id"));
+            }
+            if id.name.chars().any(char::is_control) {
+                return Err(r.err(
+                    id.loc,
+                    format!("node id {:?} in {label} holds a control character", id.name),
+                    "name nodes with letters, digits, `_`, `-` and `.` only",
+                ));
             }
             if id.name.contains('/') {
                 return Err(r
@@ -347,7 +366,14 @@ impl Validator<'_> {
                     )
                     .with_label("no `/` in ids"));
             }
-            if let Some(first) = g.nodes.iter().take(i).find(|m| m.id.name == id.name) {
+            let first = match first_at.insert(id.name.as_str(), i) {
+                Some(j) => {
+                    first_at.insert(id.name.as_str(), j);
+                    g.nodes.get(j)
+                }
+                None => None,
+            };
+            if let Some(first) = first {
                 return Err(r
                     .err(
                         id.loc,

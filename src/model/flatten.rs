@@ -8,8 +8,11 @@ use super::{EdgeOrigin, FlagIx, FlatEdge, FlatModel, FlatNode, NodeIx, NullEdge,
 use crate::ir::{Catalogue, EdgeKind, Export, GraphDef, NodeKind, When};
 use std::collections::HashMap;
 
-/// Deepest subgraph nesting accepted before the input is called recursive.
+/// Deepest subgraph nesting accepted (self-containing subgraphs are refused by the reader first).
 const MAX_DEPTH: usize = 64;
+/// Most nodes after inlining: a subgraph used twice at each of many levels multiplies, and a
+/// graph past this is refused rather than searched for hours.
+pub const MAX_NODES: usize = 200_000;
 
 /// Flattens `export` with its `catalogue` into one [`FlatModel`].
 ///
@@ -51,6 +54,7 @@ pub fn flatten(
             interrupted: vec![false; catalogue.tools.len()],
         },
         top_name: export.name.clone().unwrap_or_else(|| "graph".to_string()),
+        region_ix: HashMap::new(),
     };
     let top = b.inline(&export.graph, "", &[], &mut Vec::new(), 0)?;
     b.m.entry = top
@@ -67,6 +71,7 @@ pub fn flatten(
 struct Builder {
     m: FlatModel,
     top_name: String,
+    region_ix: HashMap<String, usize>,
 }
 
 /// What inlining one graph gives its caller.
@@ -91,10 +96,12 @@ impl Builder {
     }
 
     fn region(&mut self, name: &str) -> usize {
-        if let Some(i) = self.m.regions.iter().position(|r| r == name) {
+        if let Some(&i) = self.region_ix.get(name) {
             return i;
         }
         self.m.regions.push(name.to_string());
+        self.region_ix
+            .insert(name.to_string(), self.m.regions.len() - 1);
         self.m.regions.len() - 1
     }
 
@@ -109,7 +116,10 @@ impl Builder {
         depth: usize,
     ) -> Result<Inlined, String> {
         if depth > MAX_DEPTH {
-            return Err(format!("subgraphs nested deeper than {MAX_DEPTH} at '{prefix}': a subgraph contains itself"));
+            return Err(format!(
+                "subgraphs are nested more than {MAX_DEPTH} levels deep at '{}': flatten some of them into their parents",
+                prefix.trim_end_matches('/')
+            ));
         }
         let path = prefix.trim_end_matches('/').to_string();
         let mut local: HashMap<String, NodeIx> = HashMap::new();
@@ -136,6 +146,12 @@ impl Builder {
                 .map(|f| self.flag(&f.name))
                 .collect::<Result<Vec<_>, _>>()?;
             let ix = self.m.nodes.len();
+            if ix >= MAX_NODES {
+                return Err(format!(
+                    "inlining the subgraphs gives more than {MAX_NODES} nodes (reached at '{prefix}{}'): a subgraph used several times at each of several levels multiplies; use it fewer times or export it as one node",
+                    n.id.name
+                ));
+            }
             self.m.nodes.push(FlatNode {
                 qid: format!("{prefix}{}", n.id.name),
                 kind: n.kind,

@@ -30,8 +30,8 @@
 //!       "kind": "enter" | "choose" | "call" | "confirm" | "turn_end",
 //!       "node": "<qualified node id>",         // for choose: the node left
 //!       "to": "<node>",                         // choose only
-//!       "tool": "<tool>",                       // call and confirm only
-//!       "guarded": bool,                        // call only
+//!       "tool": "<tool>" | null,                // call and confirm; null otherwise
+//!       "guarded": bool | null,                 // call; null otherwise
 //!       "refused": true,                        // only on a refused guarded call
 //!       "yes": bool,                            // confirm only
 //!       "when": "before" | "after" | "inside",  // confirm only
@@ -41,7 +41,8 @@
 //!     }]
 //!   }],
 //!   "lints": [{"id": "write_not_retry_safe", "tool": "...", "message": "...", "location": LOCATION | null}],
-//!   "nothing_to_read": [{"rule": "QG017", "reason": "..."}],
+//!   "nothing_to_read": ["QG017", ...],         // SPEC 8: the rule ids
+//!   "nothing_to_read_reasons": [{"rule": "QG017", "reason": "..."}],
 //!   "not_yet_checked": ["QG002", ...],
 //!   "scope": {"session_steps", "recursion_limit", "nodes", "edges", "tools"},
 //!   "engines": {"explicit": {"obligations", "holds_every_depth", "holds_to_bound", "violated",
@@ -96,7 +97,8 @@ pub fn to_value(report: &Report) -> Value {
             "message": l.message,
             "location": location(src, l.loc),
         })).collect::<Vec<_>>(),
-        "nothing_to_read": report.nothing_to_read.iter().map(|(rule, reason)| json!({
+        "nothing_to_read": report.nothing_to_read.iter().map(|(rule, _)| rule).collect::<Vec<_>>(),
+        "nothing_to_read_reasons": report.nothing_to_read.iter().map(|(rule, reason)| json!({
             "rule": rule,
             "reason": reason,
         })).collect::<Vec<_>>(),
@@ -161,12 +163,9 @@ fn step(src: &SourceMap, s: &Step) -> Value {
     if let Some(to) = &s.to {
         m.insert("to".into(), json!(to));
     }
-    if let Some(tool) = &s.tool {
-        m.insert("tool".into(), json!(tool));
-    }
-    if let Some(g) = s.guarded {
-        m.insert("guarded".into(), json!(g));
-    }
+    // SPEC 8 lists `tool` and `guarded` on every step: null where they do not apply.
+    m.insert("tool".into(), json!(s.tool));
+    m.insert("guarded".into(), json!(s.guarded));
     if s.refused {
         m.insert("refused".into(), json!(true));
     }

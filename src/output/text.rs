@@ -53,6 +53,41 @@ const WRAP: usize = 100;
 /// excerpts); without it the output is plain text, byte for byte the same for the same report.
 /// The result ends with a newline.
 pub fn render(report: &Report, color: bool) -> String {
+    neutralise(&render_raw(report, color), color)
+}
+
+/// Escapes control characters an input smuggled into names or warnings (`\u{1b}` for ESC,
+/// `\r`, ...), keeping the report's own line breaks and, with colour on, its own colour codes: a
+/// crafted export must not hide lines or forge a `Gate: passed` in a terminal or CI log.
+fn neutralise(text: &str, color: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' => out.push(c),
+            // Our own SGR colour codes: ESC [ digits/semicolons m.
+            '\u{1b}' if color && chars.peek() == Some(&'[') => {
+                let seq: String = chars.clone().take_while(|&x| x != 'm').collect();
+                if seq.len() < 16 && seq[1..].chars().all(|x| x.is_ascii_digit() || x == ';') {
+                    out.push(c);
+                } else {
+                    out.push_str("\\u{1b}");
+                }
+            }
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("    "),
+            c if c.is_control()
+                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') =>
+            {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn render_raw(report: &Report, color: bool) -> String {
     let p = Paint(color);
     let mut out = String::new();
     let _ = writeln!(out, "stalwart verify {}", report.input);
@@ -62,7 +97,7 @@ pub fn render(report: &Report, color: bool) -> String {
     if !report.export_warnings.is_empty() {
         let _ = writeln!(out, "{}", p.yellow("Warnings from the exporter:"));
         for w in &report.export_warnings {
-            push_indented(&mut out, 2, w);
+            push_indented(&mut out, 2, &w.replace('\n', "\\n"));
         }
     }
     if !report.lints.is_empty() {
