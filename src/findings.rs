@@ -146,6 +146,10 @@ pub struct Step {
     /// True on the call that breaks the obligation (the last step).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub violation: bool,
+    /// Node steps taken in this turn's run when the step happens (SPEC 3.1: entering any node
+    /// but a start or an end is one step), to compare with `recursion_limit`.
+    #[serde(skip)]
+    pub run_steps: u32,
     /// Where the node was declared.
     #[serde(skip)]
     pub loc: Option<Loc>,
@@ -165,6 +169,7 @@ impl Step {
             when: None,
             turn,
             violation: false,
+            run_steps: 0,
             loc: None,
         }
     }

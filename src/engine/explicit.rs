@@ -833,6 +833,7 @@ impl<'a> Search<'a> {
             call.violation = true;
             call.loc = Some(m.nodes[n].loc);
             witness.push(call);
+            number_run_steps(m, &mut witness);
             self.found.insert(
                 (tool, node, class),
                 Violation {
@@ -933,6 +934,23 @@ fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
             .filter(|n| binds(n, t) && !n.guarded())
             .count(),
         (_, None) => usize::MAX,
+    }
+}
+
+/// Sets each step's `run_steps`: node steps taken in its turn so far.
+fn number_run_steps(m: &FlatModel, steps: &mut [Step]) {
+    let mut count = 0;
+    let mut turn = 0;
+    for s in steps.iter_mut() {
+        if s.turn != turn {
+            turn = s.turn;
+            count = 0;
+        }
+        if s.kind == StepKind::Enter && m.node_ix(&s.node).is_some_and(|n| m.nodes[n].costs_step())
+        {
+            count += 1;
+        }
+        s.run_steps = count;
     }
 }
 

@@ -281,31 +281,64 @@ struct Spot {
 /// declared their nodes (steps at the same place share one label). Steps whose node has no
 /// location become notes, and a witness longer than [`MAX_WITNESS_LABELS`] loses its middle to a
 /// note. Returns an empty string when there is nothing to point at. Trailing blank lines are cut.
+/// Lines longer than this are not quoted in an excerpt (minified JSON): the place is named.
+const MAX_EXCERPT_LINE: usize = 240;
+
+/// The excerpt's heading: where the finding is declared, or how far into the run its route goes.
+fn route_message(f: &Finding) -> String {
+    if f.witness.is_empty() {
+        return "where it is declared".to_string();
+    }
+    let steps = f.witness.last().map_or(0, |s| s.run_steps) as usize;
+    let turn = f.depth.map(|d| format!(" in turn {d}")).unwrap_or_default();
+    format!(
+        "a route that reaches it{turn}, {} into the run",
+        plural(steps, "node step", "node steps")
+    )
+}
+
 fn excerpt(report: &Report, f: &Finding, color: bool) -> String {
     let sources = &report.sources;
     let mut spots: Vec<Spot> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
-    let add = |spots: &mut Vec<Spot>, loc: Loc, primary: bool, text: String| {
-        let span = sources.file(loc.file).word_span(loc);
-        if let Some(s) = spots
-            .iter_mut()
-            .find(|s| s.file == loc.file && s.span == span)
-        {
-            s.primary |= primary;
-            s.texts.push(text);
-        } else {
-            spots.push(Spot {
-                file: loc.file,
-                span,
-                primary,
-                texts: vec![text],
-            });
-        }
-    };
+    let add =
+        |spots: &mut Vec<Spot>, notes: &mut Vec<String>, loc: Loc, primary: bool, text: String| {
+            // A minified file puts everything on one line: quote its place instead of the line.
+            if sources.file(loc.file).line_text(loc.line).chars().count() > MAX_EXCERPT_LINE {
+                notes.push(format!(
+                    "{text} ({}:{}:{})",
+                    sources.file(loc.file).display,
+                    loc.line,
+                    loc.column
+                ));
+                return;
+            }
+            let span = sources.file(loc.file).word_span(loc);
+            if let Some(s) = spots
+                .iter_mut()
+                .find(|s| s.file == loc.file && s.span == span)
+            {
+                s.primary |= primary;
+                s.texts.push(text);
+            } else {
+                spots.push(Spot {
+                    file: loc.file,
+                    span,
+                    primary,
+                    texts: vec![text],
+                });
+            }
+        };
 
     if let Some(loc) = f.location.filter(|l| valid(sources, *l)) {
         let what = f.node.as_deref().unwrap_or(&f.subject);
-        add(&mut spots, loc, true, format!("declares {what}"));
+        add(
+            &mut spots,
+            &mut notes,
+            loc,
+            true,
+            format!("declares {what}"),
+        );
     }
 
     let violated = f.obligation.map(|o| o.as_str()).unwrap_or(f.rule);
@@ -329,12 +362,19 @@ fn excerpt(report: &Report, f: &Finding, color: bool) -> String {
         }
         let text = format!("{} {}", i + 1, super::describe_step(step, violated));
         match step.loc.filter(|l| valid(sources, *l)) {
-            Some(loc) => add(&mut spots, loc, false, text),
+            Some(loc) => add(&mut spots, &mut notes, loc, false, text),
             None => notes.push(format!("{text} (no source location)")),
         }
     }
     if spots.is_empty() {
-        return String::new();
+        if notes.is_empty() {
+            return String::new();
+        }
+        let mut text = format!("note: {}", route_message(f));
+        for n in notes {
+            text.push_str(&format!("\n  = {n}"));
+        }
+        return text;
     }
 
     let mut files = SimpleFiles::new();
@@ -354,15 +394,7 @@ fn excerpt(report: &Report, f: &Finding, color: bool) -> String {
             label.with_message(s.texts.join("; "))
         })
         .collect();
-    let message = if n == 0 {
-        "where it is declared".to_string()
-    } else {
-        let turn = f.depth.map(|d| format!(", turn {d}")).unwrap_or_default();
-        format!(
-            "a route that reaches it: {}{turn}",
-            plural(n, "step", "steps")
-        )
-    };
+    let message = route_message(f);
     let diagnostic = Diagnostic::note()
         .with_message(message)
         .with_labels(labels)
