@@ -28,7 +28,10 @@ fn shared() -> Option<PathBuf> {
     if p.is_dir() {
         Some(p)
     } else {
-        println!("skipped: {} is missing", p.display());
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!("skipped: {} is missing\n", p.display()),
+        );
         None
     }
 }
@@ -961,7 +964,10 @@ fn shop() -> Option<(Option<tempfile::TempDir>, PathBuf)> {
 #[test]
 fn the_shop_loads() {
     let Some((_keep, path)) = shop() else {
-        println!("skipped: neither fixtures/shop/ nor ../shared/examples/shop exists");
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"skipped: neither fixtures/shop/ nor ../shared/examples/shop exists\n",
+        );
         return;
     };
     let i = load_agent_yaml(&path).unwrap();
@@ -1272,7 +1278,10 @@ fn round_trip_in(i: &Inputs, dir: &Path) {
 #[test]
 fn export_only_round_trips_the_shop() {
     let Some((_keep, path)) = shop() else {
-        println!("skipped: neither fixtures/shop/ nor ../shared/examples/shop exists");
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"skipped: neither fixtures/shop/ nor ../shared/examples/shop exists\n",
+        );
         return;
     };
     let i = load_agent_yaml(&path).unwrap();

@@ -600,9 +600,12 @@ fn sarif_lists_every_rule_and_the_witness() {
 fn sarif_passes_the_validators() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/sarif/validate-sarif");
     if !script.exists() {
-        println!(
-            "skipped: {} is absent, so the SARIF is not validated here",
-            script.display()
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr(),
+            format_args!(
+                "skipped: {} is absent, so the SARIF is not validated here\n",
+                script.display()
+            ),
         );
         return;
     }

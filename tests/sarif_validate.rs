@@ -13,7 +13,10 @@ fn every_fixture_sarif_validates() {
     };
     let script = shared.join("sarif/validate-sarif");
     if !script.exists() {
-        eprintln!("skipped: {} is not here", script.display());
+        common::skip(&format!(
+            "skipped every_fixture_sarif_validates: {} is not here",
+            script.display()
+        ));
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

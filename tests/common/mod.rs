@@ -28,6 +28,13 @@ pub fn shared(test: &str) -> Option<PathBuf> {
     }
 }
 
+/// Says a test was skipped, in the test's output (`cargo test -- --show-output` shows it; a
+/// failing run shows it anyway).
+pub fn skip(why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{why}");
+}
+
 /// Loads a fixture folder: `agent.yaml`, or `graph.json` with `catalogue.json`/`catalogue.yaml`.
 pub fn load(dir: &Path) -> Inputs {
     let r = if dir.join("agent.yaml").exists() && !dir.join("graph.json").exists() {
