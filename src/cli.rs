@@ -121,6 +121,10 @@ struct VerifyArgs {
     /// Print nothing on success (the exit status says it).
     #[arg(long)]
     quiet: bool,
+    /// States one obligation's search may keep (about 200 bytes each) before it is reported
+    /// undecided (QG006) rather than searched further.
+    #[arg(long, default_value_t = 4_000_000)]
+    max_states: usize,
     /// The repository root SARIF URIs are made relative to (default: the current directory).
     #[arg(long)]
     repo_root: Option<PathBuf>,
@@ -249,6 +253,7 @@ fn verify(a: VerifyArgs) -> i32 {
         session_steps,
         gate: a.gate,
         rulebook: a.rulebook.as_ref().map(|p| p.display().to_string()),
+        max_states: a.max_states,
     };
     let report = match crate::verify::verify(inputs, &opts) {
         Ok(r) => r,

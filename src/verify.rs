@@ -18,6 +18,20 @@ pub struct Options {
     pub gate: GateMode,
     /// A rulebook given on the command line, overriding the input's.
     pub rulebook: Option<String>,
+    /// States one obligation's search may keep before it is undecided (QG006).
+    pub max_states: usize,
+}
+
+impl Options {
+    /// Options for `session_steps` turns under the `ci` gate, with the default state budget.
+    pub fn new(session_steps: u32) -> Options {
+        Options {
+            session_steps,
+            gate: GateMode::Ci,
+            rulebook: None,
+            max_states: Limits::default().max_states,
+        }
+    }
 }
 
 /// Verifies `inputs`. Errors: the model could not be built (a message naming the input).
@@ -28,7 +42,12 @@ pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, String> {
         Err(e) => return Err(format!("{}: {e}", inputs.input_display)),
     };
     let started = Instant::now();
-    let results = engine::run(&model, Limits::default());
+    let results = engine::run(
+        &model,
+        Limits {
+            max_states: opts.max_states,
+        },
+    );
     let millis = started.elapsed().as_millis() as u64;
     let mut stats = EngineStats {
         obligations: results.len(),

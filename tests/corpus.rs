@@ -5,7 +5,6 @@
 mod common;
 
 use stalwart::engine::interp;
-use stalwart::findings::GateMode;
 use stalwart::input;
 use stalwart::verify::{self, Options};
 use std::collections::BTreeSet;
@@ -23,11 +22,7 @@ fn verify(graph: &Path, catalogue: &Path) -> stalwart::report::Report {
             }
         }
     }
-    let opts = Options {
-        session_steps: common::steps(&inputs),
-        gate: GateMode::Ci,
-        rulebook: None,
-    };
+    let opts = Options::new(common::steps(&inputs));
     verify::verify(inputs, &opts).unwrap_or_else(|e| panic!("{}: {e}", graph.display()))
 }
 

@@ -6,7 +6,6 @@ mod common;
 
 use serde_json::Value;
 use stalwart::engine::{interp, Depth};
-use stalwart::findings::GateMode;
 use stalwart::gen;
 use stalwart::input::{self, Inputs};
 use stalwart::verify::{self, Options};
@@ -32,11 +31,7 @@ fn summary(
     inputs: Inputs,
     unrename: &dyn Fn(&str) -> String,
 ) -> BTreeSet<(String, String, String, String, u32, usize)> {
-    let opts = Options {
-        session_steps: common::steps(&inputs),
-        gate: GateMode::Ci,
-        rulebook: None,
-    };
+    let opts = Options::new(common::steps(&inputs));
     let report = verify::verify(inputs, &opts).expect("verify");
     report
         .findings
@@ -186,11 +181,7 @@ fn output_is_deterministic() {
     let g = gen::mesh(7, 60, 20, 10, 2);
     let (_d, a) = load(&g);
     let (_e, b) = load(&g);
-    let opts = Options {
-        session_steps: 2,
-        gate: GateMode::Ci,
-        rulebook: None,
-    };
+    let opts = Options::new(2);
     let ra = verify::verify(a, &opts).expect("verify");
     let rb = verify::verify(b, &opts).expect("verify");
     let ja = stalwart::output::json::render(&ra);

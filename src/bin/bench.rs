@@ -7,7 +7,6 @@
 //! Timings are wall-clock medians of three runs (one at 5,000 nodes and more); compare them as
 //! ratios within one run on a shared machine.
 
-use stalwart::findings::GateMode;
 use stalwart::gen;
 use stalwart::input;
 use stalwart::verify::{self, Options};
@@ -72,11 +71,7 @@ fn main() {
                 }
             };
             let t1 = Instant::now();
-            let opts = Options {
-                session_steps: 3,
-                gate: GateMode::Ci,
-                rulebook: None,
-            };
+            let opts = Options::new(3);
             let report = match verify::verify(inputs, &opts) {
                 Ok(r) => r,
                 Err(e) => {

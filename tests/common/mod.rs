@@ -3,7 +3,6 @@
 #![allow(dead_code)]
 
 use stalwart::engine::{self, InstanceResult, Limits};
-use stalwart::findings::GateMode;
 use stalwart::input::{self, Inputs};
 use stalwart::model::{self, FlatModel};
 use stalwart::report::Report;
@@ -63,11 +62,7 @@ pub fn steps(inputs: &Inputs) -> u32 {
 /// Runs the whole pipeline on a fixture folder, as `stalwart verify` does.
 pub fn report(dir: &Path) -> Report {
     let inputs = load(dir);
-    let opts = Options {
-        session_steps: steps(&inputs),
-        gate: GateMode::Ci,
-        rulebook: None,
-    };
+    let opts = Options::new(steps(&inputs));
     verify::verify(inputs, &opts).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
 }
 
