@@ -248,24 +248,26 @@ pub struct EdgeDef {
     pub object_loc: Loc,
 }
 
-/// A guard expression over state flags: `name`, `!e`, `e && e`, `e || e`, parentheses.
+/// A guard expression over state flags: `name`, `!e`, `e && e`, `e || e`, parentheses. The
+/// reader gives flags by name (`Guard<String>`); the model resolves them to indices
+/// (`Guard<usize>`, [`crate::model::FlatGuard`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Guard {
-    /// A flag by name.
-    Flag(String),
+pub enum Guard<F = String> {
+    /// A flag.
+    Flag(F),
     /// Negation.
-    Not(Box<Guard>),
+    Not(Box<Guard<F>>),
     /// Conjunction.
-    And(Box<Guard>, Box<Guard>),
+    And(Box<Guard<F>>, Box<Guard<F>>),
     /// Disjunction.
-    Or(Box<Guard>, Box<Guard>),
+    Or(Box<Guard<F>>, Box<Guard<F>>),
 }
 
-impl Guard {
+impl<F> Guard<F> {
     /// Every flag the guard names, in order of appearance.
-    pub fn flags(&self, out: &mut Vec<String>) {
+    pub fn flags<'a>(&'a self, out: &mut Vec<&'a F>) {
         match self {
-            Guard::Flag(f) => out.push(f.clone()),
+            Guard::Flag(f) => out.push(f),
             Guard::Not(g) => g.flags(out),
             Guard::And(a, b) | Guard::Or(a, b) => {
                 a.flags(out);
@@ -275,13 +277,23 @@ impl Guard {
     }
 
     /// Evaluates the guard with `lookup` giving each flag's value.
-    pub fn eval(&self, lookup: &dyn Fn(&str) -> bool) -> bool {
+    pub fn eval(&self, lookup: &dyn Fn(&F) -> bool) -> bool {
         match self {
             Guard::Flag(f) => lookup(f),
             Guard::Not(g) => !g.eval(lookup),
             Guard::And(a, b) => a.eval(lookup) && b.eval(lookup),
             Guard::Or(a, b) => a.eval(lookup) || b.eval(lookup),
         }
+    }
+
+    /// The same guard with each flag mapped by `f`; `None` when `f` gives `None` for one.
+    pub fn try_map<G>(&self, f: &dyn Fn(&F) -> Option<G>) -> Option<Guard<G>> {
+        Some(match self {
+            Guard::Flag(x) => Guard::Flag(f(x)?),
+            Guard::Not(g) => Guard::Not(Box::new(g.try_map(f)?)),
+            Guard::And(a, b) => Guard::And(Box::new(a.try_map(f)?), Box::new(b.try_map(f)?)),
+            Guard::Or(a, b) => Guard::Or(Box::new(a.try_map(f)?), Box::new(b.try_map(f)?)),
+        })
     }
 }
 

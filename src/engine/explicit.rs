@@ -472,7 +472,7 @@ impl<'a> Search<'a> {
                     let edge = &m.edges[e];
                     let fl = self.lay.flags;
                     if let Some(g) = &edge.guard {
-                        if !g.eval(&|f| get(&s, fl, f)) {
+                        if !g.eval(&|f| get(&s, fl, *f)) {
                             continue;
                         }
                     }

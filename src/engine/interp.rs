@@ -280,7 +280,7 @@ pub fn replay(
                 let edge = m.out[n].iter().copied().find(|&e| {
                     let ed = &m.edges[e];
                     ed.to == to
-                        && ed.guard.as_ref().is_none_or(|g| g.eval(&|f| w.l.flags[f]))
+                        && ed.guard.as_ref().is_none_or(|g| g.eval(&|f| w.l.flags[*f]))
                         && ed.exit_after.is_none_or(|(c, cap)| w.l.counters[c] < cap)
                 });
                 let e = edge.ok_or_else(|| {

@@ -266,7 +266,7 @@ impl Builder {
             }
             let guard = match &e.guard {
                 Some(g) => Some(
-                    super::resolve_guard(g, &|f| self.flag(f).ok())
+                    g.try_map(&|f: &String| self.flag(f).ok())
                         .ok_or_else(|| format!("guard '{g}' names an undeclared flag"))?,
                 ),
                 None => None,

@@ -19,29 +19,7 @@ pub type ToolIx = usize;
 pub type FlagIx = usize;
 
 /// A guard with flags resolved to indices.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FlatGuard {
-    /// A flag.
-    Flag(FlagIx),
-    /// Negation.
-    Not(Box<FlatGuard>),
-    /// Conjunction.
-    And(Box<FlatGuard>, Box<FlatGuard>),
-    /// Disjunction.
-    Or(Box<FlatGuard>, Box<FlatGuard>),
-}
-
-impl FlatGuard {
-    /// Evaluates the guard; `flag(i)` gives flag `i`'s value.
-    pub fn eval(&self, flag: &dyn Fn(FlagIx) -> bool) -> bool {
-        match self {
-            FlatGuard::Flag(i) => flag(*i),
-            FlatGuard::Not(g) => !g.eval(flag),
-            FlatGuard::And(a, b) => a.eval(flag) && b.eval(flag),
-            FlatGuard::Or(a, b) => a.eval(flag) || b.eval(flag),
-        }
-    }
-}
+pub type FlatGuard = Guard<FlagIx>;
 
 /// A pause for a person at a node (an interrupt, SPEC 2.2).
 #[derive(Debug, Clone)]
@@ -200,20 +178,4 @@ impl FlatModel {
     pub fn write_or_privileged(&self, tool: ToolIx) -> bool {
         self.tools[tool].is_write() || self.tools[tool].privileged
     }
-}
-
-/// Parses `guard` into a [`FlatGuard`], resolving flags with `flag`.
-pub fn resolve_guard(g: &Guard, flag: &dyn Fn(&str) -> Option<FlagIx>) -> Option<FlatGuard> {
-    Some(match g {
-        Guard::Flag(n) => FlatGuard::Flag(flag(n)?),
-        Guard::Not(a) => FlatGuard::Not(Box::new(resolve_guard(a, flag)?)),
-        Guard::And(a, b) => FlatGuard::And(
-            Box::new(resolve_guard(a, flag)?),
-            Box::new(resolve_guard(b, flag)?),
-        ),
-        Guard::Or(a, b) => FlatGuard::Or(
-            Box::new(resolve_guard(a, flag)?),
-            Box::new(resolve_guard(b, flag)?),
-        ),
-    })
 }
