@@ -131,11 +131,14 @@ struct VerifyArgs {
 }
 
 /// An error that stops the run: printed, exit 2.
+/// Rendered as a miette diagnostic, like the input errors, so every error looks alike.
 fn fail(msg: impl std::fmt::Display, help: &str) -> i32 {
-    eprintln!("error: {msg}");
-    if !help.is_empty() {
-        eprintln!("  help: {help}");
-    }
+    let report = if help.is_empty() {
+        miette::miette!("{msg}")
+    } else {
+        miette::miette!(help = help.to_string(), "{msg}")
+    };
+    eprintln!("{report:?}");
     2
 }
 
