@@ -2,7 +2,7 @@
 //!
 //! A [`Finding`] is built by the checks ([`crate::checks`]) and the obligation verdicts
 //! ([`crate::engine`]) with a symbolic subject (a tool, `cycle:<node>`, `edge:<from>`) and a [`Loc`];
-//! the outputs in [`crate::output`] only read it. The [`Report`] is everything one run concluded.
+//! the outputs in [`crate::output`] only read it. The [`crate::report::Report`] is everything one run concluded.
 
 use crate::source::Loc;
 use serde::Serialize;

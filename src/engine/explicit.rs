@@ -9,7 +9,7 @@
 //!
 //! A state is a vector of 64-bit words: word 0 packs the node, the phase and whether the batch
 //! has made a call; then the flags, the `exit_after` counters and the sliced latches of
-//! [`Slice`], laid out by [`Layout`].
+//! [`Slice`], laid out by `Layout`.
 
 use super::slice::Slice;
 use super::{interp, Class, Depth, Instance, InstanceResult, Limits, Violation};

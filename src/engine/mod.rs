@@ -2,7 +2,7 @@
 //!
 //! [`instances`] lists the obligation instances a model has (SPEC 4's table, one per tool it
 //! applies to; O1 is one search for every tool). [`explicit`] answers each by breadth-first search
-//! over (node, latches, turn) with the latches [`slice`] keeps; [`interp`] is the plain concrete
+//! over (node, latches, turn) with the latches [`mod@slice`] keeps; [`interp`] is the plain concrete
 //! interpreter every witness is replayed on. [`run`] runs all instances in parallel (rayon) and
 //! returns the results sorted, so the output is deterministic.
 

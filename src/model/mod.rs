@@ -1,7 +1,7 @@
 //! The flattened model (SPEC 3): one directed graph with subgraphs inlined, `null` destinations
 //! expanded, sends turned into edges, flags and tools resolved to indices.
 //!
-//! [`flatten`] builds a [`FlatModel`] from the validated [`crate::ir`] input. Both the engine and
+//! [`fn@flatten`] builds a [`FlatModel`] from the validated [`crate::ir`] input. Both the engine and
 //! the plain interpreter read only this model, so they agree on one reading of the input.
 
 pub mod flatten;
