@@ -33,17 +33,19 @@ fn main() {
         std::process::exit(2);
     }
     println!(
-        "{:>7} {:>6} {:>6} {:>9} {:>9} {:>10} {:>9} {:>11} {:>9}",
+        "{:>7} {:>6} {:>6} {:>9} {:>9} {:>10} {:>8} {:>9} {:>11} {:>11}",
         "nodes",
         "tools",
         "rules",
         "read ms",
         "verify ms",
         "total ms",
+        "x 1,000",
         "findings",
         "states",
         "obligations"
     );
+    let mut base: Option<f64> = None;
     for &n in &sizes {
         let tools = (n / 10).max(5);
         let rules = (n / 20).max(2);
@@ -85,15 +87,22 @@ fn main() {
             last = Some(report);
         }
         let (r, v) = (median(reads), median(verifies));
+        if n == 1_000 {
+            base = Some(r + v);
+        }
+        let ratio = base
+            .map(|b| format!("{:.2}", (r + v) / b))
+            .unwrap_or_else(|| "-".to_string());
         if let Some(report) = last {
             println!(
-                "{:>7} {:>6} {:>6} {:>9.1} {:>9.1} {:>10.1} {:>9} {:>11} {:>9}",
+                "{:>7} {:>6} {:>6} {:>9.1} {:>9.1} {:>10.1} {:>8} {:>9} {:>11} {:>11}",
                 report.scope.nodes,
                 tools,
                 rules,
                 r,
                 v,
                 r + v,
+                ratio,
                 report.findings.len(),
                 report.explicit.states,
                 report.explicit.obligations
