@@ -167,7 +167,8 @@ pub fn mesh(
 }
 
 /// A small random graph for property tests: a start, `n` nodes of random kinds with random edges
-/// (some guarded, some with `exit_after`), interrupts, an optional subgraph, over `t` tools.
+/// (some guarded, some with `exit_after`), interrupts, and now and then a subgraph node (with a
+/// `../` hand-off out), a remote agent and a Send, over `t` tools with order rules.
 pub fn random(seed: u64, n: usize, t: usize) -> Generated {
     let mut rng = Rng::new(seed);
     let kinds = ["model", "tools", "tools_plain", "step", "router"];
@@ -220,10 +221,43 @@ pub fn random(seed: u64, n: usize, t: usize) -> Generated {
         }
         ints.push(it);
     }
+    // Sometimes a subgraph node (whose inside calls a tool plainly and may hand off out with
+    // `../`), a remote agent, and a Send fan-out.
+    let mut subgraphs = serde_json::Map::new();
+    if rng.chance(40) {
+        let back = id(rng.below(n));
+        let inner_tool = tool(rng.below(t));
+        let mut inner_edges = vec![
+            json!({"from": "s", "kind": "fixed", "destinations": ["w"]}),
+            json!({"from": "w", "kind": "conditional", "destinations": ["e"]}),
+        ];
+        if rng.chance(50) {
+            inner_edges[1] = json!({"from": "w", "kind": "conditional", "destinations": ["e", format!("../{back}")]});
+        }
+        subgraphs.insert(
+            "sub".into(),
+            json!({"nodes": [{"id": "s", "kind": "start"}, {"id": "w", "kind": "tools_plain", "tools": [inner_tool]},
+                {"id": "e", "kind": "end"}], "edges": inner_edges}),
+        );
+        ns.push(json!({"id": "kb", "kind": "subgraph", "graph": "sub"}));
+        es.push(json!({"from": "kb", "kind": "fixed", "destinations": [id(rng.below(n))]}));
+        es.push(json!({"from": id(rng.below(n)), "kind": "conditional", "destinations": ["kb"]}));
+    }
+    if rng.chance(30) {
+        ns.push(json!({"id": "partner", "kind": "remote", "agent": "partner", "channel": "link"}));
+        es.push(json!({"from": "partner", "kind": "fixed", "destinations": [id(rng.below(n))]}));
+        es.push(
+            json!({"from": id(rng.below(n)), "kind": "conditional", "destinations": ["partner"]}),
+        );
+    }
+    let mut sends = Vec::new();
+    if rng.chance(30) {
+        sends.push(json!({"from": id(rng.below(n)), "destinations": [id(rng.below(n))]}));
+    }
     let graph = json!({
         "format": "qls-graph/1", "name": "random", "recursion_limit": 6 + rng.below(6), "session_steps": 1 + rng.below(2),
         "state": {"f": {"scope": if rng.chance(50) { "session" } else { "turn" }}},
-        "nodes": ns, "edges": es, "interrupts": ints
+        "nodes": ns, "edges": es, "interrupts": ints, "sends": sends, "subgraphs": subgraphs
     });
     let mut cat = catalogue(&mut rng, t, t / 2, &|i| format!("t{i}"));
     if let Some(Value::Object(tools)) = cat.get_mut("tools") {

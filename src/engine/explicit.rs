@@ -49,6 +49,16 @@ pub fn check(model: &FlatModel, inst: Instance, limits: Limits) -> InstanceResul
 /// A state: its words inline up to eight (the common case), so states cost no allocation.
 type Key = SmallVec<[u64; 8]>;
 
+/// Searches one instance with a given slice, without refinement: for tests comparing slices.
+pub fn check_with(
+    model: &FlatModel,
+    inst: Instance,
+    slice: &Slice,
+    limits: Limits,
+) -> InstanceResult {
+    Search::new(model, inst, slice, limits).run()
+}
+
 const PHASE_START: u64 = 0;
 const PHASE_AT: u64 = 1;
 
