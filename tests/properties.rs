@@ -216,8 +216,8 @@ fn output_is_deterministic() {
 }
 
 /// Slicing loses nothing: on generated graphs, every instance searched with the sliced and
-/// refined latches finds exactly the violations (tool, node, class, first turn, node steps of the
-/// shortest witness) that a search keeping every latch finds.
+/// refined latches finds exactly the violations (tool, node, class, first turn, node steps and
+/// witness steps of the shortest witness) that a search keeping every latch finds.
 #[test]
 fn slicing_changes_no_verdict() {
     use stalwart::engine::{explicit, slice::Slice, Limits};
@@ -233,15 +233,16 @@ fn slicing_changes_no_verdict() {
         for r in &results {
             let full = Slice::full(&m, r.instance.obligation, r.instance.tool);
             let f = explicit::check_with(&m, r.instance, &full, Limits::default());
-            // Shortest means fewest node steps in the turn (SPEC 3.1); paths as short may differ
-            // in how many calls a batch makes, so the event count is not compared.
+            // Shortest: fewest node steps in the turn (SPEC 3.1), then fewest witness steps.
             let key = |v: &stalwart::engine::Violation| {
+                let in_turn = v.witness.iter().filter(|s| s.turn == v.turn).count();
                 (
                     v.tool,
                     v.node,
                     v.class,
                     v.turn,
                     v.witness.last().map(|s| s.run_steps),
+                    in_turn,
                 )
             };
             let a: Vec<_> = r.violations.iter().map(key).collect();

@@ -1,9 +1,10 @@
 //! The explicit engine (SPEC 9): breadth-first search over (node, latches, turn) per obligation.
 //!
-//! Within a turn the search is a 0-1 breadth-first search: entering a node costs one step (SPEC
-//! 3.1), a call within a batch or a pause costs none, so each state is first expanded at its
-//! fewest steps in the run, and a state is kept once per turn (reaching it again with more steps
-//! can do no more under the step limit). Turns are searched one after another from the states that
+//! Within a turn the search is a uniform-cost search on (node steps, witness steps): entering a
+//! node costs one step (SPEC 3.1), a call within a batch or a pause costs none, and each event the
+//! witness would show counts as a tie-break (SPEC 4). Each state is first expanded at its fewest
+//! steps in the run, and a state is kept once per turn (reaching it again with more steps can do
+//! no more under the step limit; with as many steps and more events, no shorter witness). Turns are searched one after another from the states that
 //! start them; when no new turn-start state appears, every later turn would repeat an earlier one
 //! and the verdict holds at every depth (the fixpoint of SPEC 9).
 //!
@@ -18,7 +19,8 @@ use crate::ir::{FlagScope, NotAfter, When};
 use crate::model::{FlatModel, NodeIx, ToolIx};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use smallvec::SmallVec;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 /// Checks one instance, refining the slice until every witness replays (see [`super::slice`]).
 pub fn check(model: &FlatModel, inst: Instance, limits: Limits) -> InstanceResult {
@@ -121,7 +123,10 @@ enum Label {
 struct Rec {
     parent: u32,
     label: Label,
+    /// Node steps in this turn's run (SPEC 3.1), the first measure of a shortest witness.
     dist: u32,
+    /// Witness steps (events) in this turn, the tie-break between routes of as many node steps.
+    events: u32,
     turn: u32,
     key: Key,
     expanded: bool,
@@ -304,6 +309,7 @@ impl<'a> Search<'a> {
             parent: u32::MAX,
             label: Label::Root,
             dist: 0,
+            events: 0,
             turn: 1,
             key: start,
             expanded: false,
@@ -331,6 +337,7 @@ impl<'a> Search<'a> {
                             branch: 0,
                         },
                         dist,
+                        events: 0,
                         turn: turn + 1,
                         key: k,
                         expanded: false,
@@ -357,20 +364,22 @@ impl<'a> Search<'a> {
     /// taken, or `None` when the state budget ran out.
     fn turn(&mut self, turn: u32, starts: &[u32]) -> Option<Vec<(u32, u32, Key)>> {
         let mut seen: HashMap<Key, u32> = HashMap::default();
-        let mut dq: VecDeque<(u32, u32)> = VecDeque::new();
+        // Ordered by (node steps, events): fewest node steps first (SPEC 3.1), then fewest
+        // witness steps (SPEC 4), so the first violation found is the shortest in both.
+        let mut dq: BinaryHeap<Reverse<(u32, u32, u32)>> = BinaryHeap::new();
         for &r in starts {
             seen.insert(self.recs[r as usize].key.clone(), r);
-            dq.push_back((r, 0));
+            dq.push(Reverse((0, 0, r)));
         }
         let mut ends = Vec::new();
         let mut succ: Vec<(Key, Label, u32)> = Vec::new();
         let limit = self.m.recursion_limit;
-        while let Some((r, d)) = dq.pop_front() {
+        while let Some(Reverse((d, ev, r))) = dq.pop() {
             if self.found.len() >= self.possible {
                 break;
             }
             let rec = &self.recs[r as usize];
-            if rec.expanded || rec.dist != d {
+            if rec.expanded || rec.dist != d || rec.events != ev {
                 continue;
             }
             self.recs[r as usize].expanded = true;
@@ -385,18 +394,16 @@ impl<'a> Search<'a> {
                 if nd > limit {
                     continue;
                 }
+                let ne = ev + self.label_events(label);
                 match seen.get(&k) {
                     Some(&ix) => {
                         let old = &mut self.recs[ix as usize];
-                        if !old.expanded && nd < old.dist {
+                        if !old.expanded && (nd, ne) < (old.dist, old.events) {
                             old.dist = nd;
+                            old.events = ne;
                             old.parent = r;
                             old.label = label;
-                            if cost == 0 {
-                                dq.push_front((ix, nd));
-                            } else {
-                                dq.push_back((ix, nd));
-                            }
+                            dq.push(Reverse((nd, ne, ix)));
                         }
                     }
                     None => {
@@ -405,21 +412,32 @@ impl<'a> Search<'a> {
                             parent: r,
                             label,
                             dist: nd,
+                            events: ne,
                             turn,
                             key: k.clone(),
                             expanded: false,
                         });
                         seen.insert(k, ix);
-                        if cost == 0 {
-                            dq.push_front((ix, nd));
-                        } else {
-                            dq.push_back((ix, nd));
-                        }
+                        dq.push(Reverse((nd, ne, ix)));
                     }
                 }
             }
         }
         Some(ends)
+    }
+
+    /// The witness steps a transition adds (as [`Search::witness`] writes them).
+    fn label_events(&self, label: Label) -> u32 {
+        let m = self.m;
+        match label {
+            Label::Root => 0,
+            Label::Call { .. } => 1,
+            Label::TurnStart { .. } => 1 + m.nodes[m.entry].on_enter.len() as u32,
+            Label::Move { edge, .. } => {
+                let e = &m.edges[edge as usize];
+                (m.nodes[e.from].on_leave.len() + 2 + m.nodes[e.to].on_enter.len()) as u32
+            }
+        }
     }
 
     fn expand(
