@@ -191,13 +191,13 @@ pub struct NodeDef {
     /// `channel`: for a remote node.
     pub channel: Option<String>,
     /// `location` as declared (or, for agent.yaml compiles, the declaring line); else where the
-    /// node's entry was written in the export.
+    /// node's `id` is written in the export.
     pub loc: Loc,
     /// True when the export gave an explicit `location` (or agent.yaml declared it).
     pub declared_location: bool,
     /// The `file` an export's `location` names, when it names one (resolved by the loader).
     pub declared_file: Option<String>,
-    /// Where the node's own entry starts in the export (the fallback location).
+    /// Where the node's `id` is written in the export (the fallback location).
     pub object_loc: Loc,
 }
 

@@ -1110,8 +1110,8 @@ fn node_location_is_declared_or_where_the_node_starts() {
             agent.loc.column,
             agent.declared_location
         ),
-        (0, 7, 5, false),
-        "a location in a file that is not there falls back to the node's own entry"
+        (0, 7, 12, false),
+        "a location in a file that is not there falls back to the node's id in the export"
     );
     // With agent.yaml beside the export, the location points into it.
     std::fs::write(
@@ -1133,7 +1133,7 @@ fn node_location_is_declared_or_where_the_node_starts() {
     let tools = &i.export.graph.nodes[2];
     assert_eq!(
         (tools.loc.line, tools.loc.column, tools.declared_location),
-        (8, 5, false)
+        (8, 12, false)
     );
 }
 

@@ -335,9 +335,9 @@ fn read_node(r: Reader<'_>, n: &Node) -> Result<NodeDef, InputError> {
     let (loc, declared_location, declared_file) = match m.get("location") {
         Some(l) => match read_location(r, l, &what("location"))? {
             Some((loc, file)) => (loc, true, file),
-            None => (n.loc, false, None),
+            None => (id.loc, false, None),
         },
-        None => (n.loc, false, None),
+        None => (id.loc, false, None),
     };
     Ok(NodeDef {
         kind,
@@ -350,7 +350,7 @@ fn read_node(r: Reader<'_>, n: &Node) -> Result<NodeDef, InputError> {
         loc,
         declared_location,
         declared_file,
-        object_loc: n.loc,
+        object_loc: id.loc,
         id,
     })
 }
