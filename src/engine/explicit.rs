@@ -67,10 +67,8 @@ const PHASE_AT: u64 = 1;
 /// Where each part of a state lives in its word vector.
 struct Layout {
     flags: usize,
-    flag_words: usize,
     ctr: usize,
     ran: usize,
-    ran_words: usize,
     cnt: usize,
     taint: usize,
     region_words: usize,
@@ -219,10 +217,8 @@ impl<'a> Search<'a> {
         let p_taint = take(region_words);
         let lay = Layout {
             flags,
-            flag_words,
             ctr,
             ran,
-            ran_words,
             cnt,
             taint,
             region_words,
@@ -388,7 +384,7 @@ impl<'a> Search<'a> {
             }
             let key = self.recs[r as usize].key.clone();
             succ.clear();
-            self.expand(r, &key, d, turn, &mut succ, &mut ends);
+            self.expand(r, &key, turn, &mut succ, &mut ends);
             for (k, label, cost) in succ.drain(..) {
                 let nd = d + cost;
                 if nd > limit {
@@ -444,7 +440,6 @@ impl<'a> Search<'a> {
         &mut self,
         r: u32,
         k: &[u64],
-        _dist: u32,
         turn: u32,
         succ: &mut Vec<(Key, Label, u32)>,
         ends: &mut Vec<(u32, u32, Key)>,
@@ -458,12 +453,10 @@ impl<'a> Search<'a> {
                     Label::TurnStart { end_edge, .. } => end_edge,
                     _ => None,
                 };
+                // The entered state carries the same label, with the entry's inside answers.
                 for (branch, s2) in self.enter(k, n) {
                     succ.push((s2, Label::TurnStart { end_edge, branch }, cost));
                 }
-                // The TurnStart label is re-used for the entered state: the record's own label
-                // already says how the turn began.
-                let _ = turn;
             }
             _ => {
                 let node = &m.nodes[n];
@@ -471,8 +464,7 @@ impl<'a> Search<'a> {
                 if node.calls_tools() {
                     let guarded = node.guarded();
                     for &u in &node.tools {
-                        for (runs, refused_ok) in self.call_options(k, u, guarded) {
-                            let _ = refused_ok;
+                        for &runs in self.call_options(k, u, guarded) {
                             self.event(r, k, n, u, guarded, runs, turn);
                             let mut s2 = Key::from_slice(k);
                             if runs {
@@ -581,12 +573,13 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// The outcomes a call of `u` may have: (runs, _). A plain call runs. A guarded call runs when
-    /// the order rules allow it, and may be refused when they do not or when it is a write (the
-    /// person may say no). Where `u`'s order latches are not kept, both outcomes are allowed.
-    fn call_options(&self, k: &[u64], u: ToolIx, guarded: bool) -> Vec<(bool, bool)> {
+    /// The outcomes a call of `u` may have: `true` runs, `false` is refused. A plain call runs. A
+    /// guarded call runs when the order rules allow it, and may be refused when they do not or
+    /// when it is a write (the person may say no). Where `u`'s order latches are not kept, both
+    /// outcomes are allowed.
+    fn call_options(&self, k: &[u64], u: ToolIx, guarded: bool) -> &'static [bool] {
         if !guarded {
-            return vec![(true, false)];
+            return &[true];
         }
         let def = &self.m.tools[u];
         let has_rules = !def.order.after.is_empty()
@@ -600,10 +593,10 @@ impl<'a> Search<'a> {
             None
         };
         match allowed {
-            Some(true) if def.is_write() => vec![(true, false), (false, true)],
-            Some(true) => vec![(true, false)],
-            Some(false) => vec![(false, true)],
-            None => vec![(true, false), (false, true)],
+            Some(true) if def.is_write() => &[true, false],
+            Some(true) => &[true],
+            Some(false) => &[false],
+            None => &[true, false],
         }
     }
 
@@ -742,7 +735,6 @@ impl<'a> Search<'a> {
         k[lay.clean..lay.clean + lay.clean_words].fill(0);
         k[lay.misc] = 0;
         Self::set_head(k, self.m.entry, PHASE_START, false);
-        let _ = lay.flag_words + lay.ran_words;
     }
 
     /// Checks the obligation at a call of `u` at `n` and records a violation's witness.
