@@ -370,22 +370,14 @@ fn read_agent(r: Reader<'_>, e: &Entry, warnings: &mut Vec<String>) -> Result<Ag
                 .with_label("refuse, model, ask or answer"));
         }
     }
-    let privilege_high = match r.opt_text(m, "privilege", &what("privilege"))? {
-        None => false,
-        Some(p) => match p.name.as_str() {
-            "high" => true,
-            "low" => false,
-            other => {
-                return Err(r
-                    .err(
-                        p.loc,
-                        format!("unknown privilege '{other}' on agent '{a}'"),
-                        "write `privilege: low` or `privilege: high`",
-                    )
-                    .with_label("low or high"))
-            }
-        },
-    };
+    let privilege_high = r
+        .opt_choice(
+            m,
+            "privilege",
+            &format!("agent '{a}'"),
+            &[("low", false), ("high", true)],
+        )?
+        .unwrap_or(false);
     let budget = match m.get("budget") {
         Some(b) => read_budget(r, b, &what("budget"))?,
         None => None,

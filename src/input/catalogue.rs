@@ -364,21 +364,10 @@ fn read_tool(
     }
     tool.order = order;
 
-    if let Some(p) = r.opt_text(m, "privilege", &what("privilege"))? {
-        tool.privileged = match p.name.as_str() {
-            "high" => true,
-            "low" => false,
-            other => {
-                return Err(r
-                    .err(
-                        p.loc,
-                        format!("unknown privilege '{other}' on tool '{t}'"),
-                        "write `privilege: low` or `privilege: high`",
-                    )
-                    .with_label("low or high"))
-            }
-        }
-    }
+    let whose = format!("tool '{t}'");
+    tool.privileged = r
+        .opt_choice(m, "privilege", &whose, &[("low", false), ("high", true)])?
+        .unwrap_or(false);
 
     if let Some(s) = m.get_some("store") {
         let sm = r.map(s, &what("store"))?;
@@ -388,22 +377,14 @@ fn read_tool(
             &format!("`store.name` of tool '{t}'"),
             "write `store: {name: the_store, access: read}`",
         )?;
-        let access = match r.opt_text(sm, "access", &format!("`store.access` of tool '{t}'"))? {
-            None => false,
-            Some(a) => match a.name.as_str() {
-                "read" => false,
-                "write" => true,
-                other => {
-                    return Err(r
-                        .err(
-                            a.loc,
-                            format!("unknown store access '{other}' on tool '{t}'"),
-                            "write `access: read` or `access: write`",
-                        )
-                        .with_label("read or write"))
-                }
-            },
-        };
+        let access = r
+            .opt_choice(
+                sm,
+                "access",
+                &format!("the store of tool '{t}'"),
+                &[("read", false), ("write", true)],
+            )?
+            .unwrap_or(false);
         tool.store = Some((sname.name, access));
     }
 

@@ -761,6 +761,35 @@ impl<'a> Reader<'a> {
     }
 
     /// The text under `key`, or `None` when absent or null.
+    /// The optional word `key`, one of `choices` (word, value); another word is an error at it,
+    /// naming `whose` (e.g. "agent 'desk'") and the words allowed.
+    pub fn opt_choice<T: Copy>(
+        &self,
+        map: Map<'_>,
+        key: &str,
+        whose: &str,
+        choices: &[(&str, T)],
+    ) -> Result<Option<T>, InputError> {
+        let Some(w) = self.opt_text(map, key, &format!("`{key}` of {whose}"))? else {
+            return Ok(None);
+        };
+        if let Some((_, v)) = choices.iter().find(|(c, _)| *c == w.name) {
+            return Ok(Some(*v));
+        }
+        let words: Vec<String> = choices
+            .iter()
+            .map(|(c, _)| format!("`{key}: {c}`"))
+            .collect();
+        let names: Vec<&str> = choices.iter().map(|(c, _)| *c).collect();
+        Err(self
+            .err(
+                w.loc,
+                format!("unknown {} '{}' on {whose}", key.replace('_', " "), w.name),
+                format!("write {}", words.join(" or ")),
+            )
+            .with_label(names.join(" or ")))
+    }
+
     pub fn opt_text(
         &self,
         map: Map<'_>,
