@@ -100,9 +100,14 @@ struct VerifyArgs {
     /// Write the output to this file instead of standard output.
     #[arg(long)]
     output: Option<PathBuf>,
-    /// Engine(s) to run. This version has the explicit engine; the Z3 engine comes next.
-    #[arg(long, value_enum, default_value = "explicit")]
+    /// Engine(s) to run: the explicit-state search, the Z3 bounded model checker, or both,
+    /// compared (a disagreement is QG312 and fails the gate).
+    #[arg(long, value_enum, default_value = "both")]
     engine: EngineChoice,
+    /// Milliseconds Z3 may spend on one query; a query it cannot answer in time leaves its
+    /// obligation undecided (QG006), never clean.
+    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    solver_timeout_ms: u32,
     /// The gate: `ci` fails on rules that fail the gate, `start` on rules that stop Agent(...).
     #[arg(long, value_enum, default_value = "ci")]
     gate: GateMode,
@@ -172,18 +177,19 @@ fn rules(cmd: RulesCommand) -> i32 {
     }
 }
 
+/// Test-only: in a debug build, `STALWART_TEST_BROKEN_ENGINE=z3` makes the Z3 engine claim every
+/// obligation holds, so the tests can show that a disagreement is caught (QG312). Release builds
+/// ignore it.
+fn broken_engine_switch() -> bool {
+    cfg!(debug_assertions) && std::env::var("STALWART_TEST_BROKEN_ENGINE").is_ok_and(|v| v == "z3")
+}
+
 fn print_input_error(e: crate::error::InputError) -> i32 {
     eprintln!("{:?}", miette::Report::new(e));
     2
 }
 
 fn verify(a: VerifyArgs) -> i32 {
-    if a.engine != EngineChoice::Explicit {
-        return fail(
-            "the Z3 engine is not in this version; `--engine explicit` is the engine it has",
-            "run with `--engine explicit` (the default)",
-        );
-    }
     if a.replay.is_some() {
         return fail(
             "`--replay` is not in this version",
@@ -257,6 +263,16 @@ fn verify(a: VerifyArgs) -> i32 {
         gate: a.gate,
         rulebook: a.rulebook.as_ref().map(|p| p.display().to_string()),
         max_states: a.max_states,
+        engine: match a.engine {
+            EngineChoice::Explicit => crate::engine::EngineChoice::Explicit,
+            EngineChoice::Z3 => crate::engine::EngineChoice::Z3,
+            EngineChoice::Both => crate::engine::EngineChoice::Both,
+        },
+        z3: crate::engine::bmc::Config {
+            timeout_ms: a.solver_timeout_ms,
+            broken: broken_engine_switch(),
+            ..crate::engine::bmc::Config::default()
+        },
     };
     let report = match crate::verify::verify(inputs, &opts) {
         Ok(r) => r,

@@ -200,6 +200,8 @@ pub struct Finding {
     pub severity: Severity,
     /// The shortest witness, when the finding is a reachability question.
     pub witness: Vec<Step>,
+    /// QG312: the other engine's witness, with the engine's name, when both found one.
+    pub other_witness: Option<(&'static str, Vec<Step>)>,
     /// Stable hash of (rule, obligation, subject, node) - no lines, no contents.
     pub fingerprint: String,
 }

@@ -7,9 +7,12 @@ use crate::findings::{Finding, GateMode, Lint};
 use crate::source::SourceMap;
 use serde::Serialize;
 
-/// The verdict counts and time of one engine (SPEC 8 `engines`).
+/// The verdict counts and time of one engine, or of the engines' merged verdicts (SPEC 8
+/// `engines`).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct EngineStats {
+    /// `explicit`, `z3`, or for the merged verdicts the engines that ran (`explicit and z3`).
+    pub name: String,
     /// Obligation instances searched.
     pub obligations: usize,
     /// Instances that hold at every depth (the turn-start states stopped growing).
@@ -20,8 +23,10 @@ pub struct EngineStats {
     pub violated: usize,
     /// Instances the engine could not decide (state budget exhausted).
     pub undecided: usize,
-    /// States explored, over all instances.
+    /// States explored, over all instances (explicit engine).
     pub states: u64,
+    /// Solver queries asked, over all instances (Z3 engine).
+    pub queries: u64,
     /// Wall time in milliseconds.
     pub millis: u64,
 }
@@ -64,8 +69,12 @@ pub struct Report {
     pub gate: GateMode,
     /// What the proof covered.
     pub scope: ProofScope,
-    /// The explicit engine's figures.
-    pub explicit: EngineStats,
+    /// The merged verdicts' figures (what the proof line says).
+    pub proof: EngineStats,
+    /// Each engine's own figures, explicit first.
+    pub engines: Vec<EngineStats>,
+    /// Obligations (violation keys) on which the engines disagreed.
+    pub disagreements: usize,
     /// Known limits of the reading, printed at the end of the text report.
     pub limits: Vec<String>,
 }

@@ -3,11 +3,10 @@
 //! tests both call [`verify`], so what the tests check is what users run.
 
 use crate::checks;
-use crate::engine::{self, Depth, Limits};
+use crate::engine::{self, bmc, Depth, EngineChoice, InstanceResult, Limits};
 use crate::findings::GateMode;
 use crate::input::Inputs;
 use crate::report::{EngineStats, ProofScope, Report};
-use std::time::Instant;
 
 /// Options of one run.
 #[derive(Debug, Clone)]
@@ -20,6 +19,10 @@ pub struct Options {
     pub rulebook: Option<String>,
     /// States one obligation's search may keep before it is undecided (QG006).
     pub max_states: usize,
+    /// The engine(s) to run.
+    pub engine: EngineChoice,
+    /// The Z3 engine's settings (its per-query timeout).
+    pub z3: bmc::Config,
 }
 
 impl Options {
@@ -30,6 +33,8 @@ impl Options {
             gate: GateMode::Ci,
             rulebook: None,
             max_states: Limits::default().max_states,
+            engine: EngineChoice::Both,
+            z3: bmc::Config::default(),
         }
     }
 }
@@ -41,32 +46,27 @@ pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, String> {
         Ok(m) => m,
         Err(e) => return Err(format!("{}: {e}", inputs.input_display)),
     };
-    let started = Instant::now();
-    let results = engine::run(
+    let outcome = engine::run(
         &model,
+        opts.engine,
         Limits {
             max_states: opts.max_states,
         },
+        &opts.z3,
     );
-    let millis = started.elapsed().as_millis() as u64;
-    let mut stats = EngineStats {
-        obligations: results.len(),
-        millis,
-        ..EngineStats::default()
-    };
-    for r in &results {
-        stats.states += r.states;
-        if !r.violations.is_empty() {
-            stats.violated += 1;
-        } else {
-            match r.depth {
-                Depth::Every => stats.holds_every_depth += 1,
-                Depth::Bound(_) => stats.holds_to_bound += 1,
-                Depth::Undecided => stats.undecided += 1,
-            }
-        }
-    }
-    let mut findings = checks::graph::findings(&model, &results);
+    let engines: Vec<EngineStats> = outcome
+        .runs
+        .iter()
+        .map(|r| stats(r.name.to_string(), &r.results, r.millis))
+        .collect();
+    let names: Vec<&str> = outcome.runs.iter().map(|r| r.name).collect();
+    let millis = outcome.runs.iter().map(|r| r.millis).sum();
+    let mut proof = stats(names.join(" and "), &outcome.results, millis);
+    proof.states = engines.iter().map(|e| e.states).sum();
+    proof.queries = engines.iter().map(|e| e.queries).sum();
+    let results = outcome.results;
+    let mut findings = checks::engines::disagreements(&model, &outcome.disagreements);
+    findings.extend(checks::graph::findings(&model, &results));
     findings.extend(checks::structure::unbounded_loops(&model));
     findings.extend(checks::structure::undeclared_routes(&model));
     findings.extend(checks::structure::opaque_subgraphs(&model));
@@ -96,8 +96,34 @@ pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, String> {
             edges: model.edges.len(),
             tools: model.tools.len(),
         },
-        explicit: stats,
+        proof,
+        engines,
+        disagreements: outcome.disagreements.len(),
         limits: checks::coverage::limits(&inputs.export),
     };
     Ok(report)
+}
+
+/// Verdict counts of `results`.
+fn stats(name: String, results: &[InstanceResult], millis: u64) -> EngineStats {
+    let mut s = EngineStats {
+        name,
+        obligations: results.len(),
+        millis,
+        ..EngineStats::default()
+    };
+    for r in results {
+        s.states += r.states;
+        s.queries += r.queries;
+        if !r.violations.is_empty() {
+            s.violated += 1;
+        } else {
+            match r.depth {
+                Depth::Every => s.holds_every_depth += 1,
+                Depth::Bound(_) => s.holds_to_bound += 1,
+                Depth::Undecided => s.undecided += 1,
+            }
+        }
+    }
+    s
 }

@@ -104,8 +104,8 @@ fn main() {
                 r + v,
                 ratio,
                 report.findings.len(),
-                report.explicit.states,
-                report.explicit.obligations
+                report.proof.states,
+                report.proof.obligations
             );
         }
     }

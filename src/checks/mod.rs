@@ -1,11 +1,12 @@
 //! Checks: turn the model's structure and the engines' verdicts into findings (SPEC 4, 6, 7).
 //!
 //! [`graph`] reads the obligation verdicts (QG001, QG003, QG011-QG014, QG105, and QG006 for an
-//! undecided search); [`structure`] reads the flattened graph itself (QG023, QG015, QG006 for an
+//! undecided search); [`engines`] the engines' disagreements (QG312); [`structure`] reads the flattened graph itself (QG023, QG015, QG006 for an
 //! opaque subgraph); [`lints`] gives the runtime lints; [`coverage`] says which rules had nothing
 //! to read and which this version does not check yet. Checks never print.
 
 pub mod coverage;
+pub mod engines;
 pub mod graph;
 pub mod lints;
 pub mod structure;
@@ -19,6 +20,7 @@ use crate::source::Loc;
 /// `status = "checked"` must be here and every rule here must be so marked.
 pub const CHECKED_RULES: &[&str] = &[
     "QG001", "QG003", "QG006", "QG011", "QG012", "QG013", "QG014", "QG015", "QG023", "QG105",
+    "QG312",
 ];
 
 /// The severity of a finding of `rule` (SPEC 7): a hotspot is Review; a finding on a tool goes
@@ -91,6 +93,7 @@ pub fn finding(
         message,
         fix,
         witness,
+        other_witness: None,
     }
 }
 

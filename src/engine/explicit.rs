@@ -13,6 +13,7 @@
 //! [`Slice`], laid out by `Layout`.
 
 use super::slice::Slice;
+use super::steps::{enter_steps, leave_steps, number_run_steps};
 use super::{interp, Class, Depth, Instance, InstanceResult, Limits, Violation};
 use crate::findings::{Obligation, Step, StepKind};
 use crate::ir::{FlagScope, NotAfter, When};
@@ -294,6 +295,8 @@ impl<'a> Search<'a> {
                     violations: Vec::new(),
                     depth: Depth::Every,
                     states: 0,
+                    queries: 0,
+                    note: None,
                 };
             }
         }
@@ -353,6 +356,13 @@ impl<'a> Search<'a> {
             violations: self.found.into_values().collect(),
             depth,
             states,
+            queries: 0,
+            note: (depth == Depth::Undecided).then(|| {
+                format!(
+                    "the search ran out of its state budget after {} states",
+                    self.recs.len()
+                )
+            }),
         }
     }
 
@@ -954,55 +964,5 @@ fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
             .filter(|n| binds(n, t) && !n.guarded())
             .count(),
         (_, None) => usize::MAX,
-    }
-}
-
-/// Sets each step's `run_steps`: node steps taken in its turn so far.
-fn number_run_steps(m: &FlatModel, steps: &mut [Step]) {
-    let mut count = 0;
-    let mut turn = 0;
-    for s in steps.iter_mut() {
-        if s.turn != turn {
-            turn = s.turn;
-            count = 0;
-        }
-        if s.kind == StepKind::Enter && m.node_ix(&s.node).is_some_and(|n| m.nodes[n].costs_step())
-        {
-            count += 1;
-        }
-        s.run_steps = count;
-    }
-}
-
-fn leave_steps(m: &FlatModel, n: NodeIx, turn: u32, steps: &mut Vec<Step>) {
-    for p in &m.nodes[n].on_leave {
-        let mut c = Step::new(StepKind::Confirm, &m.nodes[n].qid, turn);
-        c.tool = p.tool.map(|t| m.tools[t].name.clone());
-        c.yes = Some(true);
-        c.when = Some(p.when.as_str());
-        c.loc = Some(p.loc);
-        steps.push(c);
-    }
-}
-
-fn enter_steps(m: &FlatModel, n: NodeIx, branch: u32, turn: u32, steps: &mut Vec<Step>) {
-    let mut e = Step::new(StepKind::Enter, &m.nodes[n].qid, turn);
-    e.loc = Some(m.nodes[n].loc);
-    steps.push(e);
-    let mut inside = 0;
-    for p in &m.nodes[n].on_enter {
-        let yes = if p.when == When::Inside {
-            let bit = 1u32 << inside.min(31);
-            inside += 1;
-            branch & bit != 0
-        } else {
-            true
-        };
-        let mut c = Step::new(StepKind::Confirm, &m.nodes[n].qid, turn);
-        c.tool = p.tool.map(|t| m.tools[t].name.clone());
-        c.yes = Some(yes);
-        c.when = Some(p.when.as_str());
-        c.loc = Some(p.loc);
-        steps.push(c);
     }
 }

@@ -6,9 +6,12 @@
 //! interpreter every witness is replayed on. [`run`] runs all instances in parallel (rayon) and
 //! returns the results sorted, so the output is deterministic.
 
+pub mod bmc;
+pub mod compare;
 pub mod explicit;
 pub mod interp;
 pub mod slice;
+pub mod steps;
 
 use crate::findings::{Obligation, Step};
 use crate::ir::Compensation;
@@ -72,8 +75,12 @@ pub struct InstanceResult {
     pub violations: Vec<Violation>,
     /// How far the search reached.
     pub depth: Depth,
-    /// States explored.
+    /// States explored (explicit engine).
     pub states: u64,
+    /// Solver queries asked (Z3 engine).
+    pub queries: u64,
+    /// Why the instance is undecided, when it is.
+    pub note: Option<String>,
 }
 
 /// Limits on one search.
@@ -153,14 +160,123 @@ pub fn instances(model: &FlatModel) -> Vec<Instance> {
     out
 }
 
-/// Answers every instance of `model` with the explicit engine, in parallel; sorted by instance.
-pub fn run(model: &FlatModel, limits: Limits) -> Vec<InstanceResult> {
-    let mut results: Vec<InstanceResult> = instances(model)
-        .into_par_iter()
-        .map(|i| explicit::check(model, i, limits))
-        .collect();
-    results.sort_by_key(|r| r.instance);
-    results
+/// Which engine(s) answer (SPEC 1 `--engine`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineChoice {
+    /// The explicit-state search only.
+    Explicit,
+    /// The Z3 bounded model checker only.
+    Z3,
+    /// Both, compared (the default).
+    Both,
+}
+
+/// One engine's results and wall time.
+#[derive(Debug, Clone)]
+pub struct EngineRun {
+    /// `explicit` or `z3`.
+    pub name: &'static str,
+    /// Its results, sorted by instance.
+    pub results: Vec<InstanceResult>,
+    /// Wall time in milliseconds.
+    pub millis: u64,
+}
+
+/// What the engines concluded.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The verdicts the findings are drawn from: violations whose witnesses replay.
+    pub results: Vec<InstanceResult>,
+    /// Where the engines or a replay disagree (QG312).
+    pub disagreements: Vec<compare::Disagreement>,
+    /// Each engine that ran, in the order explicit, z3.
+    pub runs: Vec<EngineRun>,
+}
+
+/// Answers every instance of `model` with the chosen engines, in parallel; every witness is
+/// replayed on the plain interpreter. Under `Both` the explicit engine runs first and its
+/// answers order the Z3 engine's queries (see [`bmc::Hints`]); every Z3 answer is still Z3's.
+pub fn run(model: &FlatModel, choice: EngineChoice, limits: Limits, cfg: &bmc::Config) -> Outcome {
+    let insts = instances(model);
+    let mut runs = Vec::new();
+    let timed = |f: &dyn Fn() -> Vec<InstanceResult>| {
+        let t0 = std::time::Instant::now();
+        let mut r = f();
+        r.sort_by_key(|r| r.instance);
+        (r, t0.elapsed().as_millis() as u64)
+    };
+    let explicit = (choice != EngineChoice::Z3).then(|| {
+        timed(&|| {
+            insts
+                .par_iter()
+                .map(|&i| explicit::check(model, i, limits))
+                .collect()
+        })
+    });
+    let z3 = (choice != EngineChoice::Explicit).then(|| {
+        let hints: Vec<bmc::Hints> = insts
+            .iter()
+            .map(|&i| {
+                explicit
+                    .as_ref()
+                    .and_then(|(rs, _)| rs.iter().find(|r| r.instance == i))
+                    .map(hints_of)
+                    .unwrap_or_default()
+            })
+            .collect();
+        timed(&|| {
+            insts
+                .par_iter()
+                .zip(&hints)
+                .map(|(&i, h)| bmc::check(model, i, cfg, h))
+                .collect()
+        })
+    });
+    let stand_in = || -> Vec<InstanceResult> {
+        let mut v: Vec<InstanceResult> = insts.iter().map(|&i| compare::not_run(i)).collect();
+        v.sort_by_key(|r| r.instance);
+        v
+    };
+    let e_res = explicit
+        .as_ref()
+        .map(|r| r.0.clone())
+        .unwrap_or_else(stand_in);
+    let z_res = z3.as_ref().map(|r| r.0.clone()).unwrap_or_else(stand_in);
+    let (results, disagreements) = compare::compare(model, &e_res, &z_res);
+    if let Some((r, ms)) = explicit {
+        runs.push(EngineRun {
+            name: "explicit",
+            results: r,
+            millis: ms,
+        });
+    }
+    if let Some((r, ms)) = z3 {
+        runs.push(EngineRun {
+            name: "z3",
+            results: r,
+            millis: ms,
+        });
+    }
+    Outcome {
+        results,
+        disagreements,
+        runs,
+    }
+}
+
+/// The explicit engine's answers as hints for the Z3 engine.
+fn hints_of(r: &InstanceResult) -> bmc::Hints {
+    bmc::Hints {
+        found: r
+            .violations
+            .iter()
+            .map(|v| {
+                let steps = v.witness.last().map(|s| s.run_steps).unwrap_or(0);
+                ((v.tool, v.node, v.class), (v.turn, steps))
+            })
+            .collect(),
+        every_depth: r.depth == Depth::Every,
+    }
 }
 
 /// The version of the system Z3 library this binary links (`Z3 4.8.12.0`): the solver of the

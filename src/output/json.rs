@@ -45,23 +45,29 @@
 //!   "nothing_to_read_reasons": [{"rule": "QG017", "reason": "..."}],
 //!   "not_yet_checked": ["QG002", ...],
 //!   "scope": {"session_steps", "recursion_limit", "nodes", "edges", "tools"},
-//!   "engines": {"explicit": {"obligations", "holds_every_depth", "holds_to_bound", "violated",
-//!                            "undecided", "states"},
-//!               "z3": {"ran": false, "linked": "<the linked libz3's version>"}},
+//!   "engines": {
+//!     "ran": ["explicit", "z3"],               // --engine: one or both
+//!     "agree": true, "disagreements": 0,       // violation keys the engines disagree on (QG312)
+//!     "verdict": COUNTS,                        // the merged verdicts the findings come from
+//!     "explicit": {"ran": true, ...COUNTS, "states": n, "millis": n} | {"ran": false},
+//!     "z3": {"ran": true, ...COUNTS, "queries": n, "millis": n, "version": "Z3 4.8.12.0"}
+//!           | {"ran": false, "version": "..."}
+//!   },
+//!   COUNTS = "obligations", "holds_every_depth", "holds_to_bound", "violated", "undecided"
 //!   "warnings": ["<the exporter's warnings>"],
 //!   "limits": ["<known limits of the reading>"]
 //! }
 //! LOCATION = {"file": "<as the report names it>", "line": 1-based, "column": 1-based}
 //! ```
 //!
-//! Optional witness keys are left out (not `null`) when they do not apply. The engines' wall time
-//! (`EngineStats::millis`) is deliberately not written: it would make the output differ from run to
-//! run.
+//! Optional witness keys are left out (not `null`) when they do not apply. A QG312 finding also
+//! has `"other_witness": {"engine": "z3", "witness": [...]}` when both engines found a witness. The
+//! engines' `millis` are wall time and differ from run to run; everything else is deterministic.
 
 use serde_json::{json, Map, Value};
 
 use crate::findings::{Finding, Step};
-use crate::report::Report;
+use crate::report::{EngineStats, Report};
 use crate::source::{Loc, SourceMap};
 
 /// The schema version written as `"version"`.
@@ -78,7 +84,6 @@ pub fn render(report: &Report) -> String {
 /// The report as a JSON value in the schema above (keys in schema order).
 pub fn to_value(report: &Report) -> Value {
     let src = &report.sources;
-    let e = &report.explicit;
     let sc = &report.scope;
     json!({
         "version": SCHEMA_VERSION,
@@ -110,19 +115,57 @@ pub fn to_value(report: &Report) -> Value {
             "edges": sc.edges,
             "tools": sc.tools,
         },
-        "engines": {
-            "explicit": {
-                "obligations": e.obligations,
-                "holds_every_depth": e.holds_every_depth,
-                "holds_to_bound": e.holds_to_bound,
-                "violated": e.violated,
-                "undecided": e.undecided,
-                "states": e.states,
-            },
-            "z3": {"ran": false, "linked": crate::engine::z3_version()},
-        },
+        "engines": engines(report),
         "warnings": report.export_warnings,
         "limits": report.limits,
+    })
+}
+
+/// Verdict counts.
+fn counts(e: &EngineStats) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("obligations".into(), json!(e.obligations));
+    m.insert("holds_every_depth".into(), json!(e.holds_every_depth));
+    m.insert("holds_to_bound".into(), json!(e.holds_to_bound));
+    m.insert("violated".into(), json!(e.violated));
+    m.insert("undecided".into(), json!(e.undecided));
+    m
+}
+
+/// The `engines` section.
+fn engines(report: &Report) -> Value {
+    let find = |name: &str| report.engines.iter().find(|e| e.name == name);
+    let explicit = match find("explicit") {
+        Some(e) => {
+            let mut m = Map::new();
+            m.insert("ran".into(), json!(true));
+            m.extend(counts(e));
+            m.insert("states".into(), json!(e.states));
+            m.insert("millis".into(), json!(e.millis));
+            Value::Object(m)
+        }
+        None => json!({"ran": false}),
+    };
+    let version = crate::engine::z3_version();
+    let z3 = match find("z3") {
+        Some(e) => {
+            let mut m = Map::new();
+            m.insert("ran".into(), json!(true));
+            m.extend(counts(e));
+            m.insert("queries".into(), json!(e.queries));
+            m.insert("millis".into(), json!(e.millis));
+            m.insert("version".into(), json!(version));
+            Value::Object(m)
+        }
+        None => json!({"ran": false, "version": version}),
+    };
+    json!({
+        "ran": report.engines.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+        "agree": report.disagreements == 0,
+        "disagreements": report.disagreements,
+        "verdict": Value::Object(counts(&report.proof)),
+        "explicit": explicit,
+        "z3": z3,
     })
 }
 
@@ -130,7 +173,7 @@ pub fn to_value(report: &Report) -> Value {
 fn finding(report: &Report, f: &Finding) -> Value {
     let src = &report.sources;
     let rule = crate::rules::get(f.rule);
-    json!({
+    let mut v = json!({
         "rule": f.rule,
         "title": rule.map(|r| r.title.as_str()),
         "type": rule.map(|r| r.rule_type.as_str()),
@@ -149,7 +192,14 @@ fn finding(report: &Report, f: &Finding) -> Value {
         "fingerprint": f.fingerprint,
         "blocks": report.blocks(f),
         "witness": f.witness.iter().map(|s| step(src, s)).collect::<Vec<_>>(),
-    })
+    });
+    if let (Some((engine, w)), Value::Object(m)) = (&f.other_witness, &mut v) {
+        m.insert(
+            "other_witness".into(),
+            json!({"engine": engine, "witness": w.iter().map(|s| step(src, s)).collect::<Vec<_>>()}),
+        );
+    }
+    v
 }
 
 /// One witness step; optional keys are left out when they do not apply.

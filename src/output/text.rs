@@ -201,10 +201,10 @@ fn gate_line(report: &Report, blocking: usize, warnings: usize, p: &Paint) -> St
     p.green(&s)
 }
 
-/// The proof line: what the explicit engine searched and concluded, and the bound it holds to.
-/// No time: the text report is deterministic.
+/// The proof line: which engines searched, whether they agree, what they concluded, and the bound
+/// it holds to. No time and no solver query counts: the text report is deterministic.
 fn proof_line(report: &Report) -> String {
-    let e = &report.explicit;
+    let e = &report.proof;
     let s = &report.scope;
     let bound = format!(
         "{} of at most {} step{}",
@@ -215,9 +215,28 @@ fn proof_line(report: &Report) -> String {
     if e.obligations == 0 {
         return format!("Proof: no obligation to search (the bound is {bound}).");
     }
+    let by = match report.engines.len() {
+        2 => match report.disagreements {
+            0 => "by the explicit and the z3 engines, which agree".to_string(),
+            n => format!(
+                "by the explicit and the z3 engines, which disagree on {} (QG312 above)",
+                plural(n, "violation", "violations")
+            ),
+        },
+        _ => format!(
+            "by the {} engine alone",
+            report.engines.first().map_or("", |e| e.name.as_str())
+        ),
+    };
     let hold = |n: usize| if n == 1 { "holds" } else { "hold" };
+    let states = report
+        .engines
+        .iter()
+        .find(|x| x.name == "explicit")
+        .map(|x| format!("; {}", plural(x.states as usize, "state", "states")))
+        .unwrap_or_default();
     format!(
-        "Proof: {} searched: {} {} at every depth, {} {} to the bound ({bound}), {} violated, {} undecided; {}.",
+        "Proof: {} searched {by}: {} {} at every depth, {} {} to the bound ({bound}), {} violated, {} undecided{states}.",
         plural(e.obligations, "obligation", "obligations"),
         e.holds_every_depth,
         hold(e.holds_every_depth),
@@ -225,7 +244,6 @@ fn proof_line(report: &Report) -> String {
         hold(e.holds_to_bound),
         e.violated,
         e.undecided,
-        plural(e.states as usize, "state", "states"),
     )
 }
 

@@ -1,0 +1,66 @@
+//! QG312 (SPEC 9 `both`, SPEC 10): one finding per violation key on which the engines, or a
+//! witness's replay, disagree. It names the obligation, says both answers, and carries both
+//! witnesses (the explicit engine's first); it fails the gate and is listed first.
+
+use super::{finding, Subject};
+use crate::engine::compare::{Answer, Disagreement};
+use crate::findings::Finding;
+use crate::model::FlatModel;
+
+/// The QG312 findings of `disagreements`.
+pub fn disagreements(m: &FlatModel, disagreements: &[Disagreement]) -> Vec<Finding> {
+    disagreements
+        .iter()
+        .map(|d| {
+            let (tool, node, _) = d.key;
+            let t = &m.tools[tool];
+            let n = &m.nodes[node];
+            let ob = d.instance.obligation;
+            let obligation = format!("{} ({})", ob.as_str(), ob.describe());
+            let say = |a: &Answer| match a {
+                Answer::Holds => "holds".to_string(),
+                Answer::Breaks(v) => format!("breaks at turn {}", v.turn),
+                Answer::NotRun => "was not run".to_string(),
+            };
+            let detail = format!(
+                "at '{}' the explicit engine says it {} and the z3 engine says it {}: {}",
+                n.qid,
+                say(&d.explicit),
+                say(&d.z3),
+                d.why
+            );
+            let witness = |a: &Answer| match a {
+                Answer::Breaks(v) => Some(v.witness.clone()),
+                _ => None,
+            };
+            let (first, other) = match (witness(&d.explicit), witness(&d.z3)) {
+                (Some(e), Some(z)) => (e, Some(("z3", z))),
+                (Some(e), None) => (e, None),
+                (None, Some(z)) => (z, None),
+                (None, None) => (Vec::new(), None),
+            };
+            let depth = [&d.explicit, &d.z3]
+                .iter()
+                .filter_map(|a| match a {
+                    Answer::Breaks(v) => Some(v.turn),
+                    _ => None,
+                })
+                .min();
+            let mut f = finding(
+                Subject {
+                    rule: "QG312",
+                    obligation: Some(ob),
+                    subject: t.name.clone(),
+                    tool: Some(t),
+                    node: Some(n.qid.clone()),
+                    location: Some(n.loc),
+                },
+                depth,
+                first,
+                &[("detail", &detail), ("obligation", &obligation)],
+            );
+            f.other_witness = other;
+            f
+        })
+        .collect()
+}

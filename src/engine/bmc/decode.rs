@@ -1,0 +1,214 @@
+//! A satisfying model of a violation query, read back as a witness in the explicit engine's
+//! vocabulary (SPEC 4): the entries with their pauses' answers, each batch's calls, the choices,
+//! the turns' ends, and last the call that breaks the obligation.
+
+use super::plan::{Group, Part};
+use super::unroll::{Frame, Unrolling};
+use crate::engine::steps::{enter_steps, leave_steps, number_run_steps};
+use crate::engine::Violation;
+use crate::findings::{Obligation, Step, StepKind};
+use crate::model::{FlatModel, NodeIx, ToolIx};
+use z3::ast::{Bool, BV};
+use z3::Model;
+
+fn num(model: &Model, v: &BV) -> u64 {
+    model.eval(v, true).and_then(|x| x.as_u64()).unwrap_or(0)
+}
+
+fn truth(model: &Model, v: &Bool) -> bool {
+    model
+        .eval(v, true)
+        .and_then(|x| x.as_bool())
+        .unwrap_or(false)
+}
+
+fn call(m: &FlatModel, n: NodeIx, tool: ToolIx, turn: u32, refused: bool) -> Step {
+    let mut c = Step::new(StepKind::Call, &m.nodes[n].qid, turn);
+    c.tool = Some(m.tools[tool].name.clone());
+    c.guarded = Some(m.nodes[n].guarded());
+    c.refused = refused;
+    c.loc = Some(m.nodes[n].loc);
+    c
+}
+
+/// The answers to frame `fr`'s `inside` pauses as a bitmask (bit j: the j-th said yes).
+fn branch(model: &Model, fr: &Frame) -> u32 {
+    fr.ans
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| truth(model, a))
+        .fold(0, |b, (j, _)| b | 1 << j.min(31))
+}
+
+fn calls(model: &Model, fr: &Frame, u: ToolIx) -> u64 {
+    fr.x[u].as_ref().map(|x| num(model, x)).unwrap_or(0)
+}
+
+/// The calls of a batch that does not break the obligation: the running calls, then the refused
+/// ones; with none, one call of a tool whose calls the encoding leaves out, with the outcome the
+/// check gives it.
+fn batch(un: &Unrolling, model: &Model, fr: &Frame, n: NodeIx, steps: &mut Vec<Step>) {
+    let m = un.m;
+    let mut tools = m.nodes[n].tools.clone();
+    tools.sort_unstable();
+    tools.dedup();
+    let before = steps.len();
+    for &u in &tools {
+        for _ in 0..calls(model, fr, u) {
+            steps.push(call(m, n, u, fr.turn, false));
+        }
+    }
+    for &u in &tools {
+        if fr.y[u].as_ref().is_some_and(|y| truth(model, y)) && m.nodes[n].guarded() {
+            steps.push(call(m, n, u, fr.turn, true));
+        }
+    }
+    if steps.len() == before {
+        if let Some(&u) = tools.iter().find(|&&u| un.p.xcap[u] == 0) {
+            let refused = m.nodes[n].guarded()
+                && (m.tools[u].is_write() || !truth(model, &un.order_static(fr, u)));
+            steps.push(call(m, n, u, fr.turn, refused));
+        }
+    }
+}
+
+/// The witnesses of `group`, which breaks at frame `iv` in `model`: one violation per key.
+pub fn violations(un: &Unrolling, model: &Model, iv: usize, group: &Group) -> Vec<Violation> {
+    let m = un.m;
+    let mut steps = Vec::new();
+    for i in 0..=iv {
+        let fr = &un.frames[i];
+        let n = num(model, &fr.nd) as usize;
+        if n >= m.nodes.len() {
+            continue;
+        }
+        if fr.offset == 0 {
+            enter_steps(m, m.entry, branch(model, fr), fr.turn, &mut steps);
+        }
+        if i == iv {
+            break;
+        }
+        if m.nodes[n].calls_tools() {
+            batch(un, model, fr, n, &mut steps);
+        }
+        let j = num(model, &fr.ed) as usize;
+        let Some(&e) = fr.edges.get(j) else { continue };
+        let edge = &m.edges[e];
+        leave_steps(m, edge.from, fr.turn, &mut steps);
+        let mut c = Step::new(StepKind::Choose, &m.nodes[edge.from].qid, fr.turn);
+        c.to = Some(m.nodes[edge.to].qid.clone());
+        c.loc = Some(m.nodes[edge.from].loc);
+        steps.push(c);
+        if m.top_ends.contains(&edge.to) {
+            let mut t = Step::new(StepKind::TurnEnd, &m.nodes[edge.to].qid, fr.turn);
+            t.loc = Some(m.nodes[edge.to].loc);
+            steps.push(t);
+        } else {
+            enter_steps(
+                m,
+                edge.to,
+                branch(model, &un.frames[i + 1]),
+                fr.turn,
+                &mut steps,
+            );
+        }
+    }
+    let fr = &un.frames[iv];
+    let n = num(model, &fr.nd) as usize;
+    let turn = fr.turn;
+    let part = group
+        .parts
+        .iter()
+        .copied()
+        .find(|&p| truth(model, &un.part(iv, p)))
+        .unwrap_or(group.parts[0]);
+    let finals: Vec<(ToolIx, Vec<ToolIx>, ToolIx)> = group
+        .keys
+        .iter()
+        .map(|&(key_tool, _, _)| {
+            let (pre, last) = final_calls(un, model, fr, n, part, key_tool);
+            (key_tool, pre, last)
+        })
+        .collect();
+    group
+        .keys
+        .iter()
+        .zip(finals)
+        .map(|(&(tool, node, class), (_, pre, last))| {
+            let mut w = steps.clone();
+            for u in pre {
+                w.push(call(m, n, u, turn, false));
+            }
+            let mut v = call(m, n, last, turn, false);
+            v.violation = true;
+            w.push(v);
+            number_run_steps(m, &mut w);
+            Violation {
+                obligation: un.p.inst.obligation,
+                tool,
+                node,
+                class,
+                turn,
+                witness: w,
+            }
+        })
+        .collect()
+}
+
+/// The calls made in the breaking batch before the breaking one, and the breaking call's tool.
+fn final_calls(
+    un: &Unrolling,
+    model: &Model,
+    fr: &Frame,
+    n: NodeIx,
+    part: Part,
+    key_tool: ToolIx,
+) -> (Vec<ToolIx>, ToolIx) {
+    let m = un.m;
+    let ob = un.p.inst.obligation;
+    let here: Vec<ToolIx> = m.nodes[n].tools.clone();
+    let writes_called = |skip: Option<ToolIx>| {
+        here.iter()
+            .copied()
+            .find(|&u| Some(u) != skip && m.tools[u].is_write() && calls(model, fr, u) >= 1)
+    };
+    match (part, ob) {
+        (Part::Unrec { .. }, _) => (Vec::new(), writes_called(None).unwrap_or(key_tool)),
+        (_, Obligation::O5) => {
+            let cap = m.tools[key_tool]
+                .order
+                .at_most
+                .as_ref()
+                .map(|a| u64::from(a.count))
+                .unwrap_or(0);
+            let have = fr.s.cnt[key_tool]
+                .as_ref()
+                .map(|c| num(model, c))
+                .unwrap_or(0);
+            let pre = cap.saturating_sub(have) as usize;
+            (vec![key_tool; pre], key_tool)
+        }
+        (_, Obligation::O7) => {
+            if truth(model, &fr.s.irrev) {
+                return (Vec::new(), key_tool);
+            }
+            let w = here.iter().copied().find(|&w| {
+                let d = &m.tools[w];
+                let conf = fr.conf_e[w].as_ref().is_some_and(|c| truth(model, c));
+                let need = if w == key_tool { 2 } else { 1 };
+                d.is_write() && d.irreversible && !conf && calls(model, fr, w) >= need
+            });
+            (w.into_iter().collect(), key_tool)
+        }
+        (_, Obligation::O8) => {
+            if truth(model, &fr.s.wrote) {
+                return (Vec::new(), key_tool);
+            }
+            match writes_called(Some(key_tool)) {
+                Some(u) => (vec![u], key_tool),
+                None => (vec![key_tool], key_tool),
+            }
+        }
+        _ => (Vec::new(), key_tool),
+    }
+}

@@ -1,0 +1,297 @@
+//! The Z3 engine (SPEC 9 `z3`): bounded model checking of SPEC 3's transition system, the second
+//! engine beside the explicit search.
+//!
+//! Per obligation instance, [`plan`] works out what the unrolling keeps, [`unroll`] asserts the
+//! transition relation turn by turn on one incremental solver, and each question is asked under
+//! a fresh assumption literal, so the unrolling is shared by every query of the instance:
+//!
+//! 1. For turn k = 1..=`session_steps`: "does some violation not yet found break in turn k?"
+//!    Unsatisfiable: none does; go to the next turn. Satisfiable: the model names a violation
+//!    group; the fewest node steps at which it breaks in turn k is found by asking "within j
+//!    steps?" (a hint, such as the explicit engine's answer, is tried first, and both of its
+//!    bounds are still proved by Z3), and the model of the last satisfiable query is decoded
+//!    ([`decode`]) into the witness.
+//! 2. Where no violation is found, k-induction over turns ([`induct`]) tries to prove the
+//!    obligation at every depth.
+//!
+//! A query Z3 answers `unknown` (its timeout, say) makes the instance undecided: QG006, never
+//! clean.
+
+pub mod decode;
+pub mod induct;
+pub mod plan;
+pub mod unroll;
+
+use super::{Depth, Instance, InstanceResult, Violation};
+use crate::model::{FlatModel, NodeIx, ToolIx};
+use plan::{Group, Plan};
+use std::collections::BTreeMap;
+use unroll::Unrolling;
+use z3::ast::{Bool, BV};
+use z3::{Model, SatResult};
+
+/// A violation key: (tool, node, class), as the engines key their violations.
+pub type Key = (ToolIx, NodeIx, super::Class);
+
+/// What another engine found, used only to order the queries (every answer is still Z3's own).
+#[derive(Debug, Clone, Default)]
+pub struct Hints {
+    /// Per key: the turn and node steps of its shortest witness.
+    pub found: BTreeMap<Key, (u32, u32)>,
+    /// True when the instance was proved at every depth already (k-induction is then skipped).
+    pub every_depth: bool,
+}
+
+/// Settings of the Z3 engine.
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    /// Milliseconds Z3 may spend on one query before it answers `unknown`.
+    pub timeout_ms: u32,
+    /// Frames x edges one unrolling may hold before the instance is left undecided.
+    pub max_size: usize,
+    /// Test-only: report every instance as holding, to show that a disagreement is caught.
+    pub broken: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            timeout_ms: 10_000,
+            max_size: 20_000_000,
+            broken: false,
+        }
+    }
+}
+
+/// Answers one instance with Z3.
+pub fn check(m: &FlatModel, inst: Instance, cfg: &Config, hints: &Hints) -> InstanceResult {
+    let plan = Plan::new(m, inst);
+    let mut result = InstanceResult {
+        instance: inst,
+        violations: Vec::new(),
+        depth: Depth::Every,
+        states: 0,
+        queries: 0,
+        note: None,
+    };
+    if plan.groups.is_empty() || cfg.broken {
+        return result;
+    }
+    let size = plan.frames * m.session_steps as usize * (m.edges.len() + m.nodes.len());
+    if size > cfg.max_size {
+        result.depth = Depth::Undecided;
+        result.note = Some(format!(
+            "its unrolling would hold {size} frame-edges, past the limit of {}",
+            cfg.max_size
+        ));
+        return result;
+    }
+    let mut un = Unrolling::new(m, &plan, cfg.timeout_ms, false);
+    let mut open: Vec<bool> = vec![true; plan.groups.len()];
+    let mut found: Vec<Violation> = Vec::new();
+    let mut queries = 0u64;
+    for turn in 1..=m.session_steps {
+        un.add_turn();
+        loop {
+            if !open.iter().any(|&o| o) {
+                result.violations = sorted(found);
+                result.queries = queries;
+                return result;
+            }
+            let q = any_open(&un, &plan, &open, turn, None);
+            queries += 1;
+            let Some(model) = ask(&un, &q) else {
+                return undecided(result, found, queries, cfg);
+            };
+            let Some(model) = model else { break };
+            // The first open group the model breaks, and at how many steps.
+            let Some((g, j0)) = first_broken(&un, &plan, &open, turn, &model) else {
+                if std::env::var_os("STALWART_DEBUG_Z3").is_some() {
+                    eprintln!("model breaks no open group: {inst:?}");
+                }
+                break;
+            };
+            let hint = plan.groups[g]
+                .keys
+                .iter()
+                .filter_map(|k| hints.found.get(k))
+                .filter(|&&(t, _)| t == turn)
+                .map(|&(_, s)| s)
+                .min();
+            match shortest(&un, &plan.groups[g], turn, j0, model, hint, &mut queries) {
+                Some((model, iv)) => {
+                    found.extend(decode::violations(&un, &model, iv, &plan.groups[g]));
+                    open[g] = false;
+                }
+                None => return undecided(result, found, queries, cfg),
+            }
+        }
+    }
+    result.violations = sorted(found);
+    result.queries = queries;
+    result.depth = if !open.iter().any(|&o| o) {
+        Depth::Every
+    } else if result.violations.is_empty() && !hints.every_depth {
+        match induct::every_depth(m, &plan, cfg) {
+            Some(true) => Depth::Every,
+            _ => Depth::Bound(m.session_steps),
+        }
+    } else {
+        Depth::Bound(m.session_steps)
+    };
+    result
+}
+
+fn undecided(
+    mut r: InstanceResult,
+    found: Vec<Violation>,
+    queries: u64,
+    cfg: &Config,
+) -> InstanceResult {
+    r.violations = sorted(found);
+    r.queries = queries;
+    r.depth = Depth::Undecided;
+    r.note = Some(format!(
+        "Z3 answered unknown (its timeout is {} ms a query)",
+        cfg.timeout_ms
+    ));
+    r
+}
+
+fn sorted(mut v: Vec<Violation>) -> Vec<Violation> {
+    v.sort_by_key(|x| (x.tool, x.node, x.class));
+    v
+}
+
+/// Asks `q` under a fresh assumption: `Some(Some(model))` satisfiable, `Some(None)`
+/// unsatisfiable, `None` unknown.
+fn ask(un: &Unrolling, q: &Bool) -> Option<Option<Model>> {
+    let a = Bool::fresh_const("q");
+    un.solver.assert(a.implies(q));
+    let t0 = std::time::Instant::now();
+    let r = un.solver.check_assumptions(&[a]);
+    if std::env::var_os("STALWART_DEBUG_Z3").is_some() {
+        eprintln!(
+            "query: {:?} in {:?} ({} frames)",
+            r,
+            t0.elapsed(),
+            un.frames.len()
+        );
+    }
+    match r {
+        SatResult::Sat => Some(un.solver.get_model()),
+        SatResult::Unsat => Some(None),
+        SatResult::Unknown => None,
+    }
+}
+
+/// Some open group breaks at a frame of `turn` (within `steps` node steps when given).
+fn any_open(un: &Unrolling, plan: &Plan, open: &[bool], turn: u32, steps: Option<u32>) -> Bool {
+    let mut v = Vec::new();
+    for i in un.turn_frames(turn) {
+        for (g, grp) in plan.groups.iter().enumerate() {
+            if open[g] {
+                v.push(broken_at(un, grp, i, steps));
+            }
+        }
+    }
+    Bool::or(&v)
+}
+
+/// Group `grp` breaks at frame `i` (within `steps` node steps when given).
+fn broken_at(un: &Unrolling, grp: &Group, i: usize, steps: Option<u32>) -> Bool {
+    let parts: Vec<Bool> = grp.parts.iter().map(|&p| un.part(i, p)).collect();
+    let b = Bool::or(&parts);
+    match steps {
+        Some(j) => {
+            let st = &un.frames[i].st;
+            Bool::and(&[&b, &st.bvule(BV::from_u64(u64::from(j), st.get_size()))])
+        }
+        None => b,
+    }
+}
+
+/// In `model`, the first frame of `turn` where an open group breaks: (group, its node steps).
+fn first_broken(
+    un: &Unrolling,
+    plan: &Plan,
+    open: &[bool],
+    turn: u32,
+    model: &Model,
+) -> Option<(usize, u32)> {
+    for i in un.turn_frames(turn) {
+        for (g, grp) in plan.groups.iter().enumerate() {
+            if open[g] && holds(model, &broken_at(un, grp, i, None)) {
+                let st = model
+                    .eval(&un.frames[i].st, true)
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(0);
+                return Some((g, st as u32));
+            }
+        }
+    }
+    None
+}
+
+fn holds(model: &Model, b: &Bool) -> bool {
+    model
+        .eval(b, true)
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false)
+}
+
+/// The fewest node steps at which `grp` breaks in `turn`, known to break within `hi`; returns
+/// the model of that bound and the frame where it breaks. `None`: Z3 answered unknown.
+fn shortest(
+    un: &Unrolling,
+    grp: &Group,
+    turn: u32,
+    hi: u32,
+    model: Model,
+    hint: Option<u32>,
+    queries: &mut u64,
+) -> Option<(Model, usize)> {
+    let within = |j: u32| -> Bool {
+        let v: Vec<Bool> = un
+            .turn_frames(turn)
+            .map(|i| broken_at(un, grp, i, Some(j)))
+            .collect();
+        Bool::or(&v)
+    };
+    let (mut lo, mut hi, mut best) = (0u32, hi, model);
+    // The hint's two bounds first: broken within h steps, not within h - 1.
+    if let Some(h) = hint.filter(|&h| h <= hi) {
+        if h > 0 {
+            *queries += 1;
+            match ask(un, &within(h - 1))? {
+                None => lo = h,
+                Some(mdl) => {
+                    best = mdl;
+                    hi = h - 1;
+                }
+            }
+        }
+        if lo == h && h < hi {
+            *queries += 1;
+            if let Some(mdl) = ask(un, &within(h))? {
+                best = mdl;
+                hi = h;
+            }
+        }
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        *queries += 1;
+        match ask(un, &within(mid))? {
+            Some(mdl) => {
+                best = mdl;
+                hi = mid;
+            }
+            None => lo = mid + 1,
+        }
+    }
+    let iv = un
+        .turn_frames(turn)
+        .find(|&i| holds(&best, &broken_at(un, grp, i, Some(hi))))?;
+    Some((best, iv))
+}

@@ -1,0 +1,386 @@
+//! What one obligation instance's unrolling needs, worked out before Z3 is asked anything: the
+//! latches it keeps (the [`Slice`] with every guard decided exactly), the tools whose calls it
+//! counts, the violations it can have (grouped so that keys which always break together are asked
+//! once), the nodes a frame can be at, and how many frames one turn needs.
+
+use crate::engine::slice::Slice;
+use crate::engine::{Class, Instance};
+use crate::findings::Obligation;
+use crate::model::{FlatModel, NodeIx, ToolIx};
+use std::collections::{BTreeSet, VecDeque};
+
+/// One way a group's violation can happen at a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The frame is at `node` and the obligation breaks at one of its calls (with `class` for O6).
+    At { node: NodeIx, class: Class },
+    /// O8 only: a write runs at the frame while the unrecoverable tool last ran at `node` in this
+    /// run.
+    Unrec { node: NodeIx },
+}
+
+/// Violation keys that break under one condition: found together, with one witness.
+#[derive(Debug, Clone)]
+pub struct Group {
+    /// (tool, node, class) keys, as the explicit engine keys its violations.
+    pub keys: Vec<(ToolIx, NodeIx, Class)>,
+    /// The ways it can happen; the group breaks when any does.
+    pub parts: Vec<Part>,
+}
+
+/// The static plan of one instance.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The question.
+    pub inst: Instance,
+    /// Latches kept; every tool's guard is decided exactly (no refinement loop is needed).
+    pub slice: Slice,
+    /// Per tool: how many of its running calls in one batch the encoding counts (0: its calls
+    /// change nothing the obligation reads, so they are left out).
+    pub xcap: Vec<u32>,
+    /// Per region: its taint bit (see the explicit engine: O6 keeps one bit per region of a plain
+    /// node binding the tool and one for every other region; other obligations one bit).
+    pub region_bit: Vec<usize>,
+    /// Taint bits kept (0 when the slice has no taint).
+    pub taint_bits: usize,
+    /// The violations the instance can have.
+    pub groups: Vec<Group>,
+    /// Frames per turn: the most node visits a run of at most `recursion_limit` steps can make,
+    /// plus one frame after the turn has ended.
+    pub frames: usize,
+    /// Per node: the fewest frames from the turn's first (its entry) to a visit of it.
+    pub min_frame: Vec<usize>,
+    /// Per node: whether it can matter (reachable within the step limit, and some call or the
+    /// turn's end reachable from it).
+    pub usable: Vec<bool>,
+    /// The most `inside` pauses one node has.
+    pub inside_max: usize,
+    /// Per tool: the calling nodes that bind it.
+    pub binders: Vec<Vec<NodeIx>>,
+    /// Per `exit_after` counter: its N.
+    pub counter_caps: Vec<u32>,
+}
+
+impl Plan {
+    /// The plan of `inst` over `m`.
+    pub fn new(m: &FlatModel, inst: Instance) -> Plan {
+        let exact: BTreeSet<ToolIx> = (0..m.tools.len()).collect();
+        let slice = Slice::new(m, inst.obligation, inst.tool, &exact);
+        let xcap = xcaps(m, inst, &slice);
+        let (region_bit, bits) = regions(m, inst);
+        let taint_bits = if slice.tainted { bits } else { 0 };
+        let groups = groups(m, inst);
+        let (min_frame, usable) = domains(m);
+        let frames = frames_per_turn(m, &usable);
+        let inside_max = m
+            .nodes
+            .iter()
+            .map(|n| {
+                n.on_enter
+                    .iter()
+                    .filter(|p| p.when == crate::ir::When::Inside)
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        let mut binders = vec![Vec::new(); m.tools.len()];
+        for (ix, n) in m.nodes.iter().enumerate().filter(|(_, n)| n.calls_tools()) {
+            let mut tools = n.tools.clone();
+            tools.sort_unstable();
+            tools.dedup();
+            for u in tools {
+                binders[u].push(ix);
+            }
+        }
+        let mut counter_caps = vec![1u32; m.counters.len()];
+        for e in &m.edges {
+            if let Some((c, cap)) = e.exit_after {
+                counter_caps[c] = cap;
+            }
+        }
+        Plan {
+            inst,
+            binders,
+            counter_caps,
+            slice,
+            xcap,
+            region_bit,
+            taint_bits,
+            groups,
+            frames,
+            min_frame,
+            usable,
+            inside_max,
+        }
+    }
+
+    /// True when node `n` can be visited at frame `offset` of a turn.
+    pub fn allowed(&self, n: NodeIx, offset: usize) -> bool {
+        self.usable[n] && self.min_frame[n] <= offset
+    }
+}
+
+/// How many calls of each tool in one batch the encoding tells apart.
+fn xcaps(m: &FlatModel, inst: Instance, s: &Slice) -> Vec<u32> {
+    let mut cap = vec![0u32; m.tools.len()];
+    let mut raise = |t: ToolIx, c: u32| cap[t] = cap[t].max(c);
+    for &t in s.ran.iter().chain(&s.confirmed).chain(&s.conf_clean) {
+        raise(t, 1);
+    }
+    for &(t, c, _) in &s.count {
+        raise(t, c.max(1));
+    }
+    for (t, d) in m.tools.iter().enumerate() {
+        if (s.tainted && d.reads_outside)
+            || ((s.wrote || s.unrec.is_some()) && d.is_write())
+            || (s.irrev_unconf && d.is_write() && d.irreversible)
+        {
+            raise(t, 1);
+        }
+    }
+    if let Some(t) = inst.tool {
+        match inst.obligation {
+            // A second call of the tool itself can be the one that breaks.
+            Obligation::O7 | Obligation::O8 => raise(t, 2),
+            Obligation::O5 => raise(t, 1),
+            _ => {}
+        }
+    }
+    // A tool no calling node binds is never called.
+    let bound: BTreeSet<ToolIx> = m
+        .nodes
+        .iter()
+        .filter(|n| n.calls_tools())
+        .flat_map(|n| n.tools.iter().copied())
+        .collect();
+    for (t, c) in cap.iter_mut().enumerate() {
+        if !bound.contains(&t) {
+            *c = 0;
+        }
+    }
+    cap
+}
+
+/// Taint bits per region, as the explicit engine keeps them (so the classes agree exactly).
+fn regions(m: &FlatModel, inst: Instance) -> (Vec<usize>, usize) {
+    let mut bit = vec![0usize; m.regions.len()];
+    if inst.obligation != Obligation::O6 {
+        return (bit, 1);
+    }
+    let mut own: Vec<usize> = m
+        .nodes
+        .iter()
+        .filter(|n| {
+            n.calls_tools() && !n.guarded() && inst.tool.is_some_and(|t| n.tools.contains(&t))
+        })
+        .map(|n| n.region)
+        .collect();
+    own.sort_unstable();
+    own.dedup();
+    let other = own.len();
+    for (r, b) in bit.iter_mut().enumerate() {
+        *b = own.iter().position(|&o| o == r).unwrap_or(other);
+    }
+    (bit, other + 1)
+}
+
+/// The violation groups of SPEC 4's table for `inst`.
+fn groups(m: &FlatModel, inst: Instance) -> Vec<Group> {
+    let plain = |n: &crate::model::FlatNode| n.calls_tools() && !n.guarded();
+    let mut out = Vec::new();
+    match (inst.obligation, inst.tool) {
+        (Obligation::O1, _) => {
+            for (ix, n) in m.nodes.iter().enumerate().filter(|(_, n)| plain(n)) {
+                let tools: BTreeSet<ToolIx> = n
+                    .tools
+                    .iter()
+                    .copied()
+                    .filter(|&t| inst.tool.is_none_or(|u| u == t))
+                    .collect();
+                if tools.is_empty() {
+                    continue;
+                }
+                out.push(Group {
+                    keys: tools.into_iter().map(|t| (t, ix, Class::Plain)).collect(),
+                    parts: vec![Part::At {
+                        node: ix,
+                        class: Class::Plain,
+                    }],
+                });
+            }
+        }
+        (ob, Some(t)) => {
+            for (ix, n) in m.nodes.iter().enumerate() {
+                if !n.calls_tools() || !n.tools.contains(&t) {
+                    continue;
+                }
+                let at = |class| Part::At { node: ix, class };
+                match ob {
+                    Obligation::O7 => out.push(Group {
+                        keys: vec![(t, ix, Class::Plain)],
+                        parts: vec![at(Class::Plain)],
+                    }),
+                    Obligation::O8 => out.push(Group {
+                        keys: vec![(t, ix, Class::Plain)],
+                        parts: vec![at(Class::Plain), Part::Unrec { node: ix }],
+                    }),
+                    Obligation::O6 if plain(n) => {
+                        for class in [Class::Local, Class::Cascade] {
+                            out.push(Group {
+                                keys: vec![(t, ix, class)],
+                                parts: vec![at(class)],
+                            });
+                        }
+                    }
+                    _ if plain(n) => out.push(Group {
+                        keys: vec![(t, ix, Class::Plain)],
+                        parts: vec![at(Class::Plain)],
+                    }),
+                    _ => {}
+                }
+            }
+        }
+        (_, None) => {}
+    }
+    out
+}
+
+/// Per node: the fewest frames from the entry (guards ignored), and whether it can matter.
+fn domains(m: &FlatModel) -> (Vec<usize>, Vec<bool>) {
+    let n = m.nodes.len();
+    let is_end = |v: NodeIx| m.top_ends.contains(&v);
+    let mut min_frame = vec![usize::MAX; n];
+    let mut q = VecDeque::new();
+    min_frame[m.entry] = 0;
+    q.push_back(m.entry);
+    while let Some(u) = q.pop_front() {
+        for &e in &m.out[u] {
+            let v = m.edges[e].to;
+            if !is_end(v) && min_frame[v] == usize::MAX {
+                min_frame[v] = min_frame[u] + 1;
+                q.push_back(v);
+            }
+        }
+    }
+    // Fewest node steps to each node (0-1 breadth-first search).
+    let cost = |v: NodeIx| usize::from(m.nodes[v].costs_step());
+    let mut steps = vec![usize::MAX; n];
+    let mut dq = VecDeque::new();
+    steps[m.entry] = cost(m.entry);
+    dq.push_back(m.entry);
+    while let Some(u) = dq.pop_front() {
+        for &e in &m.out[u] {
+            let v = m.edges[e].to;
+            if is_end(v) {
+                continue;
+            }
+            let d = steps[u] + cost(v);
+            if d < steps[v] {
+                steps[v] = d;
+                if cost(v) == 0 {
+                    dq.push_front(v);
+                } else {
+                    dq.push_back(v);
+                }
+            }
+        }
+    }
+    // Nodes from which a call or the turn's end can be reached.
+    let mut rev: Vec<Vec<NodeIx>> = vec![Vec::new(); n];
+    let mut useful = vec![false; n];
+    let mut stack = Vec::new();
+    for e in &m.edges {
+        rev[e.to].push(e.from);
+        if is_end(e.to) && !useful[e.from] {
+            useful[e.from] = true;
+            stack.push(e.from);
+        }
+    }
+    for (v, node) in m.nodes.iter().enumerate() {
+        if node.calls_tools() && !useful[v] {
+            useful[v] = true;
+            stack.push(v);
+        }
+    }
+    while let Some(v) = stack.pop() {
+        for &u in &rev[v] {
+            if !useful[u] {
+                useful[u] = true;
+                stack.push(u);
+            }
+        }
+    }
+    let limit = m.recursion_limit as usize;
+    let usable = (0..n)
+        .map(|v| {
+            !is_end(v)
+                && (v == m.entry || (useful[v] && min_frame[v] != usize::MAX && steps[v] <= limit))
+        })
+        .collect();
+    (min_frame, usable)
+}
+
+/// The most node visits a run of at most `recursion_limit` steps makes, plus one frame for the
+/// turn's end: a longest-walk count over (node, steps used), free nodes (start and end of
+/// subgraphs) relaxed within a step count.
+fn frames_per_turn(m: &FlatModel, usable: &[bool]) -> usize {
+    let n = m.nodes.len();
+    let r = m.recursion_limit as usize;
+    let cost = |v: NodeIx| usize::from(m.nodes[v].costs_step());
+    let mut best: Vec<Vec<i64>> = vec![vec![-1; n]; r + 1];
+    let c0 = cost(m.entry);
+    if c0 > r {
+        return 2;
+    }
+    best[c0][m.entry] = 1;
+    let free = m.nodes.iter().filter(|x| !x.costs_step()).count();
+    let mut most = 1i64;
+    let mut capped = false;
+    for s in 0..=r {
+        // Free moves within step count s, until nothing grows (a free cycle would never stop:
+        // it is cut after as many rounds as there are free nodes, and the bound widened).
+        let mut rounds = 0;
+        loop {
+            let mut changed = false;
+            for e in &m.edges {
+                let (u, v) = (e.from, e.to);
+                if best[s][u] < 0 || cost(v) != 0 || !usable[v] {
+                    continue;
+                }
+                if best[s][u] + 1 > best[s][v] {
+                    best[s][v] = best[s][u] + 1;
+                    changed = true;
+                }
+            }
+            rounds += 1;
+            if !changed {
+                break;
+            }
+            if rounds > free + 1 {
+                capped = true;
+                break;
+            }
+        }
+        for v in 0..n {
+            most = most.max(best[s][v]);
+        }
+        if s == r {
+            break;
+        }
+        for e in &m.edges {
+            let (u, v) = (e.from, e.to);
+            if best[s][u] < 0 || cost(v) != 1 || !usable[v] {
+                continue;
+            }
+            if best[s][u] + 1 > best[s + 1][v] {
+                best[s + 1][v] = best[s][u] + 1;
+            }
+        }
+    }
+    let visits = if capped {
+        (r + 1) * (free + 1) + r
+    } else {
+        most as usize
+    };
+    visits + 1
+}

@@ -1,0 +1,859 @@
+//! The unrolling (SPEC 9 `z3`): SPEC 3's transition system as frames of Z3 variables, asserted
+//! one turn at a time on one incremental solver.
+//!
+//! A **frame** is one node visit: entering the node (its step and its `before`/`inside` pauses),
+//! its batch of calls, and leaving it along one edge (commit, `clears`/`sets`, `after` pauses, a
+//! remote node's taint). Each turn has [`Plan::frames`] frames, enough for any run of at most
+//! `recursion_limit` steps; a run that reaches the top end idles in the `DONE` mode to the turn's
+//! last frame, and a route may be abandoned (`DEAD`) at any frame, so a violation at frame i needs
+//! only frames up to i to be a legal route. A frame's variables are:
+//!
+//! - `nd`: the node (a bit-vector: node index, `DONE` = n, `DEAD` = n + 1), `st`: node steps in the
+//!   run after entering it, `ed`: the edge it leaves by (an index into the frame's edge list; the
+//!   list's length means no edge);
+//! - the state on arrival: flags, `exit_after` counters, and the latches the slice keeps (`ran`,
+//!   `count`, taint bits, `confirmed`, `confirmed_clean`, `irreversible_unconfirmed`, `wrote`, the
+//!   node where the unrecoverable tool last ran);
+//! - the choices: each `inside` pause's answer, and per counted tool the number of its calls in
+//!   the batch that run (`x`) and whether one more was refused (`y`).
+//!
+//! Batch semantics follow SPEC 3.1 exactly: calls see the batch's starting `ran`, taint and
+//! `confirmed`; `count` and the per-run write latches change per call, so a violation inside a
+//! batch is a condition on the numbers of calls (see [`Unrolling::part`]); a guarded call runs
+//! only when its order rules allow it at that call, and a refused call changes nothing.
+
+use super::plan::{Part, Plan};
+use crate::findings::Obligation;
+use crate::ir::{FlagScope, NotAfter, When};
+use crate::model::{FlatGuard, FlatModel, NodeIx, ToolIx};
+use z3::ast::{Bool, BV};
+use z3::{Params, Solver};
+
+/// Bits to hold every value up to `max`.
+fn width(max: u64) -> u32 {
+    (64 - max.leading_zeros()).max(1)
+}
+
+fn t() -> Bool {
+    Bool::from_bool(true)
+}
+
+fn f() -> Bool {
+    Bool::from_bool(false)
+}
+
+fn or(v: &[Bool]) -> Bool {
+    match v.len() {
+        0 => f(),
+        1 => v[0].clone(),
+        _ => Bool::or(v),
+    }
+}
+
+fn and(v: &[Bool]) -> Bool {
+    match v.len() {
+        0 => t(),
+        1 => v[0].clone(),
+        _ => Bool::and(v),
+    }
+}
+
+/// The state on arriving at a frame (before its node is entered).
+#[derive(Clone)]
+pub struct State {
+    /// State flags.
+    pub flags: Vec<Bool>,
+    /// `exit_after` counters.
+    pub ctr: Vec<BV>,
+    /// `ran[t]`, for tools the slice keeps.
+    pub ran: Vec<Option<Bool>>,
+    /// `count[t]` (saturating at its cap), for tools the slice keeps.
+    pub cnt: Vec<Option<BV>>,
+    /// Taint bits.
+    pub taint: Vec<Bool>,
+    /// `confirmed[t]`.
+    pub conf: Vec<Option<Bool>>,
+    /// `confirmed_clean[t]`.
+    pub clean: Vec<Option<Bool>>,
+    /// `irreversible_unconfirmed`.
+    pub irrev: Bool,
+    /// `wrote`.
+    pub wrote: Bool,
+    /// 1 + the node where the unrecoverable tool last ran in this run, 0 for none.
+    pub unrec: BV,
+}
+
+/// One frame: a node visit.
+pub struct Frame {
+    /// Turn (1-based).
+    pub turn: u32,
+    /// Frame index within its turn.
+    pub offset: usize,
+    /// The node, or `DONE`/`DEAD`.
+    pub nd: BV,
+    /// Node steps in the run after entering the node.
+    pub st: BV,
+    /// State on arrival.
+    pub s: State,
+    /// `inside` answers, by the node's inside pause index.
+    pub ans: Vec<Bool>,
+    /// Per tool: running calls in the batch (counted tools only).
+    pub x: Vec<Option<BV>>,
+    /// Per tool: one more call refused by the check or the person.
+    pub y: Vec<Option<Bool>>,
+    /// The edge left by: an index into `edges`, `edges.len()` for none.
+    pub ed: BV,
+    /// The edges this frame may leave by.
+    pub edges: Vec<usize>,
+    /// Per node: `nd == node`, for nodes allowed at this offset.
+    pub at: Vec<Option<Bool>>,
+    /// `confirmed` after entering (the batch reads it).
+    pub conf_e: Vec<Option<Bool>>,
+    /// `confirmed_clean` after entering.
+    pub clean_e: Vec<Option<Bool>>,
+    /// Flags after entering.
+    pub flags_e: Vec<Bool>,
+}
+
+impl Frame {
+    /// `x[u] >= k` (false for a tool not counted).
+    pub fn calls_at_least(&self, u: ToolIx, k: u64) -> Bool {
+        match &self.x[u] {
+            Some(x) => x.bvuge(BV::from_u64(k, x.get_size())),
+            None => f(),
+        }
+    }
+
+    /// `nd == n`, false where `n` cannot be at this offset.
+    pub fn at(&self, n: NodeIx) -> Bool {
+        self.at[n].clone().unwrap_or_else(f)
+    }
+
+    /// True when some taint bit is set on arrival.
+    pub fn tainted(&self) -> Bool {
+        or(&self.s.taint)
+    }
+}
+
+/// The unrolling of one instance on one solver.
+pub struct Unrolling<'a> {
+    /// The model.
+    pub m: &'a FlatModel,
+    /// The instance's plan.
+    pub p: &'a Plan,
+    /// The solver, every frame's transition asserted.
+    pub solver: Solver,
+    /// Frames so far, turn after turn.
+    pub frames: Vec<Frame>,
+    /// Node code width.
+    pub wn: u32,
+    ws: u32,
+    /// True: the first turn starts from any state a turn can start from (k-induction).
+    arbitrary: bool,
+    /// Per tool: count width (counted tools).
+    wc: Vec<u32>,
+}
+
+impl<'a> Unrolling<'a> {
+    /// An empty unrolling whose solver gives up on a query after `timeout_ms` milliseconds.
+    pub fn new(m: &'a FlatModel, p: &'a Plan, timeout_ms: u32, arbitrary: bool) -> Self {
+        // The QF_BV solver (bit-blasting to SAT) answers these unrollings several times faster
+        // than the general incremental solver.
+        let solver = Solver::new_for_logic("QF_BV").unwrap_or_else(Solver::new);
+        let mut params = Params::new();
+        params.set_u32("timeout", timeout_ms.max(1));
+        solver.set_params(&params);
+        let n = m.nodes.len() as u64;
+        let mut wc = vec![0u32; m.tools.len()];
+        for &(u, cap, _) in &p.slice.count {
+            wc[u] = width(u64::from(cap) + u64::from(p.xcap[u]) + 1);
+        }
+        Unrolling {
+            m,
+            p,
+            solver,
+            frames: Vec::new(),
+            wn: width(n + 1),
+            ws: width(u64::from(m.recursion_limit) + 1),
+            arbitrary,
+            wc,
+        }
+    }
+
+    /// The code of the idle mode after a turn's end.
+    pub fn done(&self) -> u64 {
+        self.m.nodes.len() as u64
+    }
+
+    /// The code of an abandoned route.
+    pub fn dead(&self) -> u64 {
+        self.m.nodes.len() as u64 + 1
+    }
+
+    /// Number of turns unrolled.
+    pub fn turns(&self) -> u32 {
+        (self.frames.len() / self.p.frames) as u32
+    }
+
+    /// The frame indices of turn `turn` (1-based).
+    pub fn turn_frames(&self, turn: u32) -> std::ops::Range<usize> {
+        let f = self.p.frames;
+        (turn as usize - 1) * f..turn as usize * f
+    }
+
+    /// Appends one turn's frames and asserts their transitions.
+    pub fn add_turn(&mut self) {
+        let turn = self.turns() + 1;
+        for offset in 0..self.p.frames {
+            let fr = self.frame(turn, offset);
+            let i = self.frames.len();
+            if offset == 0 {
+                self.link_turn_start(&fr, i);
+            } else {
+                self.link(i - 1, &fr);
+            }
+            self.frames.push(fr);
+        }
+    }
+
+    fn fresh_state(&self) -> State {
+        let m = self.m;
+        let p = self.p;
+        let nt = m.tools.len();
+        let pick = |keep: &[ToolIx], name: &str| -> Vec<Option<Bool>> {
+            (0..nt)
+                .map(|u| keep.contains(&u).then(|| Bool::fresh_const(name)))
+                .collect()
+        };
+        let mut cnt = vec![None; nt];
+        for &(u, _, _) in &p.slice.count {
+            cnt[u] = Some(BV::fresh_const("cnt", self.wc[u]));
+        }
+        State {
+            flags: (0..m.flags.len())
+                .map(|_| Bool::fresh_const("flag"))
+                .collect(),
+            ctr: p
+                .counter_caps
+                .iter()
+                .map(|&cap| BV::fresh_const("ctr", width(u64::from(cap))))
+                .collect(),
+            ran: pick(&p.slice.ran, "ran"),
+            cnt,
+            taint: (0..p.taint_bits)
+                .map(|_| Bool::fresh_const("taint"))
+                .collect(),
+            conf: pick(&p.slice.confirmed, "conf"),
+            clean: pick(&p.slice.conf_clean, "clean"),
+            irrev: Bool::fresh_const("irrev"),
+            wrote: Bool::fresh_const("wrote"),
+            unrec: BV::fresh_const("unrec", self.wn),
+        }
+    }
+
+    /// A new frame's variables and the constraints within it (entering, the batch).
+    fn frame(&self, turn: u32, offset: usize) -> Frame {
+        let m = self.m;
+        let p = self.p;
+        let nt = m.tools.len();
+        let nd = BV::fresh_const("nd", self.wn);
+        let st = BV::fresh_const("st", self.ws);
+        let s = self.fresh_state();
+        let ans: Vec<Bool> = (0..p.inside_max)
+            .map(|_| Bool::fresh_const("ans"))
+            .collect();
+        let at: Vec<Option<Bool>> = (0..m.nodes.len())
+            .map(|n| {
+                p.allowed(n, offset)
+                    .then(|| nd.eq(BV::from_u64(n as u64, self.wn)))
+            })
+            .collect();
+        let mut x = vec![None; nt];
+        let mut y = vec![None; nt];
+        for u in 0..nt {
+            if p.xcap[u] == 0 {
+                continue;
+            }
+            let w = if self.wc[u] > 0 {
+                self.wc[u]
+            } else {
+                width(u64::from(p.xcap[u]))
+            };
+            x[u] = Some(BV::fresh_const("x", w));
+            let guarded_binds = p.binders[u].iter().any(|&n| m.nodes[n].guarded());
+            if guarded_binds {
+                y[u] = Some(Bool::fresh_const("y"));
+            }
+        }
+        // The edges a visit at this offset may leave by.
+        let edges: Vec<usize> = (0..m.edges.len())
+            .filter(|&e| {
+                let ed = &m.edges[e];
+                p.allowed(ed.from, offset)
+                    && (m.top_ends.contains(&ed.to) || p.allowed(ed.to, offset + 1))
+            })
+            .collect();
+        let ed = BV::fresh_const("ed", width(edges.len() as u64));
+        // Entering: `before` confirms, `inside` answers.
+        let mut conf_e = s.conf.clone();
+        let mut clean_e = s.clean.clone();
+        let mut flags_e = s.flags.clone();
+        for (n, a) in at.iter().enumerate() {
+            let Some(a) = a else { continue };
+            let mut inside = 0;
+            for pause in &m.nodes[n].on_enter {
+                let yes = if pause.when == When::Inside {
+                    let v = ans[inside].clone();
+                    inside += 1;
+                    v
+                } else {
+                    t()
+                };
+                if let Some(u) = pause.tool {
+                    let c = Bool::and(&[a, &yes]);
+                    if let Some(v) = &conf_e[u] {
+                        conf_e[u] = Some(Bool::or(&[v, &c]));
+                    }
+                    if let Some(v) = &clean_e[u] {
+                        clean_e[u] = Some(Bool::or(&[v, &c]));
+                    }
+                }
+                if let Some(fl) = pause.answer {
+                    flags_e[fl] = a.ite(&yes, &flags_e[fl]);
+                }
+            }
+        }
+        let fr = Frame {
+            turn,
+            offset,
+            nd,
+            st,
+            s,
+            ans,
+            x,
+            y,
+            ed,
+            edges,
+            at,
+            conf_e,
+            clean_e,
+            flags_e,
+        };
+        self.assert_frame(&fr);
+        fr
+    }
+
+    /// Constraints within a frame: its node's domain, the step limit, and the batch.
+    fn assert_frame(&self, fr: &Frame) {
+        let m = self.m;
+        let p = self.p;
+        let slv = &self.solver;
+        let mut modes: Vec<Bool> = fr.at.iter().flatten().cloned().collect();
+        let run = or(&modes);
+        modes.push(fr.nd.eq(BV::from_u64(self.done(), self.wn)));
+        modes.push(fr.nd.eq(BV::from_u64(self.dead(), self.wn)));
+        slv.assert(or(&modes));
+        slv.assert(
+            run.implies(
+                fr.st
+                    .bvule(BV::from_u64(u64::from(m.recursion_limit), self.ws)),
+            ),
+        );
+        for u in 0..m.tools.len() {
+            let Some(x) = &fr.x[u] else { continue };
+            slv.assert(x.bvule(BV::from_u64(u64::from(p.xcap[u]), x.get_size())));
+            let nz = fr.calls_at_least(u, 1);
+            let plain_at = self.binds_at(fr, u, false);
+            let guard_at = self.binds_at(fr, u, true);
+            slv.assert(nz.implies(Bool::or(&[&plain_at, &guard_at])));
+            // A guarded call runs only while its order rules allow it.
+            let ok = self.order_static(fr, u);
+            let room = self.count_room(fr, u);
+            slv.assert(Bool::and(&[&guard_at, &nz]).implies(Bool::and(&[&ok, &room.0])));
+            if let Some(y) = &fr.y[u] {
+                let can_refuse = if m.tools[u].is_write() {
+                    t()
+                } else {
+                    Bool::or(&[&ok.not(), &room.1])
+                };
+                slv.assert(y.implies(Bool::and(&[&guard_at, &can_refuse])));
+            }
+        }
+        // A batch is never empty: where every bound tool is counted, one is called.
+        for (n, a) in fr.at.iter().enumerate() {
+            let Some(a) = a else { continue };
+            let node = &m.nodes[n];
+            if !node.calls_tools() || node.tools.iter().any(|&u| p.xcap[u] == 0) {
+                continue;
+            }
+            let some: Vec<Bool> = node
+                .tools
+                .iter()
+                .flat_map(|&u| {
+                    let mut v = vec![fr.calls_at_least(u, 1)];
+                    if node.guarded() {
+                        if let Some(y) = &fr.y[u] {
+                            v.push(y.clone());
+                        }
+                    }
+                    v
+                })
+                .collect();
+            slv.assert(a.implies(or(&some)));
+        }
+    }
+
+    /// True when the frame is at a node binding `u` that is guarded (`guarded`) or plain.
+    pub fn binds_at(&self, fr: &Frame, u: ToolIx, guarded: bool) -> Bool {
+        let v: Vec<Bool> = self.p.binders[u]
+            .iter()
+            .filter(|&&n| self.m.nodes[n].guarded() == guarded)
+            .filter_map(|&n| fr.at[n].clone())
+            .collect();
+        or(&v)
+    }
+
+    /// `u`'s `after` and `not_after` rules hold at the batch's start.
+    pub fn order_static(&self, fr: &Frame, u: ToolIx) -> Bool {
+        let m = self.m;
+        let o = &m.tools[u].order;
+        let mut c = Vec::new();
+        for a in &o.after {
+            if let Some(r) = m.tool_ix(&a.name).and_then(|a| fr.s.ran[a].clone()) {
+                c.push(r);
+            }
+        }
+        for b in &o.not_after {
+            match b {
+                NotAfter::Tool(n) => {
+                    if let Some(r) = m.tool_ix(&n.name).and_then(|b| fr.s.ran[b].clone()) {
+                        c.push(r.not());
+                    }
+                }
+                NotAfter::Untrusted => c.push(fr.tainted().not()),
+            }
+        }
+        and(&c)
+    }
+
+    /// For `u`'s `at_most`: (every counted call had room: `count + x <= N`, the next call would
+    /// not: `count + x >= N`); (true, false) without the rule.
+    fn count_room(&self, fr: &Frame, u: ToolIx) -> (Bool, Bool) {
+        let (Some(am), Some(c), Some(x)) = (&self.m.tools[u].order.at_most, &fr.s.cnt[u], &fr.x[u])
+        else {
+            return (t(), f());
+        };
+        let sum = c.bvadd(x);
+        let n = BV::from_u64(u64::from(am.count), c.get_size());
+        (sum.bvule(&n), sum.bvuge(&n))
+    }
+
+    /// The turn's first frame: at the entry, from the previous turn's `DONE` state (or the first
+    /// turn's start).
+    fn link_turn_start(&self, fr: &Frame, i: usize) {
+        let m = self.m;
+        let slv = &self.solver;
+        slv.assert(fr.nd.eq(BV::from_u64(m.entry as u64, self.wn)));
+        let c = u64::from(m.nodes[m.entry].costs_step());
+        slv.assert(fr.st.eq(BV::from_u64(c, self.ws)));
+        if i == 0 {
+            slv.assert(self.start_state(&fr.s));
+        } else {
+            let prev = &self.frames[i - 1];
+            slv.assert(prev.nd.eq(BV::from_u64(self.done(), self.wn)));
+            slv.assert(state_eq(&prev.s, &fr.s));
+        }
+    }
+
+    /// The first turn's start: every latch clear, or (k-induction) any state a turn can start
+    /// from: per-turn latches clear, session latches free.
+    fn start_state(&self, s: &State) -> Bool {
+        let mut c = Vec::new();
+        for (i, (_, scope)) in self.m.flags.iter().enumerate() {
+            if !self.arbitrary || *scope == FlagScope::Turn {
+                c.push(s.flags[i].not());
+            }
+        }
+        for x in &s.ctr {
+            c.push(x.eq(BV::from_u64(0, x.get_size())));
+        }
+        for (u, cnt) in s.cnt.iter().enumerate() {
+            let Some(cnt) = cnt else { continue };
+            let per_turn = self.p.slice.count.iter().any(|&(v, _, pt)| v == u && pt);
+            if !self.arbitrary || per_turn {
+                c.push(cnt.eq(BV::from_u64(0, cnt.get_size())));
+            } else if let Some(am) = &self.m.tools[u].order.at_most {
+                c.push(cnt.bvule(BV::from_u64(u64::from(am.count), cnt.get_size())));
+            }
+        }
+        if !self.arbitrary {
+            c.extend(s.ran.iter().flatten().map(|r| r.not()));
+            c.extend(s.taint.iter().map(|r| r.not()));
+        }
+        c.extend(s.conf.iter().flatten().map(|r| r.not()));
+        c.extend(s.clean.iter().flatten().map(|r| r.not()));
+        c.push(s.irrev.not());
+        c.push(s.wrote.not());
+        c.push(s.unrec.eq(BV::from_u64(0, self.wn)));
+        and(&c)
+    }
+
+    /// Frame `i` to the next frame `nx` of the same turn: the batch's effects, leaving along the
+    /// chosen edge, and the turn's end.
+    fn link(&self, i: usize, nx: &Frame) {
+        let m = self.m;
+        let p = self.p;
+        let slv = &self.solver;
+        let fr = &self.frames[i];
+        let nt = m.tools.len();
+        let done = BV::from_u64(self.done(), self.wn);
+        let dead = BV::from_u64(self.dead(), self.wn);
+        let is_done = fr.nd.eq(&done);
+        let is_dead = fr.nd.eq(&dead);
+        let ran_call: Vec<Bool> = (0..nt).map(|u| fr.calls_at_least(u, 1)).collect();
+        // The batch.
+        let mut s = fr.s.clone();
+        for (u, cnt) in s.cnt.iter_mut().enumerate() {
+            let (Some(c), Some(x)) = (cnt.as_ref(), &fr.x[u]) else {
+                continue;
+            };
+            let cap = p
+                .slice
+                .count
+                .iter()
+                .find(|e| e.0 == u)
+                .map(|e| e.1)
+                .unwrap_or(0);
+            let sum = c.bvadd(x);
+            let capv = BV::from_u64(u64::from(cap), c.get_size());
+            *cnt = Some(sum.bvuge(&capv).ite(&capv, &sum));
+        }
+        if p.slice.wrote {
+            let mut w = vec![s.wrote.clone()];
+            w.extend(
+                (0..nt)
+                    .filter(|&u| m.tools[u].is_write())
+                    .map(|u| ran_call[u].clone()),
+            );
+            s.wrote = or(&w);
+        }
+        if p.slice.irrev_unconf {
+            let mut w = vec![s.irrev.clone()];
+            for u in 0..nt {
+                let d = &m.tools[u];
+                if d.is_write() && d.irreversible && fr.x[u].is_some() {
+                    let confirmed = fr.conf_e[u].clone().unwrap_or_else(f);
+                    w.push(Bool::and(&[
+                        &self.binds_at(fr, u, false),
+                        &ran_call[u],
+                        &confirmed.not(),
+                    ]));
+                }
+            }
+            s.irrev = or(&w);
+        }
+        if let Some(t0) = p.slice.unrec {
+            let here = fr.nd.bvadd(BV::from_u64(1, self.wn));
+            s.unrec = ran_call[t0].ite(&here, &s.unrec);
+        }
+        // Commit: ran, spent confirmations, taint read in the batch.
+        let mut pend = vec![f(); p.taint_bits];
+        if p.taint_bits > 0 {
+            let reads: Vec<Bool> = (0..nt)
+                .filter(|&u| m.tools[u].reads_outside)
+                .map(|u| ran_call[u].clone())
+                .collect();
+            let read = or(&reads);
+            for (b, pb) in pend.iter_mut().enumerate() {
+                let here: Vec<Bool> = fr
+                    .at
+                    .iter()
+                    .enumerate()
+                    .filter(|(n, a)| a.is_some() && p.region_bit[m.nodes[*n].region] == b)
+                    .filter_map(|(_, a)| a.clone())
+                    .collect();
+                *pb = Bool::and(&[&read, &or(&here)]);
+            }
+        }
+        let any_pend = or(&pend);
+        for u in 0..nt {
+            if let Some(r) = &s.ran[u] {
+                s.ran[u] = Some(Bool::or(&[r, &ran_call[u]]));
+            }
+            if let Some(c) = &fr.conf_e[u] {
+                s.conf[u] = Some(Bool::and(&[c, &ran_call[u].not()]));
+            }
+            if let Some(c) = &fr.clean_e[u] {
+                s.clean[u] = Some(Bool::and(&[c, &ran_call[u].not(), &any_pend.not()]));
+            }
+        }
+        for (b, tb) in s.taint.iter_mut().enumerate() {
+            *tb = Bool::or(&[&*tb, &pend[b]]);
+        }
+        // Leaving: clears, sets, `after` pauses, a remote node's taint.
+        s.flags = fr.flags_e.clone();
+        let mut remote = Vec::new();
+        for (n, a) in fr.at.iter().enumerate() {
+            let Some(a) = a else { continue };
+            let node = &m.nodes[n];
+            for &fl in &node.clears {
+                s.flags[fl] = a.ite(&f(), &s.flags[fl]);
+            }
+            for &fl in &node.sets {
+                s.flags[fl] = a.ite(&t(), &s.flags[fl]);
+            }
+            for pause in &node.on_leave {
+                if let Some(u) = pause.tool {
+                    if let Some(c) = &s.conf[u] {
+                        s.conf[u] = Some(Bool::or(&[c, a]));
+                    }
+                    if let Some(c) = &s.clean[u] {
+                        s.clean[u] = Some(Bool::or(&[c, a]));
+                    }
+                }
+                if let Some(fl) = pause.answer {
+                    s.flags[fl] = a.ite(&t(), &s.flags[fl]);
+                }
+            }
+            if node.taints_on_leave && p.taint_bits > 0 {
+                let b = p.region_bit[node.region];
+                s.taint[b] = Bool::or(&[&s.taint[b], a]);
+                remote.push(a.clone());
+            }
+        }
+        if !remote.is_empty() {
+            let r = or(&remote);
+            for c in s.clean.iter_mut().flatten() {
+                *c = Bool::and(&[&*c, &r.not()]);
+            }
+        }
+        // The edge.
+        let mut ctr_inc: Vec<Vec<Bool>> = vec![Vec::new(); s.ctr.len()];
+        let mut ends = Vec::new();
+        let wed = fr.ed.get_size();
+        for (j, &e) in fr.edges.iter().enumerate() {
+            let edge = &m.edges[e];
+            let sel = fr.ed.eq(BV::from_u64(j as u64, wed));
+            let mut need = vec![fr.at(edge.from)];
+            if let Some(g) = &edge.guard {
+                need.push(guard(g, &s.flags));
+            }
+            if let Some((c, cap)) = edge.exit_after {
+                let v = &s.ctr[c];
+                need.push(v.bvult(BV::from_u64(u64::from(cap), v.get_size())));
+                ctr_inc[c].push(sel.clone());
+            }
+            slv.assert(sel.implies(and(&need)));
+            let to = if m.top_ends.contains(&edge.to) {
+                ends.push(sel.clone());
+                done.clone()
+            } else {
+                BV::from_u64(edge.to as u64, self.wn)
+            };
+            slv.assert(sel.implies(nx.nd.eq(&to)));
+        }
+        let none = fr.ed.eq(BV::from_u64(fr.edges.len() as u64, wed));
+        slv.assert(fr.ed.bvule(BV::from_u64(fr.edges.len() as u64, wed)));
+        slv.assert(Bool::or(&[&is_done, &is_dead]).implies(&none));
+        slv.assert(none.implies(is_done.ite(&nx.nd.eq(&done), &nx.nd.eq(&dead))));
+        for (c, inc) in ctr_inc.iter().enumerate() {
+            if !inc.is_empty() {
+                let one = BV::from_u64(1, s.ctr[c].get_size());
+                s.ctr[c] = or(inc).ite(&s.ctr[c].bvadd(&one), &s.ctr[c]);
+            }
+        }
+        // The turn's end resets what a turn resets; an idle frame keeps its state.
+        let reset = self.reset(&s);
+        let ended = or(&ends);
+        slv.assert(is_done.ite(
+            &state_eq(&nx.s, &fr.s),
+            &ended.ite(&state_eq(&nx.s, &reset), &state_eq(&nx.s, &s)),
+        ));
+        // Steps: entering a node that is not a start or an end costs one.
+        let free: Vec<Bool> = nx
+            .at
+            .iter()
+            .enumerate()
+            .filter(|(n, a)| a.is_some() && !m.nodes[*n].costs_step())
+            .filter_map(|(_, a)| a.clone())
+            .collect();
+        let one = BV::from_u64(1, self.ws);
+        slv.assert(nx.st.eq(or(&free).ite(&fr.st, &fr.st.bvadd(&one))));
+    }
+
+    /// What a new turn resets (SPEC 3's latch table).
+    fn reset(&self, s: &State) -> State {
+        let mut r = s.clone();
+        for (i, (_, scope)) in self.m.flags.iter().enumerate() {
+            if *scope == FlagScope::Turn {
+                r.flags[i] = f();
+            }
+        }
+        for c in r.ctr.iter_mut() {
+            *c = BV::from_u64(0, c.get_size());
+        }
+        for &(u, _, per_turn) in &self.p.slice.count {
+            if per_turn {
+                if let Some(c) = &r.cnt[u] {
+                    r.cnt[u] = Some(BV::from_u64(0, c.get_size()));
+                }
+            }
+        }
+        for c in r.conf.iter_mut().chain(r.clean.iter_mut()).flatten() {
+            *c = f();
+        }
+        r.irrev = f();
+        r.wrote = f();
+        r.unrec = BV::from_u64(0, self.wn);
+        r
+    }
+
+    /// The condition under which `part` breaks the obligation at frame `i` (see the module doc).
+    pub fn part(&self, i: usize, part: Part) -> Bool {
+        let m = self.m;
+        let fr = &self.frames[i];
+        let ob = self.p.inst.obligation;
+        let tool = self.p.inst.tool;
+        let nt = m.tools.len();
+        match part {
+            Part::Unrec { node } => {
+                let writes: Vec<Bool> = (0..nt)
+                    .filter(|&u| m.tools[u].is_write())
+                    .map(|u| fr.calls_at_least(u, 1))
+                    .collect();
+                Bool::and(&[
+                    &fr.s.unrec.eq(BV::from_u64(node as u64 + 1, self.wn)),
+                    &or(&writes),
+                ])
+            }
+            Part::At { node, class } => {
+                let a = fr.at(node);
+                let Some(t0) = tool else { return a };
+                let cond = match ob {
+                    Obligation::O1 | Obligation::O5 => t(),
+                    Obligation::O2 => fr.conf_e[t0].clone().map(|c| c.not()).unwrap_or_else(t),
+                    Obligation::O3 => {
+                        let v: Vec<Bool> = m.tools[t0]
+                            .order
+                            .after
+                            .iter()
+                            .filter_map(|a| m.tool_ix(&a.name))
+                            .filter_map(|a| fr.s.ran[a].clone())
+                            .map(|r| r.not())
+                            .collect();
+                        or(&v)
+                    }
+                    Obligation::O4 => {
+                        let v: Vec<Bool> = m.tools[t0]
+                            .order
+                            .not_after
+                            .iter()
+                            .filter_map(|b| match b {
+                                NotAfter::Tool(n) => {
+                                    m.tool_ix(&n.name).and_then(|b| fr.s.ran[b].clone())
+                                }
+                                NotAfter::Untrusted => Some(fr.tainted()),
+                            })
+                            .collect();
+                        or(&v)
+                    }
+                    Obligation::O6 => {
+                        let clean = fr.clean_e[t0].clone().unwrap_or_else(f);
+                        let own = self.p.region_bit[m.nodes[node].region];
+                        let others: Vec<Bool> =
+                            fr.s.taint
+                                .iter()
+                                .enumerate()
+                                .filter(|(b, _)| *b != own)
+                                .map(|(_, v)| v.clone())
+                                .collect();
+                        let elsewhere = or(&others);
+                        let class_ok = if class == crate::engine::Class::Local {
+                            elsewhere.not()
+                        } else {
+                            elsewhere
+                        };
+                        Bool::and(&[&fr.tainted(), &clean.not(), &class_ok])
+                    }
+                    Obligation::O7 => {
+                        let mut why = vec![fr.s.irrev.clone()];
+                        let n = &m.nodes[node];
+                        if !n.guarded() {
+                            for &w in &n.tools {
+                                let d = &m.tools[w];
+                                if d.is_write() && d.irreversible {
+                                    let conf = fr.conf_e[w].clone().unwrap_or_else(f);
+                                    let need = if w == t0 { 2 } else { 1 };
+                                    why.push(Bool::and(&[
+                                        &conf.not(),
+                                        &fr.calls_at_least(w, need),
+                                    ]));
+                                }
+                            }
+                        }
+                        Bool::and(&[&fr.calls_at_least(t0, 1), &or(&why)])
+                    }
+                    Obligation::O8 => {
+                        let mut why = vec![fr.s.wrote.clone(), fr.calls_at_least(t0, 2)];
+                        for &u in &m.nodes[node].tools {
+                            if u != t0 && m.tools[u].is_write() {
+                                why.push(fr.calls_at_least(u, 1));
+                            }
+                        }
+                        Bool::and(&[&fr.calls_at_least(t0, 1), &or(&why)])
+                    }
+                };
+                Bool::and(&[&a, &cond])
+            }
+        }
+    }
+}
+
+/// A guard over the flags.
+fn guard(g: &FlatGuard, flags: &[Bool]) -> Bool {
+    use crate::ir::Guard;
+    match g {
+        Guard::Flag(x) => flags[*x].clone(),
+        Guard::Not(a) => guard(a, flags).not(),
+        Guard::And(a, b) => Bool::and(&[&guard(a, flags), &guard(b, flags)]),
+        Guard::Or(a, b) => Bool::or(&[&guard(a, flags), &guard(b, flags)]),
+    }
+}
+
+/// Two states are equal, latch by latch.
+pub fn state_eq(a: &State, b: &State) -> Bool {
+    let mut c = Vec::new();
+    for (x, y) in a.flags.iter().zip(&b.flags) {
+        c.push(x.iff(y));
+    }
+    for (x, y) in a.ctr.iter().zip(&b.ctr) {
+        c.push(x.eq(y));
+    }
+    for (x, y) in a.ran.iter().zip(&b.ran) {
+        if let (Some(x), Some(y)) = (x, y) {
+            c.push(x.iff(y));
+        }
+    }
+    for (x, y) in a.cnt.iter().zip(&b.cnt) {
+        if let (Some(x), Some(y)) = (x, y) {
+            c.push(x.eq(y));
+        }
+    }
+    for (x, y) in a.taint.iter().zip(&b.taint) {
+        c.push(x.iff(y));
+    }
+    for (x, y) in a
+        .conf
+        .iter()
+        .zip(&b.conf)
+        .chain(a.clean.iter().zip(&b.clean))
+    {
+        if let (Some(x), Some(y)) = (x, y) {
+            c.push(x.iff(y));
+        }
+    }
+    c.push(a.irrev.iff(&b.irrev));
+    c.push(a.wrote.iff(&b.wrote));
+    c.push(a.unrec.eq(&b.unrec));
+    and(&c)
+}

@@ -1,0 +1,168 @@
+//! Two engines, one verdict (SPEC 9 `both`): the explicit engine's and the Z3 engine's answers
+//! compared instance by instance and violation by violation, every witness replayed on the plain
+//! interpreter ([`super::interp`]).
+//!
+//! A violation (tool, node, class) that one engine finds and the other, having decided the
+//! instance, does not - or finds first at another turn - is a [`Disagreement`] (QG312), and so is a
+//! witness that does not replay. The merged verdicts keep every violation whose witness replays
+//! (a replayed witness is a real route whichever engine found it); an instance either engine
+//! could not decide stays undecided (QG006); one either engine proved at every depth holds at
+//! every depth.
+
+use super::{interp, Depth, InstanceResult, Violation};
+use crate::engine::bmc::Key;
+use crate::engine::Instance;
+use std::collections::BTreeMap;
+
+/// One engine's answer on one violation key.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// It holds (no violation with this key within the bound).
+    Holds,
+    /// It breaks, first at this violation's turn, with this witness.
+    Breaks(Violation),
+    /// The engine did not run.
+    NotRun,
+}
+
+/// True unless `r` stands for an engine that did not run (see [`not_run`]).
+fn ran(r: &InstanceResult) -> bool {
+    r.note.as_deref() != Some(NOT_RUN)
+}
+
+const NOT_RUN: &str = "not run";
+
+/// The stand-in result of an engine that did not run, to compare one engine's witnesses with
+/// the interpreter alone.
+pub fn not_run(instance: Instance) -> InstanceResult {
+    InstanceResult {
+        instance,
+        violations: Vec::new(),
+        depth: Depth::Bound(0),
+        states: 0,
+        queries: 0,
+        note: Some(NOT_RUN.to_string()),
+    }
+}
+
+/// Where the engines (or a replay) disagree.
+#[derive(Debug, Clone)]
+pub struct Disagreement {
+    /// The instance.
+    pub instance: Instance,
+    /// The violation key (tool, node, class).
+    pub key: Key,
+    /// The explicit engine's answer.
+    pub explicit: Answer,
+    /// The Z3 engine's answer.
+    pub z3: Answer,
+    /// What is wrong, in a sentence.
+    pub why: String,
+}
+
+/// The engine a witness came from, for messages.
+fn replay_note(engine: &str, v: &Violation, m: &crate::model::FlatModel) -> Option<String> {
+    interp::replay_violation(m, v)
+        .err()
+        .map(|e| format!("the {engine} engine's witness does not replay: {e}"))
+}
+
+/// Compares the two engines' results (both sorted by instance, one per instance) and merges them.
+pub fn compare(
+    m: &crate::model::FlatModel,
+    explicit: &[InstanceResult],
+    z3: &[InstanceResult],
+) -> (Vec<InstanceResult>, Vec<Disagreement>) {
+    let mut merged = Vec::new();
+    let mut out = Vec::new();
+    for (e, z) in explicit.iter().zip(z3) {
+        debug_assert_eq!(e.instance, z.instance);
+        let ev: BTreeMap<Key, &Violation> = e
+            .violations
+            .iter()
+            .map(|v| ((v.tool, v.node, v.class), v))
+            .collect();
+        let zv: BTreeMap<Key, &Violation> = z
+            .violations
+            .iter()
+            .map(|v| ((v.tool, v.node, v.class), v))
+            .collect();
+        let mut keys: Vec<Key> = ev.keys().chain(zv.keys()).copied().collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut kept = Vec::new();
+        let e_decided = e.depth != Depth::Undecided && ran(e);
+        let z_decided = z.depth != Depth::Undecided && ran(z);
+        for k in keys {
+            let a = ev.get(&k).copied();
+            let b = zv.get(&k).copied();
+            let answer = |v: Option<&Violation>, r: &InstanceResult| match v {
+                Some(v) => Answer::Breaks(v.clone()),
+                None if !ran(r) => Answer::NotRun,
+                None => Answer::Holds,
+            };
+            let mut whys = Vec::new();
+            let mut replayed = Vec::new();
+            for (name, v) in [("explicit", a), ("z3", b)] {
+                let Some(v) = v else { continue };
+                match replay_note(name, v, m) {
+                    Some(n) => whys.push(n),
+                    None => replayed.push(v),
+                }
+            }
+            match (a, b) {
+                (Some(x), Some(y)) if x.turn != y.turn => whys.push(format!(
+                    "the explicit engine finds it first at turn {}, the z3 engine at turn {}",
+                    x.turn, y.turn
+                )),
+                (Some(x), None) if z_decided => whys.push(format!(
+                    "the explicit engine finds it at turn {}; the z3 engine finds it holds",
+                    x.turn
+                )),
+                (None, Some(y)) if e_decided => whys.push(format!(
+                    "the z3 engine finds it at turn {}; the explicit engine finds it holds",
+                    y.turn
+                )),
+                _ => {}
+            }
+            // A replayed witness is a real route: the earliest is kept (the explicit one on a tie).
+            let real = replayed.into_iter().min_by_key(|v| v.turn);
+            if let Some(r) = real {
+                kept.push(r.clone());
+            }
+            if !whys.is_empty() {
+                out.push(Disagreement {
+                    instance: e.instance,
+                    key: k,
+                    explicit: answer(a, e),
+                    z3: answer(b, z),
+                    why: whys.join("; "),
+                });
+            }
+        }
+        let (e_depth, z_depth) = (
+            if ran(e) { e.depth } else { z.depth },
+            if ran(z) { z.depth } else { e.depth },
+        );
+        let depth = match (e_depth, z_depth) {
+            (Depth::Undecided, _) | (_, Depth::Undecided) => Depth::Undecided,
+            (Depth::Every, _) | (_, Depth::Every) => Depth::Every,
+            (d, _) => d,
+        };
+        let notes: Vec<String> = [(e, "explicit"), (z, "z3")]
+            .iter()
+            .filter(|(r, _)| ran(r) && r.depth == Depth::Undecided)
+            .map(|(r, name)| format!("{} (the {name} engine)", r.note.clone().unwrap_or_default()))
+            .collect();
+        let note = (!notes.is_empty()).then(|| notes.join("; "));
+        merged.push(InstanceResult {
+            instance: e.instance,
+            violations: kept,
+            depth,
+            states: e.states,
+            queries: z.queries,
+            note,
+        });
+    }
+    (merged, out)
+}
