@@ -153,6 +153,10 @@ pub struct Step {
     /// Where the node was declared.
     #[serde(skip)]
     pub loc: Option<Loc>,
+    /// For `choose`: the index of the flattened edge taken, when the engine knows it (two edges
+    /// can lead to the same destination, one counting `exit_after` and one not).
+    #[serde(skip)]
+    pub edge: Option<usize>,
 }
 
 impl Step {
@@ -171,6 +175,7 @@ impl Step {
             violation: false,
             run_steps: 0,
             loc: None,
+            edge: None,
         }
     }
 }

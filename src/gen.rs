@@ -203,7 +203,15 @@ pub fn random(seed: u64, n: usize, t: usize) -> Generated {
         }
         ds.sort();
         ds.dedup();
-        let mut e = json!({"from": id(i), "kind": "conditional", "destinations": ds});
+        let kind = if rng.chance(20) {
+            "command"
+        } else {
+            "conditional"
+        };
+        let mut e = json!({"from": id(i), "kind": kind, "destinations": ds});
+        if rng.chance(5) {
+            e["destinations"] = Value::Null;
+        }
         if rng.chance(15) {
             e["guard"] = json!(if rng.chance(50) { "f" } else { "!f" });
         }

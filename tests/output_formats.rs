@@ -126,6 +126,7 @@ fn qg023() -> Finding {
             .to_string(),
         severity: Severity::Medium,
         witness: vec![],
+        other_witness: None,
         fingerprint: fingerprint("QG023", None, "cycle:desk_model", Some("desk_model")),
     }
 }
@@ -148,6 +149,7 @@ fn qg105() -> Finding {
             .to_string(),
         severity: Severity::Review,
         witness: vec![],
+        other_witness: None,
         fingerprint: fingerprint("QG105", Some(Obligation::O8), "refund_card", Some("billing_tools")),
     }
 }
@@ -187,6 +189,7 @@ fn qg012() -> Finding {
             at(Step::new(StepKind::Enter, "billing", 1), Some(Loc::new(0, 8, 3))),
             at(refund, Some(Loc::new(0, 10, 5))),
         ],
+        other_witness: None,
         fingerprint: fingerprint("QG012", Some(Obligation::O6), "refund_card", Some("billing_tools")),
     }
 }
@@ -239,15 +242,38 @@ fn base_report(findings: Vec<Finding>) -> Report {
             edges: 14,
             tools: 5,
         },
-        explicit: EngineStats {
+        proof: EngineStats {
+            name: "explicit and z3".to_string(),
             obligations: 9,
             holds_every_depth: 7,
             holds_to_bound: 0,
             violated: 2,
             undecided: 0,
             states: 412,
+            queries: 30,
             millis: 37,
         },
+        engines: vec![
+            EngineStats {
+                name: "explicit".to_string(),
+                obligations: 9,
+                holds_every_depth: 7,
+                violated: 2,
+                states: 412,
+                millis: 12,
+                ..EngineStats::default()
+            },
+            EngineStats {
+                name: "z3".to_string(),
+                obligations: 9,
+                holds_every_depth: 7,
+                violated: 2,
+                queries: 30,
+                millis: 25,
+                ..EngineStats::default()
+            },
+        ],
+        disagreements: 0,
         limits: vec![
             "several fixed edges from one node are read as a choice, not as parallel branches"
                 .to_string(),
@@ -464,10 +490,12 @@ fn json_has_the_schema() {
         "reason": "no argument is declared as code or a shell command"})
     );
     assert_eq!(v["engines"]["explicit"]["states"], 412);
-    assert!(
-        v["engines"]["explicit"].get("millis").is_none(),
-        "no time in the JSON"
-    );
+    assert_eq!(v["engines"]["explicit"]["millis"], 12);
+    assert_eq!(v["engines"]["z3"]["queries"], 30);
+    assert_eq!(v["engines"]["z3"]["millis"], 25);
+    assert_eq!(v["engines"]["agree"], true);
+    assert_eq!(v["engines"]["ran"], serde_json::json!(["explicit", "z3"]));
+    assert_eq!(v["engines"]["verdict"]["violated"], 2);
     assert_eq!(v["scope"]["recursion_limit"], 60);
 }
 
@@ -649,7 +677,7 @@ fn text_exporter_warnings_and_rules_not_checked() {
         "QG002", "QG004", "QG005", "QG007", "QG008", "QG009", "QG010", "QG016", "QG018", "QG019",
         "QG020", "QG021", "QG022", "QG101", "QG104", "QG106", "QG107",
     ];
-    report.explicit = EngineStats::default();
+    report.proof = EngineStats::default();
     let out = text::render(&report, false);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(

@@ -903,6 +903,7 @@ impl<'a> Search<'a> {
                             let mut c =
                                 Step::new(StepKind::Choose, &m.nodes[edge.from].qid, turn - 1);
                             c.to = Some(m.nodes[edge.to].qid.clone());
+                            c.edge = Some(e as usize);
                             c.loc = Some(m.nodes[edge.from].loc);
                             steps.push(c);
                             let mut t =
@@ -928,6 +929,7 @@ impl<'a> Search<'a> {
                     leave_steps(m, e.from, turn, &mut steps);
                     let mut c = Step::new(StepKind::Choose, &m.nodes[e.from].qid, turn);
                     c.to = Some(m.nodes[e.to].qid.clone());
+                    c.edge = Some(edge as usize);
                     c.loc = Some(m.nodes[e.from].loc);
                     steps.push(c);
                     enter_steps(m, e.to, branch, turn, &mut steps);

@@ -277,12 +277,23 @@ pub fn replay(
                     .as_deref()
                     .and_then(|t| m.node_ix(t))
                     .ok_or_else(|| bad("unknown destination".into()))?;
-                let edge = m.out[n].iter().copied().find(|&e| {
+                // The edge the witness names, else a usable edge to `to` (one that counts no
+                // `exit_after` first).
+                let usable = |e: usize| {
                     let ed = &m.edges[e];
-                    ed.to == to
+                    ed.from == n
+                        && ed.to == to
                         && ed.guard.as_ref().is_none_or(|g| g.eval(&|f| w.l.flags[*f]))
                         && ed.exit_after.is_none_or(|(c, cap)| w.l.counters[c] < cap)
-                });
+                };
+                let edge = match st.edge {
+                    Some(e) => (e < m.edges.len() && usable(e)).then_some(e),
+                    None => m.out[n]
+                        .iter()
+                        .copied()
+                        .filter(|&e| usable(e))
+                        .min_by_key(|&e| m.edges[e].exit_after.is_some()),
+                };
                 let e = edge.ok_or_else(|| {
                     bad(format!(
                         "no usable edge from '{}' to '{}'",

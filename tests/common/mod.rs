@@ -2,7 +2,7 @@
 //! finding `../shared` (present in CI and on developer machines, absent in a user's clone).
 #![allow(dead_code)]
 
-use stalwart::engine::{self, InstanceResult, Limits};
+use stalwart::engine::{self, bmc, EngineChoice, InstanceResult, Limits, Outcome};
 use stalwart::input::{self, Inputs};
 use stalwart::model::{self, FlatModel};
 use stalwart::report::Report;
@@ -66,11 +66,23 @@ pub fn report(dir: &Path) -> Report {
     verify::verify(inputs, &opts).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
 }
 
-/// The flattened model and the engine's results for a fixture folder.
+/// The flattened model and the explicit engine's results for a fixture folder.
 pub fn results(inputs: &Inputs) -> (FlatModel, Vec<InstanceResult>) {
-    let m = model::flatten(&inputs.export, &inputs.catalogue, steps(inputs)).expect("flatten");
-    let r = engine::run(&m, Limits::default());
+    let (m, o) = outcome(inputs, EngineChoice::Explicit);
+    let r = o
+        .runs
+        .into_iter()
+        .next()
+        .map(|r| r.results)
+        .unwrap_or_default();
     (m, r)
+}
+
+/// The flattened model and what the chosen engines concluded.
+pub fn outcome(inputs: &Inputs, choice: EngineChoice) -> (FlatModel, Outcome) {
+    let m = model::flatten(&inputs.export, &inputs.catalogue, steps(inputs)).expect("flatten");
+    let o = engine::run(&m, choice, Limits::default(), &bmc::Config::default());
+    (m, o)
 }
 
 /// Every fixture case folder (`fixtures/<rule>/<holds|breaks>-*`), sorted.

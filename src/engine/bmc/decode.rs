@@ -97,6 +97,7 @@ pub fn violations(un: &Unrolling, model: &Model, iv: usize, group: &Group) -> Ve
         leave_steps(m, edge.from, fr.turn, &mut steps);
         let mut c = Step::new(StepKind::Choose, &m.nodes[edge.from].qid, fr.turn);
         c.to = Some(m.nodes[edge.to].qid.clone());
+        c.edge = Some(e);
         c.loc = Some(m.nodes[edge.from].loc);
         steps.push(c);
         if m.top_ends.contains(&edge.to) {
