@@ -2,17 +2,18 @@
 //! vocabulary (SPEC 4): the entries with their pauses' answers, each batch's calls, the choices,
 //! the turns' ends, and last the call that breaks the obligation.
 
+use super::bits::OneHot;
 use super::plan::{Group, Part};
 use super::unroll::{Frame, Unrolling};
 use crate::engine::steps::{enter_steps, leave_steps, number_run_steps};
 use crate::engine::Violation;
 use crate::findings::{Obligation, Step, StepKind};
 use crate::model::{FlatModel, NodeIx, ToolIx};
-use z3::ast::{Bool, BV};
+use z3::ast::Bool;
 use z3::Model;
 
-fn num(model: &Model, v: &BV) -> u64 {
-    model.eval(v, true).and_then(|x| x.as_u64()).unwrap_or(0)
+fn num(model: &Model, v: &OneHot) -> u64 {
+    v.value(model)
 }
 
 fn truth(model: &Model, v: &Bool) -> bool {
@@ -41,7 +42,7 @@ fn branch(model: &Model, fr: &Frame) -> u32 {
 }
 
 fn calls(model: &Model, fr: &Frame, u: ToolIx) -> u64 {
-    fr.x[u].as_ref().map(|x| num(model, x)).unwrap_or(0)
+    fr.x[u].as_ref().map(|x| x.value(model)).unwrap_or(0)
 }
 
 /// The calls of a batch that does not break the obligation: the running calls, then the refused
@@ -184,7 +185,7 @@ fn final_calls(
                 .unwrap_or(0);
             let have = fr.s.cnt[key_tool]
                 .as_ref()
-                .map(|c| num(model, c))
+                .map(|c| c.value(model))
                 .unwrap_or(0);
             let pre = cap.saturating_sub(have) as usize;
             (vec![key_tool; pre], key_tool)

@@ -50,6 +50,9 @@ pub struct Plan {
     pub frames: usize,
     /// Per node: the fewest frames from the turn's first (its entry) to a visit of it.
     pub min_frame: Vec<usize>,
+    /// Per node: the fewest frames from it to a frame where the obligation can break or the
+    /// turn can end (guards ignored); `usize::MAX` when there is none.
+    pub to_target: Vec<usize>,
     /// Per node: whether it can matter (reachable within the step limit, and some call or the
     /// turn's end reachable from it).
     pub usable: Vec<bool>,
@@ -59,6 +62,15 @@ pub struct Plan {
     pub binders: Vec<Vec<NodeIx>>,
     /// Per `exit_after` counter: its N.
     pub counter_caps: Vec<u32>,
+    /// True when some node other than the entry is free to enter (a subgraph's start or end): a
+    /// frame's node steps are then a variable. Otherwise every frame after the entry costs one
+    /// step, so the steps at a frame are its offset (plus one for a paid entry) and need no
+    /// arithmetic.
+    pub counted_steps: bool,
+    /// 1 when entering the entry costs a step, else 0.
+    pub entry_cost: u32,
+    /// Node steps per run.
+    pub recursion_limit: u32,
 }
 
 impl Plan {
@@ -72,6 +84,7 @@ impl Plan {
         let groups = groups(m, inst);
         let (min_frame, usable) = domains(m);
         let frames = frames_per_turn(m, &usable);
+        let to_target = to_targets(m, &groups, &xcap);
         let inside_max = m
             .nodes
             .iter()
@@ -98,8 +111,16 @@ impl Plan {
                 counter_caps[c] = cap;
             }
         }
+        let counted_steps = m
+            .nodes
+            .iter()
+            .enumerate()
+            .any(|(v, x)| v != m.entry && !x.costs_step() && usable[v]);
         Plan {
             inst,
+            counted_steps,
+            entry_cost: u32::from(m.nodes[m.entry].costs_step()),
+            recursion_limit: m.recursion_limit,
             binders,
             counter_caps,
             slice,
@@ -110,13 +131,22 @@ impl Plan {
             frames,
             min_frame,
             usable,
+            to_target,
             inside_max,
         }
     }
 
+    /// The node steps at frame `offset` when they are not counted (see `counted_steps`).
+    pub fn fixed_steps(&self, offset: usize) -> u32 {
+        offset as u32 + self.entry_cost
+    }
+
     /// True when node `n` can be visited at frame `offset` of a turn.
     pub fn allowed(&self, n: NodeIx, offset: usize) -> bool {
-        self.usable[n] && self.min_frame[n] <= offset
+        (self.counted_steps || self.fixed_steps(offset) <= self.recursion_limit)
+            && self.usable[n]
+            && self.min_frame[n] <= offset
+            && self.to_target[n].saturating_add(offset) < self.frames
     }
 }
 
@@ -245,6 +275,56 @@ fn groups(m: &FlatModel, inst: Instance) -> Vec<Group> {
     out
 }
 
+/// Per node: the fewest frames to a target: a node where a group can break (for O8, any node
+/// that can run a write, where the unrecoverable tool's earlier call can be caught), or one with
+/// an edge into the top end.
+fn to_targets(m: &FlatModel, groups: &[Group], xcap: &[u32]) -> Vec<usize> {
+    let n = m.nodes.len();
+    let mut d = vec![usize::MAX; n];
+    let mut q = VecDeque::new();
+    let mark = |v: NodeIx, d: &mut Vec<usize>, q: &mut VecDeque<NodeIx>| {
+        if d[v] != 0 {
+            d[v] = 0;
+            q.push_back(v);
+        }
+    };
+    for g in groups {
+        for p in &g.parts {
+            match *p {
+                Part::At { node, .. } => mark(node, &mut d, &mut q),
+                Part::Unrec { .. } => {
+                    for (v, node) in m.nodes.iter().enumerate() {
+                        if node.calls_tools()
+                            && node
+                                .tools
+                                .iter()
+                                .any(|&u| m.tools[u].is_write() && xcap[u] > 0)
+                        {
+                            mark(v, &mut d, &mut q);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut rev: Vec<Vec<NodeIx>> = vec![Vec::new(); n];
+    for e in &m.edges {
+        rev[e.to].push(e.from);
+        if m.top_ends.contains(&e.to) {
+            mark(e.from, &mut d, &mut q);
+        }
+    }
+    while let Some(v) = q.pop_front() {
+        for &u in &rev[v] {
+            if d[u] == usize::MAX {
+                d[u] = d[v] + 1;
+                q.push_back(u);
+            }
+        }
+    }
+    d
+}
+
 /// Per node: the fewest frames from the entry (guards ignored), and whether it can matter.
 fn domains(m: &FlatModel) -> (Vec<usize>, Vec<bool>) {
     let n = m.nodes.len();
@@ -327,6 +407,16 @@ fn frames_per_turn(m: &FlatModel, usable: &[bool]) -> usize {
     let n = m.nodes.len();
     let r = m.recursion_limit as usize;
     let cost = |v: NodeIx| usize::from(m.nodes[v].costs_step());
+    // Free visits are the top entry and the start and end of an entered subgraph: at most one
+    // plus two per paid visit of a subgraph node. Where the exact count below would cost too
+    // much, that bound is used.
+    if (r + 1).saturating_mul(m.edges.len() + n) > 4_000_000 {
+        let subgraphs = m
+            .nodes
+            .iter()
+            .any(|x| x.kind == crate::ir::NodeKind::Subgraph);
+        return r + 1 + if subgraphs { 2 * r } else { 0 } + 1;
+    }
     let mut best: Vec<Vec<i64>> = vec![vec![-1; n]; r + 1];
     let c0 = cost(m.entry);
     if c0 > r {

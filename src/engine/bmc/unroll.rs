@@ -22,17 +22,13 @@
 //! batch is a condition on the numbers of calls (see [`Unrolling::part`]); a guarded call runs
 //! only when its order rules allow it at that call, and a refused call changes nothing.
 
+use super::bits::{width, Code, OneHot, Therm};
 use super::plan::{Part, Plan};
 use crate::findings::Obligation;
 use crate::ir::{FlagScope, NotAfter, When};
 use crate::model::{FlatGuard, FlatModel, NodeIx, ToolIx};
-use z3::ast::{Bool, BV};
+use z3::ast::Bool;
 use z3::{Params, Solver};
-
-/// Bits to hold every value up to `max`.
-fn width(max: u64) -> u32 {
-    (64 - max.leading_zeros()).max(1)
-}
 
 fn t() -> Bool {
     Bool::from_bool(true)
@@ -64,11 +60,11 @@ pub struct State {
     /// State flags.
     pub flags: Vec<Bool>,
     /// `exit_after` counters.
-    pub ctr: Vec<BV>,
+    pub ctr: Vec<Therm>,
     /// `ran[t]`, for tools the slice keeps.
     pub ran: Vec<Option<Bool>>,
     /// `count[t]` (saturating at its cap), for tools the slice keeps.
-    pub cnt: Vec<Option<BV>>,
+    pub cnt: Vec<Option<Therm>>,
     /// Taint bits.
     pub taint: Vec<Bool>,
     /// `confirmed[t]`.
@@ -80,7 +76,7 @@ pub struct State {
     /// `wrote`.
     pub wrote: Bool,
     /// 1 + the node where the unrecoverable tool last ran in this run, 0 for none.
-    pub unrec: BV,
+    pub unrec: Code,
 }
 
 /// One frame: a node visit.
@@ -90,19 +86,19 @@ pub struct Frame {
     /// Frame index within its turn.
     pub offset: usize,
     /// The node, or `DONE`/`DEAD`.
-    pub nd: BV,
-    /// Node steps in the run after entering the node.
-    pub st: BV,
+    pub nd: OneHot,
+    /// Node steps in the run after entering the node (`None`: the plan's fixed steps).
+    pub st: Option<Therm>,
     /// State on arrival.
     pub s: State,
     /// `inside` answers, by the node's inside pause index.
     pub ans: Vec<Bool>,
     /// Per tool: running calls in the batch (counted tools only).
-    pub x: Vec<Option<BV>>,
+    pub x: Vec<Option<Therm>>,
     /// Per tool: one more call refused by the check or the person.
     pub y: Vec<Option<Bool>>,
     /// The edge left by: an index into `edges`, `edges.len()` for none.
-    pub ed: BV,
+    pub ed: OneHot,
     /// The edges this frame may leave by.
     pub edges: Vec<usize>,
     /// Per node: `nd == node`, for nodes allowed at this offset.
@@ -116,10 +112,26 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// Node steps at this frame are at most `j`.
+    pub fn steps_at_most(&self, p: &Plan, j: u32) -> Bool {
+        match &self.st {
+            Some(st) => st.at_least(j as usize + 1).not(),
+            None => Bool::from_bool(p.fixed_steps(self.offset) <= j),
+        }
+    }
+
+    /// Node steps at this frame in `model`.
+    pub fn steps_in(&self, p: &Plan, model: &z3::Model) -> u32 {
+        match &self.st {
+            Some(st) => st.value(model) as u32,
+            None => p.fixed_steps(self.offset),
+        }
+    }
+
     /// `x[u] >= k` (false for a tool not counted).
-    pub fn calls_at_least(&self, u: ToolIx, k: u64) -> Bool {
+    pub fn calls_at_least(&self, u: ToolIx, k: usize) -> Bool {
         match &self.x[u] {
-            Some(x) => x.bvuge(BV::from_u64(k, x.get_size())),
+            Some(x) => x.at_least(k),
             None => f(),
         }
     }
@@ -146,27 +158,26 @@ pub struct Unrolling<'a> {
     /// Frames so far, turn after turn.
     pub frames: Vec<Frame>,
     /// Node code width.
-    pub wn: u32,
-    ws: u32,
+    pub wn: usize,
     /// True: the first turn starts from any state a turn can start from (k-induction).
     arbitrary: bool,
-    /// Per tool: count width (counted tools).
-    wc: Vec<u32>,
+    /// Per tool: the largest count kept (`at_most` N; 0 for tools not counted).
+    cap: Vec<usize>,
 }
 
 impl<'a> Unrolling<'a> {
     /// An empty unrolling whose solver gives up on a query after `timeout_ms` milliseconds.
     pub fn new(m: &'a FlatModel, p: &'a Plan, timeout_ms: u32, arbitrary: bool) -> Self {
-        // The QF_BV solver (bit-blasting to SAT) answers these unrollings several times faster
-        // than the general incremental solver.
-        let solver = Solver::new_for_logic("QF_BV").unwrap_or_else(Solver::new);
+        // The formula is propositional (with "exactly one" constraints): the finite-domain
+        // solver answers it with Z3's SAT core, several times faster than the general solver.
+        let solver = Solver::new_for_logic("QF_FD").unwrap_or_else(Solver::new);
         let mut params = Params::new();
         params.set_u32("timeout", timeout_ms.max(1));
         solver.set_params(&params);
         let n = m.nodes.len() as u64;
-        let mut wc = vec![0u32; m.tools.len()];
-        for &(u, cap, _) in &p.slice.count {
-            wc[u] = width(u64::from(cap) + u64::from(p.xcap[u]) + 1);
+        let mut cap = vec![0usize; m.tools.len()];
+        for &(u, c, _) in &p.slice.count {
+            cap[u] = c as usize;
         }
         Unrolling {
             m,
@@ -174,9 +185,8 @@ impl<'a> Unrolling<'a> {
             solver,
             frames: Vec::new(),
             wn: width(n + 1),
-            ws: width(u64::from(m.recursion_limit) + 1),
             arbitrary,
-            wc,
+            cap,
         }
     }
 
@@ -227,7 +237,7 @@ impl<'a> Unrolling<'a> {
         };
         let mut cnt = vec![None; nt];
         for &(u, _, _) in &p.slice.count {
-            cnt[u] = Some(BV::fresh_const("cnt", self.wc[u]));
+            cnt[u] = Some(self.therm("cnt", self.cap[u]));
         }
         State {
             flags: (0..m.flags.len())
@@ -236,7 +246,7 @@ impl<'a> Unrolling<'a> {
             ctr: p
                 .counter_caps
                 .iter()
-                .map(|&cap| BV::fresh_const("ctr", width(u64::from(cap))))
+                .map(|&cap| self.therm("ctr", cap as usize))
                 .collect(),
             ran: pick(&p.slice.ran, "ran"),
             cnt,
@@ -247,8 +257,15 @@ impl<'a> Unrolling<'a> {
             clean: pick(&p.slice.conf_clean, "clean"),
             irrev: Bool::fresh_const("irrev"),
             wrote: Bool::fresh_const("wrote"),
-            unrec: BV::fresh_const("unrec", self.wn),
+            unrec: Code::fresh("unrec", self.wn),
         }
+    }
+
+    /// A fresh count up to `max`, kept a thermometer.
+    fn therm(&self, prefix: &str, max: usize) -> Therm {
+        let (t, mono) = Therm::fresh(prefix, max);
+        self.solver.assert(&mono);
+        t
     }
 
     /// A new frame's variables and the constraints within it (entering, the batch).
@@ -256,30 +273,24 @@ impl<'a> Unrolling<'a> {
         let m = self.m;
         let p = self.p;
         let nt = m.tools.len();
-        let nd = BV::fresh_const("nd", self.wn);
-        let st = BV::fresh_const("st", self.ws);
+        let n_all = m.nodes.len();
+        let (nd, one) = OneHot::fresh("nd", n_all + 2, &|v| v >= n_all || p.allowed(v, offset));
+        self.solver.assert(&one);
+        let st = p
+            .counted_steps
+            .then(|| self.therm("st", m.recursion_limit as usize + 1));
         let s = self.fresh_state();
         let ans: Vec<Bool> = (0..p.inside_max)
             .map(|_| Bool::fresh_const("ans"))
             .collect();
-        let at: Vec<Option<Bool>> = (0..m.nodes.len())
-            .map(|n| {
-                p.allowed(n, offset)
-                    .then(|| nd.eq(BV::from_u64(n as u64, self.wn)))
-            })
-            .collect();
+        let at: Vec<Option<Bool>> = (0..m.nodes.len()).map(|n| nd.var(n).cloned()).collect();
         let mut x = vec![None; nt];
         let mut y = vec![None; nt];
         for u in 0..nt {
             if p.xcap[u] == 0 {
                 continue;
             }
-            let w = if self.wc[u] > 0 {
-                self.wc[u]
-            } else {
-                width(u64::from(p.xcap[u]))
-            };
-            x[u] = Some(BV::fresh_const("x", w));
+            x[u] = Some(self.therm("x", p.xcap[u] as usize));
             let guarded_binds = p.binders[u].iter().any(|&n| m.nodes[n].guarded());
             if guarded_binds {
                 y[u] = Some(Bool::fresh_const("y"));
@@ -293,7 +304,8 @@ impl<'a> Unrolling<'a> {
                     && (m.top_ends.contains(&ed.to) || p.allowed(ed.to, offset + 1))
             })
             .collect();
-        let ed = BV::fresh_const("ed", width(edges.len() as u64));
+        let (ed, one) = OneHot::fresh("ed", edges.len() + 1, &|_| true);
+        self.solver.assert(&one);
         // Entering: `before` confirms, `inside` answers.
         let mut conf_e = s.conf.clone();
         let mut clean_e = s.clean.clone();
@@ -348,20 +360,15 @@ impl<'a> Unrolling<'a> {
         let m = self.m;
         let p = self.p;
         let slv = &self.solver;
-        let mut modes: Vec<Bool> = fr.at.iter().flatten().cloned().collect();
+        let modes: Vec<Bool> = fr.at.iter().flatten().cloned().collect();
         let run = or(&modes);
-        modes.push(fr.nd.eq(BV::from_u64(self.done(), self.wn)));
-        modes.push(fr.nd.eq(BV::from_u64(self.dead(), self.wn)));
-        slv.assert(or(&modes));
-        slv.assert(
-            run.implies(
-                fr.st
-                    .bvule(BV::from_u64(u64::from(m.recursion_limit), self.ws)),
-            ),
-        );
+        if let Some(st) = &fr.st {
+            slv.assert(run.implies(st.at_least(m.recursion_limit as usize + 1).not()));
+        }
         for u in 0..m.tools.len() {
-            let Some(x) = &fr.x[u] else { continue };
-            slv.assert(x.bvule(BV::from_u64(u64::from(p.xcap[u]), x.get_size())));
+            if fr.x[u].is_none() {
+                continue;
+            }
             let nz = fr.calls_at_least(u, 1);
             let plain_at = self.binds_at(fr, u, false);
             let guard_at = self.binds_at(fr, u, true);
@@ -443,9 +450,9 @@ impl<'a> Unrolling<'a> {
         else {
             return (t(), f());
         };
-        let sum = c.bvadd(x);
-        let n = BV::from_u64(u64::from(am.count), c.get_size());
-        (sum.bvule(&n), sum.bvuge(&n))
+        let n = am.count as usize;
+        let sum = c.add(x, c.max() + x.max());
+        (sum.at_least(n + 1).not(), sum.at_least(n))
     }
 
     /// The turn's first frame: at the entry, from the previous turn's `DONE` state (or the first
@@ -453,14 +460,16 @@ impl<'a> Unrolling<'a> {
     fn link_turn_start(&self, fr: &Frame, i: usize) {
         let m = self.m;
         let slv = &self.solver;
-        slv.assert(fr.nd.eq(BV::from_u64(m.entry as u64, self.wn)));
+        slv.assert(fr.nd.is(m.entry as u64));
         let c = u64::from(m.nodes[m.entry].costs_step());
-        slv.assert(fr.st.eq(BV::from_u64(c, self.ws)));
+        if let Some(st) = &fr.st {
+            slv.assert(st.eq(&Therm::constant(c as usize, st.max())));
+        }
         if i == 0 {
             slv.assert(self.start_state(&fr.s));
         } else {
             let prev = &self.frames[i - 1];
-            slv.assert(prev.nd.eq(BV::from_u64(self.done(), self.wn)));
+            slv.assert(prev.nd.is(self.done()));
             slv.assert(state_eq(&prev.s, &fr.s));
         }
     }
@@ -475,15 +484,15 @@ impl<'a> Unrolling<'a> {
             }
         }
         for x in &s.ctr {
-            c.push(x.eq(BV::from_u64(0, x.get_size())));
+            c.push(x.at_least(1).not());
         }
         for (u, cnt) in s.cnt.iter().enumerate() {
             let Some(cnt) = cnt else { continue };
             let per_turn = self.p.slice.count.iter().any(|&(v, _, pt)| v == u && pt);
             if !self.arbitrary || per_turn {
-                c.push(cnt.eq(BV::from_u64(0, cnt.get_size())));
+                c.push(cnt.at_least(1).not());
             } else if let Some(am) = &self.m.tools[u].order.at_most {
-                c.push(cnt.bvule(BV::from_u64(u64::from(am.count), cnt.get_size())));
+                c.push(cnt.at_least(am.count as usize + 1).not());
             }
         }
         if !self.arbitrary {
@@ -494,7 +503,7 @@ impl<'a> Unrolling<'a> {
         c.extend(s.clean.iter().flatten().map(|r| r.not()));
         c.push(s.irrev.not());
         c.push(s.wrote.not());
-        c.push(s.unrec.eq(BV::from_u64(0, self.wn)));
+        c.push(s.unrec.is(0));
         and(&c)
     }
 
@@ -506,10 +515,8 @@ impl<'a> Unrolling<'a> {
         let slv = &self.solver;
         let fr = &self.frames[i];
         let nt = m.tools.len();
-        let done = BV::from_u64(self.done(), self.wn);
-        let dead = BV::from_u64(self.dead(), self.wn);
-        let is_done = fr.nd.eq(&done);
-        let is_dead = fr.nd.eq(&dead);
+        let is_done = fr.nd.is(self.done());
+        let is_dead = fr.nd.is(self.dead());
         let ran_call: Vec<Bool> = (0..nt).map(|u| fr.calls_at_least(u, 1)).collect();
         // The batch.
         let mut s = fr.s.clone();
@@ -524,9 +531,7 @@ impl<'a> Unrolling<'a> {
                 .find(|e| e.0 == u)
                 .map(|e| e.1)
                 .unwrap_or(0);
-            let sum = c.bvadd(x);
-            let capv = BV::from_u64(u64::from(cap), c.get_size());
-            *cnt = Some(sum.bvuge(&capv).ite(&capv, &sum));
+            *cnt = Some(c.add(x, cap as usize));
         }
         if p.slice.wrote {
             let mut w = vec![s.wrote.clone()];
@@ -553,8 +558,14 @@ impl<'a> Unrolling<'a> {
             s.irrev = or(&w);
         }
         if let Some(t0) = p.slice.unrec {
-            let here = fr.nd.bvadd(BV::from_u64(1, self.wn));
-            s.unrec = ran_call[t0].ite(&here, &s.unrec);
+            // 1 + the node where it runs: a choice among the nodes binding it, no arithmetic.
+            let mut here = s.unrec.clone();
+            for &n in &p.binders[t0] {
+                if let Some(a) = &fr.at[n] {
+                    here = Code::ite(a, &Code::constant(n as u64 + 1, self.wn), &here);
+                }
+            }
+            s.unrec = Code::ite(&ran_call[t0], &here, &s.unrec);
         }
         // Commit: ran, spent confirmations, taint read in the batch.
         let mut pend = vec![f(); p.taint_bits];
@@ -630,36 +641,33 @@ impl<'a> Unrolling<'a> {
         // The edge.
         let mut ctr_inc: Vec<Vec<Bool>> = vec![Vec::new(); s.ctr.len()];
         let mut ends = Vec::new();
-        let wed = fr.ed.get_size();
         for (j, &e) in fr.edges.iter().enumerate() {
             let edge = &m.edges[e];
-            let sel = fr.ed.eq(BV::from_u64(j as u64, wed));
+            let sel = fr.ed.is(j as u64);
             let mut need = vec![fr.at(edge.from)];
             if let Some(g) = &edge.guard {
                 need.push(guard(g, &s.flags));
             }
             if let Some((c, cap)) = edge.exit_after {
                 let v = &s.ctr[c];
-                need.push(v.bvult(BV::from_u64(u64::from(cap), v.get_size())));
+                need.push(v.at_least(cap as usize).not());
                 ctr_inc[c].push(sel.clone());
             }
             slv.assert(sel.implies(and(&need)));
             let to = if m.top_ends.contains(&edge.to) {
                 ends.push(sel.clone());
-                done.clone()
+                self.done()
             } else {
-                BV::from_u64(edge.to as u64, self.wn)
+                edge.to as u64
             };
-            slv.assert(sel.implies(nx.nd.eq(&to)));
+            slv.assert(sel.implies(nx.nd.is(to)));
         }
-        let none = fr.ed.eq(BV::from_u64(fr.edges.len() as u64, wed));
-        slv.assert(fr.ed.bvule(BV::from_u64(fr.edges.len() as u64, wed)));
+        let none = fr.ed.is(fr.edges.len() as u64);
         slv.assert(Bool::or(&[&is_done, &is_dead]).implies(&none));
-        slv.assert(none.implies(is_done.ite(&nx.nd.eq(&done), &nx.nd.eq(&dead))));
+        slv.assert(none.implies(is_done.ite(&nx.nd.is(self.done()), &nx.nd.is(self.dead()))));
         for (c, inc) in ctr_inc.iter().enumerate() {
             if !inc.is_empty() {
-                let one = BV::from_u64(1, s.ctr[c].get_size());
-                s.ctr[c] = or(inc).ite(&s.ctr[c].bvadd(&one), &s.ctr[c]);
+                s.ctr[c] = s.ctr[c].plus_one_if(&or(inc));
             }
         }
         // The turn's end resets what a turn resets; an idle frame keeps its state.
@@ -677,8 +685,9 @@ impl<'a> Unrolling<'a> {
             .filter(|(n, a)| a.is_some() && !m.nodes[*n].costs_step())
             .filter_map(|(_, a)| a.clone())
             .collect();
-        let one = BV::from_u64(1, self.ws);
-        slv.assert(nx.st.eq(or(&free).ite(&fr.st, &fr.st.bvadd(&one))));
+        if let (Some(st), Some(next)) = (&fr.st, &nx.st) {
+            slv.assert(next.eq(&Therm::ite(&or(&free), st, &st.plus_one_if(&t()))));
+        }
     }
 
     /// What a new turn resets (SPEC 3's latch table).
@@ -690,12 +699,12 @@ impl<'a> Unrolling<'a> {
             }
         }
         for c in r.ctr.iter_mut() {
-            *c = BV::from_u64(0, c.get_size());
+            *c = Therm::constant(0, c.max());
         }
         for &(u, _, per_turn) in &self.p.slice.count {
             if per_turn {
                 if let Some(c) = &r.cnt[u] {
-                    r.cnt[u] = Some(BV::from_u64(0, c.get_size()));
+                    r.cnt[u] = Some(Therm::constant(0, c.max()));
                 }
             }
         }
@@ -704,7 +713,7 @@ impl<'a> Unrolling<'a> {
         }
         r.irrev = f();
         r.wrote = f();
-        r.unrec = BV::from_u64(0, self.wn);
+        r.unrec = Code::constant(0, self.wn);
         r
     }
 
@@ -721,10 +730,7 @@ impl<'a> Unrolling<'a> {
                     .filter(|&u| m.tools[u].is_write())
                     .map(|u| fr.calls_at_least(u, 1))
                     .collect();
-                Bool::and(&[
-                    &fr.s.unrec.eq(BV::from_u64(node as u64 + 1, self.wn)),
-                    &or(&writes),
-                ])
+                Bool::and(&[&fr.s.unrec.is(node as u64 + 1), &or(&writes)])
             }
             Part::At { node, class } => {
                 let a = fr.at(node);
