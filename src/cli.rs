@@ -108,6 +108,10 @@ struct VerifyArgs {
     /// obligation undecided (QG006), never clean.
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     solver_timeout_ms: u32,
+    /// The largest unrolling (frames x (nodes + edges)) the Z3 engine builds for one obligation;
+    /// a larger one is left undecided (QG006) at once.
+    #[arg(long, default_value_t = 150_000, value_name = "N")]
+    solver_max_unrolling: usize,
     /// The gate: `ci` fails on rules that fail the gate, `start` on rules that stop Agent(...).
     #[arg(long, value_enum, default_value = "ci")]
     gate: GateMode,
@@ -270,8 +274,8 @@ fn verify(a: VerifyArgs) -> i32 {
         },
         z3: crate::engine::bmc::Config {
             timeout_ms: a.solver_timeout_ms,
+            max_size: a.solver_max_unrolling,
             broken: broken_engine_switch(),
-            ..crate::engine::bmc::Config::default()
         },
     };
     let report = match crate::verify::verify(inputs, &opts) {

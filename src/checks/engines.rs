@@ -22,13 +22,16 @@ pub fn disagreements(m: &FlatModel, disagreements: &[Disagreement]) -> Vec<Findi
                 Answer::Breaks(v) => format!("breaks at turn {}", v.turn),
                 Answer::NotRun => "was not run".to_string(),
             };
-            let detail = format!(
-                "at '{}' the explicit engine says it {} and the z3 engine says it {}: {}",
+            let mut detail = format!(
+                "at '{}' the explicit engine says it {} and the z3 engine says it {}",
                 n.qid,
                 say(&d.explicit),
                 say(&d.z3),
-                d.why
             );
+            if !d.why.is_empty() {
+                detail.push_str(", but ");
+                detail.push_str(&d.why);
+            }
             let witness = |a: &Answer| match a {
                 Answer::Breaks(v) => Some(v.witness.clone()),
                 _ => None,

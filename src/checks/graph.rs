@@ -65,10 +65,10 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult]) -> Vec<Finding> {
                 .map(|t| t.name.clone())
                 .unwrap_or_else(|| "graph".to_string());
             let detail = format!(
-                "the search for {} ({}) ran out of its state budget after {} states, so it is undecided, not clean",
+                "{} ({}) is undecided, not clean: {}",
                 r.instance.obligation.as_str(),
                 r.instance.obligation.describe(),
-                r.states
+                r.note.as_deref().unwrap_or("an engine could not decide it")
             );
             out.push(finding(
                 Subject {

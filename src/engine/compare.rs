@@ -56,7 +56,8 @@ pub struct Disagreement {
     pub explicit: Answer,
     /// The Z3 engine's answer.
     pub z3: Answer,
-    /// What is wrong, in a sentence.
+    /// What else is wrong (a witness that does not replay), in a sentence; empty when the
+    /// answers alone differ.
     pub why: String,
 }
 
@@ -110,27 +111,19 @@ pub fn compare(
                     None => replayed.push(v),
                 }
             }
-            match (a, b) {
-                (Some(x), Some(y)) if x.turn != y.turn => whys.push(format!(
-                    "the explicit engine finds it first at turn {}, the z3 engine at turn {}",
-                    x.turn, y.turn
-                )),
-                (Some(x), None) if z_decided => whys.push(format!(
-                    "the explicit engine finds it at turn {}; the z3 engine finds it holds",
-                    x.turn
-                )),
-                (None, Some(y)) if e_decided => whys.push(format!(
-                    "the z3 engine finds it at turn {}; the explicit engine finds it holds",
-                    y.turn
-                )),
-                _ => {}
-            }
+            // Answers that differ need no more words than the answers themselves.
+            let differ = match (a, b) {
+                (Some(x), Some(y)) => x.turn != y.turn,
+                (Some(_), None) => z_decided,
+                (None, Some(_)) => e_decided,
+                (None, None) => false,
+            };
             // A replayed witness is a real route: the earliest is kept (the explicit one on a tie).
             let real = replayed.into_iter().min_by_key(|v| v.turn);
             if let Some(r) = real {
                 kept.push(r.clone());
             }
-            if !whys.is_empty() {
+            if differ || !whys.is_empty() {
                 out.push(Disagreement {
                     instance: e.instance,
                     key: k,

@@ -295,7 +295,11 @@ fn result(report: &Report, ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> Sarif
         r.related_locations = Some(related);
     }
     if !f.witness.is_empty() {
-        r.code_flows = Some(vec![code_flow(ctx, f, primary)]);
+        let mut flows = vec![code_flow(ctx, f, &f.witness, None, primary)];
+        if let Some((engine, w)) = &f.other_witness {
+            flows.push(code_flow(ctx, f, w, Some(engine), primary));
+        }
+        r.code_flows = Some(flows);
     }
     r
 }
@@ -323,13 +327,19 @@ fn message_text(f: &Finding, files: usize) -> String {
     text
 }
 
-/// The witness as one code flow of one thread flow: each step at its node's location, else at the
-/// finding's, with the step in words, in order.
-fn code_flow(ctx: &Ctx<'_>, f: &Finding, primary: Option<Loc>) -> CodeFlow {
+/// A witness as one code flow of one thread flow: each step at its node's location, else at the
+/// finding's, with the step in words, in order. `engine` names the engine of a QG312 finding's
+/// second witness.
+fn code_flow(
+    ctx: &Ctx<'_>,
+    f: &Finding,
+    witness: &[crate::findings::Step],
+    engine: Option<&str>,
+    primary: Option<Loc>,
+) -> CodeFlow {
     let violated = f.obligation.map(|o| o.as_str()).unwrap_or(f.rule);
-    let n = f.witness.len();
-    let locations: Vec<ThreadFlowLocation> = f
-        .witness
+    let n = witness.len();
+    let locations: Vec<ThreadFlowLocation> = witness
         .iter()
         .take(MAX_FLOW_STEPS)
         .enumerate()
@@ -366,9 +376,10 @@ fn code_flow(ctx: &Ctx<'_>, f: &Finding, primary: Option<Loc>) -> CodeFlow {
     } else {
         String::new()
     };
+    let by = engine.map(|e| format!(" (the {e} engine's witness)")).unwrap_or_default();
     let message = match f.depth {
-        Some(d) => format!("A route of {n} steps that reaches the call in turn {d}{shown}."),
-        None => format!("A route of {n} steps that reaches the call{shown}."),
+        Some(d) => format!("A route of {n} steps that reaches the call in turn {d}{shown}{by}."),
+        None => format!("A route of {n} steps that reaches the call{shown}{by}."),
     };
     CodeFlow::builder()
         .message(Message::builder().text(message).build())

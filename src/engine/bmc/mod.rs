@@ -48,7 +48,8 @@ pub struct Hints {
 pub struct Config {
     /// Milliseconds Z3 may spend on one query before it answers `unknown`.
     pub timeout_ms: u32,
-    /// Frames x edges one unrolling may hold before the instance is left undecided.
+    /// Frames x (nodes + edges) one instance's unrolling may hold; past it the instance is left
+    /// undecided (QG006) at once rather than handed to a solver that would time out on it.
     pub max_size: usize,
     /// Test-only: report every instance as holding, to show that a disagreement is caught.
     pub broken: bool,
@@ -58,7 +59,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             timeout_ms: 10_000,
-            max_size: 20_000_000,
+            max_size: 150_000,
             broken: false,
         }
     }
@@ -82,7 +83,7 @@ pub fn check(m: &FlatModel, inst: Instance, cfg: &Config, hints: &Hints) -> Inst
     if size > cfg.max_size {
         result.depth = Depth::Undecided;
         result.note = Some(format!(
-            "its unrolling would hold {size} frame-edges, past the limit of {}",
+            "the z3 engine's unrolling would hold {size} frame-nodes and frame-edges, past its limit of {} (--solver-max-unrolling)",
             cfg.max_size
         ));
         return result;
@@ -152,7 +153,7 @@ fn undecided(
     r.queries = queries;
     r.depth = Depth::Undecided;
     r.note = Some(format!(
-        "Z3 answered unknown (its timeout is {} ms a query)",
+        "Z3 answered unknown (its timeout is {} ms a query, --solver-timeout-ms)",
         cfg.timeout_ms
     ));
     r
