@@ -46,7 +46,13 @@ fn holds_and_breaks() {
 #[test]
 fn every_rule_checked_has_both_kinds_of_case() {
     let cases = common::cases();
-    for rule in stalwart::checks::CHECKED_RULES {
+    // QG312 breaks only when the engines disagree, which no input should make them do: its
+    // breaking case is a deliberately broken engine (tests/engines.rs, a_broken_engine_is_caught),
+    // and every fixture here is a case where it holds.
+    for rule in stalwart::checks::CHECKED_RULES
+        .iter()
+        .filter(|r| **r != "QG312")
+    {
         let names: Vec<String> = cases
             .iter()
             .filter(|(r, _)| r == rule)

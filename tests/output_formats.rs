@@ -326,8 +326,8 @@ fn text_keeps_the_seed_lines() {
         "the engine's time is not printed:\n{out}"
     );
     assert!(out.contains(
-        "Proof: 9 obligations searched: 7 hold at every depth, 0 hold to the bound (1 turn of at most 60 steps), \
-         2 violated, 0 undecided; 412 states."
+        "Proof: 9 obligations searched by the explicit and the z3 engines, which agree: 7 hold at every depth, \
+         0 hold to the bound (1 turn of at most 60 steps), 2 violated, 0 undecided; 412 states."
     ));
     assert!(contiguous(&lines, &["Limits:", "  several fixed edges from one node are read as a choice, not as parallel branches"]) > n);
     assert_eq!(out, text::render(&shop_report(), false), "deterministic");

@@ -1,111 +1,120 @@
-//! Benchmark harness: `cargo run --release --bin bench [-- SIZES...]`.
+//! Benchmark harness: `cargo run --release --bin bench [-- [FAMILY,...] [SIZE...]]`.
 //!
-//! Verifies generated multi-agent meshes (see `stalwart::gen::mesh`) of 100, 1,000 and 10,000
-//! nodes - with a tenth as many tools, a twentieth as many order rules, at `session_steps` 3 - and
-//! prints, per size, the time to read and to verify (flatten, search, findings), the total time
-//! relative to the 1,000-node graph's (sizes after it), the states explored and the obligations.
-//! Timings are wall-clock medians of three runs (one at 5,000 nodes and more); compare them as
-//! ratios within one run on a shared machine.
+//! For each graph family (`react`, `mesh`, `subgraphs`, `chain`; see `stalwart::gen`) and size
+//! (default 10, 100 and 1,000 nodes; give 10000 to add the largest), it generates an export with
+//! a tenth as many tools and a twentieth as many order rules at `session_steps` 3, verifies it
+//! with both engines (`--engine both`, the default) and prints: the flattened nodes, tools and
+//! obligations; each engine's wall time in milliseconds and their ratio; how many obligations Z3
+//! decided (the rest are undecided, QG006: a query timed out or the unrolling passed its size
+//! limit); whether the engines agreed; and the whole verification's time. One run each: compare
+//! the figures as ratios within one run on a shared machine.
 
-use stalwart::gen;
+use stalwart::gen::{self, families, Generated};
 use stalwart::input;
 use stalwart::verify::{self, Options};
 use std::time::Instant;
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
+fn generate(family: &str, n: usize) -> Option<Generated> {
+    Some(match family {
+        "react" => families::react(42, n, 3),
+        "mesh" => gen::mesh(42, n, (n / 10).max(5), (n / 20).max(2), 3),
+        "subgraphs" => families::subgraphs(42, n, 3),
+        "chain" => families::chain(42, n, 3),
+        _ => return None,
+    })
 }
 
 fn main() {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut fams: Vec<String> = vec!["react", "mesh", "subgraphs", "chain"]
+        .into_iter()
+        .map(String::from)
         .collect();
-    let sizes = if sizes.is_empty() {
-        vec![100, 1_000, 10_000]
-    } else {
-        sizes
-    };
+    let mut sizes: Vec<usize> = Vec::new();
+    for a in &args {
+        match a.parse() {
+            Ok(n) => sizes.push(n),
+            Err(_) => fams = a.split(',').map(String::from).collect(),
+        }
+    }
+    if sizes.is_empty() {
+        sizes = vec![10, 100, 1_000];
+    }
     let dir = std::env::temp_dir().join(format!("stalwart-bench-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir_all(&dir) {
         eprintln!("cannot create {}: {e}", dir.display());
         std::process::exit(2);
     }
     println!(
-        "{:>7} {:>6} {:>6} {:>9} {:>9} {:>10} {:>8} {:>9} {:>11} {:>11}",
+        "{:<10} {:>6} {:>5} {:>5} {:>12} {:>10} {:>10} {:>10} {:>7} {:>10}",
+        "family",
         "nodes",
         "tools",
-        "rules",
-        "read ms",
-        "verify ms",
-        "total ms",
-        "x 1,000",
-        "findings",
-        "states",
-        "obligations"
+        "oblig",
+        "explicit ms",
+        "z3 ms",
+        "z3/expl",
+        "z3 decided",
+        "agree",
+        "both ms"
     );
-    let mut base: Option<f64> = None;
-    for &n in &sizes {
-        let tools = (n / 10).max(5);
-        let rules = (n / 20).max(2);
-        let g = gen::mesh(42, n, tools, rules, 3);
-        let gp = dir.join(format!("mesh-{n}.json"));
-        let cp = dir.join(format!("mesh-{n}.catalogue.json"));
-        let write = |p: &std::path::Path, v: &serde_json::Value| {
-            std::fs::write(p, serde_json::to_string_pretty(v).unwrap_or_default())
-        };
-        if write(&gp, &g.graph).and(write(&cp, &g.catalogue)).is_err() {
-            eprintln!("cannot write the generated graph");
-            std::process::exit(2);
-        }
-        let mut reads = Vec::new();
-        let mut verifies = Vec::new();
-        let mut last = None;
-        let runs = if n >= 5_000 { 1 } else { 3 };
-        for _ in 0..runs {
-            let t0 = Instant::now();
+    for fam in &fams {
+        for &n in &sizes {
+            let Some(g) = generate(fam, n) else {
+                eprintln!("no family '{fam}' (react, mesh, subgraphs, chain)");
+                std::process::exit(2);
+            };
+            let gp = dir.join(format!("{fam}-{n}.json"));
+            let cp = dir.join(format!("{fam}-{n}.catalogue.json"));
+            let write = |p: &std::path::Path, v: &serde_json::Value| {
+                std::fs::write(p, serde_json::to_string_pretty(v).unwrap_or_default())
+            };
+            if write(&gp, &g.graph).and(write(&cp, &g.catalogue)).is_err() {
+                eprintln!("cannot write the generated graph");
+                std::process::exit(2);
+            }
             let inputs = match input::load_export(&gp, &cp) {
                 Ok(i) => i,
                 Err(e) => {
-                    eprintln!("{e}");
+                    eprintln!("{fam} {n}: {e}");
                     std::process::exit(2);
                 }
             };
-            let t1 = Instant::now();
-            let opts = Options::new(3);
-            let report = match verify::verify(inputs, &opts) {
+            let t0 = Instant::now();
+            let report = match verify::verify(inputs, &Options::new(3)) {
                 Ok(r) => r,
                 Err(e) => {
-                    eprintln!("{e}");
+                    eprintln!("{fam} {n}: {e}");
                     std::process::exit(2);
                 }
             };
-            let t2 = Instant::now();
-            reads.push((t1 - t0).as_secs_f64() * 1e3);
-            verifies.push((t2 - t1).as_secs_f64() * 1e3);
-            last = Some(report);
-        }
-        let (r, v) = (median(reads), median(verifies));
-        if n == 1_000 {
-            base = Some(r + v);
-        }
-        let ratio = base
-            .map(|b| format!("{:.2}", (r + v) / b))
-            .unwrap_or_else(|| "-".to_string());
-        if let Some(report) = last {
+            let total = t0.elapsed().as_secs_f64() * 1e3;
+            let ms = |name: &str| {
+                report
+                    .engines
+                    .iter()
+                    .find(|e| e.name == name)
+                    .map(|e| (e.millis as f64, e.obligations - e.undecided))
+                    .unwrap_or((0.0, 0))
+            };
+            let (e_ms, _) = ms("explicit");
+            let (z_ms, z_decided) = ms("z3");
             println!(
-                "{:>7} {:>6} {:>6} {:>9.1} {:>9.1} {:>10.1} {:>8} {:>9} {:>11} {:>11}",
+                "{:<10} {:>6} {:>5} {:>5} {:>12.0} {:>10.0} {:>10.1} {:>10} {:>7} {:>10.0}",
+                fam,
                 report.scope.nodes,
-                tools,
-                rules,
-                r,
-                v,
-                r + v,
-                ratio,
-                report.findings.len(),
-                report.proof.states,
-                report.proof.obligations
+                report.scope.tools,
+                report.proof.obligations,
+                e_ms,
+                z_ms,
+                z_ms / e_ms.max(1.0),
+                format!("{z_decided}/{}", report.proof.obligations),
+                if report.disagreements == 0 {
+                    "yes".to_string()
+                } else {
+                    format!("no ({})", report.disagreements)
+                },
+                total
             );
         }
     }

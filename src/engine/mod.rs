@@ -228,7 +228,11 @@ pub fn run(model: &FlatModel, choice: EngineChoice, limits: Limits, cfg: &bmc::C
             insts
                 .par_iter()
                 .zip(&hints)
-                .map(|(&i, h)| bmc::check(model, i, cfg, h))
+                // A fresh Z3 context per instance: its answers and witnesses do not depend on
+                // which instances a thread ran before.
+                .map(|(&i, h)| {
+                    z3::with_z3_config(&z3::Config::new(), || bmc::check(model, i, cfg, h))
+                })
                 .collect()
         })
     });

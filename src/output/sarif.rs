@@ -376,7 +376,9 @@ fn code_flow(
     } else {
         String::new()
     };
-    let by = engine.map(|e| format!(" (the {e} engine's witness)")).unwrap_or_default();
+    let by = engine
+        .map(|e| format!(" (the {e} engine's witness)"))
+        .unwrap_or_default();
     let message = match f.depth {
         Some(d) => format!("A route of {n} steps that reaches the call in turn {d}{shown}{by}."),
         None => format!("A route of {n} steps that reaches the call{shown}{by}."),

@@ -281,7 +281,11 @@ fn push_finding(out: &mut String, report: &Report, f: &Finding, color: bool) {
     }
     if let Some((engine, w)) = &f.other_witness {
         let violated = f.obligation.map(|o| o.as_str()).unwrap_or(f.rule);
-        push_indented(out, 4, &format!("The {engine} engine's witness ({} steps):", w.len()));
+        push_indented(
+            out,
+            4,
+            &format!("The {engine} engine's witness ({} steps):", w.len()),
+        );
         for (i, step) in w.iter().enumerate() {
             let line = format!("{}. {}", i + 1, super::describe_step(step, violated));
             push_indented(out, 6, &line);

@@ -6,6 +6,8 @@
 //! binary tree of agents and back to the first, with a catalogue of reads, writes, `reads_outside` tools, compensations and order
 //! rules. [`random`] builds small random graphs for property tests.
 
+pub mod families;
+
 use serde_json::{json, Value};
 
 /// A tiny deterministic generator (xorshift64*), so generated inputs are repeatable.
@@ -48,7 +50,7 @@ pub struct Generated {
     pub catalogue: Value,
 }
 
-fn catalogue(
+pub(crate) fn catalogue(
     rng: &mut Rng,
     tools: usize,
     order_rules: usize,

@@ -1,0 +1,151 @@
+//! The benchmark's graph families (issue 3): each builds an export of about `nodes` nodes with a
+//! tenth as many tools (at least five) and a twentieth as many order rules, over `session_steps`
+//! turns, from a seed.
+//!
+//! - [`react`]: ReAct agents one after another, each a model looping with its tool node (guarded
+//!   and plain in turn), a hand-off to the next agent or the end.
+//! - [`super::mesh`]: the multi-agent hand-off mesh.
+//! - [`subgraphs`]: a top graph of subgraph nodes, each running a small ReAct subgraph whose tool
+//!   node may hand off out of it (`../`), with interrupts before its writes.
+//! - [`chain`]: a long chain of steps that call tools directly, under `after` and `at_most`
+//!   rules, with a guarded shortcut.
+
+use super::{catalogue, Generated, Rng};
+use serde_json::{json, Value};
+
+fn tool(i: usize, tools: usize) -> String {
+    format!("tool_{:04}", i % tools.max(1))
+}
+
+fn graph(name: &str, nodes: Vec<Value>, edges: Vec<Value>, extra: Value, steps: u32) -> Value {
+    let mut g = json!({
+        "format": "qls-graph/1", "name": name, "recursion_limit": 25, "session_steps": steps,
+        "nodes": nodes, "edges": edges, "sends": [], "interrupts": [], "subgraphs": {},
+        "state": {"approved": {"scope": "session"}},
+    });
+    if let (Value::Object(g), Value::Object(x)) = (&mut g, extra) {
+        g.extend(x);
+    }
+    g
+}
+
+/// ReAct agents in sequence: `nodes / 4` agents of a model, a tool node, a step and a router.
+pub fn react(seed: u64, nodes: usize, session_steps: u32) -> Generated {
+    let mut rng = Rng::new(seed);
+    let tools = (nodes / 10).max(5);
+    let agents = (nodes / 4).max(1);
+    let mut ns = vec![
+        json!({"id": "__start__", "kind": "start"}),
+        json!({"id": "__end__", "kind": "end"}),
+    ];
+    let mut es = vec![json!({"from": "__start__", "kind": "fixed", "destinations": ["r0_model"]})];
+    for a in 0..agents {
+        let p = format!("r{a}_");
+        let bound: Vec<String> = (0..2).map(|_| tool(rng.below(tools), tools)).collect();
+        let kind = if a % 3 == 2 { "tools_plain" } else { "tools" };
+        let next = if a + 1 < agents {
+            format!("r{}_model", a + 1)
+        } else {
+            "__end__".to_string()
+        };
+        ns.push(json!({"id": format!("{p}model"), "kind": "model", "agent": format!("agent{}", a / 4), "tools": bound}));
+        ns.push(json!({"id": format!("{p}tools"), "kind": kind, "agent": format!("agent{}", a / 4), "tools": bound}));
+        ns.push(json!({"id": format!("{p}note"), "kind": "step", "agent": format!("agent{}", a / 4), "sets": ["approved"]}));
+        ns.push(json!({"id": format!("{p}route"), "kind": "router", "agent": format!("agent{}", a / 4)}));
+        es.push(json!({"from": format!("{p}model"), "kind": "conditional", "destinations": [format!("{p}tools"), format!("{p}note")]}));
+        es.push(json!({"from": format!("{p}tools"), "kind": "fixed", "destinations": [format!("{p}model")]}));
+        es.push(json!({"from": format!("{p}note"), "kind": "fixed", "destinations": [format!("{p}route")]}));
+        es.push(json!({"from": format!("{p}route"), "kind": "conditional", "destinations": [next, "__end__"]}));
+    }
+    Generated {
+        graph: graph("react", ns, es, json!({}), session_steps),
+        catalogue: catalogue(&mut rng, tools, (nodes / 20).max(2), &|i| tool(i, tools)),
+    }
+}
+
+/// A top graph of `nodes / 8` subgraph nodes, each running a small ReAct subgraph.
+pub fn subgraphs(seed: u64, nodes: usize, session_steps: u32) -> Generated {
+    let mut rng = Rng::new(seed);
+    let tools = (nodes / 10).max(5);
+    let subs = (nodes / 8).max(1);
+    let mut ns = vec![
+        json!({"id": "__start__", "kind": "start"}),
+        json!({"id": "__end__", "kind": "end"}),
+        json!({"id": "supervisor", "kind": "model"}),
+    ];
+    let mut es =
+        vec![json!({"from": "__start__", "kind": "fixed", "destinations": ["supervisor"]})];
+    let mut sup = vec!["__end__".to_string()];
+    let mut graphs = serde_json::Map::new();
+    let mut interrupts = Vec::new();
+    for k in 0..subs {
+        let id = format!("team{k}");
+        sup.push(id.clone());
+        let bound: Vec<String> = (0..2).map(|_| tool(rng.below(tools), tools)).collect();
+        let kind = if k % 4 == 3 { "tools_plain" } else { "tools" };
+        let out = if k + 1 < subs {
+            format!("../team{}", k + 1)
+        } else {
+            "../__end__".to_string()
+        };
+        graphs.insert(
+            format!("g{k}"),
+            json!({"nodes": [{"id": "s", "kind": "start"}, {"id": "model", "kind": "model", "tools": bound},
+                {"id": "act", "kind": kind, "tools": bound}, {"id": "check", "kind": "step"}, {"id": "e", "kind": "end"}],
+                "edges": [{"from": "s", "kind": "fixed", "destinations": ["model"]},
+                    {"from": "model", "kind": "conditional", "destinations": ["act", "check"]},
+                    {"from": "act", "kind": "command", "destinations": ["model", out]},
+                    {"from": "check", "kind": "conditional", "destinations": ["e", "model"]}]}),
+        );
+        ns.push(json!({"id": id, "kind": "subgraph", "graph": format!("g{k}"), "agent": format!("team{k}")}));
+        es.push(
+            json!({"from": format!("team{k}"), "kind": "fixed", "destinations": ["supervisor"]}),
+        );
+        if k % 2 == 0 {
+            interrupts
+                .push(json!({"node": format!("team{k}"), "when": "before", "tool": bound[0]}));
+        }
+    }
+    es.push(json!({"from": "supervisor", "kind": "conditional", "destinations": sup}));
+    Generated {
+        graph: graph(
+            "subgraphs",
+            ns,
+            es,
+            json!({"subgraphs": graphs, "interrupts": interrupts}),
+            session_steps,
+        ),
+        catalogue: catalogue(&mut rng, tools, (nodes / 20).max(2), &|i| tool(i, tools)),
+    }
+}
+
+/// A chain of `nodes` steps, each calling one tool directly, with a guarded shortcut every ten.
+pub fn chain(seed: u64, nodes: usize, session_steps: u32) -> Generated {
+    let mut rng = Rng::new(seed);
+    let tools = (nodes / 10).max(5);
+    let mut ns = vec![
+        json!({"id": "__start__", "kind": "start"}),
+        json!({"id": "__end__", "kind": "end"}),
+    ];
+    let mut es = vec![json!({"from": "__start__", "kind": "fixed", "destinations": ["c0"]})];
+    for i in 0..nodes {
+        let kind = if i % 10 == 9 { "tools" } else { "step" };
+        ns.push(json!({"id": format!("c{i}"), "kind": kind, "tools": [tool(i, tools)]}));
+        let next = if i + 1 < nodes {
+            format!("c{}", i + 1)
+        } else {
+            "__end__".to_string()
+        };
+        let mut d = vec![next];
+        if i % 10 == 0 && i + 10 < nodes {
+            d.push(format!("c{}", i + 10));
+        }
+        d.push("__end__".to_string());
+        d.dedup();
+        es.push(json!({"from": format!("c{i}"), "kind": "conditional", "destinations": d}));
+    }
+    Generated {
+        graph: graph("chain", ns, es, json!({}), session_steps),
+        catalogue: catalogue(&mut rng, tools, (nodes / 20).max(2), &|i| tool(i, tools)),
+    }
+}
