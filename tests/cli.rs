@@ -482,3 +482,81 @@ fn large_graphs_end_cleanly() {
         assert_eq!(r.code, 1, "{format}: {}", r.stderr);
     }
 }
+
+/// `--engine` picks the engines; the proof line says which ran and whether they agree, and the
+/// shop's verdict is the same with each.
+#[test]
+fn each_engine_choice_gives_the_shop_its_verdict() {
+    for (engine, says) in [
+        ("explicit", "searched by the explicit engine alone:"),
+        ("z3", "searched by the z3 engine alone:"),
+        (
+            "both",
+            "searched by the explicit and the z3 engines, which agree:",
+        ),
+    ] {
+        let r = stalwart(&["verify", SHOP, "--engine", engine]);
+        assert_eq!(r.code, 0, "{engine}: {}", r.stderr);
+        assert!(r.stdout.contains(says), "{engine}:\n{}", r.stdout);
+        let heads: Vec<&str> = r.stdout.lines().filter(|l| is_head(l)).collect();
+        assert_eq!(
+            heads,
+            [
+                "  QG023 Medium on cycle:desk_model (agent.yaml:3)",
+                "  QG105 Review on refund_card (agent.yaml:10)"
+            ],
+            "{engine}"
+        );
+    }
+    let mut args = vec!["verify"];
+    args.extend(PLAIN);
+    args.extend(["--engine", "z3", "--format", "json"]);
+    let j = stalwart(&args);
+    assert_eq!(j.code, 1, "{}", j.stderr);
+    let v: serde_json::Value = serde_json::from_str(&j.stdout).expect("json");
+    assert_eq!(v["engines"]["ran"], serde_json::json!(["z3"]));
+    assert_eq!(v["engines"]["explicit"]["ran"], false);
+    assert_eq!(v["engines"]["z3"]["violated"], 5);
+}
+
+/// The test-only broken engine (debug builds): every disagreement is QG312, listed first, with
+/// both answers, failing the gate; the JSON says the engines do not agree.
+#[test]
+fn a_broken_engine_fails_the_gate() {
+    let run = |format: &str| {
+        let mut args = vec!["verify"];
+        args.extend(PLAIN);
+        args.extend(["--format", format]);
+        let out = Command::new(env!("CARGO_BIN_EXE_stalwart"))
+            .args(&args)
+            .current_dir(common::root())
+            .env("NO_COLOR", "1")
+            .env("STALWART_TEST_BROKEN_ENGINE", "z3")
+            .output()
+            .expect("run stalwart");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, text) = run("text");
+    assert_eq!(code, Some(1));
+    let heads: Vec<&str> = text.lines().filter(|l| is_head(l)).collect();
+    assert_eq!(
+        heads[0], "  QG312 High on charge_card (agent.yaml:5)",
+        "{text}"
+    );
+    assert_eq!(heads.iter().filter(|h| h.contains("QG312")).count(), 8);
+    assert!(
+        text.contains("which disagree on 8 violations (QG312 above)"),
+        "{text}"
+    );
+    let (code, json) = run("json");
+    assert_eq!(code, Some(1));
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+    assert_eq!(v["engines"]["agree"], false);
+    assert_eq!(v["engines"]["disagreements"], 8);
+    assert_eq!(v["findings"][0]["rule"], "QG312");
+    assert_eq!(v["findings"][0]["blocks"], true);
+    assert_eq!(v["gate"]["passed"], false);
+}

@@ -703,3 +703,41 @@ fn text_exporter_warnings_and_rules_not_checked() {
     assert_eq!(lines[at + 3], "Gate: passed. Nothing blocks this agent.");
     assert_eq!(lines.len(), at + 4);
 }
+
+/// A QG312 finding with both engines' witnesses: the text lists the second witness, the JSON
+/// carries it as `other_witness`, and the SARIF result has one code flow per engine.
+#[test]
+fn disagreement_shows_both_witnesses() {
+    let mut f = qg012();
+    f.rule = "QG312";
+    f.message =
+        "the engines disagree on O6 (the taint rule) for 'refund_card': at 'billing_tools' \
+                 the explicit engine says it breaks at turn 1 and the z3 engine says it breaks at \
+                 turn 2"
+            .to_string();
+    let mut other = f.witness.clone();
+    other.truncate(2);
+    f.other_witness = Some(("z3", other));
+    let report = base_report(vec![f]);
+    let text = text::render(&report, false);
+    assert!(
+        text.contains("    The z3 engine's witness (2 steps):\n      1. "),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&json::render(&report)).expect("json");
+    assert_eq!(v["findings"][0]["other_witness"]["engine"], "z3");
+    assert_eq!(
+        v["findings"][0]["other_witness"]["witness"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+    let root = agent_path().parent().map(|p| p.to_path_buf());
+    let s: serde_json::Value =
+        serde_json::from_str(&sarif::render(&report, root.as_deref())).expect("sarif");
+    let flows = &s["runs"][0]["results"][0]["codeFlows"];
+    assert_eq!(flows.as_array().map(Vec::len), Some(2));
+    assert!(flows[1]["message"]["text"]
+        .as_str()
+        .is_some_and(|t| t.ends_with("(the z3 engine's witness).")));
+}
