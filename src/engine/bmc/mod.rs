@@ -94,6 +94,36 @@ pub fn check(m: &FlatModel, inst: Instance, cfg: &Config, hints: &Hints) -> Inst
     let mut queries = 0u64;
     for turn in 1..=m.session_steps {
         un.add_turn();
+        // Groups another engine found at this turn are asked about directly: broken within its
+        // node steps (the witness), and not within fewer. Whatever the hint missed or got wrong
+        // is left open for the search below, so every answer is still Z3's.
+        for (g, grp) in plan.groups.iter().enumerate() {
+            let Some(h) = hint_for(grp, hints, turn) else {
+                continue;
+            };
+            if !open[g] {
+                continue;
+            }
+            queries += 1;
+            let within = |j: u32| -> Bool {
+                let v: Vec<Bool> = un
+                    .turn_frames(turn)
+                    .map(|i| broken_at(&un, grp, i, Some(j)))
+                    .collect();
+                Bool::or(&v)
+            };
+            let Some(answer) = ask(&un, &within(h)) else {
+                return undecided(result, found, queries, cfg);
+            };
+            let Some(model) = answer else { continue };
+            match shortest(&un, grp, turn, h, model, Some(h), &mut queries) {
+                Some((model, iv)) => {
+                    found.extend(decode::violations(&un, &model, iv, grp));
+                    open[g] = false;
+                }
+                None => return undecided(result, found, queries, cfg),
+            }
+        }
         loop {
             if !open.iter().any(|&o| o) {
                 result.violations = sorted(found);
@@ -112,13 +142,7 @@ pub fn check(m: &FlatModel, inst: Instance, cfg: &Config, hints: &Hints) -> Inst
             let Some((g, j0)) = first_broken(&un, &plan, &open, turn, &model) else {
                 return undecided(result, found, queries, cfg);
             };
-            let hint = plan.groups[g]
-                .keys
-                .iter()
-                .filter_map(|k| hints.found.get(k))
-                .filter(|&&(t, _)| t == turn)
-                .map(|&(_, s)| s)
-                .min();
+            let hint = hint_for(&plan.groups[g], hints, turn);
             match shortest(&un, &plan.groups[g], turn, j0, model, hint, &mut queries) {
                 Some((model, iv)) => {
                     found.extend(decode::violations(&un, &model, iv, &plan.groups[g]));
@@ -141,6 +165,16 @@ pub fn check(m: &FlatModel, inst: Instance, cfg: &Config, hints: &Hints) -> Inst
         Depth::Bound(m.session_steps)
     };
     result
+}
+
+/// The fewest node steps another engine found `grp` broken with at `turn`, if it did.
+fn hint_for(grp: &Group, hints: &Hints, turn: u32) -> Option<u32> {
+    grp.keys
+        .iter()
+        .filter_map(|k| hints.found.get(k))
+        .filter(|&&(t, _)| t == turn)
+        .map(|&(_, s)| s)
+        .min()
 }
 
 fn undecided(
