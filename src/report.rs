@@ -75,6 +75,8 @@ pub struct Report {
     pub engines: Vec<EngineStats>,
     /// Obligations (violation keys) on which the engines disagreed.
     pub disagreements: usize,
+    /// Obligations one engine decided alone (the other could not).
+    pub unchecked: usize,
     /// Known limits of the reading, printed at the end of the text report.
     pub limits: Vec<String>,
 }

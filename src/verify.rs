@@ -67,6 +67,7 @@ pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, String> {
     let results = outcome.results;
     let mut findings = checks::engines::disagreements(&model, &outcome.disagreements);
     findings.extend(checks::graph::findings(&model, &results));
+    findings.extend(checks::engines::unchecked(&outcome.unchecked));
     findings.extend(checks::structure::unbounded_loops(&model));
     findings.extend(checks::structure::undeclared_routes(&model));
     findings.extend(checks::structure::opaque_subgraphs(&model));
@@ -99,6 +100,7 @@ pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, String> {
         proof,
         engines,
         disagreements: outcome.disagreements.len(),
+        unchecked: outcome.unchecked.len(),
         limits: checks::coverage::limits(&inputs.export),
     };
     Ok(report)

@@ -274,6 +274,7 @@ fn base_report(findings: Vec<Finding>) -> Report {
             },
         ],
         disagreements: 0,
+        unchecked: 0,
         limits: vec![
             "several fixed edges from one node are read as a choice, not as parallel branches"
                 .to_string(),

@@ -1,9 +1,11 @@
 //! QG312 (SPEC 9 `both`, SPEC 10): one finding per violation key on which the engines, or a
 //! witness's replay, disagree. It names the obligation, says both answers, and carries both
-//! witnesses (the explicit engine's first); it fails the gate and is listed first.
+//! witnesses (the explicit engine's first); it fails the gate and is listed first. And QG006 for
+//! the obligations one engine decided alone (the other timed out or passed its size limit): one
+//! finding per engine that left some, so a large graph does not drown the report.
 
 use super::{finding, Subject};
-use crate::engine::compare::{Answer, Disagreement};
+use crate::engine::compare::{Answer, Disagreement, Unchecked};
 use crate::findings::Finding;
 use crate::model::FlatModel;
 
@@ -66,4 +68,50 @@ pub fn disagreements(m: &FlatModel, disagreements: &[Disagreement]) -> Vec<Findi
             f
         })
         .collect()
+}
+
+/// One QG006 finding per engine that left obligations to the other alone.
+pub fn unchecked(list: &[Unchecked]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for engine in ["explicit", "z3"] {
+        let mine: Vec<&Unchecked> = list.iter().filter(|u| u.engine == engine).collect();
+        let Some(first) = mine.first() else { continue };
+        let other = if engine == "z3" { "explicit" } else { "z3" };
+        let detail = format!(
+            "the {engine} engine could not decide {} (the first, {}: {}), so the {other} engine's \
+             verdict on {} stands without a cross-check",
+            plural(mine.len()),
+            first.instance.obligation.as_str(),
+            first.why,
+            if mine.len() == 1 { "it" } else { "them" }
+        );
+        let mut f = finding(
+            Subject {
+                rule: "QG006",
+                obligation: None,
+                subject: format!("the {engine} engine's cross-check"),
+                tool: None,
+                node: None,
+                location: None,
+            },
+            None,
+            Vec::new(),
+            &[("detail", &detail)],
+        );
+        f.fix = format!(
+            "Give the {engine} engine more room (`--solver-max-unrolling`, `--solver-timeout-ms`, \
+             `--max-states`) and re-scan, or accept the {other} engine's verdict alone with \
+             `--engine {other}`; until then these verdicts are proved once, not twice."
+        );
+        out.push(f);
+    }
+    out
+}
+
+fn plural(n: usize) -> String {
+    if n == 1 {
+        "1 obligation".to_string()
+    } else {
+        format!("{n} obligations")
+    }
 }

@@ -68,14 +68,37 @@ fn replay_note(engine: &str, v: &Violation, m: &crate::model::FlatModel) -> Opti
         .map(|e| format!("the {engine} engine's witness does not replay: {e}"))
 }
 
+/// An obligation one engine decided and the other could not: its verdict is not cross-checked.
+#[derive(Debug, Clone)]
+pub struct Unchecked {
+    /// The instance.
+    pub instance: Instance,
+    /// The engine that could not decide it.
+    pub engine: &'static str,
+    /// Why (its timeout, its size limit, its state budget).
+    pub why: String,
+}
+
+/// What the comparison concluded.
+#[derive(Debug, Clone)]
+pub struct Compared {
+    /// The merged verdicts.
+    pub merged: Vec<InstanceResult>,
+    /// Where the engines or a replay disagree (QG312).
+    pub disagreements: Vec<Disagreement>,
+    /// Obligations decided by one engine alone.
+    pub unchecked: Vec<Unchecked>,
+}
+
 /// Compares the two engines' results (both sorted by instance, one per instance) and merges them.
 pub fn compare(
     m: &crate::model::FlatModel,
     explicit: &[InstanceResult],
     z3: &[InstanceResult],
-) -> (Vec<InstanceResult>, Vec<Disagreement>) {
+) -> Compared {
     let mut merged = Vec::new();
     let mut out = Vec::new();
+    let mut unchecked = Vec::new();
     for (e, z) in explicit.iter().zip(z3) {
         debug_assert_eq!(e.instance, z.instance);
         let ev: BTreeMap<Key, &Violation> = e
@@ -137,8 +160,11 @@ pub fn compare(
             if ran(e) { e.depth } else { z.depth },
             if ran(z) { z.depth } else { e.depth },
         );
+        // Undecided only when no engine decided it; decided by one engine alone, it keeps that
+        // engine's verdict and is listed as not cross-checked.
         let depth = match (e_depth, z_depth) {
-            (Depth::Undecided, _) | (_, Depth::Undecided) => Depth::Undecided,
+            (Depth::Undecided, Depth::Undecided) => Depth::Undecided,
+            (Depth::Undecided, d) | (d, Depth::Undecided) => d,
             (Depth::Every, _) | (_, Depth::Every) => Depth::Every,
             (d, _) => d,
         };
@@ -148,6 +174,17 @@ pub fn compare(
             .map(|(r, name)| format!("{} (the {name} engine)", r.note.clone().unwrap_or_default()))
             .collect();
         let note = (!notes.is_empty()).then(|| notes.join("; "));
+        if depth != Depth::Undecided && ran(e) && ran(z) {
+            for (r, name) in [(e, "explicit"), (z, "z3")] {
+                if r.depth == Depth::Undecided {
+                    unchecked.push(Unchecked {
+                        instance: e.instance,
+                        engine: name,
+                        why: r.note.clone().unwrap_or_default(),
+                    });
+                }
+            }
+        }
         merged.push(InstanceResult {
             instance: e.instance,
             violations: kept,
@@ -157,5 +194,9 @@ pub fn compare(
             note,
         });
     }
-    (merged, out)
+    Compared {
+        merged,
+        disagreements: out,
+        unchecked,
+    }
 }

@@ -189,6 +189,8 @@ pub struct Outcome {
     pub results: Vec<InstanceResult>,
     /// Where the engines or a replay disagree (QG312).
     pub disagreements: Vec<compare::Disagreement>,
+    /// Obligations one engine decided and the other could not (QG006, not cross-checked).
+    pub unchecked: Vec<compare::Unchecked>,
     /// Each engine that ran, in the order explicit, z3.
     pub runs: Vec<EngineRun>,
 }
@@ -246,7 +248,7 @@ pub fn run(model: &FlatModel, choice: EngineChoice, limits: Limits, cfg: &bmc::C
         .map(|r| r.0.clone())
         .unwrap_or_else(stand_in);
     let z_res = z3.as_ref().map(|r| r.0.clone()).unwrap_or_else(stand_in);
-    let (results, disagreements) = compare::compare(model, &e_res, &z_res);
+    let compared = compare::compare(model, &e_res, &z_res);
     if let Some((r, ms)) = explicit {
         runs.push(EngineRun {
             name: "explicit",
@@ -262,8 +264,9 @@ pub fn run(model: &FlatModel, choice: EngineChoice, limits: Limits, cfg: &bmc::C
         });
     }
     Outcome {
-        results,
-        disagreements,
+        results: compared.merged,
+        disagreements: compared.disagreements,
+        unchecked: compared.unchecked,
         runs,
     }
 }

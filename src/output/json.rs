@@ -48,6 +48,7 @@
 //!   "engines": {
 //!     "ran": ["explicit", "z3"],               // --engine: one or both
 //!     "agree": true, "disagreements": 0,       // violation keys the engines disagree on (QG312)
+//!     "unchecked": 0,                          // obligations one engine decided alone (QG006)
 //!     "verdict": COUNTS,                        // the merged verdicts the findings come from
 //!     "explicit": {"ran": true, ...COUNTS, "states": n, "millis": n} | {"ran": false},
 //!     "z3": {"ran": true, ...COUNTS, "queries": n, "millis": n, "version": "Z3 4.8.12.0"}
@@ -163,6 +164,7 @@ fn engines(report: &Report) -> Value {
         "ran": report.engines.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
         "agree": report.disagreements == 0,
         "disagreements": report.disagreements,
+        "unchecked": report.unchecked,
         "verdict": Value::Object(counts(&report.proof)),
         "explicit": explicit,
         "z3": z3,

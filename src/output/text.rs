@@ -217,6 +217,10 @@ fn proof_line(report: &Report) -> String {
     }
     let by = match report.engines.len() {
         2 => match report.disagreements {
+            0 if report.unchecked > 0 => format!(
+                "by the explicit and the z3 engines, which agree where both decided ({} by one engine alone, QG006)",
+                report.unchecked
+            ),
             0 => "by the explicit and the z3 engines, which agree".to_string(),
             n => format!(
                 "by the explicit and the z3 engines, which disagree on {} (QG312 above)",
