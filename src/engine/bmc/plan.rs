@@ -451,9 +451,7 @@ fn frames_per_turn(m: &FlatModel, usable: &[bool]) -> usize {
                 break;
             }
         }
-        for v in 0..n {
-            most = most.max(best[s][v]);
-        }
+        most = most.max(best[s].iter().copied().max().unwrap_or(-1));
         if s == r {
             break;
         }

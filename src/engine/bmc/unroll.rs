@@ -170,7 +170,7 @@ impl<'a> Unrolling<'a> {
     pub fn new(m: &'a FlatModel, p: &'a Plan, timeout_ms: u32, arbitrary: bool) -> Self {
         // The formula is propositional (with "exactly one" constraints): the finite-domain
         // solver answers it with Z3's SAT core, several times faster than the general solver.
-        let solver = Solver::new_for_logic("QF_FD").unwrap_or_else(Solver::new);
+        let solver = Solver::new_for_logic("QF_FD").unwrap_or_default();
         let mut params = Params::new();
         params.set_u32("timeout", timeout_ms.max(1));
         solver.set_params(&params);
@@ -507,6 +507,9 @@ impl<'a> Unrolling<'a> {
         and(&c)
     }
 
+    // Tool-indexed vectors (calls, latches, confirmations) are read side by side: indexing by tool
+    // reads more plainly than zipping five of them.
+    #[allow(clippy::needless_range_loop)]
     /// Frame `i` to the next frame `nx` of the same turn: the batch's effects, leaving along the
     /// chosen edge, and the turn's end.
     fn link(&self, i: usize, nx: &Frame) {
