@@ -26,7 +26,7 @@ pub mod unroll;
 use super::{Depth, Instance, InstanceResult, Violation};
 use crate::model::{FlatModel, NodeIx, ToolIx};
 use plan::{Group, Plan};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use unroll::Unrolling;
 use z3::ast::Bool;
 use z3::{Model, SatResult};
@@ -65,9 +65,37 @@ impl Default for Config {
     }
 }
 
-/// Answers one instance with Z3.
+/// Answers one instance with Z3. Guarded calls whose refusal the slice does not decide are
+/// over-approximated; a witness the plain interpreter finds the check would have decided
+/// otherwise makes that tool's guard exact, and the instance is asked again (counterexample-guided
+/// refinement, as the explicit engine does), so reported witnesses are real.
 pub fn check(m: &FlatModel, inst: Instance, cfg: &Config, hints: &Hints) -> InstanceResult {
-    let plan = Plan::new(m, inst);
+    let mut exact: BTreeSet<ToolIx> = BTreeSet::new();
+    let mut queries = 0;
+    loop {
+        let plan = Plan::new(m, inst, &exact);
+        let mut res = check_plan(m, &plan, cfg, hints);
+        queries += res.queries;
+        let refine: BTreeSet<ToolIx> = res
+            .violations
+            .iter()
+            .filter_map(|v| match super::interp::replay_violation(m, v) {
+                Err(super::interp::ReplayError::GuardDiffers { tool, .. }) => Some(tool),
+                _ => None,
+            })
+            .filter(|t| !exact.contains(t))
+            .collect();
+        if refine.is_empty() {
+            res.queries = queries;
+            return res;
+        }
+        exact.extend(refine);
+    }
+}
+
+/// Answers one instance with one plan.
+fn check_plan(m: &FlatModel, plan: &Plan, cfg: &Config, hints: &Hints) -> InstanceResult {
+    let inst = plan.inst;
     let mut result = InstanceResult {
         instance: inst,
         violations: Vec::new(),
@@ -88,11 +116,18 @@ pub fn check(m: &FlatModel, inst: Instance, cfg: &Config, hints: &Hints) -> Inst
         ));
         return result;
     }
-    let mut un = Unrolling::new(m, &plan, cfg.timeout_ms, false);
+    let mut un = Unrolling::new(m, plan, cfg.timeout_ms, false);
     let mut open: Vec<bool> = vec![true; plan.groups.len()];
     let mut found: Vec<Violation> = Vec::new();
     let mut queries = 0u64;
     for turn in 1..=m.session_steps {
+        // Where no latch outlives a turn, every turn starts as the first did: nothing breaks in a
+        // later turn that did not in the first, at any depth.
+        if turn > 1 && !plan.has_session_state(m) {
+            result.violations = sorted(found);
+            result.queries = queries;
+            return result;
+        }
         un.add_turn();
         // Groups another engine found at this turn are asked about directly: broken within its
         // node steps (the witness), and not within fewer. Whatever the hint missed or got wrong
@@ -157,7 +192,7 @@ pub fn check(m: &FlatModel, inst: Instance, cfg: &Config, hints: &Hints) -> Inst
     result.depth = if !open.iter().any(|&o| o) {
         Depth::Every
     } else if result.violations.is_empty() && !hints.every_depth {
-        match induct::every_depth(m, &plan, cfg) {
+        match induct::every_depth(m, plan, cfg) {
             Some(true) => Depth::Every,
             _ => Depth::Bound(m.session_steps),
         }
@@ -203,7 +238,8 @@ fn sorted(mut v: Vec<Violation>) -> Vec<Violation> {
 fn ask(un: &Unrolling, q: &Bool) -> Option<Option<Model>> {
     let a = Bool::fresh_const("q");
     un.solver.assert(a.implies(q));
-    match un.solver.check_assumptions(&[a]) {
+    let r = un.solver.check_assumptions(&[a]);
+    match r {
         SatResult::Sat => Some(un.solver.get_model()),
         SatResult::Unsat => Some(None),
         SatResult::Unknown => None,

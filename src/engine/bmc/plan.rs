@@ -1,5 +1,5 @@
 //! What one obligation instance's unrolling needs, worked out before Z3 is asked anything: the
-//! latches it keeps (the [`Slice`] with every guard decided exactly), the tools whose calls it
+//! latches it keeps (the [`Slice`], with the guards of the tools refinement made exact), the tools whose calls it
 //! counts, the violations it can have (grouped so that keys which always break together are asked
 //! once), the nodes a frame can be at, and how many frames one turn needs.
 
@@ -33,8 +33,11 @@ pub struct Group {
 pub struct Plan {
     /// The question.
     pub inst: Instance,
-    /// Latches kept; every tool's guard is decided exactly (no refinement loop is needed).
+    /// Latches kept (see [`Slice`]).
     pub slice: Slice,
+    /// Per tool: its guarded calls are allowed or refused by its order rules exactly; for the
+    /// others the check may do either (an over-approximation that refinement narrows).
+    pub exact: Vec<bool>,
     /// Per tool: how many of its running calls in one batch the encoding counts (0: its calls
     /// change nothing the obligation reads, so they are left out).
     pub xcap: Vec<u32>,
@@ -74,10 +77,10 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The plan of `inst` over `m`.
-    pub fn new(m: &FlatModel, inst: Instance) -> Plan {
-        let exact: BTreeSet<ToolIx> = (0..m.tools.len()).collect();
-        let slice = Slice::new(m, inst.obligation, inst.tool, &exact);
+    /// The plan of `inst` over `m`, deciding the guards of the `exact` tools exactly.
+    pub fn new(m: &FlatModel, inst: Instance, exact: &BTreeSet<ToolIx>) -> Plan {
+        let slice = Slice::new(m, inst.obligation, inst.tool, exact);
+        let exact_v: Vec<bool> = (0..m.tools.len()).map(|t| exact.contains(&t)).collect();
         let xcap = xcaps(m, inst, &slice);
         let (region_bit, bits) = regions(m, inst);
         let taint_bits = if slice.tainted { bits } else { 0 };
@@ -118,6 +121,7 @@ impl Plan {
             .any(|(v, x)| v != m.entry && !x.costs_step() && usable[v]);
         Plan {
             inst,
+            exact: exact_v,
             counted_steps,
             entry_cost: u32::from(m.nodes[m.entry].costs_step()),
             recursion_limit: m.recursion_limit,
@@ -134,6 +138,23 @@ impl Plan {
             to_target,
             inside_max,
         }
+    }
+
+    /// True when some latch outlives a turn (`ran`, a session count, taint, a session flag): only
+    /// then can a later turn start from another state than the first did.
+    pub fn has_session_state(&self, m: &FlatModel) -> bool {
+        !self.slice.ran.is_empty()
+            || self.slice.count.iter().any(|c| !c.2)
+            || self.taint_bits > 0
+            || m.flags
+                .iter()
+                .any(|(_, scope)| *scope != crate::ir::FlagScope::Turn)
+    }
+
+    /// True when a guarded call of `u` is allowed or refused by its order rules exactly.
+    pub fn decides_guard(&self, m: &FlatModel, u: ToolIx) -> bool {
+        let o = &m.tools[u].order;
+        self.exact[u] || (o.after.is_empty() && o.not_after.is_empty() && o.at_most.is_none())
     }
 
     /// The node steps at frame `offset` when they are not counted (see `counted_steps`).
