@@ -8,19 +8,21 @@
 //! last frame, and a route may be abandoned (`DEAD`) at any frame, so a violation at frame i needs
 //! only frames up to i to be a legal route. A frame's variables are:
 //!
-//! - `nd`: the node (a bit-vector: node index, `DONE` = n, `DEAD` = n + 1), `st`: node steps in the
-//!   run after entering it, `ed`: the edge it leaves by (an index into the frame's edge list; the
-//!   list's length means no edge);
+//! - `nd`: the node (one Boolean per node the frame can be at, plus `DONE` and `DEAD`, exactly one
+//!   true), `st`: node steps in the run after entering it (a thermometer, only where subgraphs
+//!   make steps differ from frames), `ed`: the edge it leaves by (one Boolean per edge of the
+//!   frame's list, plus "none");
 //! - the state on arrival: flags, `exit_after` counters, and the latches the slice keeps (`ran`,
 //!   `count`, taint bits, `confirmed`, `confirmed_clean`, `irreversible_unconfirmed`, `wrote`, the
 //!   node where the unrecoverable tool last ran);
 //! - the choices: each `inside` pause's answer, and per counted tool the number of its calls in
 //!   the batch that run (`x`) and whether one more was refused (`y`).
 //!
-//! Batch semantics follow SPEC 3.1 exactly: calls see the batch's starting `ran`, taint and
+//! Everything is propositional (see [`super::bits`]). Batch semantics follow SPEC 3.1 exactly: calls see the batch's starting `ran`, taint and
 //! `confirmed`; `count` and the per-run write latches change per call, so a violation inside a
 //! batch is a condition on the numbers of calls (see [`Unrolling::part`]); a guarded call runs
-//! only when its order rules allow it at that call, and a refused call changes nothing.
+//! only when its order rules allow it at that call (for the tools the plan decides exactly; for
+//! the others the check may allow or refuse), and a refused call changes nothing.
 
 use super::bits::{width, Code, OneHot, Therm};
 use super::plan::{Part, Plan};
