@@ -176,3 +176,25 @@ fn a_broken_engine_is_caught() {
     assert_eq!(report.disagreements, 0);
     let _ = Limits::default();
 }
+
+/// Where either engine proves an obligation at every depth, the merged verdict says so: on this
+/// fixture the explicit search reaches its turn fixpoint for five of six obligations, and the Z3
+/// engine (k-induction, or no latch outliving a turn) proves all six.
+#[test]
+fn either_engine_can_prove_every_depth() {
+    let dir = common::root().join("fixtures/QG014/holds-guarded");
+    let verdict = |engine| {
+        let inputs = common::load(&dir);
+        let mut opts = Options::new(common::steps(&inputs));
+        opts.engine = engine;
+        let r = verify::verify(inputs, &opts).expect("verify");
+        (
+            r.proof.holds_every_depth,
+            r.proof.holds_to_bound,
+            r.proof.violated,
+        )
+    };
+    assert_eq!(verdict(EngineChoice::Explicit), (5, 1, 0));
+    assert_eq!(verdict(EngineChoice::Z3), (6, 0, 0));
+    assert_eq!(verdict(EngineChoice::Both), (6, 0, 0));
+}
