@@ -48,6 +48,10 @@ pub struct Hints {
     pub every_depth: bool,
 }
 
+/// The largest `at_most` count the Z3 engine encodes (as a thermometer of that many variables a
+/// frame); an obligation that keeps a larger one is left undecided.
+pub const MAX_COUNT: u32 = 64;
+
 /// Settings of the Z3 engine.
 #[derive(Debug, Clone, Copy)]
 pub struct Config {
@@ -114,7 +118,27 @@ fn check_plan(m: &FlatModel, plan: &Plan, cfg: &Config, hints: &Hints) -> Instan
     if plan.groups.is_empty() || cfg.broken {
         return result;
     }
-    let size = plan.frames * m.session_steps as usize * (m.edges.len() + m.nodes.len());
+    // A frame holds a variable per node and edge, and a thermometer of steps where they are
+    // counted; counts past `MAX_COUNT` would need thermometers as long.
+    let per_frame = m.edges.len()
+        + m.nodes.len()
+        + if plan.counted_steps {
+            m.recursion_limit as usize + 1
+        } else {
+            0
+        };
+    let size = plan
+        .frames
+        .saturating_mul(m.session_steps as usize)
+        .saturating_mul(per_frame);
+    if let Some(&(t, cap, _)) = plan.slice.count.iter().find(|c| c.1 > MAX_COUNT) {
+        result.depth = Depth::Undecided;
+        result.note = Some(format!(
+            "the z3 engine counts calls up to {MAX_COUNT}, and '{}' may run {cap} times",
+            m.tools[t].name
+        ));
+        return result;
+    }
     if size > cfg.max_size {
         result.depth = Depth::Undecided;
         result.note = Some(format!(

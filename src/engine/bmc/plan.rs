@@ -114,6 +114,10 @@ impl Plan {
                 counter_caps[c] = cap;
             }
         }
+        // A counter rises at most once a frame: past the frames of a turn its N never bites.
+        for c in counter_caps.iter_mut() {
+            *c = (*c).min(frames as u32);
+        }
         let counted_steps = m
             .nodes
             .iter()
