@@ -560,3 +560,55 @@ fn a_broken_engine_fails_the_gate() {
     assert_eq!(v["findings"][0]["blocks"], true);
     assert_eq!(v["gate"]["passed"], false);
 }
+
+/// Huge numbers in an export do not make the Z3 engine build huge formulas: an `exit_after` of a
+/// billion, an `at_most` of a million and a recursion limit of 5,000 end promptly, the
+/// obligations Z3 cannot encode reported undecided (QG006), never clean.
+#[test]
+fn huge_numbers_stay_small_for_z3() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let g = dir.path().join("g.json");
+    let c = dir.path().join("c.json");
+    std::fs::write(&g, r#"{"format":"qls-graph/1","recursion_limit":5000,"session_steps":2,
+        "nodes":[{"id":"__start__","kind":"start"},{"id":"m","kind":"model"},{"id":"t","kind":"tools","tools":["pay"]},
+                 {"id":"kb","kind":"subgraph","graph":"s"},{"id":"__end__","kind":"end"}],
+        "edges":[{"from":"__start__","kind":"fixed","destinations":["m"]},
+                 {"from":"m","kind":"conditional","destinations":["t","kb","__end__"],"exit_after":1000000000},
+                 {"from":"t","kind":"fixed","destinations":["m"]},{"from":"kb","kind":"fixed","destinations":["m"]}],
+        "subgraphs":{"s":{"nodes":[{"id":"a","kind":"start"},{"id":"w","kind":"tools_plain","tools":["pay"]},{"id":"b","kind":"end"}],
+                          "edges":[{"from":"a","kind":"fixed","destinations":["w"]},{"from":"w","kind":"fixed","destinations":["b"]}]}}}"#).expect("write");
+    std::fs::write(
+        &c,
+        r#"{"format":"qls-catalogue/1","tools":{"pay":{"kind":"write","order":{"at_most":1000000}}}}"#,
+    )
+    .expect("write");
+    let r = stalwart(&[
+        "verify",
+        "--graph",
+        &g.to_string_lossy(),
+        "--catalogue",
+        &c.to_string_lossy(),
+        "--max-states",
+        "20000",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    let qg006: Vec<&str> = v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["rule"] == "QG006")
+        .filter_map(|f| f["message"].as_str())
+        .collect();
+    assert!(
+        qg006.iter().any(|m| m.contains("counts calls up to 64")),
+        "{qg006:?}"
+    );
+    assert!(v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .any(|f| f["rule"] == "QG001"));
+}
