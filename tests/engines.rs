@@ -198,3 +198,61 @@ fn either_engine_can_prove_every_depth() {
     assert_eq!(verdict(EngineChoice::Z3), (6, 0, 0));
     assert_eq!(verdict(EngineChoice::Both), (6, 0, 0));
 }
+
+/// Cases a tester found, each once a disagreement: the engines and the plain interpreter now give
+/// one answer on each.
+#[test]
+fn cases_once_disagreed_now_agree() {
+    let cases: [(&str, &str, &[(&str, &str, u32)]); 2] = [
+        // A session flag cleared and a turn flag set on the way, an unused flag declared: Z3's
+        // QF_UF-configured solver refuted the second turn's route (the engine now uses QF_FD).
+        (
+            r#"{"format":"qls-graph/1","name":"t","recursion_limit":3,"session_steps":2,
+            "state":{"a":{"scope":"session"},"b":{"scope":"turn"},"c":{"scope":"turn"}},
+            "nodes":[{"id":"__start__","kind":"start"},{"id":"n0","kind":"tools","tools":["z"]},
+              {"id":"n1","kind":"step","tools":["w"],"clears":["a"]},{"id":"n2","kind":"step","sets":["b"]},
+              {"id":"__end__","kind":"end"}],
+            "edges":[{"from":"__start__","kind":"fixed","destinations":["n1"]},
+              {"from":"n0","kind":"conditional","destinations":["n2","__end__"]},
+              {"from":"n1","kind":"fixed","destinations":["n0","__end__"]},
+              {"from":"n2","kind":"conditional","destinations":["__end__"]}]}"#,
+            r#"{"format":"qls-catalogue/1","tools":{"w":{"kind":"read","order":{"not_after":["z"]}},
+              "z":{"kind":"read"}}}"#,
+            &[("QG001", "w", 1), ("QG003", "w", 2)],
+        ),
+        // An `after` pause on a remote node: the person confirms having seen the remote's answer,
+        // so the write after it is confirmed clean (the engines once tainted after the pause).
+        (
+            r#"{"format":"qls-graph/1","name":"t","recursion_limit":25,"session_steps":1,
+            "nodes":[{"id":"__start__","kind":"start"},{"id":"partner","kind":"remote","channel":"ch"},
+              {"id":"act","kind":"tools_plain","tools":["w"]},{"id":"__end__","kind":"end"}],
+            "edges":[{"from":"__start__","kind":"fixed","destinations":["partner"]},
+              {"from":"partner","kind":"fixed","destinations":["act"]},
+              {"from":"act","kind":"fixed","destinations":["__end__"]}],
+            "interrupts":[{"node":"partner","when":"after","tool":"w"}]}"#,
+            r#"{"format":"qls-catalogue/1","tools":{"w":{"kind":"write","idempotency":true,"result":{}}},
+              "channels":{"ch":{"auth":"mtls"}}}"#,
+            &[("QG001", "w", 1), ("QG105", "w", 1)],
+        ),
+    ];
+    for (i, (graph, catalogue, want)) in cases.iter().enumerate() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let gp = dir.path().join("graph.json");
+        let cp = dir.path().join("catalogue.json");
+        std::fs::write(&gp, graph).expect("write");
+        std::fs::write(&cp, catalogue).expect("write");
+        for engine in [EngineChoice::Both, EngineChoice::Explicit, EngineChoice::Z3] {
+            let inputs = input::load_export(&gp, &cp).expect("input");
+            let mut opts = Options::new(common::steps(&inputs));
+            opts.engine = engine;
+            let r = verify::verify(inputs, &opts).expect("verify");
+            let got: Vec<(&str, &str, u32)> = r
+                .findings
+                .iter()
+                .filter(|f| f.rule != "QG023")
+                .map(|f| (f.rule, f.subject.as_str(), f.depth.unwrap_or(0)))
+                .collect();
+            assert_eq!(&got, want, "case {i}, {engine:?}");
+        }
+    }
+}

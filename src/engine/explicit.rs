@@ -709,7 +709,7 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// Leaving node `n`: its clears then sets, its `after` pauses, a remote node's taint.
+    /// Leaving node `n`: its clears then sets, a remote node's taint, its `after` pauses.
     fn leave(&self, s: &mut [u64], n: NodeIx) {
         let node = &self.m.nodes[n];
         for &f in &node.clears {
@@ -718,12 +718,14 @@ impl<'a> Search<'a> {
         for &f in &node.sets {
             put(s, self.lay.flags, f, true);
         }
-        for p in &node.on_leave {
-            self.confirm(s, p.tool, p.answer, true);
-        }
+        // A remote node's answer taints the run as it is left, before its `after` pauses: a
+        // person confirming there has seen that answer.
         if node.taints_on_leave && self.s.tainted {
             put(s, self.lay.taint, self.region_bit[node.region], true);
             s[self.lay.clean..self.lay.clean + self.lay.clean_words].fill(0);
+        }
+        for p in &node.on_leave {
+            self.confirm(s, p.tool, p.answer, true);
         }
     }
 

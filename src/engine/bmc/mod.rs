@@ -270,6 +270,7 @@ fn ask(un: &Unrolling, q: &Bool) -> Option<Option<Model>> {
     let a = Bool::fresh_const("q");
     un.solver.assert(a.implies(q));
     let r = un.solver.check_assumptions(&[a]);
+
     match r {
         SatResult::Sat => Some(un.solver.get_model()),
         SatResult::Unsat => Some(None),

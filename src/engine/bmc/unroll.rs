@@ -170,10 +170,11 @@ pub struct Unrolling<'a> {
 impl<'a> Unrolling<'a> {
     /// An empty unrolling whose solver gives up on a query after `timeout_ms` milliseconds.
     pub fn new(m: &'a FlatModel, p: &'a Plan, timeout_ms: u32, arbitrary: bool) -> Self {
-        // The formula is propositional (with "exactly one" constraints), so no theory is
-        // needed: Z3's solver configured for QF_UF answered it fastest of those tried (QF_FD,
-        // QF_BV, the default), about a third faster than the finite-domain one.
-        let solver = Solver::new_for_logic("QF_UF").unwrap_or_default();
+        // The formula is propositional with "exactly one" (pseudo-Boolean) constraints: the
+        // finite-domain solver answers it with Z3's SAT core. (The QF_UF-configured solver was a
+        // third faster but mishandles the pseudo-Boolean constraints: a route it should have
+        // found, it refuted; tests/engines.rs keeps that case.)
+        let solver = Solver::new_for_logic("QF_FD").unwrap_or_default();
         let mut params = Params::new();
         params.set_u32("timeout", timeout_ms.max(1));
         solver.set_params(&params);
@@ -613,9 +614,25 @@ impl<'a> Unrolling<'a> {
         for (b, tb) in s.taint.iter_mut().enumerate() {
             *tb = Bool::or(&[&*tb, &pend[b]]);
         }
-        // Leaving: clears, sets, `after` pauses, a remote node's taint.
+        // Leaving: clears, sets, a remote node's taint, then its `after` pauses (a person
+        // confirming there has seen the remote's answer).
         s.flags = fr.flags_e.clone();
         let mut remote = Vec::new();
+        for (n, a) in fr.at.iter().enumerate() {
+            let Some(a) = a else { continue };
+            let node = &m.nodes[n];
+            if node.taints_on_leave && p.taint_bits > 0 {
+                let b = p.region_bit[node.region];
+                s.taint[b] = Bool::or(&[&s.taint[b], a]);
+                remote.push(a.clone());
+            }
+        }
+        if !remote.is_empty() {
+            let r = or(&remote);
+            for c in s.clean.iter_mut().flatten() {
+                *c = Bool::and(&[&*c, &r.not()]);
+            }
+        }
         for (n, a) in fr.at.iter().enumerate() {
             let Some(a) = a else { continue };
             let node = &m.nodes[n];
@@ -637,17 +654,6 @@ impl<'a> Unrolling<'a> {
                 if let Some(fl) = pause.answer {
                     s.flags[fl] = a.ite(&t(), &s.flags[fl]);
                 }
-            }
-            if node.taints_on_leave && p.taint_bits > 0 {
-                let b = p.region_bit[node.region];
-                s.taint[b] = Bool::or(&[&s.taint[b], a]);
-                remote.push(a.clone());
-            }
-        }
-        if !remote.is_empty() {
-            let r = or(&remote);
-            for c in s.clean.iter_mut().flatten() {
-                *c = Bool::and(&[&*c, &r.not()]);
             }
         }
         // The edge.
