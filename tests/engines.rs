@@ -203,7 +203,8 @@ fn either_engine_can_prove_every_depth() {
 /// one answer on each.
 #[test]
 fn cases_once_disagreed_now_agree() {
-    let cases: [(&str, &str, &[(&str, &str, u32)]); 3] = [
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str, u32)]);
+    let cases: [Case; 3] = [
         // A session flag cleared and a turn flag set on the way, an unused flag declared: Z3's
         // QF_UF-configured solver refuted the second turn's route (the engine now uses QF_FD).
         (

@@ -196,7 +196,7 @@ fn check_plan(m: &FlatModel, plan: &Plan, cfg: &Config, hints: &Hints) -> Instan
                 result.queries = queries;
                 return result;
             }
-            let q = any_open(&un, &plan, &open, turn, None);
+            let q = any_open(&un, plan, &open, turn, None);
             queries += 1;
             let Some(model) = ask(&un, &q) else {
                 return undecided(result, found, queries, cfg);
@@ -205,7 +205,7 @@ fn check_plan(m: &FlatModel, plan: &Plan, cfg: &Config, hints: &Hints) -> Instan
             // The first open group the model breaks, and at how many steps.
             // A model of the query breaks some open group; never read one that seems not to as
             // "holds".
-            let Some((g, j0)) = first_broken(&un, &plan, &open, turn, &model) else {
+            let Some((g, j0)) = first_broken(&un, plan, &open, turn, &model) else {
                 return undecided(result, found, queries, cfg);
             };
             let hint = hint_for(&plan.groups[g], hints, turn);
