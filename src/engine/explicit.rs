@@ -171,30 +171,9 @@ impl<'a> Search<'a> {
         track.sort_unstable();
         track.dedup();
         let flag_words = words(m.flags.len());
-        // Taint origins are kept only as finely as the obligation reads them: for O6, one bit per
-        // region of a plain node binding its tool and one for every other region (enough to tell
-        // QG011 from QG012 exactly); otherwise one bit, "tainted".
-        let mut region_bit = vec![0usize; m.regions.len()];
-        let mut bits = 1;
-        if inst.obligation == Obligation::O6 {
-            let mut own: Vec<usize> = m
-                .nodes
-                .iter()
-                .filter(|n| {
-                    n.calls_tools()
-                        && !n.guarded()
-                        && inst.tool.is_some_and(|t| n.tools.contains(&t))
-                })
-                .map(|n| n.region)
-                .collect();
-            own.sort_unstable();
-            own.dedup();
-            let other = own.len();
-            for (r, b) in region_bit.iter_mut().enumerate() {
-                *b = own.iter().position(|&o| o == r).unwrap_or(other);
-            }
-            bits = other + 1;
-        }
+        // Taint origins are kept only as finely as the obligation reads them (see
+        // `slice::taint_bits`).
+        let (region_bit, bits) = super::slice::taint_bits(m, inst);
         let region_words = if s.tainted { words(bits) } else { 0 };
         let mut off = 1;
         let mut take = |n: usize| {

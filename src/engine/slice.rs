@@ -187,3 +187,29 @@ impl Slice {
         s
     }
 }
+
+/// Taint bits per region for instance `inst` (SPEC 3.1 Regions): for O6, one bit per region of a
+/// plain node binding its tool and one for every other region, enough to tell QG011 from QG012;
+/// otherwise one bit, "tainted". Returns each region's bit and the number of bits. Both engines
+/// keep taint this finely, so their classes agree.
+pub fn taint_bits(model: &FlatModel, inst: crate::engine::Instance) -> (Vec<usize>, usize) {
+    let mut bit = vec![0usize; model.regions.len()];
+    if inst.obligation != Obligation::O6 {
+        return (bit, 1);
+    }
+    let mut own: Vec<usize> = model
+        .nodes
+        .iter()
+        .filter(|n| {
+            n.calls_tools() && !n.guarded() && inst.tool.is_some_and(|t| n.tools.contains(&t))
+        })
+        .map(|n| n.region)
+        .collect();
+    own.sort_unstable();
+    own.dedup();
+    let other = own.len();
+    for (r, b) in bit.iter_mut().enumerate() {
+        *b = own.iter().position(|&o| o == r).unwrap_or(other);
+    }
+    (bit, other + 1)
+}

@@ -60,24 +60,6 @@ impl Code {
         Bool::and(&l)
     }
 
-    /// The number is at most the constant `v`.
-    pub fn at_most(&self, v: u64) -> Bool {
-        // Compare from the most significant bit down.
-        let mut le = lit(true);
-        for (k, b) in self.bits.iter().enumerate() {
-            le = if v >> k & 1 == 1 {
-                Bool::or(&[&b.not(), &le])
-            } else {
-                Bool::and(&[&b.not(), &le])
-            };
-        }
-        if width(v) > self.bits.len() {
-            lit(true)
-        } else {
-            le
-        }
-    }
-
     /// Bit by bit equal.
     pub fn eq(&self, o: &Code) -> Bool {
         let l: Vec<Bool> = self
@@ -99,15 +81,6 @@ impl Code {
                 .map(|(x, y)| c.ite(x, y))
                 .collect(),
         }
-    }
-
-    /// Its value in `model`.
-    pub fn value(&self, model: &Model) -> u64 {
-        self.bits
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| truth(model, b))
-            .fold(0, |v, (k, _)| v | 1 << k)
     }
 }
 

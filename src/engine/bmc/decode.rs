@@ -2,7 +2,6 @@
 //! vocabulary (SPEC 4): the entries with their pauses' answers, each batch's calls, the choices,
 //! the turns' ends, and last the call that breaks the obligation.
 
-use super::bits::OneHot;
 use super::plan::{Group, Part};
 use super::unroll::{Frame, Unrolling};
 use crate::engine::steps::{enter_steps, leave_steps, number_run_steps};
@@ -11,10 +10,6 @@ use crate::findings::{Obligation, Step, StepKind};
 use crate::model::{FlatModel, NodeIx, ToolIx};
 use z3::ast::Bool;
 use z3::Model;
-
-fn num(model: &Model, v: &OneHot) -> u64 {
-    v.value(model)
-}
 
 fn truth(model: &Model, v: &Bool) -> bool {
     model
@@ -79,7 +74,7 @@ pub fn violations(un: &Unrolling, model: &Model, iv: usize, group: &Group) -> Ve
     let mut steps = Vec::new();
     for i in 0..=iv {
         let fr = &un.frames[i];
-        let n = num(model, &fr.nd) as usize;
+        let n = fr.nd.value(model) as usize;
         if n >= m.nodes.len() {
             continue;
         }
@@ -92,7 +87,7 @@ pub fn violations(un: &Unrolling, model: &Model, iv: usize, group: &Group) -> Ve
         if m.nodes[n].calls_tools() {
             batch(un, model, fr, n, &mut steps);
         }
-        let j = num(model, &fr.ed) as usize;
+        let j = fr.ed.value(model) as usize;
         let Some(&e) = fr.edges.get(j) else { continue };
         let edge = &m.edges[e];
         leave_steps(m, edge.from, fr.turn, &mut steps);
@@ -116,7 +111,7 @@ pub fn violations(un: &Unrolling, model: &Model, iv: usize, group: &Group) -> Ve
         }
     }
     let fr = &un.frames[iv];
-    let n = num(model, &fr.nd) as usize;
+    let n = fr.nd.value(model) as usize;
     let turn = fr.turn;
     let part = group
         .parts

@@ -171,14 +171,7 @@ fn check_plan(m: &FlatModel, plan: &Plan, cfg: &Config, hints: &Hints) -> Instan
                 continue;
             }
             queries += 1;
-            let within = |j: u32| -> Bool {
-                let v: Vec<Bool> = un
-                    .turn_frames(turn)
-                    .map(|i| broken_at(&un, grp, i, Some(j)))
-                    .collect();
-                Bool::or(&v)
-            };
-            let Some(answer) = ask(&un, &within(h)) else {
+            let Some(answer) = ask(&un, &broken_within(&un, grp, turn, h)) else {
                 return undecided(result, found, queries, cfg);
             };
             let Some(model) = answer else { continue };
@@ -301,6 +294,15 @@ fn broken_at(un: &Unrolling, grp: &Group, i: usize, steps: Option<u32>) -> Bool 
     }
 }
 
+/// Group `grp` breaks at some frame of `turn` within `j` node steps.
+fn broken_within(un: &Unrolling, grp: &Group, turn: u32, j: u32) -> Bool {
+    let v: Vec<Bool> = un
+        .turn_frames(turn)
+        .map(|i| broken_at(un, grp, i, Some(j)))
+        .collect();
+    Bool::or(&v)
+}
+
 /// In `model`, the first frame of `turn` where an open group breaks: (group, its node steps).
 fn first_broken(
     un: &Unrolling,
@@ -337,13 +339,7 @@ fn shortest(
     hint: Option<u32>,
     queries: &mut u64,
 ) -> Option<(Model, usize)> {
-    let within = |j: u32| -> Bool {
-        let v: Vec<Bool> = un
-            .turn_frames(turn)
-            .map(|i| broken_at(un, grp, i, Some(j)))
-            .collect();
-        Bool::or(&v)
-    };
+    let within = |j: u32| broken_within(un, grp, turn, j);
     let (mut lo, mut hi, mut best) = (0u32, hi, model);
     // The hint's two bounds first: broken within h steps, not within h - 1.
     if let Some(h) = hint.filter(|&h| h <= hi) {

@@ -82,7 +82,7 @@ impl Plan {
         let slice = Slice::new(m, inst.obligation, inst.tool, exact);
         let exact_v: Vec<bool> = (0..m.tools.len()).map(|t| exact.contains(&t)).collect();
         let xcap = xcaps(m, inst, &slice);
-        let (region_bit, bits) = regions(m, inst);
+        let (region_bit, bits) = crate::engine::slice::taint_bits(m, inst);
         let taint_bits = if slice.tainted { bits } else { 0 };
         let groups = groups(m, inst);
         let (min_frame, usable) = domains(m);
@@ -214,29 +214,6 @@ fn xcaps(m: &FlatModel, inst: Instance, s: &Slice) -> Vec<u32> {
         }
     }
     cap
-}
-
-/// Taint bits per region, as the explicit engine keeps them (so the classes agree exactly).
-fn regions(m: &FlatModel, inst: Instance) -> (Vec<usize>, usize) {
-    let mut bit = vec![0usize; m.regions.len()];
-    if inst.obligation != Obligation::O6 {
-        return (bit, 1);
-    }
-    let mut own: Vec<usize> = m
-        .nodes
-        .iter()
-        .filter(|n| {
-            n.calls_tools() && !n.guarded() && inst.tool.is_some_and(|t| n.tools.contains(&t))
-        })
-        .map(|n| n.region)
-        .collect();
-    own.sort_unstable();
-    own.dedup();
-    let other = own.len();
-    for (r, b) in bit.iter_mut().enumerate() {
-        *b = own.iter().position(|&o| o == r).unwrap_or(other);
-    }
-    (bit, other + 1)
 }
 
 /// The violation groups of SPEC 4's table for `inst`.
