@@ -18,6 +18,7 @@ pub mod ir;
 pub mod model;
 pub mod output;
 pub mod report;
+pub mod rulebook;
 pub mod rules;
 pub mod source;
 pub mod verify;

@@ -52,6 +52,7 @@ pub fn flatten(
                 .collect(),
             top_budget: export.budget.is_some(),
             interrupted: vec![false; catalogue.tools.len()],
+            gates: vec![None; catalogue.tools.len()],
         },
         top_name: export.name.clone().unwrap_or_else(|| "graph".to_string()),
         region_ix: HashMap::new(),

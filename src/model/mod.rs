@@ -161,6 +161,31 @@ pub struct FlatModel {
     pub top_budget: bool,
     /// For each tool, true when some interrupt names it (O2 applies to writes so named).
     pub interrupted: Vec<bool>,
+    /// For each tool, the rulebook's gate on its guarded calls (`None`: no rulebook governs it).
+    pub gates: Vec<Option<RuleGate>>,
+}
+
+/// The rulebook's gate on a tool's guarded calls (SPEC 3 `fact[f]`, SPEC 5; seed chapter 45, "The
+/// rulebook's facts").
+///
+/// A fact is false until the tool it is read from has answered, then either value at each check
+/// (a later answer, or an answer about another order, can say the opposite); a fact the caller
+/// supplies can be either at any check. So whether some route's path condition can hold depends
+/// only on which fact tools have run: the gate is monotone in `ran`, kept as its minimal sets.
+/// A guarded call of the tool runs only when, for some set in `any_of`, every tool of the set has
+/// run (`ran[t]`); an empty set always allows; `any_of` empty never allows. A refused call changes
+/// nothing (SPEC 3).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RuleGate {
+    /// Minimal sets of fact tools, each sorted, sets in ascending order.
+    pub any_of: Vec<Vec<ToolIx>>,
+}
+
+impl RuleGate {
+    /// True when a guarded call may run given `ran` (indexed by tool).
+    pub fn allows(&self, ran: impl Fn(ToolIx) -> bool) -> bool {
+        self.any_of.iter().any(|set| set.iter().all(|&t| ran(t)))
+    }
 }
 
 impl FlatModel {
