@@ -42,13 +42,17 @@ enum RulesCommand {
         /// The rule id, e.g. QG011.
         id: String,
     },
-    /// Compile a rulebook into a record folder (not in this version).
+    /// Compile a rulebook (a .co file, a folder of them, or a rule sheet) into a record folder
+    /// that `verify --rulebook DIR` reads as it is.
     Compile {
         /// The rulebook.
         policy: PathBuf,
-        /// The folder to write.
+        /// The folder to write (`DIR/record.json`).
         #[arg(long)]
         out: PathBuf,
+        /// The Colang version (`1.0` or `2.x`); else a config.yml beside the rulebook, else 1.0.
+        #[arg(long)]
+        colang_version: Option<String>,
     },
 }
 
@@ -88,6 +92,10 @@ struct VerifyArgs {
     /// A rulebook (Colang, a rule sheet or a compiled folder).
     #[arg(long)]
     rulebook: Option<PathBuf>,
+    /// A team's own list of rails with advisories (the format of rules/advisories.toml), added to
+    /// the built-in one for QG022.
+    #[arg(long)]
+    advisories: Option<PathBuf>,
     /// Conversation turns to search, 1..=16 (default: the input's, else 1).
     #[arg(long)]
     session_steps: Option<u32>,
@@ -174,10 +182,11 @@ fn rules(cmd: RulesCommand) -> i32 {
             Some(text) => emit(&text, 0),
             None => fail(format!("no rule '{id}'"), "`stalwart rules list` shows every rule id"),
         },
-        RulesCommand::Compile { .. } => fail(
-            "`stalwart rules compile` is not in this version: the rulebook compiler comes with the Colang reader",
-            "verify the graph without it for now; the rulebook rules are listed as not yet checked",
-        ),
+        RulesCommand::Compile {
+            policy,
+            out,
+            colang_version,
+        } => compile_rulebook(&policy, &out, colang_version.as_deref()),
     }
 }
 
@@ -186,6 +195,59 @@ fn rules(cmd: RulesCommand) -> i32 {
 /// ignore it.
 fn broken_engine_switch() -> bool {
     cfg!(debug_assertions) && std::env::var("STALWART_TEST_BROKEN_ENGINE").is_ok_and(|v| v == "z3")
+}
+
+/// `stalwart rules compile POLICY --out DIR` (SPEC 1, 2.4): writes `DIR/record.json`.
+fn compile_rulebook(policy: &std::path::Path, out: &std::path::Path, version: Option<&str>) -> i32 {
+    use crate::rulebook::{load, record};
+    let declared = match version {
+        None => None,
+        Some(v) => match load::parse_version(v) {
+            Some(version) => Some(load::VersionChoice {
+                version,
+                from: "--colang-version".into(),
+            }),
+            None => return fail(format!("unknown --colang-version '{v}'"), "give 1.0 or 2.x"),
+        },
+    };
+    let mut sources = crate::source::SourceMap::default();
+    let display = policy.display().to_string();
+    let loaded = match load::load(&mut sources, policy, &display, declared) {
+        Ok(l) => l,
+        Err(e) => return print_input_error(e.into_error()),
+    };
+    let rec = load::to_record(&loaded, &sources);
+    let target = out.join(record::FILE_NAME);
+    if let Ok(existing) = std::fs::read_to_string(&target) {
+        if record::Record::from_json(&existing).is_err() && !existing.contains(record::FORMAT) {
+            return fail(
+                format!("{} exists and is not a rulebook record: it is left as it is", target.display()),
+                "name another --out folder",
+            );
+        }
+    }
+    if let Err(e) = std::fs::create_dir_all(out).and_then(|()| std::fs::write(&target, rec.to_json())) {
+        return fail(
+            format!("cannot write {}: {e}", target.display()),
+            "check the folder is writable",
+        );
+    }
+    let version = match &loaded.version {
+        Some(v) => format!("Colang {} ({})", v.version.as_str(), v.from),
+        None => "a rule sheet".into(),
+    };
+    let actions: std::collections::BTreeSet<&str> =
+        rec.compiled.routes.iter().map(|r| r.action.as_str()).collect();
+    emit(
+        &format!(
+            "Compiled the rulebook {display}, read as {version}, into {}: {} route(s) to {} action(s), content hash {}.\n",
+            target.display(),
+            rec.compiled.routes.len(),
+            actions.len(),
+            rec.content_hash
+        ),
+        0,
+    )
 }
 
 fn print_input_error(e: crate::error::InputError) -> i32 {
@@ -277,10 +339,12 @@ fn verify(a: VerifyArgs) -> i32 {
             max_size: a.solver_max_unrolling,
             broken: broken_engine_switch(),
         },
+        advisories: a.advisories.clone(),
     };
     let report = match crate::verify::verify(inputs, &opts) {
         Ok(r) => r,
-        Err(e) => return fail(e, "fix the input and re-run"),
+        Err(crate::verify::VerifyError::Input(e)) => return print_input_error(e),
+        Err(crate::verify::VerifyError::Model(e)) => return fail(e, "fix the input and re-run"),
     };
     let color = match a.color {
         ColorChoice::Always => true,

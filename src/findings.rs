@@ -113,6 +113,12 @@ pub enum StepKind {
     Confirm,
     /// A turn ending at the top `end`; the next starts at the entry.
     TurnEnd,
+    /// A rulebook line passed on the way to an `execute` (`node` holds the line's words:
+    /// `flow refunds`, `if $order_paid`), located in the rulebook (SPEC 5 witnesses).
+    Flow,
+    /// A fact's value in a rulebook witness: `node` is the fact (or the condition atom), `yes`
+    /// its value (SPEC 5: Z3's model of the path condition).
+    Fact,
 }
 
 /// One step of a witness.

@@ -587,3 +587,31 @@ impl ToolDef {
         self.kind == ToolKind::Write
     }
 }
+
+/// A rulebook fact declared in agent.yaml's `facts:` (SPEC 2.1, 3; seed chapter 45, "The
+/// rulebook's facts").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fact {
+    /// The fact's name (`order_paid`), as a rulebook condition reads it (`$order_paid`).
+    pub name: Named,
+    /// Where its value comes from.
+    pub source: FactSource,
+    /// `same: arg`: only an answer about the argument the checked call names counts.
+    pub same: Option<String>,
+}
+
+/// Where a fact's value comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FactSource {
+    /// `from: tool.field` (truthy) or `from: tool.field == value`: the latest answer of `tool`.
+    Tool {
+        /// The tool whose answer gives the fact.
+        tool: Named,
+        /// The field read (`status`, `card`).
+        field: String,
+        /// `== value`, when given.
+        equals: Option<String>,
+    },
+    /// `from: caller`: the application supplies it with each check (`context=`).
+    Caller,
+}

@@ -46,6 +46,29 @@ pub struct ProofScope {
     pub tools: usize,
 }
 
+/// What the run read of the rulebook (JSON `rulebook_info`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RulebookInfo {
+    /// The rulebook as named.
+    pub path: String,
+    /// False when it does not compile (QG005).
+    pub compiled: bool,
+    /// `colang`, `sheet` or `record`.
+    pub kind: String,
+    /// The Colang version read (`1.0`, `2.x`), if Colang.
+    pub colang_version: Option<String>,
+    /// Why that version.
+    pub version_from: Option<String>,
+    /// The record's content hash, when a record was read.
+    pub record_hash: Option<String>,
+    /// Its files.
+    pub files: Vec<String>,
+    /// Routes to an execute.
+    pub routes: usize,
+    /// Catalogue tools some route executes (the rulebook governs them).
+    pub governed: Vec<String>,
+}
+
 /// One run's conclusions.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -55,6 +78,8 @@ pub struct Report {
     pub sources: SourceMap,
     /// The rulebook line, when the input names one.
     pub rulebook: Option<String>,
+    /// What was read of the rulebook, when one was given.
+    pub rulebook_info: Option<RulebookInfo>,
     /// The exporter's own warnings (SPEC 2.2 `warnings`).
     pub export_warnings: Vec<String>,
     /// Runtime lints, in the seed's order.

@@ -2,11 +2,15 @@
 //! obligation, gather the findings, lints and coverage into a [`Report`]. The command line and the
 //! tests both call [`verify`], so what the tests check is what users run.
 
+use std::path::{Path, PathBuf};
+
 use crate::checks;
 use crate::engine::{self, bmc, Depth, EngineChoice, InstanceResult, Limits};
-use crate::findings::GateMode;
+use crate::error::InputError;
+use crate::findings::{Finding, GateMode};
 use crate::input::Inputs;
-use crate::report::{EngineStats, ProofScope, Report};
+use crate::report::{EngineStats, ProofScope, Report, RulebookInfo};
+use crate::rulebook::load::{self, LoadError, Loaded, VersionChoice};
 
 /// Options of one run.
 #[derive(Debug, Clone)]
@@ -23,6 +27,26 @@ pub struct Options {
     pub engine: EngineChoice,
     /// The Z3 engine's settings (its per-query timeout).
     pub z3: bmc::Config,
+    /// A team's own advisory list, added to `rules/advisories.toml` (QG022).
+    pub advisories: Option<PathBuf>,
+}
+
+/// Why a run could not prove anything (exit 2).
+#[derive(Debug)]
+pub enum VerifyError {
+    /// Bad input, located (a rulebook that cannot be read, an edited record, an advisory list).
+    Input(InputError),
+    /// The model could not be built.
+    Model(String),
+}
+
+impl std::fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VerifyError::Input(e) => write!(f, "{e}"),
+            VerifyError::Model(m) => write!(f, "{m}"),
+        }
+    }
 }
 
 impl Options {
@@ -35,17 +59,52 @@ impl Options {
             max_states: Limits::default().max_states,
             engine: EngineChoice::Both,
             z3: bmc::Config::default(),
+            advisories: None,
         }
     }
 }
 
-/// Verifies `inputs`. Errors: the model could not be built (a message naming the input).
-pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, String> {
-    let session_steps = opts.session_steps;
-    let model = match crate::model::flatten(&inputs.export, &inputs.catalogue, session_steps) {
-        Ok(m) => m,
-        Err(e) => return Err(format!("{}: {e}", inputs.input_display)),
+/// The rulebook the run reads: the command line's, else agent.yaml's. `Ok(None)`: none given;
+/// `Ok(Some(Err(e)))`: it does not compile (QG005 at `e`). Errors: it cannot be read at all.
+fn rulebook(
+    inputs: &mut Inputs,
+    opts: &Options,
+) -> Result<Option<(String, Result<Loaded, InputError>)>, InputError> {
+    let Some(path) = opts.rulebook.clone().or_else(|| inputs.rulebook.clone()) else {
+        return Ok(None);
     };
+    let declared = match &inputs.colang_version {
+        Some(v) => load::parse_version(&v.name).map(|version| VersionChoice {
+            version,
+            from: "agent.yaml's settings.colang_version".into(),
+        }),
+        None => None,
+    };
+    match load::load(&mut inputs.sources, Path::new(&path), &path, declared) {
+        Ok(l) => Ok(Some((path, Ok(l)))),
+        Err(LoadError::Unshippable(e)) => Ok(Some((path, Err(e)))),
+        Err(LoadError::Input(e)) => Err(e),
+    }
+}
+
+/// Verifies `inputs`. Errors: the rulebook or the advisory list cannot be read, or the model
+/// could not be built.
+pub fn verify(mut inputs: Inputs, opts: &Options) -> Result<Report, VerifyError> {
+    let session_steps = opts.session_steps;
+    let rulebook = rulebook(&mut inputs, opts).map_err(VerifyError::Input)?;
+    let advisories = crate::rulebook::advisories::load(opts.advisories.as_deref()).map_err(|e| {
+        VerifyError::Input(InputError::plain(
+            format!("the advisory list cannot be read: {e}"),
+            "fix the list at the line named; its format is described in rules/advisories.toml",
+        ))
+    })?;
+    let mut model = match crate::model::flatten(&inputs.export, &inputs.catalogue, session_steps) {
+        Ok(m) => m,
+        Err(e) => return Err(VerifyError::Model(format!("{}: {e}", inputs.input_display))),
+    };
+    if let Some((_, Ok(l))) = &rulebook {
+        model.gates = crate::rulebook::gate::gates(&l.compiled, &model.tools, &inputs.facts);
+    }
     let outcome = engine::run(
         &model,
         opts.engine,
@@ -71,19 +130,16 @@ pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, String> {
     findings.extend(checks::structure::unbounded_loops(&model));
     findings.extend(checks::structure::undeclared_routes(&model));
     findings.extend(checks::structure::opaque_subgraphs(&model));
+    findings.extend(checks::declarations::permissive_by_default(&model, &inputs));
+    let (line, info) = rulebook_findings(&rulebook, &model, &inputs, &advisories, &mut findings);
     checks::sort(&mut findings);
-    let (nothing_to_read, not_yet_checked) = checks::coverage::coverage(&model, &inputs.catalogue);
-    let rulebook = opts
-        .rulebook
-        .clone()
-        .or_else(|| inputs.rulebook.clone())
-        .map(|p| {
-            format!("Rulebook {p}: this version does not compile rulebooks yet, so its rules are not checked here (listed below).")
-        });
+    let (nothing_to_read, not_yet_checked) =
+        checks::coverage::coverage(&model, &inputs.catalogue, rulebook.is_some());
     let report = Report {
         input: inputs.input_display.clone(),
         sources: inputs.sources,
-        rulebook,
+        rulebook: line,
+        rulebook_info: info,
         export_warnings: inputs.export.warnings.clone(),
         lints: checks::lints::lints(&model, &inputs.catalogue),
         findings,
@@ -104,6 +160,68 @@ pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, String> {
         limits: checks::coverage::limits(&inputs.export),
     };
     Ok(report)
+}
+
+/// The rulebook's findings, its report line and its summary.
+fn rulebook_findings(
+    rulebook: &Option<(String, Result<Loaded, InputError>)>,
+    model: &crate::model::FlatModel,
+    inputs: &Inputs,
+    advisories: &[crate::rulebook::advisories::Advisory],
+    findings: &mut Vec<Finding>,
+) -> (Option<String>, Option<RulebookInfo>) {
+    let Some((display, loaded)) = rulebook else {
+        return (None, None);
+    };
+    match loaded {
+        Err(e) => {
+            findings.push(checks::rulebook::unshippable(e, display, &inputs.sources));
+            (
+                Some(format!("The rulebook {display} does not compile (QG005 below): an agent under it does not start, and its rules are not verified here.")),
+                Some(RulebookInfo {
+                    path: display.clone(),
+                    compiled: false,
+                    ..RulebookInfo::default()
+                }),
+            )
+        }
+        Ok(l) => {
+            let ctx = checks::rulebook::Context {
+                loaded: l,
+                model,
+                facts: &inputs.facts,
+                advisories,
+            };
+            findings.extend(checks::rulebook::findings(&ctx));
+            let governed: Vec<String> = model
+                .gates
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| g.is_some())
+                .map(|(u, _)| model.tools[u].name.clone())
+                .collect();
+            let info = RulebookInfo {
+                path: display.clone(),
+                compiled: true,
+                kind: match l.kind {
+                    load::Kind::Colang => "colang",
+                    load::Kind::Sheet => "sheet",
+                    load::Kind::Record => "record",
+                }
+                .into(),
+                colang_version: l.version.as_ref().map(|v| v.version.as_str().to_string()),
+                version_from: l.version.as_ref().map(|v| v.from.clone()),
+                record_hash: l.record_hash.clone(),
+                files: l.compiled.files.iter().map(|f| f.path.clone()).collect(),
+                routes: l.compiled.routes.len(),
+                governed,
+            };
+            (
+                Some(format!("Compiled the rulebook {display}: the tool check enforces the rules verified here.")),
+                Some(info),
+            )
+        }
+    }
 }
 
 /// Verdict counts of `results`.

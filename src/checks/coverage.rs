@@ -8,7 +8,7 @@ use crate::rules;
 
 /// True when the input declares something rule `id` reads; `None` when the rule always has
 /// something to read (or this version cannot tell).
-fn has_input(m: &FlatModel, cat: &Catalogue, id: &str) -> Option<bool> {
+fn has_input(m: &FlatModel, cat: &Catalogue, has_rulebook: bool, id: &str) -> Option<bool> {
     let store = |name: &str| cat.stores.iter().find(|s| s.name == name);
     let roles = |want: &[Role]| {
         m.tools.iter().any(|t| {
@@ -40,20 +40,23 @@ fn has_input(m: &FlatModel, cat: &Catalogue, id: &str) -> Option<bool> {
         }),
         "QG106" => m.tools.iter().any(|t| t.source.is_some()),
         "QG107" => m.nodes.iter().any(|n| n.kind == NodeKind::Remote),
+        "QG002" | "QG005" | "QG007" | "QG008" | "QG009" | "QG010" | "QG022" => has_rulebook,
         _ => return None,
     })
 }
 
 /// (rules with nothing to read and why, rules not checked yet that had something to read).
+/// `has_rulebook`: a rulebook was given (the rulebook rules read it).
 pub fn coverage(
     m: &FlatModel,
     cat: &Catalogue,
+    has_rulebook: bool,
 ) -> (Vec<(&'static str, String)>, Vec<&'static str>) {
     let mut nothing = Vec::new();
     let mut not_yet = Vec::new();
     for r in rules::all() {
         let id: &'static str = r.id.as_str();
-        match (has_input(m, cat, id), &r.nothing_to_read) {
+        match (has_input(m, cat, has_rulebook, id), &r.nothing_to_read) {
             (Some(false), Some(why)) => nothing.push((id, why.clone())),
             _ if !CHECKED_RULES.contains(&id) => not_yet.push(id),
             _ => {}

@@ -6,9 +6,11 @@
 //! to read and which this version does not check yet. Checks never print.
 
 pub mod coverage;
+pub mod declarations;
 pub mod engines;
 pub mod graph;
 pub mod lints;
+pub mod rulebook;
 pub mod structure;
 
 use crate::findings::{fingerprint, Finding, Obligation, Severity, Step};

@@ -309,6 +309,9 @@ pub fn replay(
                     w.node = to;
                 }
             }
+            StepKind::Flow | StepKind::Fact => {
+                return Err(bad("a rulebook step is not a step of the graph".into()));
+            }
             StepKind::TurnEnd => {
                 if !m.top_ends.contains(&w.node) {
                     return Err(bad("a turn ends away from the top end".into()));

@@ -26,6 +26,7 @@ use crate::source::{FileId, Loc, SourceMap};
 
 use super::catalogue::{self, Parts};
 use super::export::{read_budget, read_run_settings};
+use super::facts;
 use super::tree::{self, Entry, Node, Reader};
 use super::{resolve_path, validate, Inputs};
 
@@ -199,11 +200,13 @@ pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
         ..Export::default()
     };
     read_run_settings(r, map, &mut export)?;
-    for key in ["settings", "facts"] {
-        if let Some(n) = map.get(key) {
-            r.map_or_null(n, &format!("`{key}`"))?;
-        }
-    }
+    let settings = match map.get("settings") {
+        Some(n) => Some(r.map_or_null(n, "`settings`")?),
+        None => None,
+    };
+    let colang_version = facts::read_colang_version(&r, settings)?;
+    let default_on_unread = facts::read_default_on_unread(&r, settings)?;
+    let facts = facts::read_facts(&r, map.get("facts"), &cat)?;
     let rulebook = match r.opt_text(map, "rulebook", "`rulebook`")? {
         None => None,
         Some(rb) => {
@@ -247,6 +250,9 @@ pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
         input_display: display,
         from_agent_yaml: true,
         rulebook,
+        facts,
+        colang_version,
+        default_on_unread,
         sources,
     })
 }

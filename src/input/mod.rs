@@ -19,8 +19,9 @@ use crate::source::SourceMap;
 mod agent_yaml;
 mod catalogue;
 mod export;
+mod facts;
 pub mod guard;
-mod tree;
+pub(crate) mod tree;
 mod validate;
 mod write;
 
@@ -43,6 +44,12 @@ pub struct Inputs {
     /// agent.yaml's `rulebook:`, resolved against agent.yaml's folder, as displayed
     /// (e.g. `examples/shop/policy.co`); the file exists. `None` for exports.
     pub rulebook: Option<String>,
+    /// agent.yaml's `facts:` (SPEC 2.1): where each rulebook fact comes from. Empty for exports.
+    pub facts: Vec<crate::ir::Fact>,
+    /// agent.yaml's `settings.colang_version`, when given (`1.0`, `2.x`).
+    pub colang_version: Option<crate::ir::Named>,
+    /// agent.yaml's `settings.on_unread`, when given (every agent's default).
+    pub default_on_unread: Option<String>,
     /// The catalogue's words as written (`tools` → each tool's merged words, `channels`,
     /// `stores`), so `--export-only` can write words the IR does not keep (schemas, `bind`,
     /// unknown words) verbatim.
@@ -92,6 +99,9 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
         input_display: gdisplay,
         from_agent_yaml: false,
         rulebook: None,
+        facts: Vec::new(),
+        colang_version: None,
+        default_on_unread: None,
         catalogue_json,
     })
 }

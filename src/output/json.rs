@@ -10,6 +10,14 @@
 //!   "tool": {"name": "stalwart-verify", "version": "<crate version>"},
 //!   "input": "agent.yaml",                     // what was verified, as the user named it
 //!   "rulebook": "<the rulebook line>" | null,
+//!   "rulebook_info": {                         // null when no rulebook was given
+//!     "path": "policy.co", "compiled": bool,   // false: it does not compile (a QG005 finding)
+//!     "kind": "colang" | "sheet" | "record",
+//!     "colang_version": "1.0" | "2.x" | null, "version_from": "<why that version>" | null,
+//!     "record_hash": "sha256:<hex>" | null,    // when a compiled record was read
+//!     "files": ["policy.co"], "routes": n,     // routes to an execute
+//!     "governed": ["refund_card"]              // catalogue tools some route executes
+//!   } | null,
 //!   "gate": {"mode": "ci" | "start", "passed": bool, "exit": 0 | 1},
 //!   "findings": [{                             // QG312 first, then by rule, subject, node
 //!     "rule": "QG011",
@@ -27,7 +35,9 @@
 //!     "fingerprint": "<16 hex digits>",         // hash of rule, obligation, subject, node
 //!     "blocks": bool,                           // fails the gate in `gate.mode`
 //!     "witness": [{                             // the shortest route, in order
-//!       "kind": "enter" | "choose" | "call" | "confirm" | "turn_end",
+//!       "kind": "enter" | "choose" | "call" | "confirm" | "turn_end"
+//!             | "flow" | "fact",                // rulebook findings: a flow line passed (its
+//!                                               // words in "node"), a fact's value ("yes")
 //!       "node": "<qualified node id>",         // for choose: the node left
 //!       "to": "<node>",                         // choose only
 //!       "tool": "<tool>" | null,                // call and confirm; null otherwise
@@ -91,6 +101,7 @@ pub fn to_value(report: &Report) -> Value {
         "tool": {"name": "stalwart-verify", "version": env!("CARGO_PKG_VERSION")},
         "input": report.input,
         "rulebook": report.rulebook,
+        "rulebook_info": report.rulebook_info,
         "gate": {
             "mode": report.gate.as_str(),
             "passed": report.passed(),

@@ -57,6 +57,12 @@ pub(crate) fn describe_step(step: &Step, obligation: &str) -> String {
             }
         }
         StepKind::TurnEnd => format!("turn {} ends", step.turn),
+        StepKind::Flow => step.node.clone(),
+        StepKind::Fact => format!(
+            "{} is {}",
+            step.node,
+            if step.yes == Some(true) { "true" } else { "false" }
+        ),
     };
     if step.violation {
         s.push_str(", violates ");

@@ -40,7 +40,7 @@ use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::termcolor::{Ansi, NoColor, WriteColor};
 use codespan_reporting::term::{self, Chars, Config};
 
-use crate::findings::Finding;
+use crate::findings::{Finding, StepKind};
 use crate::report::Report;
 use crate::source::{Loc, SourceMap};
 
@@ -323,12 +323,27 @@ fn route_message(f: &Finding) -> String {
     if f.witness.is_empty() {
         return "where it is declared".to_string();
     }
+    if rulebook_witness(f) {
+        let facts = f.witness.iter().any(|s| s.kind == StepKind::Fact);
+        return if facts {
+            "the rulebook's route to it, and the facts that let it through".to_string()
+        } else {
+            "in the rulebook".to_string()
+        };
+    }
     let steps = f.witness.last().map_or(0, |s| s.run_steps) as usize;
     let turn = f.depth.map(|d| format!(" in turn {d}")).unwrap_or_default();
     format!(
         "a route that reaches it{turn}, {} into the run",
         plural(steps, "node step", "node steps")
     )
+}
+
+/// True for a rulebook finding: its witness walks the rulebook's lines, not the graph.
+fn rulebook_witness(f: &Finding) -> bool {
+    f.witness
+        .first()
+        .is_some_and(|s| matches!(s.kind, StepKind::Flow | StepKind::Fact))
 }
 
 fn excerpt(report: &Report, f: &Finding, color: bool) -> String {
@@ -371,7 +386,11 @@ fn excerpt(report: &Report, f: &Finding, color: bool) -> String {
             &mut notes,
             loc,
             true,
-            format!("declares {what}"),
+            if rulebook_witness(f) {
+                "here".to_string()
+            } else {
+                format!("declares {what}")
+            },
         );
     }
 

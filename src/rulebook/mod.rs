@@ -6,9 +6,17 @@
 //! which mirrors NeMo Guardrails' reading of the file (checked against NeMo's own parsers on the
 //! corpus); `lower` maps that tree onto [`flows::Rulebook`], which everything after reads.
 
+pub mod advisories;
 pub mod colang1;
 pub mod colang2;
+pub mod compile;
+pub mod cond;
 pub mod flows;
+pub mod gate;
+pub mod load;
+pub mod logic;
+pub mod record;
+pub mod sheet;
 
 /// A syntax error in a Colang file: where, what, and how to fix it.
 ///

@@ -1,0 +1,547 @@
+//! The rulebook rules (SPEC 5): QG001 (rulebook side), QG002, QG004 (rulebook side), QG005,
+//! QG007, QG008, QG009, QG010 and QG022, read from the compiled rulebook, the catalogue, the
+//! flattened graph and agent.yaml's facts. Path conditions are decided with Z3
+//! ([`crate::rulebook::logic`]); a model of the condition is the witness: the facts that let the
+//! call through, after the flow lines on the way.
+
+use std::collections::HashSet;
+
+use super::{finding, Subject};
+use crate::error::InputError;
+use crate::findings::{fingerprint, Finding, Step, StepKind};
+use crate::ir::{Fact, ToolDef};
+use crate::model::FlatModel;
+use crate::rulebook::advisories::Advisory;
+use crate::rulebook::compile::{Compiled, Hop, Place, Route};
+use crate::rulebook::cond::Cond;
+use crate::rulebook::gate::tool_of;
+use crate::rulebook::load::Loaded;
+use crate::rulebook::logic::{implies, sat, Answer, Assignment};
+use crate::rules;
+use crate::source::Loc;
+
+/// Messages NeMo Guardrails' runtime and its own rails library say themselves (nemoguardrails
+/// 0.24.1, `library/*/flows.v1.co`), and `refuse`, the router's refusal naming the rule (seed
+/// chapter 45): a `bot` line naming one is not QG009. `...` asks the model for the reply on
+/// purpose.
+pub const RUNTIME_MESSAGES: &[&str] = &[
+    "refuse",
+    "...",
+    "refuse to respond",
+    "inform answer unknown",
+    "inform cannot engage with sensitive content",
+    "inform cannot engage with inappropriate content",
+    "inform cannot engage in abusive or harmful behavior",
+    "inform cannot engage in self harm behavior",
+    "inform answer prone to hallucination",
+    "response untrustworthy",
+    "refuse bloated input",
+    "inform retrieval bloated",
+];
+
+/// What the rulebook rules read.
+pub struct Context<'a> {
+    /// The rulebook, compiled.
+    pub loaded: &'a Loaded,
+    /// The flattened graph (which tools a node binds).
+    pub model: &'a FlatModel,
+    /// agent.yaml's facts.
+    pub facts: &'a [Fact],
+    /// Rails with published advisories.
+    pub advisories: &'a [Advisory],
+}
+
+impl Context<'_> {
+    fn loc(&self, p: Place) -> Loc {
+        let file = self.loaded.file_ids.get(p.file).copied().unwrap_or(0);
+        Loc::new(file, p.line as u32, p.column as u32)
+    }
+
+    fn c(&self) -> &Compiled {
+        &self.loaded.compiled
+    }
+
+    fn tool(&self, action: &str) -> Option<&ToolDef> {
+        tool_of(action, &self.model.tools).map(|u| &self.model.tools[u])
+    }
+
+    /// The route's flow lines as witness steps, the last (the execute) marked as the violation.
+    fn route_steps(&self, via: &[Hop]) -> Vec<Step> {
+        let n = via.len();
+        via.iter()
+            .enumerate()
+            .map(|(k, h)| {
+                let mut s = Step::new(StepKind::Flow, &h.what, 1);
+                s.loc = Some(self.loc(h.at));
+                s.violation = k + 1 == n;
+                s
+            })
+            .collect()
+    }
+
+    /// A model's atom values as witness steps, each at its fact's declaration when it is one.
+    fn fact_steps(&self, model: &Assignment) -> Vec<Step> {
+        model
+            .iter()
+            .filter_map(|&(a, v)| {
+                let atom = self.c().atoms.list.get(a)?;
+                let mut s = Step::new(StepKind::Fact, &atom.text, 1);
+                s.yes = Some(v);
+                s.loc = atom
+                    .var
+                    .as_ref()
+                    .and_then(|var| self.facts.iter().find(|f| &f.name.name == var))
+                    .map(|f| f.name.loc);
+                Some(s)
+            })
+            .collect()
+    }
+}
+
+/// A finding of a rulebook rule; `key` makes the fingerprint unique without line numbers.
+fn rb_finding(
+    rule: &'static str,
+    subject: String,
+    tool: Option<&ToolDef>,
+    at: Loc,
+    key: &str,
+    witness: Vec<Step>,
+    vars: &[(&str, &str)],
+) -> Finding {
+    let mut f = finding(
+        Subject {
+            rule,
+            obligation: None,
+            subject,
+            tool,
+            node: None,
+            location: Some(at),
+        },
+        None,
+        witness,
+        vars,
+    );
+    f.fingerprint = fingerprint(rule, None, &f.subject, Some(key));
+    f
+}
+
+/// Every rulebook finding but QG005 (which [`unshippable`] gives) and QG004's graph side.
+pub fn findings(ctx: &Context<'_>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    requires(ctx, &mut out);
+    escapable(ctx, &mut out);
+    ungoverned(ctx, &mut out);
+    read_before_written(ctx, &mut out);
+    bot_lines(ctx, &mut out);
+    dead(ctx, &mut out);
+    advisories(ctx, &mut out);
+    out
+}
+
+/// The atom `$f` for a fact name, when some condition reads it bare.
+fn fact_cond(c: &Compiled, name: &str) -> Cond {
+    let text = format!("${name}");
+    match c.atoms.list.iter().position(|a| a.text == text) {
+        Some(i) => Cond::Atom(i),
+        // Nothing reads it: it is a fresh unknown, implied by no condition but `False`.
+        None => Cond::Atom(usize::MAX / 2),
+    }
+}
+
+/// QG001 (rulebook): a tool declaring `requires` executed on a route whose condition does not
+/// imply them.
+fn requires(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+    let c = ctx.c();
+    for t in ctx.model.tools.iter().filter(|t| !t.requires.is_empty()) {
+        let req = Cond::And(t.requires.iter().map(|r| fact_cond(c, r)).collect());
+        let req_text: Vec<String> = t.requires.iter().map(|r| format!("${r}")).collect();
+        let mut seen = HashSet::new();
+        for r in routes_of_tool(ctx, t) {
+            if !seen.insert((r.at, r.flow.clone())) {
+                continue;
+            }
+            let not_req = req.clone().negate();
+            let Answer::Sat(model) = sat(&[&r.cond, &not_req]) else {
+                continue;
+            };
+            let cond = c.atoms.show(&r.cond);
+            let model: Assignment = model.into_iter().filter(|(a, _)| *a < c.atoms.list.len()).collect();
+            let detail = format!(
+                "under `{cond}`, which does not imply `{}` that it requires: {}",
+                req_text.join(" and "),
+                shown_model(c, &model)
+            );
+            let node = format!("flow {}", r.flow);
+            let mut w = ctx.route_steps(&r.via);
+            w.extend(ctx.fact_steps(&model));
+            let mut f = rb_finding(
+                "QG001",
+                t.name.clone(),
+                Some(t),
+                ctx.loc(r.at),
+                &format!("flow:{}", r.flow),
+                w,
+                &[("node", &node), ("detail", &detail)],
+            );
+            if let Some(rule) = rules::get("QG001") {
+                if let Some(fr) = &rule.fix_rulebook {
+                    f.fix = rules::fill(fr, &[("tool", &t.name), ("node", &node), ("subject", &t.name)]);
+                    f.fix.push_str(&format!(
+                        " Here: add `{}` to the condition of flow '{}' at {}.",
+                        req_text.join(" and "),
+                        r.flow,
+                        ctx.loaded.compiled.files.get(r.at.file).map_or("?".into(), |fl| format!("{}:{}", fl.path, r.at.line))
+                    ));
+                }
+            }
+            out.push(f);
+        }
+    }
+}
+
+fn routes_of_tool<'a>(ctx: &'a Context<'a>, t: &'a ToolDef) -> impl Iterator<Item = &'a Route> + 'a {
+    ctx.c()
+        .routes
+        .iter()
+        .filter(move |r| ctx.tool(&r.action).is_some_and(|x| x.name == t.name))
+}
+
+fn shown_model(c: &Compiled, model: &Assignment) -> String {
+    if model.is_empty() {
+        return "any facts let it through".into();
+    }
+    let parts: Vec<String> = model
+        .iter()
+        .filter_map(|&(a, v)| c.atoms.list.get(a).map(|x| format!("{} = {}", x.text, if v { "true" } else { "false" })))
+        .collect();
+    format!("{} lets the call through", parts.join(", "))
+}
+
+/// QG002: an `else` executing what its `if` guarded, and a route weaker than another.
+fn escapable(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+    let c = ctx.c();
+    let mut flagged: HashSet<Place> = HashSet::new();
+    for e in &c.else_execs {
+        let Some(t) = ctx.tool(&e.action) else { continue };
+        if !flagged.insert(e.else_at) {
+            continue;
+        }
+        let file = c.files.get(e.if_at.file).map_or("?", |f| f.path.as_str());
+        let detail = format!(
+            "the `else` of `if {}` ({file}:{}) executes it as its `if` branch does ({file}:{}), so the condition guards nothing",
+            e.cond, e.if_at.line, e.then_at.line
+        );
+        let mut w = Vec::new();
+        for (p, what) in [(e.if_at, format!("if {}", e.cond)), (e.else_at, format!("else: execute {}", e.action))] {
+            let mut s = Step::new(StepKind::Flow, &what, 1);
+            s.loc = Some(ctx.loc(p));
+            w.push(s);
+        }
+        if let Some(last) = w.last_mut() {
+            last.violation = true;
+        }
+        out.push(rb_finding(
+            "QG002",
+            t.name.clone(),
+            Some(t),
+            ctx.loc(e.else_at),
+            &format!("else:{}:{}", file, e.cond),
+            w,
+            &[("detail", &detail)],
+        ));
+    }
+    // Routes strictly weaker than another route of the same tool.
+    for t in &ctx.model.tools {
+        let routes: Vec<&Route> = routes_of_tool(ctx, t).collect();
+        if routes.len() < 2 {
+            continue;
+        }
+        for r in &routes {
+            if flagged.contains(&r.at) {
+                continue;
+            }
+            let stronger = routes.iter().find(|s| {
+                s.cond != r.cond && implies(&s.cond, &r.cond) && !implies(&r.cond, &s.cond)
+            });
+            let Some(s) = stronger else { continue };
+            flagged.insert(r.at);
+            let not_s = s.cond.clone().negate();
+            let model = match sat(&[&r.cond, &not_s]) {
+                Answer::Sat(m) => m.into_iter().filter(|(a, _)| *a < c.atoms.list.len()).collect(),
+                _ => Vec::new(),
+            };
+            let file = |p: Place| c.files.get(p.file).map_or("?".to_string(), |f| format!("{}:{}", f.path, p.line));
+            let detail = format!(
+                "flow '{}' ({}) executes it under `{}`, while flow '{}' ({}) requires `{}`; {}",
+                r.flow,
+                file(r.at),
+                c.atoms.show(&r.cond),
+                s.flow,
+                file(s.at),
+                c.atoms.show(&s.cond),
+                shown_model(c, &model)
+            );
+            let mut w = ctx.route_steps(&r.via);
+            w.extend(ctx.fact_steps(&model));
+            out.push(rb_finding(
+                "QG002",
+                t.name.clone(),
+                Some(t),
+                ctx.loc(r.at),
+                &format!("weaker:{}:{}", r.flow, c.atoms.show(&r.cond)),
+                w,
+                &[("detail", &detail)],
+            ));
+        }
+    }
+}
+
+/// QG004 (rulebook side): a tool that declares `requires` (the rulebook is meant to decide it)
+/// and that no route of the rulebook executes.
+fn ungoverned(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+    for t in ctx.model.tools.iter().filter(|t| !t.requires.is_empty()) {
+        if routes_of_tool(ctx, t).next().is_some() {
+            continue;
+        }
+        let mut f = rb_finding(
+            "QG004",
+            t.name.clone(),
+            Some(t),
+            t.loc,
+            "ungoverned",
+            Vec::new(),
+            &[],
+        );
+        f.message = format!(
+            "'{}' requires {} from the rulebook, and no flow of {} executes it: the rest of the check decides it, not a rule",
+            t.name,
+            t.requires.iter().map(|r| format!("${r}")).collect::<Vec<_>>().join(" and "),
+            ctx.loaded.display
+        );
+        f.severity = super::severity("QG004", None);
+        out.push(f);
+    }
+}
+
+/// QG007: a variable read in a condition where nothing wrote it, whose default passes the guard.
+fn read_before_written(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+    let c = ctx.c();
+    let mut seen = HashSet::new();
+    for r in &c.reads {
+        if ctx.facts.iter().any(|f| f.name.name == r.var) {
+            continue;
+        }
+        if !r.negated && r.else_executes.is_none() {
+            continue;
+        }
+        if !seen.insert((r.at, r.var.clone())) {
+            continue;
+        }
+        let mut s = Step::new(StepKind::Flow, &format!("if {}", r.cond), 1);
+        s.loc = Some(ctx.loc(r.at));
+        s.violation = true;
+        let mut f = rb_finding(
+            "QG007",
+            format!("${}", r.var),
+            None,
+            ctx.loc(r.at),
+            &format!("read:{}", r.cond),
+            vec![s],
+            &[],
+        );
+        let how = if r.negated {
+            format!("`{}` reads it negated, so its default (false) passes", r.cond)
+        } else {
+            format!(
+                "its default (false) takes the `else`, which executes '{}'",
+                r.else_executes.as_deref().unwrap_or("?")
+            )
+        };
+        f.message.push_str(&format!(": {how}"));
+        out.push(f);
+    }
+}
+
+/// QG008 (`bot <tool>`) and QG009 (`bot X` with no definition).
+fn bot_lines(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+    let c = ctx.c();
+    let mut seen = HashSet::new();
+    for b in c.bot_lines.iter().filter(|b| !b.inline) {
+        let msg = b.message.trim();
+        if msg.starts_with('$') || msg.starts_with('{') {
+            continue;
+        }
+        let as_tool = msg.replace(' ', "_");
+        if let Some(t) = ctx.model.tools.iter().find(|t| t.name == msg || t.name == as_tool) {
+            let mut s = Step::new(StepKind::Flow, &format!("bot {msg}"), 1);
+            s.loc = Some(ctx.loc(b.at));
+            s.violation = true;
+            out.push(rb_finding("QG008", t.name.clone(), Some(t), ctx.loc(b.at), "bot", vec![s], &[]));
+            continue;
+        }
+        if c.bot_defined.iter().any(|d| d == msg) || RUNTIME_MESSAGES.contains(&msg) {
+            continue;
+        }
+        if !seen.insert(msg.to_string()) {
+            continue;
+        }
+        let mut s = Step::new(StepKind::Flow, &format!("bot {msg}"), 1);
+        s.loc = Some(ctx.loc(b.at));
+        s.violation = true;
+        out.push(rb_finding("QG009", msg.to_string(), None, ctx.loc(b.at), "bot", vec![s], &[]));
+    }
+}
+
+/// QG010: an execute of a tool no node binds, and statements no route reaches.
+fn dead(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+    let c = ctx.c();
+    let bound: HashSet<usize> = ctx
+        .model
+        .nodes
+        .iter()
+        .filter(|n| n.calls_tools())
+        .flat_map(|n| n.tools.iter().copied())
+        .collect();
+    let mut seen = HashSet::new();
+    let sheet = c.files.first().is_some_and(|f| f.version == "sheet");
+    for e in &c.executes {
+        let Some(u) = tool_of(&e.action, &ctx.model.tools) else {
+            // A Colang action may be Python code; a sheet's rule names a tool, so a name the
+            // catalogue lacks is a rule that governs nothing.
+            if sheet {
+                let detail = "the catalogue has no such tool, so the rule governs nothing".to_string();
+                let mut s = Step::new(StepKind::Flow, &format!("tool: {}", e.action), 1);
+                s.loc = Some(ctx.loc(e.at));
+                s.violation = true;
+                out.push(rb_finding(
+                    "QG010",
+                    format!("the rule for '{}'", e.action),
+                    None,
+                    ctx.loc(e.at),
+                    "no-such-tool",
+                    vec![s],
+                    &[("detail", &detail)],
+                ));
+            }
+            continue;
+        };
+        if bound.contains(&u) || !seen.insert(u) {
+            continue;
+        }
+        let t = &ctx.model.tools[u];
+        let detail = format!(
+            "no tool node of the graph binds '{}', so no agent running this rulebook can reach it",
+            t.name
+        );
+        let mut s = Step::new(StepKind::Flow, &format!("execute {}", e.action), 1);
+        s.loc = Some(ctx.loc(e.at));
+        s.violation = true;
+        out.push(rb_finding(
+            "QG010",
+            format!("execute {}", t.name),
+            Some(t),
+            ctx.loc(e.at),
+            "unbound",
+            vec![s],
+            &[("detail", &detail)],
+        ));
+    }
+    for d in &c.dead {
+        let file = c.files.get(d.after.file).map_or("?", |f| f.path.as_str());
+        let detail = format!("no route reaches it: the `{}` at {file}:{} ends every route before it", d.ender, d.after.line);
+        let mut a = Step::new(StepKind::Flow, &d.ender, 1);
+        a.loc = Some(ctx.loc(d.after));
+        let mut s = Step::new(StepKind::Flow, &d.what, 1);
+        s.loc = Some(ctx.loc(d.at));
+        s.violation = true;
+        out.push(rb_finding(
+            "QG010",
+            d.what.clone(),
+            None,
+            ctx.loc(d.at),
+            &format!("dead:{file}:{}", d.ender),
+            vec![a, s],
+            &[("detail", &detail)],
+        ));
+    }
+}
+
+/// QG022: a rail (flow or action) with a published advisory.
+fn advisories(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+    let c = ctx.c();
+    let mut seen = HashSet::new();
+    let mut check = |name: &str, at: Place, out: &mut Vec<Finding>| {
+        for a in ctx.advisories {
+            if !(a.rails.iter().any(|r| r == name) || a.actions.iter().any(|x| x == name)) {
+                continue;
+            }
+            if !seen.insert((name.to_string(), a.id.clone())) {
+                continue;
+            }
+            let detail = format!(
+                "{} ({}{}): {}",
+                a.id,
+                a.url,
+                a.fixed.as_ref().map_or(String::new(), |f| format!(", fixed in {f}")),
+                a.summary
+            );
+            let mut s = Step::new(StepKind::Flow, name, 1);
+            s.loc = Some(ctx.loc(at));
+            s.violation = true;
+            out.push(rb_finding(
+                "QG022",
+                name.to_string(),
+                None,
+                ctx.loc(at),
+                &a.id,
+                vec![s],
+                &[("detail", &detail)],
+            ));
+        }
+    };
+    for u in &c.uses {
+        check(&u.name, u.at, out);
+    }
+    for e in &c.executes {
+        check(&e.action, e.at, out);
+    }
+}
+
+/// QG005: the rulebook does not compile; the finding is at the error's place.
+pub fn unshippable(err: &InputError, display: &str, sources: &crate::source::SourceMap) -> Finding {
+    let location = err.location().and_then(|(file, line, column)| {
+        sources
+            .files
+            .iter()
+            .position(|f| f.display == file)
+            .map(|id| Loc::new(id, line, column))
+    });
+    let msg = err.message();
+    // The message starts with `file:line:column: `; the detail is what follows.
+    let detail = match err.location() {
+        Some((file, line, col)) => msg
+            .strip_prefix(&format!("{file}:{line}:{col}: "))
+            .unwrap_or(msg)
+            .to_string(),
+        None => msg.to_string(),
+    };
+    let detail = match err.help_text() {
+        Some(h) if !h.is_empty() => format!("{detail} ({h})"),
+        _ => detail,
+    };
+    let mut f = finding(
+        Subject {
+            rule: "QG005",
+            obligation: None,
+            subject: display.to_string(),
+            tool: None,
+            node: None,
+            location,
+        },
+        None,
+        Vec::new(),
+        &[("detail", &detail)],
+    );
+    f.fingerprint = fingerprint("QG005", None, display, None);
+    f
+}

@@ -1,0 +1,137 @@
+//! The rulebook's gates on the model's tools (SPEC 3 `fact[f]`, SPEC 5; seed chapter 45, "The
+//! rulebook's facts"): for each tool some route executes, the minimal sets of fact tools whose
+//! answers let some route's path condition hold.
+//!
+//! A fact read from a tool (agent.yaml `facts: {f: {from: tool.field}}`) is false until that tool
+//! has answered, then either; a fact from the caller (`from: caller`) and any variable no fact
+//! declares may be either at every check. So with the fact tools in a set `S` having run, the
+//! tool may run when `(route₁ ∨ route₂ ∨ …) ∧ ⋀{¬$f : f's tool ∉ S}` is satisfiable (Z3). The
+//! answer grows with `S`; the gate keeps the minimal sets (see [`crate::model::RuleGate`]).
+
+use crate::ir::{Fact, FactSource, ToolDef};
+use crate::model::{RuleGate, ToolIx};
+
+use super::compile::Compiled;
+use super::cond::Cond;
+use super::logic::{sat, Answer};
+
+/// Fact tools one gate may depend on before it is read as "always allowed" (an
+/// over-approximation, which can only add routes, never hide one).
+pub const MAX_FACT_TOOLS: usize = 12;
+
+/// The catalogue tool an action names: the tool itself (`refund_card`), `execute_refund_card`
+/// (1.0 `bot execute_x`, already lowered), or a 2.x action `RefundCardAction`.
+pub fn tool_of(action: &str, tools: &[ToolDef]) -> Option<ToolIx> {
+    let find = |n: &str| tools.iter().position(|t| t.name == n);
+    if let Some(i) = find(action) {
+        return Some(i);
+    }
+    if let Some(i) = action.strip_prefix("execute_").and_then(find) {
+        return Some(i);
+    }
+    let base = action.strip_suffix("Action")?;
+    let mut snake = String::new();
+    for (k, ch) in base.chars().enumerate() {
+        if ch.is_uppercase() {
+            if k > 0 {
+                snake.push('_');
+            }
+            snake.extend(ch.to_lowercase());
+        } else {
+            snake.push(ch);
+        }
+    }
+    find(&snake)
+}
+
+/// The gates of every tool (indexed like `tools`): `None` for a tool no route executes.
+pub fn gates(c: &Compiled, tools: &[ToolDef], facts: &[Fact]) -> Vec<Option<RuleGate>> {
+    let mut out = vec![None; tools.len()];
+    for (u, slot) in out.iter_mut().enumerate() {
+        let conds: Vec<&Cond> = c
+            .routes
+            .iter()
+            .filter(|r| tool_of(&r.action, tools) == Some(u))
+            .map(|r| &r.cond)
+            .collect();
+        if conds.is_empty() {
+            continue;
+        }
+        *slot = Some(gate(c, tools, facts, &conds));
+    }
+    out
+}
+
+fn gate(c: &Compiled, tools: &[ToolDef], facts: &[Fact], conds: &[&Cond]) -> RuleGate {
+    let any = Cond::Or(conds.iter().map(|c| (*c).clone()).collect());
+    // The bare fact atoms the conditions read, with their fact tool.
+    let mut mentioned = Vec::new();
+    for cd in conds {
+        cd.atoms(&mut mentioned);
+    }
+    let mut fact_atoms: Vec<(usize, ToolIx)> = Vec::new();
+    for (a, _) in mentioned {
+        let Some(atom) = c.atoms.list.get(a) else { continue };
+        let Some(var) = &atom.var else { continue };
+        if atom.text != format!("${var}") {
+            continue;
+        }
+        let Some(f) = facts.iter().find(|f| &f.name.name == var) else {
+            continue;
+        };
+        if let FactSource::Tool { tool, .. } = &f.source {
+            if let Some(t) = tools.iter().position(|d| d.name == tool.name) {
+                if !fact_atoms.contains(&(a, t)) {
+                    fact_atoms.push((a, t));
+                }
+            }
+        }
+    }
+    let mut srcs: Vec<ToolIx> = fact_atoms.iter().map(|&(_, t)| t).collect();
+    srcs.sort_unstable();
+    srcs.dedup();
+    if srcs.len() > MAX_FACT_TOOLS {
+        return RuleGate {
+            any_of: vec![Vec::new()],
+        };
+    }
+    let mut minimal: Vec<Vec<ToolIx>> = Vec::new();
+    // Subsets in order of size, then lexicographically: the first satisfiable ones are minimal.
+    let n = srcs.len();
+    let mut masks: Vec<u32> = (0..(1u32 << n)).collect();
+    masks.sort_by_key(|m| (m.count_ones(), *m));
+    for mask in masks {
+        let set: Vec<ToolIx> = (0..n).filter(|k| mask & (1 << k) != 0).map(|k| srcs[k]).collect();
+        if minimal.iter().any(|m| m.iter().all(|t| set.contains(t))) {
+            continue;
+        }
+        let mut fs: Vec<Cond> = vec![any.clone()];
+        for &(a, t) in &fact_atoms {
+            if !set.contains(&t) {
+                fs.push(Cond::Not(Box::new(Cond::Atom(a))));
+            }
+        }
+        let refs: Vec<&Cond> = fs.iter().collect();
+        if !matches!(sat(&refs), Answer::Unsat) {
+            minimal.push(set);
+        }
+    }
+    RuleGate { any_of: minimal }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn action_names_map_to_tools() {
+        let tools: Vec<ToolDef> = ["refund_card", "get_order"]
+            .iter()
+            .map(|n| ToolDef::new(n, crate::ir::ToolKind::Read, crate::source::Loc::new(0, 1, 1)))
+            .collect();
+        assert_eq!(tool_of("refund_card", &tools), Some(0));
+        assert_eq!(tool_of("execute_get_order", &tools), Some(1));
+        assert_eq!(tool_of("RefundCardAction", &tools), Some(0));
+        assert_eq!(tool_of("SelfCheckInputAction", &tools), None);
+    }
+}

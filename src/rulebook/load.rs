@@ -1,0 +1,352 @@
+//! Reading a rulebook as `verify` and `rules compile` are given it (SPEC 2.4): a `.co` file, a
+//! folder of them, a rule sheet (`.yaml`/`.yml` declaring `format: stalwart-rule-sheet/1`), or a
+//! record folder (`record.json`) that `stalwart rules compile` wrote, read as it is.
+//!
+//! **Which Colang** (seed chapter 45; never guessed silently): agent.yaml's
+//! `settings.colang_version` when given; else a `config.yml`/`config.yaml` beside the file (or in
+//! the rulebook folder) declaring `colang_version`, as NeMo Guardrails' own configurations do;
+//! else Colang 1.0. The report says which and why. A file that does not parse as the chosen
+//! version but does as the other gets an error saying so and how to declare it.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::InputError;
+use crate::input::tree;
+use crate::source::{FileId, Loc, SourceMap};
+
+use super::compile::{self, Compiled};
+use super::flows::{FileFlows, Version};
+use super::record::{self, Record};
+use super::{colang1, colang2, sheet, SyntaxError};
+
+/// `.co` files a folder may hold before it is refused (a guard against walking a home folder).
+pub const MAX_FILES: usize = 2000;
+/// Folder nesting read below the rulebook folder.
+pub const MAX_DEPTH: usize = 8;
+
+/// What kind of rulebook was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Colang files.
+    Colang,
+    /// A rule sheet.
+    Sheet,
+    /// A compiled record folder.
+    Record,
+}
+
+/// A Colang version with the reason it was chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionChoice {
+    /// The version.
+    pub version: Version,
+    /// Why (`agent.yaml's settings.colang_version`, `config.yml beside the rulebook`, `the
+    /// default: nothing declares a version`).
+    pub from: String,
+}
+
+/// A rulebook read and compiled.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The rulebook as named (`policy.co`, `rails/`, `compiled/`).
+    pub display: String,
+    /// What was read.
+    pub kind: Kind,
+    /// The Colang version and why (none for a sheet).
+    pub version: Option<VersionChoice>,
+    /// The compiled rulebook.
+    pub compiled: Compiled,
+    /// The source-map ids of the rulebook's files, aligned with `compiled.files`.
+    pub file_ids: Vec<FileId>,
+    /// The record's content hash, when a record was read.
+    pub record_hash: Option<String>,
+}
+
+/// Why a rulebook could not be read.
+#[derive(Debug)]
+pub enum LoadError {
+    /// It does not compile (a syntax error, a sheet of the wrong shape): QG005 in `verify`,
+    /// exit 2 in `rules compile`. The error is located in the rulebook.
+    Unshippable(InputError),
+    /// It could not be read at all (missing, unreadable, an edited or foreign record): exit 2.
+    Input(InputError),
+}
+
+impl LoadError {
+    /// The error, whichever it is.
+    pub fn into_error(self) -> InputError {
+        match self {
+            LoadError::Unshippable(e) | LoadError::Input(e) => e,
+        }
+    }
+}
+
+/// Reads and compiles the rulebook at `path` (shown as `display`), its files added to `sources`.
+/// `declared` is agent.yaml's `settings.colang_version`, when given.
+pub fn load(
+    sources: &mut SourceMap,
+    path: &Path,
+    display: &str,
+    declared: Option<VersionChoice>,
+) -> Result<Loaded, LoadError> {
+    let meta = std::fs::metadata(path).map_err(|e| LoadError::Input(InputError::io(path, e)))?;
+    if meta.is_dir() {
+        let rec = path.join(record::FILE_NAME);
+        if rec.is_file() {
+            return load_record(sources, &rec, &format!("{}/{}", display.trim_end_matches('/'), record::FILE_NAME), display);
+        }
+        let mut files = Vec::new();
+        collect_co(path, 0, &mut files).map_err(|e| LoadError::Input(InputError::io(path, e)))?;
+        if files.is_empty() {
+            return Err(LoadError::Input(InputError::plain(
+                format!("the rulebook folder {display} holds no .co file and no {}", record::FILE_NAME),
+                "name a Colang file, a folder of them, a rule sheet, or a folder `stalwart rules compile` wrote",
+            )));
+        }
+        if files.len() > MAX_FILES {
+            return Err(LoadError::Input(InputError::plain(
+                format!("the rulebook folder {display} holds more than {MAX_FILES} .co files"),
+                "name the folder that holds the agent's rails",
+            )));
+        }
+        let shown: Vec<(PathBuf, String)> = files
+            .into_iter()
+            .map(|f| {
+                let rel = f.strip_prefix(path).unwrap_or(&f).display().to_string();
+                let d = format!("{}/{rel}", display.trim_end_matches('/'));
+                (f, d)
+            })
+            .collect();
+        return load_colang(sources, &shown, path, display, declared);
+    }
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let lower = name.to_ascii_lowercase();
+    if lower.ends_with(".json") {
+        return load_record(sources, path, display, display);
+    }
+    if lower.ends_with(".yaml") || lower.ends_with(".yml") {
+        let file = tree::read_file(sources, path, display.to_string())
+            .map_err(|e| LoadError::Input(InputError::io(path, e)))?;
+        if !sheet::is_sheet(&sources.files[file].text) {
+            return Err(LoadError::Input(InputError::at(
+                sources,
+                Loc::new(file, 1, 1),
+                format!("{display} is YAML but not a rule sheet: it does not declare `format: {}`", sheet::FORMAT),
+                format!("start a rule sheet with `format: {}`, or name the Colang rulebook", sheet::FORMAT),
+            )));
+        }
+        let compiled = sheet::compile(sources, file).map_err(LoadError::Unshippable)?;
+        return Ok(Loaded {
+            display: display.to_string(),
+            kind: Kind::Sheet,
+            version: None,
+            compiled,
+            file_ids: vec![file],
+            record_hash: None,
+        });
+    }
+    let folder = path.parent().unwrap_or(Path::new("."));
+    load_colang(
+        sources,
+        &[(path.to_path_buf(), display.to_string())],
+        folder,
+        display,
+        declared,
+    )
+}
+
+fn collect_co(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    if depth > MAX_DEPTH || out.len() > MAX_FILES {
+        return Ok(());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        let ft = std::fs::symlink_metadata(&p)?.file_type();
+        if ft.is_dir() {
+            collect_co(&p, depth + 1, out)?;
+        } else if p.extension().and_then(|e| e.to_str()) == Some("co") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// The version declared by a NeMo `config.yml`/`config.yaml` in `dir`, if any.
+fn config_version(dir: &Path) -> Option<Version> {
+    for name in ["config.yml", "config.yaml"] {
+        let Ok(text) = std::fs::read_to_string(dir.join(name)) else {
+            continue;
+        };
+        for line in text.lines() {
+            if let Some(v) = line.trim_start().strip_prefix("colang_version:") {
+                if line.starts_with(' ') || line.starts_with('\t') {
+                    continue;
+                }
+                return parse_version(v.trim().trim_matches(|c| c == '"' || c == '\''));
+            }
+        }
+    }
+    None
+}
+
+/// `1.0`/`1` → 1.0, `2.x`/`2`/`2.0` → 2.x.
+pub fn parse_version(v: &str) -> Option<Version> {
+    match v {
+        "1" | "1.0" => Some(Version::V1),
+        "2" | "2.0" | "2.x" => Some(Version::V2),
+        _ => None,
+    }
+}
+
+fn parse_as(v: Version, text: &str) -> Result<FileFlows, SyntaxError> {
+    match v {
+        Version::V1 => colang1::parse(text).map(|f| colang1::lower(&f)),
+        Version::V2 => colang2::parse(text).map(|f| colang2::lower(&f)),
+    }
+}
+
+fn load_colang(
+    sources: &mut SourceMap,
+    files: &[(PathBuf, String)],
+    root: &Path,
+    display: &str,
+    declared: Option<VersionChoice>,
+) -> Result<Loaded, LoadError> {
+    let mut ids = Vec::new();
+    let mut lowered = Vec::new();
+    let mut chosen: Option<VersionChoice> = None;
+    for (path, shown) in files {
+        let id = tree::read_file(sources, path, shown.clone())
+            .map_err(|e| LoadError::Input(InputError::io(path, e)))?;
+        let choice = declared.clone().unwrap_or_else(|| {
+            let dir = path.parent().unwrap_or(root);
+            match config_version(dir).or_else(|| config_version(root)) {
+                Some(v) => VersionChoice {
+                    version: v,
+                    from: "config.yml beside the rulebook".into(),
+                },
+                None => VersionChoice {
+                    version: Version::V1,
+                    from: "the default: nothing declares a version".into(),
+                },
+            }
+        });
+        let text = sources.files[id].text.clone();
+        let flows = match parse_as(choice.version, &text) {
+            Ok(f) => f,
+            Err(e) => return Err(LoadError::Unshippable(syntax_error(sources, id, &choice, &text, e))),
+        };
+        ids.push(id);
+        lowered.push((shown.clone(), choice.version, flows));
+        if chosen.is_none() {
+            chosen = Some(choice);
+        }
+    }
+    let inputs: Vec<compile::Input<'_>> = lowered
+        .iter()
+        .map(|(p, v, f)| compile::Input {
+            path: p.clone(),
+            version: *v,
+            flows: f,
+        })
+        .collect();
+    let compiled = compile::compile(&inputs);
+    Ok(Loaded {
+        display: display.to_string(),
+        kind: Kind::Colang,
+        version: chosen,
+        compiled,
+        file_ids: ids,
+        record_hash: None,
+    })
+}
+
+fn syntax_error(
+    sources: &SourceMap,
+    id: FileId,
+    choice: &VersionChoice,
+    text: &str,
+    e: SyntaxError,
+) -> InputError {
+    let other = match choice.version {
+        Version::V1 => Version::V2,
+        Version::V2 => Version::V1,
+    };
+    let mut help = e.help.clone().unwrap_or_default();
+    if parse_as(other, text).is_ok() {
+        if !help.is_empty() {
+            help.push_str("; ");
+        }
+        help.push_str(&format!(
+            "the file reads as Colang {o}: it was read as Colang {v} ({why}); declare Colang {o} with `settings: {{colang_version: \"{o}\"}}` in agent.yaml or `colang_version: \"{o}\"` in a config.yml beside it",
+            o = other.as_str(),
+            v = choice.version.as_str(),
+            why = choice.from,
+        ));
+    }
+    InputError::at(
+        sources,
+        Loc::new(id, e.line.min(u32::MAX as usize) as u32, e.column.min(u32::MAX as usize) as u32),
+        format!("Colang {} syntax error: {}", choice.version.as_str(), e.message),
+        help,
+    )
+}
+
+fn load_record(
+    sources: &mut SourceMap,
+    path: &Path,
+    shown: &str,
+    display: &str,
+) -> Result<Loaded, LoadError> {
+    let file = tree::read_file(sources, path, shown.to_string())
+        .map_err(|e| LoadError::Input(InputError::io(path, e)))?;
+    let rec = Record::from_json(&sources.files[file].text).map_err(|why| {
+        LoadError::Input(InputError::at(
+            sources,
+            Loc::new(file, 1, 1),
+            format!("{shown} cannot be read as a compiled rulebook: {why}"),
+            "compile the rulebook again with `stalwart rules compile POLICY --out DIR`, and name DIR",
+        ))
+    })?;
+    let ids = rec
+        .sources
+        .iter()
+        .map(|s| sources.add(s.path.clone(), PathBuf::from(&s.path), s.text.clone()))
+        .collect();
+    let version = rec
+        .colang_version
+        .as_deref()
+        .and_then(parse_version)
+        .map(|v| VersionChoice {
+            version: v,
+            from: rec.version_from.clone(),
+        });
+    Ok(Loaded {
+        display: display.to_string(),
+        kind: Kind::Record,
+        version,
+        record_hash: Some(rec.content_hash.clone()),
+        compiled: rec.compiled,
+        file_ids: ids,
+    })
+}
+
+/// The record of a loaded rulebook (for `rules compile`): its sources' texts and what compiled.
+pub fn to_record(l: &Loaded, sources: &SourceMap) -> Record {
+    let texts = l
+        .file_ids
+        .iter()
+        .map(|&id| (sources.files[id].display.clone(), sources.files[id].text.clone()))
+        .collect();
+    let kind = if l.version.is_none() { "sheet" } else { "colang" };
+    Record::new(
+        kind,
+        l.version.as_ref().map(|v| v.version.as_str().to_string()),
+        l.version.as_ref().map_or_else(|| "a rule sheet".to_string(), |v| v.from.clone()),
+        texts,
+        l.compiled.clone(),
+    )
+}

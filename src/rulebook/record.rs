@@ -1,0 +1,180 @@
+//! The compiled record `stalwart rules compile` writes and `verify` reads as it is (SPEC 2.4;
+//! seed chapter 45: "a folder stalwart rules compile wrote is read as it is").
+//!
+//! A record folder holds one `record.json`:
+//!
+//! ```text
+//! {
+//!   "format": "stalwart-rulebook-record/1",
+//!   "version": 1,                       // this layout; a reader refuses another
+//!   "compiler": "stalwart-verify 0.1.0",
+//!   "content_hash": "sha256:<64 hex>",  // over the record with this field empty
+//!   "kind": "colang" | "sheet",
+//!   "colang_version": "1.0" | "2.x" | null,
+//!   "version_from": "<why that version>",
+//!   "sources": [{"path": "policy.co", "sha256": "<64 hex>", "text": "<the file>"}],
+//!   "compiled": { <rulebook::compile::Compiled: files, atoms, routes, executes, ...> }
+//! }
+//! ```
+//!
+//! The sources are kept whole so that findings read from a record still show their lines; the
+//! hash makes an edited record an error rather than a different proof.
+
+use sha2::{Digest, Sha256};
+
+use super::compile::Compiled;
+
+/// The `format` of a record.
+pub const FORMAT: &str = "stalwart-rulebook-record/1";
+/// The layout version this build writes and reads.
+pub const VERSION: u32 = 1;
+/// The file name inside a record folder.
+pub const FILE_NAME: &str = "record.json";
+
+/// One source file of the rulebook, kept in the record.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RecordSource {
+    /// The file as it was displayed when compiled.
+    pub path: String,
+    /// The SHA-256 of its text, hex.
+    pub sha256: String,
+    /// Its text.
+    pub text: String,
+}
+
+/// A compiled rulebook record (see the module docs for the JSON).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Record {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// Always [`VERSION`] for records this build writes.
+    pub version: u32,
+    /// The compiler that wrote it.
+    pub compiler: String,
+    /// `sha256:<hex>` over the record serialised with this field empty.
+    pub content_hash: String,
+    /// `colang` or `sheet`.
+    pub kind: String,
+    /// The Colang version the sources were read as (`null` for a sheet).
+    pub colang_version: Option<String>,
+    /// Why that version (`agent.yaml settings`, `config.yml beside the rulebook`, `the default`).
+    pub version_from: String,
+    /// The source files.
+    pub sources: Vec<RecordSource>,
+    /// What the compiler read.
+    pub compiled: Compiled,
+}
+
+/// Hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let d = Sha256::digest(bytes);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Record {
+    /// A record of `compiled`, its hash filled in.
+    pub fn new(
+        kind: &str,
+        colang_version: Option<String>,
+        version_from: String,
+        sources: Vec<(String, String)>,
+        compiled: Compiled,
+    ) -> Record {
+        let mut r = Record {
+            format: FORMAT.to_string(),
+            version: VERSION,
+            compiler: format!("stalwart-verify {}", env!("CARGO_PKG_VERSION")),
+            content_hash: String::new(),
+            kind: kind.to_string(),
+            colang_version,
+            version_from,
+            sources: sources
+                .into_iter()
+                .map(|(path, text)| RecordSource {
+                    sha256: sha256_hex(text.as_bytes()),
+                    path,
+                    text,
+                })
+                .collect(),
+            compiled,
+        };
+        r.content_hash = r.hash();
+        r
+    }
+
+    /// `sha256:<hex>` over the record with `content_hash` empty.
+    pub fn hash(&self) -> String {
+        let mut copy = self.clone();
+        copy.content_hash = String::new();
+        let bytes = serde_json::to_vec(&copy).unwrap_or_default();
+        format!("sha256:{}", sha256_hex(&bytes))
+    }
+
+    /// The record as pretty JSON, ending in a newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// Reads a record from its JSON. Errors (as text, for the caller to place): not JSON of this
+    /// shape, another format or version, a content hash that does not match (edited since it
+    /// was compiled), a source whose hash does not match its text.
+    pub fn from_json(text: &str) -> Result<Record, String> {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        let format = v.get("format").and_then(|f| f.as_str()).unwrap_or("");
+        if format != FORMAT {
+            return Err(format!(
+                "its format is '{format}', not '{FORMAT}': it is not a record `stalwart rules compile` wrote"
+            ));
+        }
+        let version = v.get("version").and_then(|f| f.as_u64()).unwrap_or(0);
+        if version != u64::from(VERSION) {
+            return Err(format!(
+                "it is a version {version} record; this build reads version {VERSION}: recompile it with `stalwart rules compile`"
+            ));
+        }
+        let r: Record = serde_json::from_value(v).map_err(|e| format!("not a record: {e}"))?;
+        let want = r.hash();
+        if r.content_hash != want {
+            return Err(format!(
+                "its content hash is {} but its content hashes to {want}: it was changed after it was compiled; recompile it with `stalwart rules compile`",
+                r.content_hash
+            ));
+        }
+        for s in &r.sources {
+            if sha256_hex(s.text.as_bytes()) != s.sha256 {
+                return Err(format!(
+                    "the source '{}' it holds does not match its hash; recompile it",
+                    s.path
+                ));
+            }
+        }
+        Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_reads_back_and_an_edit_is_refused() {
+        let r = Record::new(
+            "colang",
+            Some("1.0".into()),
+            "the default".into(),
+            vec![("policy.co".into(), "define flow x\n  stop\n".into())],
+            Compiled::default(),
+        );
+        assert!(r.content_hash.starts_with("sha256:") && r.content_hash.len() == 71);
+        let back = Record::from_json(&r.to_json()).unwrap();
+        assert_eq!(back, r);
+        let edited = r.to_json().replace("the default", "edited");
+        let e = Record::from_json(&edited).unwrap_err();
+        assert!(e.contains("changed after it was compiled"), "{e}");
+        let other = r.to_json().replace(FORMAT, "something/1");
+        assert!(Record::from_json(&other).unwrap_err().contains("not a record"));
+    }
+}
