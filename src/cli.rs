@@ -180,7 +180,10 @@ fn rules(cmd: RulesCommand) -> i32 {
         RulesCommand::List => emit(&output::rules_cmd::list(), 0),
         RulesCommand::Explain { id } => match output::rules_cmd::explain(&id.to_uppercase()) {
             Some(text) => emit(&text, 0),
-            None => fail(format!("no rule '{id}'"), "`stalwart rules list` shows every rule id"),
+            None => fail(
+                format!("no rule '{id}'"),
+                "`stalwart rules list` shows every rule id",
+            ),
         },
         RulesCommand::Compile {
             policy,
@@ -221,12 +224,17 @@ fn compile_rulebook(policy: &std::path::Path, out: &std::path::Path, version: Op
     if let Ok(existing) = std::fs::read_to_string(&target) {
         if record::Record::from_json(&existing).is_err() && !existing.contains(record::FORMAT) {
             return fail(
-                format!("{} exists and is not a rulebook record: it is left as it is", target.display()),
+                format!(
+                    "{} exists and is not a rulebook record: it is left as it is",
+                    target.display()
+                ),
                 "name another --out folder",
             );
         }
     }
-    if let Err(e) = std::fs::create_dir_all(out).and_then(|()| std::fs::write(&target, rec.to_json())) {
+    if let Err(e) =
+        std::fs::create_dir_all(out).and_then(|()| std::fs::write(&target, rec.to_json()))
+    {
         return fail(
             format!("cannot write {}: {e}", target.display()),
             "check the folder is writable",
@@ -236,8 +244,12 @@ fn compile_rulebook(policy: &std::path::Path, out: &std::path::Path, version: Op
         Some(v) => format!("Colang {} ({})", v.version.as_str(), v.from),
         None => "a rule sheet".into(),
     };
-    let actions: std::collections::BTreeSet<&str> =
-        rec.compiled.routes.iter().map(|r| r.action.as_str()).collect();
+    let actions: std::collections::BTreeSet<&str> = rec
+        .compiled
+        .routes
+        .iter()
+        .map(|r| r.action.as_str())
+        .collect();
     emit(
         &format!(
             "Compiled the rulebook {display}, read as {version}, into {}: {} route(s) to {} action(s), content hash {}.\n",

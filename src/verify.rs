@@ -92,12 +92,13 @@ fn rulebook(
 pub fn verify(mut inputs: Inputs, opts: &Options) -> Result<Report, VerifyError> {
     let session_steps = opts.session_steps;
     let rulebook = rulebook(&mut inputs, opts).map_err(VerifyError::Input)?;
-    let advisories = crate::rulebook::advisories::load(opts.advisories.as_deref()).map_err(|e| {
-        VerifyError::Input(InputError::plain(
-            format!("the advisory list cannot be read: {e}"),
-            "fix the list at the line named; its format is described in rules/advisories.toml",
-        ))
-    })?;
+    let advisories =
+        crate::rulebook::advisories::load(opts.advisories.as_deref()).map_err(|e| {
+            VerifyError::Input(InputError::plain(
+                format!("the advisory list cannot be read: {e}"),
+                "fix the list at the line named; its format is described in rules/advisories.toml",
+            ))
+        })?;
     let mut model = match crate::model::flatten(&inputs.export, &inputs.catalogue, session_steps) {
         Ok(m) => m,
         Err(e) => return Err(VerifyError::Model(format!("{}: {e}", inputs.input_display))),

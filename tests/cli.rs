@@ -7,33 +7,7 @@ mod common;
 
 use std::process::Command;
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn stalwart(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_stalwart"))
-        .args(args)
-        .current_dir(common::root())
-        .env("NO_COLOR", "1")
-        .env_remove("CI")
-        .env_remove("GITHUB_ACTIONS")
-        .output()
-        .expect("run stalwart");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn snap(name: &str, text: &str) {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
-        insta::assert_snapshot!(name, text);
-    });
-}
+use common::{snap, stalwart};
 
 /// The JSON report with what differs from run to run or from one libz3 to another - each
 /// engine's wall time, the solver queries Z3 needed, the libz3 version - replaced by a marker,

@@ -18,7 +18,10 @@ pub fn permissive_by_default(m: &FlatModel, inputs: &Inputs) -> Vec<Finding> {
     }
     let mut out = Vec::new();
     for a in &inputs.export.agents {
-        let setting = a.on_unread.as_deref().or(inputs.default_on_unread.as_deref());
+        let setting = a
+            .on_unread
+            .as_deref()
+            .or(inputs.default_on_unread.as_deref());
         if !matches!(setting, None | Some("model")) {
             continue;
         }

@@ -165,7 +165,10 @@ fn requires(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 continue;
             };
             let cond = c.atoms.show(&r.cond);
-            let model: Assignment = model.into_iter().filter(|(a, _)| *a < c.atoms.list.len()).collect();
+            let model: Assignment = model
+                .into_iter()
+                .filter(|(a, _)| *a < c.atoms.list.len())
+                .collect();
             let detail = format!(
                 "under `{cond}`, which does not imply `{}` that it requires: {}",
                 req_text.join(" and "),
@@ -185,12 +188,19 @@ fn requires(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             );
             if let Some(rule) = rules::get("QG001") {
                 if let Some(fr) = &rule.fix_rulebook {
-                    f.fix = rules::fill(fr, &[("tool", &t.name), ("node", &node), ("subject", &t.name)]);
+                    f.fix = rules::fill(
+                        fr,
+                        &[("tool", &t.name), ("node", &node), ("subject", &t.name)],
+                    );
                     f.fix.push_str(&format!(
                         " Here: add `{}` to the condition of flow '{}' at {}.",
                         req_text.join(" and "),
                         r.flow,
-                        ctx.loaded.compiled.files.get(r.at.file).map_or("?".into(), |fl| format!("{}:{}", fl.path, r.at.line))
+                        ctx.loaded
+                            .compiled
+                            .files
+                            .get(r.at.file)
+                            .map_or("?".into(), |fl| format!("{}:{}", fl.path, r.at.line))
                     ));
                 }
             }
@@ -199,7 +209,10 @@ fn requires(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-fn routes_of_tool<'a>(ctx: &'a Context<'a>, t: &'a ToolDef) -> impl Iterator<Item = &'a Route> + 'a {
+fn routes_of_tool<'a>(
+    ctx: &'a Context<'a>,
+    t: &'a ToolDef,
+) -> impl Iterator<Item = &'a Route> + 'a {
     ctx.c()
         .routes
         .iter()
@@ -212,7 +225,12 @@ fn shown_model(c: &Compiled, model: &Assignment) -> String {
     }
     let parts: Vec<String> = model
         .iter()
-        .filter_map(|&(a, v)| c.atoms.list.get(a).map(|x| format!("{} = {}", x.text, if v { "true" } else { "false" })))
+        .filter_map(|&(a, v)| {
+            c.atoms
+                .list
+                .get(a)
+                .map(|x| format!("{} = {}", x.text, if v { "true" } else { "false" }))
+        })
         .collect();
     format!("{} lets the call through", parts.join(", "))
 }
@@ -222,7 +240,9 @@ fn escapable(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     let c = ctx.c();
     let mut flagged: HashSet<Place> = HashSet::new();
     for e in &c.else_execs {
-        let Some(t) = ctx.tool(&e.action) else { continue };
+        let Some(t) = ctx.tool(&e.action) else {
+            continue;
+        };
         if !flagged.insert(e.else_at) {
             continue;
         }
@@ -232,7 +252,10 @@ fn escapable(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             e.cond, e.if_at.line, e.then_at.line
         );
         let mut w = Vec::new();
-        for (p, what) in [(e.if_at, format!("if {}", e.cond)), (e.else_at, format!("else: execute {}", e.action))] {
+        for (p, what) in [
+            (e.if_at, format!("if {}", e.cond)),
+            (e.else_at, format!("else: execute {}", e.action)),
+        ] {
             let mut s = Step::new(StepKind::Flow, &what, 1);
             s.loc = Some(ctx.loc(p));
             w.push(s);
@@ -267,10 +290,17 @@ fn escapable(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             flagged.insert(r.at);
             let not_s = s.cond.clone().negate();
             let model = match sat(&[&r.cond, &not_s]) {
-                Answer::Sat(m) => m.into_iter().filter(|(a, _)| *a < c.atoms.list.len()).collect(),
+                Answer::Sat(m) => m
+                    .into_iter()
+                    .filter(|(a, _)| *a < c.atoms.list.len())
+                    .collect(),
                 _ => Vec::new(),
             };
-            let file = |p: Place| c.files.get(p.file).map_or("?".to_string(), |f| format!("{}:{}", f.path, p.line));
+            let file = |p: Place| {
+                c.files
+                    .get(p.file)
+                    .map_or("?".to_string(), |f| format!("{}:{}", f.path, p.line))
+            };
             let detail = format!(
                 "flow '{}' ({}) executes it under `{}`, while flow '{}' ({}) requires `{}`; {}",
                 r.flow,
@@ -350,7 +380,10 @@ fn read_before_written(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             &[],
         );
         let how = if r.negated {
-            format!("`{}` reads it negated, so its default (false) passes", r.cond)
+            format!(
+                "`{}` reads it negated, so its default (false) passes",
+                r.cond
+            )
         } else {
             format!(
                 "its default (false) takes the `else`, which executes '{}'",
@@ -372,11 +405,24 @@ fn bot_lines(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             continue;
         }
         let as_tool = msg.replace(' ', "_");
-        if let Some(t) = ctx.model.tools.iter().find(|t| t.name == msg || t.name == as_tool) {
+        if let Some(t) = ctx
+            .model
+            .tools
+            .iter()
+            .find(|t| t.name == msg || t.name == as_tool)
+        {
             let mut s = Step::new(StepKind::Flow, &format!("bot {msg}"), 1);
             s.loc = Some(ctx.loc(b.at));
             s.violation = true;
-            out.push(rb_finding("QG008", t.name.clone(), Some(t), ctx.loc(b.at), "bot", vec![s], &[]));
+            out.push(rb_finding(
+                "QG008",
+                t.name.clone(),
+                Some(t),
+                ctx.loc(b.at),
+                "bot",
+                vec![s],
+                &[],
+            ));
             continue;
         }
         if c.bot_defined.iter().any(|d| d == msg) || RUNTIME_MESSAGES.contains(&msg) {
@@ -388,7 +434,15 @@ fn bot_lines(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         let mut s = Step::new(StepKind::Flow, &format!("bot {msg}"), 1);
         s.loc = Some(ctx.loc(b.at));
         s.violation = true;
-        out.push(rb_finding("QG009", msg.to_string(), None, ctx.loc(b.at), "bot", vec![s], &[]));
+        out.push(rb_finding(
+            "QG009",
+            msg.to_string(),
+            None,
+            ctx.loc(b.at),
+            "bot",
+            vec![s],
+            &[],
+        ));
     }
 }
 
@@ -409,7 +463,8 @@ fn dead(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             // A Colang action may be Python code; a sheet's rule names a tool, so a name the
             // catalogue lacks is a rule that governs nothing.
             if sheet {
-                let detail = "the catalogue has no such tool, so the rule governs nothing".to_string();
+                let detail =
+                    "the catalogue has no such tool, so the rule governs nothing".to_string();
                 let mut s = Step::new(StepKind::Flow, &format!("tool: {}", e.action), 1);
                 s.loc = Some(ctx.loc(e.at));
                 s.violation = true;
@@ -448,7 +503,10 @@ fn dead(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     }
     for d in &c.dead {
         let file = c.files.get(d.after.file).map_or("?", |f| f.path.as_str());
-        let detail = format!("no route reaches it: the `{}` at {file}:{} ends every route before it", d.ender, d.after.line);
+        let detail = format!(
+            "no route reaches it: the `{}` at {file}:{} ends every route before it",
+            d.ender, d.after.line
+        );
         let mut a = Step::new(StepKind::Flow, &d.ender, 1);
         a.loc = Some(ctx.loc(d.after));
         let mut s = Step::new(StepKind::Flow, &d.what, 1);
@@ -482,7 +540,9 @@ fn advisories(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 "{} ({}{}): {}",
                 a.id,
                 a.url,
-                a.fixed.as_ref().map_or(String::new(), |f| format!(", fixed in {f}")),
+                a.fixed
+                    .as_ref()
+                    .map_or(String::new(), |f| format!(", fixed in {f}")),
                 a.summary
             );
             let mut s = Step::new(StepKind::Flow, name, 1);

@@ -61,7 +61,11 @@ pub(crate) fn describe_step(step: &Step, obligation: &str) -> String {
         StepKind::Fact => format!(
             "{} is {}",
             step.node,
-            if step.yes == Some(true) { "true" } else { "false" }
+            if step.yes == Some(true) {
+                "true"
+            } else {
+                "false"
+            }
         ),
     };
     if step.violation {

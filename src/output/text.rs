@@ -386,7 +386,7 @@ fn excerpt(report: &Report, f: &Finding, color: bool) -> String {
             &mut notes,
             loc,
             true,
-            if rulebook_witness(f) {
+            if rulebook_witness(f) || f.rule == "QG005" {
                 "here".to_string()
             } else {
                 format!("declares {what}")

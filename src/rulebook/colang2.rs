@@ -9,7 +9,12 @@ pub struct File;
 
 /// Parses a file.
 pub fn parse(_src: &str) -> Result<File, SyntaxError> {
-    Err(SyntaxError { line: 1, column: 1, message: "parser not merged yet".into(), help: None })
+    Err(SyntaxError {
+        line: 1,
+        column: 1,
+        message: "parser not merged yet".into(),
+        help: None,
+    })
 }
 
 /// Lowers the tree.

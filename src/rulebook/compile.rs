@@ -25,7 +25,9 @@ pub const MAX_STATES: usize = 32;
 pub const MAX_CALL_DEPTH: usize = 12;
 
 /// A place in the rulebook: the file (index into [`Compiled::files`]), 1-based line and column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Place {
     /// Index into [`Compiled::files`].
     pub file: usize,
@@ -249,7 +251,11 @@ pub fn compile(inputs: &[Input<'_>]) -> Compiled {
             }
             let start = State {
                 cond: Cond::True,
-                written: fl.params.iter().map(|p| p.trim_start_matches('$').to_string()).collect(),
+                written: fl
+                    .params
+                    .iter()
+                    .map(|p| p.trim_start_matches('$').to_string())
+                    .collect(),
                 via: vec![Hop {
                     at: place(f, fl.line, fl.column),
                     what: format!("flow {}", fl.name),
@@ -484,7 +490,10 @@ impl<'a> Walker<'a> {
                     at: here,
                     what: format!("user {intent}"),
                 };
-                out.fall = states.into_iter().map(|st| st.with(Cond::True, hop.clone())).collect();
+                out.fall = states
+                    .into_iter()
+                    .map(|st| st.with(Cond::True, hop.clone()))
+                    .collect();
             }
             StmtKind::If { cond, then, else_ } => {
                 let c = self.c.atoms.read(cond);
@@ -492,12 +501,26 @@ impl<'a> Walker<'a> {
                 let shown = self.c.atoms.show(&c);
                 let t: Vec<State> = states
                     .iter()
-                    .map(|st| st.with(c.clone(), Hop { at: here, what: format!("if {shown}") }))
+                    .map(|st| {
+                        st.with(
+                            c.clone(),
+                            Hop {
+                                at: here,
+                                what: format!("if {shown}"),
+                            },
+                        )
+                    })
                     .collect();
                 let e: Vec<State> = states
                     .iter()
                     .map(|st| {
-                        st.with(c.clone().negate(), Hop { at: here, what: format!("else of if {shown}") })
+                        st.with(
+                            c.clone().negate(),
+                            Hop {
+                                at: here,
+                                what: format!("else of if {shown}"),
+                            },
+                        )
                     })
                     .collect();
                 let ot = self.block(f, flow, then, t);
@@ -514,7 +537,15 @@ impl<'a> Walker<'a> {
                 let shown = self.c.atoms.show(&c);
                 let inside: Vec<State> = states
                     .iter()
-                    .map(|st| st.with(c.clone(), Hop { at: here, what: format!("while {shown}") }))
+                    .map(|st| {
+                        st.with(
+                            c.clone(),
+                            Hop {
+                                at: here,
+                                what: format!("while {shown}"),
+                            },
+                        )
+                    })
                     .collect();
                 let o = self.block(f, flow, body, inside);
                 let exit = Hop {
@@ -535,7 +566,10 @@ impl<'a> Walker<'a> {
                         at: at(f, on),
                         what: format!("when {}", first_words(on)),
                     };
-                    let inside = states.iter().map(|st| st.with(Cond::True, hop.clone())).collect();
+                    let inside = states
+                        .iter()
+                        .map(|st| st.with(Cond::True, hop.clone()))
+                        .collect();
                     let o = self.block(f, flow, body, inside);
                     out.fall.extend(o.fall);
                     out.ret.extend(o.ret);
@@ -578,8 +612,12 @@ impl<'a> Walker<'a> {
             .into_iter()
             .map(|st| {
                 let mut st = st.with(Cond::True, hop.clone());
-                st.written
-                    .extend(cflow.params.iter().map(|p| p.trim_start_matches('$').to_string()));
+                st.written.extend(
+                    cflow
+                        .params
+                        .iter()
+                        .map(|p| p.trim_start_matches('$').to_string()),
+                );
                 st
             })
             .collect();
@@ -600,7 +638,13 @@ impl<'a> Walker<'a> {
         let mut else_exec = Vec::new();
         executes_in(here.file, else_, &mut else_exec);
         for (a, neg) in atoms {
-            let reads = self.c.atoms.list.get(a).map(|x| x.reads.clone()).unwrap_or_default();
+            let reads = self
+                .c
+                .atoms
+                .list
+                .get(a)
+                .map(|x| x.reads.clone())
+                .unwrap_or_default();
             for var in reads {
                 if SYSTEM_VARIABLES.contains(&var.as_str()) {
                     continue;

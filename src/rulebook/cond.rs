@@ -239,7 +239,10 @@ fn tokenize(s: &str) -> Vec<Tok> {
         } else if c.is_alphanumeric() || c == '_' || c == '$' || c == '.' {
             let start = i;
             while i < chars.len()
-                && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$' || chars[i] == '.')
+                && (chars[i].is_alphanumeric()
+                    || chars[i] == '_'
+                    || chars[i] == '$'
+                    || chars[i] == '.')
             {
                 i += 1;
             }

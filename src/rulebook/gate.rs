@@ -71,7 +71,9 @@ fn gate(c: &Compiled, tools: &[ToolDef], facts: &[Fact], conds: &[&Cond]) -> Rul
     }
     let mut fact_atoms: Vec<(usize, ToolIx)> = Vec::new();
     for (a, _) in mentioned {
-        let Some(atom) = c.atoms.list.get(a) else { continue };
+        let Some(atom) = c.atoms.list.get(a) else {
+            continue;
+        };
         let Some(var) = &atom.var else { continue };
         if atom.text != format!("${var}") {
             continue;
@@ -101,7 +103,10 @@ fn gate(c: &Compiled, tools: &[ToolDef], facts: &[Fact], conds: &[&Cond]) -> Rul
     let mut masks: Vec<u32> = (0..(1u32 << n)).collect();
     masks.sort_by_key(|m| (m.count_ones(), *m));
     for mask in masks {
-        let set: Vec<ToolIx> = (0..n).filter(|k| mask & (1 << k) != 0).map(|k| srcs[k]).collect();
+        let set: Vec<ToolIx> = (0..n)
+            .filter(|k| mask & (1 << k) != 0)
+            .map(|k| srcs[k])
+            .collect();
         if minimal.iter().any(|m| m.iter().all(|t| set.contains(t))) {
             continue;
         }
@@ -127,7 +132,13 @@ mod tests {
     fn action_names_map_to_tools() {
         let tools: Vec<ToolDef> = ["refund_card", "get_order"]
             .iter()
-            .map(|n| ToolDef::new(n, crate::ir::ToolKind::Read, crate::source::Loc::new(0, 1, 1)))
+            .map(|n| {
+                ToolDef::new(
+                    n,
+                    crate::ir::ToolKind::Read,
+                    crate::source::Loc::new(0, 1, 1),
+                )
+            })
             .collect();
         assert_eq!(tool_of("refund_card", &tools), Some(0));
         assert_eq!(tool_of("execute_get_order", &tools), Some(1));

@@ -93,7 +93,12 @@ pub fn load(
     if meta.is_dir() {
         let rec = path.join(record::FILE_NAME);
         if rec.is_file() {
-            return load_record(sources, &rec, &format!("{}/{}", display.trim_end_matches('/'), record::FILE_NAME), display);
+            return load_record(
+                sources,
+                &rec,
+                &format!("{}/{}", display.trim_end_matches('/'), record::FILE_NAME),
+                display,
+            );
         }
         let mut files = Vec::new();
         collect_co(path, 0, &mut files).map_err(|e| LoadError::Input(InputError::io(path, e)))?;
@@ -131,8 +136,14 @@ pub fn load(
             return Err(LoadError::Input(InputError::at(
                 sources,
                 Loc::new(file, 1, 1),
-                format!("{display} is YAML but not a rule sheet: it does not declare `format: {}`", sheet::FORMAT),
-                format!("start a rule sheet with `format: {}`, or name the Colang rulebook", sheet::FORMAT),
+                format!(
+                    "{display} is YAML but not a rule sheet: it does not declare `format: {}`",
+                    sheet::FORMAT
+                ),
+                format!(
+                    "start a rule sheet with `format: {}`, or name the Colang rulebook",
+                    sheet::FORMAT
+                ),
             )));
         }
         let compiled = sheet::compile(sources, file).map_err(LoadError::Unshippable)?;
@@ -237,7 +248,11 @@ fn load_colang(
         let text = sources.files[id].text.clone();
         let flows = match parse_as(choice.version, &text) {
             Ok(f) => f,
-            Err(e) => return Err(LoadError::Unshippable(syntax_error(sources, id, &choice, &text, e))),
+            Err(e) => {
+                return Err(LoadError::Unshippable(syntax_error(
+                    sources, id, &choice, &text, e,
+                )))
+            }
         };
         ids.push(id);
         lowered.push((shown.clone(), choice.version, flows));
@@ -289,8 +304,16 @@ fn syntax_error(
     }
     InputError::at(
         sources,
-        Loc::new(id, e.line.min(u32::MAX as usize) as u32, e.column.min(u32::MAX as usize) as u32),
-        format!("Colang {} syntax error: {}", choice.version.as_str(), e.message),
+        Loc::new(
+            id,
+            e.line.min(u32::MAX as usize) as u32,
+            e.column.min(u32::MAX as usize) as u32,
+        ),
+        format!(
+            "Colang {} syntax error: {}",
+            choice.version.as_str(),
+            e.message
+        ),
         help,
     )
 }
@@ -339,13 +362,24 @@ pub fn to_record(l: &Loaded, sources: &SourceMap) -> Record {
     let texts = l
         .file_ids
         .iter()
-        .map(|&id| (sources.files[id].display.clone(), sources.files[id].text.clone()))
+        .map(|&id| {
+            (
+                sources.files[id].display.clone(),
+                sources.files[id].text.clone(),
+            )
+        })
         .collect();
-    let kind = if l.version.is_none() { "sheet" } else { "colang" };
+    let kind = if l.version.is_none() {
+        "sheet"
+    } else {
+        "colang"
+    };
     Record::new(
         kind,
         l.version.as_ref().map(|v| v.version.as_str().to_string()),
-        l.version.as_ref().map_or_else(|| "a rule sheet".to_string(), |v| v.from.clone()),
+        l.version
+            .as_ref()
+            .map_or_else(|| "a rule sheet".to_string(), |v| v.from.clone()),
         texts,
         l.compiled.clone(),
     )

@@ -65,7 +65,10 @@ pub fn sat(formulas: &[&Cond]) -> Answer {
             let mut out = Vec::new();
             for (i, v) in vars.iter().enumerate() {
                 if let Some(v) = v {
-                    let value = model.eval(v, true).and_then(|x| x.as_bool()).unwrap_or(false);
+                    let value = model
+                        .eval(v, true)
+                        .and_then(|x| x.as_bool())
+                        .unwrap_or(false);
                     out.push((i, value));
                 }
             }

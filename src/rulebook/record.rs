@@ -175,6 +175,8 @@ mod tests {
         let e = Record::from_json(&edited).unwrap_err();
         assert!(e.contains("changed after it was compiled"), "{e}");
         let other = r.to_json().replace(FORMAT, "something/1");
-        assert!(Record::from_json(&other).unwrap_err().contains("not a record"));
+        assert!(Record::from_json(&other)
+            .unwrap_err()
+            .contains("not a record"));
     }
 }

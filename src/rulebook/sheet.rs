@@ -65,7 +65,10 @@ pub fn compile(sources: &SourceMap, file: usize) -> Result<Compiled, InputError>
         return Err(r
             .err(
                 format.loc,
-                format!("the rule sheet's format is '{}', not '{FORMAT}'", format.name),
+                format!(
+                    "the rule sheet's format is '{}', not '{FORMAT}'",
+                    format.name
+                ),
                 format!("write `format: {FORMAT}`"),
             )
             .with_label("unknown format"));
@@ -212,7 +215,10 @@ mod tests {
 
     #[test]
     fn bare_names_become_facts() {
-        assert_eq!(with_dollars("order_paid and not $x"), "$order_paid and not $x");
+        assert_eq!(
+            with_dollars("order_paid and not $x"),
+            "$order_paid and not $x"
+        );
         assert_eq!(
             with_dollars("status == 'paid' or True"),
             "$status == 'paid' or True"

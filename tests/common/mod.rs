@@ -62,7 +62,10 @@ pub fn steps(inputs: &Inputs) -> u32 {
 /// Runs the whole pipeline on a fixture folder, as `stalwart verify` does.
 pub fn report(dir: &Path) -> Report {
     let inputs = load(dir);
-    let opts = Options::new(steps(&inputs));
+    let mut opts = Options::new(steps(&inputs));
+    // A fixture may carry its own advisory list (QG022).
+    let adv = dir.join("advisories.toml");
+    opts.advisories = adv.exists().then_some(adv);
     verify::verify(inputs, &opts).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
 }
 
@@ -102,4 +105,38 @@ pub fn cases() -> Vec<(String, PathBuf)> {
     }
     out.sort();
     out
+}
+
+/// What a run of the binary gave.
+pub struct Run {
+    /// The exit status.
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// Runs the `stalwart` binary from the crate root, colour off, CI variables cleared.
+pub fn stalwart(args: &[&str]) -> Run {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_stalwart"))
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .expect("run stalwart");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// An insta snapshot in `snapshots/`.
+pub fn snap(name: &str, text: &str) {
+    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!(name, text);
+    });
 }
