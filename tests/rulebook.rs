@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::stalwart;
+use common::{snap, stalwart, without_times};
 
 const SHOP: &str = "fixtures/shop/agent.yaml";
 
@@ -291,4 +291,30 @@ fn the_colang_version_is_declared_never_guessed() {
         v["rulebook_info"]["version_from"],
         "config.yml beside the rulebook"
     );
+}
+
+#[test]
+fn rulebook_findings_in_text_json_and_sarif() {
+    // Findings located in the .co file at the right line, with the route and the facts as the
+    // witness (text: labels over the rulebook; SARIF: a code flow through policy.co).
+    for (case, name) in [
+        ("fixtures/QG001/breaks-rulebook-requires", "rulebook_qg001"),
+        ("fixtures/QG002/breaks-weaker-route", "rulebook_qg002"),
+        ("fixtures/QG005/breaks-syntax-error", "rulebook_qg005"),
+    ] {
+        let agent = format!("{case}/agent.yaml");
+        let t = stalwart(&["verify", &agent]);
+        assert_eq!(t.code, 1, "{}{}", t.stdout, t.stderr);
+        snap(&format!("{name}.txt"), &t.stdout);
+        let j = stalwart(&["verify", &agent, "--format", "json"]);
+        snap(&format!("{name}.json"), &without_times(&j.stdout));
+        let s = stalwart(&["verify", &agent, "--format", "sarif"]);
+        let v: serde_json::Value = serde_json::from_str(&s.stdout).expect("sarif");
+        let uri = v["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        assert!(uri.ends_with("policy.co"), "{name}: {uri}");
+        snap(&format!("{name}.sarif"), &s.stdout);
+    }
 }
