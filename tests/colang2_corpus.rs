@@ -110,13 +110,23 @@ fn corpus_matches_nemo() {
         let known = KNOWN_DIFFERENCES.iter().any(|(k, _)| *k == stem);
         match (diff, known) {
             (None, false) => matched += 1,
-            (None, true) => unexpected.push(format!("{stem}: listed as a known difference but matches now")),
+            (None, true) => unexpected.push(format!(
+                "{stem}: listed as a known difference but matches now"
+            )),
             (Some(d), false) => unexpected.push(format!("{stem}: {d}")),
             (Some(_), true) => {}
         }
     }
-    println!("colang 2.x: {matched}/{} files read as NeMo reads them", files.len());
-    assert!(unexpected.is_empty(), "{} files differ:\n{}", unexpected.len(), unexpected.join("\n"));
+    println!(
+        "colang 2.x: {matched}/{} files read as NeMo reads them",
+        files.len()
+    );
+    assert!(
+        unexpected.is_empty(),
+        "{} files differ:\n{}",
+        unexpected.len(),
+        unexpected.join("\n")
+    );
 }
 
 fn err(src: &str) -> (usize, usize, String, Option<String>) {
@@ -163,12 +173,7 @@ fn syntax_errors_say_where_and_why() {
             3,
             "expected an indented block after `if`",
         ),
-        (
-            "flow a\n  bot\tsay\n",
-            2,
-            6,
-            "unexpected character a tab",
-        ),
+        ("flow a\n  bot\tsay\n", 2, 6, "unexpected character a tab"),
         (
             "flow a\n  $x = \n",
             2,
@@ -210,6 +215,27 @@ fn deep_nesting_is_an_error_not_a_crash() {
     let (l, _, m, _) = err(&deep);
     assert_eq!(l, 2);
     assert!(m.starts_with("nesting deeper than"), "{m}");
+    for deep in [
+        format!(
+            "flow a\n  $x = {}1{}\n",
+            "{\"k\": ".repeat(500),
+            "}".repeat(500)
+        ),
+        format!("flow a\n  {}bot x{}\n", "(".repeat(500), ")".repeat(500)),
+        format!("flow a\n  if {}$x\n    pass\n", "not ".repeat(500)),
+        format!("flow a\n  $x = {}1\n", "-".repeat(5000)),
+        format!(
+            "@m({}1{})\nflow a\n  pass\n",
+            "[".repeat(100),
+            "]".repeat(100)
+        ),
+    ] {
+        let (l, c, m, _) = err(&deep);
+        assert!(
+            l >= 1 && c >= 1 && m.starts_with("nesting deeper than"),
+            "{m}"
+        );
+    }
 }
 
 #[test]
@@ -219,7 +245,10 @@ fn lowers_if_action_else_flow() {
     assert_eq!(f.imports.len(), 1);
     assert_eq!((f.imports[0].name.as_str(), f.imports[0].line), ("core", 1));
     let flow = &f.flows[0];
-    assert_eq!((flow.name.as_str(), flow.line, flow.column), ("refund", 3, 1));
+    assert_eq!(
+        (flow.name.as_str(), flow.line, flow.column),
+        ("refund", 3, 1)
+    );
     assert_eq!(flow.params, vec!["$id".to_string()]);
     let StmtKind::If { cond, then, else_ } = &flow.body[0].kind else {
         panic!("{:?}", flow.body[0]);
@@ -272,7 +301,12 @@ flow main
 ";
     let f = lower(&parse(src).unwrap());
     let b = &f.flows[0].body;
-    assert_eq!(b[0].kind, StmtKind::User { intent: "asked refund".into() });
+    assert_eq!(
+        b[0].kind,
+        StmtKind::User {
+            intent: "asked refund".into()
+        }
+    );
     assert_eq!(
         b[1].kind,
         StmtKind::Execute {
@@ -282,27 +316,58 @@ flow main
             via_bot: false,
         }
     );
-    assert!(matches!(&b[2].kind, StmtKind::Call { flow, how, .. } if flow == "bot greet" && how == "start"));
-    assert!(matches!(&b[3].kind, StmtKind::Call { flow, how, .. } if flow == "elif_x" && how.is_empty()));
-    let StmtKind::If { then, else_, .. } = &b[4].kind else { panic!() };
+    assert!(
+        matches!(&b[2].kind, StmtKind::Call { flow, how, .. } if flow == "bot greet" && how == "start")
+    );
+    assert!(
+        matches!(&b[3].kind, StmtKind::Call { flow, how, .. } if flow == "elif_x" && how.is_empty())
+    );
+    let StmtKind::If { then, else_, .. } = &b[4].kind else {
+        panic!()
+    };
     assert_eq!(then[0].kind, StmtKind::Abort);
-    let StmtKind::If { cond, then, else_ } = &else_[0].kind else { panic!() };
+    let StmtKind::If { cond, then, else_ } = &else_[0].kind else {
+        panic!()
+    };
     assert_eq!(cond, "$b");
-    assert_eq!(then[0].kind, StmtKind::Return { value: Some("$r".into()) });
+    assert_eq!(
+        then[0].kind,
+        StmtKind::Return {
+            value: Some("$r".into())
+        }
+    );
     assert_eq!(else_[0].kind, StmtKind::Break);
-    let StmtKind::When { branches, else_ } = &b[5].kind else { panic!() };
+    let StmtKind::When { branches, else_ } = &b[5].kind else {
+        panic!()
+    };
     assert_eq!(branches.len(), 2);
-    assert_eq!(branches[0].0.kind, StmtKind::User { intent: "said".into() });
-    assert_eq!(branches[0].1[0].kind, StmtKind::Set { var: "n".into(), expr: "$n + (1)".into() });
+    assert_eq!(
+        branches[0].0.kind,
+        StmtKind::User {
+            intent: "said".into()
+        }
+    );
+    assert_eq!(
+        branches[0].1[0].kind,
+        StmtKind::Set {
+            var: "n".into(),
+            expr: "$n + (1)".into()
+        }
+    );
     assert_eq!(branches[1].1[0].kind, StmtKind::Continue);
     let else_ = else_.as_ref().unwrap();
     assert!(matches!(&else_[0].kind, StmtKind::Other { what, .. } if what == "send"));
-    let StmtKind::While { cond, body } = &b[6].kind else { panic!() };
+    let StmtKind::While { cond, body } = &b[6].kind else {
+        panic!()
+    };
     assert_eq!(cond, "$n < 3");
     assert!(matches!(&body[0].kind, StmtKind::Any { alternatives } if alternatives.len() == 2));
     assert_eq!(
         b[7].kind,
-        StmtKind::Other { what: "log".into(), text: "log \"x\"".into() }
+        StmtKind::Other {
+            what: "log".into(),
+            text: "log \"x\"".into()
+        }
     );
 }
 
@@ -334,7 +399,11 @@ fn seeds() -> Vec<String> {
 fn assert_sane(src: &str) {
     if let Err(e) = parse(src) {
         let lines = src.split('\n').count();
-        assert!(e.line >= 1 && e.line <= lines + 1, "line {} of {lines}: {e}", e.line);
+        assert!(
+            e.line >= 1 && e.line <= lines + 1,
+            "line {} of {lines}: {e}",
+            e.line
+        );
         assert!(e.column >= 1, "{e}");
     } else if let Ok(f) = parse(src) {
         let _ = to_oracle_json(&f);
@@ -385,13 +454,33 @@ fn apply(src: &str, edit: &Edit) -> String {
 
 fn edit() -> impl Strategy<Value = Edit> {
     let pieces = prop::sample::select(vec![
-        "  if $x", "  else", "  or when x", "    ...", "\t", "  (", "  )", "  \"\"\"", "@", "flow",
-        "  $x = ", "  await", "  match $a.b() as $c", "\r", "  é \u{0}", "  when", "        deep",
+        "  if $x",
+        "  else",
+        "  or when x",
+        "    ...",
+        "\t",
+        "  (",
+        "  )",
+        "  \"\"\"",
+        "@",
+        "flow",
+        "  $x = ",
+        "  await",
+        "  match $a.b() as $c",
+        "\r",
+        "  é \u{0}",
+        "  when",
+        "        deep",
     ]);
     prop_oneof![
         any::<usize>().prop_map(Edit::Truncate),
         (any::<usize>(), any::<char>()).prop_map(|(n, c)| Edit::Flip(n, c)),
-        (any::<usize>(), prop::sample::select(vec!['(', ')', '"', '\'', '\n', ' ', '\t', '$', '.', ':', '#', '[', '{']))
+        (
+            any::<usize>(),
+            prop::sample::select(vec![
+                '(', ')', '"', '\'', '\n', ' ', '\t', '$', '.', ':', '#', '[', '{'
+            ])
+        )
             .prop_map(|(n, c)| Edit::Flip(n, c)),
         any::<usize>().prop_map(Edit::DeleteLine),
         any::<usize>().prop_map(Edit::DoubleLine),

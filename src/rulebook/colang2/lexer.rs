@@ -247,7 +247,10 @@ impl Lexer<'_> {
             let (start, line, col) = (self.i, self.line, self.col(self.i));
             if line_began && self.ellipsis.binary_search(&line).is_ok() && c == '.' {
                 self.i += 3;
-                let rest: String = self.c[self.i..]
+                let rest: String = self
+                    .c
+                    .get(self.i..)
+                    .unwrap_or(&[])
                     .iter()
                     .take_while(|&&c| c != '\n')
                     .collect();

@@ -5,7 +5,7 @@
 //! return members and statements. Expressions are kept as written (the exact source text NeMo
 //! keeps). [`to_oracle_json`] writes the tree in the shape of the corpus oracle
 //! (`shared/corpus/colang/oracle.py`), which the conformance test compares with what NeMo read;
-//! [`lower`] maps it onto the language-neutral [`FileFlows`].
+//! [`lower`] maps it onto the language-neutral [`super::flows::FileFlows`].
 //!
 //! Lines and columns are 1-based; columns count characters.
 

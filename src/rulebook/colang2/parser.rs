@@ -159,20 +159,11 @@ impl<'a> Parser<'a> {
 
     /// An error at a token.
     pub(crate) fn error_at(&self, t: Token, message: String, help: &str) -> SyntaxError {
-        let (line, column) = match t.tok {
-            // A line break is reported where the line ends.
-            Tok::Newline | Tok::Eof => (t.line, t.col),
-            _ => (t.line, t.col),
-        };
         SyntaxError {
-            line: line.max(1),
-            column: column.max(1),
+            line: t.line.max(1),
+            column: t.col.max(1),
             message,
-            help: if help.is_empty() {
-                None
-            } else {
-                Some(help.to_string())
-            },
+            help: (!help.is_empty()).then(|| help.to_string()),
         }
     }
 

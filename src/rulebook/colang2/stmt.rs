@@ -280,10 +280,15 @@ impl Parser<'_> {
             }
             Tok::Var => return self.set_stmt(),
             Tok::Punct("(") => {
-                let n = self.peek_at(1);
+                // `((bot a or bot b) and bot c)`: a group of specs; `($x.f())`: an expression.
+                let mut k = 1;
+                while matches!(self.peek_at(k).tok, Tok::Punct("(")) && k < 1000 {
+                    k += 1;
+                }
+                let n = self.peek_at(k);
                 let word = self.word(n);
                 let spec_like = n.tok == Tok::Name
-                    && !matches!(self.peek_at(2).tok, Tok::Punct("("))
+                    && !matches!(self.peek_at(k + 1).tok, Tok::Punct("("))
                     && !matches!(word.as_str(), "None" | "True" | "False" | "not");
                 if spec_like {
                     return self.spec_stmt(None, t);
