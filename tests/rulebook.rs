@@ -310,7 +310,8 @@ fn rulebook_findings_in_text_json_and_sarif() {
         snap(&format!("{name}.json"), &without_times(&j.stdout));
         let s = stalwart(&["verify", &agent, "--format", "sarif"]);
         let v: serde_json::Value = serde_json::from_str(&s.stdout).expect("sarif");
-        let uri = v["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        let uri = v["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+            ["artifactLocation"]["uri"]
             .as_str()
             .unwrap_or("")
             .to_string();

@@ -4,7 +4,7 @@
 //!
 //! Data flows one way: a parser ([`colang1`], [`colang2`]) reads a file into its own syntax tree,
 //! which mirrors NeMo Guardrails' reading of the file (checked against NeMo's own parsers on the
-//! corpus); `lower` maps that tree onto [`flows::Rulebook`], which everything after reads.
+//! corpus); `lower` maps that tree onto [`flows::FileFlows`], which everything after reads.
 
 pub mod advisories;
 pub mod colang1;

@@ -157,4 +157,3 @@ pub fn without_times(json: &str) -> String {
     *version = serde_json::json!("[libz3 version]");
     serde_json::to_string_pretty(&v).expect("json") + "\n"
 }
-

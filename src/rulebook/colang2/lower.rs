@@ -175,18 +175,26 @@ fn spec_stmts(
                     args: sp.args.clone(),
                     how: how.to_string(),
                 },
-                _ => {
-                    return vec![flows::Stmt {
-                        line,
-                        column,
-                        kind: StmtKind::Other {
-                            what: op.as_str().to_string(),
-                            text: s.text.clone(),
-                        },
-                    }]
-                }
+                _ => StmtKind::Other {
+                    what: op.as_str().to_string(),
+                    text: s.text.clone(),
+                },
             };
-            vec![flows::Stmt { line, column, kind }]
+            let executes = matches!(kind, StmtKind::Execute { .. });
+            let mut out = vec![flows::Stmt { line, column, kind }];
+            // `$x = await some flow` (or a matched event) writes `$x` once the statement is done;
+            // an action keeps its result on the Execute itself.
+            if let (Some(var), false) = (assign, executes) {
+                out.push(flows::Stmt {
+                    line,
+                    column,
+                    kind: StmtKind::Set {
+                        var: var.trim_start_matches('$').to_string(),
+                        expr: s.text.clone(),
+                    },
+                });
+            }
+            out
         }
         SpecExpr::Or(alts) => {
             let alternatives = alts
