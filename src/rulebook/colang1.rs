@@ -1,2 +1,0 @@
-//! Colang 1.0 (SPEC 2.4): the parser, its syntax tree, and the lowering onto [`super::flows`].
-//! (Being written.)
