@@ -12,7 +12,10 @@ use stalwart::rulebook::colang1::{lower, parse, to_oracle_json};
 use stalwart::rulebook::flows::StmtKind;
 
 fn corpus() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/colang"))
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/corpus/colang"
+    ))
 }
 
 /// The fields the oracle writes for a 1.0 file that parsed.
@@ -46,10 +49,9 @@ fn compare(stem: &str, src: &str, expected: &Value) -> Result<(), String> {
             Ok(())
         }
         (Err(e), false) => match expected["error_line"].as_u64() {
-            Some(l) if l as usize != e.line => Err(format!(
-                "{stem}: fails at line {} (NeMo: {l}): {e}",
-                e.line
-            )),
+            Some(l) if l as usize != e.line => {
+                Err(format!("{stem}: fails at line {} (NeMo: {l}): {e}", e.line))
+            }
             _ => Ok(()),
         },
         (Err(e), true) => Err(format!("{stem}: we fail, NeMo reads it: {e}")),
@@ -89,7 +91,9 @@ fn v1_corpus_matches_nemo() {
         .unwrap();
         let known = KNOWN_DIFFERENCES.iter().any(|(s, _)| *s == stem);
         match compare(&stem, &src, &exp) {
-            Ok(()) if known => failures.push(format!("{stem}: listed as a known difference but matches")),
+            Ok(()) if known => {
+                failures.push(format!("{stem}: listed as a known difference but matches"))
+            }
             Ok(()) => matched += 1,
             Err(_) if known => {}
             Err(e) => failures.push(e),
@@ -184,8 +188,12 @@ fn lowering_of_statements() {
             via_bot: false
         }
     );
-    assert!(matches!(&f.body[1].kind, StmtKind::Execute { action, via_bot: true, .. } if action == "refund_card"));
-    assert!(matches!(&f.body[2].kind, StmtKind::Call { flow, how, .. } if flow == "other flow" && how == "do"));
+    assert!(
+        matches!(&f.body[1].kind, StmtKind::Execute { action, via_bot: true, .. } if action == "refund_card")
+    );
+    assert!(
+        matches!(&f.body[2].kind, StmtKind::Call { flow, how, .. } if flow == "other flow" && how == "do")
+    );
     let StmtKind::When { branches, else_ } = &f.body[3].kind else {
         panic!("{:?}", f.body[3]);
     };
@@ -207,7 +215,10 @@ fn lowering_of_statements() {
 }
 
 fn err(src: &str) -> (usize, usize, String) {
-    let e = parse(src).unwrap_err();
+    let e = match parse(src) {
+        Ok(f) => panic!("parsed: {src:?}\n{f:?}"),
+        Err(e) => e,
+    };
     assert!(e.help.is_some(), "no help for {e}");
     (e.line, e.column, e.message)
 }
@@ -228,7 +239,11 @@ fn syntax_errors_say_where_and_what() {
     );
     assert_eq!(
         err("define flow a\nbot b\n"),
-        (1, 1, "Expected indented block after define statement.".into())
+        (
+            1,
+            1,
+            "Expected indented block after define statement.".into()
+        )
     );
     assert_eq!(
         err("define magic flow a\n  bot b\n"),
@@ -248,11 +263,20 @@ fn syntax_errors_say_where_and_what() {
     );
     assert_eq!(
         err("define flow a\n  user x\n\nbot y\n"),
-        (4, 1, "'bot y' is outside any flow (or flow 'a' is defined twice)".into())
+        (
+            4,
+            1,
+            "'bot y' is outside any flow (or flow 'a' is defined twice)".into()
+        )
     );
     assert_eq!(
-        err("define flow a\n  user x or\n"),
-        (2, 10, "the line ends in 'or', which continues it on the next line, but the file ends here".into())
+        err("define flow a\n  user x or"),
+        (
+            2,
+            10,
+            "the line ends in 'or', which continues it on the next line, but the file ends here"
+                .into()
+        )
     );
     let mut deep = String::from("define flow a\n");
     for i in 0..80 {
@@ -355,7 +379,11 @@ fn check(src: &str) {
         }
         Err(e) => {
             let lines = src.split('\n').count().max(1);
-            assert!(e.line >= 1 && e.line <= lines, "line {} of {lines}: {e}", e.line);
+            assert!(
+                e.line >= 1 && e.line <= lines,
+                "line {} of {lines}: {e}",
+                e.line
+            );
             assert!(e.column >= 1, "column 0: {e}");
         }
     }

@@ -15,7 +15,8 @@ impl Parser {
     pub fn bot(&mut self) -> Result<(), SyntaxError> {
         if py_strip(&self.text) == "bot" {
             return Err(self.error(
-                "a 'bot' with its message on the indented lines is not supported by this reader".into(),
+                "a 'bot' with its message on the indented lines is not supported by this reader"
+                    .into(),
                 "name the message on the same line: `bot <message>`",
             ));
         }
@@ -51,7 +52,10 @@ impl Parser {
         let quoted = quoted_spans(&text);
         if quoted.len() > 1 {
             return Err(self.error(
-                format!("Expected only 1 parameter assignment, got {}.", quoted.len()),
+                format!(
+                    "Expected only 1 parameter assignment, got {}.",
+                    quoted.len()
+                ),
                 "give the bot one inline text: `bot \"text\"`",
             ));
         }
@@ -267,7 +271,9 @@ fn params_at_end(c: &[char]) -> Option<usize> {
     if c.len() > 2000 {
         return None;
     }
-    (1..c.len()).rev().find(|&s| c[s - 1] == ' ' && params_match(c, s))
+    (1..c.len())
+        .rev()
+        .find(|&s| c[s - 1] == ' ' && params_match(c, s))
 }
 
 /// `\s*\$?([\w.]+)\s*[:=]\s*("[^"]*"|\$[\w.]+|[-\d.]+)` matches (name, value unquoted).

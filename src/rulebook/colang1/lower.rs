@@ -138,11 +138,7 @@ fn stmt(e: &Element) -> Stmt {
         ElementKind::Any { body } => StmtKind::Any {
             alternatives: stmts(body),
         },
-        ElementKind::Do {
-            name,
-            args: a,
-            ..
-        } => StmtKind::Call {
+        ElementKind::Do { name, args: a, .. } => StmtKind::Call {
             flow: name.clone(),
             args: args(a),
             how: "do".into(),

@@ -211,7 +211,10 @@ pub(super) fn colang(text: &str, anonymous: &dyn Fn() -> String) -> String {
     if let Some(n) = var_len(&t) {
         if let Some(r) = t[n..].strip_prefix(" = ") {
             let var = &t[..n];
-            if let Some(kw) = ["run ", "execute ", "exec "].iter().find(|k| r.starts_with(**k)) {
+            if let Some(kw) = ["run ", "execute ", "exec "]
+                .iter()
+                .find(|k| r.starts_with(**k))
+            {
                 t = format!("run {var} = {}", &r[kw.len()..]);
             } else {
                 t = format!("set {var} = {r}");

@@ -37,7 +37,9 @@ fn messages(list: &[Message]) -> (Map<String, Value>, Map<String, Value>) {
         if m.texts.is_empty() {
             continue;
         }
-        let slot = texts.entry(m.name.clone()).or_insert_with(|| Value::Array(Vec::new()));
+        let slot = texts
+            .entry(m.name.clone())
+            .or_insert_with(|| Value::Array(Vec::new()));
         if let Value::Array(a) = slot {
             a.extend(m.texts.iter().cloned().map(Value::String));
         }
@@ -155,7 +157,10 @@ fn element(e: &Element) -> Value {
                     if let Some(l) = b.line {
                         bm.insert("line".into(), json!(l));
                     }
-                    bm.insert("on".into(), b.on.as_ref().map_or(Value::Null, |o| element(o)));
+                    bm.insert(
+                        "on".into(),
+                        b.on.as_ref().map_or(Value::Null, |o| element(o)),
+                    );
                     bm.insert("body".into(), Value::Array(elements(&b.body)));
                     Value::Object(bm)
                 })

@@ -43,7 +43,11 @@ impl Parser {
 
     /// The parameters on the lines indented under the current one, if the next line is.
     pub fn params_if_indented(&mut self) -> Result<Vec<(String, Value)>, SyntaxError> {
-        if self.next.as_ref().is_some_and(|n| n.indentation > self.cur_ind) {
+        if self
+            .next
+            .as_ref()
+            .is_some_and(|n| n.indentation > self.cur_ind)
+        {
             let lines = self.indented_lines();
             self.params(&lines)
         } else {
@@ -61,9 +65,15 @@ impl Parser {
             line: l.number,
             column: l.column,
             message: format!("'{}': parameters in this form are not supported", l.text),
-            help: Some("write one `name: value` per line, or pass them inline: `x(name=value)`".into()),
+            help: Some(
+                "write one `name: value` per line, or pass them inline: `x(name=value)`".into(),
+            ),
         };
-        let raw: String = lines.iter().map(|l| l.text.as_str()).collect::<Vec<_>>().join("\n");
+        let raw: String = lines
+            .iter()
+            .map(|l| l.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
         if raw.contains('{') || raw.contains('[') {
             return Err(unsupported(first));
         }
@@ -75,9 +85,9 @@ impl Parser {
             for (kw, sep) in [("set ", " to"), ("set ", " =")] {
                 if let Some(r) = t.strip_prefix(kw) {
                     let r = r.strip_prefix('$').unwrap_or(r);
-                    let n = r
-                        .find(sep)
-                        .filter(|&n| n > 0 && r[..n].chars().all(|c| super::text::is_word(c) || c == '.'));
+                    let n = r.find(sep).filter(|&n| {
+                        n > 0 && r[..n].chars().all(|c| super::text::is_word(c) || c == '.')
+                    });
                     if let Some(n) = n {
                         t = format!("_{}:{}", &r[..n], &r[n + sep.len()..]);
                         break;
@@ -88,7 +98,9 @@ impl Parser {
                 t = format!("_text: {t}");
             }
             let mut tokens = params_tokenize(&t);
-            let next_deeper = lines.get(i + 1).is_some_and(|n| n.indentation > l.indentation);
+            let next_deeper = lines
+                .get(i + 1)
+                .is_some_and(|n| n.indentation > l.indentation);
             if tokens.len() > 3 && tokens[1] == ":" && tokens[3] == "," {
                 return Err(unsupported(l));
             } else if tokens.len() > 2 && tokens[1] != ":" && tokens[2] == "," {
@@ -103,7 +115,10 @@ impl Parser {
             if tokens.len() < 2 || tokens[1] != ":" {
                 return Err(unsupported(l));
             }
-            let key = tokens[0].strip_prefix('$').unwrap_or(&tokens[0]).to_string();
+            let key = tokens[0]
+                .strip_prefix('$')
+                .unwrap_or(&tokens[0])
+                .to_string();
             let value = yaml_scalar(&tokens[2..].join(" "));
             super::values::set(&mut out, key, value);
         }
@@ -115,7 +130,11 @@ impl Parser {
 fn yaml_scalar(s: &str) -> Value {
     let s = py_strip(s);
     if s.len() >= 2 && s.starts_with('"') && s.ends_with('"') {
-        return Value::String(s[1..s.len() - 1].replace("\\\"", "\"").replace("\\\\", "\\"));
+        return Value::String(
+            s[1..s.len() - 1]
+                .replace("\\\"", "\"")
+                .replace("\\\\", "\\"),
+        );
     }
     if s.len() >= 2 && s.starts_with('\'') && s.ends_with('\'') {
         return Value::String(s[1..s.len() - 1].replace("''", "'"));

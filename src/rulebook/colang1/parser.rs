@@ -10,18 +10,54 @@ use super::{ElementKind, File, FlowDef, Import, SyntaxError, MAX_DEPTH};
 
 /// The main tokens NeMo knows (`VALID_MAIN_TOKENS`).
 const VALID: &[&str] = &[
-    "import", "include", "use", "define", "when", "else when", "user", "bot", "event", "do",
-    "flow", "allow", "accept", "disallow", "deny", "reject", "goto", "go to", "run", "set",
-    "expect", "label", "checkpoint", "if", "else", "else if", "any", "infer", "pass", "continue",
-    "break", "stop", "abort", "return", "done", "context", "meta", "log", "while", "for",
+    "import",
+    "include",
+    "use",
+    "define",
+    "when",
+    "else when",
+    "user",
+    "bot",
+    "event",
+    "do",
+    "flow",
+    "allow",
+    "accept",
+    "disallow",
+    "deny",
+    "reject",
+    "goto",
+    "go to",
+    "run",
+    "set",
+    "expect",
+    "label",
+    "checkpoint",
+    "if",
+    "else",
+    "else if",
+    "any",
+    "infer",
+    "pass",
+    "continue",
+    "break",
+    "stop",
+    "abort",
+    "return",
+    "done",
+    "context",
+    "meta",
+    "log",
+    "while",
+    "for",
     "foreach",
 ];
 
 /// The tokens that open a flow when none is open (`_check_flow_exists`).
 const OPENS_FLOW: &[&str] = &[
     "user", "bot", "event", "if", "while", "for", "when", "any", "run", "label", "set", "goto",
-    "go to", "do", "flow", "continue", "break", "stop", "abort", "done", "return", "check",
-    "meta", "global", "var", "local", "param", "log",
+    "go to", "do", "flow", "continue", "break", "stop", "abort", "done", "return", "check", "meta",
+    "global", "var", "local", "param", "log",
 ];
 
 /// An open list and the indentation of its statements.
@@ -148,7 +184,12 @@ impl Parser {
             string_hash(&body)
         };
         self.text = normalize::colang(&self.cur.text, &anonymous);
-        if pre == "else" && self.ifs.last().is_none_or(|i| i.indentation <= self.cur_ind) {
+        if pre == "else"
+            && self
+                .ifs
+                .last()
+                .is_none_or(|i| i.indentation <= self.cur_ind)
+        {
             self.text = "else when flow resuming".into();
         }
         self.token = main_token(&self.text);
@@ -165,14 +206,21 @@ impl Parser {
             _ => {}
         }
         self.pop_finished();
-        let indented_next = self.next.as_ref().is_some_and(|n| n.indentation > self.cur.indentation);
+        let indented_next = self
+            .next
+            .as_ref()
+            .is_some_and(|n| n.indentation > self.cur.indentation);
         if !VALID.contains(&self.token.as_str()) && indented_next {
             let empty = self
                 .branches
                 .last()
                 .is_none_or(|b| self.arena.lists.get(b.list).is_none_or(Vec::is_empty));
             if empty {
-                let ns = self.text.strip_prefix(':').unwrap_or(&self.text).to_string();
+                let ns = self
+                    .text
+                    .strip_prefix(':')
+                    .unwrap_or(&self.text)
+                    .to_string();
                 self.create_namespace(ns);
                 return Ok(());
             }
@@ -193,7 +241,10 @@ impl Parser {
             let n = name.chars().count();
             name = if n >= 2 {
                 let start = name.char_indices().nth(1).map_or(name.len(), |(i, _)| i);
-                let end = name.char_indices().nth(n - 1).map_or(name.len(), |(i, _)| i);
+                let end = name
+                    .char_indices()
+                    .nth(n - 1)
+                    .map_or(name.len(), |(i, _)| i);
                 &name[start..end.max(start)]
             } else {
                 ""
@@ -218,7 +269,11 @@ impl Parser {
 
     /// NeMo's `_check_ifs_and_branches`: close the blocks this line is outdented from.
     fn pop_finished(&mut self) {
-        while self.branches.last().is_some_and(|b| self.cur_ind < b.indentation) {
+        while self
+            .branches
+            .last()
+            .is_some_and(|b| self.cur_ind < b.indentation)
+        {
             self.branches.pop();
         }
         let is_else = self.token == "else" || self.token == "else if";
@@ -398,7 +453,11 @@ impl Parser {
                 .map(|s| super::text::py_strip(s).to_string())
                 .unwrap_or_default();
             self.parse_if(cond, true)?;
-        } else if !self.next.as_ref().is_some_and(|n| n.indentation > self.cur_ind) {
+        } else if !self
+            .next
+            .as_ref()
+            .is_some_and(|n| n.indentation > self.cur_ind)
+        {
             return Err(self.error(
                 "expected an indented block after 'else'".into(),
                 "indent the statements that belong to this 'else' under it",
@@ -409,7 +468,11 @@ impl Parser {
 
     /// `when X` / `else when X`: open a branch and read X as its first statement.
     fn parse_when(&mut self) -> Result<(), SyntaxError> {
-        if !self.next.as_ref().is_some_and(|n| n.indentation > self.cur.indentation) {
+        if !self
+            .next
+            .as_ref()
+            .is_some_and(|n| n.indentation > self.cur.indentation)
+        {
             return Err(self.error(
                 format!("expected an indented block after '{}'", self.token),
                 "indent what happens after the event under the 'when'",

@@ -14,7 +14,10 @@ use super::{ElementKind, SyntaxError};
 impl Parser {
     /// `define ...` (NeMo's `_process_define`).
     pub fn define(&mut self) -> Result<(), SyntaxError> {
-        let next_indented = self.next.as_ref().is_some_and(|n| n.indentation > self.cur.indentation);
+        let next_indented = self
+            .next
+            .as_ref()
+            .is_some_and(|n| n.indentation > self.cur.indentation);
         if self.next.is_none() || !next_indented && self.text.starts_with("define user") {
             if !self.text.starts_with("define user") && !self.text.contains(" bot ") {
                 return Err(self.error(
@@ -31,7 +34,11 @@ impl Parser {
             self.lines.insert(self.idx + 1, line.clone());
             self.next = Some(line);
         }
-        if !self.next.as_ref().is_some_and(|n| n.indentation > self.cur.indentation) {
+        if !self
+            .next
+            .as_ref()
+            .is_some_and(|n| n.indentation > self.cur.indentation)
+        {
             return Err(self.error(
                 "Expected indented block after define statement.".into(),
                 "indent the body (utterances, or the flow's statements) under the `define` line",
@@ -83,8 +90,14 @@ impl Parser {
                 }
                 if !modifiers.is_empty() {
                     let next_ind = self.next.as_ref().map_or(0, |n| n.indentation);
-                    let meta_ind = if self.lines.get(self.idx + 1).is_some_and(|l| l.text == "meta") {
-                        self.lines.get(self.idx + 2).map_or(next_ind + 2, |l| l.indentation)
+                    let meta_ind = if self
+                        .lines
+                        .get(self.idx + 1)
+                        .is_some_and(|l| l.text == "meta")
+                    {
+                        self.lines
+                            .get(self.idx + 2)
+                            .map_or(next_ind + 2, |l| l.indentation)
                     } else {
                         self.lines.insert(
                             self.idx + 1,
@@ -164,6 +177,10 @@ impl Parser {
                     .unwrap_or_default();
                 self.add(RawKind::Leaf(ElementKind::Return { values }))
             }
+            "flow" if self.cur.text.starts_with("else") => Err(self.error(
+                format!("'{}' has no 'if' to belong to", self.cur.text),
+                "put the 'else' at the indentation of its 'if', right after the if's block",
+            )),
             _ => Err(self.error(
                 format!("Unknown main token '{token}'"),
                 "a flow statement starts with user, bot, execute, do, if, else, when, while, $var =, create event, stop, abort, return, break or continue",
@@ -205,7 +222,10 @@ impl Parser {
                 return Ok(());
             }
         }
-        let mut value = after_first(&self.text, " ").map(py_strip).unwrap_or("").to_string();
+        let mut value = after_first(&self.text, " ")
+            .map(py_strip)
+            .unwrap_or("")
+            .to_string();
         let mut as_var = None;
         if let Some(p) = value.find(" as $") {
             if value.len() > p + 5 {
@@ -215,7 +235,9 @@ impl Parser {
         }
         value = with_params(&value);
         if value.starts_with('[') {
-            return Err(self.fail("a list of intents after 'user' is not supported by this reader".into()));
+            return Err(
+                self.fail("a list of intents after 'user' is not supported by this reader".into())
+            );
         }
         let Some(first) = value.chars().next() else {
             return Err(self.error("'user' names no intent".into(), "write `user <intent>`"));
@@ -349,7 +371,11 @@ impl Parser {
             let Some(first) = r.chars().next() else {
                 return Err(self.fail(format!("'{}' assigns to no variable", self.cur.text)));
             };
-            result = Some(if first == '$' { r[1..].to_string() } else { r.to_string() });
+            result = Some(if first == '$' {
+                r[1..].to_string()
+            } else {
+                r.to_string()
+            });
             name = py_strip(n).to_string();
         }
         let mut args = Map::new();
@@ -363,9 +389,15 @@ impl Parser {
     }
 
     fn generic(&mut self, token: &str) -> Result<(), SyntaxError> {
-        let mut value = after_first(&self.text, " ").map(py_strip).unwrap_or("").to_string();
+        let mut value = after_first(&self.text, " ")
+            .map(py_strip)
+            .unwrap_or("")
+            .to_string();
         let Some(first) = value.chars().next() else {
-            return Err(self.error(format!("'{token}' has nothing after it"), "write `$name = value`"));
+            return Err(self.error(
+                format!("'{token}' has nothing after it"),
+                "write `$name = value`",
+            ));
         };
         if first == '"' || first == '\'' {
             let n = value.chars().count();
@@ -400,7 +432,10 @@ impl Parser {
     }
 
     fn label(&mut self) -> Result<(), SyntaxError> {
-        let rest = after_first(&self.text, " ").map(py_strip).unwrap_or("").to_string();
+        let rest = after_first(&self.text, " ")
+            .map(py_strip)
+            .unwrap_or("")
+            .to_string();
         let cut = rest.find(['$', '"']).unwrap_or(rest.len());
         let name = py_strip(&rest[..cut]).to_string();
         if name.is_empty() {

@@ -201,7 +201,11 @@ pub(super) fn numbered_lines(content: &str) -> Result<Vec<Line>, LineError> {
                 text.pop();
             }
             if text.is_empty() {
-                return Err((first + 1, column, "a line holding only '\\' continues nothing".to_string()));
+                return Err((
+                    first + 1,
+                    column,
+                    "a line holding only '\\' continues nothing".to_string(),
+                ));
             }
             if !text.ends_with(' ') {
                 text.push(' ');

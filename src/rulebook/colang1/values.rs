@@ -16,7 +16,8 @@ pub(super) fn literal_eval(s: &str) -> Result<Value, String> {
 }
 
 fn literal(s: &str, depth: usize) -> Result<Value, String> {
-    let bad = || format!("'{s}' is not a value (a string, a number, True, False, None or a $variable)");
+    let bad =
+        || format!("'{s}' is not a value (a string, a number, True, False, None or a $variable)");
     if depth > 16 {
         return Err(bad());
     }
@@ -131,7 +132,11 @@ pub(super) fn py_str(v: &Value) -> String {
 /// NeMo's `_to_value`: a `$variable` stays as written, anything else is a Python literal.
 pub(super) fn to_value(s: &str) -> Result<Value, String> {
     let mut it = s.chars();
-    if it.next() == Some('$') && it.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') {
+    if it.next() == Some('$')
+        && it
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    {
         return Ok(Value::String(s.to_string()));
     }
     literal_eval(s)
@@ -203,7 +208,11 @@ pub(super) fn inline_params(value: &str) -> Result<(String, Vec<(String, Param)>
             if parts.len() != 2 {
                 return Err(format!("'{pair}' is not an argument (name=value)"));
             }
-            set(&mut params, parts[0].clone(), Param::Given(to_value(&parts[1])?));
+            set(
+                &mut params,
+                parts[0].clone(),
+                Param::Given(to_value(&parts[1])?),
+            );
         } else {
             let key = to_value(&pair)?;
             set(&mut params, py_str(&key), Param::Bare(key));
@@ -224,7 +233,9 @@ pub(super) fn set<T>(params: &mut Vec<(String, T)>, k: String, v: T) {
 /// NeMo's `with`/`for` rewrite: `x with $a, b=1` → `x($a, b=1)` (the first ` with $..`/` for $..`
 /// wins, else the first ` with name=..`).
 pub(super) fn with_params(value: &str) -> String {
-    if let Some((name, vars)) = first_with(value, |rest| rest.starts_with('$') && rest.chars().count() > 1) {
+    if let Some((name, vars)) = first_with(value, |rest| {
+        rest.starts_with('$') && rest.chars().count() > 1
+    }) {
         return format!("{name}({vars})");
     }
     if let Some((name, vars)) = first_with(value, starts_with_assignment) {
@@ -249,7 +260,11 @@ fn first_with(value: &str, ok: impl Fn(&str) -> bool) -> Option<(String, String)
         }
     }
     let at = best?;
-    let kw_len = if value[at..].starts_with(" with ") { 6 } else { 5 };
+    let kw_len = if value[at..].starts_with(" with ") {
+        6
+    } else {
+        5
+    };
     Some((value[..at].to_string(), value[at + kw_len..].to_string()))
 }
 
