@@ -2,6 +2,8 @@
 //! Boolean constant, a formula asserted, and a satisfying model read back as the atoms' values
 //! (the witness: which facts let the call through).
 
+use std::collections::BTreeMap;
+
 use z3::ast::Bool;
 use z3::{SatResult, Solver};
 
@@ -21,7 +23,7 @@ pub enum Answer {
     Unknown,
 }
 
-fn encode(c: &Cond, vars: &mut Vec<Option<Bool>>) -> Bool {
+fn encode(c: &Cond, vars: &mut BTreeMap<usize, Bool>) -> Bool {
     match c {
         Cond::True => Bool::from_bool(true),
         Cond::False => Bool::from_bool(false),
@@ -38,19 +40,16 @@ fn encode(c: &Cond, vars: &mut Vec<Option<Bool>>) -> Bool {
     }
 }
 
-fn var(i: usize, vars: &mut Vec<Option<Bool>>) -> Bool {
-    if vars.len() <= i {
-        vars.resize(i + 1, None);
-    }
-    vars[i]
-        .get_or_insert_with(|| Bool::new_const(format!("atom{i}")))
+fn var(i: usize, vars: &mut BTreeMap<usize, Bool>) -> Bool {
+    vars.entry(i)
+        .or_insert_with(|| Bool::new_const(format!("atom{i}")))
         .clone()
 }
 
 /// Is the conjunction of `formulas` satisfiable? The model gives every atom they mention.
 pub fn sat(formulas: &[&Cond]) -> Answer {
     let solver = Solver::new();
-    let mut vars: Vec<Option<Bool>> = Vec::new();
+    let mut vars: BTreeMap<usize, Bool> = BTreeMap::new();
     for f in formulas {
         let b = encode(f, &mut vars);
         solver.assert(&b);
@@ -63,14 +62,12 @@ pub fn sat(formulas: &[&Cond]) -> Answer {
                 return Answer::Unknown;
             };
             let mut out = Vec::new();
-            for (i, v) in vars.iter().enumerate() {
-                if let Some(v) = v {
-                    let value = model
-                        .eval(v, true)
-                        .and_then(|x| x.as_bool())
-                        .unwrap_or(false);
-                    out.push((i, value));
-                }
+            for (&i, v) in &vars {
+                let value = model
+                    .eval(v, true)
+                    .and_then(|x| x.as_bool())
+                    .unwrap_or(false);
+                out.push((i, value));
             }
             Answer::Sat(out)
         }
