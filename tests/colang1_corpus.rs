@@ -337,10 +337,8 @@ fn apply(text: &str, muts: &[Mutation]) -> String {
                 let mut lines: Vec<String> = s.split('\n').map(str::to_string).collect();
                 let k = i % lines.len().max(1);
                 match *m {
-                    Mutation::DeleteLine(_) => {
-                        if k < lines.len() {
-                            lines.remove(k);
-                        }
+                    Mutation::DeleteLine(_) if k < lines.len() => {
+                        lines.remove(k);
                     }
                     Mutation::DoubleLine(_) => {
                         if let Some(l) = lines.get(k).cloned() {

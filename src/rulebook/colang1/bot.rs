@@ -184,9 +184,8 @@ fn value_ends(c: &[char], i: usize, out: &mut Ends) {
         }
     }
     if c[i] == '$' {
-        for e in i + 2..=word_run(c, i + 1) {
-            out[e] = true;
-        }
+        let r = word_run(c, i + 1);
+        out[i + 2..=r].iter_mut().for_each(|x| *x = true);
     }
     let mut e = i;
     while e < c.len() && (c[e] == '-' || c[e] == '.' || c[e].is_numeric()) {
@@ -209,20 +208,15 @@ fn assign_ends(c: &[char], i: usize, out: &mut Ends) {
 /// Ends of `\$?[\w.]+` from i (every prefix of the run).
 fn name_ends(c: &[char], i: usize) -> std::ops::RangeInclusive<usize> {
     let s = if c.get(i) == Some(&'$') { i + 1 } else { i };
-    let e = word_run(c, s);
-    if e > s {
-        s + 1..=e
-    } else {
-        1..=0
-    }
+    // Empty (s + 1..=s) when there is no name.
+    s + 1..=word_run(c, s)
 }
 
 /// Ends of NeMo's first parameter of `with`: `\$[\w.]+` or `\$?[\w.]+\s*=\s*VALUE`.
 fn first_param_ends(c: &[char], i: usize, out: &mut Ends) {
     if c.get(i) == Some(&'$') {
-        for e in i + 2..=word_run(c, i + 1) {
-            out[e] = true;
-        }
+        let r = word_run(c, i + 1);
+        out[i + 2..=r].iter_mut().for_each(|x| *x = true);
     }
     for e in name_ends(c, i) {
         assign_ends(c, e, out);
@@ -251,10 +245,7 @@ fn params_match(c: &[char], s: usize) -> bool {
     let mut reach: Ends = vec![false; c.len() + 2];
     first_param_ends(c, s + kw, &mut reach);
     let mut done: Ends = vec![false; c.len() + 2];
-    loop {
-        let Some(p) = (0..=c.len()).find(|&p| reach[p] && !done[p]) else {
-            break;
-        };
+    while let Some(p) = (0..=c.len()).find(|&p| reach[p] && !done[p]) {
         done[p] = true;
         let w = ws_run(c, p);
         if w < c.len() && c[w] == ',' {

@@ -101,9 +101,9 @@ impl Parser {
             let next_deeper = lines
                 .get(i + 1)
                 .is_some_and(|n| n.indentation > l.indentation);
-            if tokens.len() > 3 && tokens[1] == ":" && tokens[3] == "," {
-                return Err(unsupported(l));
-            } else if tokens.len() > 2 && tokens[1] != ":" && tokens[2] == "," {
+            if tokens.len() > 3 && tokens[1] == ":" && tokens[3] == ","
+                || tokens.len() > 2 && tokens[1] != ":" && tokens[2] == ","
+            {
                 return Err(unsupported(l));
             } else if tokens.len() == 2 && tokens[1] != ":" && tokens[0] != "-" {
                 tokens = vec![tokens[0].clone(), ":".into(), tokens[1].clone()];

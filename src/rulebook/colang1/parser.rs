@@ -453,10 +453,10 @@ impl Parser {
                 .map(|s| super::text::py_strip(s).to_string())
                 .unwrap_or_default();
             self.parse_if(cond, true)?;
-        } else if !self
+        } else if self
             .next
             .as_ref()
-            .is_some_and(|n| n.indentation > self.cur_ind)
+            .is_none_or(|n| n.indentation <= self.cur_ind)
         {
             return Err(self.error(
                 "expected an indented block after 'else'".into(),
@@ -468,10 +468,10 @@ impl Parser {
 
     /// `when X` / `else when X`: open a branch and read X as its first statement.
     fn parse_when(&mut self) -> Result<(), SyntaxError> {
-        if !self
+        if self
             .next
             .as_ref()
-            .is_some_and(|n| n.indentation > self.cur.indentation)
+            .is_none_or(|n| n.indentation <= self.cur.indentation)
         {
             return Err(self.error(
                 format!("expected an indented block after '{}'", self.token),

@@ -34,10 +34,10 @@ impl Parser {
             self.lines.insert(self.idx + 1, line.clone());
             self.next = Some(line);
         }
-        if !self
+        if self
             .next
             .as_ref()
-            .is_some_and(|n| n.indentation > self.cur.indentation)
+            .is_none_or(|n| n.indentation <= self.cur.indentation)
         {
             return Err(self.error(
                 "Expected indented block after define statement.".into(),

@@ -230,7 +230,7 @@ mod tests {
     #[test]
     fn word_split_keeps_strings() {
         assert_eq!(word_split("a \"b c\" d", " "), vec!["a", "\"b c\"", "d"]);
-        assert_eq!(word_split("x # y", "#"), vec!["x"]);
+        assert_eq!(word_split("x # y", "#"), vec!["x", "y"]);
     }
 
     #[test]

@@ -148,10 +148,7 @@ pub(super) fn split_args(args: &str) -> Result<Vec<String>, String> {
     let mut stack: Vec<char> = Vec::new();
     let mut cur = String::new();
     for c in args.chars() {
-        if "([{".contains(c) {
-            stack.push(c);
-            cur.push(c);
-        } else if (c == '"' || c == '\'') && stack.last() != Some(&c) {
+        if "([{".contains(c) || (c == '"' || c == '\'') && stack.last() != Some(&c) {
             stack.push(c);
             cur.push(c);
         } else if ")]}\"'".contains(c) {
