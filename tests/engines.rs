@@ -83,7 +83,12 @@ fn engines_agree_on_generated_graphs() {
             "seed {seed}: the engines' (turn, node steps) differ\n{}\n{}\ngates: {:?}",
             g.graph, g.catalogue, g.gates
         );
-        for v in o.runs.iter().flat_map(|r| &r.results).flat_map(|r| &r.violations) {
+        for v in o
+            .runs
+            .iter()
+            .flat_map(|r| &r.results)
+            .flat_map(|r| &r.violations)
+        {
             // A witness through a guarded call of a gated tool: the gate decided that call.
             gated_calls += v
                 .witness

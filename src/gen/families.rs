@@ -11,8 +11,8 @@
 //!   rules, with a guarded shortcut.
 
 use super::{catalogue, Generated, Rng};
-use std::collections::BTreeMap;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 fn tool(i: usize, tools: usize) -> String {
     format!("tool_{:04}", i % tools.max(1))
