@@ -318,7 +318,7 @@ pub fn random(seed: u64, n: usize, t: usize) -> Generated {
 /// other tools; now and then a gate with no set (never allows) or with an empty set (always
 /// allows).
 fn random_gates(seed: u64, t: usize) -> BTreeMap<String, Vec<Vec<String>>> {
-    let mut rng = Rng::new(seed ^ 0x6a7e_5eed_0f_fac7);
+    let mut rng = Rng::new(seed ^ 0x006a_7e5e_ed0f_fac7);
     let mut gates = BTreeMap::new();
     for i in 0..t {
         if t < 2 || !rng.chance(35) {
