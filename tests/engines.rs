@@ -30,6 +30,7 @@ type Key = (Obligation, Option<usize>, usize, usize, Class);
 fn engines_agree_on_generated_graphs() {
     let mut checked = 0;
     let mut violations = 0;
+    let (mut gated_models, mut gated_calls) = (0, 0);
     for seed in 0..cases() {
         let g = gen::random(seed, 3 + (seed % 6) as usize, 2 + (seed % 4) as usize);
         let dir = tempfile::tempdir().expect("tempdir");
@@ -39,16 +40,18 @@ fn engines_agree_on_generated_graphs() {
         std::fs::write(&cp, g.catalogue.to_string()).expect("write");
         let inputs = input::load_export(&gp, &cp)
             .unwrap_or_else(|e| panic!("seed {seed}: generated input rejected: {e}"));
-        let (m, o) = common::outcome(&inputs, EngineChoice::Both);
+        let m = common::flat_gated(&inputs, &g);
+        let o = common::run(&m, EngineChoice::Both);
         assert!(
             o.disagreements.is_empty(),
-            "seed {seed}: the engines disagree: {:#?}\n{}\n{}",
+            "seed {seed}: the engines disagree: {:#?}\n{}\n{}\ngates: {:?}",
             o.disagreements
                 .iter()
                 .map(|d| (d.instance, d.key, d.why.clone()))
                 .collect::<Vec<_>>(),
             g.graph,
-            g.catalogue
+            g.catalogue,
+            g.gates
         );
         let per_engine: Vec<BTreeMap<Key, (u32, u32)>> = o
             .runs
@@ -77,9 +80,30 @@ fn engines_agree_on_generated_graphs() {
         assert_eq!(per_engine.len(), 2, "both engines ran");
         assert_eq!(
             per_engine[0], per_engine[1],
-            "seed {seed}: the engines' (turn, node steps) differ\n{}\n{}",
-            g.graph, g.catalogue
+            "seed {seed}: the engines' (turn, node steps) differ\n{}\n{}\ngates: {:?}",
+            g.graph, g.catalogue, g.gates
         );
+        for v in o
+            .runs
+            .iter()
+            .flat_map(|r| &r.results)
+            .flat_map(|r| &r.violations)
+        {
+            // A witness through a guarded call of a gated tool: the gate decided that call.
+            gated_calls += v
+                .witness
+                .iter()
+                .filter(|st| {
+                    st.guarded == Some(true)
+                        && st
+                            .tool
+                            .as_deref()
+                            .and_then(|t| m.tool_ix(t))
+                            .is_some_and(|t| m.gates[t].is_some())
+                })
+                .count();
+        }
+        gated_models += usize::from(m.gates.iter().any(Option::is_some));
         for v in o.runs[1].results.iter().flat_map(|r| &r.violations) {
             if let Err(e) = interp::replay_violation(&m, v) {
                 panic!(
@@ -100,6 +124,16 @@ fn engines_agree_on_generated_graphs() {
     assert!(
         violations > cases() as usize,
         "the generator should give violations to compare, got {violations}"
+    );
+    // Rulebook gates (SPEC 3 `fact[f]`) reach both engines and the interpreter, and decide calls
+    // on witnesses.
+    assert!(
+        gated_models * 3 > checked as usize,
+        "the generator should gate tools, got {gated_models} gated models"
+    );
+    assert!(
+        gated_calls > 0,
+        "some witness should pass a guarded call of a gated tool"
     );
 }
 

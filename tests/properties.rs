@@ -65,7 +65,8 @@ fn generated_witnesses_replay() {
     for seed in 0..cases() {
         let g = gen::random(seed, 3 + (seed % 6) as usize, 2 + (seed % 4) as usize);
         let (_d, inputs) = load(&g);
-        let (m, results) = common::results(&inputs);
+        let m = common::flat_gated(&inputs, &g);
+        let results = common::results_of(&m);
         for r in &results {
             if r.depth == Depth::Every {
                 every_depth += 1;
@@ -74,8 +75,9 @@ fn generated_witnesses_replay() {
                 violations += 1;
                 if let Err(e) = interp::replay_violation(&m, v) {
                     panic!(
-                        "seed {seed}: witness of {:?} on {} at {} does not replay: {e}\n{:#?}\n{}",
-                        v.obligation, m.tools[v.tool].name, m.nodes[v.node].qid, v.witness, g.graph
+                        "seed {seed}: witness of {:?} on {} at {} does not replay: {e}\n{:#?}\n{}\n{}\ngates: {:?}",
+                        v.obligation, m.tools[v.tool].name, m.nodes[v.node].qid, v.witness, g.graph,
+                        g.catalogue, g.gates
                     );
                 }
                 assert!(
@@ -236,7 +238,8 @@ fn slicing_changes_no_verdict() {
             2 + (seed % 3) as usize,
         );
         let (_d, inputs) = load(&g);
-        let (m, results) = common::results(&inputs);
+        let m = common::flat_gated(&inputs, &g);
+        let results = common::results_of(&m);
         for r in &results {
             let full = Slice::full(&m, r.instance.obligation, r.instance.tool);
             let f = explicit::check_with(&m, r.instance, &full, Limits::default());
@@ -256,8 +259,8 @@ fn slicing_changes_no_verdict() {
             let b: Vec<_> = f.violations.iter().map(key).collect();
             assert_eq!(
                 a, b,
-                "seed {seed}: {:?} differs between the sliced and the full search\n{}",
-                r.instance, g.graph
+                "seed {seed}: {:?} differs between the sliced and the full search\n{}\n{}\ngates: {:?}",
+                r.instance, g.graph, g.catalogue, g.gates
             );
             // Depths are not compared: a search keeping more latches can need more turns before
             // its turn-start states stop growing, though the verdict is the same.

@@ -17,7 +17,7 @@ use super::steps::{enter_steps, leave_steps, number_run_steps};
 use super::{interp, Class, Depth, Instance, InstanceResult, Limits, Violation};
 use crate::findings::{Obligation, Step, StepKind};
 use crate::ir::{FlagScope, NotAfter, When};
-use crate::model::{FlatModel, NodeIx, ToolIx};
+use crate::model::{CheckLit, FlatModel, NodeIx, ToolCheck, ToolIx};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use smallvec::SmallVec;
 use std::cmp::Reverse;
@@ -143,6 +143,8 @@ struct Search<'a> {
     clean_ix: Vec<Option<usize>>,
     track_ix: Vec<Option<usize>>,
     exact: Vec<bool>,
+    /// Per tool: its tool check (SPEC 3).
+    checks: Vec<ToolCheck>,
     region_bit: Vec<usize>,
     recs: Vec<Rec>,
     found: BTreeMap<(ToolIx, NodeIx, Class), Violation>,
@@ -228,6 +230,7 @@ impl<'a> Search<'a> {
             clean_ix: index_of(nt, &s.conf_clean),
             track_ix: index_of(nt, &track),
             exact,
+            checks: m.tool_checks(),
             region_bit,
             recs: Vec::new(),
             found: BTreeMap::new(),
@@ -563,64 +566,37 @@ impl<'a> Search<'a> {
     }
 
     /// The outcomes a call of `u` may have: `true` runs, `false` is refused. A plain call runs. A
-    /// guarded call runs when the order rules allow it, and may be refused when they do not or
-    /// when it is a write (the person may say no). Where `u`'s order latches are not kept, both
-    /// outcomes are allowed.
+    /// guarded call runs when its tool check (order rules and gate, SPEC 3) allows it, and may be
+    /// refused when it does not or when it is a write (the person may say no). Where the latches
+    /// `u`'s check reads are not kept, both outcomes are allowed.
     fn call_options(&self, k: &[u64], u: ToolIx, guarded: bool) -> &'static [bool] {
         if !guarded {
             return &[true];
         }
-        let def = &self.m.tools[u];
-        let has_rules = !def.order.after.is_empty()
-            || !def.order.not_after.is_empty()
-            || def.order.at_most.is_some();
-        let allowed = if !has_rules {
-            Some(true)
-        } else if self.exact[u] {
-            Some(self.order_ok(k, u))
+        let check = &self.checks[u];
+        let allowed = if self.exact[u] || check.reads_nothing() {
+            Some(self.check_ok(k, u))
         } else {
             None
         };
         match allowed {
-            Some(true) if def.is_write() => &[true, false],
+            Some(true) if self.m.tools[u].is_write() => &[true, false],
             Some(true) => &[true],
             Some(false) => &[false],
             None => &[true, false],
         }
     }
 
-    /// True when `u`'s order rules hold over the kept latches (only called for exact guards).
-    fn order_ok(&self, k: &[u64], u: ToolIx) -> bool {
-        let o = &self.m.tools[u].order;
-        for a in &o.after {
-            if let Some(i) = self.m.tool_ix(&a.name).and_then(|t| self.ran_ix[t]) {
-                if !get(k, self.lay.ran, i) {
-                    return false;
-                }
-            }
-        }
-        for b in &o.not_after {
-            match b {
-                NotAfter::Tool(n) => {
-                    if let Some(i) = self.m.tool_ix(&n.name).and_then(|t| self.ran_ix[t]) {
-                        if get(k, self.lay.ran, i) {
-                            return false;
-                        }
-                    }
-                }
-                NotAfter::Untrusted => {
-                    if self.s.tainted && any(k, self.lay.taint, self.lay.region_words) {
-                        return false;
-                    }
-                }
-            }
-        }
-        if let (Some(am), Some(i)) = (&o.at_most, self.cnt_ix[u]) {
-            if k[self.lay.cnt + i] >= u64::from(am.count) {
-                return false;
-            }
-        }
-        true
+    /// True when `u`'s tool check allows a call over the kept latches (only called where they are
+    /// all kept: exact guards, and checks that read none).
+    fn check_ok(&self, k: &[u64], u: ToolIx) -> bool {
+        let lay = &self.lay;
+        self.checks[u].allows(&|lit| match lit {
+            CheckLit::Ran(t) => self.ran_ix[t].is_none_or(|i| get(k, lay.ran, i)),
+            CheckLit::NotRan(t) => self.ran_ix[t].is_none_or(|i| !get(k, lay.ran, i)),
+            CheckLit::Untainted => !(self.s.tainted && any(k, lay.taint, lay.region_words)),
+            CheckLit::CountBelow(n) => self.cnt_ix[u].is_none_or(|i| k[lay.cnt + i] < u64::from(n)),
+        })
     }
 
     fn apply_call(&self, s: &mut [u64], n: NodeIx, u: ToolIx, guarded: bool) {

@@ -10,7 +10,7 @@
 use super::{Class, Violation};
 use crate::findings::{Obligation, Step, StepKind};
 use crate::ir::{FlagScope, NotAfter, When};
-use crate::model::{FlatModel, NodeIx, ToolIx};
+use crate::model::{CheckLit, FlatModel, NodeIx, ToolIx};
 use std::collections::BTreeSet;
 
 /// Why a witness does not reproduce.
@@ -95,21 +95,15 @@ impl Latches {
     }
 }
 
-/// True when the tool check lets a guarded call of `u` run over `l` (SPEC 3: order rules).
+/// True when the tool check lets a guarded call of `u` run over `l` (SPEC 3: order rules and the
+/// rulebook's gate, as [`FlatModel::tool_check`] reads them).
 pub fn order_allows(m: &FlatModel, l: &Latches, u: ToolIx) -> bool {
-    let o = &m.tools[u].order;
-    let ran = |name: &str| m.tool_ix(name).is_some_and(|t| l.ran[t]);
-    if o.after.iter().any(|a| !ran(&a.name)) {
-        return false;
-    }
-    for b in &o.not_after {
-        match b {
-            NotAfter::Tool(n) if ran(&n.name) => return false,
-            NotAfter::Untrusted if !l.tainted.is_empty() => return false,
-            _ => {}
-        }
-    }
-    o.at_most.as_ref().is_none_or(|a| l.count[u] < a.count)
+    m.tool_check(u).allows(&|lit| match lit {
+        CheckLit::Ran(t) => l.ran[t],
+        CheckLit::NotRan(t) => !l.ran[t],
+        CheckLit::Untainted => l.tainted.is_empty(),
+        CheckLit::CountBelow(n) => l.count[u] < n,
+    })
 }
 
 /// Replays a violation's witness and checks it breaks its obligation at its node and class.

@@ -3,14 +3,16 @@
 //! A [`Slice`] starts from what the obligation itself reads (SPEC 4's table) and closes over the
 //! latch update rules of SPEC 3 (an irreversible call sets `irreversible_unconfirmed` only without
 //! its confirmation, so that confirmation is kept too). Whether a guarded call is refused by its
-//! order rules is decided exactly only for the tools in [`Slice::exact_guards`]; for the others the
+//! tool check (its order rules and the rulebook's gate, [`FlatModel::tool_check`]) is decided
+//! exactly only for the tools in [`Slice::exact_guards`] (their check's latches are kept: for a
+//! gate, `ran` of every tool of its sets) and for checks that read no latch; for the others the
 //! search lets the check allow or refuse (an over-approximation). Every violation found is then
 //! replayed on the concrete interpreter, and a tool whose refusal made a witness fail is added to
 //! `exact_guards` (counterexample-guided refinement), so reported witnesses are always real.
 
 use crate::findings::Obligation;
 use crate::ir::NotAfter;
-use crate::model::{FlatModel, ToolIx};
+use crate::model::{CheckLit, FlatModel, ToolIx};
 use std::collections::BTreeSet;
 
 /// One latch variable of SPEC 3's table.
@@ -45,7 +47,8 @@ pub struct Slice {
     pub wrote: bool,
     /// The unrecoverable tool whose call node is kept (O8).
     pub unrec: Option<ToolIx>,
-    /// Tools whose guarded refusal is decided exactly (their order latches are kept).
+    /// Tools whose guarded refusal is decided exactly (the latches their tool check reads are
+    /// kept, SPEC 3).
     pub exact_guards: Vec<ToolIx>,
 }
 
@@ -105,24 +108,17 @@ impl Slice {
                 work.push(v);
             }
         };
+        // The latches a tool check reads (SPEC 3: order rules and the rulebook's gate).
         let guard_vars = |u: ToolIx| -> Vec<Var> {
-            let o = &model.tools[u].order;
-            let mut v: Vec<Var> = o
-                .after
-                .iter()
-                .filter_map(|a| model.tool_ix(&a.name))
-                .map(Var::Ran)
-                .collect();
-            for b in &o.not_after {
-                match b {
-                    NotAfter::Tool(n) => v.extend(model.tool_ix(&n.name).map(Var::Ran)),
-                    NotAfter::Untrusted => v.push(Var::Tainted),
-                }
-            }
-            if o.at_most.is_some() {
-                v.push(Var::Count(u));
-            }
-            v
+            model
+                .tool_check(u)
+                .reads()
+                .map(|lit| match lit {
+                    CheckLit::Ran(t) | CheckLit::NotRan(t) => Var::Ran(t),
+                    CheckLit::Untainted => Var::Tainted,
+                    CheckLit::CountBelow(_) => Var::Count(u),
+                })
+                .collect()
         };
         for &u in exact {
             for v in guard_vars(u) {

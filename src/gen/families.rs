@@ -12,6 +12,7 @@
 
 use super::{catalogue, Generated, Rng};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 fn tool(i: usize, tools: usize) -> String {
     format!("tool_{:04}", i % tools.max(1))
@@ -60,6 +61,7 @@ pub fn react(seed: u64, nodes: usize, session_steps: u32) -> Generated {
     Generated {
         graph: graph("react", ns, es, json!({}), session_steps),
         catalogue: catalogue(&mut rng, tools, (nodes / 20).max(2), &|i| tool(i, tools)),
+        gates: BTreeMap::new(),
     }
 }
 
@@ -116,6 +118,7 @@ pub fn subgraphs(seed: u64, nodes: usize, session_steps: u32) -> Generated {
             session_steps,
         ),
         catalogue: catalogue(&mut rng, tools, (nodes / 20).max(2), &|i| tool(i, tools)),
+        gates: BTreeMap::new(),
     }
 }
 
@@ -147,5 +150,6 @@ pub fn chain(seed: u64, nodes: usize, session_steps: u32) -> Generated {
     Generated {
         graph: graph("chain", ns, es, json!({}), session_steps),
         catalogue: catalogue(&mut rng, tools, (nodes / 20).max(2), &|i| tool(i, tools)),
+        gates: BTreeMap::new(),
     }
 }

@@ -8,7 +8,9 @@
 
 pub mod families;
 
+use crate::model::{FlatModel, RuleGate};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 /// A tiny deterministic generator (xorshift64*), so generated inputs are repeatable.
 #[derive(Debug, Clone)]
@@ -48,6 +50,31 @@ pub struct Generated {
     pub graph: Value,
     /// The `qls-catalogue/1` catalogue.
     pub catalogue: Value,
+    /// Rulebook gates (SPEC 3 `fact[f]`), by tool name: the gate's sets of tool names. Neither
+    /// file carries them: [`Generated::set_gates`] puts them on the flattened model.
+    pub gates: BTreeMap<String, Vec<Vec<String>>>,
+}
+
+impl Generated {
+    /// Sets [`Generated::gates`] on `m`, flattened from this input (SPEC 3: a guarded call of a
+    /// gated tool runs only when every tool of some set has run).
+    pub fn set_gates(&self, m: &mut FlatModel) {
+        for (tool, sets) in &self.gates {
+            let Some(u) = m.tool_ix(tool) else { continue };
+            let mut any_of: Vec<Vec<usize>> = sets
+                .iter()
+                .map(|set| {
+                    let mut s: Vec<usize> = set.iter().filter_map(|t| m.tool_ix(t)).collect();
+                    s.sort_unstable();
+                    s.dedup();
+                    s
+                })
+                .collect();
+            any_of.sort();
+            any_of.dedup();
+            m.gates[u] = Some(RuleGate { any_of });
+        }
+    }
 }
 
 pub(crate) fn catalogue(
@@ -165,12 +192,14 @@ pub fn mesh(
     Generated {
         graph,
         catalogue: catalogue(&mut rng, tools, order_rules, &|i| format!("tool_{i:04}")),
+        gates: BTreeMap::new(),
     }
 }
 
 /// A small random graph for property tests: a start, `n` nodes of random kinds with random edges
 /// (some guarded, some with `exit_after`), interrupts, and now and then a subgraph node (with a
-/// `../` hand-off out), a remote agent and a Send, over `t` tools with order rules.
+/// `../` hand-off out), a remote agent and a Send, over `t` tools with order rules and, for about
+/// a third of them, a rulebook gate ([`Generated::gates`]).
 pub fn random(seed: u64, n: usize, t: usize) -> Generated {
     let mut rng = Rng::new(seed);
     let kinds = ["model", "tools", "tools_plain", "step", "router"];
@@ -280,5 +309,32 @@ pub fn random(seed: u64, n: usize, t: usize) -> Generated {
     Generated {
         graph,
         catalogue: cat,
+        gates: random_gates(seed, t),
     }
+}
+
+/// Rulebook gates for [`random`]'s `t` tools, from their own generator (so the graph and the
+/// catalogue are those of the same seed without gates): about a third of the tools get one, over
+/// other tools; now and then a gate with no set (never allows) or with an empty set (always
+/// allows).
+fn random_gates(seed: u64, t: usize) -> BTreeMap<String, Vec<Vec<String>>> {
+    let mut rng = Rng::new(seed ^ 0x006a_7e5e_ed0f_fac7);
+    let mut gates = BTreeMap::new();
+    for i in 0..t {
+        if t < 2 || !rng.chance(35) {
+            continue;
+        }
+        let mut any_of = Vec::new();
+        if !rng.chance(12) {
+            for _ in 0..1 + rng.below(2) {
+                let size = if rng.chance(10) { 0 } else { 1 + rng.below(2) };
+                let set: Vec<String> = (0..size)
+                    .map(|_| format!("t{}", (i + 1 + rng.below(t - 1)) % t))
+                    .collect();
+                any_of.push(set);
+            }
+        }
+        gates.insert(format!("t{i}"), any_of);
+    }
+    gates
 }

@@ -6,7 +6,7 @@
 
 pub mod flatten;
 
-use crate::ir::{FlagScope, Guard, NodeKind, ToolDef, When};
+use crate::ir::{FlagScope, Guard, NodeKind, NotAfter, ToolDef, When};
 use crate::source::Loc;
 
 pub use flatten::flatten;
@@ -188,7 +188,106 @@ impl RuleGate {
     }
 }
 
+/// One condition the tool check reads on a guarded call (SPEC 3: "A **guarded** call runs only if
+/// the tool check allows it"): from the tool's order rules and the rulebook's gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckLit {
+    /// `ran[t]` holds (an `after` rule; a tool of a gate's set).
+    Ran(ToolIx),
+    /// `ran[t]` does not hold (a `not_after` rule naming a tool).
+    NotRan(ToolIx),
+    /// The run is not tainted (`not_after: [untrusted]`).
+    Untainted,
+    /// The tool's own `count` is below N (`at_most: N`).
+    CountBelow(u32),
+}
+
+/// The tool check on a guarded call of one tool (SPEC 3): it allows the call when every literal of
+/// `all` (the order rules) holds and, where the tool has a gate, the gate allows it. The one definition of "the check allows" that the interpreter and both
+/// engines evaluate, each over its own latches (see [`ToolCheck::eval`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolCheck {
+    /// The order rules' conditions, all of which must hold.
+    pub all: Vec<CheckLit>,
+    /// The rulebook's gate (SPEC 3 `fact[f]`); `None` where none applies or one of its sets is
+    /// empty (it always allows). A gate with no set never allows.
+    pub gate: Option<RuleGate>,
+}
+
+impl ToolCheck {
+    /// The check over any Boolean domain: `lit` reads a literal, `all`/`any` combine what they
+    /// are given (a conjunction of nothing is true, a disjunction of nothing false; over `bool`
+    /// they may stop early).
+    pub fn eval<B>(
+        &self,
+        lit: &dyn Fn(CheckLit) -> B,
+        all: &dyn Fn(&mut dyn Iterator<Item = B>) -> B,
+        any: &dyn Fn(&mut dyn Iterator<Item = B>) -> B,
+    ) -> B {
+        let gate = self.gate.iter().map(|g| {
+            any(&mut g
+                .any_of
+                .iter()
+                .map(|set| all(&mut set.iter().map(|&t| lit(CheckLit::Ran(t))))))
+        });
+        all(&mut self.all.iter().map(|&l| lit(l)).chain(gate))
+    }
+
+    /// The check over concrete values: true when the call may run.
+    pub fn allows(&self, lit: &dyn Fn(CheckLit) -> bool) -> bool {
+        self.eval(lit, &|mut v| Iterator::all(&mut v, |b| b), &|mut v| {
+            Iterator::any(&mut v, |b| b)
+        })
+    }
+
+    /// Every literal the check reads (a gate's tools as [`CheckLit::Ran`]), for slicing.
+    pub fn reads(&self) -> impl Iterator<Item = CheckLit> + '_ {
+        self.all.iter().copied().chain(
+            self.gate
+                .iter()
+                .flat_map(|g| g.any_of.iter().flatten())
+                .map(|&t| CheckLit::Ran(t)),
+        )
+    }
+
+    /// True when the check reads no latch: it always allows, or (a gate with no set) never does,
+    /// so every engine decides it exactly without keeping anything.
+    pub fn reads_nothing(&self) -> bool {
+        self.reads().next().is_none()
+    }
+}
+
 impl FlatModel {
+    /// The tool check on a guarded call of `u` (SPEC 3): its order rules and its gate.
+    pub fn tool_check(&self, u: ToolIx) -> ToolCheck {
+        let o = &self.tools[u].order;
+        let mut all: Vec<CheckLit> = o
+            .after
+            .iter()
+            .filter_map(|a| self.tool_ix(&a.name))
+            .map(CheckLit::Ran)
+            .collect();
+        for b in &o.not_after {
+            match b {
+                NotAfter::Tool(n) => all.extend(self.tool_ix(&n.name).map(CheckLit::NotRan)),
+                NotAfter::Untrusted => all.push(CheckLit::Untainted),
+            }
+        }
+        if let Some(am) = &o.at_most {
+            all.push(CheckLit::CountBelow(am.count));
+        }
+        let gate = self.gates[u]
+            .as_ref()
+            .filter(|g| g.any_of.iter().all(|set| !set.is_empty()))
+            .cloned();
+        ToolCheck { all, gate }
+    }
+
+    /// [`FlatModel::tool_check`] of every tool, by tool index.
+    pub fn tool_checks(&self) -> Vec<ToolCheck> {
+        (0..self.tools.len()).map(|u| self.tool_check(u)).collect()
+    }
+
     /// The index of the tool named `name`.
     pub fn tool_ix(&self, name: &str) -> Option<ToolIx> {
         self.tools.iter().position(|t| t.name == name)

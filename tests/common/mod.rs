@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use stalwart::engine::{self, bmc, EngineChoice, InstanceResult, Limits, Outcome};
+use stalwart::gen;
 use stalwart::input::{self, Inputs};
 use stalwart::model::{self, FlatModel};
 use stalwart::report::Report;
@@ -83,9 +84,36 @@ pub fn results(inputs: &Inputs) -> (FlatModel, Vec<InstanceResult>) {
 
 /// The flattened model and what the chosen engines concluded.
 pub fn outcome(inputs: &Inputs, choice: EngineChoice) -> (FlatModel, Outcome) {
-    let m = model::flatten(&inputs.export, &inputs.catalogue, steps(inputs)).expect("flatten");
-    let o = engine::run(&m, choice, Limits::default(), &bmc::Config::default());
+    let m = flat(inputs);
+    let o = run(&m, choice);
     (m, o)
+}
+
+/// The flattened model of `inputs`.
+pub fn flat(inputs: &Inputs) -> FlatModel {
+    model::flatten(&inputs.export, &inputs.catalogue, steps(inputs)).expect("flatten")
+}
+
+/// The flattened model of a generated input, with its rulebook gates set.
+pub fn flat_gated(inputs: &Inputs, g: &gen::Generated) -> FlatModel {
+    let mut m = flat(inputs);
+    g.set_gates(&mut m);
+    m
+}
+
+/// What the chosen engines conclude on `m`.
+pub fn run(m: &FlatModel, choice: EngineChoice) -> Outcome {
+    engine::run(m, choice, Limits::default(), &bmc::Config::default())
+}
+
+/// The explicit engine's results on `m`.
+pub fn results_of(m: &FlatModel) -> Vec<InstanceResult> {
+    run(m, EngineChoice::Explicit)
+        .runs
+        .into_iter()
+        .next()
+        .map(|r| r.results)
+        .unwrap_or_default()
 }
 
 /// Every fixture case folder (`fixtures/<rule>/<holds|breaks>-*`), sorted.

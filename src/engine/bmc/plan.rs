@@ -6,7 +6,7 @@
 use crate::engine::slice::Slice;
 use crate::engine::{Class, Instance};
 use crate::findings::Obligation;
-use crate::model::{FlatModel, NodeIx, ToolIx};
+use crate::model::{FlatModel, NodeIx, ToolCheck, ToolIx};
 use std::collections::{BTreeSet, VecDeque};
 
 /// One way a group's violation can happen at a frame.
@@ -35,9 +35,11 @@ pub struct Plan {
     pub inst: Instance,
     /// Latches kept (see [`Slice`]).
     pub slice: Slice,
-    /// Per tool: its guarded calls are allowed or refused by its order rules exactly; for the
+    /// Per tool: its guarded calls are allowed or refused by its tool check exactly; for the
     /// others the check may do either (an over-approximation that refinement narrows).
     pub exact: Vec<bool>,
+    /// Per tool: its tool check (SPEC 3: order rules and the rulebook's gate).
+    pub checks: Vec<ToolCheck>,
     /// Per tool: how many of its running calls in one batch the encoding counts (0: its calls
     /// change nothing the obligation reads, so they are left out).
     pub xcap: Vec<u32>,
@@ -126,6 +128,7 @@ impl Plan {
         Plan {
             inst,
             exact: exact_v,
+            checks: m.tool_checks(),
             counted_steps,
             entry_cost: u32::from(m.nodes[m.entry].costs_step()),
             recursion_limit: m.recursion_limit,
@@ -155,10 +158,10 @@ impl Plan {
                 .any(|(_, scope)| *scope != crate::ir::FlagScope::Turn)
     }
 
-    /// True when a guarded call of `u` is allowed or refused by its order rules exactly.
-    pub fn decides_guard(&self, m: &FlatModel, u: ToolIx) -> bool {
-        let o = &m.tools[u].order;
-        self.exact[u] || (o.after.is_empty() && o.not_after.is_empty() && o.at_most.is_none())
+    /// True when a guarded call of `u` is allowed or refused by its tool check exactly (SPEC 3):
+    /// refinement made it exact, or the check reads no latch.
+    pub fn decides_guard(&self, u: ToolIx) -> bool {
+        self.exact[u] || self.checks[u].reads_nothing()
     }
 
     /// The node steps at frame `offset` when they are not counted (see `counted_steps`).

@@ -18,17 +18,18 @@
 //! - the choices: each `inside` pause's answer, and per counted tool the number of its calls in
 //!   the batch that run (`x`) and whether one more was refused (`y`).
 //!
-//! Everything is propositional (see [`super::bits`]). Batch semantics follow SPEC 3.1 exactly: calls see the batch's starting `ran`, taint and
-//! `confirmed`; `count` and the per-run write latches change per call, so a violation inside a
-//! batch is a condition on the numbers of calls (see [`Unrolling::part`]); a guarded call runs
-//! only when its order rules allow it at that call (for the tools the plan decides exactly; for
-//! the others the check may allow or refuse), and a refused call changes nothing.
+//! Everything is propositional (see [`super::bits`]). Batch semantics follow SPEC 3.1 exactly:
+//! calls see the batch's starting `ran`, taint and `confirmed`; `count` and the per-run write
+//! latches change per call, so a violation inside a batch is a condition on the numbers of calls
+//! (see [`Unrolling::part`]); a guarded call runs only when its tool check (order rules and the
+//! rulebook's gate) allows it at that call (for the tools the plan decides exactly; for the others
+//! the check may allow or refuse), and a refused call changes nothing.
 
 use super::bits::{width, Code, OneHot, Therm};
 use super::plan::{Part, Plan};
 use crate::findings::Obligation;
 use crate::ir::{FlagScope, NotAfter, When};
-use crate::model::{FlatGuard, FlatModel, NodeIx, ToolIx};
+use crate::model::{CheckLit, FlatGuard, FlatModel, NodeIx, ToolIx};
 use z3::ast::Bool;
 use z3::{Params, Solver};
 
@@ -377,9 +378,9 @@ impl<'a> Unrolling<'a> {
             let plain_at = self.binds_at(fr, u, false);
             let guard_at = self.binds_at(fr, u, true);
             slv.assert(nz.implies(Bool::or(&[&plain_at, &guard_at])));
-            // A guarded call runs only while its order rules allow it (where the plan decides
-            // its guard; elsewhere the check may allow or refuse it).
-            let exact = p.decides_guard(m, u);
+            // A guarded call runs only while its tool check (order rules and gate) allows it
+            // (where the plan decides its guard; elsewhere the check may allow or refuse it).
+            let exact = p.decides_guard(u);
             if exact {
                 let ok = self.order_static(fr, u);
                 let room = self.count_room(fr, u);
@@ -430,27 +431,21 @@ impl<'a> Unrolling<'a> {
         or(&v)
     }
 
-    /// `u`'s `after` and `not_after` rules hold at the batch's start.
+    /// `u`'s tool check (SPEC 3) holds at the batch's start, but for its `at_most` rule, which
+    /// [`Unrolling::count_room`] reads call by call: the `after` and `not_after` rules and the
+    /// rulebook's gate. A latch the plan does not keep is read as allowing.
     pub fn order_static(&self, fr: &Frame, u: ToolIx) -> Bool {
-        let m = self.m;
-        let o = &m.tools[u].order;
-        let mut c = Vec::new();
-        for a in &o.after {
-            if let Some(r) = m.tool_ix(&a.name).and_then(|a| fr.s.ran[a].clone()) {
-                c.push(r);
-            }
-        }
-        for b in &o.not_after {
-            match b {
-                NotAfter::Tool(n) => {
-                    if let Some(r) = m.tool_ix(&n.name).and_then(|b| fr.s.ran[b].clone()) {
-                        c.push(r.not());
-                    }
-                }
-                NotAfter::Untrusted => c.push(fr.tainted().not()),
-            }
-        }
-        and(&c)
+        let ran = |t: ToolIx| fr.s.ran[t].clone();
+        self.p.checks[u].eval(
+            &|lit| match lit {
+                CheckLit::Ran(x) => ran(x).unwrap_or_else(t),
+                CheckLit::NotRan(x) => ran(x).map(|r| r.not()).unwrap_or_else(t),
+                CheckLit::Untainted => fr.tainted().not(),
+                CheckLit::CountBelow(_) => t(),
+            },
+            &|v| and(&v.collect::<Vec<_>>()),
+            &|v| or(&v.collect::<Vec<_>>()),
+        )
     }
 
     /// For `u`'s `at_most`: (every counted call had room: `count + x <= N`, the next call would
