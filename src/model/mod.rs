@@ -203,8 +203,9 @@ pub enum CheckLit {
 }
 
 /// The tool check on a guarded call of one tool (SPEC 3): it allows the call when every literal of
-/// `all` (the order rules) holds and, where the tool has a gate, the gate allows it. The one definition of "the check allows" that the interpreter and both
-/// engines evaluate, each over its own latches (see [`ToolCheck::eval`]).
+/// `all` (the order rules) holds and, where the tool has a gate, the gate allows it. The one
+/// definition of "the check allows" that the interpreter and both engines evaluate, each over its
+/// own latches (see [`ToolCheck::eval`]). A refused call changes nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolCheck {
     /// The order rules' conditions, all of which must hold.
@@ -283,7 +284,7 @@ impl FlatModel {
         ToolCheck { all, gate }
     }
 
-    /// [`FlatModel::tool_check`] of every tool, by tool index.
+    /// [`FlatModel::tool_check`] of every tool, by tool index (SPEC 3).
     pub fn tool_checks(&self) -> Vec<ToolCheck> {
         (0..self.tools.len()).map(|u| self.tool_check(u)).collect()
     }
