@@ -202,6 +202,7 @@ fn base_report(findings: Vec<Finding>) -> Report {
             "Compiled the rulebook policy.co: the tool check enforces the rules verified here."
                 .to_string(),
         ),
+        rulebook_info: None,
         export_warnings: vec![],
         lints: seed_lints(),
         findings,
@@ -429,6 +430,7 @@ fn json_has_the_schema() {
             "tool",
             "input",
             "rulebook",
+            "rulebook_info",
             "gate",
             "findings",
             "lints",

@@ -164,7 +164,7 @@ pub fn stalwart(args: &[&str]) -> Run {
 
 /// An insta snapshot in `snapshots/`.
 pub fn snap(name: &str, text: &str) {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!(name, text);
     });
 }
