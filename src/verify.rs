@@ -64,12 +64,15 @@ impl Options {
     }
 }
 
+/// The rulebook as named, and either what it compiled to or why it does not compile (QG005).
+type RulebookRead = (String, Result<Loaded, InputError>);
+
 /// The rulebook the run reads: the command line's, else agent.yaml's. `Ok(None)`: none given;
 /// `Ok(Some(Err(e)))`: it does not compile (QG005 at `e`). Errors: it cannot be read at all.
 fn rulebook(
     inputs: &mut Inputs,
     opts: &Options,
-) -> Result<Option<(String, Result<Loaded, InputError>)>, InputError> {
+) -> Result<Option<RulebookRead>, InputError> {
     let Some(path) = opts.rulebook.clone().or_else(|| inputs.rulebook.clone()) else {
         return Ok(None);
     };
@@ -165,7 +168,7 @@ pub fn verify(mut inputs: Inputs, opts: &Options) -> Result<Report, VerifyError>
 
 /// The rulebook's findings, its report line and its summary.
 fn rulebook_findings(
-    rulebook: &Option<(String, Result<Loaded, InputError>)>,
+    rulebook: &Option<RulebookRead>,
     model: &crate::model::FlatModel,
     inputs: &Inputs,
     advisories: &[crate::rulebook::advisories::Advisory],

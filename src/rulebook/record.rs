@@ -169,14 +169,14 @@ mod tests {
             Compiled::default(),
         );
         assert!(r.content_hash.starts_with("sha256:") && r.content_hash.len() == 71);
-        let back = Record::from_json(&r.to_json()).unwrap();
+        let back = Record::from_json(&r.to_json()).expect("reads back");
         assert_eq!(back, r);
         let edited = r.to_json().replace("the default", "edited");
-        let e = Record::from_json(&edited).unwrap_err();
+        let e = Record::from_json(&edited).expect_err("edited");
         assert!(e.contains("changed after it was compiled"), "{e}");
         let other = r.to_json().replace(FORMAT, "something/1");
         assert!(Record::from_json(&other)
-            .unwrap_err()
+            .expect_err("foreign")
             .contains("not a record"));
     }
 }
