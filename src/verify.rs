@@ -69,10 +69,7 @@ type RulebookRead = (String, Result<Loaded, InputError>);
 
 /// The rulebook the run reads: the command line's, else agent.yaml's. `Ok(None)`: none given;
 /// `Ok(Some(Err(e)))`: it does not compile (QG005 at `e`). Errors: it cannot be read at all.
-fn rulebook(
-    inputs: &mut Inputs,
-    opts: &Options,
-) -> Result<Option<RulebookRead>, InputError> {
+fn rulebook(inputs: &mut Inputs, opts: &Options) -> Result<Option<RulebookRead>, InputError> {
     let Some(path) = opts.rulebook.clone().or_else(|| inputs.rulebook.clone()) else {
         return Ok(None);
     };

@@ -275,7 +275,10 @@ fn escapable(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     }
     // Routes strictly weaker than another route of the same tool.
     for t in &ctx.model.tools {
-        let routes: Vec<&Route> = routes_of_tool(ctx, t).collect();
+        // A route no facts can satisfy is no way around anything (and implies everything).
+        let routes: Vec<&Route> = routes_of_tool(ctx, t)
+            .filter(|r| !matches!(sat(&[&r.cond]), Answer::Unsat))
+            .collect();
         if routes.len() < 2 {
             continue;
         }

@@ -68,7 +68,10 @@ mod tests {
     #[test]
     fn the_built_in_list_reads() {
         // Empty today: no advisory about a NeMo Guardrails rail has been published (see the file).
-        assert_eq!(parse(BUILT_IN).expect("the built-in list reads"), Vec::new());
+        assert_eq!(
+            parse(BUILT_IN).expect("the built-in list reads"),
+            Vec::new()
+        );
         let one = parse(
             "[[advisory]]\nid = \"TEST-1\"\nurl = \"https://example.invalid\"\nrails = [\"self check input\"]\nsummary = \"s\"\n",
         )

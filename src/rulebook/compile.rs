@@ -474,16 +474,12 @@ impl<'a> Walker<'a> {
                 }
                 out.fall = states;
                 if let Some(r) = result {
-                    for st in &mut out.fall {
-                        st.written.insert(r.trim_start_matches('$').to_string());
-                    }
+                    self.assign(&mut out.fall, r);
                 }
             }
             StmtKind::Set { var, .. } => {
                 out.fall = states;
-                for st in &mut out.fall {
-                    st.written.insert(var.trim_start_matches('$').to_string());
-                }
+                self.assign(&mut out.fall, var);
             }
             StmtKind::User { intent } => {
                 let hop = Hop {
@@ -548,13 +544,14 @@ impl<'a> Walker<'a> {
                     })
                     .collect();
                 let o = self.block(f, flow, body, inside);
+                // Leaving the loop: the condition was checked false, on entry or after a round
+                // (whose writes may have changed what it reads, so a round adds no condition).
                 let exit = Hop {
                     at: here,
                     what: format!("after while {shown}"),
                 };
                 out.fall = states
                     .into_iter()
-                    .chain(o.fall)
                     .map(|st| st.with(c.clone().negate(), exit.clone()))
                     .chain(o.brk)
                     .collect();
@@ -562,15 +559,27 @@ impl<'a> Walker<'a> {
             }
             StmtKind::When { branches, else_ } => {
                 for (on, body) in branches {
-                    let hop = Hop {
-                        at: at(f, on),
-                        what: format!("when {}", first_words(on)),
+                    // The branch's event happens first: a user turn, or a flow or an action
+                    // that runs and finishes (2.x `when await X`), walked like any statement.
+                    let event = match &on.kind {
+                        StmtKind::User { .. } | StmtKind::Other { .. } | StmtKind::Any { .. } => {
+                            let hop = Hop {
+                                at: at(f, on),
+                                what: format!("when {}", first_words(on)),
+                            };
+                            Out {
+                                fall: states
+                                    .iter()
+                                    .map(|st| st.with(Cond::True, hop.clone()))
+                                    .collect(),
+                                ..Out::default()
+                            }
+                        }
+                        _ => self.stmt(f, flow, on, states.clone()),
                     };
-                    let inside = states
-                        .iter()
-                        .map(|st| st.with(Cond::True, hop.clone()))
-                        .collect();
-                    let o = self.block(f, flow, body, inside);
+                    out.ret.extend(event.ret);
+                    out.brk.extend(event.brk);
+                    let o = self.block(f, flow, body, event.fall);
                     out.fall.extend(o.fall);
                     out.ret.extend(o.ret);
                     out.brk.extend(o.brk);
@@ -583,7 +592,7 @@ impl<'a> Walker<'a> {
                 }
             }
             StmtKind::Call { flow: callee, .. } => {
-                out.fall = self.call(here, callee, states);
+                out.fall = self.call(here, flow, callee, states);
             }
             StmtKind::Return { .. } => out.ret = states,
             StmtKind::Break | StmtKind::Continue => out.brk = states,
@@ -597,7 +606,7 @@ impl<'a> Walker<'a> {
 
     /// Runs the called flow in place; a flow not defined here, or already running, does nothing
     /// the compiler governs.
-    fn call(&mut self, here: Place, callee: &str, states: Vec<State>) -> Vec<State> {
+    fn call(&mut self, here: Place, root: &str, callee: &str, states: Vec<State>) -> Vec<State> {
         let Some(&(cf, cflow)) = self.by_name.get(callee) else {
             return states;
         };
@@ -622,12 +631,24 @@ impl<'a> Walker<'a> {
             })
             .collect();
         self.stack.push(callee.to_string());
-        let o = self.block(cf, &cflow.name, &cflow.body, inside);
+        let o = self.block(cf, root, &cflow.body, inside);
         self.stack.pop();
         let mut back = o.fall;
         back.extend(o.ret);
         back.extend(o.brk);
         back
+    }
+
+    /// `$var` is written: every route knows it is, and forgets what its condition said about
+    /// the old value.
+    fn assign(&mut self, states: &mut [State], var: &str) {
+        let var = var.trim_start_matches('$').to_string();
+        let atoms = &self.c.atoms.list;
+        let stale = |a: usize| atoms.get(a).is_some_and(|x| x.reads.contains(&var));
+        for st in states.iter_mut() {
+            st.cond = st.cond.forget(&stale);
+            st.written.insert(var.clone());
+        }
     }
 
     /// Records the variables `c` reads that some incoming route has not written (QG007).

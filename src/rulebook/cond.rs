@@ -162,6 +162,56 @@ impl Cond {
         }
     }
 
+    /// The formula in negation normal form: `Not` only around atoms.
+    pub fn nnf(&self) -> Cond {
+        self.nnf_in(false)
+    }
+
+    fn nnf_in(&self, neg: bool) -> Cond {
+        match (self, neg) {
+            (Cond::True, false) | (Cond::False, true) => Cond::True,
+            (Cond::True, true) | (Cond::False, false) => Cond::False,
+            (Cond::Atom(i), false) => Cond::Atom(*i),
+            (Cond::Atom(i), true) => Cond::Not(Box::new(Cond::Atom(*i))),
+            (Cond::Not(x), n) => x.nnf_in(!n),
+            (Cond::And(xs), false) | (Cond::Or(xs), true) => {
+                Cond::And(xs.iter().map(|x| x.nnf_in(neg)).collect())
+            }
+            (Cond::Or(xs), false) | (Cond::And(xs), true) => {
+                Cond::Or(xs.iter().map(|x| x.nnf_in(neg)).collect())
+            }
+        }
+    }
+
+    /// What the formula still says once the atoms `stale` picks may have changed (a variable
+    /// they read was assigned again): in negation normal form, each such atom's literal becomes
+    /// true. The result is implied by the formula under any new value of those atoms, so no
+    /// route is lost, and a route never carries a condition about a value it has overwritten.
+    pub fn forget(&self, stale: &dyn Fn(usize) -> bool) -> Cond {
+        fn go(c: &Cond, stale: &dyn Fn(usize) -> bool) -> Cond {
+            match c {
+                Cond::Atom(i) if stale(*i) => Cond::True,
+                Cond::Not(x) if matches!(**x, Cond::Atom(i) if stale(i)) => Cond::True,
+                Cond::And(xs) => xs.iter().fold(Cond::True, |acc, x| acc.and(go(x, stale))),
+                Cond::Or(xs) => {
+                    let parts: Vec<Cond> = xs.iter().map(|x| go(x, stale)).collect();
+                    if parts.contains(&Cond::True) {
+                        Cond::True
+                    } else {
+                        Cond::Or(parts)
+                    }
+                }
+                c => c.clone(),
+            }
+        }
+        let mut any = Vec::new();
+        self.atoms(&mut any);
+        if !any.iter().any(|(a, _)| stale(*a)) {
+            return self.clone();
+        }
+        go(&self.nnf(), stale)
+    }
+
     /// Every atom index the formula mentions, with whether it occurs under a negation.
     pub fn atoms(&self, out: &mut Vec<(usize, bool)>) {
         self.atoms_in(false, out);
