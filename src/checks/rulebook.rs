@@ -13,7 +13,7 @@ use crate::ir::{Fact, ToolDef};
 use crate::model::FlatModel;
 use crate::rulebook::advisories::Advisory;
 use crate::rulebook::compile::{Compiled, Hop, Place, Route};
-use crate::rulebook::cond::Cond;
+use crate::rulebook::cond::{Atoms, Cond};
 use crate::rulebook::gate::tool_of;
 use crate::rulebook::load::Loaded;
 use crate::rulebook::logic::{implies, sat, Answer, Assignment};
@@ -80,11 +80,11 @@ impl Context<'_> {
     }
 
     /// A model's atom values as witness steps, each at its fact's declaration when it is one.
-    fn fact_steps(&self, model: &Assignment) -> Vec<Step> {
+    fn fact_steps(&self, atoms: &Atoms, model: &Assignment) -> Vec<Step> {
         model
             .iter()
             .filter_map(|&(a, v)| {
-                let atom = self.c().atoms.list.get(a)?;
+                let atom = atoms.list.get(a)?;
                 let mut s = Step::new(StepKind::Fact, &atom.text, 1);
                 s.yes = Some(v);
                 s.loc = atom
@@ -138,22 +138,20 @@ pub fn findings(ctx: &Context<'_>) -> Vec<Finding> {
     out
 }
 
-/// The atom `$f` for a fact name, when some condition reads it bare.
-fn fact_cond(c: &Compiled, name: &str) -> Cond {
-    let text = format!("${name}");
-    match c.atoms.list.iter().position(|a| a.text == text) {
-        Some(i) => Cond::Atom(i),
-        // Nothing reads it: it is a fresh unknown, implied by no condition but `False`.
-        None => Cond::Atom(usize::MAX / 2),
-    }
-}
-
 /// QG001 (rulebook): a tool declaring `requires` executed on a route whose condition does not
 /// imply them.
 fn requires(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     let c = ctx.c();
+    // The required facts as atoms: those the rulebook reads, and fresh ones for those it never
+    // reads (implied by no condition but `False`).
+    let mut atoms = c.atoms.clone();
     for t in ctx.model.tools.iter().filter(|t| !t.requires.is_empty()) {
-        let req = Cond::And(t.requires.iter().map(|r| fact_cond(c, r)).collect());
+        let req = Cond::And(
+            t.requires
+                .iter()
+                .map(|r| atoms.read(&format!("${r}")))
+                .collect(),
+        );
         let req_text: Vec<String> = t.requires.iter().map(|r| format!("${r}")).collect();
         let mut seen = HashSet::new();
         for r in routes_of_tool(ctx, t) {
@@ -165,18 +163,14 @@ fn requires(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 continue;
             };
             let cond = c.atoms.show(&r.cond);
-            let model: Assignment = model
-                .into_iter()
-                .filter(|(a, _)| *a < c.atoms.list.len())
-                .collect();
             let detail = format!(
                 "under `{cond}`, which does not imply `{}` that it requires: {}",
                 req_text.join(" and "),
-                shown_model(c, &model)
+                shown_model(&atoms, &model)
             );
             let node = format!("flow {}", r.flow);
             let mut w = ctx.route_steps(&r.via);
-            w.extend(ctx.fact_steps(&model));
+            w.extend(ctx.fact_steps(&atoms, &model));
             let mut f = rb_finding(
                 "QG001",
                 t.name.clone(),
@@ -187,6 +181,13 @@ fn requires(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 &[("node", &node), ("detail", &detail)],
             );
             if let Some(rule) = rules::get("QG001") {
+                // The template's `{node}` is the flow here (a rulebook finding has no graph node).
+                f.message = rule.message_with(&[
+                    ("tool", &t.name),
+                    ("node", &node),
+                    ("subject", &t.name),
+                    ("detail", &detail),
+                ]);
                 if let Some(fr) = &rule.fix_rulebook {
                     f.fix = rules::fill(
                         fr,
@@ -219,14 +220,14 @@ fn routes_of_tool<'a>(
         .filter(move |r| ctx.tool(&r.action).is_some_and(|x| x.name == t.name))
 }
 
-fn shown_model(c: &Compiled, model: &Assignment) -> String {
+fn shown_model(atoms: &Atoms, model: &Assignment) -> String {
     if model.is_empty() {
         return "any facts let it through".into();
     }
     let parts: Vec<String> = model
         .iter()
         .filter_map(|&(a, v)| {
-            c.atoms
+            atoms
                 .list
                 .get(a)
                 .map(|x| format!("{} = {}", x.text, if v { "true" } else { "false" }))
@@ -312,10 +313,10 @@ fn escapable(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 s.flow,
                 file(s.at),
                 c.atoms.show(&s.cond),
-                shown_model(c, &model)
+                shown_model(&c.atoms, &model)
             );
             let mut w = ctx.route_steps(&r.via);
-            w.extend(ctx.fact_steps(&model));
+            w.extend(ctx.fact_steps(&c.atoms, &model));
             out.push(rb_finding(
                 "QG002",
                 t.name.clone(),

@@ -321,7 +321,11 @@ const MAX_EXCERPT_LINE: usize = 240;
 /// The excerpt's heading: where the finding is declared, or how far into the run its route goes.
 fn route_message(f: &Finding) -> String {
     if f.witness.is_empty() {
-        return "where it is declared".to_string();
+        return if f.rule == "QG005" {
+            "where the compiler stops".to_string()
+        } else {
+            "where it is declared".to_string()
+        };
     }
     if rulebook_witness(f) {
         let facts = f.witness.iter().any(|s| s.kind == StepKind::Fact);
