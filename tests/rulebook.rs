@@ -319,3 +319,79 @@ fn rulebook_findings_in_text_json_and_sarif() {
         snap(&format!("{name}.sarif"), &s.stdout);
     }
 }
+
+#[test]
+fn the_shop_as_a_rule_sheet_gives_the_same_findings() {
+    let colang = stalwart(&["verify", SHOP, "--format", "json"]);
+    let sheet = stalwart(&[
+        "verify",
+        "fixtures/shop-sheet/agent.yaml",
+        "--format",
+        "json",
+    ]);
+    assert_eq!((colang.code, sheet.code), (0, 0), "{}", sheet.stderr);
+    assert_eq!(findings_of(&colang.stdout), findings_of(&sheet.stdout));
+    let v: serde_json::Value = serde_json::from_str(&sheet.stdout).expect("json");
+    assert_eq!(v["rulebook_info"]["kind"], "sheet");
+    assert_eq!(
+        v["rulebook_info"]["governed"],
+        serde_json::json!(["refund_card"])
+    );
+}
+
+#[test]
+fn a_folder_of_colang_files_is_one_rulebook() {
+    // Messages defined in one file are defined for the flows of another (QG009 reads them all).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rails = dir.path().join("rails");
+    std::fs::create_dir_all(rails.join("more")).expect("dir");
+    std::fs::write(
+        rails.join("flows.co"),
+        "define flow refunds\n  user ask refund\n  if $order_paid\n    execute refund_card\n    bot confirm refund\n",
+    )
+    .expect("write");
+    std::fs::write(
+        rails.join("more/bot.co"),
+        "define bot confirm refund\n  \"Your refund is on its way.\"\n",
+    )
+    .expect("write");
+    let r = stalwart(&[
+        "verify",
+        SHOP,
+        "--rulebook",
+        &rails.to_string_lossy(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    let files: Vec<String> = v["rulebook_info"]["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .filter_map(|f| {
+            f.as_str()
+                .map(|s| s.rsplit("rails/").next().unwrap_or("").to_string())
+        })
+        .collect();
+    assert_eq!(files, ["flows.co", "more/bot.co"]);
+    assert!(findings_of(&r.stdout)
+        .iter()
+        .all(|(rule, _, _)| rule != "QG009"));
+    // Without the second file, the message is the model's to write.
+    std::fs::remove_file(rails.join("more/bot.co")).expect("rm");
+    let r = stalwart(&[
+        "verify",
+        SHOP,
+        "--rulebook",
+        &rails.to_string_lossy(),
+        "--format",
+        "json",
+    ]);
+    let f = findings_of(&r.stdout);
+    assert!(
+        f.iter()
+            .any(|(rule, subject, _)| rule == "QG009" && subject == "confirm refund"),
+        "{f:?}"
+    );
+}
