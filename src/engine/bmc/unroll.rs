@@ -432,7 +432,7 @@ impl<'a> Unrolling<'a> {
     }
 
     /// `u`'s tool check (SPEC 3) holds at the batch's start, but for its `at_most` rule, which
-    /// [`Unrolling::count_room`] reads call by call: the `after` and `not_after` rules and the
+    /// `Unrolling::count_room` reads call by call: the `after` and `not_after` rules and the
     /// rulebook's gate. A latch the plan does not keep is read as allowing.
     pub fn order_static(&self, fr: &Frame, u: ToolIx) -> Bool {
         let ran = |t: ToolIx| fr.s.ran[t].clone();
