@@ -16,7 +16,7 @@ use crate::rulebook::compile::{Compiled, Hop, Place, Route};
 use crate::rulebook::cond::{Atoms, Cond};
 use crate::rulebook::gate::tool_of;
 use crate::rulebook::load::Loaded;
-use crate::rulebook::logic::{implies, sat, Answer, Assignment};
+use crate::rulebook::logic::{implies_sampled, samples, sat, Answer, Assignment};
 use crate::rules;
 use crate::source::Loc;
 
@@ -277,20 +277,23 @@ fn escapable(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     // Routes strictly weaker than another route of the same tool.
     for t in &ctx.model.tools {
         // A route no facts can satisfy is no way around anything (and implies everything).
-        let routes: Vec<&Route> = routes_of_tool(ctx, t)
+        let routes: Vec<(&Route, u64)> = routes_of_tool(ctx, t)
             .filter(|r| !matches!(sat(&[&r.cond]), Answer::Unsat))
+            .map(|r| (r, samples(&r.cond)))
             .collect();
         if routes.len() < 2 {
             continue;
         }
-        for r in &routes {
+        for &(r, sr) in &routes {
             if flagged.contains(&r.at) {
                 continue;
             }
-            let stronger = routes.iter().find(|s| {
-                s.cond != r.cond && implies(&s.cond, &r.cond) && !implies(&r.cond, &s.cond)
+            let stronger = routes.iter().find(|&&(s, ss)| {
+                s.cond != r.cond
+                    && implies_sampled(&s.cond, ss, &r.cond, sr)
+                    && !implies_sampled(&r.cond, sr, &s.cond, ss)
             });
-            let Some(s) = stronger else { continue };
+            let Some(&(s, _)) = stronger else { continue };
             flagged.insert(r.at);
             let not_s = s.cond.clone().negate();
             let model = match sat(&[&r.cond, &not_s]) {

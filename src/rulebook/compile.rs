@@ -10,14 +10,16 @@
 //! runtime's rails start). A call (`do`, `await`, `start`, `activate`) runs the called flow in
 //! place, under the caller's condition; `stop` and `abort` end the route, `return` ends the
 //! called flow. An `if` whose branch stops narrows what follows: after `if not $paid` / `stop`, the
-//! route goes on under `$paid`. Paths are followed exactly while there are at most
-//! [`MAX_STATES`] of them at a statement; past that they are merged (conditions OR-ed, written
-//! variables intersected), which never drops a route.
+//! route goes on under `$paid`. Routes that meet again after a statement and wrote the same
+//! variables are joined (their conditions OR-ed, shared conjuncts factored out, and a remainder
+//! Z3 proves always true dropped), which is exact; past [`MAX_STATES`] routes at a statement they
+//! are merged into one (written variables intersected), which never drops a route.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::cond::{Atoms, Cond};
 use super::flows::{FileFlows, Flow, Stmt, StmtKind, Version};
+use super::logic::{sat, Answer};
 
 /// Paths kept apart at one statement before they are merged.
 pub const MAX_STATES: usize = 32;
@@ -406,23 +408,91 @@ struct Walker<'a> {
     stack: Vec<String>,
 }
 
-/// Keeps at most [`MAX_STATES`] states, merging the rest into one (never dropping a route).
-fn cap(mut v: Vec<State>) -> Vec<State> {
-    if v.len() <= MAX_STATES {
+/// Joins the routes that meet after a statement: routes that wrote the same variables are one
+/// route whose condition is the OR of theirs (exactly: they differ only in the path taken), kept
+/// small by [`merge_conds`]; then, past [`MAX_STATES`], all are merged into one (their written
+/// variables intersected). Never drops a route; the witness kept is the shortest.
+fn join(v: Vec<State>) -> Vec<State> {
+    if v.len() <= 1 {
         return v;
     }
-    let first = v.remove(0);
-    let mut written = first.written.clone();
-    let mut conds = vec![first.cond.clone()];
-    for s in &v {
-        written = written.intersection(&s.written).cloned().collect();
-        conds.push(s.cond.clone());
+    let mut groups: Vec<Vec<State>> = Vec::new();
+    for st in v {
+        match groups.iter_mut().find(|g| g[0].written == st.written) {
+            Some(g) => g.push(st),
+            None => groups.push(vec![st]),
+        }
     }
-    vec![State {
-        cond: Cond::Or(conds),
+    let mut out: Vec<State> = groups.into_iter().map(merge).collect();
+    if out.len() > MAX_STATES {
+        let mut written = out[0].written.clone();
+        for st in &out[1..] {
+            written = written.intersection(&st.written).cloned().collect();
+        }
+        for st in &mut out {
+            st.written = written.clone();
+        }
+        out = vec![merge(out)];
+    }
+    out
+}
+
+/// One state for several with the same written variables.
+fn merge(mut g: Vec<State>) -> State {
+    if g.len() == 1 {
+        return g.remove(0);
+    }
+    let conds: Vec<Cond> = g.iter().map(|s| s.cond.clone()).collect();
+    let best = (0..g.len()).min_by_key(|&i| g[i].via.len()).unwrap_or(0);
+    let via = std::mem::take(&mut g[best].via);
+    let written = std::mem::take(&mut g[0].written);
+    State {
+        cond: merge_conds(conds),
         written,
-        via: first.via,
-    }]
+        via,
+    }
+}
+
+/// The OR of `conds`, with the conjuncts they all share factored out, and the rest dropped when
+/// Z3 finds it always holds (the branches of an `if` that all go on rejoin as what came before).
+fn merge_conds(conds: Vec<Cond>) -> Cond {
+    let parts: Vec<Vec<Cond>> = conds
+        .into_iter()
+        .map(|c| match c {
+            Cond::And(xs) => xs,
+            Cond::True => Vec::new(),
+            c => vec![c],
+        })
+        .collect();
+    let common: Vec<Cond> = parts[0]
+        .iter()
+        .filter(|x| parts[1..].iter().all(|p| p.contains(x)))
+        .cloned()
+        .collect();
+    let rest: Vec<Cond> = parts
+        .into_iter()
+        .map(|p| {
+            let r: Vec<Cond> = p.into_iter().filter(|x| !common.contains(x)).collect();
+            match r.len() {
+                0 => Cond::True,
+                1 => r.into_iter().next().unwrap_or(Cond::True),
+                _ => Cond::And(r),
+            }
+        })
+        .collect();
+    let mut out = Cond::True;
+    for c in common {
+        out = out.and(c);
+    }
+    if rest.contains(&Cond::True) {
+        return out;
+    }
+    let any = Cond::Or(rest);
+    if matches!(sat(&[&any.clone().negate()]), Answer::Unsat) {
+        out
+    } else {
+        out.and(any)
+    }
 }
 
 impl<'a> Walker<'a> {
@@ -436,7 +506,7 @@ impl<'a> Walker<'a> {
             let o = self.stmt(f, flow, s, states);
             out.ret.extend(o.ret);
             out.brk.extend(o.brk);
-            states = cap(o.fall);
+            states = join(o.fall);
             if states.is_empty() {
                 if let Some(next) = body.get(k + 1) {
                     self.dead_candidates.push(Dead {

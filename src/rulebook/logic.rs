@@ -47,8 +47,23 @@ fn var(i: usize, vars: &mut BTreeMap<usize, Bool>) -> Bool {
 }
 
 /// Is the conjunction of `formulas` satisfiable? The model gives every atom they mention.
+///
+/// One solver per thread answers every question, each in its own `push`/`pop` scope: creating a
+/// Z3 solver costs far more than these small formulas take to decide.
 pub fn sat(formulas: &[&Cond]) -> Answer {
-    let solver = Solver::new();
+    SOLVER.with(|solver| {
+        solver.push();
+        let answer = decide(solver, formulas);
+        solver.pop(1);
+        answer
+    })
+}
+
+thread_local! {
+    static SOLVER: Solver = Solver::new();
+}
+
+fn decide(solver: &Solver, formulas: &[&Cond]) -> Answer {
     let mut vars: BTreeMap<usize, Bool> = BTreeMap::new();
     for f in formulas {
         let b = encode(f, &mut vars);
@@ -74,8 +89,42 @@ pub fn sat(formulas: &[&Cond]) -> Answer {
     }
 }
 
-/// True when `a` implies `b` (`a ∧ ¬b` unsatisfiable). Unknown counts as not implied.
+/// The values of `c` under 64 fixed sample assignments of its atoms, one per bit: bit `k` is
+/// `c`'s value when each atom takes bit `k` of its own pseudo-random word. A cheap, sound
+/// refutation filter: when `samples(a) & !samples(b)` is non-zero, some assignment makes `a` true
+/// and `b` false, so `a` does not imply `b` and Z3 need not be asked. (Zero proves nothing.)
+pub fn samples(c: &Cond) -> u64 {
+    match c {
+        Cond::True => u64::MAX,
+        Cond::False => 0,
+        Cond::Atom(i) => atom_word(*i),
+        Cond::Not(x) => !samples(x),
+        Cond::And(xs) => xs.iter().fold(u64::MAX, |acc, x| acc & samples(x)),
+        Cond::Or(xs) => xs.iter().fold(0, |acc, x| acc | samples(x)),
+    }
+}
+
+/// Atom `i`'s 64 sample values (splitmix64 of its index): fixed, so answers are reproducible.
+fn atom_word(i: usize) -> u64 {
+    let mut z = (i as u64)
+        .wrapping_add(1)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// True when `a` implies `b` (`a ∧ ¬b` unsatisfiable). Unknown counts as not implied. A sample
+/// assignment making `a` true and `b` false ([`samples`]) answers no without asking Z3.
 pub fn implies(a: &Cond, b: &Cond) -> bool {
+    implies_sampled(a, samples(a), b, samples(b))
+}
+
+/// [`implies`] with both conditions' [`samples`] already computed (callers comparing many pairs).
+pub fn implies_sampled(a: &Cond, sa: u64, b: &Cond, sb: u64) -> bool {
+    if sa & !sb != 0 {
+        return false;
+    }
     let not_b = b.clone().negate();
     matches!(sat(&[a, &not_b]), Answer::Unsat)
 }
@@ -98,5 +147,21 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(sat(&[&strong, &not_open]), Answer::Unsat);
+    }
+
+    #[test]
+    fn samples_only_refute() {
+        let mut atoms = Atoms::default();
+        let a = atoms.read("$a");
+        let b = atoms.read("$b");
+        let ab = atoms.read("$a and $b");
+        // Sampled values are the formula's values: a ∧ b is a subset of a, never the reverse.
+        assert_eq!(samples(&ab) & !samples(&a), 0);
+        assert_ne!(samples(&a) & !samples(&ab), 0);
+        assert_ne!(samples(&a), samples(&b));
+        assert_eq!(samples(&atoms.read("$a or not $a")), u64::MAX);
+        // A refuted pair is decided without Z3, the rest by Z3.
+        assert!(!implies(&a, &b));
+        assert!(implies(&ab, &b));
     }
 }
