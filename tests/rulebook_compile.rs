@@ -185,3 +185,17 @@ fn an_assignment_forgets_what_was_known_of_the_old_value() {
         ]
     );
 }
+
+/// Branches that all go on meet again as one route: its condition is what held before the `if`
+/// (the OR of the branches, proved valid by Z3, is dropped), and its witness keeps only the lines
+/// every branch took, never a branch line whose condition the route does not imply.
+#[test]
+fn branches_that_go_on_are_joined() {
+    let c = v1("define flow f\n  user ask refund\n  if $paid\n    execute tool1\n  if $a\n    bot yes\n  else if $b\n    bot maybe\n  else\n    bot no\n  execute tool2\n");
+    assert_eq!(
+        routes(&c),
+        vec![r("tool1", 4, "$paid", "f"), r("tool2", 11, "True", "f")]
+    );
+    let via: Vec<&str> = c.routes[1].via.iter().map(|h| h.what.as_str()).collect();
+    assert_eq!(via, ["flow f", "user ask refund", "execute tool2"]);
+}

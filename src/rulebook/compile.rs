@@ -411,7 +411,7 @@ struct Walker<'a> {
 /// Joins the routes that meet after a statement: routes that wrote the same variables are one
 /// route whose condition is the OR of theirs (exactly: they differ only in the path taken), kept
 /// small by [`merge_conds`]; then, past [`MAX_STATES`], all are merged into one (their written
-/// variables intersected). Never drops a route; the witness kept is the shortest.
+/// variables intersected). Never drops a route; the lines kept are those all the joined took.
 fn join(v: Vec<State>) -> Vec<State> {
     if v.len() <= 1 {
         return v;
@@ -443,8 +443,13 @@ fn merge(mut g: Vec<State>) -> State {
         return g.remove(0);
     }
     let conds: Vec<Cond> = g.iter().map(|s| s.cond.clone()).collect();
-    let best = (0..g.len()).min_by_key(|&i| g[i].via.len()).unwrap_or(0);
-    let via = std::mem::take(&mut g[best].via);
+    // The lines every joined route took (the hops before they parted): a witness never shows a
+    // branch line whose condition the joined condition does not imply.
+    let mut via = std::mem::take(&mut g[0].via);
+    for st in &g[1..] {
+        let same = via.iter().zip(&st.via).take_while(|(a, b)| a == b).count();
+        via.truncate(same);
+    }
     let written = std::mem::take(&mut g[0].written);
     State {
         cond: merge_conds(conds),
