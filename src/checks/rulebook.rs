@@ -289,7 +289,8 @@ fn escapable(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 continue;
             }
             let stronger = routes.iter().find(|&&(s, ss)| {
-                s.cond != r.cond
+                ss & !sr == 0
+                    && s.cond != r.cond
                     && implies_sampled(&s.cond, ss, &r.cond, sr)
                     && !implies_sampled(&r.cond, sr, &s.cond, ss)
             });
