@@ -59,9 +59,14 @@ enum RulesCommand {
 /// Output formats (SPEC 8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
+    /// The human report.
     Text,
+    /// The documented JSON schema.
     Json,
+    /// SARIF 2.1.0 for GitHub code scanning.
     Sarif,
+    /// GitHub Actions workflow commands (`::error file=…,line=…::…`), one per finding, for the job log.
+    Github,
 }
 
 /// Engines (SPEC 9).
@@ -372,6 +377,7 @@ fn verify(a: VerifyArgs) -> i32 {
         Format::Text => output::text::render(&report, color),
         Format::Json => output::json::render(&report),
         Format::Sarif => output::sarif::render(&report, root.as_deref()),
+        Format::Github => output::github::render(&report, root.as_deref()),
     };
     if let Some(path) = &a.sarif {
         let sarif = output::sarif::render(&report, root.as_deref());

@@ -115,6 +115,54 @@ fn shop_plain_fails_as_spec_11_says() {
     snap("shop-plain.sarif", &s.stdout);
 }
 
+/// `--format github`: one workflow command per finding, `error` for what blocks, `notice` for a
+/// hotspot, `warning` for the rest, at the declaring file and line; the gate line last; the exit
+/// status the gate's.
+#[test]
+fn github_annotations_for_the_job_log() {
+    let shop = stalwart(&["verify", SHOP, "--format", "github"]);
+    assert_eq!(shop.code, 0, "{}", shop.stderr);
+    let lines: Vec<&str> = shop.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", shop.stdout);
+    assert!(
+        lines[0].starts_with("::warning file=fixtures/shop/agent.yaml,line=3,col="),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].starts_with("::notice file=fixtures/shop/agent.yaml,line=10,col="),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[1].contains(",title=QG105 Review on refund_card ("));
+    assert_eq!(
+        lines[2],
+        "Gate: passed. Nothing blocks this agent under the ci gate (2 finding(s) to weigh)."
+    );
+    snap("shop.github", &shop.stdout);
+    let mut args = vec!["verify", "--format", "github"];
+    args.extend(PLAIN);
+    let plain = stalwart(&args);
+    assert_eq!(plain.code, 1, "{}", plain.stderr);
+    let errors = plain
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("::error file=fixtures/shop-plain/"))
+        .count();
+    assert_eq!(errors, 6, "{}", plain.stdout);
+    for l in plain.stdout.lines().filter(|l| l.starts_with("::")) {
+        // One command a line: the message's own line breaks are escaped.
+        assert!(
+            l.contains("%0AFix: ") && l.contains("%0AFingerprint: "),
+            "{l}"
+        );
+    }
+    assert!(plain
+        .stdout
+        .ends_with("Gate: failed. 6 finding(s) block this agent under the ci gate.\n"));
+    snap("shop-plain.github", &plain.stdout);
+}
+
 #[test]
 fn start_gate_reads_the_stops_column() {
     // QG013 neither fails the gate nor stops Agent(...); QG001 and QG011 do both.

@@ -7,11 +7,13 @@
 //!   finding's source lines and witness rendered by codespan-reporting.
 //! - [`json`]: a stable, documented schema of the same content (the schema is the module's doc).
 //! - [`sarif`]: SARIF 2.1.0 for GitHub code scanning (the only module that uses `serde_sarif`).
+//! - [`github`]: GitHub Actions workflow commands, one annotation per finding.
 //! - [`rules_cmd`]: `stalwart rules list|explain`.
 //!
 //! Every renderer is deterministic: the same report gives the same bytes (no times, no absolute
 //! paths).
 
+pub mod github;
 pub mod json;
 pub mod rules_cmd;
 pub mod sarif;

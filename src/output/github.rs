@@ -1,0 +1,122 @@
+//! `--format github`: GitHub Actions workflow commands, for people who read the job log (issue 5).
+//!
+//! One line per finding, in the report's order (what blocks first):
+//!
+//! ```text
+//! ::error file=agent.yaml,line=5,col=7,title=QG011 Critical on refund_card (ConfusedDeputy)::…
+//! ```
+//!
+//! - The command is `error` for a finding that fails the report's gate, `notice` for a Security
+//!   hotspot, else `warning` (the levels the SARIF output gives, SPEC 8).
+//! - `file` is the declaring file's path relative to the repository root (the same path the SARIF
+//!   `uri` gives, so the annotation lands on the pull request's diff), `line` and `col` 1-based.
+//!   A finding with no location is annotated on the input file, line 1.
+//! - `title` is `<rule> <severity> on <subject>` and the rule's title; the message is the
+//!   finding's message, then `Fix:` and the fix, then the fingerprint.
+//! - Values are escaped as the runner's toolkit does (`%` `\r` `\n` in both; `:` `,` in
+//!   properties too), so a crafted name cannot end the command or forge another.
+//!
+//! The last line, outside any command, is the gate line: `Gate: passed.` or `Gate: failed. N
+//! finding(s) block this agent under the ci gate.` The exit status is the gate's, as always.
+
+use std::path::Path;
+
+use crate::findings::Finding;
+use crate::report::Report;
+use crate::rules::RuleType;
+
+use super::sarif::repo_relative;
+
+/// The workflow-command lines for `report`; paths are made relative to `repo_root` (default: the
+/// current directory). Deterministic: the same report and root give the same bytes.
+pub fn render(report: &Report, repo_root: Option<&Path>) -> String {
+    let root = repo_root.unwrap_or(Path::new("."));
+    let mut out = String::new();
+    let mut blocking = 0;
+    for f in &report.findings {
+        let blocks = report.blocks(f);
+        blocking += usize::from(blocks);
+        out.push_str(&line(report, root, f, blocks));
+        out.push('\n');
+    }
+    let gate = report.gate.as_str();
+    if blocking == 0 {
+        out.push_str(&format!(
+            "Gate: passed. Nothing blocks this agent under the {gate} gate ({} finding(s) to weigh).\n",
+            report.findings.len()
+        ));
+    } else {
+        out.push_str(&format!(
+            "Gate: failed. {blocking} finding(s) block this agent under the {gate} gate.\n"
+        ));
+    }
+    out
+}
+
+fn line(report: &Report, root: &Path, f: &Finding, blocks: bool) -> String {
+    let rule = crate::rules::get(f.rule);
+    let command = if blocks {
+        "error"
+    } else if rule.is_some_and(|r| r.rule_type == RuleType::SecurityHotspot) {
+        "notice"
+    } else {
+        "warning"
+    };
+    let (file, line, col) = match f
+        .location
+        .as_ref()
+        .and_then(|l| report.sources.files.get(l.file).map(|s| (s, l)))
+    {
+        Some((src, l)) => (repo_relative(&src.path, root), l.line, l.column),
+        None => (repo_relative(Path::new(&report.input), root), 1, 1),
+    };
+    let title = match rule {
+        Some(r) => format!(
+            "{} {} on {} ({})",
+            f.rule,
+            f.severity.as_str(),
+            f.subject,
+            r.title
+        ),
+        None => format!("{} {} on {}", f.rule, f.severity.as_str(), f.subject),
+    };
+    let mut message = f.message.clone();
+    if !f.fix.is_empty() {
+        message.push_str("\nFix: ");
+        message.push_str(&f.fix);
+    }
+    message.push_str("\nFingerprint: ");
+    message.push_str(&f.fingerprint);
+    format!(
+        "::{command} file={},line={line},col={col},title={}::{}",
+        property(&file),
+        property(&title),
+        data(&message)
+    )
+}
+
+/// A command's message, escaped as `@actions/core` does (`escapeData`).
+fn data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A command property, escaped as `@actions/core` does (`escapeProperty`).
+fn property(s: &str) -> String {
+    data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_keeps_one_command_per_line() {
+        assert_eq!(data("50%\r\nnext"), "50%25%0D%0Anext");
+        assert_eq!(property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
+        // A forged command inside a name stays inside its property.
+        let forged = property("x\n::error file=evil::gate passed");
+        assert!(!forged.contains('\n') && !forged.contains("::"), "{forged}");
+    }
+}
