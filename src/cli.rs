@@ -150,6 +150,9 @@ struct VerifyArgs {
     /// The repository root SARIF URIs are made relative to (default: the current directory).
     #[arg(long)]
     repo_root: Option<PathBuf>,
+    /// An earlier run's SARIF or JSON: report only the findings whose fingerprints are new
+    #[arg(long)]
+    baseline: Option<PathBuf>,
 }
 
 /// An error that stops the run: printed, exit 2.
@@ -358,11 +361,18 @@ fn verify(a: VerifyArgs) -> i32 {
         },
         advisories: a.advisories.clone(),
     };
-    let report = match crate::verify::verify(inputs, &opts) {
+    let baseline = match a.baseline.as_deref().map(crate::baseline::read).transpose() {
+        Ok(b) => b,
+        Err(e) => return fail(e.message, &e.help),
+    };
+    let mut report = match crate::verify::verify(inputs, &opts) {
         Ok(r) => r,
         Err(crate::verify::VerifyError::Input(e)) => return print_input_error(e),
         Err(crate::verify::VerifyError::Model(e)) => return fail(e, "fix the input and re-run"),
     };
+    if let Some(b) = &baseline {
+        crate::baseline::apply(&mut report, b);
+    }
     let color = match a.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,

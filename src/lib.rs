@@ -7,6 +7,7 @@
 //! [`findings`]; [`report`] gathers them and [`output`] prints text, JSON or SARIF. [`rules`] holds
 //! the rule metadata every stage reads; [`cli`] wires the stages together.
 
+pub mod baseline;
 pub mod checks;
 pub mod cli;
 pub mod engine;

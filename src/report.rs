@@ -104,6 +104,17 @@ pub struct Report {
     pub unchecked: usize,
     /// Known limits of the reading, printed at the end of the text report.
     pub limits: Vec<String>,
+    /// The baseline compared against (`--baseline`), when one was given.
+    pub baseline: Option<BaselineInfo>,
+}
+
+/// What a baseline hid (see [`crate::baseline`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaselineInfo {
+    /// The baseline file, as named.
+    pub path: String,
+    /// Findings not shown because the baseline already has them.
+    pub known: usize,
 }
 
 impl Report {

@@ -159,6 +159,7 @@ pub fn verify(mut inputs: Inputs, opts: &Options) -> Result<Report, VerifyError>
         disagreements: outcome.disagreements.len(),
         unchecked: outcome.unchecked.len(),
         limits: checks::coverage::limits(&inputs.export),
+        baseline: None,
     };
     Ok(report)
 }

@@ -623,3 +623,77 @@ fn huge_numbers_stay_small_for_z3() {
         .iter()
         .any(|f| f["rule"] == "QG001"));
 }
+
+/// `--baseline`: an earlier run's SARIF or JSON hides the findings it already has (by fingerprint),
+/// the gate is decided on the new ones, and the report says how many were hidden; a file that is
+/// not a baseline stops the run (exit 2) naming it.
+#[test]
+fn a_baseline_hides_known_findings() {
+    let dir = std::env::temp_dir().join(format!("stalwart-baseline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let sarif = dir.join("plain.sarif");
+    let json = dir.join("shop.json");
+    let sarif_s = sarif.to_string_lossy().into_owned();
+    let json_s = json.to_string_lossy().into_owned();
+    let mut args = vec!["verify", "--sarif", &sarif_s];
+    args.extend(PLAIN);
+    assert_eq!(stalwart(&args).code, 1);
+    let shop = stalwart(&["verify", SHOP, "--format", "json", "--output", &json_s]);
+    assert_eq!(shop.code, 0, "{}", shop.stderr);
+
+    // Everything the plain shop reports is in its own baseline: nothing new, the gate passes.
+    let mut args = vec!["verify", "--baseline", &sarif_s];
+    args.extend(PLAIN);
+    let again = stalwart(&args);
+    assert_eq!(again.code, 0, "{}", again.stdout);
+    assert!(
+        again
+            .stdout
+            .replace("\n  ", " ")
+            .contains(": 9 findings it already has are not shown; only new findings count."),
+        "{}",
+        again.stdout
+    );
+    assert!(again.stdout.contains("\nGate: passed."));
+    let mut args = vec!["verify", "--format", "json", "--baseline", &sarif_s];
+    args.extend(PLAIN);
+    let j: serde_json::Value = serde_json::from_str(&stalwart(&args).stdout).expect("json");
+    assert_eq!(j["baseline"]["known"], 9);
+    assert_eq!(j["findings"], serde_json::json!([]));
+
+    // The shop's JSON knows its two warnings; the plain variant's other seven are new and block.
+    let mut args = vec!["verify", "--format", "json", "--baseline", &json_s];
+    args.extend(PLAIN);
+    let r = stalwart(&args);
+    assert_eq!(r.code, 1);
+    let j: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(j["baseline"]["known"], 2);
+    let rules: Vec<&str> = j["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["rule"].as_str())
+        .collect();
+    assert!(
+        !rules.contains(&"QG023") && !rules.contains(&"QG105"),
+        "{rules:?}"
+    );
+    assert_eq!(rules.len(), 7);
+
+    // Not a baseline: exit 2, the file named, nothing verified.
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "{\"hello\": 1}").expect("write");
+    let bad_s = bad.to_string_lossy().into_owned();
+    let r = stalwart(&["verify", SHOP, "--baseline", &bad_s]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("bad.json") && r.stderr.contains("neither a SARIF log"),
+        "{}",
+        r.stderr
+    );
+    std::fs::write(&bad, "not json").expect("write");
+    let r = stalwart(&["verify", SHOP, "--baseline", &bad_s]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("is not JSON (line 1"), "{}", r.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}

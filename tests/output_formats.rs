@@ -280,6 +280,7 @@ fn base_report(findings: Vec<Finding>) -> Report {
             "several fixed edges from one node are read as a choice, not as parallel branches"
                 .to_string(),
         ],
+        baseline: None,
     }
 }
 
@@ -432,6 +433,7 @@ fn json_has_the_schema() {
             "rulebook",
             "rulebook_info",
             "gate",
+            "baseline",
             "findings",
             "lints",
             "nothing_to_read",

@@ -19,6 +19,7 @@
 //!     "governed": ["refund_card"]              // catalogue tools some route executes
 //!   } | null,
 //!   "gate": {"mode": "ci" | "start", "passed": bool, "exit": 0 | 1},
+//!   "baseline": {"path": "old.sarif", "known": n} | null,  // --baseline: n known findings hidden
 //!   "findings": [{                             // QG312 first, then by rule, subject, node
 //!     "rule": "QG011",
 //!     "title": "Confused deputy" | null,       // null only for a rule missing from rules/
@@ -107,6 +108,7 @@ pub fn to_value(report: &Report) -> Value {
             "passed": report.passed(),
             "exit": report.exit_code(),
         },
+        "baseline": report.baseline.as_ref().map(|b| json!({"path": b.path, "known": b.known})),
         "findings": report.findings.iter().map(|f| finding(report, f)).collect::<Vec<_>>(),
         "lints": report.lints.iter().map(|l| json!({
             "id": l.id,

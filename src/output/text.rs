@@ -174,6 +174,22 @@ fn render_raw(report: &Report, color: bool) -> String {
             push_indented(&mut out, 2, l);
         }
     }
+    if let Some(b) = &report.baseline {
+        let line = match b.known {
+            0 => format!("Baseline {}: every finding above is new.", b.path),
+            1 => format!(
+                "Baseline {}: 1 finding it already has is not shown; only new findings count.",
+                b.path
+            ),
+            n => format!(
+                "Baseline {}: {n} findings it already has are not shown; only new findings count.",
+                b.path
+            ),
+        };
+        for l in wrap(&line, WRAP, 2) {
+            let _ = writeln!(out, "{l}");
+        }
+    }
     let _ = writeln!(
         out,
         "{}",

@@ -1,0 +1,106 @@
+//! Baselines (issue 5): `--baseline OLD.sarif|OLD.json` reports only the findings whose
+//! fingerprints are new, so a team can adopt the gate on an agent that already has findings and
+//! fix them over time.
+//!
+//! A baseline is an earlier run's output, as written: a SARIF log (`runs[].results[]
+//! .partialFingerprints["stalwartFingerprint/v1"]`) or the JSON report (`findings[].fingerprint`).
+//! Fingerprints hash the rule, obligation, subject and qualified node (SPEC 7), never lines or file
+//! contents, so a finding stays known across unrelated edits. A finding is hidden when its
+//! fingerprint is in the baseline, except QG312 (the engines disagree): that one is about the
+//! verifier itself and is always shown. The gate is decided on what is left; the report says how
+//! many known findings it hid.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::output::sarif::FINGERPRINT_KEY;
+use crate::report::{BaselineInfo, Report};
+
+/// The fingerprints an earlier run reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Baseline {
+    /// The file, as the user named it.
+    pub path: String,
+    /// Its findings' fingerprints.
+    pub fingerprints: BTreeSet<String>,
+}
+
+/// Why a baseline could not be read: the message (naming the file) and the fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaselineError {
+    /// What went wrong, naming the file (and line, for JSON that does not parse).
+    pub message: String,
+    /// What to do.
+    pub help: String,
+}
+
+/// Reads a baseline: an earlier `--format sarif` or `--format json` output.
+///
+/// # Errors
+/// The file cannot be read, is not JSON, or is neither a SARIF log nor a stalwart JSON report.
+pub fn read(path: &Path) -> Result<Baseline, BaselineError> {
+    let shown = path.display().to_string();
+    let help = "give the SARIF or JSON an earlier `stalwart verify` wrote (--sarif FILE, or --format json)";
+    let err = |message: String| BaselineError {
+        message,
+        help: help.to_string(),
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| err(format!("cannot read the baseline {shown}: {e}")))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        err(format!(
+            "the baseline {shown} is not JSON (line {}, column {}): {e}",
+            e.line(),
+            e.column()
+        ))
+    })?;
+    let mut fingerprints = BTreeSet::new();
+    if let Some(runs) = v.get("runs").and_then(|r| r.as_array()) {
+        for result in runs
+            .iter()
+            .filter_map(|r| r.get("results").and_then(|x| x.as_array()))
+            .flatten()
+        {
+            if let Some(fp) = result
+                .get("partialFingerprints")
+                .and_then(|p| p.get(FINGERPRINT_KEY))
+                .and_then(|f| f.as_str())
+            {
+                fingerprints.insert(fp.to_string());
+            }
+        }
+    } else if let Some(findings) = v.get("findings").and_then(|f| f.as_array()) {
+        for f in findings {
+            match f.get("fingerprint").and_then(|x| x.as_str()) {
+                Some(fp) => {
+                    fingerprints.insert(fp.to_string());
+                }
+                None => {
+                    return Err(err(format!(
+                        "the baseline {shown} has a finding without a fingerprint"
+                    )))
+                }
+            }
+        }
+    } else {
+        return Err(err(format!(
+            "the baseline {shown} is neither a SARIF log (no `runs`) nor a stalwart JSON report (no `findings`)"
+        )));
+    }
+    Ok(Baseline {
+        path: shown,
+        fingerprints,
+    })
+}
+
+/// Hides the findings of `report` that `baseline` already has (never QG312), and records how many.
+pub fn apply(report: &mut Report, baseline: &Baseline) {
+    let before = report.findings.len();
+    report
+        .findings
+        .retain(|f| f.rule == "QG312" || !baseline.fingerprints.contains(&f.fingerprint));
+    report.baseline = Some(BaselineInfo {
+        path: baseline.path.clone(),
+        known: before - report.findings.len(),
+    });
+}
