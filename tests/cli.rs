@@ -697,3 +697,82 @@ fn a_baseline_hides_known_findings() {
     assert!(r.stderr.contains("is not JSON (line 1"), "{}", r.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Fingerprints are stable across unrelated edits (SPEC 7): comment lines added at the top of
+/// every file move each finding down, and every finding keeps its fingerprint, in JSON and in
+/// SARIF's `partialFingerprints`.
+#[test]
+fn fingerprints_survive_unrelated_edits() {
+    let base = std::env::temp_dir().join(format!("stalwart-fp-{}", std::process::id()));
+    for (case, files, input) in [
+        (
+            "shop",
+            &["agent.yaml", "policy.co", "shop.catalogue.yaml"][..],
+            "agent.yaml",
+        ),
+        (
+            "QG001/breaks-rulebook-requires",
+            &["agent.yaml", "policy.co", "catalogue.yaml"][..],
+            "agent.yaml",
+        ),
+    ] {
+        let dir = base.join(case.replace('/', "-"));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let run = |edited: bool| {
+            for f in files {
+                let text =
+                    std::fs::read_to_string(common::root().join("fixtures").join(case).join(f))
+                        .expect("fixture");
+                let text = if edited {
+                    format!("# an unrelated comment\n#\n# and another\n{text}")
+                } else {
+                    text
+                };
+                std::fs::write(dir.join(f), text).expect("write");
+            }
+            let agent = dir.join(input).to_string_lossy().into_owned();
+            let j = stalwart(&["verify", &agent, "--format", "json"]);
+            let s = stalwart(&["verify", &agent, "--format", "sarif"]);
+            let j: serde_json::Value = serde_json::from_str(&j.stdout).expect("json");
+            let s: serde_json::Value = serde_json::from_str(&s.stdout).expect("sarif");
+            let found: Vec<(String, u64)> = j["findings"]
+                .as_array()
+                .expect("findings")
+                .iter()
+                .map(|f| {
+                    (
+                        f["fingerprint"].as_str().unwrap_or("").to_string(),
+                        f["location"]["line"].as_u64().unwrap_or(0),
+                    )
+                })
+                .collect();
+            let sarif: Vec<String> = s["runs"][0]["results"]
+                .as_array()
+                .expect("results")
+                .iter()
+                .map(|r| {
+                    r["partialFingerprints"]["stalwartFingerprint/v1"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string()
+                })
+                .collect();
+            (found, sarif)
+        };
+        let (before, sarif_before) = run(false);
+        let (after, sarif_after) = run(true);
+        assert!(!before.is_empty(), "{case}: the case must report something");
+        assert_eq!(before.len(), after.len(), "{case}");
+        for ((fp, line), (fp2, line2)) in before.iter().zip(&after) {
+            assert_eq!(*line2, line + 3, "{case}: the edit moves the finding");
+            assert_eq!(fp, fp2, "{case}: same fingerprint");
+            assert_eq!(fp.len(), 16, "{case}: {fp}");
+        }
+        assert_eq!(sarif_before, sarif_after, "{case}");
+        assert_eq!(
+            sarif_before,
+            before.iter().map(|(f, _)| f.clone()).collect::<Vec<_>>()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
