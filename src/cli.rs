@@ -150,6 +150,10 @@ struct VerifyArgs {
     /// The repository root SARIF URIs are made relative to (default: the current directory).
     #[arg(long)]
     repo_root: Option<PathBuf>,
+    /// The code-scanning category written in the SARIF (`automationDetails.id`; default
+    /// `stalwart-verify/<input>`)
+    #[arg(long)]
+    sarif_category: Option<String>,
     /// An earlier run's SARIF or JSON: report only the findings whose fingerprints are new
     #[arg(long)]
     baseline: Option<PathBuf>,
@@ -386,11 +390,17 @@ fn verify(a: VerifyArgs) -> i32 {
     let text = match a.format {
         Format::Text => output::text::render(&report, color),
         Format::Json => output::json::render(&report),
-        Format::Sarif => output::sarif::render(&report, root.as_deref()),
+        Format::Sarif => {
+            output::sarif::render_in_category(&report, root.as_deref(), a.sarif_category.as_deref())
+        }
         Format::Github => output::github::render(&report, root.as_deref()),
     };
     if let Some(path) = &a.sarif {
-        let sarif = output::sarif::render(&report, root.as_deref());
+        let sarif = output::sarif::render_in_category(
+            &report,
+            root.as_deref(),
+            a.sarif_category.as_deref(),
+        );
         if let Err(e) = std::fs::write(path, sarif) {
             return fail(
                 format!("cannot write {}: {e}", path.display()),

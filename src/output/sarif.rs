@@ -30,7 +30,7 @@
 //! `properties` (`severity`, `obligation`, `depth`, `subject`, `node`).
 //!
 //! `automationDetails.id` is `stalwart-verify/<input>/`, the input's repository-relative path, so
-//! two agents verified in one repository get two categories. Nothing absolute and no time is
+//! two agents verified in one repository get two categories; `--sarif-category CAT` writes `CAT/`. Nothing absolute and no time is
 //! written: the same report and root give the same bytes.
 
 use std::collections::BTreeMap;
@@ -73,18 +73,29 @@ const REACHABILITY_RULES: &[&str] = &[
 /// File URIs are made relative to `repo_root` (default: the current directory), the way GitHub
 /// resolves them against the checkout; a file outside it gets a `../` path.
 pub fn render(report: &Report, repo_root: Option<&Path>) -> String {
+    render_in_category(report, repo_root, None)
+}
+
+/// [`render`], with the code-scanning category given (`--sarif-category`): `automationDetails.id`
+/// becomes `<category>/` instead of `stalwart-verify/<input>/`. upload-sarif keeps a run's own id
+/// over its `category` input, so the category must be written here.
+pub fn render_in_category(
+    report: &Report,
+    repo_root: Option<&Path>,
+    category: Option<&str>,
+) -> String {
     let root = match repo_root {
         Some(r) => r.to_path_buf(),
         None => PathBuf::from("."),
     };
-    let log = build(report, &root);
+    let log = build(report, &root, category);
     let mut s = serde_json::to_string_pretty(&log).unwrap_or_else(|_| "{}".to_string());
     s.push('\n');
     s
 }
 
 /// Builds the log.
-fn build(report: &Report, root: &Path) -> Sarif {
+fn build(report: &Report, root: &Path, category: Option<&str>) -> Sarif {
     let uris: Vec<String> = report
         .sources
         .files
@@ -155,7 +166,10 @@ fn build(report: &Report, root: &Path) -> Sarif {
             .build()])
         .automation_details(
             RunAutomationDetails::builder()
-                .id(format!("stalwart-verify/{input}/"))
+                .id(match category.map(|c| c.trim_end_matches('/')) {
+                    Some(c) if !c.is_empty() => format!("{c}/"),
+                    _ => format!("stalwart-verify/{input}/"),
+                })
                 .build(),
         )
         .column_kind(json!("unicodeCodePoints"))
