@@ -746,3 +746,23 @@ fn disagreement_shows_both_witnesses() {
         .as_str()
         .is_some_and(|t| t.ends_with("(the z3 engine's witness).")));
 }
+
+/// GitHub shows up to 10 related locations a result: more are cut to the first 10, counted in
+/// `properties.related_omitted`, and the message links only to those written.
+#[test]
+fn sarif_keeps_ten_related_locations() {
+    let mut f = qg105();
+    f.related = (1..=14)
+        .map(|i| (Loc::new(0, i, 1), format!("place {i}")))
+        .collect();
+    let report = base_report(vec![f]);
+    let v: Value = serde_json::from_str(&sarif::render(&report, None)).expect("sarif");
+    let result = &v["runs"][0]["results"][0];
+    let related = result["relatedLocations"].as_array().expect("related");
+    assert_eq!(related.len(), 10);
+    assert_eq!(related[9]["id"], 10);
+    assert_eq!(result["properties"]["related_omitted"], 4);
+    let text = result["message"]["text"].as_str().expect("message");
+    assert!(text.contains("[place 10](10)"), "{text}");
+    assert!(!text.contains("(11)"), "{text}");
+}

@@ -23,7 +23,7 @@
 //! `[text](id)` links to its related locations), one location (the line
 //! that declared the node: a `physicalLocation` whose `uri` is the file's path relative to the
 //! repository root, with forward slashes and no scheme, and a `region` over the declaring word),
-//! `relatedLocations` (the finding's related places, `id` 1..), the witness as
+//! `relatedLocations` (the finding's related places, `id` 1..; at most [`MAX_RELATED`]), the witness as
 //! `codeFlows[0].threadFlows[0].locations` (each step at its node's location, else at the
 //! finding's; at most 1,000 steps), `partialFingerprints["stalwartFingerprint/v1"]` (the finding's
 //! fingerprint; GitHub's `primaryLocationLineHash` is left to upload-sarif to compute), and
@@ -57,6 +57,9 @@ pub const FINGERPRINT_KEY: &str = "stalwartFingerprint/v1";
 pub const MAX_RESULTS: usize = 25_000;
 /// Witness steps written per code flow at most (GitHub keeps 1,000).
 pub const MAX_FLOW_STEPS: usize = 1_000;
+/// Related locations written per result at most (GitHub's supported-properties table: up to 10);
+/// the rest are counted in the result's `properties.related_omitted`.
+pub const MAX_RELATED: usize = 10;
 /// Tags per rule at most (GitHub rejects more).
 const MAX_TAGS: usize = 20;
 /// Characters GitHub accepts in a short or full description.
@@ -305,6 +308,15 @@ fn result(report: &Report, ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> Sarif
         .enumerate()
         .filter_map(|(i, (loc, msg))| ctx.location(*loc, Some(i as i64 + 1), Some(sentence(msg))))
         .collect();
+    let mut related = related;
+    if related.len() > MAX_RELATED {
+        let omitted = related.len() - MAX_RELATED;
+        related.truncate(MAX_RELATED);
+        if let Some(p) = r.properties.as_mut() {
+            p.additional_properties
+                .insert("related_omitted".to_string(), json!(omitted));
+        }
+    }
     if !related.is_empty() {
         r.related_locations = Some(related);
     }
@@ -328,6 +340,7 @@ fn message_text(f: &Finding, files: usize) -> String {
             .iter()
             .enumerate()
             .filter(|(_, (loc, _))| loc.file < files)
+            .take(MAX_RELATED)
             .map(|(i, (_, msg))| {
                 format!(
                     "[{}]({})",
