@@ -289,9 +289,7 @@ fn escapable(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 continue;
             }
             let stronger = routes.iter().find(|&&(s, ss)| {
-                ss & !sr == 0
-                    && s.cond != r.cond
-                    && implies_sampled(&s.cond, ss, &r.cond, sr)
+                implies_sampled(&s.cond, ss, &r.cond, sr)
                     && !implies_sampled(&r.cond, sr, &s.cond, ss)
             });
             let Some(&(s, _)) = stronger else { continue };

@@ -10,7 +10,7 @@
 //!   hotspot, else `warning` (the levels the SARIF output gives, SPEC 8).
 //! - `file` is the declaring file's path relative to the repository root (the same path the SARIF
 //!   `uri` gives, so the annotation lands on the pull request's diff), `line` and `col` 1-based.
-//!   A finding with no location is annotated on the input file, line 1.
+//!   A finding with no location is annotated where SARIF puts it: the first file read, line 1.
 //! - `title` is `<rule> <severity> on <subject>` and the rule's title; the message is the
 //!   finding's message, then `Fix:` and the fix, then the fingerprint.
 //! - Values are escaped as the runner's toolkit does (`%` `\r` `\n` in both; `:` `,` in
@@ -23,9 +23,9 @@ use std::path::Path;
 
 use crate::findings::Finding;
 use crate::report::Report;
-use crate::rules::RuleType;
 
 use super::sarif::repo_relative;
+use super::{level, primary_loc, Level};
 
 /// The workflow-command lines for `report`; paths are made relative to `repo_root` (default: the
 /// current directory). Deterministic: the same report and root give the same bytes.
@@ -34,9 +34,8 @@ pub fn render(report: &Report, repo_root: Option<&Path>) -> String {
     let mut out = String::new();
     let mut blocking = 0;
     for f in &report.findings {
-        let blocks = report.blocks(f);
-        blocking += usize::from(blocks);
-        out.push_str(&line(report, root, f, blocks));
+        blocking += usize::from(report.blocks(f));
+        out.push_str(&line(report, root, f));
         out.push('\n');
     }
     let gate = report.gate.as_str();
@@ -53,24 +52,21 @@ pub fn render(report: &Report, repo_root: Option<&Path>) -> String {
     out
 }
 
-fn line(report: &Report, root: &Path, f: &Finding, blocks: bool) -> String {
-    let rule = crate::rules::get(f.rule);
-    let command = if blocks {
-        "error"
-    } else if rule.is_some_and(|r| r.rule_type == RuleType::SecurityHotspot) {
-        "notice"
-    } else {
-        "warning"
+fn line(report: &Report, root: &Path, f: &Finding) -> String {
+    let command = match level(report, f) {
+        Level::Error => "error",
+        Level::Warning => "warning",
+        Level::Note => "notice",
     };
-    let (file, line, col) = match f
-        .location
-        .as_ref()
-        .and_then(|l| report.sources.files.get(l.file).map(|s| (s, l)))
-    {
-        Some((src, l)) => (repo_relative(&src.path, root), l.line, l.column),
+    let (file, line, col) = match primary_loc(report, f) {
+        Some(l) => (
+            repo_relative(&report.sources.files[l.file].path, root),
+            l.line,
+            l.column,
+        ),
         None => (repo_relative(Path::new(&report.input), root), 1, 1),
     };
-    let title = match rule {
+    let title = match crate::rules::get(f.rule) {
         Some(r) => format!(
             "{} {} on {} ({})",
             f.rule,

@@ -19,7 +19,41 @@ pub mod rules_cmd;
 pub mod sarif;
 pub mod text;
 
-use crate::findings::{Step, StepKind};
+use crate::findings::{Finding, Step, StepKind};
+use crate::report::Report;
+use crate::rules::RuleType;
+use crate::source::Loc;
+
+/// How loudly a finding is shown, the same in SARIF (`level`) and in workflow commands (SPEC 8):
+/// `Error` when it fails the report's gate, `Note` for a Security hotspot, else `Warning`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Level {
+    /// Fails the gate.
+    Error,
+    /// Does not fail the gate.
+    Warning,
+    /// A Security hotspot, for a person to weigh.
+    Note,
+}
+
+/// The [`Level`] of `f` in `report`.
+pub(crate) fn level(report: &Report, f: &Finding) -> Level {
+    if report.blocks(f) {
+        Level::Error
+    } else if crate::rules::get(f.rule).is_some_and(|r| r.rule_type == RuleType::SecurityHotspot) {
+        Level::Note
+    } else {
+        Level::Warning
+    }
+}
+
+/// Where a finding is shown in GitHub: its declaring line, else the first line of the input (the
+/// first file read), so that every finding lands somewhere. `None` only when no file was read.
+pub(crate) fn primary_loc(report: &Report, f: &Finding) -> Option<Loc> {
+    f.location
+        .filter(|l| l.file < report.sources.files.len())
+        .or_else(|| (!report.sources.files.is_empty()).then(|| Loc::new(0, 1, 1)))
+}
 
 /// One witness step in words, as the text report's labels and SARIF's thread-flow messages say
 /// it: `enter desk`, `choose -> billing`, `call read_inbox (plain)`, `confirm refund_card (yes,

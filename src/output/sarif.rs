@@ -23,15 +23,15 @@
 //! `[text](id)` links to its related locations), one location (the line
 //! that declared the node: a `physicalLocation` whose `uri` is the file's path relative to the
 //! repository root, with forward slashes and no scheme, and a `region` over the declaring word),
-//! `relatedLocations` (the finding's related places, `id` 1..; at most [`MAX_RELATED`]), the witness as
-//! `codeFlows[0].threadFlows[0].locations` (each step at its node's location, else at the
+//! `relatedLocations` (the finding's related places, `id` 1..; at most [`MAX_RELATED`]), the
+//! witness as `codeFlows[0].threadFlows[0].locations` (each step at its node's location, else at the
 //! finding's; at most 1,000 steps), `partialFingerprints["stalwartFingerprint/v1"]` (the finding's
 //! fingerprint; GitHub's `primaryLocationLineHash` is left to upload-sarif to compute), and
 //! `properties` (`severity`, `obligation`, `depth`, `subject`, `node`).
 //!
 //! `automationDetails.id` is `stalwart-verify/<input>/`, the input's repository-relative path, so
-//! two agents verified in one repository get two categories; `--sarif-category CAT` writes `CAT/`. Nothing absolute and no time is
-//! written: the same report and root give the same bytes.
+//! two agents verified in one repository get two categories; `--sarif-category CAT` writes `CAT/`.
+//! Nothing absolute and no time is written: the same report and root give the same bytes.
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -48,6 +48,8 @@ use crate::findings::{Finding, Severity};
 use crate::report::Report;
 use crate::rules::{Rule, RuleType};
 use crate::source::{Loc, SourceMap};
+
+use super::{level, primary_loc, Level};
 
 /// The `$schema` written: the URL GitHub's documentation gives.
 pub const SCHEMA_URL: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -250,23 +252,12 @@ impl Ctx<'_> {
     }
 }
 
-/// The primary location of `f`: its declaring line, else the first line of the input (the first
-/// file read), so that GitHub can show every result.
-fn primary_loc(report: &Report, f: &Finding) -> Option<Loc> {
-    f.location
-        .filter(|l| l.file < report.sources.files.len())
-        .or_else(|| (!report.sources.files.is_empty()).then(|| Loc::new(0, 1, 1)))
-}
-
 /// One result.
 fn result(report: &Report, ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> SarifResult {
-    let rule = crate::rules::get(f.rule);
-    let level = if report.blocks(f) {
-        ResultLevel::Error
-    } else if rule.is_some_and(|r| r.rule_type == RuleType::SecurityHotspot) {
-        ResultLevel::Note
-    } else {
-        ResultLevel::Warning
+    let level = match level(report, f) {
+        Level::Error => ResultLevel::Error,
+        Level::Warning => ResultLevel::Warning,
+        Level::Note => ResultLevel::Note,
     };
     let primary = primary_loc(report, f);
 
@@ -302,13 +293,12 @@ fn result(report: &Report, ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> Sarif
     if let Some(loc) = primary.and_then(|l| ctx.location(l, None, None)) {
         r.locations = Some(vec![loc]);
     }
-    let related: Vec<Location> = f
+    let mut related: Vec<Location> = f
         .related
         .iter()
         .enumerate()
         .filter_map(|(i, (loc, msg))| ctx.location(*loc, Some(i as i64 + 1), Some(sentence(msg))))
         .collect();
-    let mut related = related;
     if related.len() > MAX_RELATED {
         let omitted = related.len() - MAX_RELATED;
         related.truncate(MAX_RELATED);

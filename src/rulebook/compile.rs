@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::cond::{Atoms, Cond};
 use super::flows::{FileFlows, Flow, Stmt, StmtKind, Version};
-use super::logic::{sat, Answer};
+use super::logic::implies;
 
 /// Paths kept apart at one statement before they are merged.
 pub const MAX_STATES: usize = 32;
@@ -493,7 +493,7 @@ fn merge_conds(conds: Vec<Cond>) -> Cond {
         return out;
     }
     let any = Cond::Or(rest);
-    if matches!(sat(&[&any.clone().negate()]), Answer::Unsat) {
+    if implies(&Cond::True, &any) {
         out
     } else {
         out.and(any)

@@ -121,9 +121,13 @@ pub fn implies(a: &Cond, b: &Cond) -> bool {
 }
 
 /// [`implies`] with both conditions' [`samples`] already computed (callers comparing many pairs).
+/// Decided in order of cost: a refuting sample, then equal conditions, then Z3.
 pub fn implies_sampled(a: &Cond, sa: u64, b: &Cond, sb: u64) -> bool {
     if sa & !sb != 0 {
         return false;
+    }
+    if a == b {
+        return true;
     }
     let not_b = b.clone().negate();
     matches!(sat(&[a, &not_b]), Answer::Unsat)
