@@ -443,8 +443,8 @@ fn replay(
     color: bool,
     output: Option<&std::path::Path>,
 ) -> i32 {
-    let walk = crate::replay::select(report, spec)
-        .and_then(|i| crate::replay::walk(model, report, i));
+    let walk =
+        crate::replay::select(report, spec).and_then(|i| crate::replay::walk(model, report, i));
     let w = match walk {
         Ok(w) => w,
         Err(e) => return fail(e.message, &e.help),

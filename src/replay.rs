@@ -78,7 +78,12 @@ pub fn select(report: &Report, spec: &str) -> Result<usize, NotReplayable> {
     let n = report.findings.len();
     let listing = "`stalwart verify ... --format json` lists each finding's fingerprint; findings are numbered from 1 in the order the report lists them";
     if let Ok(k) = spec.parse::<usize>() {
-        if spec.len() < 4 || report.findings.iter().all(|f| !f.fingerprint.starts_with(spec)) {
+        if spec.len() < 4
+            || report
+                .findings
+                .iter()
+                .all(|f| !f.fingerprint.starts_with(spec))
+        {
             return match k {
                 1.. if k <= n => Ok(k - 1),
                 _ => Err(not(
@@ -122,18 +127,25 @@ pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough,
     let help = "replay a finding whose witness is a route through the graph (QG001, QG003, QG011-QG014, QG105, QG312); the report shows the others' reasons";
     let (Some(ob), Some(node)) = (f.obligation, f.node.as_deref()) else {
         return Err(not(
-            format!("finding {} ({}) has no route through the graph to replay", index + 1, f.rule),
+            format!(
+                "finding {} ({}) has no route through the graph to replay",
+                index + 1,
+                f.rule
+            ),
             help,
         ));
     };
     if f.witness.is_empty()
-        || f
-            .witness
+        || f.witness
             .iter()
             .any(|s| matches!(s.kind, StepKind::Flow | StepKind::Fact))
     {
         return Err(not(
-            format!("finding {} ({}) has no route through the graph to replay", index + 1, f.rule),
+            format!(
+                "finding {} ({}) has no route through the graph to replay",
+                index + 1,
+                f.rule
+            ),
             help,
         ));
     }
@@ -160,16 +172,17 @@ pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough,
         let mut before = Latches::new(m);
         let mut steps: Vec<WalkStep> = Vec::new();
         let mut at = Latches::new(m);
-        let result = interp::replay_observed(m, &f.witness, ob, tool, node_ix, class, &mut |i, l| {
-            steps.push(WalkStep {
-                step: f.witness[i].clone(),
-                changes: changes(m, &before, l),
-                run_steps: 0,
-                node_kind: "",
+        let result =
+            interp::replay_observed(m, &f.witness, ob, tool, node_ix, class, &mut |i, l| {
+                steps.push(WalkStep {
+                    step: f.witness[i].clone(),
+                    changes: changes(m, &before, l),
+                    run_steps: 0,
+                    node_kind: "",
+                });
+                before = l.clone();
+                at = l.clone();
             });
-            before = l.clone();
-            at = l.clone();
-        });
         (result, steps, at)
     });
     let (mut result, mut steps, mut at) = tries.next().expect("at least one class");
@@ -205,7 +218,8 @@ pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough,
         if s.step.kind == StepKind::TurnEnd {
             run = 0;
         } else if s.step.kind == StepKind::Enter
-            && m.node_ix(&s.step.node).is_some_and(|n| m.nodes[n].costs_step())
+            && m.node_ix(&s.step.node)
+                .is_some_and(|n| m.nodes[n].costs_step())
         {
             run += 1;
         }

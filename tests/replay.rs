@@ -15,16 +15,32 @@ fn the_shop_finding_replays_step_by_step() {
     let out = &r.stdout;
     assert!(out.starts_with("Replay of finding 2 of fixtures/shop/agent.yaml: QG105 Review on refund_card at billing_tools\n"), "{out}");
     // Each step numbered, the latches it changed under it, the breaking call marked.
-    assert!(out.contains("   6          call get_order (guarded)\n                count[get_order] = 1\n"), "{out}");
+    assert!(
+        out.contains(
+            "   6          call get_order (guarded)\n                count[get_order] = 1\n"
+        ),
+        "{out}"
+    );
     assert!(out.contains("   8          choose -> desk_model\n                ran[get_order] = true; ran[charge_card] = true\n"), "{out}");
-    assert!(out.contains("  14          call refund_card (guarded)  <- breaks O8 (recovery)\n"), "{out}");
+    assert!(
+        out.contains("  14          call refund_card (guarded)  <- breaks O8 (recovery)\n"),
+        "{out}"
+    );
     // The source lines, as ariadne's numbered labels.
-    assert!(out.contains("13 enter billing_tools; 14 call refund_card (guarded)"), "{out}");
+    assert!(
+        out.contains("13 enter billing_tools; 14 call refund_card (guarded)"),
+        "{out}"
+    );
     assert!(out.contains("Reproduced: step 14, call refund_card (guarded) at billing_tools, breaks O8 (recovery) in turn 1, as finding 2 says.\n"), "{out}");
     assert!(!out.contains('\u{1b}'), "no colour when asked for none");
     snap("replay_shop.txt", out);
     // The fingerprint, or a prefix of it, names the same finding.
-    let by_print = stalwart(&["verify", "fixtures/shop/agent.yaml", "--replay", "451f34ab881b803e"]);
+    let by_print = stalwart(&[
+        "verify",
+        "fixtures/shop/agent.yaml",
+        "--replay",
+        "451f34ab881b803e",
+    ]);
     assert_eq!(by_print.stdout, r.stdout);
     let by_prefix = stalwart(&["verify", "fixtures/shop/agent.yaml", "--replay", "451F"]);
     assert_eq!(by_prefix.stdout, r.stdout);
@@ -32,7 +48,14 @@ fn the_shop_finding_replays_step_by_step() {
 
 #[test]
 fn the_json_script_has_every_step_and_what_it_changed() {
-    let r = stalwart(&["verify", "fixtures/shop/agent.yaml", "--replay", "2", "--format", "json"]);
+    let r = stalwart(&[
+        "verify",
+        "fixtures/shop/agent.yaml",
+        "--replay",
+        "2",
+        "--format",
+        "json",
+    ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
     assert_eq!(v["format"], "stalwart-replay/1");
@@ -47,7 +70,12 @@ fn the_json_script_has_every_step_and_what_it_changed() {
     let calls: Vec<(&str, &str)> = steps
         .iter()
         .filter(|s| s["kind"] == "call")
-        .map(|s| (s["node"].as_str().unwrap(), s["tool"].as_str().unwrap()))
+        .map(|s| {
+            (
+                s["node"].as_str().unwrap_or(""),
+                s["tool"].as_str().unwrap_or(""),
+            )
+        })
         .collect();
     assert_eq!(
         calls,
@@ -80,8 +108,8 @@ fn the_json_script_has_every_step_and_what_it_changed() {
 
 #[test]
 fn a_witness_that_does_not_reproduce_is_qg312() {
-    let inputs = stalwart::input::load_agent_yaml(&root().join("fixtures/shop/agent.yaml"))
-        .expect("shop");
+    let inputs =
+        stalwart::input::load_agent_yaml(&root().join("fixtures/shop/agent.yaml")).expect("shop");
     let (mut report, model) = verify_with_model(inputs, &Options::new(1)).expect("verify");
     let i = replay::select(&report, "451f34ab881b803e").expect("the QG105 finding");
     // Take out the call of charge_card: without another write the call of refund_card no
@@ -97,10 +125,21 @@ fn a_witness_that_does_not_reproduce_is_qg312() {
     let (q, step) = walk.unreproduced.as_ref().expect("QG312");
     assert_eq!(q.rule, "QG312");
     assert_eq!(q.subject, "refund_card");
-    assert!(q.message.contains("does not reproduce the witness of finding 2 (QG105)"), "{}", q.message);
-    assert_eq!(*step, None, "the walk is legal; its last call breaks nothing");
+    assert!(
+        q.message
+            .contains("does not reproduce the witness of finding 2 (QG105)"),
+        "{}",
+        q.message
+    );
+    assert_eq!(
+        *step, None,
+        "the walk is legal; its last call breaks nothing"
+    );
     let text = stalwart::output::replay::text(&report, &walk, false);
-    assert!(text.contains("Not reproduced: QG312 High on refund_card\n"), "{text}");
+    assert!(
+        text.contains("Not reproduced: QG312 High on refund_card\n"),
+        "{text}"
+    );
     snap("replay_unreproduced.txt", &text);
     // A step that cannot happen is named, and the walk stops there.
     let w = &mut report.findings[i].witness;
@@ -108,9 +147,17 @@ fn a_witness_that_does_not_reproduce_is_qg312() {
     let walk = replay::walk(&model, &report, i).expect("walk");
     let (q, step) = walk.unreproduced.as_ref().expect("QG312");
     assert_eq!(*step, Some(2));
-    assert!(q.message.contains("step 3: no usable edge from '__start__' to 'desk_tools'"), "{}", q.message);
+    assert!(
+        q.message
+            .contains("step 3: no usable edge from '__start__' to 'desk_tools'"),
+        "{}",
+        q.message
+    );
     let text = stalwart::output::replay::text(&report, &walk, false);
-    assert!(text.contains("    3          choose -> desk_tools  <- the walk stops here\n"), "{text}");
+    assert!(
+        text.contains("    3          choose -> desk_tools  <- the walk stops here\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -118,18 +165,35 @@ fn naming_no_replayable_finding_is_exit_2() {
     for (arg, want) in [
         ("9", "no finding 9: this run has 2 finding(s)"),
         ("0", "no finding 0"),
-        ("1", "finding 1 (QG023) has no route through the graph to replay"),
+        (
+            "1",
+            "finding 1 (QG023) has no route through the graph to replay",
+        ),
         ("zz", "'zz' is neither a finding number nor a fingerprint"),
-        ("ffff", "no finding of this run has a fingerprint starting 'ffff'"),
+        (
+            "ffff",
+            "no finding of this run has a fingerprint starting 'ffff'",
+        ),
     ] {
         let r = stalwart(&["verify", "fixtures/shop/agent.yaml", "--replay", arg]);
         assert_eq!(r.code, 2, "{arg}: {}", r.stdout);
         assert!(r.stderr.contains(want), "{arg}: {}", r.stderr);
         assert!(r.stdout.is_empty());
     }
-    let r = stalwart(&["verify", "fixtures/shop/agent.yaml", "--replay", "2", "--format", "sarif"]);
+    let r = stalwart(&[
+        "verify",
+        "fixtures/shop/agent.yaml",
+        "--replay",
+        "2",
+        "--format",
+        "sarif",
+    ]);
     assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("--replay writes text or JSON"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--replay writes text or JSON"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -142,7 +206,13 @@ fn every_graph_finding_of_the_fixtures_replays() {
         let (report, model) = verify_with_model(inputs, &Options::new(steps)).expect("verify");
         for i in 0..report.findings.len() {
             if let Ok(w) = replay::walk(&model, &report, i) {
-                assert!(w.reproduces(), "{} finding {}: {:?}", dir.display(), i + 1, w.unreproduced);
+                assert!(
+                    w.reproduces(),
+                    "{} finding {}: {:?}",
+                    dir.display(),
+                    i + 1,
+                    w.unreproduced
+                );
                 assert_eq!(w.steps.len(), report.findings[i].witness.len());
                 replayed += 1;
             }
@@ -180,18 +250,28 @@ fn the_python_harness_replays_scripts_on_the_real_langgraph_graph() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     // (export, graph builder, finding, the calls the real graph must make)
     let cases = [
-        ("react_agent", "build", "4", "['read_inbox', 'refund_order']"),
+        (
+            "react_agent",
+            "build",
+            "4",
+            "['read_inbox', 'refund_order']",
+        ),
         ("react_agent", "build", "1", "['get_order']"),
-        ("react_agent_interrupt", "build_with_interrupt", "5", "['refund_order', 'refund_order']"),
+        (
+            "react_agent_interrupt",
+            "build_with_interrupt",
+            "5",
+            "['refund_order', 'refund_order']",
+        ),
     ];
     for (export, builder, finding, calls) in cases {
         let graph = corpus.join(format!("{export}.json"));
         let r = stalwart(&[
             "verify",
             "--graph",
-            graph.to_str().unwrap(),
+            graph.to_str().expect("utf-8 path"),
             "--catalogue",
-            catalogue.to_str().unwrap(),
+            catalogue.to_str().expect("utf-8 path"),
             "--replay",
             finding,
             "--format",
@@ -215,7 +295,9 @@ fn the_python_harness_replays_scripts_on_the_real_langgraph_graph() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(
-            stdout.contains(&format!("the real graph follows the witness and makes its calls {calls}")),
+            stdout.contains(&format!(
+                "the real graph follows the witness and makes its calls {calls}"
+            )),
             "{export} {finding}: {stdout}"
         );
     }
@@ -231,6 +313,9 @@ fn the_python_harness_replays_scripts_on_the_real_langgraph_graph() {
         .expect("run the harness");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("the run pauses at ('tools',) and the script has no answer"), "{stdout}");
+    assert!(
+        stdout.contains("the run pauses at ('tools',) and the script has no answer"),
+        "{stdout}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -83,12 +83,7 @@ pub fn text(report: &Report, w: &Walkthrough, color: bool) -> String {
         } else {
             String::new()
         };
-        let mut line = format!(
-            "  {:>3}  {:<7} {}",
-            i + 1,
-            turn_col,
-            plain(&s.step, ob)
-        );
+        let mut line = format!("  {:>3}  {:<7} {}", i + 1, turn_col, plain(&s.step, ob));
         if s.step.kind == StepKind::Enter && !matches!(s.node_kind, "start" | "end") {
             let _ = write!(
                 line,
@@ -179,13 +174,7 @@ fn source_view(report: &Report, w: &Walkthrough, color: bool) -> String {
             None => labels.push((loc.file, span, vec![text], key)),
         }
     }
-    let Some(primary) = labels
-        .iter()
-        .rev()
-        .find(|l| l.3)
-        .or(labels.last())
-        .cloned()
-    else {
+    let Some(primary) = labels.iter().rev().find(|l| l.3).or(labels.last()).cloned() else {
         return String::new();
     };
     let name = |f: usize| src.file(f).display.clone();
