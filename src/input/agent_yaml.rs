@@ -27,6 +27,7 @@ use crate::source::{FileId, Loc, SourceMap};
 use super::catalogue::{self, Parts};
 use super::export::{read_budget, read_run_settings};
 use super::facts;
+use super::python::{self, PyModule};
 use super::tree::{self, Entry, Node, Reader};
 use super::{resolve_path, validate, Inputs};
 
@@ -80,12 +81,20 @@ pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
     // The catalogue first: it may read more files into `sources`.
     let mut parts = Parts::default();
     let mut catalogue_files: Vec<String> = Vec::new();
+    let mut python_modules: Vec<PyModule> = Vec::new();
     {
         let r = Reader { sources: &sources };
         let map = r.map(&root, "agent.yaml")?;
         if let Some(t) = map.get("tools") {
             let items = r.seq(t, "`tools`")?.to_vec();
-            collect_tools(&mut sources, path, &items, &mut parts, &mut catalogue_files)?;
+            collect_tools(
+                &mut sources,
+                path,
+                &items,
+                &mut parts,
+                &mut catalogue_files,
+                &mut python_modules,
+            )?;
         }
     }
     let r = Reader { sources: &sources };
@@ -254,7 +263,70 @@ pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
         colang_version,
         default_on_unread,
         sources,
+        python_modules,
     })
+}
+
+/// Reads the Python tool module `module` (a dotted name, resolved against agent.yaml's folder)
+/// into `sources` and its tools into `parts`.
+fn read_python(
+    sources: &mut SourceMap,
+    agent_path: &Path,
+    module: &Named,
+    parts: &mut Parts,
+) -> Result<PyModule, InputError> {
+    let base = agent_path.parent().unwrap_or(Path::new(""));
+    let (found, tried) = python::resolve(base, &module.name);
+    let r = Reader { sources: &*sources };
+    let Some(file) = found else {
+        let dotted = module.name.replace('.', "/");
+        return Err(r
+            .err(
+                module.loc,
+                format!(
+                    "no Python module '{}': neither {dotted}.py nor {dotted}/__init__.py is beside agent.yaml ({})",
+                    module.name,
+                    tried.display()
+                ),
+                "name the module as Python imports it from agent.yaml's folder (`python: shop.tools` reads shop/tools.py)",
+            )
+            .with_label("no such module"));
+    };
+    if !super::in_workspace(&file, agent_path) {
+        return Err(r
+            .err(
+                module.loc,
+                format!("the module '{}' ({}) lies outside agent.yaml's folder and the current directory", module.name, file.display()),
+                "keep the module in the repository, beside agent.yaml or below it",
+            )
+            .with_label("outside the repository"));
+    }
+    let shown = file
+        .strip_prefix(".")
+        .unwrap_or(&file)
+        .display()
+        .to_string();
+    let id = tree::read_file(sources, &file, shown.clone()).map_err(|e| {
+        Reader { sources: &*sources }
+            .err(
+                module.loc,
+                format!("cannot read the module '{}' ({shown}): {e}", module.name),
+                "check the file is readable UTF-8 Python source",
+            )
+            .with_label("cannot read")
+    })?;
+    let tools = python::read(sources, id)?;
+    let mut out = PyModule {
+        module: module.name.clone(),
+        file: id,
+        tools: Vec::new(),
+    };
+    for t in tools {
+        out.tools
+            .push((t.name.name.clone(), t.function.clone(), t.span.clone()));
+        parts.add_tool(t.name, t.loc, t.words);
+    }
+    Ok(out)
 }
 
 /// Reads the `tools:` list: catalogue files (read into `sources`), inline entries, python modules.
@@ -264,20 +336,26 @@ fn collect_tools(
     items: &[Node],
     parts: &mut Parts,
     files: &mut Vec<String>,
+    modules: &mut Vec<PyModule>,
 ) -> Result<(), InputError> {
     let help = "write `- catalogue: ./tools.catalogue.yaml`, or an inline `- name: tool_name` with `kind: read|write` and its words";
     for item in items {
         let r = Reader { sources: &*sources };
         let m = r.map(item, "an entry of `tools`")?;
         if let Some(p) = m.entry("python") {
-            let module = p.value.as_text().unwrap_or("").to_string();
-            return Err(r
-                .err(
-                    p.value.loc,
-                    format!("Python tool modules are not read yet (`python: {module}`)"),
-                    "export the module's catalogue (qls-catalogue/1, JSON or YAML) and pass it with `tools: - catalogue: path/to/catalogue.yaml` (or run with --graph and --catalogue)",
-                )
-                .with_label("not read yet"));
+            let module = r.text(&p.value, "`python` in `tools`")?;
+            if let Some(other) = m.entries.iter().find(|e| e.key != "python") {
+                return Err(r.err(
+                    other.key_loc,
+                    format!(
+                        "a `python:` entry of `tools` takes no other word (found '{}')",
+                        other.key
+                    ),
+                    "give the tool's words in its decorator, or add an inline `- name:` entry after the module",
+                ));
+            }
+            modules.push(read_python(sources, agent_path, &module, parts)?);
+            continue;
         }
         if let Some(c) = m.entry("catalogue") {
             let rel = r.text(&c.value, "`catalogue` in `tools`")?;

@@ -21,11 +21,13 @@ mod catalogue;
 mod export;
 mod facts;
 pub mod guard;
+pub(crate) mod python;
 pub(crate) mod tree;
 mod validate;
 mod write;
 
 pub use guard::parse_guard;
+pub use python::PyModule;
 pub use write::{catalogue_path, write_export};
 
 /// Everything a run reads, ready for the model.
@@ -50,6 +52,8 @@ pub struct Inputs {
     pub colang_version: Option<crate::ir::Named>,
     /// agent.yaml's `settings.on_unread`, when given (every agent's default).
     pub default_on_unread: Option<String>,
+    /// The Python tool modules agent.yaml's `tools:` named, in order (for the code checks).
+    pub python_modules: Vec<PyModule>,
     /// The catalogue's words as written (`tools` → each tool's merged words, `channels`,
     /// `stores`), so `--export-only` can write words the IR does not keep (schemas, `bind`,
     /// unknown words) verbatim.
@@ -103,6 +107,7 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
         colang_version: None,
         default_on_unread: None,
         catalogue_json,
+        python_modules: Vec::new(),
     })
 }
 
