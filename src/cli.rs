@@ -134,8 +134,10 @@ struct VerifyArgs {
     /// Replay one finding's witness (not in this version).
     #[arg(long)]
     replay: Option<String>,
-    /// Traces of real runs, JSON Lines (not in this version).
-    #[arg(long)]
+    /// Traces of real runs, JSON Lines (one `{"run": id, "steps": [{"node": id, "tool": name}]}` a
+    /// line): a run that takes a transition the export does not have and then makes a privileged
+    /// call is QG016.
+    #[arg(long, value_name = "RUNS.jsonl")]
     traces: Option<PathBuf>,
     /// Colour in the text report.
     #[arg(long, value_enum, default_value = "auto")]
@@ -286,12 +288,6 @@ fn verify(a: VerifyArgs) -> i32 {
             "the witness of each finding is printed in the report",
         );
     }
-    if a.traces.is_some() {
-        return fail(
-            "`--traces` is not in this version",
-            "verify without traces for now",
-        );
-    }
     if let (Some(s), Some(o)) = (&a.sarif, &a.output) {
         if s == o {
             return fail(
@@ -364,6 +360,7 @@ fn verify(a: VerifyArgs) -> i32 {
             broken: broken_engine_switch(),
         },
         advisories: a.advisories.clone(),
+        traces: a.traces.clone(),
     };
     let baseline = match a.baseline.as_deref().map(crate::baseline::read).transpose() {
         Ok(b) => b,
