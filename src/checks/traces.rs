@@ -5,10 +5,11 @@
 //! node, then each step's node → the next step's node (consecutive steps at one node are no
 //! transition). A transition `a -> b` is in the export when the flattened graph has an edge from
 //! `a` to `b` (guards and `exit_after` ignored; the edges a `null` destination list expands to
-//! count), or a path to `b` whose nodes in between are ones a trace does not list: `start` and
-//! `end` nodes, subgraph nodes (which only pass on to their subgraph's entry), the nodes inside `a`
-//! when `a` is a subgraph node (a trace of the parent graph shows a subgraph as one step), and, from
-//! the top graph's `end`, the entry (the next turn starts there, SPEC 3). A node id the flattened
+//! count), or a path to `b` whose nodes in between are ones a trace need not list: `start` nodes,
+//! a subgraph's `end` nodes, subgraph nodes (which only pass on to their subgraph's entry), and the
+//! nodes inside `a` when `a` is a subgraph node (a trace of the parent graph shows a subgraph as one
+//! step). A run that goes on after the top graph's `end` (listed as a step) starts its next turn at
+//! the entry (SPEC 3), so `end -> x` is in the export when `entry -> x` is. A node id the flattened
 //! graph does not have makes every transition touching it missing. Ids are qualified (`kb/retrieve`);
 //! LangGraph's bare `__start__` and `__end__` name the entry and the top `end` when no node has
 //! those ids.
@@ -211,11 +212,14 @@ impl<'m> Walker<'m> {
         }
         let m = self.m;
         let inside = (m.nodes[a].kind == NodeKind::Subgraph).then(|| format!("{}/", m.nodes[a].qid));
+        // The top `end` is never passed silently: a run that goes on after it starts a new turn,
+        // which a trace shows by listing the `end`.
         let silent = |v: NodeIx| {
-            matches!(
+            (matches!(
                 m.nodes[v].kind,
                 NodeKind::Start | NodeKind::End | NodeKind::Subgraph
-            ) || inside
+            ) && !m.top_ends.contains(&v))
+                || inside
                 .as_deref()
                 .is_some_and(|p| m.nodes[v].qid.starts_with(p))
         };
