@@ -291,11 +291,25 @@ fn run_traces(bytes: &[u8]) {
 /// A line of a traces file the shop's nodes and tools (and some it does not have) appear in.
 fn trace_line() -> impl Strategy<Value = String> {
     let node = prop::sample::select(vec![
-        "__start__", "__end__", "desk", "desk_model", "desk_tools", "billing", "billing_model",
-        "billing_tools", "ghost", "kb/retrieve", "",
+        "__start__",
+        "__end__",
+        "desk",
+        "desk_model",
+        "desk_tools",
+        "billing",
+        "billing_model",
+        "billing_tools",
+        "ghost",
+        "kb/retrieve",
+        "",
     ]);
     let tool = prop::option::of(prop::sample::select(vec![
-        "get_order", "charge_card", "refund_card", "send_receipt", "read_inbox", "mystery",
+        "get_order",
+        "charge_card",
+        "refund_card",
+        "send_receipt",
+        "read_inbox",
+        "mystery",
     ]));
     let run = prop_oneof![
         "[a-z0-9-]{0,6}".prop_map(|s| format!("\"{s}\"")),
@@ -338,7 +352,11 @@ proptest! {
 
 #[test]
 fn odd_traces_load_or_fail_cleanly() {
-    let deep = format!("{{\"run\": 1, \"steps\": {}{}}}", "[".repeat(5_000), "]".repeat(5_000));
+    let deep = format!(
+        "{{\"run\": 1, \"steps\": {}{}}}",
+        "[".repeat(5_000),
+        "]".repeat(5_000)
+    );
     for text in [
         "",
         "\n\n",

@@ -75,7 +75,13 @@ fn an_unmodelled_path_to_a_write_fails_the_gate() {
     let w = f["witness"].as_array().unwrap();
     let kinds: Vec<String> = w
         .iter()
-        .map(|s| format!("{} {}", s["kind"].as_str().unwrap(), s["node"].as_str().unwrap()))
+        .map(|s| {
+            format!(
+                "{} {}",
+                s["kind"].as_str().unwrap(),
+                s["node"].as_str().unwrap()
+            )
+        })
         .collect();
     assert_eq!(
         kinds,
@@ -106,7 +112,9 @@ fn an_unmodelled_path_to_a_write_fails_the_gate() {
             )
         })
         .collect();
-    assert!(related.iter().any(|(m, _)| m == "'refund_card' is declared here"));
+    assert!(related
+        .iter()
+        .any(|(m, _)| m == "'refund_card' is declared here"));
     assert!(related.iter().any(|(m, _)| m == "'pay' is declared here"));
     assert!(related.contains(&("run '2' makes the same call here".to_string(), 2)));
     assert_eq!(
@@ -128,8 +136,12 @@ fn breaks_case_text_json_and_sarif() {
         .stdout
         .lines()
         .any(|l| l == "  QG016 High on refund_card (runs.jsonl:1)"));
-    assert!(t.stdout.contains("enter pay from agent, a transition the export does not have"));
-    assert!(t.stdout.contains("call refund_card (guarded), violates QG016"));
+    assert!(t
+        .stdout
+        .contains("enter pay from agent, a transition the export does not have"));
+    assert!(t
+        .stdout
+        .contains("call refund_card (guarded), violates QG016"));
     assert!(!t.stdout.contains("QG016: no traces given"));
     snap("qg016_breaks.txt", &t.stdout);
     let j = verify(BREAKS, &["--format", "json"]);
@@ -155,7 +167,9 @@ fn breaks_case_text_json_and_sarif() {
         .as_array()
         .unwrap();
     assert_eq!(flow.len(), 6);
-    assert!(flow.iter().all(|l| l["location"]["physicalLocation"]["region"]["startLine"] == 1));
+    assert!(flow
+        .iter()
+        .all(|l| l["location"]["physicalLocation"]["region"]["startLine"] == 1));
     snap("qg016_breaks.sarif", &s.stdout);
 }
 
@@ -184,7 +198,9 @@ fn without_traces_qg016_has_nothing_to_read() {
         &format!("{BREAKS}/catalogue.json"),
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("\n  QG016: no traces given (--traces RUNS.jsonl)\n"));
+    assert!(r
+        .stdout
+        .contains("\n  QG016: no traces given (--traces RUNS.jsonl)\n"));
     assert!(!r.stdout.contains("Traces "));
 }
 
@@ -199,16 +215,61 @@ fn bad_traces_exit_2_naming_the_line() {
         ("[1, 2]", 2, 1, "must be a JSON object, found a list"),
         ("\"text\"", 2, 1, "must be a JSON object"),
         (r#"{"steps": []}"#, 2, 1, "the trace has no `run`"),
-        (r#"{"run": true, "steps": []}"#, 2, 9, "`run` must be a string or a number"),
-        (r#"{"run": null, "steps": []}"#, 2, 9, "`run` must be a string or a number"),
+        (
+            r#"{"run": true, "steps": []}"#,
+            2,
+            9,
+            "`run` must be a string or a number",
+        ),
+        (
+            r#"{"run": null, "steps": []}"#,
+            2,
+            9,
+            "`run` must be a string or a number",
+        ),
         (r#"{"run": "r"}"#, 2, 1, "has no `steps`"),
-        (r#"{"run": "r", "steps": {"node": "a"}}"#, 2, 23, "`steps` of run 'r' must be a list"),
-        (r#"{"run": "r", "steps": null}"#, 2, 23, "must be a list, found null"),
-        (r#"{"run": "r", "steps": ["agent"]}"#, 2, 24, "a step of run 'r' must be an object"),
-        (r#"{"run": "r", "steps": [{"tool": "x"}]}"#, 2, 24, "has no `node`"),
-        (r#"{"run": "r", "steps": [{"node": 3}]}"#, 2, 33, "`node` of a step of run 'r' must be a string"),
-        (r#"{"run": 7, "steps": [{"node": "a", "tool": 1}]}"#, 2, 44, "`tool` of a step of run '7' must be a string"),
-        (r#"{"run": "r", "steps": [], "run": "s"}"#, 2, 27, "duplicate key"),
+        (
+            r#"{"run": "r", "steps": {"node": "a"}}"#,
+            2,
+            23,
+            "`steps` of run 'r' must be a list",
+        ),
+        (
+            r#"{"run": "r", "steps": null}"#,
+            2,
+            23,
+            "must be a list, found null",
+        ),
+        (
+            r#"{"run": "r", "steps": ["agent"]}"#,
+            2,
+            24,
+            "a step of run 'r' must be an object",
+        ),
+        (
+            r#"{"run": "r", "steps": [{"tool": "x"}]}"#,
+            2,
+            24,
+            "has no `node`",
+        ),
+        (
+            r#"{"run": "r", "steps": [{"node": 3}]}"#,
+            2,
+            33,
+            "`node` of a step of run 'r' must be a string",
+        ),
+        (
+            r#"{"run": 7, "steps": [{"node": "a", "tool": 1}]}"#,
+            2,
+            44,
+            "`tool` of a step of run '7' must be a string",
+        ),
+        (
+            r#"{"run": "r", "steps": [], "run": "s"}"#,
+            2,
+            27,
+            "duplicate key",
+        ),
     ];
     let dir = tempfile::tempdir().unwrap();
     for (line, want_line, want_col, needle) in cases {
@@ -235,7 +296,11 @@ fn bad_traces_exit_2_naming_the_line() {
             .collect::<Vec<_>>()
             .join(" ");
         let at = format!("runs.jsonl:{want_line}:{want_col}: ");
-        assert!(flat.contains(&at), "{line}: stderr names {at}\n{}", r.stderr);
+        assert!(
+            flat.contains(&at),
+            "{line}: stderr names {at}\n{}",
+            r.stderr
+        );
         assert!(flat.contains(needle), "{line}: {needle}\n{}", r.stderr);
         assert!(r.stderr.contains("help"), "{line}: a fix\n{}", r.stderr);
     }
@@ -252,7 +317,12 @@ fn bad_traces_exit_2_naming_the_line() {
         "fixtures/QG016/missing.jsonl",
     ]);
     assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("cannot read fixtures/QG016/missing.jsonl: no such file"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("cannot read fixtures/QG016/missing.jsonl: no such file"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -370,11 +440,32 @@ fn subgraphs_start_and_end_are_read_as_a_trace_shows_them() {
         // The subgraph as one step, its inside, or both.
         run("a", &[("agent", None), ("kb", None), pay]),
         run("b", &[("agent", None), ("kb/retrieve", None), pay]),
-        run("c", &[("agent", None), ("kb", None), ("kb/retrieve", None), pay]),
+        run(
+            "c",
+            &[("agent", None), ("kb", None), ("kb/retrieve", None), pay],
+        ),
         // LangGraph's names for the entry and the end, and a second turn after the end.
-        run("d", &[("__start__", None), ("agent", None), ("__end__", None), ("agent", None), ("kb", None), pay]),
+        run(
+            "d",
+            &[
+                ("__start__", None),
+                ("agent", None),
+                ("__end__", None),
+                ("agent", None),
+                ("kb", None),
+                pay,
+            ],
+        ),
         // The same node twice is no transition; a null edge reaches every node of its graph.
-        run("e", &[("agent", None), ("act", Some("get_order")), ("act", Some("refund_card")), ("pay", Some("refund_card"))]),
+        run(
+            "e",
+            &[
+                ("agent", None),
+                ("act", Some("get_order")),
+                ("act", Some("refund_card")),
+                ("pay", Some("refund_card")),
+            ],
+        ),
     ];
     let refs: Vec<&str> = good.iter().map(String::as_str).collect();
     assert_eq!(qg016(&refs), vec![]);
@@ -386,15 +477,47 @@ fn missing_transitions_then_privileged_calls() {
         // agent -> pay skips kb: a write follows.
         &run("w1", &[("agent", None), ("pay", Some("refund_card"))]),
         // The same call after another gap: merged into w1's finding.
-        &run("w2", &[("ghost", None), ("agent", None), ("kb", None), ("pay", Some("refund_card"))]),
+        &run(
+            "w2",
+            &[
+                ("ghost", None),
+                ("agent", None),
+                ("kb", None),
+                ("pay", Some("refund_card")),
+            ],
+        ),
         // A privileged read after a gap, at a node the export does not have.
         &run("p1", &[("agent", None), ("shadow", Some("audit_export"))]),
         // An end that is not listed: agent -> agent is no transition, but pay -> agent is missing.
-        &run("t1", &[("agent", None), ("kb", None), ("pay", None), ("agent", None), ("act", Some("refund_card"))]),
+        &run(
+            "t1",
+            &[
+                ("agent", None),
+                ("kb", None),
+                ("pay", None),
+                ("agent", None),
+                ("act", Some("refund_card")),
+            ],
+        ),
         // A tool the catalogue does not have, and a read, after a gap: nothing.
-        &run("n1", &[("agent", None), ("pay", Some("mystery")), ("pay", Some("get_order"))]),
+        &run(
+            "n1",
+            &[
+                ("agent", None),
+                ("pay", Some("mystery")),
+                ("pay", Some("get_order")),
+            ],
+        ),
         // A write before the gap only: nothing.
-        &run("n2", &[("agent", None), ("kb", None), ("pay", Some("refund_card")), ("agent", None)]),
+        &run(
+            "n2",
+            &[
+                ("agent", None),
+                ("kb", None),
+                ("pay", Some("refund_card")),
+                ("agent", None),
+            ],
+        ),
         // The entry's transition itself can be the gap.
         &run("e1", &[("pay", Some("refund_card"))]),
     ]);

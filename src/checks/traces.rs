@@ -211,7 +211,8 @@ impl<'m> Walker<'m> {
             return known;
         }
         let m = self.m;
-        let inside = (m.nodes[a].kind == NodeKind::Subgraph).then(|| format!("{}/", m.nodes[a].qid));
+        let inside =
+            (m.nodes[a].kind == NodeKind::Subgraph).then(|| format!("{}/", m.nodes[a].qid));
         // The top `end` is never passed silently: a run that goes on after it starts a new turn,
         // which a trace shows by listing the `end`.
         let silent = |v: NodeIx| {
@@ -220,8 +221,8 @@ impl<'m> Walker<'m> {
                 NodeKind::Start | NodeKind::End | NodeKind::Subgraph
             ) && !m.top_ends.contains(&v))
                 || inside
-                .as_deref()
-                .is_some_and(|p| m.nodes[v].qid.starts_with(p))
+                    .as_deref()
+                    .is_some_and(|p| m.nodes[v].qid.starts_with(p))
         };
         let mut seen = vec![false; m.nodes.len()];
         let mut queue = vec![a];

@@ -127,31 +127,30 @@ fn trace(sources: &SourceMap, node: &Node) -> Result<Trace, InputError> {
             }
         },
     };
-    let steps = match get("steps") {
-        None => {
-            return Err(err(
+    let steps =
+        match get("steps") {
+            None => return Err(err(
                 sources,
                 node.loc,
                 format!("the trace of run '{run}' has no `steps`"),
                 "add `\"steps\": [{\"node\": id}, ...]`, the nodes the run went through in order",
-            ))
-        }
-        Some(e) => match &e.value.value {
-            Value::Seq(items) => items,
-            _ => {
-                return Err(err(
-                    sources,
-                    e.value.loc,
-                    format!(
-                        "`steps` of run '{run}' must be a list, found {}",
-                        e.value.describe()
-                    ),
-                    "write the steps as a list: `\"steps\": [{\"node\": id}, ...]`",
-                )
-                .with_label("expected a list"))
-            }
-        },
-    };
+            )),
+            Some(e) => match &e.value.value {
+                Value::Seq(items) => items,
+                _ => {
+                    return Err(err(
+                        sources,
+                        e.value.loc,
+                        format!(
+                            "`steps` of run '{run}' must be a list, found {}",
+                            e.value.describe()
+                        ),
+                        "write the steps as a list: `\"steps\": [{\"node\": id}, ...]`",
+                    )
+                    .with_label("expected a list"))
+                }
+            },
+        };
     let steps = steps
         .iter()
         .map(|s| step(sources, &run, s))

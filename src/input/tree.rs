@@ -455,9 +455,8 @@ pub(crate) fn parse_json_line(
         file,
     };
     p.ws();
-    p.value(0).map_err(|(loc, msg)| {
-        InputError::at(sources, loc, format!("invalid JSON: {msg}"), help)
-    })
+    p.value(0)
+        .map_err(|(loc, msg)| InputError::at(sources, loc, format!("invalid JSON: {msg}"), help))
 }
 
 /// serde_json counts columns in bytes (0 at the start of a line for an empty input); [`Loc`]

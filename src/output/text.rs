@@ -216,10 +216,7 @@ fn traces_line(t: &crate::report::TracesInfo) -> String {
     let took = if t.unmodelled == 1 {
         "1 took a transition the export does not have".to_string()
     } else {
-        format!(
-            "{} took transitions the export does not have",
-            t.unmodelled
-        )
+        format!("{} took transitions the export does not have", t.unmodelled)
     };
     let after = match t.privileged_after {
         0 => "none of them then made a privileged call".to_string(),
