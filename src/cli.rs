@@ -131,8 +131,11 @@ struct VerifyArgs {
     /// Write the compiled qls-graph/1 (and OUT.catalogue.json) and exit.
     #[arg(long)]
     export_only: Option<PathBuf>,
-    /// Replay one finding's witness (not in this version).
-    #[arg(long)]
+    /// Replay one finding's witness on the concrete interpreter, step by step: FINDING is its
+    /// number in the report (from 1) or its fingerprint (or a unique prefix). With `--format
+    /// json`, the script a harness around the real graph replays. Exit 0 when it reproduces, 1
+    /// when it does not (QG312).
+    #[arg(long, value_name = "FINDING")]
     replay: Option<String>,
     /// Traces of real runs, JSON Lines (one `{"run": id, "steps": [{"node": id, "tool": name}]}` a
     /// line): a run that takes a transition the export does not have and then makes a privileged
@@ -282,10 +285,10 @@ fn print_input_error(e: crate::error::InputError) -> i32 {
 }
 
 fn verify(a: VerifyArgs) -> i32 {
-    if a.replay.is_some() {
+    if a.replay.is_some() && !matches!(a.format, Format::Text | Format::Json) {
         return fail(
-            "`--replay` is not in this version",
-            "the witness of each finding is printed in the report",
+            "--replay writes text or JSON",
+            "give `--format text` (the walkthrough) or `--format json` (the script)",
         );
     }
     if let (Some(s), Some(o)) = (&a.sarif, &a.output) {
@@ -366,7 +369,7 @@ fn verify(a: VerifyArgs) -> i32 {
         Ok(b) => b,
         Err(e) => return fail(e.message, &e.help),
     };
-    let mut report = match crate::verify::verify(inputs, &opts) {
+    let (mut report, model) = match crate::verify::verify_with_model(inputs, &opts) {
         Ok(r) => r,
         Err(crate::verify::VerifyError::Input(e)) => return print_input_error(e),
         Err(crate::verify::VerifyError::Model(e)) => return fail(e, "fix the input and re-run"),
@@ -383,6 +386,9 @@ fn verify(a: VerifyArgs) -> i32 {
                 && std::env::var_os("NO_COLOR").is_none()
         }
     };
+    if let Some(spec) = &a.replay {
+        return replay(&report, &model, spec, a.format, color, a.output.as_deref());
+    }
     let root = a.repo_root.clone();
     let text = match a.format {
         Format::Text => output::text::render(&report, color),
@@ -421,6 +427,40 @@ fn verify(a: VerifyArgs) -> i32 {
         }
     }
     report.exit_code()
+}
+
+/// `--replay FINDING`: walks the finding's witness and prints the walkthrough (text) or the
+/// script (JSON). Exit 0 when it reproduces, 1 when it does not (QG312), 2 when no finding, or a
+/// finding with no route through the graph, is named.
+fn replay(
+    report: &crate::report::Report,
+    model: &crate::model::FlatModel,
+    spec: &str,
+    format: Format,
+    color: bool,
+    output: Option<&std::path::Path>,
+) -> i32 {
+    let walk =
+        crate::replay::select(report, spec).and_then(|i| crate::replay::walk(model, report, i));
+    let w = match walk {
+        Ok(w) => w,
+        Err(e) => return fail(e.message, &e.help),
+    };
+    let text = match format {
+        Format::Json => output::replay::json(report, &w),
+        _ => output::replay::text(report, &w, color),
+    };
+    let code = if w.reproduces() { 0 } else { 1 };
+    match output {
+        Some(path) => match std::fs::write(path, &text) {
+            Ok(()) => code,
+            Err(e) => fail(
+                format!("cannot write {}: {e}", path.display()),
+                "check the folder exists and is writable",
+            ),
+        },
+        None => emit(&text, code),
+    }
 }
 
 /// Writes `text` to standard output and returns `code`. A reader that went away (`| head`) is

@@ -18,6 +18,7 @@ pub mod input;
 pub mod ir;
 pub mod model;
 pub mod output;
+pub mod replay;
 pub mod report;
 pub mod rulebook;
 pub mod rules;

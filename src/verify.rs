@@ -92,7 +92,16 @@ fn rulebook(inputs: &mut Inputs, opts: &Options) -> Result<Option<RulebookRead>,
 
 /// Verifies `inputs`. Errors: the rulebook, the advisory list or the traces cannot be read (a
 /// traces line of the wrong shape included), or the model could not be built.
-pub fn verify(mut inputs: Inputs, opts: &Options) -> Result<Report, VerifyError> {
+pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, VerifyError> {
+    verify_with_model(inputs, opts).map(|(report, _)| report)
+}
+
+/// [`verify`], also returning the flattened model the findings were drawn from (with the
+/// rulebook's gates), for `--replay` (SPEC 10) to walk a witness on.
+pub fn verify_with_model(
+    mut inputs: Inputs,
+    opts: &Options,
+) -> Result<(Report, crate::model::FlatModel), VerifyError> {
     let session_steps = opts.session_steps;
     let rulebook = rulebook(&mut inputs, opts).map_err(VerifyError::Input)?;
     let advisories =
@@ -181,7 +190,7 @@ pub fn verify(mut inputs: Inputs, opts: &Options) -> Result<Report, VerifyError>
         baseline: None,
         traces: traces_info,
     };
-    Ok(report)
+    Ok((report, model))
 }
 
 /// The rulebook's findings, its report line and its summary.

@@ -115,3 +115,28 @@ fn plural(n: usize) -> String {
         format!("{n} obligations")
     }
 }
+
+/// QG312 for a finding whose witness the concrete interpreter does not reproduce (SPEC 10,
+/// `--replay`): finding `number` of the report, `why` the interpreter's reason. It carries the
+/// witness that failed and is located where the finding is.
+pub fn unreproduced(m: &FlatModel, f: &Finding, number: usize, why: &str) -> Finding {
+    let ob = f.obligation.unwrap_or(crate::findings::Obligation::O1);
+    let obligation = format!("{} ({})", ob.as_str(), ob.describe());
+    let detail = format!(
+        "the concrete interpreter does not reproduce the witness of finding {number} ({}): {why}",
+        f.rule
+    );
+    finding(
+        Subject {
+            rule: "QG312",
+            obligation: Some(ob),
+            subject: f.subject.clone(),
+            tool: m.tool_ix(&f.subject).map(|t| &m.tools[t]),
+            node: f.node.clone(),
+            location: f.location,
+        },
+        f.depth,
+        f.witness.clone(),
+        &[("detail", &detail), ("obligation", &obligation)],
+    )
+}

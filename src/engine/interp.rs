@@ -78,7 +78,9 @@ pub struct Latches {
 }
 
 impl Latches {
-    fn new(m: &FlatModel) -> Latches {
+    /// The latches a session starts with: every flag, counter and `ran` false or zero, nothing
+    /// tainted or confirmed.
+    pub fn new(m: &FlatModel) -> Latches {
         let nt = m.tools.len();
         Latches {
             flags: vec![false; m.flags.len()],
@@ -133,6 +135,22 @@ pub fn replay(
     tool: ToolIx,
     node: NodeIx,
     class: Class,
+) -> Result<(), ReplayError> {
+    replay_observed(m, witness, ob, tool, node, class, &mut |_, _| {})
+}
+
+/// [`replay`], calling `observe(i, latches)` after each step `i` but the last has been taken
+/// (SPEC 10: `--replay` shows the latches each step changed). A step the walk refuses is not
+/// observed; the last step (the call that breaks the obligation) changes nothing before it is
+/// judged.
+pub fn replay_observed(
+    m: &FlatModel,
+    witness: &[Step],
+    ob: Obligation,
+    tool: ToolIx,
+    node: NodeIx,
+    class: Class,
+    observe: &mut dyn FnMut(usize, &Latches),
 ) -> Result<(), ReplayError> {
     let mut w = Walk {
         m,
@@ -317,6 +335,7 @@ pub fn replay(
                 w.new_turn();
             }
         }
+        observe(i, &w.l);
     }
     Err(ReplayError::NoViolation(
         "the witness does not end with a call".into(),
@@ -459,7 +478,7 @@ impl Walk<'_> {
         if ok {
             Ok(())
         } else {
-            no(ob.describe())
+            no(&format!("{} ({})", ob.as_str(), ob.describe()))
         }
     }
 }

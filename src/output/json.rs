@@ -194,7 +194,7 @@ fn engines(report: &Report) -> Value {
 }
 
 /// One finding.
-fn finding(report: &Report, f: &Finding) -> Value {
+pub(crate) fn finding(report: &Report, f: &Finding) -> Value {
     let src = &report.sources;
     let rule = crate::rules::get(f.rule);
     let mut v = json!({
@@ -227,7 +227,7 @@ fn finding(report: &Report, f: &Finding) -> Value {
 }
 
 /// One witness step; optional keys are left out when they do not apply.
-fn step(src: &SourceMap, s: &Step) -> Value {
+pub(crate) fn step(src: &SourceMap, s: &Step) -> Value {
     let mut m = Map::new();
     m.insert(
         "kind".into(),
@@ -261,7 +261,7 @@ fn step(src: &SourceMap, s: &Step) -> Value {
 }
 
 /// `{"file", "line", "column"}`, or `null` for no location (or one naming no file of `src`).
-fn location(src: &SourceMap, loc: Option<Loc>) -> Value {
+pub(crate) fn location(src: &SourceMap, loc: Option<Loc>) -> Value {
     match loc.filter(|l| l.file < src.files.len()) {
         Some(l) => json!({"file": src.file(l.file).display, "line": l.line, "column": l.column}),
         None => Value::Null,

@@ -15,6 +15,7 @@
 
 pub mod github;
 pub mod json;
+pub mod replay;
 pub mod rules_cmd;
 pub mod sarif;
 pub mod text;

@@ -464,7 +464,7 @@ fn excerpt(report: &Report, f: &Finding, color: bool) -> String {
     for (i, step) in f.witness.iter().enumerate() {
         if i == head && tail > head {
             notes.push(format!(
-                "... {} more steps (`--format json` gives every step of finding {})",
+                "... {} more steps (`--replay {}` walks every step)",
                 tail - head,
                 f.fingerprint
             ));

@@ -1,0 +1,320 @@
+//! `--replay FINDING` (SPEC 10): one finding's witness walked on the concrete interpreter
+//! ([`crate::engine::interp`]), every tool a stub that records its call and a scripted model making
+//! the witness's choices, with the latches each step changed.
+//!
+//! [`select`] finds the finding the user named (its number in the report, or its fingerprint or a
+//! unique prefix of it); [`walk`] replays its witness into a [`Walkthrough`]; a witness that does
+//! not reproduce carries a QG312 finding. The outputs ([`crate::output::replay`]) print it as a
+//! numbered walkthrough over the source lines, or as the JSON script a harness around the real
+//! graph replays with its own stubs.
+
+use crate::engine::interp::{self, Latches, ReplayError};
+use crate::engine::Class;
+use crate::findings::{Finding, Obligation, Step, StepKind};
+use crate::model::FlatModel;
+use crate::report::Report;
+
+/// One step of the walk: the witness's step and what it changed.
+#[derive(Debug, Clone)]
+pub struct WalkStep {
+    /// The witness's step, as the finding carries it (with its source location).
+    pub step: Step,
+    /// The latches the step changed, in SPEC 3's names (`ran[get_order] = true`,
+    /// `tainted += desk`, `flag paid = true`), in a fixed order; empty when it changed none.
+    pub changes: Vec<String>,
+    /// Node steps taken in this turn's run after the step (SPEC 3.1), to compare with the
+    /// recursion limit.
+    pub run_steps: u32,
+    /// The kind of the step's node as `qls-graph/1` spells it (`model`, `tools`, `router`, ...).
+    pub node_kind: &'static str,
+}
+
+/// A finding's witness, replayed.
+#[derive(Debug, Clone)]
+pub struct Walkthrough {
+    /// The finding's number in the report (1-based, in the order every output lists them).
+    pub index: usize,
+    /// The finding replayed.
+    pub finding: Finding,
+    /// The steps taken, up to and including the one the interpreter stopped at.
+    pub steps: Vec<WalkStep>,
+    /// The latches when the last step happens (what the obligation is judged on).
+    pub at_violation: Vec<String>,
+    /// `None` when the last call breaks the obligation as the finding says; otherwise the
+    /// QG312 finding (the witness does not reproduce) and the step the walk stopped at (0-based).
+    pub unreproduced: Option<(Finding, Option<usize>)>,
+    /// The model's recursion limit (node steps a run may take).
+    pub recursion_limit: u32,
+}
+
+impl Walkthrough {
+    /// True when the witness reproduces the finding.
+    pub fn reproduces(&self) -> bool {
+        self.unreproduced.is_none()
+    }
+}
+
+/// Why a finding cannot be replayed (exit 2, with the fix).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotReplayable {
+    /// What is wrong.
+    pub message: String,
+    /// What to do.
+    pub help: String,
+}
+
+fn not(message: String, help: &str) -> NotReplayable {
+    NotReplayable {
+        message,
+        help: help.to_string(),
+    }
+}
+
+/// The index (0-based) of the finding `spec` names in `report`: its number as the report lists
+/// findings (`1`, `2`, ...), or its fingerprint, whole or a unique prefix of at least 4 hex digits.
+/// Errors: no finding, or several, match.
+pub fn select(report: &Report, spec: &str) -> Result<usize, NotReplayable> {
+    let spec = spec.trim();
+    let n = report.findings.len();
+    let listing = "`stalwart verify ... --format json` lists each finding's fingerprint; findings are numbered from 1 in the order the report lists them";
+    if let Ok(k) = spec.parse::<usize>() {
+        if spec.len() < 4
+            || report
+                .findings
+                .iter()
+                .all(|f| !f.fingerprint.starts_with(spec))
+        {
+            return match k {
+                1.. if k <= n => Ok(k - 1),
+                _ => Err(not(
+                    format!("no finding {k}: this run has {n} finding(s)"),
+                    listing,
+                )),
+            };
+        }
+    }
+    let lower = spec.to_ascii_lowercase();
+    if lower.len() < 4 || !lower.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(not(
+            format!("'{spec}' is neither a finding number nor a fingerprint"),
+            listing,
+        ));
+    }
+    let hits: Vec<usize> = (0..n)
+        .filter(|&i| report.findings[i].fingerprint.starts_with(&lower))
+        .collect();
+    match hits.as_slice() {
+        [i] => Ok(*i),
+        [] => Err(not(
+            format!("no finding of this run has a fingerprint starting '{spec}'"),
+            listing,
+        )),
+        _ => Err(not(
+            format!(
+                "{} findings have fingerprints starting '{spec}'",
+                hits.len()
+            ),
+            "give more digits of the fingerprint",
+        )),
+    }
+}
+
+/// Replays finding `index` (0-based) of `report` on `m`, the model it was drawn from.
+/// Errors: the finding has no witness on the graph (a declaration or rulebook finding), or
+/// names a tool or node the model lacks.
+pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough, NotReplayable> {
+    let f = &report.findings[index];
+    let help = "replay a finding whose witness is a route through the graph (QG001, QG003, QG011-QG014, QG105, QG312); the report shows the others' reasons";
+    let (Some(ob), Some(node)) = (f.obligation, f.node.as_deref()) else {
+        return Err(not(
+            format!(
+                "finding {} ({}) has no route through the graph to replay",
+                index + 1,
+                f.rule
+            ),
+            help,
+        ));
+    };
+    if f.witness.is_empty()
+        || f.witness
+            .iter()
+            .any(|s| matches!(s.kind, StepKind::Flow | StepKind::Fact))
+    {
+        return Err(not(
+            format!(
+                "finding {} ({}) has no route through the graph to replay",
+                index + 1,
+                f.rule
+            ),
+            help,
+        ));
+    }
+    let tool = m.tool_ix(&f.subject);
+    let node_ix = m.node_ix(node);
+    let (Some(tool), Some(node_ix)) = (tool, node_ix) else {
+        return Err(not(
+            format!(
+                "finding {} names '{}' at '{node}', which the model does not have",
+                index + 1,
+                f.subject
+            ),
+            "re-run verify on the same input",
+        ));
+    };
+    // QG011 is the local class of O6, QG012 the cascade; a QG003 or QG312 on O6 may be either.
+    let classes: &[Class] = match (ob, f.rule) {
+        (Obligation::O6, "QG011") => &[Class::Local],
+        (Obligation::O6, "QG012") => &[Class::Cascade],
+        (Obligation::O6, _) => &[Class::Local, Class::Cascade],
+        _ => &[Class::Plain],
+    };
+    let mut tries = classes.iter().map(|&class| {
+        let mut before = Latches::new(m);
+        let mut steps: Vec<WalkStep> = Vec::new();
+        let mut at = Latches::new(m);
+        let result =
+            interp::replay_observed(m, &f.witness, ob, tool, node_ix, class, &mut |i, l| {
+                steps.push(WalkStep {
+                    step: f.witness[i].clone(),
+                    changes: changes(m, &before, l),
+                    run_steps: 0,
+                    node_kind: "",
+                });
+                before = l.clone();
+                at = l.clone();
+            });
+        (result, steps, at)
+    });
+    let (mut result, mut steps, mut at) = tries.next().expect("at least one class");
+    for next in tries {
+        if result.is_ok() {
+            break;
+        }
+        (result, steps, at) = next;
+    }
+    let stopped = match &result {
+        Ok(()) => Some(f.witness.len() - 1),
+        Err(ReplayError::Illegal { step, .. } | ReplayError::GuardDiffers { step, .. }) => {
+            Some(*step)
+        }
+        Err(ReplayError::NoViolation(_)) => Some(f.witness.len() - 1),
+    };
+    // The step the walk stopped at is shown too, unobserved (it changed nothing).
+    if let Some(s) = stopped {
+        if s == steps.len() && s < f.witness.len() {
+            steps.push(WalkStep {
+                step: f.witness[s].clone(),
+                changes: Vec::new(),
+                run_steps: 0,
+                node_kind: "",
+            });
+        }
+    }
+    let mut run = 0;
+    for s in &mut steps {
+        s.node_kind = m
+            .node_ix(&s.step.node)
+            .map_or("", |n| m.nodes[n].kind.as_str());
+        if s.step.kind == StepKind::TurnEnd {
+            run = 0;
+        } else if s.step.kind == StepKind::Enter
+            && m.node_ix(&s.step.node)
+                .is_some_and(|n| m.nodes[n].costs_step())
+        {
+            run += 1;
+        }
+        s.run_steps = run;
+    }
+    let unreproduced = result.err().map(|e| {
+        let step = match &e {
+            ReplayError::Illegal { step, .. } | ReplayError::GuardDiffers { step, .. } => {
+                Some(*step)
+            }
+            ReplayError::NoViolation(_) => None,
+        };
+        let why = match &e {
+            ReplayError::GuardDiffers { step, tool } => format!(
+                "step {}: the tool check decides the call of '{}' otherwise",
+                step + 1,
+                m.tools[*tool].name
+            ),
+            other => other.to_string(),
+        };
+        (
+            crate::checks::engines::unreproduced(m, f, index + 1, &why),
+            step,
+        )
+    });
+    Ok(Walkthrough {
+        index: index + 1,
+        finding: f.clone(),
+        steps,
+        at_violation: state(m, &at),
+        unreproduced,
+        recursion_limit: m.recursion_limit,
+    })
+}
+
+/// The latches that differ between `a` and `b`, as `b` has them, in SPEC 3's names.
+fn changes(m: &FlatModel, a: &Latches, b: &Latches) -> Vec<String> {
+    let tool = |t: usize| m.tools[t].name.as_str();
+    let mut out = Vec::new();
+    for (i, (name, _)) in m.flags.iter().enumerate() {
+        if a.flags[i] != b.flags[i] {
+            out.push(format!("flag {name} = {}", b.flags[i]));
+        }
+    }
+    for (i, name) in m.counters.iter().enumerate() {
+        if a.counters[i] != b.counters[i] {
+            out.push(format!("exit_after[{name}] = {}", b.counters[i]));
+        }
+    }
+    for t in 0..m.tools.len() {
+        if a.ran[t] != b.ran[t] {
+            out.push(format!("ran[{}] = {}", tool(t), b.ran[t]));
+        }
+        if a.count[t] != b.count[t] {
+            out.push(format!("count[{}] = {}", tool(t), b.count[t]));
+        }
+        if a.confirmed[t] != b.confirmed[t] {
+            out.push(format!("confirmed[{}] = {}", tool(t), b.confirmed[t]));
+        }
+        if a.clean[t] != b.clean[t] {
+            out.push(format!("confirmed_clean[{}] = {}", tool(t), b.clean[t]));
+        }
+    }
+    for r in b.tainted.difference(&a.tainted) {
+        out.push(format!("tainted += {}", region(m, *r)));
+    }
+    for r in a.tainted.difference(&b.tainted) {
+        out.push(format!("tainted -= {}", region(m, *r)));
+    }
+    if a.irrev_unconf != b.irrev_unconf {
+        out.push(format!("irreversible_unconfirmed = {}", b.irrev_unconf));
+    }
+    if a.wrote != b.wrote {
+        out.push(format!("wrote = {}", b.wrote));
+    }
+    out
+}
+
+/// Every latch that is set (true or nonzero) in `l`, in SPEC 3's names (`tainted = {desk}`);
+/// `[]` when none is.
+fn state(m: &FlatModel, l: &Latches) -> Vec<String> {
+    let mut out: Vec<String> = changes(m, &Latches::new(m), l)
+        .into_iter()
+        .filter(|c| !c.starts_with("tainted"))
+        .collect();
+    if !l.tainted.is_empty() {
+        let r: Vec<String> = l.tainted.iter().map(|&r| region(m, r)).collect();
+        out.push(format!("tainted = {{{}}}", r.join(", ")));
+    }
+    out
+}
+
+fn region(m: &FlatModel, r: usize) -> String {
+    m.regions
+        .get(r)
+        .cloned()
+        .unwrap_or_else(|| format!("region #{r}"))
+}
