@@ -137,8 +137,10 @@ struct VerifyArgs {
     /// when it does not (QG312).
     #[arg(long, value_name = "FINDING")]
     replay: Option<String>,
-    /// Traces of real runs, JSON Lines (not in this version).
-    #[arg(long)]
+    /// Traces of real runs, JSON Lines (one `{"run": id, "steps": [{"node": id, "tool": name}]}` a
+    /// line): a run that takes a transition the export does not have and then makes a privileged
+    /// call is QG016.
+    #[arg(long, value_name = "RUNS.jsonl")]
     traces: Option<PathBuf>,
     /// Colour in the text report.
     #[arg(long, value_enum, default_value = "auto")]
@@ -289,12 +291,6 @@ fn verify(a: VerifyArgs) -> i32 {
             "give `--format text` (the walkthrough) or `--format json` (the script)",
         );
     }
-    if a.traces.is_some() {
-        return fail(
-            "`--traces` is not in this version",
-            "verify without traces for now",
-        );
-    }
     if let (Some(s), Some(o)) = (&a.sarif, &a.output) {
         if s == o {
             return fail(
@@ -367,6 +363,7 @@ fn verify(a: VerifyArgs) -> i32 {
             broken: broken_engine_switch(),
         },
         advisories: a.advisories.clone(),
+        traces: a.traces.clone(),
     };
     let baseline = match a.baseline.as_deref().map(crate::baseline::read).transpose() {
         Ok(b) => b,

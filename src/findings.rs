@@ -152,6 +152,10 @@ pub struct Step {
     /// True on the call that breaks the obligation (the last step).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub violation: bool,
+    /// For `enter` in a traced run's witness (QG016): the node the run came from by a transition
+    /// the export does not have (`to` this step's node).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unmodelled_from: Option<String>,
     /// Node steps taken in this turn's run when the step happens (SPEC 3.1: entering any node
     /// but a start or an end is one step), to compare with `recursion_limit`.
     #[serde(skip)]
@@ -179,6 +183,7 @@ impl Step {
             when: None,
             turn,
             violation: false,
+            unmodelled_from: None,
             run_steps: 0,
             loc: None,
             edge: None,

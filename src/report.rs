@@ -106,6 +106,22 @@ pub struct Report {
     pub limits: Vec<String>,
     /// The baseline compared against (`--baseline`), when one was given.
     pub baseline: Option<BaselineInfo>,
+    /// What was read of the traces (`--traces`), when they were given.
+    pub traces: Option<TracesInfo>,
+}
+
+/// What the traces of real runs showed (`--traces RUNS.jsonl`, SPEC 2.4; JSON `traces`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TracesInfo {
+    /// The traces file, as named.
+    pub path: String,
+    /// Runs read (non-blank lines).
+    pub runs: usize,
+    /// Runs that took at least one transition the export does not have.
+    pub unmodelled: usize,
+    /// Of those, runs that then called a write or a privileged tool (each gives, or adds to, a
+    /// QG016 finding).
+    pub privileged_after: usize,
 }
 
 /// What a baseline hid (see [`crate::baseline`]).

@@ -29,6 +29,8 @@ pub struct Options {
     pub z3: bmc::Config,
     /// A team's own advisory list, added to `rules/advisories.toml` (QG022).
     pub advisories: Option<PathBuf>,
+    /// Traces of real runs, JSON Lines (`--traces RUNS.jsonl`, SPEC 2.4), for QG016.
+    pub traces: Option<PathBuf>,
 }
 
 /// Why a run could not prove anything (exit 2).
@@ -60,6 +62,7 @@ impl Options {
             engine: EngineChoice::Both,
             z3: bmc::Config::default(),
             advisories: None,
+            traces: None,
         }
     }
 }
@@ -87,8 +90,8 @@ fn rulebook(inputs: &mut Inputs, opts: &Options) -> Result<Option<RulebookRead>,
     }
 }
 
-/// Verifies `inputs`. Errors: the rulebook or the advisory list cannot be read, or the model
-/// could not be built.
+/// Verifies `inputs`. Errors: the rulebook, the advisory list or the traces cannot be read (a
+/// traces line of the wrong shape included), or the model could not be built.
 pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, VerifyError> {
     verify_with_model(inputs, opts).map(|(report, _)| report)
 }
@@ -108,6 +111,13 @@ pub fn verify_with_model(
                 "fix the list at the line named; its format is described in rules/advisories.toml",
             ))
         })?;
+    let traces = match &opts.traces {
+        Some(p) => Some((
+            p.display().to_string(),
+            crate::input::read_traces(&mut inputs.sources, p).map_err(VerifyError::Input)?,
+        )),
+        None => None,
+    };
     let mut model = match crate::model::flatten(&inputs.export, &inputs.catalogue, session_steps) {
         Ok(m) => m,
         Err(e) => return Err(VerifyError::Model(format!("{}: {e}", inputs.input_display))),
@@ -142,9 +152,18 @@ pub fn verify_with_model(
     findings.extend(checks::structure::opaque_subgraphs(&model));
     findings.extend(checks::declarations::permissive_by_default(&model, &inputs));
     let (line, info) = rulebook_findings(&rulebook, &model, &inputs, &advisories, &mut findings);
+    let traces_info = traces.map(|(path, traces)| {
+        let (found, info) = checks::traces::unmodelled_paths(&model, &traces, &path);
+        findings.extend(found);
+        info
+    });
     checks::sort(&mut findings);
+    let given = checks::coverage::Given {
+        rulebook: rulebook.is_some(),
+        traces: traces_info.is_some(),
+    };
     let (nothing_to_read, not_yet_checked) =
-        checks::coverage::coverage(&model, &inputs.catalogue, rulebook.is_some());
+        checks::coverage::coverage(&model, &inputs.catalogue, given);
     let report = Report {
         input: inputs.input_display.clone(),
         sources: inputs.sources,
@@ -169,6 +188,7 @@ pub fn verify_with_model(
         unchecked: outcome.unchecked.len(),
         limits: checks::coverage::limits(&inputs.export),
         baseline: None,
+        traces: traces_info,
     };
     Ok((report, model))
 }

@@ -269,3 +269,107 @@ fn odd_but_valid_inputs_load_or_fail_cleanly() {
         run_agent(&s, text.as_bytes(), &s.agent_catalogue);
     }
 }
+
+/// The traces reader and QG016's walk (SPEC 2.4): whatever the bytes, `read_traces` returns `Ok`
+/// or `Err`, and whatever it reads walks the shop's flattened graph without a panic.
+fn run_traces(bytes: &[u8]) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("runs.jsonl");
+    std::fs::write(&p, bytes).unwrap();
+    let mut inputs = load_agent_yaml(&manifest().join("fixtures/shop/agent.yaml")).unwrap();
+    if let Ok(traces) = stalwart::input::read_traces(&mut inputs.sources, &p) {
+        let m = stalwart::model::flatten(&inputs.export, &inputs.catalogue, 1).unwrap();
+        let (found, info) = stalwart::checks::traces::unmodelled_paths(&m, &traces, "runs.jsonl");
+        assert_eq!(info.runs, traces.len());
+        assert!(found.len() <= info.privileged_after);
+        for f in &found {
+            assert!(f.witness.last().is_some_and(|s| s.violation));
+        }
+    }
+}
+
+/// A line of a traces file the shop's nodes and tools (and some it does not have) appear in.
+fn trace_line() -> impl Strategy<Value = String> {
+    let node = prop::sample::select(vec![
+        "__start__",
+        "__end__",
+        "desk",
+        "desk_model",
+        "desk_tools",
+        "billing",
+        "billing_model",
+        "billing_tools",
+        "ghost",
+        "kb/retrieve",
+        "",
+    ]);
+    let tool = prop::option::of(prop::sample::select(vec![
+        "get_order",
+        "charge_card",
+        "refund_card",
+        "send_receipt",
+        "read_inbox",
+        "mystery",
+    ]));
+    let run = prop_oneof![
+        "[a-z0-9-]{0,6}".prop_map(|s| format!("\"{s}\"")),
+        any::<u16>().prop_map(|n| n.to_string()),
+    ];
+    (run, prop::collection::vec((node, tool), 0..12)).prop_map(|(run, steps)| {
+        let steps: Vec<String> = steps
+            .iter()
+            .map(|(n, t)| match t {
+                Some(t) => format!("{{\"node\": \"{n}\", \"tool\": \"{t}\"}}"),
+                None => format!("{{\"node\": \"{n}\"}}"),
+            })
+            .collect();
+        format!("{{\"run\": {run}, \"steps\": [{}]}}", steps.join(", "))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_traces_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
+        run_traces(&bytes);
+    }
+
+    #[test]
+    fn random_traces_texts_never_panic(text in "[{}\\[\\]:,\"' \\n\\-a-z0-9_\\\\]{0,300}") {
+        run_traces(text.as_bytes());
+    }
+
+    #[test]
+    fn mutated_traces_never_panic(
+        lines in prop::collection::vec(trace_line(), 1..6),
+        muts in prop::collection::vec(mutation(), 0..6),
+    ) {
+        let text = lines.join("\n");
+        run_traces(&apply(text.as_bytes(), &muts));
+    }
+}
+
+#[test]
+fn odd_traces_load_or_fail_cleanly() {
+    let deep = format!(
+        "{{\"run\": 1, \"steps\": {}{}}}",
+        "[".repeat(5_000),
+        "]".repeat(5_000)
+    );
+    for text in [
+        "",
+        "\n\n",
+        "\u{feff}{\"run\": 1, \"steps\": []}",
+        "{\"run\": 1, \"steps\": []}\r\n{\"run\": 2, \"steps\": []}\r\n",
+        "{\"run\": 1e400, \"steps\": []}",
+        "{\"run\": -0, \"steps\": [{\"node\": \"\\ud83d\\ude00\"}]}",
+        "{\"run\": \"a\",\n\"steps\": []}",
+        "{\"run\": 1, \"steps\": []} {\"run\": 2, \"steps\": []}",
+        "{\"run\": 1, \"steps\": []}\u{2028}",
+        "null",
+        deep.as_str(),
+    ] {
+        run_traces(text.as_bytes());
+    }
+}

@@ -281,6 +281,7 @@ fn base_report(findings: Vec<Finding>) -> Report {
                 .to_string(),
         ],
         baseline: None,
+        traces: None,
     }
 }
 
@@ -434,6 +435,7 @@ fn json_has_the_schema() {
             "rulebook_info",
             "gate",
             "baseline",
+            "traces",
             "findings",
             "lints",
             "nothing_to_read",

@@ -6,9 +6,18 @@ use crate::ir::{Catalogue, NodeKind, Role};
 use crate::model::FlatModel;
 use crate::rules;
 
+/// What a run was given besides the graph and the catalogue, for [`coverage`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Given {
+    /// A rulebook (the rulebook rules read it).
+    pub rulebook: bool,
+    /// Traces of real runs (QG016 reads them).
+    pub traces: bool,
+}
+
 /// True when the input declares something rule `id` reads; `None` when the rule always has
 /// something to read (or this version cannot tell).
-fn has_input(m: &FlatModel, cat: &Catalogue, has_rulebook: bool, id: &str) -> Option<bool> {
+fn has_input(m: &FlatModel, cat: &Catalogue, given: Given, id: &str) -> Option<bool> {
     let store = |name: &str| cat.stores.iter().find(|s| s.name == name);
     let roles = |want: &[Role]| {
         m.tools.iter().any(|t| {
@@ -40,23 +49,24 @@ fn has_input(m: &FlatModel, cat: &Catalogue, has_rulebook: bool, id: &str) -> Op
         }),
         "QG106" => m.tools.iter().any(|t| t.source.is_some()),
         "QG107" => m.nodes.iter().any(|n| n.kind == NodeKind::Remote),
-        "QG002" | "QG005" | "QG007" | "QG008" | "QG009" | "QG010" | "QG022" => has_rulebook,
+        "QG002" | "QG005" | "QG007" | "QG008" | "QG009" | "QG010" | "QG022" => given.rulebook,
+        "QG016" => given.traces,
         _ => return None,
     })
 }
 
 /// (rules with nothing to read and why, rules not checked yet that had something to read).
-/// `has_rulebook`: a rulebook was given (the rulebook rules read it).
+/// `given`: whether a rulebook and traces were given (the rulebook rules and QG016 read them).
 pub fn coverage(
     m: &FlatModel,
     cat: &Catalogue,
-    has_rulebook: bool,
+    given: Given,
 ) -> (Vec<(&'static str, String)>, Vec<&'static str>) {
     let mut nothing = Vec::new();
     let mut not_yet = Vec::new();
     for r in rules::all() {
         let id: &'static str = r.id.as_str();
-        match (has_input(m, cat, has_rulebook, id), &r.nothing_to_read) {
+        match (has_input(m, cat, given, id), &r.nothing_to_read) {
             (Some(false), Some(why)) => nothing.push((id, why.clone())),
             _ if !CHECKED_RULES.contains(&id) => not_yet.push(id),
             _ => {}

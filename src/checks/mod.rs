@@ -4,8 +4,8 @@
 //! undecided search); [`engines`] the engines' disagreements (QG312); [`structure`] reads the flattened graph itself (QG023, QG015, QG006 for an
 //! opaque subgraph); [`lints`] gives the runtime lints; [`coverage`] says which rules had nothing
 //! to read and which this version does not check yet; [`rulebook`] reads the compiled rulebook
-//! (QG001's rulebook side, QG002, QG004, QG005, QG007-QG010, QG022) and [`declarations`] QG004's
-//! graph side. Checks never print.
+//! (QG001's rulebook side, QG002, QG004, QG005, QG007-QG010, QG022), [`declarations`] QG004's
+//! graph side, and [`traces`] the traces of real runs (QG016). Checks never print.
 
 pub mod coverage;
 pub mod declarations;
@@ -14,6 +14,7 @@ pub mod graph;
 pub mod lints;
 pub mod rulebook;
 pub mod structure;
+pub mod traces;
 
 use crate::findings::{fingerprint, Finding, Obligation, Severity, Step};
 use crate::ir::ToolDef;
@@ -24,7 +25,7 @@ use crate::source::Loc;
 /// `status = "checked"` must be here and every rule here must be so marked.
 pub const CHECKED_RULES: &[&str] = &[
     "QG001", "QG002", "QG003", "QG004", "QG005", "QG006", "QG007", "QG008", "QG009", "QG010",
-    "QG011", "QG012", "QG013", "QG014", "QG015", "QG022", "QG023", "QG105", "QG312",
+    "QG011", "QG012", "QG013", "QG014", "QG015", "QG016", "QG022", "QG023", "QG105", "QG312",
 ];
 
 /// The severity of a finding of `rule` (SPEC 7): a hotspot is Review; a finding on a tool goes

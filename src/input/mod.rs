@@ -5,6 +5,9 @@
 //! - [`load_agent_yaml`]: a Bot Builder `agent.yaml`, compiled to a graph and a catalogue (SPEC 2.1);
 //! - [`load_export`]: a `qls-graph/1` export and its catalogue (SPEC 2.2, 2.3).
 //!
+//! [`read_traces`] reads the traces of real runs (`--traces RUNS.jsonl`, SPEC 2.4) into the same
+//! [`SourceMap`], for QG016.
+//!
 //! Both read, then validate every cross-reference; any bad input is an [`InputError`] pointing at
 //! the offending word with the fix (exit status 2). Nothing here panics on any input.
 //! [`write_export`] writes the pair back (`--export-only`), and loading what it wrote gives the
@@ -22,12 +25,14 @@ mod export;
 mod facts;
 pub mod guard;
 pub(crate) mod python;
+pub mod traces;
 pub(crate) mod tree;
 mod validate;
 mod write;
 
 pub use guard::parse_guard;
 pub use python::PyModule;
+pub use traces::{read_traces, Trace, TraceStep};
 pub use write::{catalogue_path, write_export};
 
 /// Everything a run reads, ready for the model.

@@ -416,6 +416,49 @@ fn parse_json(sources: &SourceMap, file: FileId, text: &str) -> Result<Node, Inp
     Ok(node)
 }
 
+/// Parses line `line` (1-based) of file `file` of `sources` as one JSON value, keeping where each
+/// value starts in the whole file (JSON Lines: one value a line). `serde_json` checks the line first,
+/// so a syntax error is reported as it words it, at its line and column; `what` names the line in
+/// the help (e.g. "a trace line"). Trailing whitespace is allowed; anything else after the value is
+/// an error.
+pub(crate) fn parse_json_line(
+    sources: &SourceMap,
+    file: FileId,
+    line: u32,
+    help: &str,
+) -> Result<Node, InputError> {
+    let Some(f) = sources.files.get(file) else {
+        return Err(InputError::plain("internal error: unknown source file", ""));
+    };
+    let text = f.line_text(line);
+    if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+        // The line is the whole text serde_json saw: its line is always 1.
+        let column = json_char_column(sources, file, line, e.column());
+        let full = e.to_string();
+        let msg = match full.rfind(" at line ") {
+            Some(i) => full.get(..i).unwrap_or(&full).to_string(),
+            None => full,
+        };
+        return Err(InputError::at(
+            sources,
+            Loc::new(file, line, column),
+            format!("invalid JSON: {msg}"),
+            help,
+        ));
+    }
+    let start = f.offset(line, 1);
+    let mut p = JsonReader {
+        text: f.text.get(..start + text.len()).unwrap_or(""),
+        pos: start,
+        line,
+        column: 1,
+        file,
+    };
+    p.ws();
+    p.value(0)
+        .map_err(|(loc, msg)| InputError::at(sources, loc, format!("invalid JSON: {msg}"), help))
+}
+
 /// serde_json counts columns in bytes (0 at the start of a line for an empty input); [`Loc`]
 /// columns count characters from 1.
 fn json_char_column(sources: &SourceMap, file: FileId, line: u32, byte_col: usize) -> u32 {

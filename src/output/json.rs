@@ -20,6 +20,11 @@
 //!   } | null,
 //!   "gate": {"mode": "ci" | "start", "passed": bool, "exit": 0 | 1},
 //!   "baseline": {"path": "old.sarif", "known": n} | null,  // --baseline: n known findings hidden
+//!   "traces": {                                // --traces RUNS.jsonl; null when none was given
+//!     "path": "runs.jsonl", "runs": n,         // the runs read
+//!     "unmodelled": n,                         // runs that took a transition the export lacks
+//!     "privileged_after": n                    // of those, runs that then made a privileged call
+//!   } | null,
 //!   "findings": [{                             // QG312 first, then by rule, subject, node
 //!     "rule": "QG011",
 //!     "title": "Confused deputy" | null,       // null only for a rule missing from rules/
@@ -35,7 +40,8 @@
 //!     "fix": "...",
 //!     "fingerprint": "<16 hex digits>",         // hash of rule, obligation, subject, node
 //!     "blocks": bool,                           // fails the gate in `gate.mode`
-//!     "witness": [{                             // the shortest route, in order
+//!     "witness": [{                             // the shortest route, in order (QG016: the
+//!                                               // traced run's steps up to the call)
 //!       "kind": "enter" | "choose" | "call" | "confirm" | "turn_end"
 //!             | "flow" | "fact",                // rulebook findings: a flow line passed (its
 //!                                               // words in "node"), a fact's value ("yes")
@@ -48,6 +54,8 @@
 //!       "when": "before" | "after" | "inside",  // confirm only
 //!       "turn": 1,
 //!       "violation": true,                      // only on the violating call (the last step)
+//!       "unmodelled_from": "<node>",            // QG016, enter only: the step came from this
+//!                                               // node by a transition the export does not have
 //!       "location": LOCATION | null
 //!     }]
 //!   }],
@@ -109,6 +117,7 @@ pub fn to_value(report: &Report) -> Value {
             "exit": report.exit_code(),
         },
         "baseline": report.baseline.as_ref().map(|b| json!({"path": b.path, "known": b.known})),
+        "traces": report.traces,
         "findings": report.findings.iter().map(|f| finding(report, f)).collect::<Vec<_>>(),
         "lints": report.lints.iter().map(|l| json!({
             "id": l.id,
@@ -243,6 +252,9 @@ pub(crate) fn step(src: &SourceMap, s: &Step) -> Value {
     m.insert("turn".into(), json!(s.turn));
     if s.violation {
         m.insert("violation".into(), json!(true));
+    }
+    if let Some(from) = &s.unmodelled_from {
+        m.insert("unmodelled_from".into(), json!(from));
     }
     m.insert("location".into(), location(src, s.loc));
     Value::Object(m)

@@ -59,10 +59,18 @@ pub(crate) fn primary_loc(report: &Report, f: &Finding) -> Option<Loc> {
 /// One witness step in words, as the text report's labels and SARIF's thread-flow messages say
 /// it: `enter desk`, `choose -> billing`, `call read_inbox (plain)`, `confirm refund_card (yes,
 /// before)`, `turn 1 ends`. `obligation` (`O6`, or a rule id when the finding has no obligation)
-/// is named on the violating call: `call charge_card (plain), violates O6`.
+/// is named on the violating call: `call charge_card (plain), violates O6`. A traced run's step
+/// that came by a transition the export does not have (QG016) says so: `enter tools from agent, a
+/// transition the export does not have`.
 pub(crate) fn describe_step(step: &Step, obligation: &str) -> String {
     let mut s = match step.kind {
-        StepKind::Enter => format!("enter {}", step.node),
+        StepKind::Enter => match &step.unmodelled_from {
+            Some(from) => format!(
+                "enter {} from {from}, a transition the export does not have",
+                step.node
+            ),
+            None => format!("enter {}", step.node),
+        },
         StepKind::Choose => match &step.to {
             Some(to) => format!("choose -> {to}"),
             None => format!("choose at {}", step.node),

@@ -25,7 +25,7 @@
 //! repository root, with forward slashes and no scheme, and a `region` over the declaring word),
 //! `relatedLocations` (the finding's related places, `id` 1..; at most [`MAX_RELATED`]), the
 //! witness as `codeFlows[0].threadFlows[0].locations` (each step at its node's location, else at the
-//! finding's; at most 1,000 steps), `partialFingerprints["stalwartFingerprint/v1"]` (the finding's
+//! finding's; a traced run's steps (QG016) at their lines of the traces file; at most 1,000 steps), `partialFingerprints["stalwartFingerprint/v1"]` (the finding's
 //! fingerprint; GitHub's `primaryLocationLineHash` is left to upload-sarif to compute), and
 //! `properties` (`severity`, `obligation`, `depth`, `subject`, `node`).
 //!
@@ -397,6 +397,7 @@ fn code_flow(
         .map(|e| format!(" (the {e} engine's witness)"))
         .unwrap_or_default();
     let message = match f.depth {
+        _ if f.rule == "QG016" => format!("The traced run's {n} steps up to the call{shown}."),
         Some(d) => format!("A route of {n} steps that reaches the call in turn {d}{shown}{by}."),
         None => format!("A route of {n} steps that reaches the call{shown}{by}."),
     };

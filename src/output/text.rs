@@ -7,6 +7,7 @@
 //! ```text
 //! stalwart verify agent.yaml
 //! <the rulebook line>
+//! Traces <file>: <runs read, and how many left the export's graph>
 //! Warnings from the exporter:
 //!   <each warning>
 //! Lints from the runtime (none of these blocks the agent):
@@ -93,6 +94,11 @@ fn render_raw(report: &Report, color: bool) -> String {
     let _ = writeln!(out, "stalwart verify {}", report.input);
     if let Some(rulebook) = &report.rulebook {
         let _ = writeln!(out, "{rulebook}");
+    }
+    if let Some(t) = &report.traces {
+        for l in wrap(&traces_line(t), WRAP, 2) {
+            let _ = writeln!(out, "{l}");
+        }
     }
     if !report.export_warnings.is_empty() {
         let _ = writeln!(out, "{}", p.yellow("Warnings from the exporter:"));
@@ -196,6 +202,30 @@ fn render_raw(report: &Report, color: bool) -> String {
         gate_line(report, blocking.len(), warnings.len(), &p)
     );
     out
+}
+
+/// The traces line: how many runs were read, and how many left the export's graph.
+fn traces_line(t: &crate::report::TracesInfo) -> String {
+    let runs = plural(t.runs, "run", "runs");
+    if t.unmodelled == 0 {
+        return format!(
+            "Traces {}: {runs} read; every transition they took is in the export.",
+            t.path
+        );
+    }
+    let took = if t.unmodelled == 1 {
+        "1 took a transition the export does not have".to_string()
+    } else {
+        format!("{} took transitions the export does not have", t.unmodelled)
+    };
+    let after = match t.privileged_after {
+        0 => "none of them then made a privileged call".to_string(),
+        n if n == t.unmodelled && n == 1 => "and then made a privileged call (QG016)".to_string(),
+        n if n == t.unmodelled => "and each then made a privileged call (QG016)".to_string(),
+        1 => "1 of them then made a privileged call (QG016)".to_string(),
+        n => format!("{n} of them then made a privileged call (QG016)"),
+    };
+    format!("Traces {}: {runs} read; {took}, {after}.", t.path)
 }
 
 /// The gate line, the report's last (SPEC 8; the seed's wording).
@@ -343,6 +373,13 @@ fn route_message(f: &Finding) -> String {
             "where it is declared".to_string()
         };
     }
+    if f.rule == "QG016" {
+        let steps = f.witness.last().map_or(0, |s| s.run_steps) as usize;
+        return format!(
+            "the traced run, {} up to the call",
+            plural(steps, "step", "steps")
+        );
+    }
     if rulebook_witness(f) {
         let facts = f.witness.iter().any(|s| s.kind == StepKind::Fact);
         return if facts {
@@ -408,6 +445,8 @@ fn excerpt(report: &Report, f: &Finding, color: bool) -> String {
             true,
             if rulebook_witness(f) || f.rule == "QG005" {
                 "here".to_string()
+            } else if f.rule == "QG016" {
+                format!("the run calls {} here", f.subject)
             } else {
                 format!("declares {what}")
             },

@@ -60,13 +60,16 @@ pub fn steps(inputs: &Inputs) -> u32 {
     inputs.export.session_steps.unwrap_or(1)
 }
 
-/// Runs the whole pipeline on a fixture folder, as `stalwart verify` does.
+/// Runs the whole pipeline on a fixture folder, as `stalwart verify` does: with `--advisories
+/// advisories.toml` and `--traces runs.jsonl` when the folder has them.
 pub fn report(dir: &Path) -> Report {
     let inputs = load(dir);
     let mut opts = Options::new(steps(&inputs));
-    // A fixture may carry its own advisory list (QG022).
+    // A fixture may carry its own advisory list (QG022) and traces of real runs (QG016).
     let adv = dir.join("advisories.toml");
     opts.advisories = adv.exists().then_some(adv);
+    let runs = dir.join("runs.jsonl");
+    opts.traces = runs.exists().then_some(runs);
     verify::verify(inputs, &opts).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
 }
 
