@@ -230,3 +230,32 @@ fn the_upload_condition_skips_forks() {
     assert!(!upload("true", "pull_request", "fork/r", "o/r"));
     assert!(!upload("false", "push", "", "o/r"));
 }
+
+#[test]
+fn traces_given_to_the_action_are_compared_with_the_graph() {
+    let t = temp("traces");
+    let dir = "fixtures/QG016/breaks-unmodelled-path";
+    let (graph, catalogue, traces) = (
+        format!("{dir}/graph.json"),
+        format!("{dir}/catalogue.json"),
+        format!("{dir}/runs.jsonl"),
+    );
+    let without = run_action(&[("graph", &graph), ("catalogue", &catalogue)], &t);
+    let with = run_action(
+        &[
+            ("graph", &graph),
+            ("catalogue", &catalogue),
+            ("traces", &traces),
+        ],
+        &t,
+    );
+    assert!(!without.log.contains("QG016"), "{}", without.log);
+    assert_eq!(with.code, 1, "{}", with.log);
+    assert_eq!(with.outputs["verify.outputs.gate"], "failed");
+    assert!(
+        with.log.contains(&format!("::error file={traces},line=1,")),
+        "{}",
+        with.log
+    );
+    let _ = std::fs::remove_dir_all(&t);
+}

@@ -640,8 +640,8 @@ fn python_tool_module() {
         "python_module.agent.yaml",
         11,
         13,
-        "Python tool modules are not read yet",
-        "tools: - catalogue:",
+        "no Python module 'shop.tools': neither shop/tools.py nor shop/tools/__init__.py is beside agent.yaml",
+        "`python: shop.tools` reads shop/tools.py",
     );
 }
 

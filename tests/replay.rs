@@ -108,8 +108,8 @@ fn the_json_script_has_every_step_and_what_it_changed() {
 
 #[test]
 fn a_witness_that_does_not_reproduce_is_qg312() {
-    let inputs =
-        stalwart::input::load_agent_yaml(std::path::Path::new("fixtures/shop/agent.yaml")).expect("shop");
+    let inputs = stalwart::input::load_agent_yaml(std::path::Path::new("fixtures/shop/agent.yaml"))
+        .expect("shop");
     let (mut report, model) = verify_with_model(inputs, &Options::new(1)).expect("verify");
     let i = replay::select(&report, "451f34ab881b803e").expect("the QG105 finding");
     // Take out the call of charge_card: without another write the call of refund_card no
