@@ -67,6 +67,12 @@ pub enum Obligation {
     O7,
     /// Recovery: an unrecoverable write with another write in the run.
     O8,
+    /// QG019 (SPEC 6), a reachability question numbered after SPEC 4's table: a `sends_out`
+    /// tool runs after a `confidential` tool ran in the session, and the send is not confirmed.
+    O9,
+    /// QG021 (SPEC 6): a tool that writes a `persistent` store runs while the run is tainted
+    /// and the call was not confirmed on clean content.
+    O10,
 }
 
 impl Obligation {
@@ -81,6 +87,8 @@ impl Obligation {
             Obligation::O6 => "O6",
             Obligation::O7 => "O7",
             Obligation::O8 => "O8",
+            Obligation::O9 => "O9",
+            Obligation::O10 => "O10",
         }
     }
 
@@ -95,6 +103,8 @@ impl Obligation {
             Obligation::O6 => "the taint rule",
             Obligation::O7 => "the saga",
             Obligation::O8 => "recovery",
+            Obligation::O9 => "confidential data stays in",
+            Obligation::O10 => "nothing untrusted persisted",
         }
     }
 }

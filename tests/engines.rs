@@ -31,6 +31,8 @@ fn engines_agree_on_generated_graphs() {
     let mut checked = 0;
     let mut violations = 0;
     let (mut gated_models, mut gated_calls) = (0, 0);
+    // Violations of QG019's and QG021's questions (O9, O10), with one of them on a guarded call.
+    let (mut o9, mut o10, mut guarded_declared) = (0, 0, 0);
     for seed in 0..cases() {
         let g = gen::random(seed, 3 + (seed % 6) as usize, 2 + (seed % 4) as usize);
         let dir = tempfile::tempdir().expect("tempdir");
@@ -118,6 +120,17 @@ fn engines_agree_on_generated_graphs() {
             );
         }
         violations += per_engine[0].len();
+        for ((ob, ..), _) in &per_engine[0] {
+            o9 += usize::from(*ob == Obligation::O9);
+            o10 += usize::from(*ob == Obligation::O10);
+        }
+        guarded_declared += o.runs[0]
+            .results
+            .iter()
+            .filter(|r| matches!(r.instance.obligation, Obligation::O9 | Obligation::O10))
+            .flat_map(|r| &r.violations)
+            .filter(|v| v.witness.last().and_then(|s| s.guarded) == Some(true))
+            .count();
         checked += 1;
     }
     assert_eq!(checked, cases());
@@ -134,6 +147,10 @@ fn engines_agree_on_generated_graphs() {
     assert!(
         gated_calls > 0,
         "some witness should pass a guarded call of a gated tool"
+    );
+    assert!(
+        o9 > 0 && o10 > 0 && guarded_declared > 0,
+        "the generator should give O9 and O10 violations (got {o9}, {o10}; {guarded_declared} at guarded calls)"
     );
 }
 

@@ -18,6 +18,8 @@ fn base_rule(ob: Obligation, class: Class) -> &'static str {
         Obligation::O6 => "QG011",
         Obligation::O7 => "QG013",
         Obligation::O8 => "QG105",
+        Obligation::O9 => "QG019",
+        Obligation::O10 => "QG021",
     }
 }
 

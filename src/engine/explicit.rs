@@ -796,6 +796,21 @@ impl<'a> Search<'a> {
                     hits.push((u, n, Class::Plain));
                 }
             }
+            Obligation::O9 => {
+                let confirmed = self.conf_ix[u].is_some_and(|i| get(k, lay.conf, i));
+                let leaked = m
+                    .confidential()
+                    .any(|c| self.ran_ix[c].is_some_and(|i| get(k, lay.ran, i)));
+                if is_t && runs && !confirmed && leaked {
+                    hits.push((u, n, Class::Plain));
+                }
+            }
+            Obligation::O10 => {
+                let clean = self.clean_ix[u].is_some_and(|i| get(k, lay.clean, i));
+                if is_t && runs && any(k, lay.taint, lay.region_words) && !clean {
+                    hits.push((u, n, Class::Plain));
+                }
+            }
             Obligation::O8 => {
                 if let Some(t) = target {
                     if is_t && runs && k[lay.misc] & 2 == 2 {
@@ -907,7 +922,7 @@ fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
             .filter(|n| n.calls_tools() && !n.guarded())
             .map(|n| n.tools.iter().collect::<BTreeSet<_>>().len())
             .sum(),
-        (Obligation::O7 | Obligation::O8, Some(t)) => {
+        (Obligation::O7 | Obligation::O8 | Obligation::O9 | Obligation::O10, Some(t)) => {
             m.nodes.iter().filter(|n| binds(n, t)).count()
         }
         (Obligation::O6, Some(t)) => {

@@ -474,6 +474,8 @@ impl Walk<'_> {
                 runs && ((u == tool && n == node && l.wrote)
                     || (m.tools[u].is_write() && l.ran_at[tool] == Some(node)))
             }
+            Obligation::O9 => runs && !l.confirmed[u] && m.confidential().any(|c| l.ran[c]),
+            Obligation::O10 => runs && !l.tainted.is_empty() && !l.clean[u],
         };
         if ok {
             Ok(())

@@ -112,6 +112,7 @@ pub fn instances(model: &FlatModel) -> Vec<Instance> {
                 .iter()
                 .any(|&t| model.tools[t].irreversible && model.tools[t].is_write())
     });
+    let any_confidential = model.confidential().next().is_some();
     for (t, d) in model.tools.iter().enumerate() {
         let tool = Some(t);
         if d.is_write() && model.interrupted[t] {
@@ -153,6 +154,18 @@ pub fn instances(model: &FlatModel) -> Vec<Instance> {
         if d.is_write() && d.compensation == Compensation::Absent && !d.irreversible {
             out.push(Instance {
                 obligation: Obligation::O8,
+                tool,
+            });
+        }
+        if d.sends_out && any_confidential {
+            out.push(Instance {
+                obligation: Obligation::O9,
+                tool,
+            });
+        }
+        if model.persists[t] {
+            out.push(Instance {
+                obligation: Obligation::O10,
                 tool,
             });
         }

@@ -99,6 +99,14 @@ impl Slice {
                     need.insert(Var::Wrote);
                     need.insert(Var::Unrec(t));
                 }
+                Obligation::O9 => {
+                    need.insert(Var::Confirmed(t));
+                    need.extend(model.confidential().map(Var::Ran));
+                }
+                Obligation::O10 => {
+                    need.insert(Var::Tainted);
+                    need.insert(Var::ConfClean(t));
+                }
             }
         }
         // Close over the update rules, and over the order latches of exactly-decided guards.

@@ -304,7 +304,23 @@ pub fn random(seed: u64, n: usize, t: usize) -> Generated {
             if rng.chance(30) {
                 v["reads_outside"] = json!(true);
             }
+            // QG019's and QG021's words (O9, O10).
+            if rng.chance(20) {
+                v["confidential"] = json!(true);
+            }
+            if rng.chance(25) {
+                v["sends_out"] = json!(true);
+            }
+            if rng.chance(20) {
+                v["store"] = json!({"name": "memory", "access": "write"});
+            }
         }
+    }
+    if let Some(c) = cat.as_object_mut() {
+        c.insert(
+            "stores".into(),
+            json!({"memory": {"persistent": true, "multi_tenant": false}}),
+        );
     }
     Generated {
         graph,

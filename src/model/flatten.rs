@@ -53,6 +53,19 @@ pub fn flatten(
             top_budget: export.budget.is_some(),
             interrupted: vec![false; catalogue.tools.len()],
             gates: vec![None; catalogue.tools.len()],
+            persists: catalogue
+                .tools
+                .iter()
+                .map(|t| {
+                    t.store.as_ref().is_some_and(|(s, write)| {
+                        *write
+                            && catalogue
+                                .stores
+                                .iter()
+                                .any(|d| &d.name == s && d.persistent)
+                    })
+                })
+                .collect(),
         },
         top_name: export.name.clone().unwrap_or_else(|| "graph".to_string()),
         region_ix: HashMap::new(),

@@ -163,6 +163,9 @@ pub struct FlatModel {
     pub interrupted: Vec<bool>,
     /// For each tool, the rulebook's gate on its guarded calls (`None`: no rulebook governs it).
     pub gates: Vec<Option<RuleGate>>,
+    /// For each tool, true when it writes a store the catalogue declares `persistent` (O10,
+    /// QG021).
+    pub persists: Vec<bool>,
 }
 
 /// The rulebook's gate on a tool's guarded calls (SPEC 3 `fact[f]`, SPEC 5; seed chapter 45, "The
@@ -287,6 +290,15 @@ impl FlatModel {
     /// [`FlatModel::tool_check`] of every tool, by tool index (SPEC 3).
     pub fn tool_checks(&self) -> Vec<ToolCheck> {
         (0..self.tools.len()).map(|u| self.tool_check(u)).collect()
+    }
+
+    /// The tools declared `confidential` (SPEC 2.3), for O9 (QG019).
+    pub fn confidential(&self) -> impl Iterator<Item = ToolIx> + '_ {
+        self.tools
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.confidential)
+            .map(|(t, _)| t)
     }
 
     /// The index of the tool named `name`.

@@ -251,7 +251,7 @@ fn groups(m: &FlatModel, inst: Instance) -> Vec<Group> {
                 }
                 let at = |class| Part::At { node: ix, class };
                 match ob {
-                    Obligation::O7 => out.push(Group {
+                    Obligation::O7 | Obligation::O9 | Obligation::O10 => out.push(Group {
                         keys: vec![(t, ix, Class::Plain)],
                         parts: vec![at(Class::Plain)],
                     }),

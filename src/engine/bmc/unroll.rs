@@ -812,6 +812,18 @@ impl<'a> Unrolling<'a> {
                         }
                         Bool::and(&[&fr.calls_at_least(t0, 1), &or(&why)])
                     }
+                    Obligation::O9 => {
+                        let conf = fr.conf_e[t0].clone().unwrap_or_else(f);
+                        let ran: Vec<Bool> = m
+                            .confidential()
+                            .filter_map(|c| fr.s.ran[c].clone())
+                            .collect();
+                        Bool::and(&[&fr.calls_at_least(t0, 1), &conf.not(), &or(&ran)])
+                    }
+                    Obligation::O10 => {
+                        let clean = fr.clean_e[t0].clone().unwrap_or_else(f);
+                        Bool::and(&[&fr.calls_at_least(t0, 1), &fr.tainted(), &clean.not()])
+                    }
                     Obligation::O8 => {
                         let mut why = vec![fr.s.wrote.clone(), fr.calls_at_least(t0, 2)];
                         for &u in &m.nodes[node].tools {
