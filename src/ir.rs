@@ -455,6 +455,21 @@ pub enum Role {
 }
 
 impl Role {
+    /// The role's word in the catalogue.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Code => "code",
+            Role::Shell => "shell",
+            Role::Sql => "sql",
+            Role::Query => "query",
+            Role::Path => "path",
+            Role::Url => "url",
+            Role::Template => "template",
+            Role::Destination => "destination",
+            Role::UserId => "user_id",
+        }
+    }
+
     /// Parses a role; `None` when unknown (kept and linted).
     pub fn parse(s: &str) -> Option<Role> {
         Some(match s {

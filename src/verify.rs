@@ -151,6 +151,12 @@ pub fn verify_with_model(
     findings.extend(checks::structure::undeclared_routes(&model));
     findings.extend(checks::structure::opaque_subgraphs(&model));
     findings.extend(checks::declarations::permissive_by_default(&model, &inputs));
+    let compiled = matches!(&rulebook, Some((_, Ok(_))));
+    findings.extend(checks::catalogue_rules::findings(
+        &model,
+        &inputs.catalogue,
+        compiled,
+    ));
     let (line, info) = rulebook_findings(&rulebook, &model, &inputs, &advisories, &mut findings);
     let traces_info = traces.map(|(path, traces)| {
         let (found, info) = checks::traces::unmodelled_paths(&model, &traces, &path);

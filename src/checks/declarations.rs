@@ -9,8 +9,8 @@ use crate::input::Inputs;
 use crate::ir::NodeKind;
 use crate::model::FlatModel;
 
-/// QG004 (graph side, SPEC 5): an agent of agent.yaml with a model whose `on_unread` is `model`,
-/// or unset with no `settings.on_unread`, and whose model can reach a node that calls a write.
+/// QG004 (graph side, SPEC 5): an agent of agent.yaml with a model whose `on_unread` is `model`
+/// or `ask` (both let the model have the turn the router could not read), or unset with no `settings.on_unread`, and whose model can reach a node that calls a write.
 /// Exports declare no `on_unread`, so only agent.yaml is read.
 pub fn permissive_by_default(m: &FlatModel, inputs: &Inputs) -> Vec<Finding> {
     if !inputs.from_agent_yaml {
@@ -22,7 +22,7 @@ pub fn permissive_by_default(m: &FlatModel, inputs: &Inputs) -> Vec<Finding> {
             .on_unread
             .as_deref()
             .or(inputs.default_on_unread.as_deref());
-        if !matches!(setting, None | Some("model")) {
+        if !matches!(setting, None | Some("model" | "ask")) {
             continue;
         }
         let Some(start) = m
@@ -36,7 +36,7 @@ pub fn permissive_by_default(m: &FlatModel, inputs: &Inputs) -> Vec<Finding> {
             continue;
         };
         let why = match setting {
-            Some(_) => "its `on_unread` is `model`".to_string(),
+            Some(s) => format!("its `on_unread` is `{s}`"),
             None => "it sets no `on_unread` and `settings` gives none".to_string(),
         };
         let mut f = finding(

@@ -177,6 +177,7 @@ impl Builder {
                 on_enter: Vec::new(),
                 on_leave: Vec::new(),
                 taints_on_leave: n.kind == NodeKind::Remote,
+                channel: n.channel.clone(),
                 path: path.clone(),
                 loc: n.loc,
             });

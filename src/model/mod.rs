@@ -57,6 +57,8 @@ pub struct FlatNode {
     pub on_leave: Vec<Pause>,
     /// True when leaving the node taints the run (a `remote` node).
     pub taints_on_leave: bool,
+    /// A `remote` node's channel (SPEC 2.2 `channel`), for QG107.
+    pub channel: Option<String>,
     /// The subgraph path holding the node (`""` for the top graph, `kb`, `kb/inner`).
     pub path: String,
     /// The declaring line (SPEC 7 location).

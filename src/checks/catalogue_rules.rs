@@ -1,0 +1,230 @@
+//! Declaration rules read from the catalogue and the graph's shape (SPEC 6): QG017, QG018 (an
+//! argument a model writes that is code or a query), QG020 (a multi-tenant read not bound to the
+//! user), QG101 (a write with no control declared), QG104 (a write unlike its agent's peers),
+//! QG106 (an unpinned tool source), QG107 (a remote agent over an unauthenticated channel).
+//!
+//! QG019 and QG021 are reachability questions and are answered by the engines (O9, O10 in
+//! [`crate::engine`]); QG004 is in [`super::declarations`].
+
+use std::collections::BTreeMap;
+
+use super::{finding, Subject};
+use crate::findings::Finding;
+use crate::ir::{Catalogue, NodeKind, Role};
+use crate::model::{FlatModel, ToolIx};
+
+/// Every finding of the rules above, in tool order then rule order.
+/// `rulebook_compiled`: a rulebook was given and compiles (QG101 reads it as a route).
+pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let chosen = model_chosen(m);
+    for (t, d) in m.tools.iter().enumerate() {
+        let on = |rule: &'static str, detail: &str| {
+            let mut f = finding(
+                Subject {
+                    rule,
+                    obligation: None,
+                    subject: d.name.clone(),
+                    tool: Some(d),
+                    node: None,
+                    location: Some(d.loc),
+                },
+                None,
+                Vec::new(),
+                &[("detail", detail)],
+            );
+            // The entry is the primary location already.
+            f.related.clear();
+            f
+        };
+        if chosen[t] {
+            for (rule, roles) in [
+                ("QG017", &[Role::Code, Role::Shell][..]),
+                (
+                    "QG018",
+                    &[
+                        Role::Sql,
+                        Role::Query,
+                        Role::Path,
+                        Role::Url,
+                        Role::Template,
+                        Role::Destination,
+                    ][..],
+                ),
+            ] {
+                let args: Vec<String> = d
+                    .args
+                    .iter()
+                    .filter_map(|a| {
+                        let r = a.role.filter(|r| roles.contains(r))?;
+                        Some(format!("'{}' ({})", a.name, r.as_str()))
+                    })
+                    .collect();
+                if !args.is_empty() {
+                    let mut f = on(rule, "");
+                    f.message = format!("{} (argument {})", f.message, args.join(", "));
+                    out.push(f);
+                }
+            }
+        }
+        if let Some((store, false)) = &d.store {
+            let shared = cat
+                .stores
+                .iter()
+                .any(|s| &s.name == store && s.multi_tenant);
+            if shared && !d.args.iter().any(|a| a.role == Some(Role::UserId)) {
+                let mut f = on("QG020", "");
+                f.message = format!("{} (store '{store}')", f.message);
+                out.push(f);
+            }
+        }
+        if d.is_write()
+            && !d.has_checks
+            && d.order.after.is_empty()
+            && d.order.not_after.is_empty()
+            && d.order.at_most.is_none()
+            && m.gates[t].is_none()
+            && !rulebook_compiled
+        {
+            out.push(on("QG101", ""));
+        }
+        if let Some((source, false)) = &d.source {
+            let mut f = on("QG106", "");
+            f.message = format!("{} ('{source}')", f.message);
+            out.push(f);
+        }
+    }
+    out.extend(peers(m));
+    out.extend(channels(m, cat));
+    out
+}
+
+/// For each tool, true when a model can choose it: a model node offers it, or a tool node
+/// (`tools`, `tools_plain`) binds it, whose batch the model chose (SPEC 3). A `step` node's
+/// tools are called by its code.
+fn model_chosen(m: &FlatModel) -> Vec<bool> {
+    let mut out = vec![false; m.tools.len()];
+    for n in &m.nodes {
+        if matches!(
+            n.kind,
+            NodeKind::Model | NodeKind::Tools | NodeKind::ToolsPlain
+        ) {
+            for &t in &n.tools {
+                out[t] = true;
+            }
+        }
+    }
+    out
+}
+
+/// The declarations QG104 compares: (word, present).
+fn declared(m: &FlatModel, t: ToolIx) -> [(&'static str, bool); 4] {
+    let d = &m.tools[t];
+    let order = !d.order.after.is_empty() || !d.order.not_after.is_empty();
+    [
+        ("at_most", d.order.at_most.is_some()),
+        ("checks", d.has_checks),
+        ("spend", d.has_spend),
+        ("order", order),
+    ]
+}
+
+/// QG104: per agent (the graph's nodes with no agent form one group), a write lacking a
+/// declaration every other write of the agent has (at least one other write).
+fn peers(m: &FlatModel) -> Vec<Finding> {
+    let mut agents: BTreeMap<String, Vec<ToolIx>> = BTreeMap::new();
+    for n in m.nodes.iter().filter(|n| n.calls_tools()) {
+        let writes = agents
+            .entry(n.agent.clone().unwrap_or_default())
+            .or_default();
+        for &t in &n.tools {
+            if m.tools[t].is_write() && !writes.contains(&t) {
+                writes.push(t);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (agent, writes) in &agents {
+        if writes.len() < 2 {
+            continue;
+        }
+        for &t in writes {
+            let mine = declared(m, t);
+            let missing: Vec<&str> = mine
+                .iter()
+                .enumerate()
+                .filter(|(i, (_, has))| {
+                    !has && writes
+                        .iter()
+                        .filter(|&&o| o != t)
+                        .all(|&o| declared(m, o)[*i].1)
+                })
+                .map(|(_, (w, _))| *w)
+                .collect();
+            if missing.is_empty() {
+                continue;
+            }
+            let d = &m.tools[t];
+            let detail = missing
+                .iter()
+                .map(|w| format!("`{w}`"))
+                .collect::<Vec<_>>()
+                .join(" and ");
+            let mut f = finding(
+                Subject {
+                    rule: "QG104",
+                    obligation: None,
+                    subject: d.name.clone(),
+                    tool: Some(d),
+                    node: None,
+                    location: Some(d.loc),
+                },
+                None,
+                Vec::new(),
+                &[("detail", &detail)],
+            );
+            f.related.clear();
+            if !agent.is_empty() {
+                f.message = format!("{} (agent '{agent}')", f.message);
+            }
+            if !out.iter().any(|o: &Finding| o.fingerprint == f.fingerprint) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// QG107: every `remote` node whose channel is missing, undeclared, or declared `auth: none`.
+fn channels(m: &FlatModel, cat: &Catalogue) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for n in m.nodes.iter().filter(|n| n.kind == NodeKind::Remote) {
+        let why = match &n.channel {
+            None => "it names no channel".to_string(),
+            Some(c) => match cat.channels.iter().find(|(name, _)| name == c) {
+                None => format!("its channel '{c}' is not declared in the catalogue"),
+                Some((_, auth)) => match auth.as_deref() {
+                    None => format!("its channel '{c}' declares no `auth`"),
+                    Some("none") => format!("its channel '{c}' declares `auth: none`"),
+                    Some(_) => continue,
+                },
+            },
+        };
+        let mut f = finding(
+            Subject {
+                rule: "QG107",
+                obligation: None,
+                subject: n.qid.clone(),
+                tool: None,
+                node: Some(n.qid.clone()),
+                location: Some(n.loc),
+            },
+            None,
+            Vec::new(),
+            &[],
+        );
+        f.message = format!("{} ({why})", f.message);
+        out.push(f);
+    }
+    out
+}
