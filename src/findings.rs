@@ -76,7 +76,7 @@ pub enum Obligation {
 }
 
 impl Obligation {
-    /// `O1`..`O8`.
+    /// `O1`..`O10`.
     pub fn as_str(self) -> &'static str {
         match self {
             Obligation::O1 => "O1",

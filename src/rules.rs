@@ -45,7 +45,7 @@ pub const FIX_PLACEHOLDERS: &[&str] = &["tool", "node", "subject"];
 
 /// Placeholders a `message` template may use: those of [`FIX_PLACEHOLDERS`], and `limit` (the
 /// recursion limit, QG023), `depth` (the turn at which a violation is first reachable, QG003),
-/// `obligation` (`O1`..`O8`) and `detail` (a rule-specific clause the checker writes).
+/// `obligation` (`O1`..`O10`) and `detail` (a rule-specific clause the checker writes).
 pub const MESSAGE_PLACEHOLDERS: &[&str] = &[
     "tool",
     "node",

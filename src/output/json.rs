@@ -30,7 +30,7 @@
 //!     "title": "Confused deputy" | null,       // null only for a rule missing from rules/
 //!     "type": "Vulnerability" | "Bug" | "Security hotspot" | null,
 //!     "severity": "Critical" | "High" | "Medium" | "Low" | "Review",
-//!     "obligation": "O1".."O8" | null,          // for QG003: the obligation it breaks
+//!     "obligation": "O1".."O10" | null,         // O9, O10: QG019, QG021; for QG003 the one it breaks
 //!     "subject": "refund_card" | "cycle:<node>" | "edge:<from>" | "<rulebook line>",
 //!     "node": "<qualified node id>" | null,     // where the violating call happens
 //!     "depth": 1 | null,                        // the turn it is first reachable at
