@@ -1,0 +1,163 @@
+//! The declaration rules of SPEC 6 on their fixtures, with the values they must carry: QG019 and
+//! QG021 as reachability questions with witnesses from both engines, the others read from the
+//! catalogue and the graph.
+
+mod common;
+
+use stalwart::engine::EngineChoice;
+use stalwart::findings::{Finding, Obligation, StepKind};
+use stalwart::verify::{self, Options};
+use std::path::Path;
+
+fn findings(case: &str, engine: EngineChoice) -> Vec<Finding> {
+    let dir = common::root().join("fixtures").join(case);
+    let inputs = common::load(&dir);
+    let mut opts = Options::new(common::steps(&inputs));
+    opts.engine = engine;
+    verify::verify(inputs, &opts)
+        .unwrap_or_else(|e| panic!("{case}: {e}"))
+        .findings
+}
+
+fn only<'a>(fs: &'a [Finding], rule: &str) -> &'a Finding {
+    let hits: Vec<&Finding> = fs.iter().filter(|f| f.rule == rule).collect();
+    assert_eq!(
+        hits.len(),
+        1,
+        "{rule}: {:?}",
+        fs.iter().map(|f| f.rule).collect::<Vec<_>>()
+    );
+    hits[0]
+}
+
+/// The witness as (kind, node, tool) triples.
+fn route(f: &Finding) -> Vec<(StepKind, String, Option<String>)> {
+    f.witness
+        .iter()
+        .map(|s| (s.kind, s.node.clone(), s.tool.clone()))
+        .collect()
+}
+
+#[test]
+fn confidential_data_leaves_through_an_unconfirmed_send() {
+    for engine in [EngineChoice::Explicit, EngineChoice::Z3, EngineChoice::Both] {
+        let fs = findings("QG019/breaks-record-then-mail", engine);
+        let f = only(&fs, "QG019");
+        assert_eq!(f.obligation, Some(Obligation::O9));
+        assert_eq!(f.subject, "send_mail");
+        assert_eq!(f.node.as_deref(), Some("desk_tools"));
+        // The record is read (and committed when the tool node is left) before the send.
+        let calls: Vec<String> = route(f)
+            .into_iter()
+            .filter(|(k, ..)| *k == StepKind::Call)
+            .filter_map(|(_, _, t)| t)
+            .collect();
+        // Z3 may call send_mail in the first batch too (not yet a violation: the record's
+        // `ran` commits when the batch ends); the route has as few node steps either way.
+        assert_eq!(
+            calls.first().map(String::as_str),
+            Some("read_record"),
+            "{engine:?}"
+        );
+        assert_eq!(
+            calls.last().map(String::as_str),
+            Some("send_mail"),
+            "{engine:?}"
+        );
+        assert_eq!(f.witness.last().map(|s| s.run_steps), Some(4), "{engine:?}");
+        assert!(f
+            .witness
+            .last()
+            .is_some_and(|s| s.violation && s.guarded == Some(true)));
+        assert_eq!(f.severity.as_str(), "Critical", "an irreversible write");
+    }
+    let fs = findings("QG019/holds-send-confirmed", EngineChoice::Both);
+    assert!(fs.iter().all(|f| f.rule != "QG019"));
+}
+
+#[test]
+fn untrusted_content_persisted_after_the_inbox() {
+    for engine in [EngineChoice::Explicit, EngineChoice::Z3] {
+        let fs = findings("QG021/breaks-inbox-to-memory", engine);
+        let f = only(&fs, "QG021");
+        assert_eq!(f.obligation, Some(Obligation::O10));
+        assert_eq!(f.subject, "save_note");
+        let calls: Vec<String> = route(f)
+            .into_iter()
+            .filter(|(k, ..)| *k == StepKind::Call)
+            .filter_map(|(_, _, t)| t)
+            .collect();
+        assert_eq!(
+            calls.first().map(String::as_str),
+            Some("read_inbox"),
+            "{engine:?}"
+        );
+        assert_eq!(
+            calls.last().map(String::as_str),
+            Some("save_note"),
+            "{engine:?}"
+        );
+    }
+}
+
+#[test]
+fn catalogue_rules_name_what_they_read() {
+    let f = findings("QG017/breaks-model-writes-shell", EngineChoice::Explicit);
+    let f = only(&f, "QG017");
+    assert_eq!(f.subject, "run_command");
+    assert!(
+        f.message.ends_with("(argument 'command' (shell))"),
+        "{}",
+        f.message
+    );
+    assert!(!f.fix.is_empty());
+
+    let f = findings("QG018/breaks-model-writes-url", EngineChoice::Explicit);
+    assert!(only(&f, "QG018").message.contains("'url' (url)"));
+
+    let f = findings("QG020/breaks-shared-store", EngineChoice::Explicit);
+    assert!(only(&f, "QG020").message.ends_with("(store 'documents')"));
+
+    let f = findings("QG104/breaks-one-write-unlimited", EngineChoice::Explicit);
+    let q = only(&f, "QG104");
+    assert_eq!(q.subject, "send_voucher");
+    assert!(
+        q.message.contains("lacks `at_most`") && q.message.ends_with("(agent 'desk')"),
+        "{}",
+        q.message
+    );
+    // Located at the tool's catalogue entry.
+    let loc = q.location.expect("located");
+    assert_eq!(loc.line, 4);
+
+    let f = findings("QG106/breaks-unpinned-server", EngineChoice::Explicit);
+    assert!(only(&f, "QG106")
+        .message
+        .contains("'https://rates.example/mcp'"));
+
+    let f = findings("QG107/breaks-auth-none", EngineChoice::Explicit);
+    let q = only(&f, "QG107");
+    assert_eq!(q.subject, "partner");
+    assert!(
+        q.message
+            .ends_with("(its channel 'partner_link' declares `auth: none`)"),
+        "{}",
+        q.message
+    );
+
+    let f = findings("QG101/breaks-nothing-bounds-it", EngineChoice::Explicit);
+    assert_eq!(only(&f, "QG101").subject, "delete_account");
+    let f = findings("QG004/breaks-on-unread-ask", EngineChoice::Explicit);
+    assert!(only(&f, "QG004")
+        .message
+        .contains("its `on_unread` is `ask`"));
+}
+
+#[test]
+fn the_shop_raises_no_declaration_rule() {
+    // SPEC 11: the shop verifies with exactly QG023 and QG105, every declaration rule having run.
+    let fs = findings("shop", EngineChoice::Both);
+    let rules: Vec<&str> = fs.iter().map(|f| f.rule).collect();
+    assert_eq!(rules, ["QG023", "QG105"]);
+    assert!(Path::new(&common::root().join("fixtures/shop/agent.yaml")).exists());
+}
