@@ -282,6 +282,7 @@ fn base_report(findings: Vec<Finding>) -> Report {
         ],
         baseline: None,
         traces: None,
+        code_checks: None,
     }
 }
 

@@ -118,7 +118,7 @@ const SEED_TABLE: &[(&str, &str, &str, bool, bool)] = &[
 ];
 
 /// Files in `rules/` that are data for a rule, not rules (SPEC 5: QG022's advisories).
-const NOT_RULES: &[&str] = &["advisories.toml"];
+const NOT_RULES: &[&str] = &["advisories.toml", "code_checks.toml"];
 
 /// Columns every rule file must have, each non-empty.
 const COLUMNS: &[&str] = &[

@@ -632,37 +632,43 @@ impl Cx<'_> {
 
     /// A string literal's value; `None` for an f-string with an interpolation or a bytes literal.
     fn string(&self, n: TsNode<'_>) -> Option<String> {
-        if n.kind() != "string" {
-            return None;
-        }
-        let mut out = String::new();
-        let mut raw = false;
-        let mut c = n.walk();
-        for part in n.named_children(&mut c) {
-            match part.kind() {
-                "string_start" => {
-                    let prefix = self.src(part).to_ascii_lowercase();
-                    if prefix.contains('b') {
-                        return None;
-                    }
-                    raw = prefix.contains('r');
-                }
-                "string_content" => {
-                    // Escape sequences are children of the content in tree-sitter-python 0.25.
-                    let text = self.src(part);
-                    if raw {
-                        out.push_str(text);
-                    } else {
-                        out.push_str(&unescape(text));
-                    }
-                }
-                "escape_sequence" => out.push_str(&unescape(self.src(part))),
-                "interpolation" => return None,
-                _ => {}
-            }
-        }
-        Some(out)
+        string_value(self.text, n)
     }
+}
+
+/// The value of the string literal `n` of the module `text`: escapes resolved (raw strings kept
+/// as written); `None` for another node, an f-string with an interpolation, or a bytes literal.
+pub(crate) fn string_value(text: &str, n: TsNode<'_>) -> Option<String> {
+    if n.kind() != "string" {
+        return None;
+    }
+    let src = |m: TsNode<'_>| text.get(m.byte_range()).unwrap_or("");
+    let mut out = String::new();
+    let mut raw = false;
+    let mut c = n.walk();
+    for part in n.named_children(&mut c) {
+        match part.kind() {
+            "string_start" => {
+                let prefix = src(part).to_ascii_lowercase();
+                if prefix.contains('b') {
+                    return None;
+                }
+                raw = prefix.contains('r');
+            }
+            "string_content" => {
+                // Escape sequences are children of the content in tree-sitter-python 0.25.
+                if raw {
+                    out.push_str(src(part));
+                } else {
+                    out.push_str(&unescape(src(part)));
+                }
+            }
+            "escape_sequence" => out.push_str(&unescape(src(part))),
+            "interpolation" => return None,
+            _ => {}
+        }
+    }
+    Some(out)
 }
 
 /// The JSON-schema type of a Python annotation, when it is a plain one.
