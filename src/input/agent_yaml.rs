@@ -336,7 +336,12 @@ fn read_python(
     for t in tools {
         out.tools
             .push((t.name.name.clone(), t.function.clone(), t.span.clone()));
-        parts.add_tool(t.name, t.loc, t.words);
+        // The entry is located at the `def` line, even when the decorator gives the name.
+        let name = Named {
+            name: t.name.name,
+            loc: t.loc,
+        };
+        parts.add_tool(name, t.loc, t.words);
     }
     Ok(out)
 }
