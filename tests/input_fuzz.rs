@@ -387,10 +387,13 @@ fn python_cases() -> u32 {
 
 /// The Python seeds: the shop's tools and the code checks' fixture.
 fn python_seeds() -> Vec<Vec<u8>> {
-    ["fixtures/shop-python/shop/tools.py", "fixtures/code-checks/tools.py"]
-        .iter()
-        .map(|p| read(&manifest().join(p)))
-        .collect()
+    [
+        "fixtures/shop-python/shop/tools.py",
+        "fixtures/code-checks/tools.py",
+    ]
+    .iter()
+    .map(|p| read(&manifest().join(p)))
+    .collect()
 }
 
 /// Feeds `text` as `shop/tools.py` to the module reader (through an agent.yaml that names it) and,
@@ -481,9 +484,20 @@ proptest! {
 
 #[test]
 fn odd_python_reads_or_fails_cleanly() {
-    let deep_list = format!("@tool(kind={}\"read\"{})\ndef f():\n    pass\n", "[".repeat(3_000), "]".repeat(3_000));
-    let deep_call = format!("@tool(kind=\"read\")\ndef f():\n    return {}x{}\n", "requests.get(".repeat(2_000), ")".repeat(2_000));
-    let deep_attr = format!("import os\n@tool(kind=\"read\")\ndef f():\n    return os{}\n", ".environ".repeat(5_000));
+    let deep_list = format!(
+        "@tool(kind={}\"read\"{})\ndef f():\n    pass\n",
+        "[".repeat(3_000),
+        "]".repeat(3_000)
+    );
+    let deep_call = format!(
+        "@tool(kind=\"read\")\ndef f():\n    return {}x{}\n",
+        "requests.get(".repeat(2_000),
+        ")".repeat(2_000)
+    );
+    let deep_attr = format!(
+        "import os\n@tool(kind=\"read\")\ndef f():\n    return os{}\n",
+        ".environ".repeat(5_000)
+    );
     for text in [
         "",
         "\u{feff}from langchain_core.tools import tool\n@tool(kind=\"read\")\ndef f():\n    pass\n",

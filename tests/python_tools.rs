@@ -226,7 +226,13 @@ fn qg105_on_refund_card_points_at_its_def_line() {
     let (loc, msg) = f
         .related
         .iter()
-        .find(|(l, _)| report.sources.file(l.file).display.ends_with("shop/tools.py"))
+        .find(|(l, _)| {
+            report
+                .sources
+                .file(l.file)
+                .display
+                .ends_with("shop/tools.py")
+        })
         .expect("a related location in shop/tools.py");
     assert_eq!(loc.line, def, "{msg}");
     assert_eq!(msg, "'refund_card' is declared here");
@@ -308,9 +314,9 @@ fn code_findings_do_not_change_the_gate_and_print_after_the_lints() {
         "Code checks: 3 finding(s) in 1 file(s) (rules {}); they do not change the gate:",
         code::rules_hash()
     )));
-    assert!(run
-        .stdout
-        .contains("  CC001 High on fetch_price (tools.py:23): 'fetch_price' calls `h.get` (httpx.get)"));
+    assert!(run.stdout.contains(
+        "  CC001 High on fetch_price (tools.py:23): 'fetch_price' calls `h.get` (httpx.get)"
+    ));
     common::snap("code-checks.txt", &run.stdout);
 
     let json = common::stalwart(&[
@@ -368,7 +374,10 @@ fn the_credential_patterns() {
         "Authorization",
         "X-Api-Key",
     ] {
-        assert!(code::credential_name(name), "{name} looks like a credential");
+        assert!(
+            code::credential_name(name),
+            "{name} looks like a credential"
+        );
     }
     for name in [
         "author",

@@ -227,7 +227,9 @@ pub fn check_module(
                 }
             }
             "assignment" => {
-                let name = n.child_by_field_name("left").and_then(|l| cx.target_name(l));
+                let name = n
+                    .child_by_field_name("left")
+                    .and_then(|l| cx.target_name(l));
                 if let (Some(name), Some(v)) = (name, n.child_by_field_name("right")) {
                     cx.named_literal(&name, v, &at, &mut flagged, &mut out);
                 }
@@ -406,7 +408,11 @@ impl Cx<'_> {
             Some((f, r)) => (f, Some(r)),
             None => (name, None),
         };
-        let (_, full) = self.imports.iter().rev().find(|(bound, _)| bound == first)?;
+        let (_, full) = self
+            .imports
+            .iter()
+            .rev()
+            .find(|(bound, _)| bound == first)?;
         Some(match rest {
             Some(r) => format!("{full}.{r}"),
             None => full.clone(),
@@ -700,7 +706,10 @@ fn words(name: &str) -> Vec<String> {
 /// name about a credential (`_url`, `_env`, `_name`, `_type`, `_header`, `_id`, ...).
 pub fn credential_name(name: &str) -> bool {
     let w = words(name);
-    if w.len() > 1 && w.last().is_some_and(|l| NOT_CREDENTIAL_SUFFIXES.contains(&l.as_str())) {
+    if w.len() > 1
+        && w.last()
+            .is_some_and(|l| NOT_CREDENTIAL_SUFFIXES.contains(&l.as_str()))
+    {
         return false;
     }
     w.iter().any(|x| CREDENTIAL_WORDS.contains(&x.as_str()))
@@ -745,7 +754,8 @@ pub fn placeholder(value: &str) -> bool {
     ];
     WORDS.contains(&lower.as_str())
         || (v.starts_with('<') && v.ends_with('>'))
-        || v.chars().all(|c| matches!(c, 'x' | 'X' | '*' | '.' | '-' | '_' | '#'))
+        || v.chars()
+            .all(|c| matches!(c, 'x' | 'X' | '*' | '.' | '-' | '_' | '#'))
         || v.starts_with("${")
         || v.starts_with("{{")
         || (v.starts_with('$') && v.len() > 1)

@@ -522,7 +522,11 @@ fn code_descriptor(c: &crate::checks::code::CodeCheck) -> ReportingDescriptor {
     ReportingDescriptor::builder()
         .id(c.id.clone())
         .name(pascal_case(&c.title))
-        .short_description(MultiformatMessageString::builder().text(clip(&c.title)).build())
+        .short_description(
+            MultiformatMessageString::builder()
+                .text(clip(&c.title))
+                .build(),
+        )
         .full_description(
             MultiformatMessageString::builder()
                 .text(clip(&sentence(finds)))
@@ -534,13 +538,14 @@ fn code_descriptor(c: &crate::checks::code::CodeCheck) -> ReportingDescriptor {
                 .markdown(markdown)
                 .build(),
         )
-        .default_configuration(ReportingConfiguration::builder().level(json!("warning")).build())
+        .default_configuration(
+            ReportingConfiguration::builder()
+                .level(json!("warning"))
+                .build(),
+        )
         .properties(
             PropertyBag::builder()
-                .tags(vec![
-                    "security".to_string(),
-                    "code-check".to_string(),
-                ])
+                .tags(vec!["security".to_string(), "code-check".to_string()])
                 .additional_properties(props)
                 .build(),
         )
