@@ -336,6 +336,18 @@ fn code_findings_do_not_change_the_gate_and_print_after_the_lints() {
     assert_eq!(checks, ["CC002", "CC001", "CC003"]);
     assert!(!json.stdout.contains(secret));
 
+    let gh = common::stalwart(&[
+        "verify",
+        "fixtures/code-checks/agent.yaml",
+        "--format",
+        "github",
+    ]);
+    assert_eq!(gh.code, 0);
+    assert!(gh.stdout.contains(
+        "::warning file=fixtures/code-checks/tools.py,line=23,col=12,title=CC001 High on fetch_price (Undeclared network call)::"
+    ), "{}", gh.stdout);
+    assert!(!gh.stdout.contains(secret));
+
     let report = common::report(&fixture("code-checks"));
     let sarif = stalwart::output::sarif::render(&report, Some(&common::root()));
     assert!(!sarif.contains(secret));
