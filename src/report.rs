@@ -108,6 +108,9 @@ pub struct Report {
     pub baseline: Option<BaselineInfo>,
     /// What was read of the traces (`--traces`), when they were given.
     pub traces: Option<TracesInfo>,
+    /// The code checks over the Python tool modules (CC001-CC003); `None` when no module was
+    /// read (then no `Code checks:` line is printed). They never change the gate.
+    pub code_checks: Option<crate::checks::code::CodeChecks>,
 }
 
 /// What the traces of real runs showed (`--traces RUNS.jsonl`, SPEC 2.4; JSON `traces`).

@@ -170,6 +170,7 @@ pub fn verify_with_model(
     };
     let (nothing_to_read, not_yet_checked) =
         checks::coverage::coverage(&model, &inputs.catalogue, given);
+    let code_checks = checks::code::check(&inputs);
     let report = Report {
         input: inputs.input_display.clone(),
         sources: inputs.sources,
@@ -195,6 +196,7 @@ pub fn verify_with_model(
         limits: checks::coverage::limits(&inputs.export),
         baseline: None,
         traces: traces_info,
+        code_checks,
     };
     Ok((report, model))
 }

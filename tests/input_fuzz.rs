@@ -373,3 +373,144 @@ fn odd_traces_load_or_fail_cleanly() {
         run_traces(text.as_bytes());
     }
 }
+
+// ------------------------------------------------------------------------------------------------
+// Python tool modules and the code checks
+
+/// Cases per Python property: `STALWART_PROPTEST_CASES`, else 128.
+fn python_cases() -> u32 {
+    std::env::var("STALWART_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(128)
+}
+
+/// The Python seeds: the shop's tools and the code checks' fixture.
+fn python_seeds() -> Vec<Vec<u8>> {
+    [
+        "fixtures/shop-python/shop/tools.py",
+        "fixtures/code-checks/tools.py",
+    ]
+    .iter()
+    .map(|p| read(&manifest().join(p)))
+    .collect()
+}
+
+/// Feeds `text` as `shop/tools.py` to the module reader (through an agent.yaml that names it) and,
+/// whatever the reader says, to the code checks: a catalogue tool that reads outside and does not
+/// send out, spanning the first half of the text, so every check looks at it.
+fn run_python(text: &[u8]) {
+    use stalwart::checks::code;
+    use stalwart::input::PyModule;
+    use stalwart::ir::{Catalogue, ToolDef, ToolKind};
+    use stalwart::source::{Loc, SourceMap};
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("shop")).unwrap();
+    std::fs::write(dir.path().join("shop/tools.py"), text).unwrap();
+    let agent = dir.path().join("agent.yaml");
+    std::fs::write(
+        &agent,
+        "agents:\n  desk:\n    model: \"anthropic:claude-sonnet-5-5\"\ntools:\n  - python: shop.tools\n",
+    )
+    .unwrap();
+    if let Ok(i) = load_agent_yaml(&agent) {
+        let cc = code::check(&i).expect("a module was read");
+        assert_eq!(cc.files, 1);
+        for f in &cc.findings {
+            assert!(f.loc.line >= 1 && f.loc.column >= 1);
+        }
+    }
+    let text = String::from_utf8_lossy(text).into_owned();
+    let half = text.len() / 2;
+    let mut sources = SourceMap::default();
+    let file = sources.add("tools.py".into(), "tools.py".into(), text);
+    let mut t = ToolDef::new("t", ToolKind::Read, Loc::new(file, 1, 1));
+    t.reads_outside = true;
+    let catalogue = Catalogue {
+        tools: vec![t],
+        ..Catalogue::default()
+    };
+    let module = PyModule {
+        module: "tools".into(),
+        file,
+        tools: vec![("t".into(), "t".into(), 0..half)],
+    };
+    let _ = code::check_module(&sources, &module, &catalogue);
+}
+
+/// Bytes that matter to Python.
+fn py_byte() -> impl Strategy<Value = u8> {
+    prop_oneof![
+        3 => prop::sample::select(b"()[]{}:=,.\"'@#\\\n\t *-+rbf_0123456789aeiostkxAKI".to_vec()),
+        1 => any::<u8>(),
+    ]
+}
+
+fn py_mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        any::<usize>().prop_map(Mutation::Truncate),
+        (any::<usize>(), py_byte()).prop_map(|(i, b)| Mutation::Flip(i, b)),
+        (any::<usize>(), py_byte()).prop_map(|(i, b)| Mutation::Insert(i, b)),
+        any::<usize>().prop_map(Mutation::DeleteLine),
+        any::<usize>().prop_map(Mutation::DoubleLine),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: python_cases(), failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_python_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
+        run_python(&bytes);
+    }
+
+    #[test]
+    fn random_python_texts_never_panic(
+        text in "(@tool\\(|def |kind=|\"read\"|\"write\"|import |from |requests\\.get\\(|os\\.environ\\[|api_key = |\"sk-[a-z]{24}\"|[()\\[\\]{}:=,.\"' \\n#a-z0-9_*]){0,120}"
+    ) {
+        run_python(text.as_bytes());
+    }
+
+    #[test]
+    fn mutated_python_never_panics(
+        seed in 0usize..2,
+        muts in prop::collection::vec(py_mutation(), 0..8),
+    ) {
+        let seeds = python_seeds();
+        run_python(&apply(&seeds[seed], &muts));
+    }
+}
+
+#[test]
+fn odd_python_reads_or_fails_cleanly() {
+    let deep_list = format!(
+        "@tool(kind={}\"read\"{})\ndef f():\n    pass\n",
+        "[".repeat(3_000),
+        "]".repeat(3_000)
+    );
+    let deep_call = format!(
+        "@tool(kind=\"read\")\ndef f():\n    return {}x{}\n",
+        "requests.get(".repeat(2_000),
+        ")".repeat(2_000)
+    );
+    let deep_attr = format!(
+        "import os\n@tool(kind=\"read\")\ndef f():\n    return os{}\n",
+        ".environ".repeat(5_000)
+    );
+    for text in [
+        "",
+        "\u{feff}from langchain_core.tools import tool\n@tool(kind=\"read\")\ndef f():\n    pass\n",
+        "@tool(kind=\"read\")\r\ndef f():\r\n    pass\r\n",
+        "@tool(kind=\"read\")\ndef f(x: Optional[Optional[Optional[int]]]):\n    pass\n",
+        "@tool(kind='read', description=f'{x}')\ndef f():\n    pass\n",
+        "@tool(kind=b'read')\ndef f():\n    pass\n",
+        "@tool(kind=\"read\")\ndef f():\n    token = \"\\u00e9\\N{BULLET}\\x00\"\n",
+        "@tool(kind=\"read\")\ndef f():\n    '''\u{202e}sk-aaaaaaaaaaaaaaaaaaaaaaaa'''\n",
+        deep_list.as_str(),
+        deep_call.as_str(),
+        deep_attr.as_str(),
+    ] {
+        run_python(text.as_bytes());
+    }
+}

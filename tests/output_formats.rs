@@ -282,6 +282,7 @@ fn base_report(findings: Vec<Finding>) -> Report {
         ],
         baseline: None,
         traces: None,
+        code_checks: None,
     }
 }
 
@@ -335,6 +336,32 @@ fn text_keeps_the_seed_lines() {
     ));
     assert!(contiguous(&lines, &["Limits:", "  several fixed edges from one node are read as a choice, not as parallel branches"]) > n);
     assert_eq!(out, text::render(&shop_report(), false), "deterministic");
+}
+
+/// The seed's code checks line (chapter 30: four files, the seed's rules), right after the lints
+/// and before the warnings; with no module read, no line at all.
+#[test]
+fn text_prints_the_seeds_code_checks_line() {
+    let mut report = shop_report();
+    assert!(!text::render(&report, false).contains("Code checks"));
+    report.code_checks = Some(stalwart::checks::code::CodeChecks {
+        files: 4,
+        rules_hash: "d656f9ab32d3".into(),
+        findings: Vec::new(),
+    });
+    let out = text::render(&report, false);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[10],
+        "Code checks: no finding in 4 file(s) (rules d656f9ab32d3)."
+    );
+    assert!(lines[11].starts_with("Warnings: 2 findings"));
+    let v = json::to_value(&report);
+    assert_eq!(
+        v["code_checks"],
+        serde_json::json!({"files": 4, "rules_hash": "d656f9ab32d3", "findings": []})
+    );
+    assert_eq!(report.exit_code(), 0);
 }
 
 #[test]
@@ -438,6 +465,7 @@ fn json_has_the_schema() {
             "traces",
             "findings",
             "lints",
+            "code_checks",
             "nothing_to_read",
             "nothing_to_read_reasons",
             "not_yet_checked",

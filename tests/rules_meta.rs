@@ -117,8 +117,9 @@ const SEED_TABLE: &[(&str, &str, &str, bool, bool)] = &[
     ("QG312", "Engine disagreement", "Bug", true, false),
 ];
 
-/// Files in `rules/` that are data for a rule, not rules (SPEC 5: QG022's advisories).
-const NOT_RULES: &[&str] = &["advisories.toml"];
+/// Files in `rules/` that are data, not rules: QG022's advisories (SPEC 5), and the code checks
+/// (`code_checks.toml`, read by `src/checks/code.rs`, held by `tests/python_tools.rs`).
+const NOT_RULES: &[&str] = &["advisories.toml", "code_checks.toml"];
 
 /// Columns every rule file must have, each non-empty.
 const COLUMNS: &[&str] = &[

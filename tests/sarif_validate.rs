@@ -24,6 +24,9 @@ fn every_fixture_sarif_validates() {
     let mut dirs: Vec<_> = common::cases().into_iter().map(|(_, d)| d).collect();
     dirs.push(common::root().join("fixtures/shop"));
     dirs.push(common::root().join("fixtures/shop-plain"));
+    // Python tool modules: the code checks' rules, and their results.
+    dirs.push(common::root().join("fixtures/shop-python"));
+    dirs.push(common::root().join("fixtures/code-checks"));
     for (i, d) in dirs.iter().enumerate() {
         let report = common::report(d);
         let sarif = stalwart::output::sarif::render(&report, Some(&common::root()));

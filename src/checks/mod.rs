@@ -5,9 +5,11 @@
 //! opaque subgraph); [`lints`] gives the runtime lints; [`coverage`] says which rules had nothing
 //! to read and which this version does not check yet; [`rulebook`] reads the compiled rulebook
 //! (QG001's rulebook side, QG002, QG004, QG005, QG007-QG010, QG022), [`declarations`] QG004's
-//! graph side, and [`traces`] the traces of real runs (QG016). Checks never print.
+//! graph side, and [`traces`] the traces of real runs (QG016). [`code`] reads the Python tool modules' code
+//! (CC001-CC003, which do not change the gate). Checks never print.
 
 pub mod catalogue_rules;
+pub mod code;
 pub mod coverage;
 pub mod declarations;
 pub mod engines;

@@ -13,8 +13,8 @@
 //!
 //! Every node's location is the line of the key `A:` (the tool node's: A's `tools:` key). The
 //! catalogue is merged from the `tools:` list in order (`catalogue: path` files, relative to
-//! agent.yaml's folder; inline `name:` entries); `python:` modules are not read yet (an error
-//! saying how to pass a catalogue instead). `undo: {tool: undoer}` sets compensations; an agent
+//! agent.yaml's folder; inline `name:` entries; `python:` modules, read statically by
+//! [`super::python`]). `undo: {tool: undoer}` sets compensations; an agent
 //! of `privilege: high` makes each of its tools privileged.
 
 use std::collections::HashSet;
@@ -276,8 +276,20 @@ fn read_python(
     parts: &mut Parts,
 ) -> Result<PyModule, InputError> {
     let base = agent_path.parent().unwrap_or(Path::new(""));
-    let (found, tried) = python::resolve(base, &module.name);
     let r = Reader { sources: &*sources };
+    if !python::valid_name(&module.name) {
+        return Err(r
+            .err(
+                module.loc,
+                format!(
+                    "'{}' is not a Python module name: write the module as Python imports it, identifiers joined by dots",
+                    module.name
+                ),
+                "name the module as Python imports it from agent.yaml's folder (`python: shop.tools` reads shop/tools.py); a module outside agent.yaml's folder is not read",
+            )
+            .with_label("not a module name"));
+    }
+    let (found, tried) = python::resolve(base, &module.name);
     let Some(file) = found else {
         let dotted = module.name.replace('.', "/");
         return Err(r
@@ -324,7 +336,12 @@ fn read_python(
     for t in tools {
         out.tools
             .push((t.name.name.clone(), t.function.clone(), t.span.clone()));
-        parts.add_tool(t.name, t.loc, t.words);
+        // The entry is located at the `def` line, even when the decorator gives the name.
+        let name = Named {
+            name: t.name.name,
+            loc: t.loc,
+        };
+        parts.add_tool(name, t.loc, t.words);
     }
     Ok(out)
 }

@@ -248,13 +248,19 @@ fn read_tool(
     let what = |w: &str| format!("`{w}` of tool '{t}'");
     let kind = match m.get_some("kind") {
         None => {
+            let in_python = r
+                .sources
+                .files
+                .get(name.loc.file)
+                .is_some_and(|f| f.display.ends_with(".py"));
+            let help = if in_python {
+                "add `kind=\"read\"` (it only reads) or `kind=\"write\"` (it changes something) to its decorator: @tool(kind=\"read\")"
+            } else {
+                "add `kind: read` (it only reads) or `kind: write` (it changes something)"
+            };
             return Err(r
-                .err(
-                    name.loc,
-                    format!("tool '{t}' has no `kind`"),
-                    "add `kind: read` (it only reads) or `kind: write` (it changes something)",
-                )
-                .with_label("no kind"))
+                .err(name.loc, format!("tool '{t}' has no `kind`"), help)
+                .with_label("no kind"));
         }
         Some(k) => {
             let k = r.text(k, &what("kind"))?;

@@ -68,8 +68,10 @@ pub struct Inputs {
 /// Reads and compiles a Bot Builder agent.yaml (SPEC 2.1) with the catalogues its `tools:` names.
 ///
 /// Errors: the file (or a catalogue it names) unreadable or not YAML; any SPEC 2.1 word of the
-/// wrong shape; a hand-off or `entry` naming no agent; `python:` tool modules (not read yet: pass
-/// a catalogue); a `rulebook:` that does not exist; and every check of [`load_export`].
+/// wrong shape; a hand-off or `entry` naming no agent; a `python:` tool module that is not a
+/// dotted name, is missing, lies outside the repository, or cannot be read statically (see
+/// `src/input/python.rs`: each error names the module's line and column with the fix); a
+/// `rulebook:` that does not exist; and every check of [`load_export`].
 pub fn load_agent_yaml(path: &Path) -> Result<Inputs, InputError> {
     agent_yaml::load(path)
 }

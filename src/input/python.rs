@@ -15,15 +15,17 @@
 //!   `error_on_invalid_docstring`) are not catalogue words and are passed over;
 //! - `description`: the keyword, else the docstring's first paragraph;
 //! - `args`: the typed parameters (`str` string, `int` integer, `float` number, `bool` boolean,
-//!   `list[...]` array, `dict[...]` object, others untyped), merged under the decorator's own
-//!   `args={"url": {"role": "url"}}`; `self`, `*args`, `**kwargs` and LangChain's injected
+//!   `list[...]` array, `dict[...]` object, `Optional[T]` and `T | None` as `T`, others
+//!   untyped), merged under the decorator's own `args={"url": {"role": "url"}}`; `self`, `*args`, `**kwargs` and LangChain's injected
 //!   parameters (`InjectedToolArg`, `InjectedState`, `InjectedStore`, `InjectedToolCallId`,
 //!   `ToolRuntime`, `RunnableConfig`) are not arguments the model writes.
 //!
 //! Each entry's location is its `def` line, so a finding on the tool points there. What cannot be
 //! read statically is an [`InputError`] at its line with the fix: a syntax error, a keyword whose
 //! value is not a literal (`kind=KIND`), `**options` in a decorator, a tool made by a call at run
-//! time (`refund = tool(refund_fn)`, `StructuredTool.from_function(...)`), a module with no tool.
+//! time (`refund = tool(refund_fn)`, `StructuredTool.from_function(...)`), a module with no tool, a
+//! tool declared twice. A tool with no `kind` is the catalogue's error, at its `def` line; a word
+//! the catalogue does not know is its `unknown_word` lint, as in any catalogue.
 
 use std::path::{Path, PathBuf};
 
@@ -89,12 +91,7 @@ pub struct PyModule {
 /// `a/b/__init__.py`; `None` when the name is not a dotted Python name or neither file exists.
 /// Returns the path tried first too, for the error.
 pub(crate) fn resolve(base: &Path, module: &str) -> (Option<PathBuf>, PathBuf) {
-    let valid = !module.is_empty()
-        && module.split('.').all(|p| {
-            let mut c = p.chars();
-            c.next().is_some_and(|f| f == '_' || f.is_alphabetic())
-                && c.all(|ch| ch == '_' || ch.is_alphanumeric())
-        });
+    let valid = valid_name(module);
     let rel: PathBuf = module.split('.').collect();
     let file = base.join(rel.with_extension("py"));
     if !valid {
@@ -108,6 +105,18 @@ pub(crate) fn resolve(base: &Path, module: &str) -> (Option<PathBuf>, PathBuf) {
         return (Some(package), file);
     }
     (None, file)
+}
+
+/// True when `module` is a dotted Python name (`shop.tools`): identifiers joined by `.`, so it
+/// cannot name a path (`../x`, `/etc/x`) or a file (`tools.py` reads as the module `tools.py`,
+/// i.e. `tools/py.py`).
+pub(crate) fn valid_name(module: &str) -> bool {
+    !module.is_empty()
+        && module.split('.').all(|p| {
+            let mut c = p.chars();
+            c.next().is_some_and(|f| f == '_' || f.is_alphabetic())
+                && c.all(|ch| ch == '_' || ch.is_alphanumeric())
+        })
 }
 
 /// Parses `text` with tree-sitter's Python grammar. `None` only if tree-sitter gives up (it
@@ -190,7 +199,8 @@ pub(crate) fn read(sources: &SourceMap, file: FileId) -> Result<Vec<PyTool>, Inp
                             ),
                             "give each tool its own name",
                         )
-                        .with_label("declared again"));
+                        .with_label("declared again")
+                        .also_at(sources, first.name.loc, "first declared here"));
                 }
                 tools.push(t);
                 break;
@@ -632,42 +642,57 @@ impl Cx<'_> {
 
     /// A string literal's value; `None` for an f-string with an interpolation or a bytes literal.
     fn string(&self, n: TsNode<'_>) -> Option<String> {
-        if n.kind() != "string" {
-            return None;
-        }
-        let mut out = String::new();
-        let mut raw = false;
-        let mut c = n.walk();
-        for part in n.named_children(&mut c) {
-            match part.kind() {
-                "string_start" => {
-                    let prefix = self.src(part).to_ascii_lowercase();
-                    if prefix.contains('b') {
-                        return None;
-                    }
-                    raw = prefix.contains('r');
-                }
-                "string_content" => {
-                    // Escape sequences are children of the content in tree-sitter-python 0.25.
-                    let text = self.src(part);
-                    if raw {
-                        out.push_str(text);
-                    } else {
-                        out.push_str(&unescape(text));
-                    }
-                }
-                "escape_sequence" => out.push_str(&unescape(self.src(part))),
-                "interpolation" => return None,
-                _ => {}
-            }
-        }
-        Some(out)
+        string_value(self.text, n)
     }
+}
+
+/// The value of the string literal `n` of the module `text`: escapes resolved (raw strings kept
+/// as written); `None` for another node, an f-string with an interpolation, or a bytes literal.
+pub(crate) fn string_value(text: &str, n: TsNode<'_>) -> Option<String> {
+    if n.kind() != "string" {
+        return None;
+    }
+    let src = |m: TsNode<'_>| text.get(m.byte_range()).unwrap_or("");
+    let mut out = String::new();
+    let mut raw = false;
+    let mut c = n.walk();
+    for part in n.named_children(&mut c) {
+        match part.kind() {
+            "string_start" => {
+                let prefix = src(part).to_ascii_lowercase();
+                if prefix.contains('b') {
+                    return None;
+                }
+                raw = prefix.contains('r');
+            }
+            "string_content" => {
+                // Escape sequences are children of the content in tree-sitter-python 0.25.
+                if raw {
+                    out.push_str(src(part));
+                } else {
+                    out.push_str(&unescape(src(part)));
+                }
+            }
+            "escape_sequence" => out.push_str(&unescape(src(part))),
+            "interpolation" => return None,
+            _ => {}
+        }
+    }
+    Some(out)
 }
 
 /// The JSON-schema type of a Python annotation, when it is a plain one.
 fn json_type(ty: &str) -> Option<&'static str> {
-    let t = ty.trim();
+    let mut t = ty.trim();
+    // `Optional[int]` and `typing.Optional[int]` are the inner type's (`int | None` already is).
+    while let Some(inner) = t
+        .strip_suffix(']')
+        .and_then(|x| x.split_once('['))
+        .filter(|(head, _)| head.trim().rsplit('.').next() == Some("Optional"))
+        .map(|(_, inner)| inner.trim())
+    {
+        t = inner;
+    }
     let base = t.split(['[', '|']).next().unwrap_or("").trim();
     let base = base.rsplit('.').next().unwrap_or(base);
     Some(match base {

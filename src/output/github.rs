@@ -16,6 +16,9 @@
 //! - Values are escaped as the runner's toolkit does (`%` `\r` `\n` in both; `:` `,` in
 //!   properties too), so a crafted name cannot end the command or forge another.
 //!
+//! Then each code finding (CC001-CC003, when Python tool modules were read) as a `warning` at its
+//! line of the module, titled `<check> <severity> on <tool> (<title>)`; they never change the gate.
+//!
 //! The last line, outside any command, is the gate line: `Gate: passed.` or `Gate: failed. N
 //! finding(s) block this agent under the ci gate.` The exit status is the gate's, as always.
 
@@ -37,6 +40,12 @@ pub fn render(report: &Report, repo_root: Option<&Path>) -> String {
         blocking += usize::from(report.blocks(f));
         out.push_str(&line(report, root, f));
         out.push('\n');
+    }
+    if let Some(cc) = &report.code_checks {
+        for f in &cc.findings {
+            out.push_str(&code_line(report, root, f));
+            out.push('\n');
+        }
     }
     let gate = report.gate.as_str();
     if blocking == 0 {
@@ -86,6 +95,36 @@ fn line(report: &Report, root: &Path, f: &Finding) -> String {
     format!(
         "::{command} file={},line={line},col={col},title={}::{}",
         property(&file),
+        property(&title),
+        data(&message)
+    )
+}
+
+/// A code finding (CC001-CC003) as a `warning`: code findings never change the gate.
+fn code_line(report: &Report, root: &Path, f: &crate::checks::code::CodeFinding) -> String {
+    let file = report
+        .sources
+        .files
+        .get(f.loc.file)
+        .map(|s| repo_relative(&s.path, root))
+        .unwrap_or_else(|| repo_relative(Path::new(&report.input), root));
+    let mut title = format!("{} {}", f.check, f.severity.as_str());
+    if let Some(t) = &f.tool {
+        title.push_str(&format!(" on {t}"));
+    }
+    if let Some(c) = crate::checks::code::get(f.check) {
+        title.push_str(&format!(" ({})", c.title));
+    }
+    let mut message = f.message.clone();
+    if !f.fix.is_empty() {
+        message.push_str("\nFix: ");
+        message.push_str(&f.fix);
+    }
+    format!(
+        "::warning file={},line={},col={},title={}::{}",
+        property(&file),
+        f.loc.line,
+        f.loc.column,
         property(&title),
         data(&message)
     )

@@ -60,6 +60,22 @@
 //!     }]
 //!   }],
 //!   "lints": [{"id": "write_not_retry_safe", "tool": "...", "message": "...", "location": LOCATION | null}],
+//!   "code_checks": {                           // the code checks over the Python tool modules
+//!                                              // (rules/code_checks.toml); null when no module
+//!                                              // was read. They never change the gate.
+//!     "files": n,                              // module files read
+//!     "rules_hash": "<12 hex digits>",         // SHA-256 of rules/code_checks.toml, its start
+//!     "findings": [{                           // by file, line, column, check
+//!       "check": "CC001" | "CC002" | "CC003",
+//!       "title": "Undeclared network call",
+//!       "tool": "<tool>" | null,               // null: module-level code (CC002)
+//!       "severity": "Critical" | "High" | "Medium" | "Low",
+//!       "location": LOCATION,                  // the call, the literal or the read
+//!       "related": [{"location": LOCATION, "message": "..."}],  // the tool's entry
+//!       "message": "...",                      // never the secret itself (CC002)
+//!       "fix": "..."
+//!     }]
+//!   } | null,
 //!   "nothing_to_read": ["QG017", ...],         // SPEC 8: the rule ids
 //!   "nothing_to_read_reasons": [{"rule": "QG017", "reason": "..."}],
 //!   "not_yet_checked": ["QG002", ...],
@@ -125,6 +141,7 @@ pub fn to_value(report: &Report) -> Value {
             "message": l.message,
             "location": location(src, l.loc),
         })).collect::<Vec<_>>(),
+        "code_checks": report.code_checks.as_ref().map(|cc| code_checks(src, cc)),
         "nothing_to_read": report.nothing_to_read.iter().map(|(rule, _)| rule).collect::<Vec<_>>(),
         "nothing_to_read_reasons": report.nothing_to_read.iter().map(|(rule, reason)| json!({
             "rule": rule,
@@ -141,6 +158,27 @@ pub fn to_value(report: &Report) -> Value {
         "engines": engines(report),
         "warnings": report.export_warnings,
         "limits": report.limits,
+    })
+}
+
+/// The `code_checks` section.
+fn code_checks(src: &SourceMap, cc: &crate::checks::code::CodeChecks) -> Value {
+    json!({
+        "files": cc.files,
+        "rules_hash": cc.rules_hash,
+        "findings": cc.findings.iter().map(|f| json!({
+            "check": f.check,
+            "title": crate::checks::code::get(f.check).map(|c| c.title.as_str()),
+            "tool": f.tool,
+            "severity": f.severity.as_str(),
+            "location": location(src, Some(f.loc)),
+            "related": f.related.iter().map(|(loc, msg)| json!({
+                "location": location(src, Some(*loc)),
+                "message": msg,
+            })).collect::<Vec<_>>(),
+            "message": f.message,
+            "fix": f.fix,
+        })).collect::<Vec<_>>(),
     })
 }
 

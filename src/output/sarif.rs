@@ -29,6 +29,12 @@
 //! fingerprint; GitHub's `primaryLocationLineHash` is left to upload-sarif to compute), and
 //! `properties` (`severity`, `obligation`, `depth`, `subject`, `node`).
 //!
+//! When Python tool modules were read, the three code checks (`rules/code_checks.toml`, CC001-CC003)
+//! follow the rules in `tool.driver.rules` (precision `medium`, level `warning`, their
+//! `security-severity`), and each code finding is a result with `ruleId` `CCnnn`, level `warning`
+//! (code findings never fail the gate), its location at the call, literal or read, the tool's
+//! entry as a related location, and a fingerprint of the check, message, file and tool.
+//!
 //! `automationDetails.id` is `stalwart-verify/<input>/`, the input's repository-relative path, so
 //! two agents verified in one repository get two categories; `--sarif-category CAT` writes `CAT/`.
 //! Nothing absolute and no time is written: the same report and root give the same bytes.
@@ -123,7 +129,7 @@ fn build(report: &Report, root: &Path, category: Option<&str>) -> Sarif {
         }
     }
 
-    let results: Vec<SarifResult> = report
+    let mut results: Vec<SarifResult> = report
         .findings
         .iter()
         .take(MAX_RESULTS)
@@ -142,6 +148,22 @@ fn build(report: &Report, root: &Path, category: Option<&str>) -> Sarif {
         })
         .collect();
 
+    // The code checks: their rules after the graph rules, when modules were read.
+    let mut omitted = report.findings.len().saturating_sub(MAX_RESULTS);
+    if let Some(cc) = &report.code_checks {
+        let base = descriptors.len();
+        let checks = crate::checks::code::all();
+        descriptors.extend(checks.iter().map(code_descriptor));
+        for f in &cc.findings {
+            if results.len() >= MAX_RESULTS {
+                omitted += 1;
+                continue;
+            }
+            let index = checks.iter().position(|c| c.id == f.check);
+            results.push(code_result(&ctx, f, index.map(|i| (base + i) as i64)));
+        }
+    }
+
     let version = env!("CARGO_PKG_VERSION");
     let driver = ToolComponent::builder()
         .name("stalwart-verify")
@@ -155,11 +177,8 @@ fn build(report: &Report, root: &Path, category: Option<&str>) -> Sarif {
     let mut run_props = BTreeMap::new();
     run_props.insert("gate".to_string(), json!(report.gate.as_str()));
     run_props.insert("passed".to_string(), json!(report.passed()));
-    if report.findings.len() > MAX_RESULTS {
-        run_props.insert(
-            "resultsOmitted".to_string(),
-            json!(report.findings.len() - MAX_RESULTS),
-        );
+    if omitted > 0 {
+        run_props.insert("resultsOmitted".to_string(), json!(omitted));
     }
 
     let input = repo_relative(Path::new(&report.input), root);
@@ -404,6 +423,132 @@ fn code_flow(
     CodeFlow::builder()
         .message(Message::builder().text(message).build())
         .thread_flows(vec![ThreadFlow::builder().locations(locations).build()])
+        .build()
+}
+
+/// The result of a code finding (CC001-CC003): level `warning` (code findings never fail the
+/// gate), at the call, literal or read, with the tool's entry as a related location.
+fn code_result(
+    ctx: &Ctx<'_>,
+    f: &crate::checks::code::CodeFinding,
+    rule_index: Option<i64>,
+) -> SarifResult {
+    let mut props = BTreeMap::new();
+    props.insert("severity".to_string(), json!(f.severity.as_str()));
+    if let Some(t) = &f.tool {
+        props.insert("tool".to_string(), json!(t));
+    }
+    props.insert("fix".to_string(), json!(f.fix));
+    let fingerprint = crate::findings::fingerprint(
+        f.check,
+        None,
+        &f.message,
+        Some(&format!(
+            "{}#{}",
+            ctx.uris.get(f.loc.file).map_or("", |u| u.as_str()),
+            f.tool.as_deref().unwrap_or("")
+        )),
+    );
+    let mut text = sentence(&f.message);
+    let related: Vec<Location> = f
+        .related
+        .iter()
+        .take(MAX_RELATED)
+        .enumerate()
+        .filter_map(|(i, (loc, msg))| ctx.location(*loc, Some(i as i64 + 1), Some(sentence(msg))))
+        .collect();
+    if !related.is_empty() {
+        let links: Vec<String> = f
+            .related
+            .iter()
+            .take(related.len())
+            .enumerate()
+            .map(|(i, (_, msg))| {
+                format!(
+                    "[{}]({})",
+                    msg.replace('[', "\\[").replace(']', "\\]"),
+                    i + 1
+                )
+            })
+            .collect();
+        text.push_str(&format!(" See {}.", links.join(", ")));
+    }
+    let mut b = SarifResult::builder()
+        .rule_id(f.check)
+        .level(ResultLevel::Warning)
+        .message(Message::builder().text(text).build())
+        .partial_fingerprints(BTreeMap::from([(FINGERPRINT_KEY.to_string(), fingerprint)]))
+        .properties(PropertyBag::builder().additional_properties(props).build())
+        .build();
+    b.rule_index = rule_index;
+    if let Some(loc) = ctx.location(f.loc, None, None) {
+        b.locations = Some(vec![loc]);
+    }
+    if !related.is_empty() {
+        b.related_locations = Some(related);
+    }
+    b
+}
+
+/// The `reportingDescriptor` of a code check (`rules/code_checks.toml`): level `warning`,
+/// precision `medium` (a pattern over the code, not a proof), its security severity.
+fn code_descriptor(c: &crate::checks::code::CodeCheck) -> ReportingDescriptor {
+    let placeholders = [
+        ("tool", "<tool>"),
+        ("callee", "<call>"),
+        ("key", "<KEY>"),
+        ("name", "<name>"),
+    ];
+    let fix = crate::rules::fill(c.fix.trim(), &placeholders);
+    let finds = c.finds.trim();
+    let why = c.why.trim();
+    let text = format!(
+        "{finds}\n\nWhy: {why}\n\nFix: {fix}\n\nA code check over the Python tool modules: its findings do not change the gate."
+    );
+    let markdown = format!(
+        "**{}: {}** (code check)\n\n{}\n\n**Why.** {}\n\n**Fix.** {}\n\nIts findings do not change the gate: they are evidence about the tools' code, not a proof about the graph.\n",
+        c.id,
+        md(&c.title),
+        md(finds),
+        md(why),
+        md(&fix),
+    );
+    let mut props = BTreeMap::new();
+    props.insert("precision".to_string(), json!("medium"));
+    props.insert(
+        "security-severity".to_string(),
+        json!(security_severity(c.default_severity())),
+    );
+    ReportingDescriptor::builder()
+        .id(c.id.clone())
+        .name(pascal_case(&c.title))
+        .short_description(
+            MultiformatMessageString::builder()
+                .text(clip(&c.title))
+                .build(),
+        )
+        .full_description(
+            MultiformatMessageString::builder()
+                .text(clip(&sentence(finds)))
+                .build(),
+        )
+        .help(
+            MultiformatMessageString::builder()
+                .text(text)
+                .markdown(markdown)
+                .build(),
+        )
+        .default_configuration(
+            ReportingConfiguration::builder()
+                .level(json!("warning"))
+                .build(),
+        )
+        .properties(
+            PropertyBag::builder()
+                .tags(vec!["security".to_string(), "code-check".to_string()])
+                .additional_properties(props)
+                .build(),
+        )
         .build()
 }
 

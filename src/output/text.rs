@@ -12,6 +12,10 @@
 //!   <each warning>
 //! Lints from the runtime (none of these blocks the agent):
 //!   <lint id> (warning) on <tool>: <message>
+//! Code checks: no finding in <N> file(s) (rules <hash>).      (only when Python modules were read)
+//!   or: Code checks: <K> finding(s) in <N> file(s) (rules <hash>); they do not change the gate:
+//!   <check> <severity> on <tool> (<file>:<line>): <message>
+//!     Fix: <fix>
 //! Blocking: <N> finding(s) that fail the <ci|start> gate. Fix each before the agent runs.
 //!   <rule> <severity> on <subject> (<file>:<line>)
 //!     <message>
@@ -120,6 +124,10 @@ fn render_raw(report: &Report, color: bool) -> String {
         }
     }
 
+    if let Some(cc) = &report.code_checks {
+        push_code_checks(&mut out, report, cc);
+    }
+
     let (blocking, warnings): (Vec<&Finding>, Vec<&Finding>) =
         report.findings.iter().partition(|f| report.blocks(f));
     let gate = report.gate.as_str();
@@ -202,6 +210,38 @@ fn render_raw(report: &Report, color: bool) -> String {
         gate_line(report, blocking.len(), warnings.len(), &p)
     );
     out
+}
+
+/// The code checks' line, then each code finding with its fix (no source excerpt: the line may
+/// hold a secret).
+fn push_code_checks(out: &mut String, report: &Report, cc: &crate::checks::code::CodeChecks) {
+    let files = cc.files;
+    let hash = &cc.rules_hash;
+    if cc.findings.is_empty() {
+        let _ = writeln!(
+            out,
+            "Code checks: no finding in {files} file(s) (rules {hash})."
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Code checks: {} finding(s) in {files} file(s) (rules {hash}); they do not change the gate:",
+        cc.findings.len()
+    );
+    for f in &cc.findings {
+        let mut head = format!("{} {}", f.check, f.severity.as_str());
+        if let Some(t) = &f.tool {
+            let _ = write!(head, " on {t}");
+        }
+        if valid(&report.sources, f.loc) {
+            let _ = write!(head, " ({})", report.sources.file_line(f.loc));
+        }
+        push_indented(out, 2, &format!("{head}: {}", f.message));
+        if !f.fix.is_empty() {
+            push_indented(out, 4, &format!("Fix: {}", f.fix));
+        }
+    }
 }
 
 /// The traces line: how many runs were read, and how many left the export's graph.
