@@ -2,7 +2,8 @@
 
 The same graphs as ../shared/corpus/langgraph (the earlier research exporter's corpus):
 the docs' patterns and the prebuilt constructors. Each builder returns (compiled graph,
-inputs to run it with, resume values for its pauses). Tools: read_inbox (reads outside
+inputs to run it with, resume values for its pauses: `None` resumes a compile-time pause by
+streaming `None`, anything else is given as `Command(resume=value)`). Tools: read_inbox (reads outside
 text), get_order (read), refund_order (write).
 """
 
@@ -346,7 +347,7 @@ def build_hitl_middleware_per_call():
         interrupt_mode="per_call",
     )
     g = create_agent(script(), TOOLS, middleware=[mw], checkpointer=InMemorySaver(), name="hitl_middleware_per_call")
-    return g, ask(), [{"decisions": [{"type": "approve"}]}, {"decisions": [{"type": "approve"}]}]
+    return g, ask(), [{"type": "approve"}, {"type": "approve"}]
 
 
 # --------------------------------------------------------------------- extra: edge cases
