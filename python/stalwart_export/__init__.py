@@ -1,0 +1,23 @@
+"""stalwart-export: write a LangGraph graph as qls-graph/1 for stalwart-verify.
+
+    from stalwart_export import export_graph, export_catalogue
+    graph_json = export_graph(app)                 # app = StateGraph(...).compile() or create_agent(...)
+    catalogue = export_catalogue(app, words={"refund_order": {"kind": "write"}})
+
+Then: `stalwart verify --graph graph.json --catalogue catalogue.json`.
+Tested with langgraph 1.2.24 (see python/requirements-test.txt).
+"""
+
+from .catalogue import catalogue_words, export_catalogue, tool_words
+from .graph import escape_id, export_graph, graph_tools, unescape_id
+
+__all__ = [
+    "export_graph",
+    "export_catalogue",
+    "catalogue_words",
+    "graph_tools",
+    "tool_words",
+    "escape_id",
+    "unescape_id",
+]
+__version__ = "0.1.0"

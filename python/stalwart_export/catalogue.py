@@ -1,0 +1,136 @@
+"""export_catalogue: LangChain tools as a qls-catalogue/1 (SPEC section 2.3).
+
+LangChain's `BaseTool` knows a tool's name, description and argument schema; it does not
+know whether the tool writes, reads outside text, sends data out, or can be undone. Those
+catalogue words come only from the user: the `catalogue_words` decorator (stored in
+`tool.metadata["stalwart"]`) or a mapping given to `export_catalogue`. A word nobody gave is
+left out, never guessed; a tool without a `kind` is listed in the returned warnings (the
+verifier needs `kind` for every tool).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+METADATA_KEY = "stalwart"
+HANDOFF_KEY = "__handoff_destination"
+
+#: The words SPEC 2.3 defines. Others are passed through (the verifier keeps them and names
+#: them in an `unknown_word` lint, so a typo never passes silently).
+KNOWN_WORDS = (
+    "kind", "description", "reads_outside", "sends_out", "irreversible", "destructive",
+    "compensation", "undo", "idempotency", "result", "args", "order", "privilege",
+    "confidential", "store", "source", "requires", "at_most", "checks", "spend",
+)
+
+
+def catalogue_words(**words: Any):
+    """Decorator giving a tool its catalogue words, e.g.
+
+        @catalogue_words(kind="write", irreversible=True, compensation="none")
+        @tool
+        def refund_order(order_id: str, amount: float) -> str: ...
+
+    Works above `@tool` (it stores the words in the tool's `metadata["stalwart"]`) and below
+    it (on the plain function, read back from `tool.func`). `kind` must be `read` or `write`
+    (`ValueError` otherwise). Returns the decorated object unchanged otherwise."""
+    kind = words.get("kind")
+    if kind is not None and kind not in ("read", "write"):
+        raise ValueError(f"catalogue_words: kind must be 'read' or 'write', not {kind!r}")
+
+    def apply(obj: Any) -> Any:
+        try:
+            from langchain_core.tools import BaseTool
+        except ImportError:  # pragma: no cover
+            BaseTool = ()  # type: ignore[assignment]
+        if isinstance(obj, BaseTool):
+            meta = dict(obj.metadata or {})
+            merged = dict(meta.get(METADATA_KEY) or {})
+            merged.update(words)
+            meta[METADATA_KEY] = merged
+            obj.metadata = meta
+        else:
+            merged = dict(getattr(obj, "__stalwart_words__", {}) or {})
+            merged.update(words)
+            obj.__stalwart_words__ = merged
+        return obj
+
+    return apply
+
+
+def tool_words(tool: Any) -> dict:
+    """The catalogue words a tool carries from `catalogue_words` (either placement)."""
+    out: dict = {}
+    for fn in (getattr(tool, "func", None), getattr(tool, "coroutine", None)):
+        if fn is not None:
+            out.update(getattr(fn, "__stalwart_words__", {}) or {})
+    out.update((getattr(tool, "metadata", None) or {}).get(METADATA_KEY) or {})
+    return out
+
+
+def _arg_schema(tool: Any) -> dict:
+    try:
+        props = dict(tool.args or {})
+    except Exception:  # noqa: BLE001 - a tool without a readable schema
+        return {}
+    out = {}
+    for name, schema in props.items():
+        if isinstance(schema, dict):
+            out[name] = {k: v for k, v in schema.items() if k in ("type", "description", "enum", "items", "format")}
+        else:
+            out[name] = {}
+    return out
+
+
+def export_catalogue(tools: Iterable[Any], words: Mapping[str, Mapping[str, Any]] | None = None,
+                     *, with_warnings: bool = False) -> dict | tuple[dict, list[str]]:
+    """A qls-catalogue/1 dict for LangChain tools.
+
+    `tools`: `BaseTool` objects (what `@tool`, `StructuredTool.from_function` and the handoff
+    helpers make), or a compiled graph (its tools are collected with `graph_tools`).
+    `words`: optional `{tool name: {word: value}}`, merged over the decorator's words (the
+    mapping wins). A mapping entry `args` merges per argument into the schema read from the
+    tool (so `{"args": {"to": {"role": "destination"}}}` adds a role).
+
+    Each entry: `description` and `args` (JSON-schema properties: type, description, enum)
+    read from the tool; the user's words. Handoff tools of langgraph-swarm and
+    langgraph-supervisor (tool metadata `__handoff_destination`) get `kind: "read"` unless the
+    user says otherwise: they only move the conversation to another agent. Nothing else is
+    inferred. Returns the catalogue, or `(catalogue, warnings)` with `with_warnings=True`;
+    the warnings name tools left without a `kind` and words given for tools not present.
+    """
+    from .graph import graph_tools
+
+    if hasattr(tools, "builder") or hasattr(tools, "get_graph"):
+        tools = graph_tools(tools)
+    words = dict(words or {})
+    warnings: list[str] = []
+    out: dict[str, dict] = {}
+    for tool in tools:
+        name = getattr(tool, "name", None)
+        if not name or name in out:
+            continue
+        entry: dict[str, Any] = {}
+        meta = getattr(tool, "metadata", None) or {}
+        if HANDOFF_KEY in meta:
+            entry["kind"] = "read"
+        given = tool_words(tool)
+        given.update(words.get(name, {}) or {})
+        desc = (getattr(tool, "description", "") or "").strip()
+        if desc:
+            entry["description"] = desc
+        args = _arg_schema(tool)
+        for arg, extra in (given.pop("args", None) or {}).items():
+            args.setdefault(arg, {}).update(extra or {})
+        entry["args"] = args
+        entry.update(given)
+        if entry.get("kind") not in ("read", "write"):
+            if "kind" in entry:
+                raise ValueError(f"tool {name!r}: kind must be 'read' or 'write', not {entry['kind']!r}")
+            warnings.append(f"tool {name!r} has no kind (read or write): give it with catalogue_words or the words mapping")
+        out[name] = entry
+    for name in words:
+        if name not in out:
+            warnings.append(f"words given for {name!r}, which is not a tool of the graph")
+    cat = {"format": "qls-catalogue/1", "tools": dict(sorted(out.items()))}
+    return (cat, warnings) if with_warnings else cat

@@ -1,0 +1,752 @@
+"""export_graph: a compiled LangGraph graph as qls-graph/1 (SPEC section 2.2).
+
+Tested with langgraph 1.2.24, langgraph-prebuilt 1.1.3, langchain-core 1.8.3, langchain 1.5.2,
+langgraph-supervisor 0.0.31 and langgraph-swarm 0.1.0 (python/requirements-test.txt). It reads
+the builder kept on the compiled graph (`CompiledStateGraph.builder`: `nodes`, `edges`,
+`waiting_edges`, `branches`), the compiled graph's `interrupt_before_nodes` /
+`interrupt_after_nodes` and `nodes[...].subgraphs`, and the source code of node functions,
+routers and tools (`inspect.getsource`) for what LangGraph does not store: `Send` fan-outs,
+`Command(goto=...)`, `interrupt()` calls, models and tools a function references.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+from typing import Any
+
+from . import _code
+
+START = "__start__"
+END = "__end__"
+HANDOFF_KEY = "__handoff_destination"
+EXPORTER = "stalwart_export"
+
+_PREBUILT_MODEL_FUNCS = (
+    "create_react_agent.<locals>.call_model",
+    "create_react_agent.<locals>.acall_model",
+    "create_agent.<locals>.model_node",
+    "create_agent.<locals>.amodel_node",
+)
+
+
+def escape_id(name: str) -> str:
+    """A LangGraph node name as a qls-graph/1 node id: `%` becomes `%25` and `/` becomes
+    `%2F` (qls ids may not contain `/`, which separates subgraph levels). Reversible:
+    `unescape_id`. Other characters are kept."""
+    return name.replace("%", "%25").replace("/", "%2F")
+
+
+def unescape_id(node_id: str) -> str:
+    """The LangGraph node name of a qls-graph/1 id written by `escape_id`."""
+    return node_id.replace("%2F", "/").replace("%25", "%")
+
+
+def versions() -> dict[str, str]:
+    """The installed versions of the packages the export depends on (absent ones left out)."""
+    out = {}
+    for pkg in ("langgraph", "langgraph-prebuilt", "langchain-core", "langchain",
+                "langgraph-supervisor", "langgraph-swarm"):
+        try:
+            out[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    try:
+        out["stalwart-export"] = importlib.metadata.version("stalwart-export")
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    return out
+
+
+def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = True) -> dict:
+    """Export a compiled LangGraph graph as a qls-graph/1 dict (SPEC 2.2).
+
+    `compiled`: a `CompiledStateGraph` (what `StateGraph.compile()`, `create_react_agent`,
+    `create_agent`, `create_supervisor(...).compile()` and `create_swarm(...).compile()`
+    return). A `StateGraph` that was not compiled is compiled first. Any other Pregel (the
+    functional API's `@entrypoint`, a RemoteGraph) exports as one opaque `step` whose exit is
+    undeclared (`null`), with a warning.
+
+    Returns `{"format": "qls-graph/1", "name", "nodes", "edges", "sends", "interrupts",
+    "subgraphs", "producer", "warnings"}`; with `provenance=True` (the default) nodes and
+    edges carry a `langgraph` object saying where each fact was read (the verifier ignores it).
+
+    Reading, per node (`builder.nodes[name]`, a `StateNodeSpec`):
+    * kind `subgraph` when the node is a compiled graph or its function calls one
+      (`compiled.nodes[name].subgraphs`, or a compiled graph its code references, also one
+      compiled with `checkpointer=False`); the subgraph is exported too, into `subgraphs`.
+    * `tools_plain` for a `ToolNode` (`tools_by_name`).
+    * `model` when its code reaches a chat model (`BaseLanguageModel`, through closures,
+      globals, `RunnableBinding`/`RunnableSequence`), or it is a prebuilt agent's model node.
+    * `step` otherwise, with `tools` naming the LangChain tools its code references directly
+      (their calls skip every tool node and its pauses: a warning says so).
+    * `location`: the file and line of the function (`inspect.getsourcelines`).
+
+    Edges: `builder.edges` and `builder.waiting_edges` (joins) are `fixed`; `builder.branches`
+    are `conditional` with the `BranchSpec.ends` LangGraph enforces (a `path_map`, or the
+    router's `Literal` return annotation), else `null`; `command` edges from the node's
+    `ends` (`Command[Literal[...]]` or `add_node(destinations=)`; LangGraph does not enforce
+    them), plus any constant `Command(goto=...)` its source shows, else `null` when it
+    returns a `Command` at all. A node with no fixed or conditional out-edge gets an implicit
+    `conditional -> ["__end__"]` (its branch halts there). Error handlers (langgraph >= 1.2.0)
+    are a `conditional` edge to the handler. Handoffs out of a subgraph
+    (`Command(graph=Command.PARENT)`, the handoff tools of langgraph-swarm and
+    langgraph-supervisor, found by their `__handoff_destination` metadata) are `command`
+    edges to `../<node>`.
+
+    Sends: `Send("node", ...)` in a router's or node's source; a `Send` whose node is not a
+    constant has `destinations: null`.
+
+    Interrupts: `interrupt_before` on a tool node is one `before` entry per tool it binds (the
+    person sees every pending call); other compile-time pauses have `tool: null`;
+    `interrupt()` in a node's code is `inside` (`tool: null`); `interrupt()` as the first
+    thing a tool does is `before` that tool on its tool node; `HumanInTheLoopMiddleware`
+    (langchain >= 1.0) is `before` on its `after_model` node (`interrupt_mode="batched"`) or
+    on the tool node (`"per_call"`) for each tool its `interrupt_on` gates. A pause that may
+    be skipped (a `when` predicate, an `interrupt()` under a condition) is not written, and a
+    warning says so: a skippable pause is not a confirmation.
+
+    Raises `TypeError` when `compiled` is not a LangGraph graph. Node names containing `/`
+    are escaped (`escape_id`) with a warning.
+    """
+    try:
+        from langgraph.graph.state import CompiledStateGraph, StateGraph
+        from langgraph.pregel import Pregel
+    except ImportError as e:  # pragma: no cover
+        raise ImportError("stalwart_export needs langgraph installed (pip install langgraph)") from e
+
+    if isinstance(compiled, StateGraph):
+        compiled = compiled.compile()
+    if not isinstance(compiled, Pregel) and not hasattr(compiled, "get_graph"):
+        raise TypeError(f"export_graph expects a compiled LangGraph graph, got {type(compiled).__name__}")
+    ex = _Exporter(provenance=provenance)
+    top = ex.graph(compiled, parent=None)
+    out = {"format": "qls-graph/1", "name": name or getattr(compiled, "name", None) or "LangGraph"}
+    out.update(top)
+    out["subgraphs"] = ex.subgraphs
+    out["producer"] = {"exporter": EXPORTER, "versions": versions()}
+    out["warnings"] = ex.warnings
+    if not provenance:
+        _strip(out)
+    return out
+
+
+def _strip(obj: Any) -> None:
+    if isinstance(obj, dict):
+        obj.pop("langgraph", None)
+        for v in obj.values():
+            _strip(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            _strip(v)
+
+
+def graph_tools(compiled: Any) -> list:
+    """Every LangChain tool the graph (and its subgraphs) binds to a tool node or whose code
+    references directly, once each by name, in the order met. For `export_catalogue`."""
+    ex = _Exporter(provenance=False)
+    from langgraph.graph.state import StateGraph
+
+    if isinstance(compiled, StateGraph):
+        compiled = compiled.compile()
+    ex.graph(compiled, parent=None)
+    return list(ex.tools_seen.values())
+
+
+class _Exporter:
+    def __init__(self, provenance: bool) -> None:
+        self.provenance = provenance
+        self.warnings: list[str] = []
+        self.subgraphs: dict[str, dict] = {}
+        self._sub_names: dict[int, str] = {}
+        self._unknown_parent: set[str] = set()
+        self.tools_seen: dict[str, Any] = {}
+
+    def warn(self, msg: str) -> None:
+        if msg not in self.warnings:
+            self.warnings.append(msg)
+
+    # ------------------------------------------------------------------ one graph
+    def graph(self, compiled: Any, parent: str | None) -> dict:
+        from langgraph.graph.state import CompiledStateGraph
+
+        where = f"subgraph '{parent}'" if parent else "graph"
+        if not isinstance(compiled, CompiledStateGraph) or getattr(compiled, "builder", None) is None:
+            self.warn(
+                f"{where} {getattr(compiled, 'name', '?')!r} is a {type(compiled).__name__}, not a "
+                "StateGraph: exported as one opaque step with an undeclared exit"
+            )
+            return {
+                "nodes": [{"id": START, "kind": "start"}, {"id": "run", "kind": "step"}, {"id": END, "kind": "end"}],
+                "edges": [
+                    {"from": START, "kind": "fixed", "destinations": ["run"]},
+                    {"from": "run", "kind": "conditional", "destinations": None},
+                ],
+                "sends": [],
+                "interrupts": [],
+            }
+        g = _GraphExport(self, compiled, parent)
+        out = g.run()
+        if g.parent_unknown and parent:
+            self._unknown_parent.add(parent)
+        return out
+
+    def subgraph_name(self, sub: Any, hint: str) -> str:
+        key = id(sub)
+        if key in self._sub_names:
+            return self._sub_names[key]
+        base = getattr(sub, "name", None)
+        if not base or base == "LangGraph":
+            base = hint
+        name = base
+        i = 2
+        while name in self.subgraphs:
+            name = f"{base}_{i}"
+            i += 1
+        self._sub_names[key] = name
+        self.subgraphs[name] = {}  # reserve (and stop recursion on cycles)
+        exported = self.graph(sub, parent=name)
+        self.subgraphs[name] = exported
+        return name
+
+    def parent_unknown(self, name: str) -> bool:
+        return name in self._unknown_parent
+
+
+class _GraphExport:
+    def __init__(self, ex: _Exporter, compiled: Any, parent: str | None) -> None:
+        self.ex = ex
+        self.compiled = compiled
+        self.builder = compiled.builder
+        self.parent = parent  # name of this graph when it is a subgraph
+        self.nodes: list[dict] = []
+        self.edges: list[dict] = []
+        self.sends: list[dict] = []
+        self.interrupts: list[dict] = []
+        self.ids: dict[str, str] = {START: START, END: END}
+        self.kinds: dict[str, str] = {}
+        self.parent_unknown = False  # a Command.PARENT with an unknown destination
+        self.parent_dests: set[str] = set()
+        self.hitl: list[tuple[str, Any]] = []  # (node name, HumanInTheLoopMiddleware)
+
+    def label(self, what: str) -> str:
+        return f"{what} in subgraph '{self.parent}'" if self.parent else what
+
+    def lg(self, d: dict, **prov: Any) -> dict:
+        if self.ex.provenance and prov:
+            d["langgraph"] = prov
+        return d
+
+    def qid(self, name: str) -> str:
+        if name in self.ids:
+            return self.ids[name]
+        q = _code_escape(name)
+        if q != name:
+            self.ex.warn(
+                f"node {name!r} renamed to {q!r} (qls ids may not contain '/'; '%2F' stands for '/', '%25' for '%')"
+            )
+        self.ids[name] = q
+        return q
+
+    # -------------------------------------------------------------- the walk
+    def run(self) -> dict:
+        b = self.builder
+        for name in b.nodes:
+            self.qid(name)
+        self.nodes.append({"id": START, "kind": "start"})
+        for name, spec in b.nodes.items():
+            self.nodes.append(self.node(name, spec))
+        self.nodes.append({"id": END, "kind": "end"})
+
+        has_out: set[str] = set()
+        for src, dst in sorted(b.edges):
+            has_out.add(src)
+            self.edges.append(self.lg({"from": self.qid(src), "kind": "fixed", "destinations": [self.qid(dst)]},
+                                      source="builder.edges", enforced=True))
+        for srcs, dst in sorted(b.waiting_edges):
+            for src in srcs:
+                has_out.add(src)
+                self.edges.append(self.lg({"from": self.qid(src), "kind": "fixed", "destinations": [self.qid(dst)]},
+                                          source="builder.waiting_edges", join=[self.qid(s) for s in srcs],
+                                          enforced=True))
+        for src, branches in b.branches.items():
+            for router_name, spec in branches.items():
+                has_out.add(src)
+                self.branch(src, router_name, spec)
+        for name, spec in b.nodes.items():
+            self.commands(name, spec)
+        self.error_handlers()
+        for name in b.nodes:
+            if name not in has_out:
+                self.edges.append(self.lg({"from": self.qid(name), "kind": "conditional", "destinations": [END]},
+                                          implicit=True, enforced=True,
+                                          source="no outgoing edge: the branch halts unless a Command routes"))
+        self.compile_interrupts()
+        self.hitl_interrupts()
+        return {"nodes": self.nodes, "edges": self.edges, "sends": self.sends, "interrupts": self.interrupts}
+
+    # -------------------------------------------------------------- nodes
+    def node(self, name: str, spec: Any) -> dict:
+        from langgraph.pregel import Pregel
+
+        qid = self.qid(name)
+        runnable = spec.runnable
+        fn = _code.unwrap_callable(runnable)
+        node: dict[str, Any] = {"id": qid}
+        prov: dict[str, Any] = {"runnable": _code.qualname(runnable)}
+        if fn is not None:
+            prov["func"] = _code.qualname(fn)
+            loc = _code.location(fn)
+            if loc:
+                node["location"] = loc
+
+        # subgraph
+        sub = None
+        direct = isinstance(runnable, Pregel)
+        if direct:
+            sub = runnable
+        else:
+            pnode = getattr(self.compiled, "nodes", {}).get(name)
+            subs = list(getattr(pnode, "subgraphs", None) or [])
+            if subs:
+                sub = subs[0]
+                if len(subs) > 1:
+                    self.ex.warn(self.label(f"node {name!r} runs {len(subs)} subgraphs; only the first is exported"))
+            elif fn is not None:
+                found = [o for _, o in _code.referenced_objects(fn, depth=2) if isinstance(o, Pregel)]
+                if found:
+                    sub = found[0]
+        if sub is not None:
+            gname = self.ex.subgraph_name(sub, hint=name)
+            node.update(kind="subgraph", graph=gname)
+            if not direct:
+                self.ex.warn(self.label(
+                    f"node {name!r} runs subgraph {gname!r} inside a function; its input/output mapping "
+                    "and any other code are opaque"))
+                prov["subgraph_via"] = "function"
+            self.kinds[name] = "subgraph"
+            return self.lg(node, **prov)
+
+        # tool node
+        from langgraph.prebuilt import ToolNode
+
+        if isinstance(runnable, ToolNode):
+            tools = list(runnable.tools_by_name.values())
+            node.update(kind="tools_plain", tools=[t.name for t in tools])
+            for t in tools:
+                self.ex.tools_seen.setdefault(t.name, t)
+            wrap = getattr(runnable, "_wrap_tool_call", None)
+            prov["wrap_tool_call"] = _code.qualname(wrap) if wrap else None
+            self.kinds[name] = "tools_plain"
+            node.pop("location", None)
+            return self.lg(node, **prov)
+
+        # middleware node (langchain.agents create_agent): "<Middleware>.<hook>"
+        mw = getattr(fn, "__self__", None)
+        if mw is not None and type(mw).__name__ == "HumanInTheLoopMiddleware":
+            self.hitl.append((name, mw))
+        if mw is not None and _is_middleware(mw):
+            node["kind"] = "step"
+            prov["middleware"] = _code.qualname(mw)
+            self.kinds[name] = "step"
+            return self.lg(node, **prov)
+
+        # model
+        model, bound = self.find_model(runnable, fn)
+        if model is not None:
+            node["kind"] = "model"
+            prov["model"] = model
+            if bound is not None:
+                prov["bound_tools"] = bound
+            self.kinds[name] = "model"
+            return self.lg(node, **prov)
+
+        # step
+        node["kind"] = "step"
+        prov["opaque"] = True
+        if fn is not None:
+            from langchain_core.tools import BaseTool
+
+            direct_tools = []
+            for _, o in _code.referenced_objects(fn, depth=3):
+                if isinstance(o, BaseTool) and o.name not in direct_tools:
+                    direct_tools.append(o.name)
+                    self.ex.tools_seen.setdefault(o.name, o)
+            if direct_tools:
+                node["tools"] = direct_tools
+                self.ex.warn(self.label(
+                    f"node {name!r} (step) calls tools {direct_tools} directly, outside any tool node: "
+                    "those calls skip the tool check and any pause on a tool node"))
+        else:
+            self.ex.warn(self.label(f"node {name!r}: cannot read its code ({prov['runnable']}); exported as an opaque step"))
+        self.kinds[name] = "step"
+        return self.lg(node, **prov)
+
+    def find_model(self, runnable: Any, fn: Any) -> tuple[str | None, list[str] | None]:
+        from langchain_core.language_models import BaseLanguageModel
+
+        def model_of(o: Any, depth: int = 0) -> tuple[Any, list[str] | None] | None:
+            if depth > 6:
+                return None
+            if isinstance(o, BaseLanguageModel):
+                return o, None
+            bound = getattr(o, "bound", None)
+            if bound is not None and hasattr(o, "kwargs"):
+                r = model_of(bound, depth + 1)
+                if r is not None:
+                    tools = (getattr(o, "kwargs", None) or {}).get("tools")
+                    names = None
+                    if tools:
+                        names = [_tool_name(t) for t in tools]
+                    return r[0], names or r[1]
+            for step in getattr(o, "steps", None) or []:
+                r = model_of(step, depth + 1)
+                if r is not None:
+                    return r
+            return None
+
+        r = model_of(runnable)
+        if r is None and fn is not None:
+            for _, o in _code.referenced_objects(fn, depth=4):
+                r = model_of(o)
+                if r is not None:
+                    break
+        if r is None and fn is not None and any(
+            getattr(_code.plain_function(fn), "__qualname__", "").endswith(q) for q in _PREBUILT_MODEL_FUNCS
+        ):
+            return "prebuilt agent model node (model chosen at run time)", None
+        if r is None:
+            return None, None
+        return _code.qualname(r[0]), r[1]
+
+    # -------------------------------------------------------------- edges
+    def branch(self, src: str, router_name: str, spec: Any) -> None:
+        path = spec.path
+        router = _code.unwrap_callable(path)
+        rname = _code.qualname(router) if router is not None else _code.qualname(path)
+        ends = spec.ends
+        prov: dict[str, Any] = {"router": rname}
+        if ends:
+            dests = _dedup(self.qid(v) for v in ends.values())
+            declared = "path_map"
+            ann = _code.literal_return(router) if router is not None else None
+            if ann and ann[0] == "literal" and ann[1] is not None and set(ann[1]) == set(ends.keys()):
+                declared = "return_annotation"
+            prov.update(declared_by=declared, enforced=True)
+            labels = {k: self.qid(v) for k, v in ends.items() if k != v}
+            if labels:
+                prov["labels"] = labels
+        else:
+            dests = None
+            prov.update(declared_by=None, enforced=False)
+            self.ex.warn(self.label(
+                f"conditional edge from {src!r} ({rname}): no path_map and no Literal return annotation "
+                "-> destinations null"))
+        self.edges.append(self.lg({"from": self.qid(src), "kind": "conditional", "destinations": dests}, **prov))
+        if router is not None:
+            self.scan_sends(src, router, via="conditional", rname=rname)
+        else:
+            self.sends.append(self.lg({"from": self.qid(src), "destinations": None}, via="conditional", router=rname))
+            self.ex.warn(self.label(f"router of {src!r} ({rname}): cannot read its code; it may Send anywhere"))
+
+    def scan_sends(self, src: str, fn: Any, via: str, rname: str) -> None:
+        from langgraph.types import Send
+
+        tree = _code.parse_function(fn)
+        if tree is None:
+            if not _code.is_library(fn):
+                self.sends.append(self.lg({"from": self.qid(src), "destinations": None}, via=via, router=rname))
+                self.ex.warn(self.label(f"{rname}: cannot read its source; it may Send anywhere (sends null)"))
+            return
+        dests: list[str] = []
+        unknown = False
+        for call, _resolved in _code.calls_to(fn, tree, Send, "Send"):
+            arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "node"), None)
+            names = _code.constant_strings(fn, arg)
+            if names is None:
+                unknown = True
+            else:
+                dests += names
+        if unknown:
+            self.sends.append(self.lg({"from": self.qid(src), "destinations": None}, via=via, router=rname))
+            self.ex.warn(self.label(f"{rname} sends to a node it computes -> sends from {src!r} null"))
+        elif dests:
+            self.sends.append(self.lg({"from": self.qid(src), "destinations": _dedup(self.qid(d) for d in dests)},
+                                      via=via, router=rname))
+
+    def commands(self, name: str, spec: Any) -> None:
+        from langgraph.types import Command
+
+        runnable = spec.runnable
+        fn = _code.unwrap_callable(runnable)
+        kind = self.kinds.get(name)
+        prov: dict[str, Any] = {"enforced": False}
+        declared: list[str] | None = None
+        if spec.ends:
+            ends = spec.ends
+            declared = list(ends.values()) if isinstance(ends, dict) else list(ends)
+            prov["declared_by"] = "add_node(destinations=) or Command[Literal] annotation"
+            ann = _code.literal_return(fn) if fn is not None else None
+            if ann and ann[0] == "command" and ann[1] is not None and set(ann[1]) == set(declared):
+                prov["declared_by"] = "return_annotation"
+            elif not (ann and ann[0] == "command"):
+                prov["declared_by"] = "add_node(destinations=)"
+        returns_command = False
+        ann = _code.literal_return(fn) if fn is not None else None
+        if ann and ann[0] == "command":
+            returns_command = True
+            if declared is None and ann[1]:
+                declared = list(ann[1])
+                prov["declared_by"] = "return_annotation (not recorded in StateNodeSpec.ends)"
+
+        observed: list[str] = []
+        observed_parent: list[str] = []
+        unknown_goto = False
+        unknown_parent = False
+        if kind == "subgraph":
+            gname = next((n.get("graph") for n in self.nodes if n["id"] == self.qid(name)), None)
+            if declared is None and gname and self.ex.parent_unknown(gname):
+                unknown_goto = True
+        if kind == "tools_plain":
+            for tool in runnable.tools_by_name.values():
+                meta = getattr(tool, "metadata", None) or {}
+                if HANDOFF_KEY in meta:
+                    observed_parent.append(meta[HANDOFF_KEY])
+                    continue
+                tfn = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+                if tfn is None:
+                    continue
+                o, op, u, up, rc = self.scan_commands(tfn, Command)
+                observed += o
+                observed_parent += op
+                unknown_goto |= u
+                unknown_parent |= up
+                returns_command |= rc
+            if observed_parent:
+                prov["handoffs"] = "tool metadata '__handoff_destination'"
+        elif kind in ("step", "model") and fn is not None and not _is_middleware(getattr(fn, "__self__", None)):
+            tree_ok = _code.parse_function(fn) is not None
+            if not tree_ok and kind == "step" and not _code.is_library(fn):
+                unknown_goto = True
+                self.ex.warn(self.label(f"node {name!r}: cannot read its source; it may return a Command anywhere"))
+            else:
+                o, op, u, up, rc = self.scan_commands(fn, Command)
+                observed += o
+                observed_parent += op
+                unknown_goto |= u
+                unknown_parent |= up
+                returns_command |= rc
+                # Send inside Command(goto=[Send(...)])
+                self.scan_sends(name, fn, via="command", rname=_code.qualname(fn)) if self.has_send(fn) else None
+
+        local = [d for d in observed if d]
+        if declared is not None:
+            extra = [d for d in local if d not in declared]
+            if extra:
+                self.ex.warn(self.label(
+                    f"node {name!r} declares destinations {declared} but its code also goes to {extra}; both kept"))
+            dests: list[str] | None = _dedup(self.qid(d) for d in declared + extra)
+            if unknown_goto:
+                prov["observed_goto_unknown"] = True
+        elif unknown_goto or (returns_command and not local):
+            dests = None
+            if returns_command or unknown_goto:
+                prov["declared_by"] = None
+                self.ex.warn(self.label(f"node {name!r} returns Command without declared destinations -> destinations null"))
+        elif local:
+            dests = _dedup(self.qid(d) for d in local)
+            prov["declared_by"] = "Command(goto=...) constants in its source"
+        else:
+            dests = []
+        if observed:
+            prov["observed_goto"] = _dedup(observed)
+        if dests is None or dests:
+            self.edges.append(self.lg({"from": self.qid(name), "kind": "command", "destinations": dests}, **prov))
+
+        # hand-offs to the enclosing graph
+        if observed_parent or unknown_parent:
+            if self.parent is None:
+                self.ex.warn(f"node {name!r} hands off to a parent graph, but this is the top graph; ignored")
+            else:
+                if observed_parent:
+                    self.edges.append(self.lg(
+                        {"from": self.qid(name), "kind": "command",
+                         "destinations": _dedup("../" + _code_escape(d) for d in observed_parent)},
+                        scope="parent", enforced=False, declared_by=prov.get("handoffs", "Command(graph=PARENT)")))
+                if unknown_parent:
+                    self.parent_unknown = True
+                    self.ex.warn(self.label(
+                        f"node {name!r} hands off to the parent graph to a destination it computes; "
+                        "the parent's subgraph node gets a command edge to null"))
+
+    def has_send(self, fn: Any) -> bool:
+        tree = _code.parse_function(fn)
+        if tree is None:
+            return False
+        return any(isinstance(n, ast.Name) and n.id == "Send" or isinstance(n, ast.Attribute) and n.attr == "Send"
+                   for n in ast.walk(tree))
+
+    def scan_commands(self, fn: Any, Command: Any):
+        """(gotos, parent gotos, unknown goto, unknown parent goto, returns a Command at all)."""
+        tree = _code.parse_function(fn)
+        if tree is None:
+            return [], [], False, False, False
+        gotos: list[str] = []
+        parent: list[str] = []
+        unknown = unknown_parent = False
+        any_cmd = False
+        for call, _ in _code.calls_to(fn, tree, Command, "Command"):
+            kw = {k.arg: k.value for k in call.keywords}
+            goto = kw.get("goto")
+            if goto is None:
+                continue  # Command(update=...) / Command(resume=...) does not route
+            any_cmd = True
+            to_parent = False
+            g = kw.get("graph")
+            if g is not None:
+                val = _code.resolve_name(fn, g)
+                to_parent = val == getattr(Command, "PARENT", "__parent__") or (
+                    isinstance(g, ast.Attribute) and g.attr == "PARENT")
+            if isinstance(goto, ast.Call) or (isinstance(goto, (ast.List, ast.Tuple)) and any(
+                    isinstance(e, ast.Call) for e in goto.elts)):
+                continue  # Send(...) objects: read by scan_sends
+            names = _code.constant_strings(fn, goto)
+            if names is None:
+                if to_parent:
+                    unknown_parent = True
+                else:
+                    unknown = True
+            elif to_parent:
+                parent += names
+            else:
+                gotos += names
+        return gotos, parent, unknown, unknown_parent, any_cmd
+
+    def error_handlers(self) -> None:
+        for name, spec in self.builder.nodes.items():
+            handler = getattr(spec, "error_handler_node", None)
+            if handler:
+                self.edges.append(self.lg({"from": self.qid(name), "kind": "conditional",
+                                           "destinations": [self.qid(handler)]},
+                                          on_error=True, enforced=True, source="add_node(error_handler=)"))
+        ehmap = getattr(self.compiled, "node_error_handler_map", None) or {}
+        for name, handler in ehmap.items():
+            spec = self.builder.nodes.get(name)
+            if spec is not None and getattr(spec, "error_handler_node", None) == handler:
+                continue
+            if handler in self.ids or handler in self.builder.nodes:
+                self.edges.append(self.lg({"from": self.qid(name), "kind": "conditional",
+                                           "destinations": [self.qid(handler)]},
+                                          on_error=True, enforced=True, source="node_error_handler_map"))
+
+    # -------------------------------------------------------------- interrupts
+    def compile_interrupts(self) -> None:
+        from langgraph.types import interrupt
+
+        for when, attr in (("before", "interrupt_before_nodes"), ("after", "interrupt_after_nodes")):
+            listed = getattr(self.compiled, attr, None) or []
+            names = list(self.builder.nodes) if listed == "*" else list(listed)
+            for name in names:
+                if name not in self.builder.nodes:
+                    continue
+                src = f"compile(interrupt_{when}=" + ('"*"' if listed == "*" else "list") + ")"
+                spec = self.builder.nodes[name]
+                if when == "before" and self.kinds.get(name) == "tools_plain":
+                    for t in spec.runnable.tools_by_name:
+                        self.interrupts.append(self.lg({"node": self.qid(name), "when": "before", "tool": t},
+                                                       source=src, guaranteed=True))
+                else:
+                    self.interrupts.append(self.lg({"node": self.qid(name), "when": when, "tool": None},
+                                                   source=src, guaranteed=True))
+        # interrupt() in node code, and at the top of a tool's code
+        for name, spec in self.builder.nodes.items():
+            kind = self.kinds.get(name)
+            if kind == "tools_plain":
+                for tname, tool in spec.runnable.tools_by_name.items():
+                    tfn = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+                    if tfn is None:
+                        continue
+                    tree = _code.parse_function(tfn)
+                    if tree is None:
+                        continue
+                    calls = _code.calls_to(tfn, tree, interrupt, "interrupt")
+                    if not calls:
+                        continue
+                    if any(resolved and _code.top_level_call(tree, c) for c, resolved in calls):
+                        self.interrupts.append(self.lg({"node": self.qid(name), "when": "before", "tool": tname},
+                                                       source="interrupt() at the top of the tool's code",
+                                                       guaranteed=True))
+                    else:
+                        self.ex.warn(self.label(
+                            f"tool {tname!r} calls interrupt() under a condition; not written as a confirmation"))
+                continue
+            if kind not in ("step", "model"):
+                continue
+            fn = _code.unwrap_callable(spec.runnable)
+            if fn is None or _is_middleware(getattr(fn, "__self__", None)) or _code.is_library(fn):
+                continue
+            tree = _code.parse_function(fn)
+            if tree is None:
+                continue
+            calls = _code.calls_to(fn, tree, interrupt, "interrupt")
+            if calls:
+                self.interrupts.append(self.lg({"node": self.qid(name), "when": "inside", "tool": None},
+                                               source="interrupt() call in the node's code",
+                                               unconditional=any(_code.top_level_call(tree, c) for c, _ in calls)))
+
+    def hitl_interrupts(self) -> None:
+        for name, mw in self.hitl:
+            mode = getattr(mw, "interrupt_mode", "batched")
+            configs = getattr(mw, "interrupt_on", {}) or {}
+            if mode == "per_call":
+                targets = [n for n, k in self.kinds.items() if k == "tools_plain"]
+                src = "HumanInTheLoopMiddleware(interrupt_mode='per_call') in ToolNode.wrap_tool_call"
+            else:
+                targets = [name]
+                src = f"HumanInTheLoopMiddleware(interrupt_mode={mode!r}).after_model"
+            for tool, cfg in configs.items():
+                if not cfg:
+                    continue
+                if isinstance(cfg, dict) and cfg.get("when") is not None:
+                    self.ex.warn(self.label(
+                        f"HumanInTheLoopMiddleware asks about {tool!r} only when its `when` predicate holds: "
+                        "not written as a confirmation"))
+                    continue
+                decisions = list(cfg.get("allowed_decisions", [])) if isinstance(cfg, dict) else []
+                for t in targets:
+                    if mode == "per_call":
+                        tn = self.builder.nodes[t].runnable
+                        if tool not in getattr(tn, "tools_by_name", {}):
+                            continue
+                    self.interrupts.append(self.lg({"node": self.qid(t), "when": "before", "tool": tool},
+                                                   source=src, guaranteed=True, decisions=decisions))
+
+
+def _is_middleware(obj: Any) -> bool:
+    if obj is None:
+        return False
+    try:
+        from langchain.agents.middleware import AgentMiddleware
+    except ImportError:
+        return False
+    return isinstance(obj, AgentMiddleware)
+
+
+def _tool_name(t: Any) -> str:
+    if isinstance(t, dict):
+        fn = t.get("function")
+        if isinstance(fn, dict) and "name" in fn:
+            return fn["name"]
+        return t.get("name", "?")
+    return getattr(t, "name", None) or getattr(t, "__name__", "?")
+
+
+def _dedup(items) -> list:
+    out = []
+    for i in items:
+        if i not in out:
+            out.append(i)
+    return out
+
+
+_code_escape = escape_id
