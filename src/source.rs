@@ -97,7 +97,8 @@ impl SourceFile {
         let len = rest
             .char_indices()
             .find(|&(i, c)| {
-                c == '\n' || (i > 0 && (c.is_whitespace() || matches!(c, ':' | ',' | ']' | '}' | '(')))
+                c == '\n'
+                    || (i > 0 && (c.is_whitespace() || matches!(c, ':' | ',' | ']' | '}' | '(')))
             })
             .map(|(i, _)| i)
             .unwrap_or(rest.len());
