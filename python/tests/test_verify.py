@@ -13,13 +13,18 @@ from stalwart_export import export_catalogue, export_graph
 T = ("get_order", "read_inbox", "refund_order")
 
 
+# QG101 (a hotspot): refund_order is a write with no check, limit, order rule or rulebook.
+UNCHECKED = ("QG101", "refund_order", None)
+
+
 def plain_agent(tools_node, model_node):
     """A model with a plain tool node over the three tools: QG001 on each, QG011 (no person
-    confirms refund_order), QG105, and the model's cycle QG023."""
+    confirms refund_order), QG105, QG101, and the model's cycle QG023."""
     return {("QG001", t, tools_node) for t in T} | {
         ("QG011", "refund_order", tools_node),
         ("QG023", f"cycle:{model_node}", model_node),
         ("QG105", "refund_order", tools_node),
+        UNCHECKED,
     }
 
 
@@ -38,7 +43,7 @@ EXPECTED = {
     "command_routing": (1, {
         ("QG001", "get_order", "lookup"), ("QG001", "refund_order", "refund_step"),
         ("QG015", "edge:lookup", "lookup"), ("QG023", "cycle:lookup", "lookup"),
-        ("QG105", "refund_order", "refund_step"),
+        ("QG105", "refund_order", "refund_step"), UNCHECKED,
     }),
     "send_map_reduce": (0, set()),
     "subgraph_parent": (1, plain_agent("worker/tools", "worker/agent")),
@@ -49,13 +54,14 @@ EXPECTED = {
         ("QG001", "transfer_to_research_expert", "supervisor/tools"),
         ("QG012", "refund_order", "billing_expert/tools"),
         ("QG023", "cycle:supervisor/agent", "supervisor/agent"),
-        ("QG105", "refund_order", "billing_expert/tools"),
+        ("QG105", "refund_order", "billing_expert/tools"), UNCHECKED,
     }),
     "swarm": (1, {
         ("QG001", "get_order", "bob/tools"), ("QG001", "read_inbox", "alice/tools"),
         ("QG001", "refund_order", "bob/tools"), ("QG001", "transfer_to_alice", "bob/tools"),
         ("QG001", "transfer_to_bob", "alice/tools"), ("QG012", "refund_order", "bob/tools"),
         ("QG023", "cycle:alice/model", "alice/model"), ("QG105", "refund_order", "bob/tools"),
+        UNCHECKED,
     }),
     # interrupt() in the review node is `inside` with no tool: it confirms nothing, so QG011 stays
     "interrupt_review_node": (1, plain_agent("run_tool", "call_llm")),

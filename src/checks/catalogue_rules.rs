@@ -13,12 +13,23 @@ use crate::findings::Finding;
 use crate::ir::{Catalogue, NodeKind, Role};
 use crate::model::{FlatModel, ToolIx};
 
-/// Every finding of the rules above, in tool order then rule order.
+/// Every finding of the rules above, in tool order then rule order, for the tools some node binds
+/// or offers.
 /// `rulebook_compiled`: a rulebook was given and compiles (QG101 reads it as a route).
 pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<Finding> {
     let mut out = Vec::new();
     let chosen = model_chosen(m);
+    // A tool no node binds never runs (the lint `tool_never_bound` names it): nothing to raise.
+    let mut bound = vec![false; m.tools.len()];
+    for n in &m.nodes {
+        for &t in &n.tools {
+            bound[t] = true;
+        }
+    }
     for (t, d) in m.tools.iter().enumerate() {
+        if !bound[t] {
+            continue;
+        }
         let on = |rule: &'static str, detail: &str| {
             let mut f = finding(
                 Subject {
