@@ -132,9 +132,9 @@ struct VerifyArgs {
     #[arg(long)]
     export_only: Option<PathBuf>,
     /// Replay one finding's witness on the concrete interpreter, step by step: FINDING is its
-    /// number in the report (from 1) or its fingerprint (or a unique prefix). With `--format
-    /// json`, the script a harness around the real graph replays. Exit 0 when it reproduces, 1
-    /// when it does not (QG312).
+    /// number in the report without --baseline (from 1) or its fingerprint (or a unique prefix
+    /// of 4 or more hex digits). With `--format json`, the script a harness around the real
+    /// graph replays. Exit 0 when it reproduces, 1 when it does not (QG312).
     #[arg(long, value_name = "FINDING")]
     replay: Option<String>,
     /// Traces of real runs, JSON Lines (one `{"run": id, "steps": [{"node": id, "tool": name}]}` a
@@ -291,6 +291,12 @@ fn verify(a: VerifyArgs) -> i32 {
             "give `--format text` (the walkthrough) or `--format json` (the script)",
         );
     }
+    if a.replay.is_some() && a.sarif.is_some() {
+        return fail(
+            "--replay writes one finding's walkthrough, not a SARIF log",
+            "run `stalwart verify ... --sarif FILE` without --replay for the SARIF",
+        );
+    }
     if let (Some(s), Some(o)) = (&a.sarif, &a.output) {
         if s == o {
             return fail(
@@ -374,7 +380,8 @@ fn verify(a: VerifyArgs) -> i32 {
         Err(crate::verify::VerifyError::Input(e)) => return print_input_error(e),
         Err(crate::verify::VerifyError::Model(e)) => return fail(e, "fix the input and re-run"),
     };
-    if let Some(b) = &baseline {
+    // A finding a baseline would hide is still there to replay: --replay reads every finding.
+    if let Some(b) = baseline.as_ref().filter(|_| a.replay.is_none()) {
         crate::baseline::apply(&mut report, b);
     }
     let color = match a.color {

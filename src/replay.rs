@@ -78,17 +78,21 @@ pub fn select(report: &Report, spec: &str) -> Result<usize, NotReplayable> {
     let n = report.findings.len();
     let listing = "`stalwart verify ... --format json` lists each finding's fingerprint; findings are numbered from 1 in the order the report lists them";
     if let Ok(k) = spec.parse::<usize>() {
-        if spec.len() < 4
-            || report
-                .findings
-                .iter()
-                .all(|f| !f.fingerprint.starts_with(spec))
-        {
+        let prefix_of_some = report
+            .findings
+            .iter()
+            .any(|f| f.fingerprint.starts_with(spec));
+        if spec.len() < 4 || !prefix_of_some {
+            let help = if prefix_of_some {
+                "a number is a finding's place in the report; give 4 or more hex digits of a fingerprint"
+            } else {
+                listing
+            };
             return match k {
                 1.. if k <= n => Ok(k - 1),
                 _ => Err(not(
                     format!("no finding {k}: this run has {n} finding(s)"),
-                    listing,
+                    help,
                 )),
             };
         }
@@ -96,7 +100,7 @@ pub fn select(report: &Report, spec: &str) -> Result<usize, NotReplayable> {
     let lower = spec.to_ascii_lowercase();
     if lower.len() < 4 || !lower.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(not(
-            format!("'{spec}' is neither a finding number nor a fingerprint"),
+            format!("'{spec}' is neither a finding number (from 1) nor 4 or more hex digits of a fingerprint"),
             listing,
         ));
     }
@@ -124,7 +128,7 @@ pub fn select(report: &Report, spec: &str) -> Result<usize, NotReplayable> {
 /// names a tool or node the model lacks.
 pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough, NotReplayable> {
     let f = &report.findings[index];
-    let help = "replay a finding whose witness is a route through the graph (QG001, QG003, QG011-QG014, QG105, QG312); the report shows the others' reasons";
+    let help = "replay a finding whose witness is a route through the graph (QG001, QG003, QG011-QG014, QG019, QG021, QG105, QG312); the report shows the others' reasons";
     let (Some(ob), Some(node)) = (f.obligation, f.node.as_deref()) else {
         return Err(not(
             format!(

@@ -161,3 +161,63 @@ fn the_shop_raises_no_declaration_rule() {
     assert_eq!(rules, ["QG023", "QG105"]);
     assert!(Path::new(&common::root().join("fixtures/shop/agent.yaml")).exists());
 }
+
+/// A copy of fixture `case` with `from` replaced by `to` in its catalogue.yaml; its findings.
+fn edited(case: &str, from: &str, to: &str) -> Vec<Finding> {
+    let src = common::root().join("fixtures").join(case);
+    let dir = tempfile::tempdir().expect("tempdir");
+    for f in ["agent.yaml", "catalogue.yaml"] {
+        let text = std::fs::read_to_string(src.join(f)).expect("read");
+        let text = if f == "catalogue.yaml" {
+            assert!(text.contains(from), "{case}: no {from:?}");
+            text.replace(from, to)
+        } else {
+            text
+        };
+        std::fs::write(dir.path().join(f), text).expect("write");
+    }
+    let inputs = stalwart::input::load_agent_yaml(&dir.path().join("agent.yaml")).expect("load");
+    verify::verify(inputs, &Options::new(1))
+        .expect("verify")
+        .findings
+}
+
+#[test]
+fn an_empty_or_unknown_auth_is_no_authentication() {
+    for auth in ["\"\"", "\"NONE\"", "\"none \"", "basic"] {
+        let fs = edited(
+            "QG107/holds-mtls",
+            "{auth: mtls}",
+            &format!("{{auth: {auth}}}"),
+        );
+        assert_eq!(
+            fs.iter().filter(|f| f.rule == "QG107").count(),
+            1,
+            "auth: {auth}"
+        );
+    }
+    for auth in ["MTLS", "oauth2", "signed_messages"] {
+        let fs = edited(
+            "QG107/holds-mtls",
+            "{auth: mtls}",
+            &format!("{{auth: {auth}}}"),
+        );
+        assert!(fs.iter().all(|f| f.rule != "QG107"), "auth: {auth}");
+    }
+}
+
+#[test]
+fn an_empty_or_moving_pin_pins_nothing() {
+    for pin in ["\"\"", "\" \"", "latest", "\"*\"", "main"] {
+        let fs = edited(
+            "QG106/holds-pinned-server",
+            "pin: \"sha256:4f1c0d3e\"",
+            &format!("pin: {pin}"),
+        );
+        assert_eq!(
+            fs.iter().filter(|f| f.rule == "QG106").count(),
+            1,
+            "pin: {pin}"
+        );
+    }
+}

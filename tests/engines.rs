@@ -120,7 +120,7 @@ fn engines_agree_on_generated_graphs() {
             );
         }
         violations += per_engine[0].len();
-        for ((ob, ..), _) in &per_engine[0] {
+        for (ob, ..) in per_engine[0].keys() {
             o9 += usize::from(*ob == Obligation::O9);
             o10 += usize::from(*ob == Obligation::O10);
         }

@@ -845,3 +845,15 @@ fn the_decorator_forms_and_the_argument_schema() {
     let args: Vec<&str> = note.args.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(args, ["text"]);
 }
+
+#[test]
+fn a_tool_inside_a_class_is_refused_at_its_line() {
+    refused(
+        "nested",
+        "tools.py",
+        7,
+        5,
+        "declares the tool 'a' inside a class: only tools defined at the module's top level can be read without running Python",
+        "define the tool function at the top level of the module",
+    );
+}

@@ -160,6 +160,14 @@ fn a_witness_that_does_not_reproduce_is_qg312() {
     );
 }
 
+/// miette's message with its frame and line wrapping taken out.
+fn flat(s: &str) -> String {
+    s.replace(['│', '×'], " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[test]
 fn naming_no_replayable_finding_is_exit_2() {
     for (arg, want) in [
@@ -169,7 +177,10 @@ fn naming_no_replayable_finding_is_exit_2() {
             "1",
             "finding 1 (QG023) has no route through the graph to replay",
         ),
-        ("zz", "'zz' is neither a finding number nor a fingerprint"),
+        (
+            "zz",
+            "'zz' is neither a finding number (from 1) nor 4 or more hex digits of a fingerprint",
+        ),
         (
             "ffff",
             "no finding of this run has a fingerprint starting 'ffff'",
@@ -177,7 +188,7 @@ fn naming_no_replayable_finding_is_exit_2() {
     ] {
         let r = stalwart(&["verify", "fixtures/shop/agent.yaml", "--replay", arg]);
         assert_eq!(r.code, 2, "{arg}: {}", r.stdout);
-        assert!(r.stderr.contains(want), "{arg}: {}", r.stderr);
+        assert!(flat(&r.stderr).contains(want), "{arg}: {}", r.stderr);
         assert!(r.stdout.is_empty());
     }
     let r = stalwart(&[
@@ -191,6 +202,48 @@ fn naming_no_replayable_finding_is_exit_2() {
     assert_eq!(r.code, 2);
     assert!(
         r.stderr.contains("--replay writes text or JSON"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn replay_writes_no_sarif_and_sees_what_a_baseline_hides() {
+    let r = stalwart(&[
+        "verify",
+        "fixtures/shop/agent.yaml",
+        "--replay",
+        "2",
+        "--sarif",
+        "/tmp/never-written.sarif",
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(
+        flat(&r.stderr).contains("--replay writes one finding's walkthrough, not a SARIF log"),
+        "{}",
+        r.stderr
+    );
+    // A baseline that knows every finding hides nothing from --replay.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = dir.path().join("base.json");
+    let j = stalwart(&["verify", "fixtures/shop/agent.yaml", "--format", "json"]);
+    std::fs::write(&base, &j.stdout).expect("write");
+    let base_s = base.to_string_lossy().into_owned();
+    let r = stalwart(&[
+        "verify",
+        "fixtures/shop/agent.yaml",
+        "--replay",
+        "451f34ab",
+        "--baseline",
+        &base_s,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("Reproduced: step 14"), "{}", r.stdout);
+    // Three digits are a number, and the help says how to name a fingerprint.
+    let r = stalwart(&["verify", "fixtures/shop/agent.yaml", "--replay", "451"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        flat(&r.stderr).contains("give 4 or more hex digits of a fingerprint"),
         "{}",
         r.stderr
     );

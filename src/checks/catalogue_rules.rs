@@ -206,7 +206,9 @@ fn peers(m: &FlatModel) -> Vec<Finding> {
     out
 }
 
-/// QG107: every `remote` node whose channel is missing, undeclared, or declared `auth: none`.
+/// QG107: every `remote` node whose channel is missing or undeclared, or whose `auth` is not one
+/// SPEC 2.3 names as authentication (`mtls`, `oauth2`, `signed_messages`): absent, empty, `none`
+/// or another word.
 fn channels(m: &FlatModel, cat: &Catalogue) -> Vec<Finding> {
     let mut out = Vec::new();
     for n in m.nodes.iter().filter(|n| n.kind == NodeKind::Remote) {
@@ -214,11 +216,18 @@ fn channels(m: &FlatModel, cat: &Catalogue) -> Vec<Finding> {
             None => "it names no channel".to_string(),
             Some(c) => match cat.channels.iter().find(|(name, _)| name == c) {
                 None => format!("its channel '{c}' is not declared in the catalogue"),
-                Some((_, auth)) => match auth.as_deref() {
-                    None => format!("its channel '{c}' declares no `auth`"),
-                    Some("none") => format!("its channel '{c}' declares `auth: none`"),
-                    Some(_) => continue,
-                },
+                Some((_, auth)) => {
+                    let word = auth.as_deref().map(|a| a.trim().to_ascii_lowercase());
+                    match word.as_deref() {
+                        Some("mtls" | "oauth2" | "signed_messages") => continue,
+                        None | Some("") => format!("its channel '{c}' declares no `auth`"),
+                        Some("none") => format!("its channel '{c}' declares `auth: none`"),
+                        Some(_) => format!(
+                            "its channel '{c}' declares `auth: {}`, not one of mtls, oauth2, signed_messages",
+                            auth.as_deref().unwrap_or("").trim()
+                        ),
+                    }
+                }
             },
         };
         let mut f = finding(

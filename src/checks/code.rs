@@ -572,7 +572,12 @@ impl Cx<'_> {
         let shown = if shown_len == 0 {
             "not shown".to_string()
         } else {
-            format!("`{}...`", prefix.escape_default())
+            // Printable as written; only control characters are masked.
+            let clean: String = prefix
+                .chars()
+                .map(|c| if c.is_control() || c == '`' { '?' } else { c })
+                .collect();
+            format!("`{clean}...`")
         };
         let tool = self.tool_at(n.start_byte());
         make(
@@ -634,6 +639,13 @@ fn clip(s: &str, n: usize) -> String {
 pub fn is_network(full: &str) -> bool {
     if NETWORK_CALLS.contains(&full) {
         return true;
+    }
+    // Local calls under a network module: the machine's own name, byte-order helpers.
+    if matches!(
+        full,
+        "socket.gethostname" | "socket.htons" | "socket.ntohs" | "socket.htonl" | "socket.ntohl"
+    ) {
+        return false;
     }
     let Some(module) = NETWORK_MODULES
         .iter()

@@ -371,7 +371,9 @@ fn collect_tools(
                     "give the tool's words in its decorator, or add an inline `- name:` entry after the module",
                 ));
             }
-            modules.push(read_python(sources, agent_path, &module, parts)?);
+            let m = read_python(sources, agent_path, &module, parts)?;
+            files.push(sources.file(m.file).display.clone());
+            modules.push(m);
             continue;
         }
         if let Some(c) = m.entry("catalogue") {

@@ -411,7 +411,16 @@ fn read_tool(
                         }
                     },
                 };
-                (from.name, sm.get_some("pin").is_some())
+                // A pin names one version or digest: empty, blank, or a moving name (`latest`,
+                // `*`, a branch) pins nothing.
+                let pinned = sm.get_some("pin").is_some_and(|p| {
+                    let v = p.as_text().map(|v| v.trim().to_ascii_lowercase());
+                    !matches!(
+                        v.as_deref(),
+                        Some("" | "latest" | "*" | "main" | "master" | "head" | "stable" | "any")
+                    )
+                });
+                (from.name, pinned)
             }
             _ => (r.text(s, &what("source"))?.name, false),
         });

@@ -168,6 +168,7 @@ pub(crate) fn read(sources: &SourceMap, file: FileId) -> Result<Vec<PyTool>, Inp
         at: &at,
         display: &f.display,
     };
+    cx.nested_tools(root)?;
     let mut tools = Vec::new();
     let mut cursor = root.walk();
     for top in root.named_children(&mut cursor) {
@@ -257,6 +258,71 @@ impl Cx<'_> {
 
     fn err(&self, n: TsNode<'_>, msg: String, help: &str, label: &str) -> InputError {
         self.r.err(self.loc(n), msg, help).with_label(label)
+    }
+
+    /// A tool decorator on a definition that is not at the module's top level (inside a class, a
+    /// function, an `if` or a `try`): which of them exists, and under which name, is decided
+    /// when Python runs, so it is an error at its line (iterative walk: no recursion on deep
+    /// input).
+    fn nested_tools(&self, root: TsNode<'_>) -> Result<(), InputError> {
+        let mut c = root.walk();
+        loop {
+            let n = c.node();
+            if n.kind() == "decorator"
+                && n.parent()
+                    .and_then(|d| d.parent())
+                    .is_some_and(|p| p.kind() != "module")
+            {
+                let expr = n.named_child(0);
+                let callee = match expr {
+                    Some(e) if e.kind() == "call" => e.child_by_field_name("function"),
+                    other => other,
+                };
+                if callee.is_some_and(|c| self.is_tool_name(c)) {
+                    let def = n.parent().and_then(|d| d.child_by_field_name("definition"));
+                    let name = def
+                        .and_then(|d| d.child_by_field_name("name"))
+                        .map_or("?", |x| self.src(x));
+                    let within = {
+                        let mut p = n.parent().and_then(|d| d.parent());
+                        let mut what = "a block";
+                        while let Some(x) = p {
+                            what = match x.kind() {
+                                "class_definition" => "a class",
+                                "function_definition" => "a function",
+                                "if_statement" | "else_clause" | "elif_clause" => "an `if`",
+                                "try_statement" | "except_clause" | "finally_clause" => "a `try`",
+                                "with_statement" => "a `with`",
+                                "for_statement" | "while_statement" => "a loop",
+                                _ => {
+                                    p = x.parent();
+                                    continue;
+                                }
+                            };
+                            break;
+                        }
+                        what
+                    };
+                    return Err(self.err(
+                        n,
+                        format!("{} declares the tool '{name}' inside {within}: only tools defined at the module's top level can be read without running Python", self.display),
+                        "define the tool function at the top level of the module (a method or a conditional tool cannot be told apart statically), or declare it in a catalogue",
+                        "not at the top level",
+                    ));
+                }
+            }
+            if c.goto_first_child() {
+                continue;
+            }
+            loop {
+                if c.goto_next_sibling() {
+                    break;
+                }
+                if !c.goto_parent() {
+                    return Ok(());
+                }
+            }
+        }
     }
 
     /// True when `n` (an identifier or a dotted name) names a tool decorator.
