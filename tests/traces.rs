@@ -530,3 +530,33 @@ fn missing_transitions_then_privileged_calls() {
         ]
     );
 }
+
+#[test]
+fn a_call_the_node_cannot_make_leaves_the_graph() {
+    let found = qg016(&[
+        // The model node calls no tool in the export: the write there is an unmodelled call.
+        &run("b1", &[("agent", Some("refund_card"))]),
+        // pay does not bind get_order: the run left the graph there, and then refunds at act.
+        &run(
+            "b2",
+            &[
+                ("agent", None),
+                ("kb", None),
+                ("pay", Some("get_order")),
+                ("pay", None),
+                ("__end__", None),
+                ("agent", None),
+                ("act", Some("refund_card")),
+            ],
+        ),
+        // A tool the catalogue does not have, then nothing privileged: no finding.
+        &run("n1", &[("agent", None), ("act", Some("mystery"))]),
+    ]);
+    assert_eq!(
+        found,
+        vec![
+            ("refund_card".into(), "agent".into(), "b1".into()),
+            ("refund_card".into(), "act".into(), "b2".into()),
+        ]
+    );
+}

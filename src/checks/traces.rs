@@ -14,7 +14,10 @@
 //! LangGraph's bare `__start__` and `__end__` name the entry and the top `end` when no node has
 //! those ids.
 //!
-//! After a run's first missing transition, the first step (the one that arrived by it included)
+//! A call at a node of the export that does not bind the tool (or of a tool the catalogue does not
+//! have) leaves the verified graph too: the code that ran made a call the graph cannot make.
+//!
+//! After a run's first missing transition (or such a call), the first step (the one that arrived by it included)
 //! that calls a catalogue tool that is a write or privileged gives a QG016 finding on that tool at
 //! that node, located at the call in the traces file, with the run's steps up to the call as its
 //! witness. Findings with one fingerprint (rule, tool, node) are merged: the first run's witness is
@@ -81,6 +84,9 @@ struct Gap {
     to: String,
     /// Ids of the two that name no node of the export.
     unknown: Vec<String>,
+    /// Set when the run left the graph by a call instead: the tool it called at `from`, which the
+    /// export's node does not bind (or the catalogue does not have).
+    call: Option<String>,
 }
 
 /// A privileged call after a gap.
@@ -116,10 +122,16 @@ impl Group {
             gap,
             others,
         } = self;
-        let mut detail = format!(
-            "run '{run}' took '{}' -> '{}', which the export does not have",
-            gap.from, gap.to
-        );
+        let mut detail = match &gap.call {
+            Some(tool) => format!(
+                "run '{run}' called '{tool}' at '{}', which that node of the export does not call",
+                gap.from
+            ),
+            None => format!(
+                "run '{run}' took '{}' -> '{}', which the export does not have",
+                gap.from, gap.to
+            ),
+        };
         for u in &gap.unknown {
             detail.push_str(&format!(" ('{u}' is not a node of the export)"));
         }
@@ -278,6 +290,7 @@ impl<'m> Walker<'m> {
                             from: at.1.clone(),
                             to: name.clone(),
                             unknown,
+                            call: None,
                         });
                     }
                 }
@@ -285,6 +298,21 @@ impl<'m> Walker<'m> {
                 at = (ix, name.clone());
             }
             let Some(tool) = &s.tool else { continue };
+            // A call the export's node cannot make (it does not bind the tool, or the catalogue
+            // does not have it) leaves the verified graph as a missing transition does.
+            let bound = ix.is_some_and(|n| {
+                m.nodes[n].calls_tools()
+                    && m.tool_ix(tool)
+                        .is_some_and(|u| m.nodes[n].tools.contains(&u))
+            });
+            if !bound && gap.is_none() && ix.is_some() {
+                gap = Some(Gap {
+                    from: name.clone(),
+                    to: name.clone(),
+                    unknown: Vec::new(),
+                    call: Some(tool.clone()),
+                });
+            }
             let mut call = Step::new(StepKind::Call, &name, turn);
             call.tool = Some(tool.clone());
             call.guarded = ix.map(|n| m.nodes[n].guarded());
