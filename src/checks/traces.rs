@@ -59,11 +59,11 @@ pub fn unmodelled_paths(m: &FlatModel, traces: &[Trace], path: &str) -> (Vec<Fin
         info.privileged_after += 1;
         let key = (hit.tool, hit.node.clone());
         match index.get(&key) {
-            Some(&g) => groups[g].others.push((t.run.clone(), hit.loc)),
+            Some(&g) => groups[g].others.push((clip(&t.run), hit.loc)),
             None => {
                 index.insert(key, groups.len());
                 groups.push(Group {
-                    run: t.run.clone(),
+                    run: clip(&t.run),
                     hit,
                     gap: walked.gap.unwrap_or_default(),
                     others: Vec::new(),
@@ -73,6 +73,15 @@ pub fn unmodelled_paths(m: &FlatModel, traces: &[Trace], path: &str) -> (Vec<Fin
     }
     let findings = groups.into_iter().map(|g| g.finding(m)).collect();
     (findings, info)
+}
+
+/// A run id as messages show it: at most 60 characters (a trace may carry any id).
+fn clip(id: &str) -> String {
+    if id.chars().count() > 60 {
+        format!("{}...", id.chars().take(60).collect::<String>())
+    } else {
+        id.to_string()
+    }
 }
 
 /// The first missing transition of a run.
