@@ -1,72 +1,277 @@
-"""python -m stalwart_export module:graph -o graph.json [--catalogue catalogue.json] [--words words.json]
+"""python -m stalwart_export MODULE:ATTR [-o graph.json] [--catalogue catalogue.json [--words words.json]]
 
-`module:graph` names a compiled graph (or a StateGraph, or a function of no arguments that
-returns one) in an importable module (the working directory is on the import path). Writes
-qls-graph/1 to `-o` (stdout if absent) and, with `--catalogue`, the qls-catalogue/1 of the
-graph's tools; `--words` is a JSON file `{tool: {word: value}}` with catalogue words.
-Exit 0 on success, 2 when the graph cannot be loaded or exported.
+`MODULE:ATTR` names, in an importable module (the working directory comes first on the import
+path, then PYTHONPATH), a compiled LangGraph graph (`StateGraph(...).compile()`,
+`create_agent(...)`, ...) or a function of no arguments that returns one. `ATTR` may be dotted
+(`agents.support`). Writes qls-graph/1 to `-o` (stdout if absent) and, with `--catalogue`, the
+qls-catalogue/1 of the graph's tools; `--words` (only with `--catalogue`) is a JSON file
+`{tool: {word: value}}` of catalogue words. Output the module prints while it is imported goes
+to stderr, so stdout holds only the export.
+
+Exit 0 on success (warnings on stderr), 2 on any error: one line `stalwart-export: error: ...`
+on stderr saying what is wrong and how to fix it. The arguments, the words file and the output
+directories are checked, and the graph exported, before anything is written, so only a failing
+write can leave a file behind. Errors: a malformed
+MODULE:ATTR; a module that cannot be found; the module or the function raising (set
+STALWART_EXPORT_DEBUG=1 to get the full traceback instead); an object that is not a compiled
+graph (an uncompiled StateGraph, a chat model, ...); a words file that cannot be read, is not
+JSON or is malformed; an output file that cannot be written.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import inspect
 import json
 import os
 import sys
+from typing import Any
+
+PROG = "stalwart-export"
+DEBUG_ENV = "STALWART_EXPORT_DEBUG"
 
 
-def load(spec: str):
+class UsageError(Exception):
+    """A one-line error for the user: printed as `stalwart-export: error: ...`, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2, like every other usage error
+        raise UsageError(f"{message} (see python -m stalwart_export --help)")
+
+
+def _debug() -> bool:
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def _user_error(action: str, spec: str, e: BaseException, retry: str) -> UsageError:
+    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return UsageError(
+        f"cannot {action} {spec}: {type(e).__name__}{': ' + msg if msg else ''} "
+        f"(run `{retry}` to see the traceback, or set {DEBUG_ENV}=1)"
+    )
+
+
+def parse_spec(spec: str) -> tuple[str, list[str]]:
+    """`module.path:attr.path` as (module name, attribute names); `UsageError` if malformed."""
+    example = "e.g. myapp.agent:graph"
     if ":" not in spec:
-        raise SystemExit(f"stalwart_export: expected module:attribute, got {spec!r}")
+        raise UsageError(f"expected MODULE:ATTR ({example}), got {spec!r}: add the graph's name after a colon")
     mod_name, attr = spec.split(":", 1)
-    sys.path.insert(0, os.getcwd())
-    mod = importlib.import_module(mod_name)
-    obj = mod
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    if callable(obj) and not hasattr(obj, "get_graph") and not hasattr(obj, "compile"):
-        obj = obj()
+    if not mod_name:
+        raise UsageError(f"{spec!r} has no module before the colon: write MODULE:ATTR ({example})")
+    if "/" in mod_name or "\\" in mod_name or mod_name.endswith(".py"):
+        guess = mod_name.replace("\\", "/").removesuffix(".py").strip("/").replace("/", ".")
+        raise UsageError(f"{mod_name!r} is a file path: name the module as Python imports it "
+                         f"({guess}:{attr or 'graph'}), run from the directory it is imported from")
+    if mod_name.startswith("."):
+        raise UsageError(f"{mod_name!r} is a relative module name: give the absolute one ({example})")
+    if not attr:
+        raise UsageError(f"{spec!r} has no attribute after the colon: write MODULE:ATTR ({example})")
+    parts = attr.split(".")
+    if not all(p.isidentifier() for p in parts):
+        raise UsageError(f"{attr!r} is not an attribute name: write MODULE:ATTR with ATTR a (dotted) name ({example})")
+    return mod_name, parts
+
+
+def _callable_factory(obj: Any) -> bool:
+    """A function (or method, partial, cached function) to call for the graph: callable, not a
+    class and not a LangChain Runnable (a chat model or graph is never called)."""
+    if isinstance(obj, type) or not callable(obj):
+        return False
+    try:
+        from langchain_core.runnables import Runnable
+    except ImportError:  # pragma: no cover
+        return True
+    return not isinstance(obj, Runnable)
+
+
+def load(spec: str) -> Any:
+    """The compiled graph `spec` (MODULE:ATTR) names, calling ATTR when it is a function of no
+    arguments. Raises `UsageError` with a one-line message for everything the user can fix."""
+    from .graph import BUILDER_FIX, GRAPH_EXAMPLES, describe, is_builder, is_graph
+
+    mod_name, parts = parse_spec(spec)
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            mod = importlib.import_module(mod_name)
+    except ModuleNotFoundError as e:
+        missing = e.name or ""
+        if missing and (mod_name == missing or mod_name.startswith(missing + ".")):
+            if _debug():
+                raise
+            raise UsageError(
+                f"cannot export {spec}: no module named {missing!r} on the import path (the working "
+                f"directory {cwd}, then PYTHONPATH): run from the directory it is imported from, or set PYTHONPATH"
+            ) from e
+        if _debug():
+            raise
+        raise _user_error("import", spec, e, f'python -c "import {mod_name}"') from e
+    except (Exception, SystemExit) as e:
+        if _debug():
+            raise
+        raise _user_error("import", spec, e, f'python -c "import {mod_name}"') from e
+
+    obj: Any = mod
+    for i, part in enumerate(parts):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError as e:
+            where = ".".join([mod_name] + parts[:i])
+            hint = ""
+            if i == 0:
+                found = sorted(k for k, v in vars(mod).items() if not k.startswith("_") and (is_graph(v) or is_builder(v)))
+                if found:
+                    hint = f"; its graphs: {', '.join(found)}"
+            raise UsageError(f"cannot export {spec}: {where} has no attribute {part!r}{hint}") from e
+        except Exception as e:  # a property raising
+            if _debug():
+                raise
+            raise _user_error("build", spec, e, f'python -c "import {mod_name}; {mod_name}.{".".join(parts[:i + 1])}"') from e
+
+    what = f"{mod_name}:{'.'.join(parts)}"
+    if _callable_factory(obj):
+        try:
+            sig = inspect.signature(obj)
+            sig.bind()
+        except TypeError as e:
+            raise UsageError(
+                f"{what} is a function that needs arguments ({e}): name the compiled graph, or a function "
+                "of no arguments that returns it"
+            ) from e
+        except ValueError:  # no signature to read: just call it
+            pass
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                result = obj()
+        except (Exception, SystemExit) as e:
+            if _debug():
+                raise
+            raise _user_error("build", spec, e, f'python -c "import {mod_name}; {mod_name}.{".".join(parts)}()"') from e
+        if is_builder(result):
+            raise UsageError(f"{what}() returned a StateGraph that was not compiled: {BUILDER_FIX}")
+        if not is_graph(result):
+            raise UsageError(f"{what}() returned {describe(result)}, not a compiled LangGraph graph: "
+                             f"make the function return the compiled graph ({GRAPH_EXAMPLES})")
+        return result
+    if is_builder(obj):
+        raise UsageError(f"{what}: {BUILDER_FIX}")
+    if not is_graph(obj):
+        raise UsageError(f"{what} is {describe(obj)}, not a compiled LangGraph graph: name the compiled graph "
+                         f"({GRAPH_EXAMPLES}), or a function of no arguments returning it")
     return obj
 
 
-def main(argv: list[str] | None = None) -> int:
-    from . import export_catalogue, export_graph
+def read_words(path: str) -> dict:
+    """The `{tool: {word: value}}` mapping in the JSON file `path`, checked (`check_words`);
+    `UsageError` naming the file (and line and column for bad JSON) otherwise."""
+    from .catalogue import check_words
 
-    ap = argparse.ArgumentParser(prog="python -m stalwart_export",
-                                 description="Export a LangGraph graph as qls-graph/1 for stalwart verify.")
-    ap.add_argument("graph", help="module:attribute of the compiled graph")
-    ap.add_argument("-o", "--output", help="where to write the qls-graph/1 JSON (default: stdout)")
-    ap.add_argument("--catalogue", help="also write the qls-catalogue/1 of the graph's tools here")
-    ap.add_argument("--words", help="JSON file {tool: {word: value}} of catalogue words")
+    fix = 'it must be a JSON object {"tool": {"word": value}}, e.g. {"refund_order": {"kind": "write"}}'
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise UsageError(f"cannot read words file {path!r}: {e.strerror or e}: give an existing JSON file "
+                         f"({fix})") from e
+    except UnicodeDecodeError as e:
+        raise UsageError(f"words file {path!r} is not UTF-8 text: {e.reason}: {fix}") from e
+    try:
+        words = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UsageError(f"words file {path!r} is not valid JSON: line {e.lineno} column {e.colno}: {e.msg}: "
+                         f"{fix}") from e
+    try:
+        check_words(words)
+    except TypeError as e:  # the shape
+        raise UsageError(f"words file {path!r}: {e}: {fix}") from e
+    except ValueError as e:  # a value; the message says which values are allowed
+        raise UsageError(f"words file {path!r}: {e}: correct it in the file") from e
+    return words
+
+
+def _check_writable(path: str, what: str) -> None:
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise UsageError(f"cannot write {what} to {path!r}: it is a directory: give a file name, e.g. {os.path.join(path, 'graph.json')}")
+    if not os.path.isdir(parent):
+        raise UsageError(f"cannot write {what} to {path!r}: directory {parent!r} does not exist: create it first")
+
+
+def _write(path: str, text: str, what: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise UsageError(f"cannot write {what} to {path!r}: {e.strerror or e}") from e
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog="python -m stalwart_export",
+                 description="Export a compiled LangGraph graph as qls-graph/1 (and its tools as qls-catalogue/1) "
+                             "for stalwart verify.",
+                 epilog="Exit 0 on success (warnings on stderr); 2 on any error, with one line "
+                        "'stalwart-export: error: ...' on stderr. "
+                        f"Set {DEBUG_ENV}=1 to see the full traceback when your module or function raises.")
+    ap.add_argument("graph", metavar="MODULE:ATTR",
+                    help="the compiled graph (StateGraph(...).compile(), create_agent(...), ...) or a function of "
+                         "no arguments returning it, e.g. myapp.agent:graph; not an uncompiled StateGraph")
+    ap.add_argument("-o", "--output", metavar="FILE", help="where to write the qls-graph/1 JSON (default: stdout)")
+    ap.add_argument("--catalogue", metavar="FILE", help="also write the qls-catalogue/1 of the graph's tools here")
+    ap.add_argument("--words", metavar="FILE",
+                    help="JSON file {tool: {word: value}} of catalogue words, e.g. "
+                         '{"refund_order": {"kind": "write"}}; only with --catalogue (refused without it)')
     ap.add_argument("--name", help="the graph's name in the export (default: the compiled graph's name)")
     ap.add_argument("--no-provenance", action="store_true", help="leave out the langgraph provenance objects")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def run(argv: list[str] | None) -> int:
+    from . import export_catalogue, export_graph
+
+    args = parser().parse_args(argv)
+    if args.words and not args.catalogue:
+        raise UsageError("--words is used only with --catalogue (the words go into the catalogue): "
+                         "add --catalogue catalogue.json, or drop --words")
+    if args.output:
+        _check_writable(args.output, "the graph")
+    if args.catalogue:
+        _check_writable(args.catalogue, "the catalogue")
+        if args.output and os.path.abspath(args.output) == os.path.abspath(args.catalogue):
+            raise UsageError(f"-o and --catalogue are the same file {args.output!r}: give two files")
+    words = read_words(args.words) if args.words else {}
+
+    graph = load(args.graph)
     try:
-        graph = load(args.graph)
         out = export_graph(graph, name=args.name, provenance=not args.no_provenance)
-    except (ImportError, AttributeError, TypeError) as e:
-        print(f"stalwart_export: cannot export {args.graph}: {e}", file=sys.stderr)
-        return 2
+    except TypeError as e:
+        # export_graph refuses what it cannot read (an @entrypoint, a RemoteGraph at the top).
+        raise UsageError(f"{args.graph}: {e}") from None
+    cat, cat_warns = (export_catalogue(graph, words, with_warnings=True) if args.catalogue else (None, []))
+
     text = json.dumps(out, indent=1) + "\n"
     if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
+        _write(args.output, text, "the graph")
     else:
         sys.stdout.write(text)
-    for w in out["warnings"]:
+    if cat is not None:
+        _write(args.catalogue, json.dumps(cat, indent=1) + "\n", "the catalogue")
+    for w in out["warnings"] + cat_warns:
         print(f"warning: {w}", file=sys.stderr)
-    if args.catalogue:
-        words = {}
-        if args.words:
-            with open(args.words) as f:
-                words = json.load(f)
-        cat, warns = export_catalogue(graph, words, with_warnings=True)
-        with open(args.catalogue, "w") as f:
-            f.write(json.dumps(cat, indent=1) + "\n")
-        for w in warns:
-            print(f"warning: {w}", file=sys.stderr)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(argv)
+    except UsageError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -82,6 +82,49 @@ def _arg_schema(tool: Any) -> dict:
     return out
 
 
+def check_words(words: Any) -> None:
+    """Check a `{tool name: {word: value}}` mapping (what `--words` reads): a mapping of tool
+    names to mappings (or `None`); `kind`, when given, `read` or `write`; `args`, when given,
+    `{argument: {key: value}}`. Other words are not checked here (the verifier lints unknown
+    words and checks values). Raises `TypeError` for a wrong shape, `ValueError` for a bad
+    `kind`; the message names the tool and the word."""
+    if words is None:
+        return
+    if not isinstance(words, Mapping):
+        raise TypeError(f"words must be an object {{tool: {{word: value}}}}, not {_json_type(words)}")
+    for name, given in words.items():
+        if given is None:
+            continue
+        if not isinstance(given, Mapping):
+            raise TypeError(f"words for tool {name!r} must be an object {{word: value}}, not {_json_type(given)}")
+        if "kind" in given and given["kind"] not in ("read", "write"):
+            raise ValueError(f"tool {name!r}: kind must be 'read' or 'write', not {given['kind']!r}")
+        args = given.get("args")
+        if args is not None:
+            if not isinstance(args, Mapping):
+                raise TypeError(f"tool {name!r}: args must be an object {{argument: {{key: value}}}}, "
+                                f"not {_json_type(args)}")
+            for arg, extra in args.items():
+                if extra is not None and not isinstance(extra, Mapping):
+                    raise TypeError(f"tool {name!r}: args[{arg!r}] must be an object such as "
+                                    f"{{\"role\": \"destination\"}}, not {_json_type(extra)}")
+
+
+def _json_type(v: Any) -> str:
+    """A JSON value's kind, for an error message."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return f"the boolean {str(v).lower()}"
+    if isinstance(v, str):
+        return f"the string {v!r}"
+    if isinstance(v, (int, float)):
+        return f"the number {v!r}"
+    if isinstance(v, (list, tuple)):
+        return "a list"
+    return f"a {type(v).__name__}"
+
+
 def export_catalogue(tools: Iterable[Any], words: Mapping[str, Mapping[str, Any]] | None = None,
                      *, with_warnings: bool = False) -> dict | tuple[dict, list[str]]:
     """A qls-catalogue/1 dict for LangChain tools.
@@ -98,11 +141,20 @@ def export_catalogue(tools: Iterable[Any], words: Mapping[str, Mapping[str, Any]
     user says otherwise: they only move the conversation to another agent. Nothing else is
     inferred. Returns the catalogue, or `(catalogue, warnings)` with `with_warnings=True`;
     the warnings name tools left without a `kind` and words given for tools not present.
+    Raises `TypeError` for a `StateGraph` that was not compiled or an object that is neither a
+    compiled graph nor tools, and `ValueError`/`TypeError` for malformed `words`
+    (`check_words`) or a decorator `kind` other than `read`/`write`.
     """
-    from .graph import graph_tools
+    from .graph import BUILDER_FIX, describe, graph_tools, is_builder, is_graph
 
-    if hasattr(tools, "builder") or hasattr(tools, "get_graph"):
+    if is_builder(tools):
+        raise TypeError(f"export_catalogue: {BUILDER_FIX}")
+    if is_graph(tools):
         tools = graph_tools(tools)
+    elif hasattr(tools, "get_graph") or isinstance(tools, (str, bytes)) or not hasattr(tools, "__iter__"):
+        raise TypeError(f"export_catalogue expects a compiled LangGraph graph or a list of LangChain tools, "
+                        f"got {describe(tools)}")
+    check_words(words)
     words = dict(words or {})
     warnings: list[str] = []
     out: dict[str, dict] = {}

@@ -58,14 +58,78 @@ def versions() -> dict[str, str]:
     return out
 
 
+#: What a compiled graph is made with, for error messages.
+GRAPH_EXAMPLES = (
+    "StateGraph(...).compile(), create_agent(...), create_react_agent(...), "
+    "create_supervisor(...).compile(), create_swarm(...).compile()"
+)
+BUILDER_FIX = "this is a StateGraph builder: call .compile() and export the compiled graph"
+
+
+def is_graph(obj: Any) -> bool:
+    """Is `obj` a compiled LangGraph graph: a `Pregel` (`CompiledStateGraph` and the functional
+    API's `@entrypoint` are ones) or another `PregelProtocol` (a `RemoteGraph`)? A
+    `StateGraph` builder is not (it must be compiled), nor is any other `Runnable`."""
+    try:
+        from langgraph.pregel.protocol import PregelProtocol
+    except ImportError as e:  # pragma: no cover
+        raise ImportError("stalwart_export needs langgraph installed (pip install langgraph)") from e
+    return isinstance(obj, PregelProtocol)
+
+
+def is_builder(obj: Any) -> bool:
+    """Is `obj` an uncompiled `StateGraph`?"""
+    from langgraph.graph.state import StateGraph
+
+    return isinstance(obj, StateGraph)
+
+
+def describe(obj: Any) -> str:
+    """What `obj` is, for an error message: `None`, `an int`, `a FakeListChatModel (from
+    langchain_core...), a chat model`, ..."""
+    if obj is None:
+        return "None"
+    t = type(obj)
+    if isinstance(obj, type):
+        return f"the class {obj.__module__}.{obj.__qualname__} (not an instance)"
+    name = t.__name__ if t.__module__ == "builtins" else f"{t.__qualname__} (from {t.__module__})"
+    art = "an" if name[:1].lower() in "aeiou" else "a"
+    what = ""
+    try:
+        from langchain_core.language_models import BaseLanguageModel
+        from langchain_core.runnables import Runnable
+        from langchain_core.tools import BaseTool
+
+        if isinstance(obj, BaseLanguageModel):
+            what = ", a chat model"
+        elif isinstance(obj, BaseTool):
+            what = ", a tool"
+        elif isinstance(obj, Runnable):
+            what = ", a LangChain Runnable"
+    except ImportError:  # pragma: no cover
+        pass
+    return f"{art} {name}{what}"
+
+
+def check_graph(obj: Any, who: str) -> None:
+    """Raise `TypeError` naming what `obj` is unless it is a compiled LangGraph graph
+    (`is_graph`); an uncompiled `StateGraph` gets `BUILDER_FIX`."""
+    if is_builder(obj):
+        raise TypeError(f"{who}: {BUILDER_FIX}")
+    if not is_graph(obj):
+        raise TypeError(f"{who} expects a compiled LangGraph graph ({GRAPH_EXAMPLES}), got {describe(obj)}")
+
+
 def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = True) -> dict:
     """Export a compiled LangGraph graph as a qls-graph/1 dict (SPEC 2.2).
 
     `compiled`: a `CompiledStateGraph` (what `StateGraph.compile()`, `create_react_agent`,
     `create_agent`, `create_supervisor(...).compile()` and `create_swarm(...).compile()`
-    return). A `StateGraph` that was not compiled is compiled first. Any other Pregel (the
-    functional API's `@entrypoint`, a RemoteGraph) exports as one opaque `step` whose exit is
-    undeclared (`null`), with a warning.
+    return). Any other LangGraph graph (a `Pregel` such as the functional API's
+    `@entrypoint`, or a `RemoteGraph`) is a TypeError at the top; as a subgraph it is exported
+    empty, with a warning, which the verifier reports undecided (QG006). Anything else is refused (`check_graph`): a `StateGraph` that
+    was not compiled (its compile-time pauses and subgraphs are on the compiled graph), a
+    chat model or any other object raises `TypeError`.
 
     Returns `{"format": "qls-graph/1", "name", "nodes", "edges", "sends", "interrupts",
     "subgraphs", "producer", "warnings"}`; with `provenance=True` (the default) nodes and
@@ -106,19 +170,10 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     be skipped (a `when` predicate, an `interrupt()` under a condition) is not written, and a
     warning says so: a skippable pause is not a confirmation.
 
-    Raises `TypeError` when `compiled` is not a LangGraph graph. Node names containing `/`
+    Raises `TypeError` when `compiled` is not a compiled LangGraph graph. Node names containing `/`
     are escaped (`escape_id`) with a warning.
     """
-    try:
-        from langgraph.graph.state import CompiledStateGraph, StateGraph
-        from langgraph.pregel import Pregel
-    except ImportError as e:  # pragma: no cover
-        raise ImportError("stalwart_export needs langgraph installed (pip install langgraph)") from e
-
-    if isinstance(compiled, StateGraph):
-        compiled = compiled.compile()
-    if not isinstance(compiled, Pregel) and not hasattr(compiled, "get_graph"):
-        raise TypeError(f"export_graph expects a compiled LangGraph graph, got {type(compiled).__name__}")
+    check_graph(compiled, "export_graph")
     ex = _Exporter(provenance=provenance)
     top = ex.graph(compiled, parent=None)
     out = {"format": "qls-graph/1", "name": name or getattr(compiled, "name", None) or "LangGraph"}
@@ -142,13 +197,11 @@ def _strip(obj: Any) -> None:
 
 
 def graph_tools(compiled: Any) -> list:
-    """Every LangChain tool the graph (and its subgraphs) binds to a tool node or whose code
-    references directly, once each by name, in the order met. For `export_catalogue`."""
+    """Every LangChain tool the compiled graph (and its subgraphs) binds to a tool node or
+    whose code references directly, once each by name, in the order met. For
+    `export_catalogue`. Raises `TypeError` as `export_graph` does for anything else."""
+    check_graph(compiled, "graph_tools")
     ex = _Exporter(provenance=False)
-    from langgraph.graph.state import StateGraph
-
-    if isinstance(compiled, StateGraph):
-        compiled = compiled.compile()
     ex.graph(compiled, parent=None)
     return list(ex.tools_seen.values())
 
@@ -172,19 +225,22 @@ class _Exporter:
 
         where = f"subgraph '{parent}'" if parent else "graph"
         if not isinstance(compiled, CompiledStateGraph) or getattr(compiled, "builder", None) is None:
+            kind = type(compiled).__name__
+            if parent is None:
+                # Nothing of it can be read: a clean verdict on a made-up step would be a lie.
+                raise TypeError(
+                    f"the graph {getattr(compiled, 'name', '?')!r} is a {kind}, not a StateGraph: its "
+                    "nodes and edges cannot be read (the functional API's @entrypoint and a "
+                    "RemoteGraph have no graph to export); export the StateGraph it runs, or "
+                    "describe the agent in agent.yaml"
+                )
+            # A subgraph whose inside cannot be read: exported empty, so the verifier reports
+            # it undecided (QG006), never clean.
             self.warn(
-                f"{where} {getattr(compiled, 'name', '?')!r} is a {type(compiled).__name__}, not a "
-                "StateGraph: exported as one opaque step with an undeclared exit"
+                f"{where} {getattr(compiled, 'name', '?')!r} is a {kind}, not a StateGraph: its "
+                "inside cannot be read, exported empty (the verifier reports it undecided, QG006)"
             )
-            return {
-                "nodes": [{"id": START, "kind": "start"}, {"id": "run", "kind": "step"}, {"id": END, "kind": "end"}],
-                "edges": [
-                    {"from": START, "kind": "fixed", "destinations": ["run"]},
-                    {"from": "run", "kind": "conditional", "destinations": None},
-                ],
-                "sends": [],
-                "interrupts": [],
-            }
+            return {"nodes": [], "edges": [], "sends": [], "interrupts": []}
         g = _GraphExport(self, compiled, parent)
         out = g.run()
         if g.parent_unknown and parent:

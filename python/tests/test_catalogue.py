@@ -60,3 +60,17 @@ def test_tools_called_directly_by_a_step_are_in_the_catalogue():
     graph, _, _ = graphs.build_command_routing()
     cat = export_catalogue(graph, graphs.WORDS)
     assert set(cat["tools"]) == {"get_order", "refund_order"}
+
+
+def test_malformed_words_are_refused_before_anything_is_read():
+    from stalwart_export.catalogue import check_words
+
+    check_words({"refund_order": {"kind": "write", "args": {"order_id": {"role": "user_id"}}}, "x": None})
+    with pytest.raises(ValueError, match="'wire_money': kind must be 'read' or 'write', not 'delete'"):
+        export_catalogue(graphs.TOOLS, {"wire_money": {"kind": "delete"}})  # not a tool of the list: still checked
+    for bad, needle in (([], "not a list"), ({"refund_order": "write"}, "must be an object"),
+                        ({"refund_order": {"args": ["order_id"]}}, "args must be an object"),
+                        ({"refund_order": {"args": {"order_id": "user_id"}}}, "args['order_id'] must be an object")):
+        with pytest.raises(TypeError) as e:
+            export_catalogue(graphs.TOOLS, bad)
+        assert needle in str(e.value)

@@ -188,7 +188,9 @@ def test_conditional_interrupt_in_a_tool_is_not_a_confirmation():
     assert any("pay" in w and "condition" in w for w in out["warnings"])
 
 
-def test_functional_api_is_one_opaque_step():
+def test_functional_api_is_refused_not_made_up():
+    """An @entrypoint has no nodes or edges to read: a made-up opaque step would verify clean,
+    so the export refuses it."""
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.func import entrypoint
 
@@ -196,10 +198,8 @@ def test_functional_api_is_one_opaque_step():
     def flow(x: str) -> str:
         return x
 
-    out = export_graph(flow)
-    assert [n["kind"] for n in out["nodes"]] == ["start", "step", "end"]
-    assert edge(out, "run", "conditional")["destinations"] is None
-    assert out["warnings"]
+    with pytest.raises(TypeError, match="is a Pregel, not a StateGraph: its nodes and edges cannot be read"):
+        export_graph(flow)
 
 
 def test_get_graph_loses_routes_the_export_keeps():
@@ -215,3 +215,28 @@ def test_get_graph_loses_routes_the_export_keeps():
 def test_without_provenance():
     g = export_graph(graphs.build_react_agent()[0], provenance=False)
     assert "langgraph" not in str(g.keys()) and all("langgraph" not in n for n in g["nodes"])
+
+
+def test_export_refuses_what_is_not_a_compiled_graph():
+    """A chat model (a Runnable with get_graph) used to export as one opaque step that passed the
+    gate; an uncompiled StateGraph was compiled without its compile-time pauses."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from stalwart_export import export_catalogue, graph_tools
+
+    model = FakeListChatModel(responses=["x"])
+    for bad, needle in ((model, "got a FakeListChatModel"), (None, "got None"), (3, "got an int")):
+        with pytest.raises(TypeError, match="expects a compiled LangGraph graph") as e:
+            export_graph(bad)
+        assert needle in str(e.value)
+    with pytest.raises(TypeError, match="a chat model"):
+        graph_tools(model)
+    with pytest.raises(TypeError, match="a chat model"):
+        export_catalogue(model)
+    g = StateGraph(S)
+    g.add_node("a", lambda s: {})
+    g.add_edge(START, "a")
+    for f in (export_graph, graph_tools, export_catalogue):
+        with pytest.raises(TypeError, match=r"StateGraph builder: call \.compile\(\)"):
+            f(g)
+    assert export_graph(g.compile())["format"] == "qls-graph/1"
