@@ -494,6 +494,8 @@ pub struct ArgDef {
     pub name: String,
     /// Its role, when declared and known.
     pub role: Option<Role>,
+    /// Where its role was declared (else its name): QG017, QG018 and QG020 point there.
+    pub loc: Loc,
 }
 
 /// A `not_after` entry: a tool, or `untrusted` (any taint).

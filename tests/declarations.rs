@@ -110,6 +110,9 @@ fn catalogue_rules_name_what_they_read() {
         "{}",
         f.message
     );
+    // At the argument's role (catalogue.yaml line 8), the tool's entry (line 3) related.
+    assert_eq!(f.location.map(|l| (l.line, l.column)), Some((8, 37)));
+    assert_eq!(f.related.first().map(|(l, _)| l.line), Some(3));
     assert!(!f.fix.is_empty());
 
     let f = findings("QG018/breaks-model-writes-url", EngineChoice::Explicit);

@@ -63,17 +63,24 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
                     ][..],
                 ),
             ] {
-                let args: Vec<String> = d
+                let flagged: Vec<&crate::ir::ArgDef> = d
                     .args
                     .iter()
-                    .filter_map(|a| {
-                        let r = a.role.filter(|r| roles.contains(r))?;
-                        Some(format!("'{}' ({})", a.name, r.as_str()))
+                    .filter(|a| a.role.is_some_and(|r| roles.contains(&r)))
+                    .collect();
+                let args: Vec<String> = flagged
+                    .iter()
+                    .map(|a| {
+                        let role = a.role.map_or("", |r| r.as_str());
+                        format!("'{}' ({role})", a.name)
                     })
                     .collect();
-                if !args.is_empty() {
+                if let Some(first) = flagged.first() {
                     let mut f = on(rule, "");
                     f.message = format!("{} (argument {})", f.message, args.join(", "));
+                    // At the argument's role; the tool's entry beside it.
+                    f.location = Some(first.loc);
+                    f.related = vec![(d.loc, format!("'{}' is declared here", d.name))];
                     out.push(f);
                 }
             }

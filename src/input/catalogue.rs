@@ -528,11 +528,13 @@ fn read_args(
     let mut out = Vec::new();
     for e in m.entries {
         let am = r.map_or_null(&e.value, &format!("argument '{}' of tool '{t}'", e.key))?;
-        let role = match r.opt_text(
+        let role_word = r.opt_text(
             am,
             "role",
             &format!("`role` of argument '{}' of tool '{t}'", e.key),
-        )? {
+        )?;
+        let role_loc = role_word.as_ref().map(|w| w.loc);
+        let role = match role_word {
             None => None,
             Some(role) => match Role::parse(&role.name) {
                 Some(known) => Some(known),
@@ -550,6 +552,7 @@ fn read_args(
         out.push(ArgDef {
             name: e.key.clone(),
             role,
+            loc: role_loc.unwrap_or(e.key_loc),
         });
     }
     Ok(out)
