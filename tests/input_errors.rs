@@ -1210,6 +1210,9 @@ fn norm_export(e: &Export) -> String {
 fn norm_tool(t: &ToolDef) -> String {
     let mut t = t.clone();
     t.loc = Loc::default();
+    for a in &mut t.args {
+        a.loc = Loc::default();
+    }
     if let Compensation::Tool(n) = &mut t.compensation {
         n.loc = Loc::default();
     }
