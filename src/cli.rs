@@ -411,20 +411,14 @@ fn verify(a: VerifyArgs) -> i32 {
             root.as_deref(),
             a.sarif_category.as_deref(),
         );
-        if let Err(e) = std::fs::write(path, sarif) {
-            return fail(
-                format!("cannot write {}: {e}", path.display()),
-                "check the folder exists and is writable",
-            );
+        if let Err(code) = write_file(path, &sarif) {
+            return code;
         }
     }
     match &a.output {
         Some(path) => {
-            if let Err(e) = std::fs::write(path, &text) {
-                return fail(
-                    format!("cannot write {}: {e}", path.display()),
-                    "check the folder exists and is writable",
-                );
+            if let Err(code) = write_file(path, &text) {
+                return code;
             }
         }
         None => {
@@ -459,15 +453,19 @@ fn replay(
     };
     let code = if w.reproduces() { 0 } else { 1 };
     match output {
-        Some(path) => match std::fs::write(path, &text) {
-            Ok(()) => code,
-            Err(e) => fail(
-                format!("cannot write {}: {e}", path.display()),
-                "check the folder exists and is writable",
-            ),
-        },
+        Some(path) => write_file(path, &text).map_or_else(|c| c, |()| code),
         None => emit(&text, code),
     }
+}
+
+/// Writes `text` to `path`; `Err(2)` after saying why it could not.
+fn write_file(path: &std::path::Path, text: &str) -> Result<(), i32> {
+    std::fs::write(path, text).map_err(|e| {
+        fail(
+            format!("cannot write {}: {e}", path.display()),
+            "check the folder exists and is writable",
+        )
+    })
 }
 
 /// Writes `text` to standard output and returns `code`. A reader that went away (`| head`) is

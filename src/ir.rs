@@ -455,6 +455,18 @@ pub enum Role {
 }
 
 impl Role {
+    /// The roles of an argument that is code the tool runs (QG017).
+    pub const CODE: &'static [Role] = &[Role::Code, Role::Shell];
+    /// The roles of an argument that is a query or a destination (QG018).
+    pub const QUERY: &'static [Role] = &[
+        Role::Sql,
+        Role::Query,
+        Role::Path,
+        Role::Url,
+        Role::Template,
+        Role::Destination,
+    ];
+
     /// The role's word in the catalogue.
     pub fn as_str(self) -> &'static str {
         match self {

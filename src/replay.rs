@@ -22,9 +22,6 @@ pub struct WalkStep {
     /// The latches the step changed, in SPEC 3's names (`ran[get_order] = true`,
     /// `tainted += desk`, `flag paid = true`), in a fixed order; empty when it changed none.
     pub changes: Vec<String>,
-    /// Node steps taken in this turn's run after the step (SPEC 3.1), to compare with the
-    /// recursion limit.
-    pub run_steps: u32,
     /// The kind of the step's node as `qls-graph/1` spells it (`model`, `tools`, `router`, ...).
     pub node_kind: &'static str,
 }
@@ -129,7 +126,11 @@ pub fn select(report: &Report, spec: &str) -> Result<usize, NotReplayable> {
 pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough, NotReplayable> {
     let f = &report.findings[index];
     let help = "replay a finding whose witness is a route through the graph (QG001, QG003, QG011-QG014, QG019, QG021, QG105, QG312); the report shows the others' reasons";
-    let (Some(ob), Some(node)) = (f.obligation, f.node.as_deref()) else {
+    let graph_route = !f.witness.is_empty()
+        && f.witness
+            .iter()
+            .all(|s| !matches!(s.kind, StepKind::Flow | StepKind::Fact));
+    let (Some(ob), Some(node), true) = (f.obligation, f.node.as_deref(), graph_route) else {
         return Err(not(
             format!(
                 "finding {} ({}) has no route through the graph to replay",
@@ -139,20 +140,6 @@ pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough,
             help,
         ));
     };
-    if f.witness.is_empty()
-        || f.witness
-            .iter()
-            .any(|s| matches!(s.kind, StepKind::Flow | StepKind::Fact))
-    {
-        return Err(not(
-            format!(
-                "finding {} ({}) has no route through the graph to replay",
-                index + 1,
-                f.rule
-            ),
-            help,
-        ));
-    }
     let tool = m.tool_ix(&f.subject);
     let node_ix = m.node_ix(node);
     let (Some(tool), Some(node_ix)) = (tool, node_ix) else {
@@ -175,19 +162,17 @@ pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough,
     let mut tries = classes.iter().map(|&class| {
         let mut before = Latches::new(m);
         let mut steps: Vec<WalkStep> = Vec::new();
-        let mut at = Latches::new(m);
         let result =
             interp::replay_observed(m, &f.witness, ob, tool, node_ix, class, &mut |i, l| {
                 steps.push(WalkStep {
                     step: f.witness[i].clone(),
                     changes: changes(m, &before, l),
-                    run_steps: 0,
                     node_kind: "",
                 });
                 before = l.clone();
-                at = l.clone();
             });
-        (result, steps, at)
+        // `before` now holds the latches after the last observed step.
+        (result, steps, before)
     });
     let (mut result, mut steps, mut at) = tries.next().expect("at least one class");
     for next in tries {
@@ -196,46 +181,30 @@ pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough,
         }
         (result, steps, at) = next;
     }
-    let stopped = match &result {
-        Ok(()) => Some(f.witness.len() - 1),
-        Err(ReplayError::Illegal { step, .. } | ReplayError::GuardDiffers { step, .. }) => {
-            Some(*step)
-        }
-        Err(ReplayError::NoViolation(_)) => Some(f.witness.len() - 1),
-    };
     // The step the walk stopped at is shown too, unobserved (it changed nothing).
-    if let Some(s) = stopped {
-        if s == steps.len() && s < f.witness.len() {
-            steps.push(WalkStep {
-                step: f.witness[s].clone(),
-                changes: Vec::new(),
-                run_steps: 0,
-                node_kind: "",
-            });
-        }
+    let stopped = result
+        .as_ref()
+        .err()
+        .and_then(ReplayError::step)
+        .unwrap_or(f.witness.len() - 1);
+    if stopped == steps.len() {
+        steps.push(WalkStep {
+            step: f.witness[stopped].clone(),
+            changes: Vec::new(),
+            node_kind: "",
+        });
     }
-    let mut run = 0;
-    for s in &mut steps {
+    // Node steps as the engines count them (SPEC 3.1), whoever made the witness.
+    let mut walked: Vec<Step> = steps.iter().map(|s| s.step.clone()).collect();
+    crate::engine::steps::number_run_steps(m, &mut walked);
+    for (s, w) in steps.iter_mut().zip(walked) {
+        s.step.run_steps = w.run_steps;
         s.node_kind = m
             .node_ix(&s.step.node)
             .map_or("", |n| m.nodes[n].kind.as_str());
-        if s.step.kind == StepKind::TurnEnd {
-            run = 0;
-        } else if s.step.kind == StepKind::Enter
-            && m.node_ix(&s.step.node)
-                .is_some_and(|n| m.nodes[n].costs_step())
-        {
-            run += 1;
-        }
-        s.run_steps = run;
     }
     let unreproduced = result.err().map(|e| {
-        let step = match &e {
-            ReplayError::Illegal { step, .. } | ReplayError::GuardDiffers { step, .. } => {
-                Some(*step)
-            }
-            ReplayError::NoViolation(_) => None,
-        };
+        let step = e.step();
         let why = match &e {
             ReplayError::GuardDiffers { step, tool } => format!(
                 "step {}: the tool check decides the call of '{}' otherwise",

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use super::{finding, Subject};
 use crate::findings::Finding;
-use crate::ir::{Catalogue, NodeKind, Role};
+use crate::ir::{Catalogue, NodeKind, Role, ToolDef};
 use crate::model::{FlatModel, ToolIx};
 
 /// Every finding of the rules above, in tool order then rule order, for the tools some node binds
@@ -30,39 +30,9 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
         if !bound[t] {
             continue;
         }
-        let on = |rule: &'static str, detail: &str| {
-            let mut f = finding(
-                Subject {
-                    rule,
-                    obligation: None,
-                    subject: d.name.clone(),
-                    tool: Some(d),
-                    node: None,
-                    location: Some(d.loc),
-                },
-                None,
-                Vec::new(),
-                &[("detail", detail)],
-            );
-            // The entry is the primary location already.
-            f.related.clear();
-            f
-        };
+        let on = |rule: &'static str, detail: &str| on_tool(rule, d, detail);
         if chosen[t] {
-            for (rule, roles) in [
-                ("QG017", &[Role::Code, Role::Shell][..]),
-                (
-                    "QG018",
-                    &[
-                        Role::Sql,
-                        Role::Query,
-                        Role::Path,
-                        Role::Url,
-                        Role::Template,
-                        Role::Destination,
-                    ][..],
-                ),
-            ] {
+            for (rule, roles) in [("QG017", Role::CODE), ("QG018", Role::QUERY)] {
                 let flagged: Vec<&crate::ir::ArgDef> = d
                     .args
                     .iter()
@@ -115,6 +85,26 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
     out.extend(peers(m));
     out.extend(channels(m, cat));
     out
+}
+
+/// A finding of `rule` on tool `d`, located at its entry (so not also related), `detail` filling
+/// the template's `{detail}`.
+fn on_tool(rule: &'static str, d: &ToolDef, detail: &str) -> Finding {
+    let mut f = finding(
+        Subject {
+            rule,
+            obligation: None,
+            subject: d.name.clone(),
+            tool: Some(d),
+            node: None,
+            location: Some(d.loc),
+        },
+        None,
+        Vec::new(),
+        &[("detail", detail)],
+    );
+    f.related.clear();
+    f
 }
 
 /// For each tool, true when a model can choose it: a model node offers it, or a tool node
@@ -188,20 +178,7 @@ fn peers(m: &FlatModel) -> Vec<Finding> {
                 .map(|w| format!("`{w}`"))
                 .collect::<Vec<_>>()
                 .join(" and ");
-            let mut f = finding(
-                Subject {
-                    rule: "QG104",
-                    obligation: None,
-                    subject: d.name.clone(),
-                    tool: Some(d),
-                    node: None,
-                    location: Some(d.loc),
-                },
-                None,
-                Vec::new(),
-                &[("detail", &detail)],
-            );
-            f.related.clear();
+            let mut f = on_tool("QG104", d, &detail);
             if !agent.is_empty() {
                 f.message = format!("{} (agent '{agent}')", f.message);
             }

@@ -211,7 +211,7 @@ pub fn check_module(
     };
     let mut out = Vec::new();
     let mut flagged: HashSet<usize> = HashSet::new();
-    for n in preorder(root) {
+    for n in python::preorder(root) {
         match n.kind() {
             "call" => {
                 if let Some(f) = cx.network_call(n, &at) {
@@ -270,33 +270,13 @@ pub fn check_module(
     out
 }
 
-/// Every node under `root` (itself included), in document order, without recursion.
-fn preorder(root: TsNode<'_>) -> Vec<TsNode<'_>> {
-    let mut out = Vec::new();
-    let mut c = root.walk();
-    loop {
-        out.push(c.node());
-        if c.goto_first_child() {
-            continue;
-        }
-        loop {
-            if c.goto_next_sibling() {
-                break;
-            }
-            if !c.goto_parent() {
-                return out;
-            }
-        }
-    }
-}
-
 /// The module's imports: each name bound, to the dotted path it stands for (`h` → `httpx`,
 /// `urlopen` → `urllib.request.urlopen`, `urllib` → `urllib`). Relative imports and `*` bind
 /// nothing here.
 fn imports(text: &str, root: TsNode<'_>) -> Vec<(String, String)> {
     let src = |n: TsNode<'_>| text.get(n.byte_range()).unwrap_or("").to_string();
     let mut out = Vec::new();
-    for n in preorder(root) {
+    for n in python::preorder(root) {
         match n.kind() {
             "import_statement" => {
                 let mut c = n.walk();

@@ -27,15 +27,8 @@ fn has_input(m: &FlatModel, cat: &Catalogue, given: Given, id: &str) -> Option<b
         })
     };
     Some(match id {
-        "QG017" => roles(&[Role::Code, Role::Shell]),
-        "QG018" => roles(&[
-            Role::Sql,
-            Role::Query,
-            Role::Path,
-            Role::Url,
-            Role::Template,
-            Role::Destination,
-        ]),
+        "QG017" => roles(Role::CODE),
+        "QG018" => roles(Role::QUERY),
         "QG019" => m.tools.iter().any(|t| t.confidential),
         "QG020" => m.tools.iter().any(|t| {
             t.store

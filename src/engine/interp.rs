@@ -34,6 +34,18 @@ pub enum ReplayError {
     NoViolation(String),
 }
 
+impl ReplayError {
+    /// The step (0-based) the walk stopped at; `None` when every step was legal.
+    pub fn step(&self) -> Option<usize> {
+        match self {
+            ReplayError::Illegal { step, .. } | ReplayError::GuardDiffers { step, .. } => {
+                Some(*step)
+            }
+            ReplayError::NoViolation(_) => None,
+        }
+    }
+}
+
 impl std::fmt::Display for ReplayError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

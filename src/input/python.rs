@@ -218,6 +218,27 @@ pub(crate) fn read(sources: &SourceMap, file: FileId) -> Result<Vec<PyTool>, Inp
     Ok(tools)
 }
 
+/// Every node under `root` (itself included), in document order, without recursion (the
+/// code checks read the module through it too).
+pub(crate) fn preorder(root: TsNode<'_>) -> Vec<TsNode<'_>> {
+    let mut out = Vec::new();
+    let mut c = root.walk();
+    loop {
+        out.push(c.node());
+        if c.goto_first_child() {
+            continue;
+        }
+        loop {
+            if c.goto_next_sibling() {
+                break;
+            }
+            if !c.goto_parent() {
+                return out;
+            }
+        }
+    }
+}
+
 /// The first ERROR or MISSING node, in document order (iterative: no recursion on deep input).
 fn first_error(root: TsNode<'_>) -> Option<TsNode<'_>> {
     let mut c = root.walk();
@@ -262,12 +283,9 @@ impl Cx<'_> {
 
     /// A tool decorator on a definition that is not at the module's top level (inside a class, a
     /// function, an `if` or a `try`): which of them exists, and under which name, is decided
-    /// when Python runs, so it is an error at its line (iterative walk: no recursion on deep
-    /// input).
+    /// when Python runs, so it is an error at its line.
     fn nested_tools(&self, root: TsNode<'_>) -> Result<(), InputError> {
-        let mut c = root.walk();
-        loop {
-            let n = c.node();
+        for n in preorder(root) {
             if n.kind() == "decorator"
                 && n.parent()
                     .and_then(|d| d.parent())
@@ -311,18 +329,8 @@ impl Cx<'_> {
                     ));
                 }
             }
-            if c.goto_first_child() {
-                continue;
-            }
-            loop {
-                if c.goto_next_sibling() {
-                    break;
-                }
-                if !c.goto_parent() {
-                    return Ok(());
-                }
-            }
         }
+        Ok(())
     }
 
     /// True when `n` (an identifier or a dotted name) names a tool decorator.

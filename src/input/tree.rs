@@ -380,19 +380,36 @@ fn from_marked(
 // ---------------------------------------------------------------------------------------------
 // JSON
 
+/// `serde_json`'s syntax error `e`, as it words it, at `line` of `file` and `e`'s column.
+fn syntax_error(
+    sources: &SourceMap,
+    file: FileId,
+    line: u32,
+    e: &serde_json::Error,
+    help: &str,
+) -> InputError {
+    let column = json_char_column(sources, file, line, e.column());
+    let full = e.to_string();
+    let msg = match full.rfind(" at line ") {
+        Some(i) => full.get(..i).unwrap_or(&full).to_string(),
+        None => full,
+    };
+    InputError::at(
+        sources,
+        Loc::new(file, line, column),
+        format!("invalid JSON: {msg}"),
+        help,
+    )
+}
+
 fn parse_json(sources: &SourceMap, file: FileId, text: &str) -> Result<Node, InputError> {
     if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
         let line = u32::try_from(e.line()).unwrap_or(u32::MAX).max(1);
-        let column = json_char_column(sources, file, line, e.column());
-        let full = e.to_string();
-        let msg = match full.rfind(" at line ") {
-            Some(i) => full.get(..i).unwrap_or(&full).to_string(),
-            None => full,
-        };
-        return Err(InputError::at(
+        return Err(syntax_error(
             sources,
-            Loc::new(file, line, column),
-            format!("invalid JSON: {msg}"),
+            file,
+            line,
+            &e,
             "fix the JSON syntax here: a missing comma, quote or bracket, or a trailing comma, is \
              the usual cause",
         ));
@@ -432,19 +449,8 @@ pub(crate) fn parse_json_line(
     };
     let text = f.line_text(line);
     if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
-        // The line is the whole text serde_json saw: its line is always 1.
-        let column = json_char_column(sources, file, line, e.column());
-        let full = e.to_string();
-        let msg = match full.rfind(" at line ") {
-            Some(i) => full.get(..i).unwrap_or(&full).to_string(),
-            None => full,
-        };
-        return Err(InputError::at(
-            sources,
-            Loc::new(file, line, column),
-            format!("invalid JSON: {msg}"),
-            help,
-        ));
+        // The line is the whole text serde_json saw: its own line is always 1.
+        return Err(syntax_error(sources, file, line, &e, help));
     }
     let start = f.offset(line, 1);
     let mut p = JsonReader {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use crate::error::InputError;
-use crate::ir::{Compensation, EdgeDef, FlagScope, GraphDef, NodeDef, NotAfter, Role, ToolDef};
+use crate::ir::{Compensation, EdgeDef, FlagScope, GraphDef, NodeDef, NotAfter, ToolDef};
 use crate::source::{Loc, SourceMap};
 
 use super::catalogue::TOOL_WORDS;
@@ -275,20 +275,6 @@ fn edge_json(sources: &SourceMap, e: &EdgeDef) -> Value {
     Value::Object(o)
 }
 
-fn role_str(r: Role) -> &'static str {
-    match r {
-        Role::Code => "code",
-        Role::Shell => "shell",
-        Role::Sql => "sql",
-        Role::Query => "query",
-        Role::Path => "path",
-        Role::Url => "url",
-        Role::Template => "template",
-        Role::Destination => "destination",
-        Role::UserId => "user_id",
-    }
-}
-
 /// The catalogue as `qls-catalogue/1` JSON.
 pub(crate) fn catalogue_json(inputs: &Inputs) -> Value {
     let raw = &inputs.catalogue_json;
@@ -418,7 +404,7 @@ fn tool_json(t: &ToolDef, raw: &Map<String, Value>) -> Map<String, Value> {
                 .cloned()
                 .unwrap_or_default();
             if let Some(role) = a.role {
-                schema.insert("role".into(), json!(role_str(role)));
+                schema.insert("role".into(), json!(role.as_str()));
             }
             args.insert(a.name.clone(), Value::Object(schema));
         }

@@ -172,10 +172,7 @@ fn code_checks(src: &SourceMap, cc: &crate::checks::code::CodeChecks) -> Value {
             "tool": f.tool,
             "severity": f.severity.as_str(),
             "location": location(src, Some(f.loc)),
-            "related": f.related.iter().map(|(loc, msg)| json!({
-                "location": location(src, Some(*loc)),
-                "message": msg,
-            })).collect::<Vec<_>>(),
+            "related": related(src, &f.related),
             "message": f.message,
             "fix": f.fix,
         })).collect::<Vec<_>>(),
@@ -245,10 +242,7 @@ pub(crate) fn finding(report: &Report, f: &Finding) -> Value {
         "node": f.node,
         "depth": f.depth,
         "location": location(src, f.location),
-        "related": f.related.iter().map(|(loc, msg)| json!({
-            "location": location(src, Some(*loc)),
-            "message": msg,
-        })).collect::<Vec<_>>(),
+        "related": related(src, &f.related),
         "message": f.message,
         "fix": f.fix,
         "fingerprint": f.fingerprint,
@@ -296,6 +290,14 @@ pub(crate) fn step(src: &SourceMap, s: &Step) -> Value {
     }
     m.insert("location".into(), location(src, s.loc));
     Value::Object(m)
+}
+
+/// `[{"location": LOCATION, "message"}]` of a finding's related places.
+fn related(src: &SourceMap, related: &[(Loc, String)]) -> Vec<Value> {
+    related
+        .iter()
+        .map(|(loc, msg)| json!({"location": location(src, Some(*loc)), "message": msg}))
+        .collect()
 }
 
 /// `{"file", "line", "column"}`, or `null` for no location (or one naming no file of `src`).

@@ -88,7 +88,7 @@ pub fn text(report: &Report, w: &Walkthrough, color: bool) -> String {
             let _ = write!(
                 line,
                 " ({}, node step {} of {})",
-                s.node_kind, s.run_steps, w.recursion_limit
+                s.node_kind, s.step.run_steps, w.recursion_limit
             );
         }
         if stopped == Some(i) {
@@ -275,7 +275,7 @@ pub fn json(report: &Report, w: &Walkthrough) -> String {
                 o.insert("step".into(), json!(i + 1));
                 o.insert("node_kind".into(), json!(s.node_kind));
                 o.extend(std::mem::take(m));
-                o.insert("run_steps".into(), json!(s.run_steps));
+                o.insert("run_steps".into(), json!(s.step.run_steps));
                 o.insert("changes".into(), json!(s.changes));
                 *m = o;
             }

@@ -519,37 +519,16 @@ fn code_descriptor(c: &crate::checks::code::CodeCheck) -> ReportingDescriptor {
         "security-severity".to_string(),
         json!(security_severity(c.default_severity())),
     );
-    ReportingDescriptor::builder()
-        .id(c.id.clone())
-        .name(pascal_case(&c.title))
-        .short_description(
-            MultiformatMessageString::builder()
-                .text(clip(&c.title))
-                .build(),
-        )
-        .full_description(
-            MultiformatMessageString::builder()
-                .text(clip(&sentence(finds)))
-                .build(),
-        )
-        .help(
-            MultiformatMessageString::builder()
-                .text(text)
-                .markdown(markdown)
-                .build(),
-        )
-        .default_configuration(
-            ReportingConfiguration::builder()
-                .level(json!("warning"))
-                .build(),
-        )
-        .properties(
-            PropertyBag::builder()
-                .tags(vec!["security".to_string(), "code-check".to_string()])
-                .additional_properties(props)
-                .build(),
-        )
-        .build()
+    assemble(Described {
+        id: c.id.clone(),
+        title: &c.title,
+        description: finds,
+        text,
+        markdown,
+        level: "warning",
+        tags: vec!["security".to_string(), "code-check".to_string()],
+        props,
+    })
 }
 
 /// The `reportingDescriptor` of a rule of `rules/`.
@@ -624,34 +603,65 @@ fn descriptor(r: &Rule) -> ReportingDescriptor {
         props.insert("problem.severity".to_string(), json!(problem));
     }
 
+    assemble(Described {
+        id: r.id.clone(),
+        title: &r.title,
+        description: &r.description,
+        text,
+        markdown,
+        level: default_level(r),
+        tags,
+        props,
+    })
+}
+
+/// What differs between the `reportingDescriptor`s of the rules of `rules/` and of the code
+/// checks.
+struct Described<'a> {
+    id: String,
+    title: &'a str,
+    /// The full description (its first sentence is written).
+    description: &'a str,
+    /// The help, as text and as Markdown.
+    text: String,
+    markdown: String,
+    /// The default level.
+    level: &'static str,
+    tags: Vec<String>,
+    props: BTreeMap<String, serde_json::Value>,
+}
+
+/// A `reportingDescriptor`: name in PascalCase, short and full descriptions clipped, the help,
+/// the default level, the tags and properties.
+fn assemble(d: Described<'_>) -> ReportingDescriptor {
     ReportingDescriptor::builder()
-        .id(r.id.clone())
-        .name(pascal_case(&r.title))
+        .id(d.id)
+        .name(pascal_case(d.title))
         .short_description(
             MultiformatMessageString::builder()
-                .text(clip(&r.title))
+                .text(clip(d.title))
                 .build(),
         )
         .full_description(
             MultiformatMessageString::builder()
-                .text(clip(&sentence(&r.description)))
+                .text(clip(&sentence(d.description)))
                 .build(),
         )
         .help(
             MultiformatMessageString::builder()
-                .text(text)
-                .markdown(markdown)
+                .text(d.text)
+                .markdown(d.markdown)
                 .build(),
         )
         .default_configuration(
             ReportingConfiguration::builder()
-                .level(json!(default_level(r)))
+                .level(json!(d.level))
                 .build(),
         )
         .properties(
             PropertyBag::builder()
-                .tags(tags)
-                .additional_properties(props)
+                .tags(d.tags)
+                .additional_properties(d.props)
                 .build(),
         )
         .build()
