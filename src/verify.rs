@@ -10,6 +10,7 @@ use crate::error::InputError;
 use crate::findings::{Finding, GateMode};
 use crate::input::Inputs;
 use crate::report::{EngineStats, ProofScope, Report, RulebookInfo};
+use crate::rulebook::budget::Budgets;
 use crate::rulebook::load::{self, LoadError, Loaded, VersionChoice};
 
 /// Options of one run.
@@ -31,6 +32,8 @@ pub struct Options {
     pub advisories: Option<PathBuf>,
     /// Traces of real runs, JSON Lines (`--traces RUNS.jsonl`, SPEC 2.4), for QG016.
     pub traces: Option<PathBuf>,
+    /// The rulebook's budgets (its compile, and QG002's comparisons).
+    pub rulebook_budgets: Budgets,
 }
 
 /// Why a run could not prove anything (exit 2).
@@ -63,6 +66,7 @@ impl Options {
             z3: bmc::Config::default(),
             advisories: None,
             traces: None,
+            rulebook_budgets: Budgets::default(),
         }
     }
 }
@@ -83,7 +87,13 @@ fn rulebook(inputs: &mut Inputs, opts: &Options) -> Result<Option<RulebookRead>,
         }),
         None => None,
     };
-    match load::load(&mut inputs.sources, Path::new(&path), &path, declared) {
+    match load::load(
+        &mut inputs.sources,
+        Path::new(&path),
+        &path,
+        declared,
+        &opts.rulebook_budgets,
+    ) {
         Ok(l) => Ok(Some((path, Ok(l)))),
         Err(LoadError::Unshippable(e)) => Ok(Some((path, Err(e)))),
         Err(LoadError::Input(e)) => Err(e),

@@ -2,6 +2,7 @@
 //! narrowing an `if` that stops gives what follows, calls run in place, dead statements,
 //! variables read before written, and `else` branches that execute what the `if` guarded.
 
+use stalwart::rulebook::budget::Budgets;
 use stalwart::rulebook::compile::{compile, Compiled, Input};
 use stalwart::rulebook::flows::Version;
 use stalwart::rulebook::{colang1, colang2};
@@ -13,7 +14,8 @@ fn v1(text: &str) -> Compiled {
         path: "policy.co".into(),
         version: Version::V1,
         flows: &flows,
-    }])
+    }], &Budgets::default())
+    .expect("within its budgets")
 }
 
 /// `(action, line, condition as the compiler shows it, flow)` for every route.
@@ -161,7 +163,8 @@ fn colang_2_actions_and_flows() {
         path: "policy.co".into(),
         version: Version::V2,
         flows: &flows,
-    }]);
+    }], &Budgets::default())
+    .expect("within its budgets");
     // `refunds` is activated by `main`, so only `main` starts routes.
     assert_eq!(
         routes(&c),

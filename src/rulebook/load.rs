@@ -14,7 +14,8 @@ use crate::error::InputError;
 use crate::input::tree;
 use crate::source::{FileId, Loc, SourceMap};
 
-use super::compile::{self, Compiled};
+use super::budget::{self, Budget, Budgets, Overrun};
+use super::compile::{self, Compiled, Place};
 use super::flows::{FileFlows, Version};
 use super::record::{self, Record};
 use super::{colang1, colang2, sheet, SyntaxError};
@@ -81,13 +82,15 @@ impl LoadError {
     }
 }
 
-/// Reads and compiles the rulebook at `path` (shown as `display`), its files added to `sources`.
-/// `declared` is agent.yaml's `settings.colang_version`, when given.
+/// Reads and compiles the rulebook at `path` (shown as `display`), its files added to `sources`,
+/// within `budgets` ([`budget`]: past one, [`LoadError::Unshippable`] at the line that crossed
+/// it). `declared` is agent.yaml's `settings.colang_version`, when given.
 pub fn load(
     sources: &mut SourceMap,
     path: &Path,
     display: &str,
     declared: Option<VersionChoice>,
+    budgets: &Budgets,
 ) -> Result<Loaded, LoadError> {
     let meta = std::fs::metadata(path).map_err(|e| LoadError::Input(InputError::io(path, e)))?;
     if meta.is_dir() {
@@ -98,6 +101,7 @@ pub fn load(
                 &rec,
                 &format!("{}/{}", display.trim_end_matches('/'), record::FILE_NAME),
                 display,
+                budgets,
             );
         }
         let mut files = Vec::new();
@@ -122,12 +126,12 @@ pub fn load(
                 (f, d)
             })
             .collect();
-        return load_colang(sources, &shown, path, display, declared);
+        return load_colang(sources, &shown, path, display, declared, budgets);
     }
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let lower = name.to_ascii_lowercase();
     if lower.ends_with(".json") {
-        return load_record(sources, path, display, display);
+        return load_record(sources, path, display, display, budgets);
     }
     if lower.ends_with(".yaml") || lower.ends_with(".yml") {
         let file = tree::read_file(sources, path, display.to_string())
@@ -146,15 +150,19 @@ pub fn load(
                 ),
             )));
         }
-        let compiled = sheet::compile(sources, file).map_err(LoadError::Unshippable)?;
-        return Ok(Loaded {
-            display: display.to_string(),
-            kind: Kind::Sheet,
-            version: None,
-            compiled,
-            file_ids: vec![file],
-            record_hash: None,
-        });
+        let compiled = sheet::compile(sources, file, budgets).map_err(LoadError::Unshippable)?;
+        return within_record_budget(
+            Loaded {
+                display: display.to_string(),
+                kind: Kind::Sheet,
+                version: None,
+                compiled,
+                file_ids: vec![file],
+                record_hash: None,
+            },
+            sources,
+            budgets,
+        );
     }
     let folder = path.parent().unwrap_or(Path::new("."));
     load_colang(
@@ -163,6 +171,7 @@ pub fn load(
         folder,
         display,
         declared,
+        budgets,
     )
 }
 
@@ -225,8 +234,11 @@ fn load_colang(
     root: &Path,
     display: &str,
     declared: Option<VersionChoice>,
+    budgets: &Budgets,
 ) -> Result<Loaded, LoadError> {
     let mut ids = Vec::new();
+    // The record keeps every source whole: they spend the record budget first.
+    let mut spent = 0usize;
     let mut lowered = Vec::new();
     let mut chosen: Option<VersionChoice> = None;
     for (path, shown) in files {
@@ -245,6 +257,23 @@ fn load_colang(
                 },
             }
         });
+        spent = spent.saturating_add(budget::json_bytes(&sources.files[id].text));
+        if spent > budgets.record_bytes {
+            let o = Overrun::new(
+                Budget::Record,
+                budgets.record_bytes,
+                Place {
+                    file: 0,
+                    line: 1,
+                    column: 1,
+                },
+                format!(
+                    "with this file the rulebook's sources pass {} bytes, and its record keeps them whole",
+                    budget::thousands(budgets.record_bytes)
+                ),
+            );
+            return Err(LoadError::Unshippable(o.into_error(sources, &[id])));
+        }
         let text = sources.files[id].text.clone();
         let flows = match parse_as(choice.version, &text) {
             Ok(f) => f,
@@ -268,15 +297,58 @@ fn load_colang(
             flows: f,
         })
         .collect();
-    let compiled = compile::compile(&inputs);
-    Ok(Loaded {
-        display: display.to_string(),
-        kind: Kind::Colang,
-        version: chosen,
-        compiled,
-        file_ids: ids,
-        record_hash: None,
-    })
+    let compiled = compile::compile_measured(&inputs, budgets, spent)
+        .0
+        .map_err(|o| LoadError::Unshippable(o.into_error(sources, &ids)))?;
+    within_record_budget(
+        Loaded {
+            display: display.to_string(),
+            kind: Kind::Colang,
+            version: chosen,
+            compiled,
+            file_ids: ids,
+            record_hash: None,
+        },
+        sources,
+        budgets,
+    )
+}
+
+/// `l` if its record is within the record budget; else the overrun, at its last route's
+/// execute (the routes are most of a record), or the first file's first line.
+fn within_record_budget(
+    l: Loaded,
+    sources: &SourceMap,
+    budgets: &Budgets,
+) -> Result<Loaded, LoadError> {
+    let (kind, version, from, texts) = record_parts(&l, sources);
+    let rec = Record::unhashed(kind, version, from, texts, l.compiled);
+    let len = rec.json_len();
+    let l = Loaded {
+        compiled: rec.compiled,
+        ..l
+    };
+    if len <= budgets.record_bytes {
+        return Ok(l);
+    }
+    let at = l.compiled.routes.last().map_or(
+        Place {
+            file: 0,
+            line: 1,
+            column: 1,
+        },
+        |r| r.at,
+    );
+    let o = Overrun::new(
+        Budget::Record,
+        budgets.record_bytes,
+        at,
+        format!(
+            "the compiled record would take {} bytes",
+            budget::thousands(len)
+        ),
+    );
+    Err(LoadError::Unshippable(o.into_error(sources, &l.file_ids)))
 }
 
 fn syntax_error(
@@ -323,6 +395,7 @@ fn load_record(
     path: &Path,
     shown: &str,
     display: &str,
+    budgets: &Budgets,
 ) -> Result<Loaded, LoadError> {
     let file = tree::read_file(sources, path, shown.to_string())
         .map_err(|e| LoadError::Input(InputError::io(path, e)))?;
@@ -334,11 +407,14 @@ fn load_record(
             "compile the rulebook again with `stalwart rules compile POLICY --out DIR`, and name DIR",
         ))
     })?;
-    let ids = rec
+    let ids: Vec<FileId> = rec
         .sources
         .iter()
         .map(|s| sources.add(s.path.clone(), PathBuf::from(&s.path), s.text.clone()))
         .collect();
+    // A record is read as it is, but held to the same budgets as a compile.
+    compile::check_compiled(&rec.compiled, budgets)
+        .map_err(|o| LoadError::Unshippable(o.into_error(sources, &ids)))?;
     let version = rec
         .colang_version
         .as_deref()
@@ -359,6 +435,16 @@ fn load_record(
 
 /// The record of a loaded rulebook (for `rules compile`): its sources' texts and what compiled.
 pub fn to_record(l: &Loaded, sources: &SourceMap) -> Record {
+    let (kind, version, from, texts) = record_parts(l, sources);
+    Record::new(kind, version, from, texts, l.compiled.clone())
+}
+
+/// What a record of `l` holds besides the compiled rulebook: its kind, Colang version and why,
+/// and its sources' texts.
+fn record_parts(
+    l: &Loaded,
+    sources: &SourceMap,
+) -> (&'static str, Option<String>, String, Vec<(String, String)>) {
     let texts = l
         .file_ids
         .iter()
@@ -374,13 +460,12 @@ pub fn to_record(l: &Loaded, sources: &SourceMap) -> Record {
     } else {
         "colang"
     };
-    Record::new(
+    (
         kind,
         l.version.as_ref().map(|v| v.version.as_str().to_string()),
         l.version
             .as_ref()
             .map_or_else(|| "a rule sheet".to_string(), |v| v.from.clone()),
         texts,
-        l.compiled.clone(),
     )
 }

@@ -7,6 +7,7 @@
 //! corpus); `lower` maps that tree onto [`flows::FileFlows`], which everything after reads.
 
 pub mod advisories;
+pub mod budget;
 pub mod colang1;
 pub mod colang2;
 pub mod compile;

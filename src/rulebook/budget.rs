@@ -1,0 +1,313 @@
+//! The rulebook's budgets (SPEC 5; issue 14, "Compiles that explode"): what one compile of a
+//! rulebook may build before it stops, as the graph has its state budget and its size limits.
+//!
+//! A rulebook is hostile input: a 3 KB file of `if`/`else` branches that each run the next flow
+//! twice writes hundreds of megabytes of routes, and one `if` of 50,000 `and`s took gigabytes.
+//! Each budget bounds one way the compile grows, and past its budget the rulebook does not
+//! compile: QG005 (exit 2 in `stalwart rules compile`) at the line that crossed it, naming the
+//! budget and the flag that raises it. Nothing is dropped silently: a compile that stays within
+//! its budgets is the whole compile.
+//!
+//! | budget | counts | default | flag |
+//! |---|---|---|---|
+//! | condition | atoms and operators of one condition, as written (`if`, `while`, a sheet's `when`) or as a route's path condition | 256 | `--rulebook-max-condition` |
+//! | depth | flows running flows, nested (`do`, `await`, ...) | 12 | `--rulebook-max-depth` |
+//! | steps | statements walked, each once for every path through it: a called flow's body is walked again for every call and every path into it (the inlining fan-out) | 2,000,000 | `--rulebook-max-steps` |
+//! | routes | routes to executes | 50,000 | `--rulebook-max-routes` |
+//! | record | bytes of the compiled record (`record.json`), which keeps every source whole | 16 MiB | `--rulebook-max-record-bytes` |
+//!
+//! And one budget of the rulebook rules, which read the compiled routes: QG002 compares the routes
+//! of each tool pairwise, and past `implications` questions put to Z3 (`--rulebook-max-implications`,
+//! default 100,000) the routes it has not compared are reported undecided (QG006), never clean.
+//!
+//! With the defaults, memory stays under 1 GB for any rulebook under the input size limit
+//! (64 MiB a file): the record budget bounds the sources (the record holds them), the steps
+//! budget the states walked, and the route, condition and record budgets what is kept.
+
+use std::io::Write;
+
+use crate::error::InputError;
+use crate::source::{FileId, Loc, SourceMap};
+
+use super::flows::Place;
+
+/// One budget (see the module docs for what each counts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Budget {
+    /// Atoms and operators of one condition.
+    Condition,
+    /// Flows running flows, nested.
+    Depth,
+    /// Statements walked, once for every path through them.
+    Steps,
+    /// Routes to executes.
+    Routes,
+    /// Bytes of the compiled record.
+    Record,
+    /// Implications QG002 asks Z3.
+    Implications,
+}
+
+impl Budget {
+    /// The budget's name as messages say it (`condition-size`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Budget::Condition => "condition-size",
+            Budget::Depth => "inlining-depth",
+            Budget::Steps => "compile-steps",
+            Budget::Routes => "route",
+            Budget::Record => "record-size",
+            Budget::Implications => "implication",
+        }
+    }
+
+    /// The flag of `verify` and `rules compile` that raises it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Budget::Condition => "--rulebook-max-condition",
+            Budget::Depth => "--rulebook-max-depth",
+            Budget::Steps => "--rulebook-max-steps",
+            Budget::Routes => "--rulebook-max-routes",
+            Budget::Record => "--rulebook-max-record-bytes",
+            Budget::Implications => "--rulebook-max-implications",
+        }
+    }
+}
+
+/// The budgets of one compile (see the module docs); [`Budgets::default`] gives the defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budgets {
+    /// Atoms and operators in one condition, as written or as a route's path condition.
+    pub condition: usize,
+    /// Flows on the call stack at once, the route's own flow included.
+    pub depth: usize,
+    /// Statements walked, each counted once for every path that reaches it.
+    pub steps: usize,
+    /// Routes the compile keeps.
+    pub routes: usize,
+    /// Bytes of the record, as `stalwart rules compile` writes it.
+    pub record_bytes: usize,
+    /// Implication questions QG002 may ask Z3 (the rest is undecided, QG006).
+    pub implications: usize,
+}
+
+/// Default of [`Budgets::condition`]: the graph's limit on a guard's operators.
+pub const CONDITION: usize = 256;
+/// Default of [`Budgets::depth`].
+pub const DEPTH: usize = 12;
+/// Default of [`Budgets::steps`].
+pub const STEPS: usize = 2_000_000;
+/// Default of [`Budgets::routes`].
+pub const ROUTES: usize = 50_000;
+/// Default of [`Budgets::record_bytes`]: 16 MiB.
+pub const RECORD_BYTES: usize = 16 << 20;
+/// Default of [`Budgets::implications`].
+pub const IMPLICATIONS: usize = 100_000;
+
+impl Default for Budgets {
+    fn default() -> Budgets {
+        Budgets {
+            condition: CONDITION,
+            depth: DEPTH,
+            steps: STEPS,
+            routes: ROUTES,
+            record_bytes: RECORD_BYTES,
+            implications: IMPLICATIONS,
+        }
+    }
+}
+
+impl Budgets {
+    /// The limit of `b`.
+    pub fn limit(&self, b: Budget) -> usize {
+        match b {
+            Budget::Condition => self.condition,
+            Budget::Depth => self.depth,
+            Budget::Steps => self.steps,
+            Budget::Routes => self.routes,
+            Budget::Record => self.record_bytes,
+            Budget::Implications => self.implications,
+        }
+    }
+}
+
+/// A compile past one of its budgets: which, where, and what crossed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overrun {
+    /// The budget.
+    pub budget: Budget,
+    /// Its limit.
+    pub limit: usize,
+    /// The statement (or file start) that crossed it.
+    pub at: Place,
+    /// What crossed it, in the rulebook's words (`the condition of this if has 50,001 atoms and
+    /// operators`).
+    pub what: String,
+}
+
+impl Overrun {
+    /// An overrun of `budget` (limit `limit`) at `at`.
+    pub fn new(budget: Budget, limit: usize, at: Place, what: impl Into<String>) -> Overrun {
+        Overrun {
+            budget,
+            limit,
+            at,
+            what: what.into(),
+        }
+    }
+
+    /// The message: what crossed which budget.
+    pub fn message(&self) -> String {
+        format!(
+            "the rulebook is past its {} budget ({}): {}",
+            self.budget.name(),
+            thousands(self.limit),
+            self.what
+        )
+    }
+
+    /// The fix: the flag that raises the budget.
+    pub fn help(&self) -> String {
+        format!(
+            "raise the budget with `{} N` (on `stalwart verify` and `stalwart rules compile`), or simplify the rulebook here",
+            self.budget.flag()
+        )
+    }
+
+    /// The overrun as a located error in the rulebook; `files` maps [`Place::file`] to the
+    /// source map's files.
+    pub fn into_error(self, sources: &SourceMap, files: &[FileId]) -> InputError {
+        let file = files.get(self.at.file).copied().unwrap_or(0);
+        let loc = Loc::new(
+            file,
+            self.at.line.clamp(1, u32::MAX as usize) as u32,
+            self.at.column.clamp(1, u32::MAX as usize) as u32,
+        );
+        InputError::at(sources, loc, self.message(), self.help())
+    }
+}
+
+/// `12345678` as `12,345,678`.
+pub fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (k, ch) in s.chars().enumerate() {
+        if k > 0 && (s.len() - k) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// Bytes `item` takes as compact JSON: what it adds to the record at the least (the record is
+/// written indented, so larger).
+pub fn json_bytes<T: serde::Serialize + ?Sized>(item: &T) -> usize {
+    let mut n = Count(0);
+    let _ = serde_json::to_writer(&mut n, item);
+    n.0
+}
+
+/// Bytes `item` takes as indented JSON, as [`super::record::Record::to_json`] writes it.
+pub fn pretty_json_bytes<T: serde::Serialize + ?Sized>(item: &T) -> usize {
+    let mut n = Count(0);
+    let _ = serde_json::to_writer_pretty(&mut n, item);
+    n.0
+}
+
+/// A writer that only counts.
+struct Count(usize);
+
+impl Write for Count {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The record budget as the compile spends it: every item it keeps adds at least its compact
+/// JSON to the record, so past the budget here the record is past it too.
+#[derive(Debug, Clone)]
+pub struct Meter {
+    /// Bytes spent so far.
+    pub bytes: usize,
+    /// The budget.
+    pub limit: usize,
+}
+
+impl Meter {
+    /// A meter of `limit` bytes with `spent` already spent (the sources).
+    pub fn new(limit: usize, spent: usize) -> Meter {
+        Meter {
+            bytes: spent,
+            limit,
+        }
+    }
+
+    /// Spends `item`'s JSON, kept because of the statement at `at`.
+    pub fn spend<T: serde::Serialize + ?Sized>(
+        &mut self,
+        item: &T,
+        at: Place,
+        what: &str,
+    ) -> Result<(), Overrun> {
+        self.bytes = self.bytes.saturating_add(json_bytes(item));
+        if self.bytes > self.limit {
+            return Err(Overrun::new(
+                Budget::Record,
+                self.limit,
+                at,
+                format!(
+                    "the compiled record passes {} bytes at this {what}",
+                    thousands(self.limit)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_budget_and_its_flag() {
+        let o = Overrun::new(
+            Budget::Condition,
+            256,
+            Place {
+                file: 0,
+                line: 3,
+                column: 3,
+            },
+            "this condition has 50,001 atoms and operators",
+        );
+        assert_eq!(
+            o.message(),
+            "the rulebook is past its condition-size budget (256): this condition has 50,001 atoms and operators"
+        );
+        assert!(o.help().starts_with("raise the budget with `--rulebook-max-condition N`"));
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(thousands(999), "999");
+    }
+
+    #[test]
+    fn the_meter_counts_json_and_stops_past_its_budget() {
+        let at = Place {
+            file: 0,
+            line: 1,
+            column: 1,
+        };
+        let mut m = Meter::new(10, 0);
+        assert_eq!(json_bytes("abc"), 5);
+        assert!(m.spend("abc", at, "x").is_ok());
+        let e = m.spend("abcdef", at, "execute").expect_err("past 10 bytes");
+        assert_eq!(e.budget, Budget::Record);
+        assert_eq!(m.bytes, 13);
+    }
+}
