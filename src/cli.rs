@@ -77,6 +77,9 @@ struct BudgetArgs {
     /// Routes to executes the compiled rulebook may hold.
     #[arg(long, default_value_t = budget::ROUTES, value_name = "N")]
     rulebook_max_routes: usize,
+    /// Bytes the rulebook's files may hold, in total.
+    #[arg(long, default_value_t = budget::SOURCE_BYTES, value_name = "BYTES")]
+    rulebook_max_source_bytes: usize,
     /// Bytes the compiled record (record.json, which keeps the sources) may take.
     #[arg(long, default_value_t = budget::RECORD_BYTES, value_name = "BYTES")]
     rulebook_max_record_bytes: usize,
@@ -93,6 +96,7 @@ impl BudgetArgs {
             depth: self.rulebook_max_depth,
             steps: self.rulebook_max_steps,
             routes: self.rulebook_max_routes,
+            source_bytes: self.rulebook_max_source_bytes,
             record_bytes: self.rulebook_max_record_bytes,
             implications: self.rulebook_max_implications,
         }

@@ -13,16 +13,18 @@
 //! | condition | atoms and operators of one condition, as written (`if`, `while`, a sheet's `when`) or as a route's path condition | 256 | `--rulebook-max-condition` |
 //! | depth | flows running flows, nested (`do`, `await`, ...) | 12 | `--rulebook-max-depth` |
 //! | steps | statements walked, each once for every path through it: a called flow's body is walked again for every call and every path into it (the inlining fan-out) | 2,000,000 | `--rulebook-max-steps` |
-//! | routes | routes to executes | 50,000 | `--rulebook-max-routes` |
-//! | record | bytes of the compiled record (`record.json`), which keeps every source whole | 16 MiB | `--rulebook-max-record-bytes` |
+//! | routes | routes to executes | 20,000 | `--rulebook-max-routes` |
+//! | sources | bytes of the rulebook's files, in total (what the parsers read) | 8 MiB | `--rulebook-max-source-bytes` |
+//! | record | bytes of the compiled record (`record.json`, which keeps every source whole), at most what `verify` reads back | 64 MiB | `--rulebook-max-record-bytes` |
 //!
 //! And one budget of the rulebook rules, which read the compiled routes: QG002 compares the routes
 //! of each tool pairwise, and past `implications` questions put to Z3 (`--rulebook-max-implications`,
 //! default 100,000) the routes it has not compared are reported undecided (QG006), never clean.
 //!
 //! With the defaults, memory stays under 1 GB for any rulebook under the input size limit
-//! (64 MiB a file): the record budget bounds the sources (the record holds them), the steps
-//! budget the states walked, and the route, condition and record budgets what is kept.
+//! (64 MiB a file): the source budget bounds what the parsers hold, the steps budget the states
+//! walked, and the route, condition and record budgets what is kept (`BENCHMARKS.md` has the
+//! figures for the crafted inputs of issue 14).
 
 use std::io::Write;
 
@@ -42,6 +44,8 @@ pub enum Budget {
     Steps,
     /// Routes to executes.
     Routes,
+    /// Bytes of the rulebook's files.
+    Sources,
     /// Bytes of the compiled record.
     Record,
     /// Implications QG002 asks Z3.
@@ -56,6 +60,7 @@ impl Budget {
             Budget::Depth => "inlining-depth",
             Budget::Steps => "compile-steps",
             Budget::Routes => "route",
+            Budget::Sources => "source-size",
             Budget::Record => "record-size",
             Budget::Implications => "implication",
         }
@@ -68,6 +73,7 @@ impl Budget {
             Budget::Depth => "--rulebook-max-depth",
             Budget::Steps => "--rulebook-max-steps",
             Budget::Routes => "--rulebook-max-routes",
+            Budget::Sources => "--rulebook-max-source-bytes",
             Budget::Record => "--rulebook-max-record-bytes",
             Budget::Implications => "--rulebook-max-implications",
         }
@@ -85,6 +91,8 @@ pub struct Budgets {
     pub steps: usize,
     /// Routes the compile keeps.
     pub routes: usize,
+    /// Bytes of the rulebook's files, in total.
+    pub source_bytes: usize,
     /// Bytes of the record, as `stalwart rules compile` writes it.
     pub record_bytes: usize,
     /// Implication questions QG002 may ask Z3 (the rest is undecided, QG006).
@@ -98,9 +106,13 @@ pub const DEPTH: usize = 12;
 /// Default of [`Budgets::steps`].
 pub const STEPS: usize = 2_000_000;
 /// Default of [`Budgets::routes`].
-pub const ROUTES: usize = 50_000;
-/// Default of [`Budgets::record_bytes`]: 16 MiB.
-pub const RECORD_BYTES: usize = 16 << 20;
+pub const ROUTES: usize = 20_000;
+/// Default of [`Budgets::source_bytes`]: 8 MiB (NeMo Guardrails' whole library and examples,
+/// 219 files, are 300 KB).
+pub const SOURCE_BYTES: usize = 8 << 20;
+/// Default of [`Budgets::record_bytes`]: 64 MiB, the largest file `verify` reads, so a record
+/// within it can be read back.
+pub const RECORD_BYTES: usize = 64 << 20;
 /// Default of [`Budgets::implications`].
 pub const IMPLICATIONS: usize = 100_000;
 
@@ -111,6 +123,7 @@ impl Default for Budgets {
             depth: DEPTH,
             steps: STEPS,
             routes: ROUTES,
+            source_bytes: SOURCE_BYTES,
             record_bytes: RECORD_BYTES,
             implications: IMPLICATIONS,
         }
@@ -125,6 +138,7 @@ impl Budgets {
             Budget::Depth => self.depth,
             Budget::Steps => self.steps,
             Budget::Routes => self.routes,
+            Budget::Sources => self.source_bytes,
             Budget::Record => self.record_bytes,
             Budget::Implications => self.implications,
         }
@@ -185,6 +199,29 @@ impl Overrun {
         );
         InputError::at(sources, loc, self.message(), self.help())
     }
+}
+
+/// The source budget crossed by a file of `text` read after `read` bytes of others: at the
+/// line of the file where the bytes read pass the budget.
+pub fn sources_overrun(text: &str, read: usize, budgets: &Budgets) -> Overrun {
+    let within = budgets.source_bytes.saturating_sub(read).min(text.len());
+    let line = 1 + text.as_bytes()[..within]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count();
+    Overrun::new(
+        Budget::Sources,
+        budgets.source_bytes,
+        Place {
+            file: 0,
+            line,
+            column: 1,
+        },
+        format!(
+            "the rulebook's files pass {} bytes at this line",
+            thousands(budgets.source_bytes)
+        ),
+    )
 }
 
 /// `12345678` as `12,345,678`.

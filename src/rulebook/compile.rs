@@ -18,6 +18,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 
+use rustc_hash::{FxHashMap, FxHashSet};
+
 use super::budget::{thousands, Budget, Budgets, Meter, Overrun};
 use super::cond::{Atoms, Cond};
 use super::flows::{FileFlows, Flow, Stmt, StmtKind, Version};
@@ -294,17 +296,17 @@ pub fn compile_measured(
     let mut w = Walker {
         by_name,
         c,
-        reached: HashSet::new(),
+        reached: FxHashSet::default(),
         dead_candidates: Vec::new(),
-        dead_seen: HashSet::new(),
+        dead_seen: FxHashSet::default(),
         stack: Vec::new(),
         budgets: *budgets,
         meter,
         usage: Usage::default(),
-        conds: HashMap::new(),
-        texts: HashMap::new(),
+        conds: FxHashMap::default(),
+        texts: FxHashMap::default(),
         reads_seen: HashSet::new(),
-        else_first: HashMap::new(),
+        else_first: FxHashMap::default(),
     };
     let walked = w.roots(inputs, &called);
     w.usage.record_bytes = w.meter.bytes;
@@ -598,21 +600,21 @@ struct ReadCond {
 struct Walker<'a> {
     by_name: BTreeMap<&'a str, (usize, &'a Flow)>,
     c: Compiled,
-    reached: HashSet<Place>,
+    reached: FxHashSet<Place>,
     dead_candidates: Vec<Dead>,
-    dead_seen: HashSet<Place>,
+    dead_seen: FxHashSet<Place>,
     stack: Vec<String>,
     budgets: Budgets,
     meter: Meter,
     usage: Usage,
     /// Each `if`/`while` condition, read once.
-    conds: HashMap<Place, ReadCond>,
+    conds: FxHashMap<Place, ReadCond>,
     /// Each flow line's text, made once: `(place, kind)`.
-    texts: HashMap<(Place, &'static str), Rc<str>>,
+    texts: FxHashMap<(Place, &'static str), Rc<str>>,
     /// `(statement, variable)` of the reads recorded.
     reads_seen: HashSet<(Place, String)>,
     /// The first execute of each `if`'s `else`, found once.
-    else_first: HashMap<Place, Option<String>>,
+    else_first: FxHashMap<Place, Option<String>>,
 }
 
 /// Joins the routes that meet after a statement: routes that wrote the same variables are one

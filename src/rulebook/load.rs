@@ -150,6 +150,10 @@ pub fn load(
                 ),
             )));
         }
+        if sources.files[file].text.len() > budgets.source_bytes {
+            let o = budget::sources_overrun(&sources.files[file].text, 0, budgets);
+            return Err(LoadError::Unshippable(o.into_error(sources, &[file])));
+        }
         let compiled = sheet::compile(sources, file, budgets).map_err(LoadError::Unshippable)?;
         return within_record_budget(
             Loaded {
@@ -237,8 +241,8 @@ fn load_colang(
     budgets: &Budgets,
 ) -> Result<Loaded, LoadError> {
     let mut ids = Vec::new();
-    // The record keeps every source whole: they spend the record budget first.
-    let mut spent = 0usize;
+    // Bytes of the files read, and of the record spent by them (it keeps every source whole).
+    let (mut read, mut spent) = (0usize, 0usize);
     let mut lowered = Vec::new();
     let mut chosen: Option<VersionChoice> = None;
     for (path, shown) in files {
@@ -257,23 +261,13 @@ fn load_colang(
                 },
             }
         });
-        spent = spent.saturating_add(budget::json_bytes(&sources.files[id].text));
-        if spent > budgets.record_bytes {
-            let o = Overrun::new(
-                Budget::Record,
-                budgets.record_bytes,
-                Place {
-                    file: 0,
-                    line: 1,
-                    column: 1,
-                },
-                format!(
-                    "with this file the rulebook's sources pass {} bytes, and its record keeps them whole",
-                    budget::thousands(budgets.record_bytes)
-                ),
-            );
+        let text_len = sources.files[id].text.len();
+        if read.saturating_add(text_len) > budgets.source_bytes {
+            let o = budget::sources_overrun(&sources.files[id].text, read, budgets);
             return Err(LoadError::Unshippable(o.into_error(sources, &[id])));
         }
+        read += text_len;
+        spent = spent.saturating_add(budget::json_bytes(&sources.files[id].text));
         let text = sources.files[id].text.clone();
         let flows = match parse_as(choice.version, &text) {
             Ok(f) => f,

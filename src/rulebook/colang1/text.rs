@@ -149,6 +149,71 @@ pub(super) struct Line {
     pub column: usize,
 }
 
+/// The file's logical lines as the reader reads and rewrites them: a gap buffer (`head` the
+/// lines before the gap, `tail` the rest in reverse), so that NeMo's insertions just after the
+/// line being read cost what it takes to move the gap there, not a shift of the whole file.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Lines {
+    head: Vec<Line>,
+    tail: Vec<Line>,
+}
+
+impl Lines {
+    /// The lines in order.
+    pub fn new(lines: Vec<Line>) -> Lines {
+        Lines {
+            head: lines,
+            tail: Vec::new(),
+        }
+    }
+
+    /// How many lines.
+    pub fn len(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    /// Line `i` (0-based).
+    pub fn get(&self, i: usize) -> Option<&Line> {
+        match i.checked_sub(self.head.len()) {
+            None => self.head.get(i),
+            Some(j) => self.tail.len().checked_sub(j + 1).and_then(|k| self.tail.get(k)),
+        }
+    }
+
+    /// Line `i` (0-based), to change.
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut Line> {
+        match i.checked_sub(self.head.len()) {
+            None => self.head.get_mut(i),
+            Some(j) => match self.tail.len().checked_sub(j + 1) {
+                Some(k) => self.tail.get_mut(k),
+                None => None,
+            },
+        }
+    }
+
+    /// Inserts `line` as line `i` (at the end when `i` is past it).
+    pub fn insert(&mut self, i: usize, line: Line) {
+        let i = i.min(self.len());
+        while self.head.len() > i {
+            if let Some(l) = self.head.pop() {
+                self.tail.push(l);
+            }
+        }
+        while self.head.len() < i {
+            match self.tail.pop() {
+                Some(l) => self.head.push(l),
+                None => break,
+            }
+        }
+        self.tail.push(line);
+    }
+
+    /// The lines from line `i` on.
+    pub fn iter_from(&self, i: usize) -> impl Iterator<Item = &Line> + '_ {
+        (i..self.len()).filter_map(move |k| self.get(k))
+    }
+}
+
 /// A line-splitting failure: (1-based line, 1-based column, message).
 pub(super) type LineError = (usize, usize, String);
 
