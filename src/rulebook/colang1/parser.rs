@@ -106,6 +106,8 @@ pub(super) struct Parser {
     pub flows: Vec<FlowSlot>,
     /// The names in `flows`, to find one without a scan.
     flow_names: HashSet<String>,
+    /// The packages in `file.imports`.
+    import_names: HashSet<String>,
     pub file: File,
 }
 
@@ -143,6 +145,7 @@ impl Parser {
             arena: Arena::default(),
             flows: Vec::new(),
             flow_names: HashSet::new(),
+            import_names: HashSet::new(),
             file: File::default(),
         };
         let mut steps = 0usize;
@@ -261,7 +264,7 @@ impl Parser {
             ));
         }
         let name = name.strip_prefix("bot/").unwrap_or(name).to_string();
-        if !self.file.imports.iter().any(|i| i.package == name) {
+        if self.import_names.insert(name.clone()) {
             self.file.imports.push(Import {
                 package: name,
                 line: self.cur.number,
