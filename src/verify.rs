@@ -167,7 +167,14 @@ pub fn verify_with_model(
         &inputs.catalogue,
         compiled,
     ));
-    let (line, info) = rulebook_findings(&rulebook, &model, &inputs, &advisories, &mut findings);
+    let (line, info) = rulebook_findings(
+        &rulebook,
+        &model,
+        &inputs,
+        &advisories,
+        opts.rulebook_budgets.implications,
+        &mut findings,
+    );
     let traces_info = traces.map(|(path, traces)| {
         let (found, info) = checks::traces::unmodelled_paths(&model, &traces, &path);
         findings.extend(found);
@@ -217,6 +224,7 @@ fn rulebook_findings(
     model: &crate::model::FlatModel,
     inputs: &Inputs,
     advisories: &[crate::rulebook::advisories::Advisory],
+    implications: usize,
     findings: &mut Vec<Finding>,
 ) -> (Option<String>, Option<RulebookInfo>) {
     let Some((display, loaded)) = rulebook else {
@@ -240,6 +248,7 @@ fn rulebook_findings(
                 model,
                 facts: &inputs.facts,
                 advisories,
+                implications,
             };
             findings.extend(checks::rulebook::findings(&ctx));
             let governed: Vec<String> = model

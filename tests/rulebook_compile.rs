@@ -10,11 +10,14 @@ use stalwart::rulebook::{colang1, colang2};
 fn v1(text: &str) -> Compiled {
     let file = colang1::parse(text).expect("parses");
     let flows = colang1::lower(&file);
-    compile(&[Input {
-        path: "policy.co".into(),
-        version: Version::V1,
-        flows: &flows,
-    }], &Budgets::default())
+    compile(
+        &[Input {
+            path: "policy.co".into(),
+            version: Version::V1,
+            flows: &flows,
+        }],
+        &Budgets::default(),
+    )
     .expect("within its budgets")
 }
 
@@ -159,11 +162,14 @@ fn colang_2_actions_and_flows() {
     let text = "flow main\n  activate refunds\n\nflow refunds\n  match user asked refund\n  $paid = await CheckOrderAction(id=$id)\n  if $paid\n    await RefundCardAction(id=$id)\n  else\n    bot say \"no\"\n";
     let file = colang2::parse(text).expect("parses");
     let flows = colang2::lower(&file);
-    let c = compile(&[Input {
-        path: "policy.co".into(),
-        version: Version::V2,
-        flows: &flows,
-    }], &Budgets::default())
+    let c = compile(
+        &[Input {
+            path: "policy.co".into(),
+            version: Version::V2,
+            flows: &flows,
+        }],
+        &Budgets::default(),
+    )
     .expect("within its budgets");
     // `refunds` is activated by `main`, so only `main` starts routes.
     assert_eq!(

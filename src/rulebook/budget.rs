@@ -328,7 +328,9 @@ mod tests {
             o.message(),
             "the rulebook is past its condition-size budget (256): this condition has 50,001 atoms and operators"
         );
-        assert!(o.help().starts_with("raise the budget with `--rulebook-max-condition N`"));
+        assert!(o
+            .help()
+            .starts_with("raise the budget with `--rulebook-max-condition N`"));
         assert_eq!(thousands(1234567), "1,234,567");
         assert_eq!(thousands(999), "999");
     }

@@ -208,10 +208,7 @@ pub fn check_compiled(c: &Compiled, budgets: &Budgets) -> Result<(), Overrun> {
             Budget::Routes,
             budgets.routes,
             r.at,
-            format!(
-                "the record holds {} routes",
-                thousands(c.routes.len())
-            ),
+            format!("the record holds {} routes", thousands(c.routes.len())),
         ));
     }
     for r in &c.routes {
@@ -474,7 +471,9 @@ impl Via {
     }
 
     fn prev(&self) -> Via {
-        self.0.as_ref().map_or_else(Via::default, |n| n.prev.clone())
+        self.0
+            .as_ref()
+            .map_or_else(Via::default, |n| n.prev.clone())
     }
 
     /// The hops, oldest first.
@@ -714,9 +713,7 @@ fn merge_conds(conds: Vec<Cond>) -> Cond {
         return out;
     }
     let shown: HashSet<&Cond> = rest.iter().collect();
-    let complement = rest
-        .iter()
-        .any(|x| shown.contains(&x.clone().negate()));
+    let complement = rest.iter().any(|x| shown.contains(&x.clone().negate()));
     if complement {
         return out;
     }
@@ -987,7 +984,8 @@ impl<'a> Walker<'a> {
                     let event = match &on.kind {
                         StmtKind::User { .. } | StmtKind::Other { .. } | StmtKind::Any { .. } => {
                             let on_at = at(f, on);
-                            let what = self.text(on_at, "when", || format!("when {}", first_words(on)));
+                            let what =
+                                self.text(on_at, "when", || format!("when {}", first_words(on)));
                             Out {
                                 fall: states.iter().map(|st| st.on(on_at, &what)).collect(),
                                 ..Out::default()
@@ -1009,7 +1007,9 @@ impl<'a> Walker<'a> {
                     out.brk.extend(o.brk);
                 }
             }
-            StmtKind::Call { flow: callee, how, .. } => {
+            StmtKind::Call {
+                flow: callee, how, ..
+            } => {
                 out.fall = self.call(here, flow, callee, how, states)?;
             }
             StmtKind::Return { .. } => out.ret = states,
@@ -1039,7 +1039,11 @@ impl<'a> Walker<'a> {
             return Ok(states);
         }
         if self.stack.len() >= self.budgets.depth {
-            let how = if how.is_empty() { String::new() } else { format!("{how} ") };
+            let how = if how.is_empty() {
+                String::new()
+            } else {
+                format!("{how} ")
+            };
             return Err(Overrun::new(
                 Budget::Depth,
                 self.budgets.depth,

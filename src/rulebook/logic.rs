@@ -63,6 +63,51 @@ thread_local! {
     static SOLVER: Solver = Solver::new();
 }
 
+/// One formula asserted once, asked about under several sets of atom values ([`session`]).
+pub struct Session<'s> {
+    solver: &'s Solver,
+    vars: BTreeMap<usize, Bool>,
+}
+
+impl Session<'_> {
+    /// Is the formula satisfiable with each atom of `literals` taking its value? (No model:
+    /// the answer is `Sat` with an empty assignment.)
+    pub fn sat_with(&mut self, literals: &[(usize, bool)]) -> Answer {
+        let lits: Vec<Bool> = literals
+            .iter()
+            .map(|&(a, v)| {
+                let b = var(a, &mut self.vars);
+                if v {
+                    b
+                } else {
+                    b.not()
+                }
+            })
+            .collect();
+        match self.solver.check_assumptions(&lits) {
+            SatResult::Sat => Answer::Sat(Vec::new()),
+            SatResult::Unsat => Answer::Unsat,
+            SatResult::Unknown => Answer::Unknown,
+        }
+    }
+}
+
+/// Asserts `formula` once (on this thread's solver, in its own scope) and gives `f` a
+/// [`Session`] to ask it questions under assumptions: many questions about one large formula
+/// cost one encoding, and Z3 keeps what it learnt between them.
+pub fn session<R>(formula: &Cond, f: impl FnOnce(&mut Session<'_>) -> R) -> R {
+    SOLVER.with(|solver| {
+        solver.push();
+        let mut vars = BTreeMap::new();
+        let b = encode(formula, &mut vars);
+        solver.assert(&b);
+        let mut s = Session { solver, vars };
+        let r = f(&mut s);
+        solver.pop(1);
+        r
+    })
+}
+
 fn decide(solver: &Solver, formulas: &[&Cond]) -> Answer {
     let mut vars: BTreeMap<usize, Bool> = BTreeMap::new();
     for f in formulas {

@@ -183,8 +183,7 @@ impl Record {
                 "it is a version {version} record; this build reads version {VERSION}: recompile it with `stalwart rules compile`"
             ));
         }
-        let mut r: Record =
-            serde_json::from_str(text).map_err(|e| format!("not a record: {e}"))?;
+        let mut r: Record = serde_json::from_str(text).map_err(|e| format!("not a record: {e}"))?;
         let want = r.hash();
         if r.content_hash != want {
             return Err(format!(

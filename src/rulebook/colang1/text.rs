@@ -176,7 +176,11 @@ impl Lines {
     pub fn get(&self, i: usize) -> Option<&Line> {
         match i.checked_sub(self.head.len()) {
             None => self.head.get(i),
-            Some(j) => self.tail.len().checked_sub(j + 1).and_then(|k| self.tail.get(k)),
+            Some(j) => self
+                .tail
+                .len()
+                .checked_sub(j + 1)
+                .and_then(|k| self.tail.get(k)),
         }
     }
 

@@ -548,9 +548,9 @@ fn indent(lx: &mut Lexer<'_>, chars: &[char]) -> Result<Vec<Packed>, SyntaxError
     }
     while levels.len() > 1 {
         levels.pop();
-        let (start, line, col) = out
-            .last()
-            .map_or((0, 1, 1), |p| (p.token().end, p.token().line, p.token().col));
+        let (start, line, col) = out.last().map_or((0, 1, 1), |p| {
+            (p.token().end, p.token().line, p.token().col)
+        });
         let dedent = Token {
             tok: Tok::Dedent,
             start,
