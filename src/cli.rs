@@ -67,8 +67,10 @@ struct BudgetArgs {
     /// condition.
     #[arg(long, default_value_t = budget::CONDITION, value_name = "N")]
     rulebook_max_condition: usize,
-    /// Flows the rulebook may run from flows, nested (`do`, `await`), the first included.
-    #[arg(long, default_value_t = budget::DEPTH, value_name = "N")]
+    /// Flows the rulebook may run from flows, nested (`do`, `await`), the first included
+    /// (at most 32: the compile walks them recursively).
+    #[arg(long, default_value_t = budget::DEPTH, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=budget::MAX_DEPTH as u64))]
     rulebook_max_depth: usize,
     /// Statements the rulebook's compile may walk, each once for every path through it (a
     /// called flow's statements again for each call).

@@ -431,7 +431,7 @@ impl<'c> Implications<'c> {
 /// QG006: routes of `t` that QG002 could not compare with the others within the implication
 /// budget, located at the first; undecided, never clean.
 fn uncompared(ctx: &Context<'_>, t: &ToolDef, first: &Route, n: usize, of: usize) -> Finding {
-    let flag = Budget::Implications.flag();
+    let flag = Budget::Implications.flag().unwrap_or_default();
     let detail = format!(
         "QG002 could not compare {n} of its {of} rulebook routes with the others (the first at flow '{}'): past the implication budget of {} questions to Z3, so whether a weaker route walks around a stronger one is undecided; raise it with `{flag} N`",
         first.flow,

@@ -11,6 +11,7 @@
 //! | budget | counts | default | flag |
 //! |---|---|---|---|
 //! | condition | atoms and operators of one condition, as written (`if`, `while`, a sheet's `when`) or as a route's path condition | 256 | `--rulebook-max-condition` |
+//! | nesting | how deep one condition nests: fixed, what a record's JSON can hold | 48 | none |
 //! | depth | flows running flows, nested (`do`, `await`, ...) | 12 | `--rulebook-max-depth` |
 //! | steps | statements walked, each once for every path through it: a called flow's body is walked again for every call and every path into it (the inlining fan-out) | 2,000,000 | `--rulebook-max-steps` |
 //! | routes | routes to executes | 20,000 | `--rulebook-max-routes` |
@@ -31,6 +32,7 @@ use std::io::Write;
 use crate::error::InputError;
 use crate::source::{FileId, Loc, SourceMap};
 
+use super::cond::Cond;
 use super::flows::Place;
 
 /// One budget (see the module docs for what each counts).
@@ -38,6 +40,8 @@ use super::flows::Place;
 pub enum Budget {
     /// Atoms and operators of one condition.
     Condition,
+    /// How deep one condition nests: fixed ([`NESTING`]), what a record can hold.
+    Nesting,
     /// Flows running flows, nested.
     Depth,
     /// Statements walked, once for every path through them.
@@ -57,6 +61,7 @@ impl Budget {
     pub fn name(self) -> &'static str {
         match self {
             Budget::Condition => "condition-size",
+            Budget::Nesting => "condition-nesting",
             Budget::Depth => "inlining-depth",
             Budget::Steps => "compile-steps",
             Budget::Routes => "route",
@@ -66,9 +71,11 @@ impl Budget {
         }
     }
 
-    /// The flag of `verify` and `rules compile` that raises it.
-    pub fn flag(self) -> &'static str {
-        match self {
+    /// The flag of `verify` and `rules compile` that raises it (none for the nesting of a
+    /// condition, which is what a record can hold).
+    pub fn flag(self) -> Option<&'static str> {
+        Some(match self {
+            Budget::Nesting => return None,
             Budget::Condition => "--rulebook-max-condition",
             Budget::Depth => "--rulebook-max-depth",
             Budget::Steps => "--rulebook-max-steps",
@@ -76,7 +83,7 @@ impl Budget {
             Budget::Sources => "--rulebook-max-source-bytes",
             Budget::Record => "--rulebook-max-record-bytes",
             Budget::Implications => "--rulebook-max-implications",
-        }
+        })
     }
 }
 
@@ -101,6 +108,13 @@ pub struct Budgets {
 
 /// Default of [`Budgets::condition`]: the graph's limit on a guard's operators.
 pub const CONDITION: usize = 256;
+/// How deep a condition may nest (`not`, `and`, `or` inside each other, a route's path condition
+/// included): a record holds each level as two levels of JSON, and `verify` reads JSON at most
+/// 128 levels deep, so a deeper condition would make a record `verify` cannot read back.
+pub const NESTING: usize = 48;
+/// The most [`Budgets::depth`] may be raised to: the compile walks called flows recursively,
+/// and a thread's stack holds this many flows of the deepest nesting the parsers read.
+pub const MAX_DEPTH: usize = 32;
 /// Default of [`Budgets::depth`].
 pub const DEPTH: usize = 12;
 /// Default of [`Budgets::steps`].
@@ -135,6 +149,7 @@ impl Budgets {
     pub fn limit(&self, b: Budget) -> usize {
         match b {
             Budget::Condition => self.condition,
+            Budget::Nesting => NESTING,
             Budget::Depth => self.depth,
             Budget::Steps => self.steps,
             Budget::Routes => self.routes,
@@ -182,10 +197,12 @@ impl Overrun {
 
     /// The fix: the flag that raises the budget.
     pub fn help(&self) -> String {
-        format!(
-            "raise the budget with `{} N` (on `stalwart verify` and `stalwart rules compile`), or simplify the rulebook here",
-            self.budget.flag()
-        )
+        match self.budget.flag() {
+            Some(flag) => format!(
+                "raise the budget with `{flag} N` (on `stalwart verify` and `stalwart rules compile`), or simplify the rulebook here"
+            ),
+            None => "simplify the rulebook here: split the flow, or its nested `if`s, into flows of their own".to_string(),
+        }
     }
 
     /// The overrun as a located error in the rulebook; `files` maps [`Place::file`] to the
@@ -222,6 +239,35 @@ pub fn sources_overrun(text: &str, read: usize, budgets: &Budgets) -> Overrun {
             thousands(budgets.source_bytes)
         ),
     )
+}
+
+/// `cond` within the condition budget and the nesting limit; `what` names it in the message
+/// (`the condition of this \`if\``). Returns its size.
+pub fn check_condition(
+    cond: &Cond,
+    budgets: &Budgets,
+    at: Place,
+    what: &str,
+) -> Result<usize, Overrun> {
+    let size = cond.size();
+    if size > budgets.condition {
+        return Err(Overrun::new(
+            Budget::Condition,
+            budgets.condition,
+            at,
+            format!("{what} has {} atoms and operators", thousands(size)),
+        ));
+    }
+    let depth = cond.depth();
+    if depth > NESTING {
+        return Err(Overrun::new(
+            Budget::Nesting,
+            NESTING,
+            at,
+            format!("{what} nests {depth} deep, and a compiled record holds conditions nested at most {NESTING} deep"),
+        ));
+    }
+    Ok(size)
 }
 
 /// `12345678` as `12,345,678`.

@@ -20,7 +20,7 @@ use std::rc::Rc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::budget::{thousands, Budget, Budgets, Meter, Overrun};
+use super::budget::{check_condition, thousands, Budget, Budgets, Meter, Overrun};
 use super::cond::{Atoms, Cond};
 use super::flows::{FileFlows, Flow, Stmt, StmtKind, Version};
 use super::logic::implies;
@@ -212,18 +212,12 @@ pub fn check_compiled(c: &Compiled, budgets: &Budgets) -> Result<(), Overrun> {
         ));
     }
     for r in &c.routes {
-        let size = r.cond.size();
-        if size > budgets.condition {
-            return Err(Overrun::new(
-                Budget::Condition,
-                budgets.condition,
-                r.at,
-                format!(
-                    "the record's route to this execute has a path condition of {} atoms and operators",
-                    thousands(size)
-                ),
-            ));
-        }
+        check_condition(
+            &r.cond,
+            budgets,
+            r.at,
+            "the record's path condition of the route to this execute",
+        )?;
     }
     Ok(())
 }
@@ -773,19 +767,13 @@ impl<'a> Walker<'a> {
             return Ok(rc.clone());
         }
         let cond = self.c.atoms.read(written);
-        let size = cond.size();
-        self.usage.condition = self.usage.condition.max(size);
-        if size > self.budgets.condition {
-            return Err(Overrun::new(
-                Budget::Condition,
-                self.budgets.condition,
-                here,
-                format!(
-                    "the condition of this `{kw}` has {} atoms and operators",
-                    thousands(size)
-                ),
-            ));
-        }
+        self.usage.condition = self.usage.condition.max(cond.size());
+        check_condition(
+            &cond,
+            &self.budgets,
+            here,
+            &format!("the condition of this `{kw}`"),
+        )?;
         let shown: Rc<str> = self.c.atoms.show(&cond).into();
         let rc = ReadCond { cond, shown };
         self.conds.insert(here, rc.clone());
@@ -812,19 +800,13 @@ impl<'a> Walker<'a> {
 
     /// Past the condition budget, an overrun at `here`: a route's path condition.
     fn check_path(&mut self, cond: &Cond, here: Place) -> Result<(), Overrun> {
-        let size = cond.size();
-        self.usage.condition = self.usage.condition.max(size);
-        if size > self.budgets.condition {
-            return Err(Overrun::new(
-                Budget::Condition,
-                self.budgets.condition,
-                here,
-                format!(
-                    "the path condition here (the conditions on the way, and-ed) has {} atoms and operators",
-                    thousands(size)
-                ),
-            ));
-        }
+        self.usage.condition = self.usage.condition.max(cond.size());
+        check_condition(
+            cond,
+            &self.budgets,
+            here,
+            "the path condition here (the conditions on the way, and-ed)",
+        )?;
         Ok(())
     }
 

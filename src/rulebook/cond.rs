@@ -185,6 +185,16 @@ impl Cond {
         }
     }
 
+    /// How deep the formula nests (an atom or a constant is 1): the measure of the nesting limit
+    /// ([`super::budget::NESTING`]).
+    pub fn depth(&self) -> usize {
+        match self {
+            Cond::True | Cond::False | Cond::Atom(_) => 1,
+            Cond::Not(x) => 1 + x.depth(),
+            Cond::And(xs) | Cond::Or(xs) => 1 + xs.iter().map(Cond::depth).max().unwrap_or(0),
+        }
+    }
+
     /// The negation of `self` (double negation removed).
     pub fn negate(self) -> Cond {
         match self {

@@ -23,7 +23,7 @@ use crate::error::InputError;
 use crate::input::tree::{self, Node, Reader};
 use crate::source::SourceMap;
 
-use super::budget::{thousands, Budget, Budgets, Overrun};
+use super::budget::{check_condition, thousands, Budget, Budgets, Overrun};
 use super::compile::{Compiled, Exec, Hop, Place, Route, SourceInfo};
 
 /// The `format` a sheet declares.
@@ -133,17 +133,7 @@ pub fn compile(
             line: tool.loc.line as usize,
             column: tool.loc.column as usize,
         };
-        let size = cond.size();
-        if size > budgets.condition {
-            let o = Overrun::new(
-                Budget::Condition,
-                budgets.condition,
-                at,
-                format!(
-                    "this rule's `when` has {} atoms and operators",
-                    thousands(size)
-                ),
-            );
+        if let Err(o) = check_condition(&cond, budgets, at, "this rule's `when`") {
             return Err(r.err(when.map_or(tool.loc, |n| n.loc), o.message(), o.help()));
         }
         if k >= budgets.routes {
