@@ -15,7 +15,7 @@
 //! | depth | flows running flows, nested (`do`, `await`, ...) | 12 | `--rulebook-max-depth` |
 //! | steps | statements walked, each once for every path through it: a called flow's body is walked again for every call and every path into it (the inlining fan-out) | 2,000,000 | `--rulebook-max-steps` |
 //! | routes | routes to executes | 20,000 | `--rulebook-max-routes` |
-//! | sources | bytes of the rulebook's files, in total (what the parsers read) | 8 MiB | `--rulebook-max-source-bytes` |
+//! | sources | bytes of the rulebook's files, in total (what the parsers read) | 4 MiB | `--rulebook-max-source-bytes` |
 //! | record | bytes of the compiled record (`record.json`, which keeps every source whole), at most what `verify` reads back | 64 MiB | `--rulebook-max-record-bytes` |
 //!
 //! And one budget of the rulebook rules, which read the compiled routes: QG002 compares the routes
@@ -121,9 +121,10 @@ pub const DEPTH: usize = 12;
 pub const STEPS: usize = 2_000_000;
 /// Default of [`Budgets::routes`].
 pub const ROUTES: usize = 20_000;
-/// Default of [`Budgets::source_bytes`]: 8 MiB (NeMo Guardrails' whole library and examples,
-/// 219 files, are 300 KB).
-pub const SOURCE_BYTES: usize = 8 << 20;
+/// Default of [`Budgets::source_bytes`]: 4 MiB (NeMo Guardrails' whole library and examples,
+/// 219 files, are 300 KB; the largest is 14 KB). The parsers hold up to about a hundred bytes
+/// for each byte of the densest files, so this keeps them within a few hundred megabytes.
+pub const SOURCE_BYTES: usize = 4 << 20;
 /// Default of [`Budgets::record_bytes`]: 64 MiB, the largest file `verify` reads, so a record
 /// within it can be read back.
 pub const RECORD_BYTES: usize = 64 << 20;
@@ -286,24 +287,38 @@ pub fn thousands(n: usize) -> String {
 /// Bytes `item` takes as compact JSON: what it adds to the record at the least (the record is
 /// written indented, so larger).
 pub fn json_bytes<T: serde::Serialize + ?Sized>(item: &T) -> usize {
-    let mut n = Count(0);
+    let mut n = Count(0, 1);
     let _ = serde_json::to_writer(&mut n, item);
     n.0
 }
 
 /// Bytes `item` takes as indented JSON, as [`super::record::Record::to_json`] writes it.
 pub fn pretty_json_bytes<T: serde::Serialize + ?Sized>(item: &T) -> usize {
-    let mut n = Count(0);
-    let _ = serde_json::to_writer_pretty(&mut n, item);
-    n.0
+    pretty(item).0
 }
 
-/// A writer that only counts.
-struct Count(usize);
+/// Bytes `item` takes in a record as an element of one of the compiled rulebook's lists
+/// (`compiled.routes[k]`, three levels deep, so each of its lines indented six more spaces),
+/// its separator left out: a lower bound of what it adds to the record.
+pub fn record_item_bytes<T: serde::Serialize + ?Sized>(item: &T) -> usize {
+    let (bytes, lines) = pretty(item);
+    bytes + 6 * lines
+}
+
+/// `item`'s indented JSON: bytes and lines.
+fn pretty<T: serde::Serialize + ?Sized>(item: &T) -> (usize, usize) {
+    let mut n = Count(0, 1);
+    let _ = serde_json::to_writer_pretty(&mut n, item);
+    (n.0, n.1)
+}
+
+/// A writer that only counts: bytes, and lines (line breaks and one).
+struct Count(usize, usize);
 
 impl Write for Count {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.0 += buf.len();
+        self.1 += buf.iter().filter(|&&b| b == b'\n').count();
         Ok(buf.len())
     }
 
@@ -312,8 +327,9 @@ impl Write for Count {
     }
 }
 
-/// The record budget as the compile spends it: every item it keeps adds at least its compact
-/// JSON to the record, so past the budget here the record is past it too.
+/// The record budget as the compile spends it: every item it keeps adds at least its indented
+/// JSON to the record ([`record_item_bytes`]), so past the budget here the record is past it
+/// too.
 #[derive(Debug, Clone)]
 pub struct Meter {
     /// Bytes spent so far.
@@ -331,14 +347,14 @@ impl Meter {
         }
     }
 
-    /// Spends `item`'s JSON, kept because of the statement at `at`.
+    /// Spends `item`'s JSON in the record, kept because of the statement at `at`.
     pub fn spend<T: serde::Serialize + ?Sized>(
         &mut self,
         item: &T,
         at: Place,
         what: &str,
     ) -> Result<(), Overrun> {
-        self.bytes = self.bytes.saturating_add(json_bytes(item));
+        self.bytes = self.bytes.saturating_add(record_item_bytes(item));
         if self.bytes > self.limit {
             return Err(Overrun::new(
                 Budget::Record,
@@ -388,11 +404,13 @@ mod tests {
             line: 1,
             column: 1,
         };
-        let mut m = Meter::new(10, 0);
+        let mut m = Meter::new(13, 0);
         assert_eq!(json_bytes("abc"), 5);
+        // `"abc"` on one line, indented six spaces in the record.
+        assert_eq!(record_item_bytes("abc"), 11);
         assert!(m.spend("abc", at, "x").is_ok());
-        let e = m.spend("abcdef", at, "execute").expect_err("past 10 bytes");
+        let e = m.spend("abcdef", at, "execute").expect_err("past 13 bytes");
         assert_eq!(e.budget, Budget::Record);
-        assert_eq!(m.bytes, 13);
+        assert_eq!(m.bytes, 25);
     }
 }

@@ -248,41 +248,13 @@ pub fn compile_measured(
         ..Compiled::default()
     };
     let mut by_name: BTreeMap<&str, (usize, &Flow)> = BTreeMap::new();
-    let mut defined: HashSet<&str> = HashSet::new();
-    for (f, i) in inputs.iter().enumerate() {
-        for fl in &i.flows.flows {
-            by_name.entry(fl.name.as_str()).or_insert((f, fl));
-        }
-        for m in &i.flows.bot_messages {
-            if defined.insert(m.name.as_str()) {
-                c.bot_defined.push(m.name.clone());
-            }
-        }
-        for im in &i.flows.imports {
-            c.uses.push(Use {
-                name: im.name.clone(),
-                at: place(f, im.line, im.column),
-                how: "import".into(),
-            });
-        }
-    }
-    // Which flows some other flow calls.
     let mut called: HashSet<&str> = HashSet::new();
-    for (f, i) in inputs.iter().enumerate() {
-        for fl in &i.flows.flows {
-            c.uses.push(Use {
-                name: fl.name.clone(),
-                at: place(f, fl.line, fl.column),
-                how: "flow".into(),
-            });
-            if let Err(e) = syntactic(f, &fl.body, &mut c, &mut called, &mut meter) {
-                let usage = Usage {
-                    record_bytes: meter.bytes,
-                    ..Usage::default()
-                };
-                return (Err(e), usage);
-            }
-        }
+    if let Err(e) = definitions(inputs, &mut c, &mut by_name, &mut called, &mut meter) {
+        let usage = Usage {
+            record_bytes: meter.bytes,
+            ..Usage::default()
+        };
+        return (Err(e), usage);
     }
     let mut w = Walker {
         by_name,
@@ -333,6 +305,51 @@ fn dedupe_routes(routes: &mut Vec<Route>) {
     routes.retain(|r| seen.insert((r.at, r.cond.clone(), r.flow.clone())));
 }
 
+/// What the files define and use, before any route is walked: the flows by name, `define bot`
+/// messages, imports, flows, and (through [`syntactic`]) which flows some other flow calls.
+fn definitions<'a>(
+    inputs: &'a [Input<'a>],
+    c: &mut Compiled,
+    by_name: &mut BTreeMap<&'a str, (usize, &'a Flow)>,
+    called: &mut HashSet<&'a str>,
+    meter: &mut Meter,
+) -> Result<(), Overrun> {
+    let mut defined: HashSet<&str> = HashSet::new();
+    for (f, i) in inputs.iter().enumerate() {
+        for fl in &i.flows.flows {
+            by_name.entry(fl.name.as_str()).or_insert((f, fl));
+        }
+        for m in &i.flows.bot_messages {
+            if defined.insert(m.name.as_str()) {
+                meter.spend(&m.name, place(f, m.line, m.column), "define bot")?;
+                c.bot_defined.push(m.name.clone());
+            }
+        }
+        for im in &i.flows.imports {
+            let u = Use {
+                name: im.name.clone(),
+                at: place(f, im.line, im.column),
+                how: "import".into(),
+            };
+            meter.spend(&u, u.at, "import")?;
+            c.uses.push(u);
+        }
+    }
+    for (f, i) in inputs.iter().enumerate() {
+        for fl in &i.flows.flows {
+            let u = Use {
+                name: fl.name.clone(),
+                at: place(f, fl.line, fl.column),
+                how: "flow".into(),
+            };
+            meter.spend(&u, u.at, "flow")?;
+            c.uses.push(u);
+            syntactic(f, &fl.body, c, called, meter)?;
+        }
+    }
+    Ok(())
+}
+
 /// The pass over the tree that needs no routes: executes, bot lines, calls, `else` executes.
 fn syntactic<'a>(
     f: usize,
@@ -345,23 +362,33 @@ fn syntactic<'a>(
         match &s.kind {
             StmtKind::Execute {
                 action, via_bot, ..
-            } => c.executes.push(Exec {
-                action: action.clone(),
-                at: at(f, s),
-                via_bot: *via_bot,
-            }),
-            StmtKind::Bot { message, inline } => c.bot_lines.push(BotLine {
-                message: message.clone(),
-                at: at(f, s),
-                inline: *inline,
-            }),
+            } => {
+                let e = Exec {
+                    action: action.clone(),
+                    at: at(f, s),
+                    via_bot: *via_bot,
+                };
+                meter.spend(&e, e.at, "execute")?;
+                c.executes.push(e);
+            }
+            StmtKind::Bot { message, inline } => {
+                let b = BotLine {
+                    message: message.clone(),
+                    at: at(f, s),
+                    inline: *inline,
+                };
+                meter.spend(&b, b.at, "bot line")?;
+                c.bot_lines.push(b);
+            }
             StmtKind::Call { flow, .. } => {
                 called.insert(flow.as_str());
-                c.uses.push(Use {
+                let u = Use {
                     name: flow.clone(),
                     at: at(f, s),
                     how: "call".into(),
-                });
+                };
+                meter.spend(&u, u.at, "call")?;
+                c.uses.push(u);
             }
             StmtKind::If { cond, then, else_ } => {
                 let mut t = Vec::new();
@@ -448,6 +475,20 @@ struct ViaNode {
     what: Rc<str>,
     len: usize,
     prev: Via,
+}
+
+impl Drop for Via {
+    /// Unlinks the list node by node: a route's lines may be a million long, too deep for the
+    /// recursion of a derived drop.
+    fn drop(&mut self) {
+        let mut cur = self.0.take();
+        while let Some(rc) = cur {
+            match Rc::try_unwrap(rc) {
+                Ok(mut node) => cur = node.prev.0.take(),
+                Err(_) => break,
+            }
+        }
+    }
 }
 
 impl Via {
@@ -856,12 +897,14 @@ impl<'a> Walker<'a> {
                 if let Some(next) = body.get(k + 1) {
                     let d = at(f, next);
                     if self.dead_seen.insert(d) {
-                        self.dead_candidates.push(Dead {
+                        let dead = Dead {
                             at: d,
                             what: first_words(next),
                             after: here,
                             ender: ender(s),
-                        });
+                        };
+                        self.meter.spend(&dead, d, "statement")?;
+                        self.dead_candidates.push(dead);
                     }
                 }
             }
