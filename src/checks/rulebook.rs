@@ -6,6 +6,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use rustc_hash::FxHashMap;
+
 use super::{finding, Subject};
 use crate::error::InputError;
 use crate::findings::{fingerprint, Finding, Step, StepKind};
@@ -17,7 +19,7 @@ use crate::rulebook::compile::{Compiled, Hop, Place, Route};
 use crate::rulebook::cond::{Atoms, Cond};
 use crate::rulebook::gate::ToolNames;
 use crate::rulebook::load::Loaded;
-use crate::rulebook::logic::{implies_sampled, samples, sat, Answer, Assignment};
+use crate::rulebook::logic::{self, implies_sampled, samples, sat, Answer, Assignment};
 use crate::rules;
 use crate::source::Loc;
 
@@ -308,45 +310,39 @@ fn escapable(ctx: &Context<'_>, routes_of: &Routes<'_>, out: &mut Vec<Finding>) 
     for t in &ctx.model.tools {
         // A route no facts can satisfy is no way around anything (and implies everything).
         let mut satisfiable: HashMap<&Cond, bool> = HashMap::new();
-        let routes: Vec<(&Route, u64)> = routes_of
+        let routes: Vec<&Route> = routes_of
             .of(t)
             .iter()
             .copied()
             .filter(|r| {
                 *satisfiable
                     .entry(&r.cond)
-                    .or_insert_with(|| !matches!(sat(&[&r.cond]), Answer::Unsat))
+                    .or_insert_with(|| logic::satisfiable(&r.cond))
             })
-            .map(|r| (r, samples(&r.cond)))
             .collect();
         if routes.len() < 2 {
             continue;
         }
+        // The distinct conditions, in order of first appearance, each with its first route:
+        // the first route stronger than a route is the first route of the first condition
+        // stronger than its condition, so each condition is compared once.
+        let conds = Distinct::new(&routes);
+        ask.next_tool();
+        let mut stronger_of: Vec<Option<Stronger>> = vec![None; conds.list.len()];
         let mut undecided: Vec<&Route> = Vec::new();
-        for &(r, sr) in &routes {
+        for (k, &r) in routes.iter().enumerate() {
             if flagged.contains(&r.at) {
                 continue;
             }
-            let mut unknown = false;
-            let stronger = routes.iter().find(|&&(s, ss)| {
-                let forward = ask.implies(&s.cond, ss, &r.cond, sr);
-                if forward == Some(false) {
-                    return false;
-                }
-                match (forward, ask.implies(&r.cond, sr, &s.cond, ss)) {
-                    (Some(true), Some(false)) => true,
-                    (_, Some(true)) => false,
-                    _ => {
-                        unknown = true;
-                        false
-                    }
-                }
-            });
-            let Some(&(s, _)) = stronger else {
-                if unknown {
+            let i = conds.of_route[k];
+            let found = *stronger_of[i].get_or_insert_with(|| conds.stronger(i, &mut ask));
+            let s = match found {
+                Stronger::Route(j) => conds.list[j].1,
+                Stronger::Undecided => {
                     undecided.push(r);
+                    continue;
                 }
-                continue;
+                Stronger::None => continue,
             };
             flagged.insert(r.at);
             let not_s = s.cond.clone().negate();
@@ -390,40 +386,101 @@ fn escapable(ctx: &Context<'_>, routes_of: &Routes<'_>, out: &mut Vec<Finding>) 
     }
 }
 
-/// Implications between route conditions, each put to Z3 at most once, and at most `budget` in
-/// all; past it, `None` (undecided). A refuting sample or equal conditions answer without Z3.
-struct Implications<'c> {
-    budget: usize,
-    asked: usize,
-    known: HashMap<(&'c Cond, &'c Cond), bool>,
+/// What QG002 found stronger than a condition: the first condition strictly stronger (an
+/// index into [`Distinct::list`]), none, or no answer within the implication budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stronger {
+    Route(usize),
+    None,
+    Undecided,
 }
 
-impl<'c> Implications<'c> {
-    fn new(budget: usize) -> Implications<'c> {
+/// A tool's distinct route conditions.
+struct Distinct<'a> {
+    /// Each condition, its first route and its [`samples`], in order of first appearance.
+    list: Vec<(&'a Cond, &'a Route, u64)>,
+    /// The condition of each route, as an index into `list`.
+    of_route: Vec<usize>,
+}
+
+impl<'a> Distinct<'a> {
+    fn new(routes: &[&'a Route]) -> Distinct<'a> {
+        let mut index: HashMap<&Cond, usize> = HashMap::new();
+        let mut list = Vec::new();
+        let of_route = routes
+            .iter()
+            .map(|r| {
+                *index.entry(&r.cond).or_insert_with(|| {
+                    list.push((&r.cond, *r, samples(&r.cond)));
+                    list.len() - 1
+                })
+            })
+            .collect();
+        Distinct { list, of_route }
+    }
+
+    /// The first condition strictly stronger than condition `i`.
+    fn stronger(&self, i: usize, ask: &mut Implications) -> Stronger {
+        let (ci, _, si) = self.list[i];
+        let mut unknown = false;
+        for (j, &(cj, _, sj)) in self.list.iter().enumerate() {
+            if j == i || sj & !si != 0 {
+                continue;
+            }
+            match (
+                ask.implies((j, cj, sj), (i, ci, si)),
+                ask.implies((i, ci, si), (j, cj, sj)),
+            ) {
+                (Some(true), Some(false)) => return Stronger::Route(j),
+                (Some(false), _) | (_, Some(true)) => {}
+                _ => unknown = true,
+            }
+        }
+        if unknown {
+            Stronger::Undecided
+        } else {
+            Stronger::None
+        }
+    }
+}
+
+/// Implications between one tool's distinct route conditions (each `(index, condition,
+/// samples)`), each put to Z3 at most once, and at most `budget` in all tools; past it, `None`
+/// (undecided). A refuting sample answers without Z3.
+struct Implications {
+    budget: usize,
+    asked: usize,
+    known: FxHashMap<(usize, usize), bool>,
+}
+
+impl Implications {
+    fn new(budget: usize) -> Implications {
         Implications {
             budget,
             asked: 0,
-            known: HashMap::new(),
+            known: FxHashMap::default(),
         }
     }
 
-    /// Does `a` imply `b` (`sa`, `sb` their [`samples`])? `None` past the budget.
-    fn implies(&mut self, a: &'c Cond, sa: u64, b: &'c Cond, sb: u64) -> Option<bool> {
-        if sa & !sb != 0 {
+    /// Forgets the answers about the last tool's conditions (their indices are reused).
+    fn next_tool(&mut self) {
+        self.known.clear();
+    }
+
+    /// Does condition `a` imply condition `b`? `None` past the budget.
+    fn implies(&mut self, a: (usize, &Cond, u64), b: (usize, &Cond, u64)) -> Option<bool> {
+        if a.2 & !b.2 != 0 {
             return Some(false);
         }
-        if a == b {
-            return Some(true);
-        }
-        if let Some(&v) = self.known.get(&(a, b)) {
+        if let Some(&v) = self.known.get(&(a.0, b.0)) {
             return Some(v);
         }
         if self.asked >= self.budget {
             return None;
         }
         self.asked += 1;
-        let v = implies_sampled(a, sa, b, sb);
-        self.known.insert((a, b), v);
+        let v = implies_sampled(a.1, a.2, b.1, b.2);
+        self.known.insert((a.0, b.0), v);
         Some(v)
     }
 }

@@ -20,7 +20,7 @@
 //!
 //! And one budget of the rulebook rules, which read the compiled routes: QG002 compares the routes
 //! of each tool pairwise, and past `implications` questions put to Z3 (`--rulebook-max-implications`,
-//! default 100,000) the routes it has not compared are reported undecided (QG006), never clean.
+//! default 10,000) the routes it has not compared are reported undecided (QG006), never clean.
 //!
 //! With the defaults, memory stays under 1 GB for any rulebook under the input size limit
 //! (64 MiB a file): the source budget bounds what the parsers hold, the steps budget the states
@@ -129,7 +129,7 @@ pub const SOURCE_BYTES: usize = 4 << 20;
 /// within it can be read back.
 pub const RECORD_BYTES: usize = 64 << 20;
 /// Default of [`Budgets::implications`].
-pub const IMPLICATIONS: usize = 100_000;
+pub const IMPLICATIONS: usize = 10_000;
 
 impl Default for Budgets {
     fn default() -> Budgets {

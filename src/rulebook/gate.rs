@@ -15,7 +15,7 @@ use crate::model::{RuleGate, ToolIx};
 
 use super::compile::Compiled;
 use super::cond::Cond;
-use super::logic::{session, Answer};
+use super::logic::{samples_with, Answer, Asserted};
 
 /// Fact tools one gate may depend on before it is read as "always allowed" (an
 /// over-approximation, which can only add routes, never hide one).
@@ -122,29 +122,37 @@ fn gate(c: &Compiled, tools: &[ToolDef], facts: &[Fact], conds: &[&Cond]) -> Rul
     }
     let mut minimal: Vec<Vec<ToolIx>> = Vec::new();
     // Subsets in order of size, then lexicographically: the first satisfiable ones are minimal.
-    // The routes' OR is asserted once; each subset is a question under its facts' literals.
     let n = srcs.len();
     let mut masks: Vec<u32> = (0..(1u32 << n)).collect();
     masks.sort_by_key(|m| (m.count_ones(), *m));
-    session(&any, |ask| {
-        for mask in masks {
-            let set: Vec<ToolIx> = (0..n)
-                .filter(|k| mask & (1 << k) != 0)
-                .map(|k| srcs[k])
-                .collect();
-            if minimal.iter().any(|m| m.iter().all(|t| set.contains(t))) {
-                continue;
-            }
-            let unread: Vec<(usize, bool)> = fact_atoms
-                .iter()
-                .filter(|(_, t)| !set.contains(t))
-                .map(|&(a, _)| (a, false))
-                .collect();
-            if !matches!(ask.sat_with(&unread), Answer::Unsat) {
-                minimal.push(set);
-            }
+    // A sample assignment with the unread facts false that satisfies a route answers at once;
+    // only the rest is asked of Z3, the routes' OR asserted once (when first needed).
+    let mut z3: Option<Asserted> = None;
+    for mask in masks {
+        let set: Vec<ToolIx> = (0..n)
+            .filter(|k| mask & (1 << k) != 0)
+            .map(|k| srcs[k])
+            .collect();
+        if minimal.iter().any(|m| m.iter().all(|t| set.contains(t))) {
+            continue;
         }
-    });
+        let unread: Vec<(usize, bool)> = fact_atoms
+            .iter()
+            .filter(|(_, t)| !set.contains(t))
+            .map(|&(a, _)| (a, false))
+            .collect();
+        let fixed = |a: usize| unread.iter().any(|&(u, _)| u == a).then_some(false);
+        let sampled = conds.iter().any(|c| samples_with(c, &fixed) != 0);
+        if sampled
+            || !matches!(
+                z3.get_or_insert_with(|| Asserted::new(&any))
+                    .sat_with(&unread),
+                Answer::Unsat
+            )
+        {
+            minimal.push(set);
+        }
+    }
     RuleGate { any_of: minimal }
 }
 
