@@ -201,6 +201,10 @@ struct VerifyArgs {
     /// undecided (QG006) rather than searched further.
     #[arg(long, default_value_t = 4_000_000)]
     max_states: usize,
+    /// States all obligations' searches together may keep; once the obligations searched hold
+    /// this many, the rest are reported undecided (QG006) without a search.
+    #[arg(long, default_value_t = crate::engine::Limits::default().max_run_states)]
+    max_run_states: u64,
     /// The repository root SARIF URIs are made relative to (default: the current directory).
     #[arg(long)]
     repo_root: Option<PathBuf>,
@@ -415,6 +419,7 @@ fn verify(a: VerifyArgs) -> i32 {
         gate: a.gate,
         rulebook: a.rulebook.as_ref().map(|p| p.display().to_string()),
         max_states: a.max_states,
+        max_run_states: a.max_run_states,
         engine: match a.engine {
             EngineChoice::Explicit => crate::engine::EngineChoice::Explicit,
             EngineChoice::Z3 => crate::engine::EngineChoice::Z3,

@@ -24,6 +24,9 @@ pub struct Options {
     pub rulebook: Option<String>,
     /// States one obligation's search may keep before it is undecided (QG006).
     pub max_states: usize,
+    /// States all obligations' searches together may keep; past it the obligations not yet
+    /// searched are undecided (QG006, [`Limits::max_run_states`]).
+    pub max_run_states: u64,
     /// The engine(s) to run.
     pub engine: EngineChoice,
     /// The Z3 engine's settings (its per-query timeout).
@@ -62,6 +65,7 @@ impl Options {
             gate: GateMode::Ci,
             rulebook: None,
             max_states: Limits::default().max_states,
+            max_run_states: Limits::default().max_run_states,
             engine: EngineChoice::Both,
             z3: bmc::Config::default(),
             advisories: None,
@@ -140,6 +144,7 @@ pub fn verify_with_model(
         opts.engine,
         Limits {
             max_states: opts.max_states,
+            max_run_states: opts.max_run_states,
         },
         &opts.z3,
     );

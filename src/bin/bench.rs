@@ -1,13 +1,17 @@
-//! Benchmark harness: `cargo run --release --bin bench [-- [FAMILY,...] [SIZE...]]`.
+//! Benchmark harness: `cargo run --release --bin bench [-- [FAMILY,...] [SIZE...] [--write DIR]]`.
 //!
-//! For each graph family (`react`, `mesh`, `subgraphs`, `chain`; see `stalwart::gen`) and size
+//! For each graph family (`react`, `mesh`, `subgraphs`, `chain`, `wide`; see `stalwart::gen`) and size
 //! (default 10, 100 and 1,000 nodes; give 10000 to add the largest), it generates an export with
 //! a tenth as many tools and a twentieth as many order rules at `session_steps` 3, verifies it
 //! with both engines (`--engine both`, the default) and prints: the flattened nodes, tools and
 //! obligations; each engine's wall time in milliseconds and their ratio; how many obligations Z3
 //! decided (the rest are undecided, QG006: a query timed out or the unrolling passed its size
 //! limit); whether the engines agreed; and the whole verification's time. One run each: compare
-//! the figures as ratios within one run on a shared machine.
+//! the figures as ratios within one run on a shared machine. The `wide` family's size is its
+//! fan-out (one model routing to that many plain tool nodes, a tool each; not in the default
+//! list). `--write DIR` only writes each generated export and catalogue to `DIR`
+//! (`FAMILY-SIZE.json`, `FAMILY-SIZE.catalogue.json`), for `stalwart verify` by hand, and
+//! verifies nothing.
 
 use stalwart::gen::{self, families, Generated};
 use stalwart::input;
@@ -20,6 +24,7 @@ fn generate(family: &str, n: usize) -> Option<Generated> {
         "mesh" => gen::mesh(42, n, (n / 10).max(5), (n / 20).max(2), 3),
         "subgraphs" => families::subgraphs(42, n, 3),
         "chain" => families::chain(42, n, 3),
+        "wide" => families::wide(42, n, 3),
         _ => return None,
     })
 }
@@ -31,7 +36,17 @@ fn main() {
         .map(String::from)
         .collect();
     let mut sizes: Vec<usize> = Vec::new();
-    for a in &args {
+    let mut write_only: Option<std::path::PathBuf> = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--write" {
+            let Some(d) = it.next() else {
+                eprintln!("--write needs a folder");
+                std::process::exit(2);
+            };
+            write_only = Some(d.into());
+            continue;
+        }
         match a.parse() {
             Ok(n) => sizes.push(n),
             Err(_) => fams = a.split(',').map(String::from).collect(),
@@ -40,28 +55,32 @@ fn main() {
     if sizes.is_empty() {
         sizes = vec![10, 100, 1_000];
     }
-    let dir = std::env::temp_dir().join(format!("stalwart-bench-{}", std::process::id()));
+    let dir = write_only.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("stalwart-bench-{}", std::process::id()))
+    });
     if let Err(e) = std::fs::create_dir_all(&dir) {
         eprintln!("cannot create {}: {e}", dir.display());
         std::process::exit(2);
     }
-    println!(
-        "{:<10} {:>6} {:>5} {:>5} {:>12} {:>10} {:>10} {:>10} {:>7} {:>10}",
-        "family",
-        "nodes",
-        "tools",
-        "oblig",
-        "explicit ms",
-        "z3 ms",
-        "z3/expl",
-        "z3 decided",
-        "agree",
-        "both ms"
-    );
+    if write_only.is_none() {
+        println!(
+            "{:<10} {:>6} {:>5} {:>5} {:>12} {:>10} {:>10} {:>10} {:>7} {:>10}",
+            "family",
+            "nodes",
+            "tools",
+            "oblig",
+            "explicit ms",
+            "z3 ms",
+            "z3/expl",
+            "z3 decided",
+            "agree",
+            "both ms"
+        );
+    }
     for fam in &fams {
         for &n in &sizes {
             let Some(g) = generate(fam, n) else {
-                eprintln!("no family '{fam}' (react, mesh, subgraphs, chain)");
+                eprintln!("no family '{fam}' (react, mesh, subgraphs, chain, wide)");
                 std::process::exit(2);
             };
             let gp = dir.join(format!("{fam}-{n}.json"));
@@ -72,6 +91,10 @@ fn main() {
             if write(&gp, &g.graph).and(write(&cp, &g.catalogue)).is_err() {
                 eprintln!("cannot write the generated graph");
                 std::process::exit(2);
+            }
+            if write_only.is_some() {
+                println!("{fam} {n}: {} {}", gp.display(), cp.display());
+                continue;
             }
             let inputs = match input::load_export(&gp, &cp) {
                 Ok(i) => i,
@@ -118,5 +141,7 @@ fn main() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    if write_only.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -24,12 +24,19 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 /// Checks one instance, refining the slice until every witness replays (see [`super::slice`]).
-pub fn check(model: &FlatModel, inst: Instance, limits: Limits) -> InstanceResult {
+///
+/// `checks` is [`FlatModel::tool_checks`] of `model`, worked out once for every instance.
+pub fn check(
+    model: &FlatModel,
+    checks: &[ToolCheck],
+    inst: Instance,
+    limits: Limits,
+) -> InstanceResult {
     let mut exact: BTreeSet<ToolIx> = BTreeSet::new();
     let mut total_states = 0;
     loop {
         let slice = Slice::new(model, inst.obligation, inst.tool, &exact);
-        let mut res = Search::new(model, inst, &slice, limits).run();
+        let mut res = Search::new(model, checks, inst, &slice, limits).run();
         total_states += res.states;
         let mut refine = BTreeSet::new();
         for v in &res.violations {
@@ -59,7 +66,8 @@ pub fn check_with(
     slice: &Slice,
     limits: Limits,
 ) -> InstanceResult {
-    Search::new(model, inst, slice, limits).run()
+    let checks = model.tool_checks();
+    Search::new(model, &checks, inst, slice, limits).run()
 }
 
 const PHASE_START: u64 = 0;
@@ -142,9 +150,13 @@ struct Search<'a> {
     conf_ix: Vec<Option<usize>>,
     clean_ix: Vec<Option<usize>>,
     track_ix: Vec<Option<usize>>,
+    /// The tools whose pending `ran` a batch tracks, ascending (see `track_ix`).
+    track: Vec<ToolIx>,
+    /// The confidential tools (O9), found once rather than per call.
+    confidential: Vec<ToolIx>,
     exact: Vec<bool>,
     /// Per tool: its tool check (SPEC 3).
-    checks: Vec<ToolCheck>,
+    checks: &'a [ToolCheck],
     region_bit: Vec<usize>,
     recs: Vec<Rec>,
     found: BTreeMap<(ToolIx, NodeIx, Class), Violation>,
@@ -161,7 +173,13 @@ fn index_of(n: usize, list: &[ToolIx]) -> Vec<Option<usize>> {
 }
 
 impl<'a> Search<'a> {
-    fn new(m: &'a FlatModel, inst: Instance, s: &'a Slice, limits: Limits) -> Search<'a> {
+    fn new(
+        m: &'a FlatModel,
+        checks: &'a [ToolCheck],
+        inst: Instance,
+        s: &'a Slice,
+        limits: Limits,
+    ) -> Search<'a> {
         let nt = m.tools.len();
         let mut track: Vec<ToolIx> = s
             .ran
@@ -229,8 +247,10 @@ impl<'a> Search<'a> {
             conf_ix: index_of(nt, &s.confirmed),
             clean_ix: index_of(nt, &s.conf_clean),
             track_ix: index_of(nt, &track),
+            track,
+            confidential: m.confidential().collect(),
             exact,
-            checks: m.tool_checks(),
+            checks,
             region_bit,
             recs: Vec::new(),
             found: BTreeMap::new(),
@@ -638,8 +658,9 @@ impl<'a> Search<'a> {
     fn commit(&self, s: &mut [u64]) {
         let lay = &self.lay;
         if lay.track_words > 0 {
-            for (t, ix) in self.track_ix.iter().enumerate() {
-                let Some(i) = *ix else { continue };
+            // The tracked tools only (issue 14: a walk over every tool per state was quadratic
+            // in a wide graph); `track_ix[t]` is `t`'s place in `track`.
+            for (i, &t) in self.track.iter().enumerate() {
                 if !get(s, lay.p_ran, i) {
                     continue;
                 }
@@ -798,9 +819,10 @@ impl<'a> Search<'a> {
             }
             Obligation::O9 => {
                 let confirmed = self.conf_ix[u].is_some_and(|i| get(k, lay.conf, i));
-                let leaked = m
-                    .confidential()
-                    .any(|c| self.ran_ix[c].is_some_and(|i| get(k, lay.ran, i)));
+                let leaked = self
+                    .confidential
+                    .iter()
+                    .any(|&c| self.ran_ix[c].is_some_and(|i| get(k, lay.ran, i)));
                 if is_t && runs && !confirmed && leaked {
                     hits.push((u, n, Class::Plain));
                 }

@@ -83,20 +83,29 @@ pub struct InstanceResult {
     pub note: Option<String>,
 }
 
-/// Limits on one search.
+/// Limits on the explicit engine's searches.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// States per instance before it is undecided.
     pub max_states: usize,
+    /// States all instances together may keep (`--max-run-states`): instances are searched in
+    /// batches of [`RUN_BATCH`] in [`instances`]' order, and once the batches searched hold this
+    /// many, the rest are undecided without a search (QG006 naming the budget). A whole batch is
+    /// searched or none of it, so which instances are searched depends only on the input.
+    pub max_run_states: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_states: 4_000_000,
+            max_run_states: 50_000_000,
         }
     }
 }
+
+/// Instances the explicit engine searches in parallel between two looks at the run's budget.
+pub const RUN_BATCH: usize = 32;
 
 /// Lists the obligation instances of `model` (SPEC 4's table). Instances that no plain node can
 /// break (O1-O6 need a plain call of the tool) are still listed; the search answers them at once.
@@ -220,21 +229,20 @@ pub fn run(model: &FlatModel, choice: EngineChoice, limits: Limits, cfg: &bmc::C
         r.sort_by_key(|r| r.instance);
         (r, t0.elapsed().as_millis() as u64)
     };
-    let explicit = (choice != EngineChoice::Z3).then(|| {
-        timed(&|| {
-            insts
-                .par_iter()
-                .map(|&i| explicit::check(model, i, limits))
-                .collect()
-        })
-    });
+    let explicit =
+        (choice != EngineChoice::Z3).then(|| timed(&|| explicit_run(model, &insts, limits)));
     let z3 = (choice != EngineChoice::Explicit).then(|| {
+        let common = bmc::Common::new(model);
         let hints: Vec<bmc::Hints> = insts
             .iter()
             .map(|&i| {
+                // The explicit results are sorted by instance (`timed`): found by halving.
                 explicit
                     .as_ref()
-                    .and_then(|(rs, _)| rs.iter().find(|r| r.instance == i))
+                    .and_then(|(rs, _)| {
+                        let k = rs.binary_search_by_key(&i, |r| r.instance).ok()?;
+                        rs.get(k)
+                    })
                     .map(hints_of)
                     .unwrap_or_default()
             })
@@ -243,11 +251,9 @@ pub fn run(model: &FlatModel, choice: EngineChoice, limits: Limits, cfg: &bmc::C
             insts
                 .par_iter()
                 .zip(&hints)
-                // A fresh Z3 context per instance: its answers and witnesses do not depend on
-                // which instances a thread ran before.
-                .map(|(&i, h)| {
-                    z3::with_z3_config(&z3::Config::new(), || bmc::check(model, i, cfg, h))
-                })
+                // A fresh Z3 context per instance asked (`bmc::check`): its answers and
+                // witnesses do not depend on which instances a thread ran before.
+                .map(|(&i, h)| bmc::check(model, &common, i, cfg, h))
                 .collect()
         })
     });
@@ -282,6 +288,38 @@ pub fn run(model: &FlatModel, choice: EngineChoice, limits: Limits, cfg: &bmc::C
         unchecked: compared.unchecked,
         runs,
     }
+}
+
+/// The explicit engine's answers to `insts`, in their order: batch by batch in parallel until the
+/// run's state budget is spent (see [`Limits::max_run_states`]), the rest undecided unsearched.
+fn explicit_run(model: &FlatModel, insts: &[Instance], limits: Limits) -> Vec<InstanceResult> {
+    let checks = model.tool_checks();
+    let mut out = Vec::with_capacity(insts.len());
+    let mut spent: u64 = 0;
+    for batch in insts.chunks(RUN_BATCH) {
+        if spent >= limits.max_run_states {
+            out.extend(batch.iter().map(|&i| InstanceResult {
+                instance: i,
+                violations: Vec::new(),
+                depth: Depth::Undecided,
+                states: 0,
+                queries: 0,
+                note: Some(format!(
+                    "not searched: the obligations searched before it kept {spent} states, \
+                     past the run's state budget of {} (--max-run-states)",
+                    limits.max_run_states
+                )),
+            }));
+            continue;
+        }
+        let rs: Vec<InstanceResult> = batch
+            .par_iter()
+            .map(|&i| explicit::check(model, &checks, i, limits))
+            .collect();
+        spent = spent.saturating_add(rs.iter().map(|r| r.states).sum());
+        out.extend(rs);
+    }
+    out
 }
 
 /// The explicit engine's answers as hints for the Z3 engine.

@@ -9,6 +9,8 @@
 //!   node may hand off out of it (`../`), with interrupts before its writes.
 //! - [`chain`]: a long chain of steps that call tools directly, under `after` and `at_most`
 //!   rules, with a guarded shortcut.
+//! - [`wide`]: one model routing by one conditional edge to `nodes` plain tool nodes, each with
+//!   a tool of its own (issue 14: the fan-out a hostile export can have).
 
 use super::{catalogue, Generated, Rng};
 use serde_json::{json, Value};
@@ -150,6 +152,35 @@ pub fn chain(seed: u64, nodes: usize, session_steps: u32) -> Generated {
     Generated {
         graph: graph("chain", ns, es, json!({}), session_steps),
         catalogue: catalogue(&mut rng, tools, (nodes / 20).max(2), &|i| tool(i, tools)),
+        gates: BTreeMap::new(),
+    }
+}
+
+/// One model node whose conditional edge fans out to `width` `tools_plain` nodes (`t0`,
+/// `t1`, ...) and `__end__`, each tool node binding a tool of its own and returning to the model:
+/// `width + 3` nodes, `width` tools, `width / 20` (at least two) order rules.
+pub fn wide(seed: u64, width: usize, session_steps: u32) -> Generated {
+    let mut rng = Rng::new(seed);
+    let width = width.max(1);
+    let name = |i: usize| format!("tool_{i:05}");
+    let mut ns = vec![
+        json!({"id": "__start__", "kind": "start"}),
+        json!({"id": "__end__", "kind": "end"}),
+        json!({"id": "model", "kind": "model", "tools": (0..width).map(name).collect::<Vec<_>>()}),
+    ];
+    let mut es = vec![json!({"from": "__start__", "kind": "fixed", "destinations": ["model"]})];
+    let mut fan = Vec::with_capacity(width + 1);
+    for i in 0..width {
+        let id = format!("t{i}");
+        ns.push(json!({"id": id, "kind": "tools_plain", "tools": [name(i)]}));
+        es.push(json!({"from": id, "kind": "fixed", "destinations": ["model"]}));
+        fan.push(id);
+    }
+    fan.push("__end__".to_string());
+    es.push(json!({"from": "model", "kind": "conditional", "destinations": fan}));
+    Generated {
+        graph: graph("wide", ns, es, json!({}), session_steps),
+        catalogue: catalogue(&mut rng, width, (width / 20).max(2), &name),
         gates: BTreeMap::new(),
     }
 }

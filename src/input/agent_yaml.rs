@@ -194,11 +194,14 @@ pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
     };
 
     // Privileged agents make their tools privileged.
-    for a in agents.iter().filter(|a| a.info.privilege_high) {
-        for t in &a.tools {
-            if let Some(td) = cat.tools.iter_mut().find(|td| td.name == t.name) {
-                td.privileged = true;
-            }
+    let privileged: std::collections::HashSet<&str> = agents
+        .iter()
+        .filter(|a| a.info.privilege_high)
+        .flat_map(|a| a.tools.iter().map(|t| t.name.as_str()))
+        .collect();
+    for td in cat.tools.iter_mut() {
+        if privileged.contains(td.name.as_str()) {
+            td.privileged = true;
         }
     }
 

@@ -67,12 +67,16 @@ pub(crate) struct Parts {
     pub channels: Vec<Entry>,
     /// `stores` entries: name → the store's mapping.
     pub stores: Vec<Entry>,
+    /// Tool name → its index in `tools` (issue 14: a scan per tool is quadratic in the
+    /// catalogue's size).
+    tool_ix: std::collections::HashMap<String, usize>,
 }
 
 impl Parts {
     /// Adds (or merges into an earlier declaration of) tool `name`.
     pub fn add_tool(&mut self, name: Named, loc: Loc, words: Vec<Entry>) {
-        match self.tools.iter_mut().find(|(n, _, _)| n.name == name.name) {
+        let known = self.tool_ix.get(&name.name).copied();
+        match known.and_then(|i| self.tools.get_mut(i)) {
             Some((_, _, existing)) => {
                 for w in words {
                     let same = |k: &str| {
@@ -84,13 +88,16 @@ impl Parts {
                     existing.push(w);
                 }
             }
-            None => self.tools.push((name, loc, words)),
+            None => {
+                self.tool_ix.insert(name.name.clone(), self.tools.len());
+                self.tools.push((name, loc, words));
+            }
         }
     }
 
     /// True when tool `name` has been declared.
     pub fn has_tool(&self, name: &str) -> bool {
-        self.tools.iter().any(|(n, _, _)| n.name == name)
+        self.tool_ix.contains_key(name)
     }
 
     /// The merged catalogue as JSON (`tools`, `channels`, `stores`), words as written.

@@ -21,6 +21,8 @@ use crate::source::{FileId, Loc, SourceMap};
 
 /// Nesting deeper than this is refused (a guard against stack exhaustion on hostile input).
 const MAX_DEPTH: usize = 200;
+/// A JSON map with this many keys finds a repeated key by hash rather than by scan.
+const KEYS_BY_HASH: usize = 16;
 
 /// A node of a document with where it starts.
 #[derive(Debug, Clone)]
@@ -543,6 +545,9 @@ impl JsonReader<'_> {
             Some('{') => {
                 self.bump();
                 let mut entries: Vec<Entry> = Vec::new();
+                // Keys by hash once the map is past a few (issue 14: a scan per key is
+                // quadratic in a wide export's maps); below that a scan is cheaper.
+                let mut keys: Option<std::collections::HashMap<String, usize>> = None;
                 self.ws();
                 if self.peek() == Some('}') {
                     self.bump();
@@ -555,7 +560,20 @@ impl JsonReader<'_> {
                     self.ws();
                     let key_loc = self.loc();
                     let key = self.string()?;
-                    if let Some(first) = entries.iter().find(|e| e.key == key) {
+                    if keys.is_none() && entries.len() >= KEYS_BY_HASH {
+                        keys = Some(
+                            entries
+                                .iter()
+                                .enumerate()
+                                .map(|(i, e)| (e.key.clone(), i))
+                                .collect(),
+                        );
+                    }
+                    let first = match &keys {
+                        Some(k) => k.get(&key).and_then(|&i| entries.get(i)),
+                        None => entries.iter().find(|e| e.key == key),
+                    };
+                    if let Some(first) = first {
                         return Err((
                             key_loc,
                             format!(
@@ -568,6 +586,9 @@ impl JsonReader<'_> {
                     self.expect(':')?;
                     self.ws();
                     let value = self.value(depth + 1)?;
+                    if let Some(k) = keys.as_mut() {
+                        k.insert(key.clone(), entries.len());
+                    }
                     entries.push(Entry {
                         key,
                         key_loc,

@@ -72,6 +72,7 @@ pub(crate) fn validate(
         catalogue_desc,
         from_agent_yaml,
         flags: export.state.iter().map(|f| f.name.clone()).collect(),
+        tools: catalogue.tools.iter().map(|t| t.name.as_str()).collect(),
     };
     for t in &catalogue.tools {
         if t.name.chars().any(char::is_control) {
@@ -219,6 +220,9 @@ struct Validator<'a> {
     catalogue_desc: &'a str,
     from_agent_yaml: bool,
     flags: HashSet<String>,
+    /// The catalogue's tool names, so a tool a node names is found by hash, not by a scan of
+    /// the catalogue (issue 14: a scan per name is quadratic in a wide graph).
+    tools: HashSet<&'a str>,
 }
 
 /// Up to 20 names, for "which ids exist" lists.
@@ -279,7 +283,7 @@ impl Validator<'_> {
 
     /// A tool named at `tool` by `who` must be in the catalogue.
     fn need_tool(&self, tool: &Named, who: &str) -> Result<(), InputError> {
-        if self.catalogue.tool(&tool.name).is_some() {
+        if self.tools.contains(tool.name.as_str()) {
             return Ok(());
         }
         Err(self

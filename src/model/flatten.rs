@@ -4,7 +4,7 @@
 //! The input has been validated by [`crate::input`]; anything still inconsistent here is reported
 //! as an error string (never a panic), which the command line turns into exit 2.
 
-use super::{EdgeOrigin, FlagIx, FlatEdge, FlatModel, FlatNode, NodeIx, NullEdge, Pause};
+use super::{EdgeOrigin, FlagIx, FlatEdge, FlatModel, FlatNode, Names, NodeIx, NullEdge, Pause};
 use crate::ir::{Catalogue, EdgeKind, Export, GraphDef, NodeKind, When};
 use std::collections::HashMap;
 
@@ -66,6 +66,7 @@ pub fn flatten(
                     })
                 })
                 .collect(),
+            names: Names::of(&[], &catalogue.tools),
         },
         top_name: export.name.clone().unwrap_or_else(|| "graph".to_string()),
         region_ix: HashMap::new(),
@@ -79,6 +80,7 @@ pub fn flatten(
     for (i, e) in b.m.edges.iter().enumerate() {
         b.m.out[e.from].push(i);
     }
+    b.m.names = Names::of(&b.m.nodes, &b.m.tools);
     Ok(b.m)
 }
 

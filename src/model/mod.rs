@@ -168,6 +168,33 @@ pub struct FlatModel {
     /// For each tool, true when it writes a store the catalogue declares `persistent` (O10,
     /// QG021).
     pub persists: Vec<bool>,
+    /// Nodes and tools by name, so that [`FlatModel::node_ix`] and [`FlatModel::tool_ix`] cost a
+    /// hash, not a scan (a graph may have 200,000 nodes and a witness step names one). Built by
+    /// [`flatten`]; a name it does not hold, or holds for another index, is looked up by scan.
+    pub names: Names,
+}
+
+/// Node qualified ids and tool names to their indices ([`FlatModel::names`]).
+#[derive(Debug, Clone, Default)]
+pub struct Names {
+    /// Qualified node id to node.
+    pub nodes: std::collections::HashMap<String, NodeIx>,
+    /// Tool name to tool (the first of a repeated name).
+    pub tools: std::collections::HashMap<String, ToolIx>,
+}
+
+impl Names {
+    /// The index of `nodes` and `tools`.
+    pub fn of(nodes: &[FlatNode], tools: &[ToolDef]) -> Names {
+        let mut n = Names::default();
+        for (i, x) in nodes.iter().enumerate() {
+            n.nodes.entry(x.qid.clone()).or_insert(i);
+        }
+        for (i, t) in tools.iter().enumerate() {
+            n.tools.entry(t.name.clone()).or_insert(i);
+        }
+        n
+    }
 }
 
 /// The rulebook's gate on a tool's guarded calls (SPEC 3 `fact[f]`, SPEC 5; seed chapter 45, "The
@@ -305,12 +332,18 @@ impl FlatModel {
 
     /// The index of the tool named `name`.
     pub fn tool_ix(&self, name: &str) -> Option<ToolIx> {
-        self.tools.iter().position(|t| t.name == name)
+        match self.names.tools.get(name) {
+            Some(&i) if self.tools.get(i).is_some_and(|t| t.name == name) => Some(i),
+            _ => self.tools.iter().position(|t| t.name == name),
+        }
     }
 
     /// The node with qualified id `qid`.
     pub fn node_ix(&self, qid: &str) -> Option<NodeIx> {
-        self.nodes.iter().position(|n| n.qid == qid)
+        match self.names.nodes.get(qid) {
+            Some(&i) if self.nodes.get(i).is_some_and(|n| n.qid == qid) => Some(i),
+            _ => self.nodes.iter().position(|n| n.qid == qid),
+        }
     }
 
     /// True when `tool` is a write, or privileged.

@@ -29,7 +29,9 @@ pub mod plan;
 pub mod unroll;
 
 use super::{Depth, Instance, InstanceResult, Violation};
+use crate::engine::slice::Slice;
 use crate::model::{FlatModel, NodeIx, ToolIx};
+pub use plan::Common;
 use plan::{Group, Plan};
 use std::collections::{BTreeMap, BTreeSet};
 use unroll::Unrolling;
@@ -78,12 +80,42 @@ impl Default for Config {
 /// over-approximated; a witness the plain interpreter finds the check would have decided
 /// otherwise makes every guard exact, and the instance is asked again (counterexample-guided
 /// refinement), so reported witnesses are real.
-pub fn check(m: &FlatModel, inst: Instance, cfg: &Config, hints: &Hints) -> InstanceResult {
+///
+/// `common` is [`Common::new`] of `m`. An instance with nothing to break, or one its unrolling
+/// or counts put past the engine's limits, is answered before any Z3 context is made (issue 14:
+/// making one costs milliseconds, and a wide graph has tens of thousands of instances); the others
+/// get a fresh context each, so an answer does not depend on which instances ran before.
+pub fn check(
+    m: &FlatModel,
+    common: &Common,
+    inst: Instance,
+    cfg: &Config,
+    hints: &Hints,
+) -> InstanceResult {
+    let none = BTreeSet::new();
+    let slice = Slice::new(m, inst.obligation, inst.tool, &none);
+    let groups = plan::groups(m, &common.binders, inst);
+    if let Some(r) = declined(m, common, inst, &slice, &groups, cfg) {
+        return r;
+    }
+    let first = Plan::with(m, common, inst, &none, slice, groups);
+    z3::with_z3_config(&z3::Config::new(), || refine(m, common, first, cfg, hints))
+}
+
+/// Asks Z3 about `plan`, refining it until every witness replays (see [`check`]).
+fn refine(
+    m: &FlatModel,
+    common: &Common,
+    plan: Plan,
+    cfg: &Config,
+    hints: &Hints,
+) -> InstanceResult {
+    let inst = plan.inst;
+    let mut plan = plan;
     let mut exact: BTreeSet<ToolIx> = BTreeSet::new();
     let mut queries = 0;
     loop {
-        let plan = Plan::new(m, inst, &exact);
-        let mut res = check_plan(m, &plan, cfg, hints);
+        let mut res = check_plan(m, common, &plan, cfg, hints);
         queries += res.queries;
         let refine: BTreeSet<ToolIx> = res
             .violations
@@ -101,12 +133,21 @@ pub fn check(m: &FlatModel, inst: Instance, cfg: &Config, hints: &Hints) -> Inst
         // One refinement makes every guard exact: asking again tool by tool costs more than
         // the latches it would save.
         exact = (0..m.tools.len()).collect();
+        plan = Plan::new(m, common, inst, &exact);
     }
 }
 
-/// Answers one instance with one plan.
-fn check_plan(m: &FlatModel, plan: &Plan, cfg: &Config, hints: &Hints) -> InstanceResult {
-    let inst = plan.inst;
+/// The answer for an instance Z3 is not asked about: nothing to break (it holds at every
+/// depth), a count past [`MAX_COUNT`], or an unrolling past `cfg.max_size` (undecided, with the
+/// reason). `None` when Z3 is to be asked.
+fn declined(
+    m: &FlatModel,
+    common: &Common,
+    inst: Instance,
+    slice: &Slice,
+    groups: &[Group],
+    cfg: &Config,
+) -> Option<InstanceResult> {
     let mut result = InstanceResult {
         instance: inst,
         violations: Vec::new(),
@@ -115,29 +156,19 @@ fn check_plan(m: &FlatModel, plan: &Plan, cfg: &Config, hints: &Hints) -> Instan
         queries: 0,
         note: None,
     };
-    if plan.groups.is_empty() || cfg.broken {
-        return result;
+    if groups.is_empty() || cfg.broken {
+        return Some(result);
     }
     // A frame holds a variable per node and edge, and a thermometer of steps where they are
     // counted; counts past `MAX_COUNT` would need thermometers as long.
-    let per_frame = m.edges.len()
-        + m.nodes.len()
-        + if plan.counted_steps {
-            m.recursion_limit as usize + 1
-        } else {
-            0
-        };
-    let size = plan
-        .frames
-        .saturating_mul(m.session_steps as usize)
-        .saturating_mul(per_frame);
-    if let Some(&(t, cap, _)) = plan.slice.count.iter().find(|c| c.1 > MAX_COUNT) {
+    let size = common.unrolling_size(m);
+    if let Some(&(t, cap, _)) = slice.count.iter().find(|c| c.1 > MAX_COUNT) {
         result.depth = Depth::Undecided;
         result.note = Some(format!(
             "the z3 engine counts calls up to {MAX_COUNT}, and '{}' may run {cap} times",
             m.tools[t].name
         ));
-        return result;
+        return Some(result);
     }
     if size > cfg.max_size {
         result.depth = Depth::Undecided;
@@ -145,8 +176,31 @@ fn check_plan(m: &FlatModel, plan: &Plan, cfg: &Config, hints: &Hints) -> Instan
             "the z3 engine's unrolling would hold {size} frame-nodes and frame-edges, past its limit of {} (--solver-max-unrolling)",
             cfg.max_size
         ));
-        return result;
+        return Some(result);
     }
+    None
+}
+
+/// Answers one instance with one plan.
+fn check_plan(
+    m: &FlatModel,
+    common: &Common,
+    plan: &Plan,
+    cfg: &Config,
+    hints: &Hints,
+) -> InstanceResult {
+    let inst = plan.inst;
+    if let Some(r) = declined(m, common, inst, &plan.slice, &plan.groups, cfg) {
+        return r;
+    }
+    let mut result = InstanceResult {
+        instance: inst,
+        violations: Vec::new(),
+        depth: Depth::Every,
+        states: 0,
+        queries: 0,
+        note: None,
+    };
     let mut un = Unrolling::new(m, plan, cfg.timeout_ms, false);
     let mut open: Vec<bool> = vec![true; plan.groups.len()];
     let mut found: Vec<Violation> = Vec::new();

@@ -8,6 +8,7 @@ use crate::engine::{Class, Instance};
 use crate::findings::Obligation;
 use crate::model::{FlatModel, NodeIx, ToolCheck, ToolIx};
 use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
 
 /// One way a group's violation can happen at a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +40,7 @@ pub struct Plan {
     /// others the check may do either (an over-approximation that refinement narrows).
     pub exact: Vec<bool>,
     /// Per tool: its tool check (SPEC 3: order rules and the rulebook's gate).
-    pub checks: Vec<ToolCheck>,
+    pub checks: Arc<Vec<ToolCheck>>,
     /// Per tool: how many of its running calls in one batch the encoding counts (0: its calls
     /// change nothing the obligation reads, so they are left out).
     pub xcap: Vec<u32>,
@@ -54,19 +55,19 @@ pub struct Plan {
     /// plus one frame after the turn has ended.
     pub frames: usize,
     /// Per node: the fewest frames from the turn's first (its entry) to a visit of it.
-    pub min_frame: Vec<usize>,
+    pub min_frame: Arc<Vec<usize>>,
     /// Per node: the fewest frames from it to a frame where the obligation can break or the
     /// turn can end (guards ignored); `usize::MAX` when there is none.
     pub to_target: Vec<usize>,
     /// Per node: whether it can matter (reachable within the step limit, and some call or the
     /// turn's end reachable from it).
-    pub usable: Vec<bool>,
+    pub usable: Arc<Vec<bool>>,
     /// The most `inside` pauses one node has.
     pub inside_max: usize,
     /// Per tool: the calling nodes that bind it.
-    pub binders: Vec<Vec<NodeIx>>,
+    pub binders: Arc<Vec<Vec<NodeIx>>>,
     /// Per `exit_after` counter: its N.
-    pub counter_caps: Vec<u32>,
+    pub counter_caps: Arc<Vec<u32>>,
     /// True when some node other than the entry is free to enter (a subgraph's start or end): a
     /// frame's node steps are then a variable. Otherwise every frame after the entry costs one
     /// step, so the steps at a frame are its offset (plus one for a paid entry) and need no
@@ -78,18 +79,36 @@ pub struct Plan {
     pub recursion_limit: u32,
 }
 
-impl Plan {
-    /// The plan of `inst` over `m`, deciding the guards of the `exact` tools exactly.
-    pub fn new(m: &FlatModel, inst: Instance, exact: &BTreeSet<ToolIx>) -> Plan {
-        let slice = Slice::new(m, inst.obligation, inst.tool, exact);
-        let exact_v: Vec<bool> = (0..m.tools.len()).map(|t| exact.contains(&t)).collect();
-        let xcap = xcaps(m, inst, &slice);
-        let (region_bit, bits) = crate::engine::slice::taint_bits(m, inst);
-        let taint_bits = if slice.tainted { bits } else { 0 };
-        let groups = groups(m, inst);
+/// What every instance's plan over one model shares, worked out once per model (issue 14: worked
+/// out per instance, the frame count alone cost the recursion limit times the graph's size for
+/// every instance, quadratic in a wide graph's fan-out).
+#[derive(Debug, Clone)]
+pub struct Common {
+    /// Per tool: its tool check (SPEC 3).
+    pub checks: Arc<Vec<ToolCheck>>,
+    /// See [`Plan::min_frame`].
+    pub min_frame: Arc<Vec<usize>>,
+    /// See [`Plan::usable`].
+    pub usable: Arc<Vec<bool>>,
+    /// See [`Plan::frames`].
+    pub frames: usize,
+    /// See [`Plan::inside_max`].
+    pub inside_max: usize,
+    /// See [`Plan::binders`].
+    pub binders: Arc<Vec<Vec<NodeIx>>>,
+    /// See [`Plan::counter_caps`].
+    pub counter_caps: Arc<Vec<u32>>,
+    /// See [`Plan::counted_steps`].
+    pub counted_steps: bool,
+    /// Per tool: some calling node binds it (a tool no calling node binds is never called).
+    pub bound: Arc<Vec<bool>>,
+}
+
+impl Common {
+    /// The shared part of every plan over `m`.
+    pub fn new(m: &FlatModel) -> Common {
         let (min_frame, usable) = domains(m);
         let frames = frames_per_turn(m, &usable);
-        let to_target = to_targets(m, &groups, &xcap);
         let inside_max = m
             .nodes
             .iter()
@@ -102,12 +121,14 @@ impl Plan {
             .max()
             .unwrap_or(0);
         let mut binders = vec![Vec::new(); m.tools.len()];
+        let mut bound = vec![false; m.tools.len()];
         for (ix, n) in m.nodes.iter().enumerate().filter(|(_, n)| n.calls_tools()) {
             let mut tools = n.tools.clone();
             tools.sort_unstable();
             tools.dedup();
             for u in tools {
                 binders[u].push(ix);
+                bound[u] = true;
             }
         }
         let mut counter_caps = vec![1u32; m.counters.len()];
@@ -125,25 +146,77 @@ impl Plan {
             .iter()
             .enumerate()
             .any(|(v, x)| v != m.entry && !x.costs_step() && usable[v]);
+        Common {
+            checks: Arc::new(m.tool_checks()),
+            min_frame: Arc::new(min_frame),
+            usable: Arc::new(usable),
+            frames,
+            inside_max,
+            binders: Arc::new(binders),
+            counter_caps: Arc::new(counter_caps),
+            counted_steps,
+            bound: Arc::new(bound),
+        }
+    }
+
+    /// Frame-nodes and frame-edges an unrolling of every turn holds: frames x turns x (nodes +
+    /// edges + the step thermometer where steps are counted). The same for every instance.
+    pub fn unrolling_size(&self, m: &FlatModel) -> usize {
+        let per_frame = m.edges.len()
+            + m.nodes.len()
+            + if self.counted_steps {
+                m.recursion_limit as usize + 1
+            } else {
+                0
+            };
+        self.frames
+            .saturating_mul(m.session_steps as usize)
+            .saturating_mul(per_frame)
+    }
+}
+
+impl Plan {
+    /// The plan of `inst` over `m` (whose shared part is `common`), deciding the guards of the
+    /// `exact` tools exactly.
+    pub fn new(m: &FlatModel, common: &Common, inst: Instance, exact: &BTreeSet<ToolIx>) -> Plan {
+        let slice = Slice::new(m, inst.obligation, inst.tool, exact);
+        let groups = groups(m, &common.binders, inst);
+        Plan::with(m, common, inst, exact, slice, groups)
+    }
+
+    /// The plan of `inst` with its slice and groups already worked out.
+    pub fn with(
+        m: &FlatModel,
+        common: &Common,
+        inst: Instance,
+        exact: &BTreeSet<ToolIx>,
+        slice: Slice,
+        groups: Vec<Group>,
+    ) -> Plan {
+        let exact_v: Vec<bool> = (0..m.tools.len()).map(|t| exact.contains(&t)).collect();
+        let xcap = xcaps(m, inst, &slice, &common.bound);
+        let (region_bit, bits) = crate::engine::slice::taint_bits(m, inst);
+        let taint_bits = if slice.tainted { bits } else { 0 };
+        let to_target = to_targets(m, &groups, &xcap);
         Plan {
             inst,
             exact: exact_v,
-            checks: m.tool_checks(),
-            counted_steps,
+            checks: common.checks.clone(),
+            counted_steps: common.counted_steps,
             entry_cost: u32::from(m.nodes[m.entry].costs_step()),
             recursion_limit: m.recursion_limit,
-            binders,
-            counter_caps,
+            binders: common.binders.clone(),
+            counter_caps: common.counter_caps.clone(),
             slice,
             xcap,
             region_bit,
             taint_bits,
             groups,
-            frames,
-            min_frame,
-            usable,
+            frames: common.frames,
+            min_frame: common.min_frame.clone(),
+            usable: common.usable.clone(),
             to_target,
-            inside_max,
+            inside_max: common.inside_max,
         }
     }
 
@@ -179,7 +252,7 @@ impl Plan {
 }
 
 /// How many calls of each tool in one batch the encoding tells apart.
-fn xcaps(m: &FlatModel, inst: Instance, s: &Slice) -> Vec<u32> {
+fn xcaps(m: &FlatModel, inst: Instance, s: &Slice, bound: &[bool]) -> Vec<u32> {
     let mut cap = vec![0u32; m.tools.len()];
     let mut raise = |t: ToolIx, c: u32| cap[t] = cap[t].max(c);
     for &t in s.ran.iter().chain(&s.confirmed).chain(&s.conf_clean) {
@@ -205,14 +278,8 @@ fn xcaps(m: &FlatModel, inst: Instance, s: &Slice) -> Vec<u32> {
         }
     }
     // A tool no calling node binds is never called.
-    let bound: BTreeSet<ToolIx> = m
-        .nodes
-        .iter()
-        .filter(|n| n.calls_tools())
-        .flat_map(|n| n.tools.iter().copied())
-        .collect();
-    for (t, c) in cap.iter_mut().enumerate() {
-        if !bound.contains(&t) {
+    for (c, &b) in cap.iter_mut().zip(bound) {
+        if !b {
             *c = 0;
         }
     }
@@ -220,7 +287,10 @@ fn xcaps(m: &FlatModel, inst: Instance, s: &Slice) -> Vec<u32> {
 }
 
 /// The violation groups of SPEC 4's table for `inst`.
-fn groups(m: &FlatModel, inst: Instance) -> Vec<Group> {
+///
+/// `binders` is [`Common::binders`]: an instance about one tool looks only at the nodes binding
+/// it, in node order (issue 14: a scan of every node per instance is quadratic in a wide graph).
+pub fn groups(m: &FlatModel, binders: &[Vec<NodeIx>], inst: Instance) -> Vec<Group> {
     let plain = |n: &crate::model::FlatNode| n.calls_tools() && !n.guarded();
     let mut out = Vec::new();
     match (inst.obligation, inst.tool) {
@@ -245,10 +315,8 @@ fn groups(m: &FlatModel, inst: Instance) -> Vec<Group> {
             }
         }
         (ob, Some(t)) => {
-            for (ix, n) in m.nodes.iter().enumerate() {
-                if !n.calls_tools() || !n.tools.contains(&t) {
-                    continue;
-                }
+            for &ix in binders.get(t).map(Vec::as_slice).unwrap_or_default() {
+                let n = &m.nodes[ix];
                 let at = |class| Part::At { node: ix, class };
                 match ob {
                     Obligation::O7 | Obligation::O9 | Obligation::O10 => out.push(Group {
