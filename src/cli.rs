@@ -201,8 +201,9 @@ struct VerifyArgs {
     /// undecided (QG006) rather than searched further.
     #[arg(long, default_value_t = 4_000_000)]
     max_states: usize,
-    /// States all obligations' searches together may keep; once the obligations searched hold
-    /// this many, the rest are reported undecided (QG006) without a search.
+    /// States all obligations' searches together may generate (a state reached again counts
+    /// again); once the obligations searched have generated this many, the rest are reported
+    /// undecided (QG006) without a search.
     #[arg(long, default_value_t = crate::engine::Limits::default().max_run_states)]
     max_run_states: u64,
     /// The repository root SARIF URIs are made relative to (default: the current directory).

@@ -24,7 +24,7 @@ pub struct Options {
     pub rulebook: Option<String>,
     /// States one obligation's search may keep before it is undecided (QG006).
     pub max_states: usize,
-    /// States all obligations' searches together may keep; past it the obligations not yet
+    /// States all obligations' searches together may generate; past it the obligations not yet
     /// searched are undecided (QG006, [`Limits::max_run_states`]).
     pub max_run_states: u64,
     /// The engine(s) to run.

@@ -72,7 +72,7 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult]) -> Vec<Finding> {
                 r.instance.obligation.describe(),
                 r.note.as_deref().unwrap_or("an engine could not decide it")
             );
-            out.push(finding(
+            let mut f = finding(
                 Subject {
                     rule: "QG006",
                     obligation: Some(r.instance.obligation),
@@ -84,7 +84,12 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult]) -> Vec<Finding> {
                 None,
                 Vec::new(),
                 &[("detail", &detail)],
-            ));
+            );
+            // The rule's fix speaks of a subgraph node; an obligation has none.
+            f.fix = "Raise the bound the message names and re-scan, or make the graph smaller \
+                     (fewer tools a node routes to); until then this obligation is unproved."
+                .to_string();
+            out.push(f);
         }
         for v in &r.violations {
             let early = v.obligation >= Obligation::O7 || v.turn == 1;

@@ -40,6 +40,7 @@ pub fn not_run(instance: Instance) -> InstanceResult {
         violations: Vec::new(),
         depth: Depth::Bound(0),
         states: 0,
+        generated: 0,
         queries: 0,
         note: Some(NOT_RUN.to_string()),
     }
@@ -190,6 +191,7 @@ pub fn compare(
             violations: kept,
             depth,
             states: e.states,
+            generated: e.generated,
             queries: z.queries,
             note,
         });

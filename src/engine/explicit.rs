@@ -34,10 +34,12 @@ pub fn check(
 ) -> InstanceResult {
     let mut exact: BTreeSet<ToolIx> = BTreeSet::new();
     let mut total_states = 0;
+    let mut total_generated = 0;
     loop {
         let slice = Slice::new(model, inst.obligation, inst.tool, &exact);
         let mut res = Search::new(model, checks, inst, &slice, limits).run();
         total_states += res.states;
+        total_generated += res.generated;
         let mut refine = BTreeSet::new();
         for v in &res.violations {
             if let Err(interp::ReplayError::GuardDiffers { tool, .. }) =
@@ -50,6 +52,7 @@ pub fn check(
         }
         if refine.is_empty() {
             res.states = total_states;
+            res.generated = total_generated;
             return res;
         }
         exact.extend(refine);
@@ -162,6 +165,8 @@ struct Search<'a> {
     found: BTreeMap<(ToolIx, NodeIx, Class), Violation>,
     /// Every violation key this instance could have: once all are found, the search stops.
     possible: usize,
+    /// Successor states made so far (see [`InstanceResult::generated`]).
+    generated: u64,
 }
 
 fn index_of(n: usize, list: &[ToolIx]) -> Vec<Option<usize>> {
@@ -255,6 +260,7 @@ impl<'a> Search<'a> {
             recs: Vec::new(),
             found: BTreeMap::new(),
             possible: possible_keys(m, inst),
+            generated: 0,
         }
     }
 
@@ -297,6 +303,7 @@ impl<'a> Search<'a> {
                     violations: Vec::new(),
                     depth: Depth::Every,
                     states: 0,
+                    generated: 0,
                     queries: 0,
                     note: None,
                 };
@@ -358,6 +365,7 @@ impl<'a> Search<'a> {
             violations: self.found.into_values().collect(),
             depth,
             states,
+            generated: self.generated,
             queries: 0,
             note: (depth == Depth::Undecided).then(|| {
                 format!(
@@ -397,6 +405,7 @@ impl<'a> Search<'a> {
             let key = self.recs[r as usize].key.clone();
             succ.clear();
             self.expand(r, &key, turn, &mut succ, &mut ends);
+            self.generated += succ.len() as u64;
             for (k, label, cost) in succ.drain(..) {
                 let nd = d + cost;
                 if nd > limit {

@@ -153,6 +153,7 @@ fn declined(
         violations: Vec::new(),
         depth: Depth::Every,
         states: 0,
+        generated: 0,
         queries: 0,
         note: None,
     };
@@ -198,6 +199,7 @@ fn check_plan(
         violations: Vec::new(),
         depth: Depth::Every,
         states: 0,
+        generated: 0,
         queries: 0,
         note: None,
     };
