@@ -71,7 +71,7 @@ fn a_20000_wide_graph_is_stopped_by_the_run_state_budget_undecided() {
     assert!(explicit.undecided > 0 && explicit.undecided < obligations);
     let searched = obligations - explicit.undecided;
     assert_eq!(searched % RUN_BATCH, 0, "whole batches are searched");
-    
+
     assert_eq!(report.proof.undecided, explicit.undecided);
 
     // Each undecided obligation is one QG006 that names both budgets and their flags.
