@@ -83,10 +83,9 @@ fn a_20000_wide_graph_is_stopped_by_the_run_state_budget_undecided() {
     assert_eq!(qg006.len(), explicit.undecided);
     for f in &qg006 {
         assert!(
-            f.message.contains(
-                "not searched: the obligations searched before it generated \
-                 "
-            ) && f.message.contains(
+            f.message
+                .contains("not searched: the obligations searched before it generated ")
+                && f.message.contains(
                 "past the run's state budget of 200000 (--max-run-states) (the explicit engine)"
             ) && f
                 .message

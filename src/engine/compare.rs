@@ -36,13 +36,9 @@ const NOT_RUN: &str = "not run";
 /// the interpreter alone.
 pub fn not_run(instance: Instance) -> InstanceResult {
     InstanceResult {
-        instance,
-        violations: Vec::new(),
         depth: Depth::Bound(0),
-        states: 0,
-        generated: 0,
-        queries: 0,
         note: Some(NOT_RUN.to_string()),
+        ..InstanceResult::holds(instance)
     }
 }
 

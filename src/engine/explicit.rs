@@ -298,15 +298,7 @@ impl<'a> Search<'a> {
                     && self.inst.tool.is_none_or(|t| n.tools.contains(&t))
             });
             if !plain_binds {
-                return InstanceResult {
-                    instance: self.inst,
-                    violations: Vec::new(),
-                    depth: Depth::Every,
-                    states: 0,
-                    generated: 0,
-                    queries: 0,
-                    note: None,
-                };
+                return InstanceResult::holds(self.inst);
             }
         }
         let mut start: Key = SmallVec::from_elem(0, self.lay.len);

@@ -87,6 +87,22 @@ pub struct InstanceResult {
     pub note: Option<String>,
 }
 
+impl InstanceResult {
+    /// No violation and nothing searched or asked, holding at every depth: what an instance with
+    /// nothing to break gets, and the start every other result is built from.
+    pub fn holds(instance: Instance) -> InstanceResult {
+        InstanceResult {
+            instance,
+            violations: Vec::new(),
+            depth: Depth::Every,
+            states: 0,
+            generated: 0,
+            queries: 0,
+            note: None,
+        }
+    }
+}
+
 /// Limits on the explicit engine's searches.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -304,17 +320,13 @@ fn explicit_run(model: &FlatModel, insts: &[Instance], limits: Limits) -> Vec<In
     for batch in insts.chunks(RUN_BATCH) {
         if spent >= limits.max_run_states {
             out.extend(batch.iter().map(|&i| InstanceResult {
-                instance: i,
-                violations: Vec::new(),
                 depth: Depth::Undecided,
-                states: 0,
-                generated: 0,
-                queries: 0,
                 note: Some(format!(
                     "not searched: the obligations searched before it generated {spent} states, \
                      past the run's state budget of {} (--max-run-states)",
                     limits.max_run_states
                 )),
+                ..InstanceResult::holds(i)
             }));
             continue;
         }

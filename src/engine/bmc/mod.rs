@@ -148,15 +148,7 @@ fn declined(
     groups: &[Group],
     cfg: &Config,
 ) -> Option<InstanceResult> {
-    let mut result = InstanceResult {
-        instance: inst,
-        violations: Vec::new(),
-        depth: Depth::Every,
-        states: 0,
-        generated: 0,
-        queries: 0,
-        note: None,
-    };
+    let mut result = InstanceResult::holds(inst);
     if groups.is_empty() || cfg.broken {
         return Some(result);
     }
@@ -194,15 +186,7 @@ fn check_plan(
     if let Some(r) = declined(m, common, inst, &plan.slice, &plan.groups, cfg) {
         return r;
     }
-    let mut result = InstanceResult {
-        instance: inst,
-        violations: Vec::new(),
-        depth: Depth::Every,
-        states: 0,
-        generated: 0,
-        queries: 0,
-        note: None,
-    };
+    let mut result = InstanceResult::holds(inst);
     let mut un = Unrolling::new(m, plan, cfg.timeout_ms, false);
     let mut open: Vec<bool> = vec![true; plan.groups.len()];
     let mut found: Vec<Violation> = Vec::new();
