@@ -166,7 +166,10 @@ struct VerifyArgs {
 
 /// An error that stops the run: printed, exit 2.
 /// Rendered as a miette diagnostic, like the input errors, so every error looks alike.
+/// Text from an input inside `msg` or `help` is escaped ([`crate::visible`]).
 fn fail(msg: impl std::fmt::Display, help: &str) -> i32 {
+    let msg = crate::visible::visible_lines(&msg.to_string()).into_owned();
+    let help = crate::visible::visible_lines(help);
     let report = if help.is_empty() {
         miette::miette!("{msg}")
     } else {
@@ -232,13 +235,26 @@ fn compile_rulebook(policy: &std::path::Path, out: &std::path::Path, version: Op
     };
     let mut sources = crate::source::SourceMap::default();
     let display = policy.display().to_string();
-    let loaded = match load::load(&mut sources, policy, &display, declared) {
+    let origin = load::Origin::command_line(policy);
+    let loaded = match load::load(&mut sources, policy, &display, declared, &origin) {
         Ok(l) => l,
         Err(e) => return print_input_error(e.into_error()),
     };
     let rec = load::to_record(&loaded, &sources);
     let target = out.join(record::FILE_NAME);
-    if let Ok(existing) = std::fs::read_to_string(&target) {
+    if std::fs::symlink_metadata(&target).is_ok() {
+        let existing = match crate::files::read_text(&target) {
+            Ok(t) => t,
+            Err(e) => {
+                return fail(
+                    format!(
+                        "{} exists and cannot be read ({e}): it is left as it is",
+                        target.display()
+                    ),
+                    "name another --out folder",
+                )
+            }
+        };
         if record::Record::from_json(&existing).is_err() && !existing.contains(record::FORMAT) {
             return fail(
                 format!(

@@ -73,8 +73,10 @@ type RulebookRead = (String, Result<Loaded, InputError>);
 /// The rulebook the run reads: the command line's, else agent.yaml's. `Ok(None)`: none given;
 /// `Ok(Some(Err(e)))`: it does not compile (QG005 at `e`). Errors: it cannot be read at all.
 fn rulebook(inputs: &mut Inputs, opts: &Options) -> Result<Option<RulebookRead>, InputError> {
-    let Some(path) = opts.rulebook.clone().or_else(|| inputs.rulebook.clone()) else {
-        return Ok(None);
+    let (path, origin) = match (&opts.rulebook, &inputs.rulebook) {
+        (Some(p), _) => (p.clone(), load::Origin::command_line(Path::new(p))),
+        (None, Some(r)) => (r.shown.clone(), load::Origin::named(r.at, &r.named_by)),
+        (None, None) => return Ok(None),
     };
     let declared = match &inputs.colang_version {
         Some(v) => load::parse_version(&v.name).map(|version| VersionChoice {
@@ -83,7 +85,13 @@ fn rulebook(inputs: &mut Inputs, opts: &Options) -> Result<Option<RulebookRead>,
         }),
         None => None,
     };
-    match load::load(&mut inputs.sources, Path::new(&path), &path, declared) {
+    match load::load(
+        &mut inputs.sources,
+        Path::new(&path),
+        &path,
+        declared,
+        &origin,
+    ) {
         Ok(l) => Ok(Some((path, Ok(l)))),
         Err(LoadError::Unshippable(e)) => Ok(Some((path, Err(e)))),
         Err(LoadError::Input(e)) => Err(e),
@@ -120,7 +128,17 @@ pub fn verify_with_model(
     };
     let mut model = match crate::model::flatten(&inputs.export, &inputs.catalogue, session_steps) {
         Ok(m) => m,
-        Err(e) => return Err(VerifyError::Model(format!("{}: {e}", inputs.input_display))),
+        Err(e) => {
+            return Err(match e.at {
+                Some(at) => VerifyError::Input(InputError::at(
+                    &inputs.sources,
+                    at,
+                    e.message,
+                    "make the graph smaller: export a subgraph used many times as one node",
+                )),
+                None => VerifyError::Model(format!("{}: {e}", inputs.input_display)),
+            })
+        }
     };
     if let Some((_, Ok(l))) = &rulebook {
         model.gates = crate::rulebook::gate::gates(&l.compiled, &model.tools, &inputs.facts);

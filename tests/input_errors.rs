@@ -937,7 +937,7 @@ rulebook: rules.co
     );
     assert!(!c.tool("c").unwrap().privileged);
     assert!(i.from_agent_yaml);
-    assert!(i.rulebook.as_deref().unwrap().ends_with("rules.co"));
+    assert!(i.rulebook.as_ref().unwrap().shown.ends_with("rules.co"));
     assert!(i.sources.files.len() == 2, "agent.yaml and cat.json");
 }
 
@@ -998,7 +998,7 @@ fn the_shop_loads() {
     assert!(
         matches!(&i.catalogue.tool("charge_card").unwrap().compensation, Compensation::Tool(n) if n.name == "refund_card")
     );
-    assert!(i.rulebook.as_deref().unwrap().ends_with("policy.co"));
+    assert!(i.rulebook.as_ref().unwrap().shown.ends_with("policy.co"));
     // The tool binding in billing's `tools:` is at agent.yaml:10 (QG105's location).
     let bt = g
         .nodes

@@ -2,7 +2,8 @@
 //! sends turned into edges, interrupts attached to the nodes they pause at.
 //!
 //! The input has been validated by [`crate::input`]; anything still inconsistent here is reported
-//! as an error string (never a panic), which the command line turns into exit 2.
+//! as a [`FlattenError`] (never a panic), which the command line turns into exit 2, at the line of
+//! the node that crossed a limit.
 
 use super::{EdgeOrigin, FlagIx, FlatEdge, FlatModel, FlatNode, NodeIx, NullEdge, Pause};
 use crate::ir::{Catalogue, EdgeKind, Export, GraphDef, NodeKind, When};
@@ -14,15 +15,38 @@ const MAX_DEPTH: usize = 64;
 /// graph past this is refused rather than searched for hours.
 pub const MAX_NODES: usize = 200_000;
 
+/// Why a graph could not be flattened: what is wrong and, for the whole-graph limits, the
+/// declaration of the node where the limit was crossed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlattenError {
+    /// What is wrong, naming the qualified node.
+    pub message: String,
+    /// The node's declaration, when one node is where it went wrong.
+    pub at: Option<crate::source::Loc>,
+}
+
+impl From<String> for FlattenError {
+    fn from(message: String) -> FlattenError {
+        FlattenError { message, at: None }
+    }
+}
+
+impl std::fmt::Display for FlattenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// Flattens `export` with its `catalogue` into one [`FlatModel`].
 ///
 /// `session_steps` is the number of turns to search (already chosen from the flag or the input).
-/// Errors: a name that does not resolve, or subgraphs nested deeper than 64 (a loop).
+/// Errors: a name that does not resolve, subgraphs nested deeper than 64 (a loop), or more than
+/// [`MAX_NODES`] nodes after inlining (located at the node that crossed it).
 pub fn flatten(
     export: &Export,
     catalogue: &Catalogue,
     session_steps: u32,
-) -> Result<FlatModel, String> {
+) -> Result<FlatModel, FlattenError> {
     let flags: Vec<(String, crate::ir::FlagScope)> = export
         .state
         .iter()
@@ -128,13 +152,7 @@ impl Builder {
         scopes: &[&GraphDef],
         maps: &mut Vec<HashMap<String, NodeIx>>,
         depth: usize,
-    ) -> Result<Inlined, String> {
-        if depth > MAX_DEPTH {
-            return Err(format!(
-                "subgraphs are nested more than {MAX_DEPTH} levels deep at '{}': flatten some of them into their parents",
-                prefix.trim_end_matches('/')
-            ));
-        }
+    ) -> Result<Inlined, FlattenError> {
         let path = prefix.trim_end_matches('/').to_string();
         let mut local: HashMap<String, NodeIx> = HashMap::new();
         for n in &g.nodes {
@@ -161,10 +179,13 @@ impl Builder {
                 .collect::<Result<Vec<_>, _>>()?;
             let ix = self.m.nodes.len();
             if ix >= MAX_NODES {
-                return Err(format!(
-                    "inlining the subgraphs gives more than {MAX_NODES} nodes (reached at '{prefix}{}'): a subgraph used several times at each of several levels multiplies; use it fewer times or export it as one node",
-                    n.id.name
-                ));
+                return Err(FlattenError {
+                    message: format!(
+                        "inlining the subgraphs gives more than {MAX_NODES} nodes (reached at '{prefix}{}'): a subgraph used several times at each of several levels multiplies; use it fewer times or export it as one node",
+                        n.id.name
+                    ),
+                    at: Some(n.loc),
+                });
             }
             self.m.nodes.push(FlatNode {
                 qid: format!("{prefix}{}", n.id.name),
@@ -222,6 +243,14 @@ impl Builder {
             match def {
                 Some(d) if !d.nodes.is_empty() => {
                     let qid = self.m.nodes[s].qid.clone();
+                    if depth >= MAX_DEPTH {
+                        return Err(FlattenError {
+                            message: format!(
+                                "subgraphs are nested more than {MAX_DEPTH} levels deep at '{qid}': flatten some of them into their parents"
+                            ),
+                            at: Some(n.loc),
+                        });
+                    }
                     let inner =
                         self.inline(d, &format!("{qid}/"), &inner_scopes, maps, depth + 1)?;
                     match inner.entry {

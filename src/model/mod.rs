@@ -9,7 +9,7 @@ pub mod flatten;
 use crate::ir::{FlagScope, Guard, NodeKind, NotAfter, ToolDef, When};
 use crate::source::Loc;
 
-pub use flatten::flatten;
+pub use flatten::{flatten, FlattenError};
 
 /// Index of a node in [`FlatModel::nodes`].
 pub type NodeIx = usize;

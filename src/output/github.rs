@@ -130,11 +130,23 @@ fn code_line(report: &Report, root: &Path, f: &crate::checks::code::CodeFinding)
     )
 }
 
-/// A command's message, escaped as `@actions/core` does (`escapeData`).
+/// A command's message, escaped as `@actions/core` does (`escapeData`), and every other character
+/// a terminal or a log viewer would act on (ESC, OSC 8 hyperlinks, NUL, U+2028, bidi overrides)
+/// made visible ([`crate::visible`]).
 fn data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '\r' => out.push_str("%0D"),
+            '\n' => out.push_str("%0A"),
+            c => match crate::visible::escape_char(c) {
+                Some(e) => out.push_str(&e),
+                None => out.push(c),
+            },
+        }
+    }
+    out
 }
 
 /// A command property, escaped as `@actions/core` does (`escapeProperty`).
@@ -153,5 +165,10 @@ mod tests {
         // A forged command inside a name stays inside its property.
         let forged = property("x\n::error file=evil::gate passed");
         assert!(!forged.contains('\n') && !forged.contains("::"), "{forged}");
+        // Terminal sequences are shown, not acted on.
+        assert_eq!(
+            data("\u{1b}]8;;https://e.invalid\u{7}x\u{1b}[2J\0\u{2028}"),
+            "\\u{1b}]8;;https://e.invalid\\u{7}x\\u{1b}[2J\\0\\u{2028}"
+        );
     }
 }

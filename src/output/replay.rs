@@ -50,7 +50,12 @@ use crate::report::Report;
 pub const SCRIPT_FORMAT: &str = "stalwart-replay/1";
 
 /// The walkthrough as text, ending with a newline. `color` adds ANSI colours (ariadne's labels).
+/// Text from the inputs is escaped ([`crate::visible::neutralise`]), as in the report.
 pub fn text(report: &Report, w: &Walkthrough, color: bool) -> String {
+    crate::visible::neutralise(&text_raw(report, w, color), color)
+}
+
+fn text_raw(report: &Report, w: &Walkthrough, color: bool) -> String {
     let f = &w.finding;
     let ob = f.obligation.map(|o| o.as_str()).unwrap_or(f.rule);
     let mut out = String::new();
@@ -157,7 +162,13 @@ fn source_view(report: &Report, w: &Walkthrough, color: bool) -> String {
     let ob = w.finding.obligation.map(|o| o.as_str()).unwrap_or("");
     let stopped = w.unreproduced.as_ref().and_then(|(_, s)| *s);
     for (i, s) in w.steps.iter().enumerate() {
-        let Some(loc) = s.step.loc.filter(|l| l.file < src.files.len()) else {
+        // A line too long to draw (a minified export) is left out of the picture: the steps
+        // above name every node.
+        let Some(loc) = s.step.loc.filter(|l| {
+            l.file < src.files.len()
+                && src.file(l.file).line_text(l.line).chars().count()
+                    <= crate::source::MAX_WINDOW_LINE
+        }) else {
             continue;
         };
         let span = src.file(loc.file).word_span(loc);

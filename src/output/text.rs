@@ -58,38 +58,7 @@ const WRAP: usize = 100;
 /// excerpts); without it the output is plain text, byte for byte the same for the same report.
 /// The result ends with a newline.
 pub fn render(report: &Report, color: bool) -> String {
-    neutralise(&render_raw(report, color), color)
-}
-
-/// Escapes control characters an input smuggled into names or warnings (`\u{1b}` for ESC,
-/// `\r`, ...), keeping the report's own line breaks and, with colour on, its own colour codes: a
-/// crafted export must not hide lines or forge a `Gate: passed` in a terminal or CI log.
-fn neutralise(text: &str, color: bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\n' => out.push(c),
-            // Our own SGR colour codes: ESC [ digits/semicolons m.
-            '\u{1b}' if color && chars.peek() == Some(&'[') => {
-                let seq: String = chars.clone().take_while(|&x| x != 'm').collect();
-                if seq.len() < 16 && seq[1..].chars().all(|x| x.is_ascii_digit() || x == ';') {
-                    out.push(c);
-                } else {
-                    out.push_str("\\u{1b}");
-                }
-            }
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("    "),
-            c if c.is_control()
-                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') =>
-            {
-                out.push_str(&format!("\\u{{{:x}}}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    crate::visible::neutralise(&render_raw(report, color), color)
 }
 
 fn render_raw(report: &Report, color: bool) -> String {
@@ -402,7 +371,7 @@ struct Spot {
 /// location become notes, and a witness longer than [`MAX_WITNESS_LABELS`] loses its middle to a
 /// note. Returns an empty string when there is nothing to point at. Trailing blank lines are cut.
 /// Lines longer than this are not quoted in an excerpt (minified JSON): the place is named.
-const MAX_EXCERPT_LINE: usize = 240;
+const MAX_EXCERPT_LINE: usize = crate::source::MAX_WINDOW_LINE;
 
 /// The excerpt's heading: where the finding is declared, or how far into the run its route goes.
 fn route_message(f: &Finding) -> String {
