@@ -101,6 +101,24 @@ pub fn neutralise(text: &str, color: bool) -> String {
     out
 }
 
+/// Pretty-printed JSON of `v`, ending with a newline, with every unsafe character ([`is_unsafe`])
+/// inside a string written as a `\uXXXX` escape: the same JSON value, safe to print to a terminal
+/// (serde_json already escapes C0 controls; DEL, C1, U+2028/9 and bidi overrides it leaves raw).
+pub fn json_pretty<T: serde::Serialize>(v: &T) -> String {
+    let text = serde_json::to_string_pretty(v).unwrap_or_else(|_| "{}".to_string());
+    let mut out = String::with_capacity(text.len() + 1);
+    for c in text.chars() {
+        if c != '\n' && is_unsafe(c) {
+            // Every unsafe character is in the Basic Multilingual Plane: one escape each.
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('\n');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +137,9 @@ mod tests {
         );
         assert!(matches!(visible("plain ünïcode"), Cow::Borrowed(_)));
         assert_eq!(visible_lines("a\nb\u{1b}c"), "a\nb\\u{1b}c");
+        let j = json_pretty(&serde_json::json!({"k": "a\u{1b}\u{9b}\u{2028}\u{202e}b"}));
+        assert_eq!(j, "{\n  \"k\": \"a\\u001b\\u009b\\u2028\\u202eb\"\n}\n");
+        let back: serde_json::Value = serde_json::from_str(&j).expect("still JSON");
+        assert_eq!(back["k"], "a\u{1b}\u{9b}\u{2028}\u{202e}b");
     }
 }

@@ -367,7 +367,8 @@ fn control_characters_are_escaped_everywhere() {
 
     // A Colang bot message named with ESC and an OSC 8 hyperlink, in every format.
     let (d, agent) = shop("./policy.co");
-    let forged = "\u{1b}]8;;https://evil.invalid\u{7}click\u{1b}]8;;\u{7}\u{1b}[2J";
+    let forged =
+        "\u{1b}]8;;https://evil.invalid\u{7}click\u{1b}]8;;\u{7}\u{1b}[2J\u{9b}31m\u{2028}";
     std::fs::write(
         d.path().join("policy.co"),
         format!(

@@ -111,10 +111,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// Renders `report` as pretty-printed JSON in the schema above, ending with a newline.
 pub fn render(report: &Report) -> String {
-    let mut s =
-        serde_json::to_string_pretty(&to_value(report)).unwrap_or_else(|_| "{}".to_string());
-    s.push('\n');
-    s
+    crate::visible::json_pretty(&to_value(report))
 }
 
 /// The report as a JSON value in the schema above (keys in schema order).

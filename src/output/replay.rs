@@ -304,7 +304,5 @@ pub fn json(report: &Report, w: &Walkthrough) -> String {
         "steps": steps,
         "latches_at_last_step": w.at_violation,
     });
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".to_string());
-    s.push('\n');
-    s
+    crate::visible::json_pretty(&v)
 }

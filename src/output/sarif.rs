@@ -100,9 +100,7 @@ pub fn render_in_category(
         None => PathBuf::from("."),
     };
     let log = build(report, &root, category);
-    let mut s = serde_json::to_string_pretty(&log).unwrap_or_else(|_| "{}".to_string());
-    s.push('\n');
-    s
+    crate::visible::json_pretty(&log)
 }
 
 /// Builds the log.
