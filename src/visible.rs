@@ -41,6 +41,14 @@ pub fn escape_char(c: char) -> Option<String> {
     })
 }
 
+/// Appends `c` to `out`, escaped when it is unsafe ([`escape_char`]).
+pub fn push_escaped(out: &mut String, c: char) {
+    match escape_char(c) {
+        Some(e) => out.push_str(&e),
+        None => out.push(c),
+    }
+}
+
 /// `s` with every unsafe character ([`is_unsafe`]) escaped; borrowed when nothing needed it.
 pub fn visible(s: &str) -> Cow<'_, str> {
     if !s.chars().any(is_unsafe) {
@@ -48,10 +56,7 @@ pub fn visible(s: &str) -> Cow<'_, str> {
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        match escape_char(c) {
-            Some(e) => out.push_str(&e),
-            None => out.push(c),
-        }
+        push_escaped(&mut out, c);
     }
     Cow::Owned(out)
 }
@@ -64,9 +69,10 @@ pub fn visible_lines(s: &str) -> Cow<'_, str> {
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        match escape_char(c).filter(|_| c != '\n') {
-            Some(e) => out.push_str(&e),
-            None => out.push(c),
+        if c == '\n' {
+            out.push(c);
+        } else {
+            push_escaped(&mut out, c);
         }
     }
     Cow::Owned(out)
@@ -92,10 +98,7 @@ pub fn neutralise(text: &str, color: bool) -> String {
                 }
             }
             '\t' => out.push_str("    "),
-            c => match escape_char(c) {
-                Some(e) => out.push_str(&e),
-                None => out.push(c),
-            },
+            c => push_escaped(&mut out, c),
         }
     }
     out

@@ -124,6 +124,14 @@ fn rulebook_line(agent: &Path) -> usize {
         + 1
 }
 
+/// True when the error on stderr is located at agent.yaml's `rulebook:` line, column 11.
+fn at_rulebook_line(r: &Out, agent: &Path) -> bool {
+    says(
+        &r.stderr,
+        &format!("agent.yaml:{}:11:", rulebook_line(agent)),
+    )
+}
+
 fn mkfifo(p: &Path) -> bool {
     Command::new("mkfifo")
         .arg(p)
@@ -176,10 +184,7 @@ fn a_rulebook_outside_the_repository_is_refused_at_its_line() {
     let r = run(&["verify", &s(&agent)]);
     assert_eq!(r.code, 2, "{}", r.all());
     assert!(
-        says(
-            &r.stderr,
-            &format!("agent.yaml:{}:11:", rulebook_line(&agent))
-        ) && says(&r.stderr, "b.co"),
+        at_rulebook_line(&r, &agent) && says(&r.stderr, "b.co"),
         "{}",
         r.stderr
     );
@@ -226,14 +231,7 @@ fn special_and_huge_files_are_refused_not_read() {
     std::os::unix::fs::symlink("/dev/zero", d.path().join("zero.co")).unwrap();
     let r = run(&["verify", &s(&agent)]);
     assert_eq!(r.code, 2, "{}", r.all());
-    assert!(
-        says(
-            &r.stderr,
-            &format!("agent.yaml:{}:11:", rulebook_line(&agent))
-        ),
-        "{}",
-        r.stderr
-    );
+    assert!(at_rulebook_line(&r, &agent), "{}", r.stderr);
 
     // A `config.yml` beside the rulebook that points at a device, is a FIFO, a folder or too
     // large is an error, never ignored.
@@ -431,10 +429,7 @@ fn errors_name_a_line() {
     let r = run(&["verify", &s(&agent)]);
     assert_eq!(r.code, 2, "{}", r.all());
     assert!(
-        says(
-            &r.stderr,
-            &format!("agent.yaml:{}:11:", rulebook_line(&agent))
-        ) && says(&r.stderr, "line 2, column 7"),
+        at_rulebook_line(&r, &agent) && says(&r.stderr, "line 2, column 7"),
         "{}",
         r.stderr
     );

@@ -140,10 +140,7 @@ fn data(s: &str) -> String {
             '%' => out.push_str("%25"),
             '\r' => out.push_str("%0D"),
             '\n' => out.push_str("%0A"),
-            c => match crate::visible::escape_char(c) {
-                Some(e) => out.push_str(&e),
-                None => out.push(c),
-            },
+            c => crate::visible::push_escaped(&mut out, c),
         }
     }
     out

@@ -103,9 +103,10 @@ impl SourceFile {
             }
             for &c in &chars[from..to] {
                 at.push(text.len());
-                match crate::visible::escape_char(c).filter(|_| c != '\t') {
-                    Some(e) => text.push_str(&e),
-                    None => text.push(c),
+                if c == '\t' {
+                    text.push(c);
+                } else {
+                    crate::visible::push_escaped(&mut text, c);
                 }
             }
             at.push(text.len());
