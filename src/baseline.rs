@@ -119,13 +119,17 @@ struct JsonFinding {
 }
 
 /// Hides the findings of `report` that `baseline` already has (never QG312), and records how many.
+///
+/// The hidden findings move to [`Report::known`]: SARIF still writes them, with
+/// `baselineState: "unchanged"`, so uploading the log does not close their alerts.
 pub fn apply(report: &mut Report, baseline: &Baseline) {
-    let before = report.findings.len();
-    report
-        .findings
-        .retain(|f| f.rule == "QG312" || !baseline.fingerprints.contains(&f.fingerprint));
+    let (known, new): (Vec<_>, Vec<_>) = std::mem::take(&mut report.findings)
+        .into_iter()
+        .partition(|f| f.rule != "QG312" && baseline.fingerprints.contains(&f.fingerprint));
+    report.findings = new;
     report.baseline = Some(BaselineInfo {
         path: baseline.path.clone(),
-        known: before - report.findings.len(),
+        known: known.len(),
     });
+    report.known = known;
 }

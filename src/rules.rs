@@ -113,6 +113,9 @@ pub struct Rule {
     /// OWASP entries, each `LLMnn:2026` (Top 10 for LLM applications) or `ASInn:2026` (Agentic
     /// top 10).
     pub owasp: Vec<String>,
+    /// The CWE weaknesses its findings are instances of (`CWE-862`), when there are any: SARIF
+    /// tags them `external/cwe/cwe-862` and links the first as the rule's `helpUri`.
+    pub cwe: Vec<String>,
     /// What the rule finds, one to three sentences.
     pub description: String,
     /// Message template, lower-case first, no final period (placeholders: [`MESSAGE_PLACEHOLDERS`]).
@@ -180,6 +183,8 @@ struct RuleFile {
     stops: bool,
     severity: String,
     owasp: Vec<String>,
+    #[serde(default)]
+    cwe: Vec<String>,
     status: String,
     description: String,
     message: String,
@@ -190,6 +195,25 @@ struct RuleFile {
     does_not_prove: String,
     #[serde(default)]
     nothing_to_read: Option<String>,
+}
+
+/// True for `CWE-<digits>`.
+pub fn is_cwe(s: &str) -> bool {
+    s.strip_prefix("CWE-")
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// The MITRE page of `cwe` (`CWE-862` → `https://cwe.mitre.org/data/definitions/862.html`).
+pub fn cwe_uri(cwe: &str) -> String {
+    format!(
+        "https://cwe.mitre.org/data/definitions/{}.html",
+        cwe.trim_start_matches("CWE-")
+    )
+}
+
+/// The SARIF tag of `cwe`, as CodeQL writes it (`external/cwe/cwe-862`).
+pub fn cwe_tag(cwe: &str) -> String {
+    format!("external/cwe/{}", cwe.to_ascii_lowercase())
 }
 
 /// The embedded rule files, `(file name, text)`, sorted by file name (`rules/QG*.toml` at build
@@ -250,6 +274,9 @@ pub fn parse(file_name: &str, text: &str) -> Result<Rule, RuleFileError> {
     if raw.owasp.is_empty() {
         return Err(err("owasp is empty".to_string()));
     }
+    if let Some(bad) = raw.cwe.iter().find(|c| !is_cwe(c)) {
+        return Err(err(format!("cwe entry `{bad}`: expected CWE-<number>")));
+    }
     if let Some(bad) = raw.owasp.iter().find(|o| !is_owasp_entry(o)) {
         return Err(err(format!(
             "owasp entry `{bad}`: expected LLMnn:2026 or ASInn:2026"
@@ -298,6 +325,7 @@ pub fn parse(file_name: &str, text: &str) -> Result<Rule, RuleFileError> {
         stops: raw.stops,
         severity,
         owasp: raw.owasp,
+        cwe: raw.cwe,
         description: trim(raw.description),
         message: trim(raw.message),
         fix: trim(raw.fix),

@@ -182,6 +182,7 @@ pub fn verify_with_model(
         info
     });
     checks::sort(&mut findings);
+    checks::unique_fingerprints(&mut findings);
     let given = checks::coverage::Given {
         rulebook: rulebook.is_some(),
         traces: traces_info.is_some(),
@@ -215,6 +216,8 @@ pub fn verify_with_model(
         baseline: None,
         traces: traces_info,
         code_checks,
+        triage: crate::report::Triage::default(),
+        known: Vec::new(),
     };
     Ok((report, model))
 }

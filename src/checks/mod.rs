@@ -103,6 +103,24 @@ pub fn finding(
         fix,
         witness,
         other_witness: None,
+        accepted: None,
+    }
+}
+
+/// Makes every fingerprint unique (issue 18: two findings never share one, or code scanning
+/// merges their alerts). Findings are in their sorted order; the first of a run of equal
+/// fingerprints keeps its own, the n-th (n >= 2) hashes its subject with `#n` appended (two null
+/// edges from one node, QG015: the edge is keyed by its place among its node's, and an unrelated
+/// edit keeps both).
+pub fn unique_fingerprints(findings: &mut [Finding]) {
+    let mut seen: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    for f in findings.iter_mut() {
+        let n = seen.entry(f.fingerprint.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            let keyed = format!("{}#{n}", f.subject);
+            f.fingerprint = fingerprint(f.rule, f.obligation, &keyed, f.node.as_deref());
+        }
     }
 }
 

@@ -8,22 +8,38 @@
 //! - [`json`]: a stable, documented schema of the same content (the schema is the module's doc).
 //! - [`sarif`]: SARIF 2.1.0 for GitHub code scanning (the only module that uses `serde_sarif`).
 //! - [`github`]: GitHub Actions workflow commands, one annotation per finding.
+//! - [`concise`]: one line a finding (`--format concise`), and a count per rule (`--statistics`).
+//! - [`picture`]: the graph in Mermaid or Graphviz DOT, with one finding's witness highlighted.
+//! - [`summary`]: the Markdown job summary (`--summary FILE`), with the picture of the first
+//!   blocking finding's route.
 //! - [`rules_cmd`]: `stalwart rules list|explain`.
 //!
 //! Every renderer is deterministic: the same report gives the same bytes (no times, no absolute
 //! paths).
 
+pub mod concise;
 pub mod github;
 pub mod json;
+pub mod picture;
 pub mod replay;
 pub mod rules_cmd;
 pub mod sarif;
+pub mod summary;
 pub mod text;
 
 use crate::findings::{Finding, Step, StepKind};
 use crate::report::Report;
 use crate::rules::RuleType;
 use crate::source::Loc;
+
+/// `1 finding`, `2 findings`.
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
 
 /// How loudly a finding is shown, the same in SARIF (`level`) and in workflow commands (SPEC 8):
 /// `Error` when it fails the report's gate, `Note` for a Security hotspot, else `Warning`.
