@@ -87,6 +87,8 @@ class Catalogue:
 
     tools: dict[str, ToolSpec]
     source: str
+    #: Each tool's entry as written (JSON values), for an export's catalogue to repeat.
+    raw: dict[str, dict] = field(default_factory=dict)
 
     def get(self, name: str) -> ToolSpec | None:
         return self.tools.get(name)
@@ -121,17 +123,19 @@ def read_catalogue(root: Node, shown: str) -> Catalogue:
             raise doc.fail(f.loc, f"unknown catalogue format {seen}: this verifier reads qls-catalogue/1",
                            "write `format: qls-catalogue/1`, or leave `format` out")
     tools: dict[str, ToolSpec] = {}
+    raw: dict[str, dict] = {}
     t = m.get("tools")
     if t is not None:
         for e in doc.map_or_null(t, "`tools` of the catalogue").entries:
             words = Node(e.key_loc, "map") if e.value.is_null() else doc.as_map(e.value, f"the entry of tool '{e.key}'")
             tools[e.key] = _read_tool(e.key, e.key_loc, words)
+            raw[e.key] = words.to_py()
     for key, what in (("channels", "`channels`"), ("stores", "`stores`")):
         n = m.get(key)
         if n is not None:
             for e in doc.map_or_null(n, what).entries:
                 _check_side_entry(key, e)
-    cat = Catalogue(tools, shown)
+    cat = Catalogue(tools, shown, raw)
     _check_references(cat)
     return cat
 
