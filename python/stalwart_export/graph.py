@@ -874,8 +874,9 @@ class _GraphExport:
                     tn = self.builder.nodes[t].runnable
                     if tool not in getattr(tn, "tools_by_name", {}):
                         continue
+                    where = {"asked_in": self.qid(name)} if mode != "per_call" else {}
                     self.interrupts.append(self.lg({"node": self.qid(t), "when": "call", "tool": tool},
-                                                   source=src, guaranteed=True, decisions=decisions))
+                                                   source=src, guaranteed=True, decisions=decisions, **where))
 
 
 def _is_middleware(obj: Any) -> bool:

@@ -125,7 +125,9 @@ class Batch:
             "tool": o.call.tool,
             "args": o.call.args,
             "call_id": o.call.call_id,
-            "decision": o.decision.outcome if o.answer is None else CONFIRM,
+            # The check's decision on the call recorded: an approved or edited call that ran was
+            # confirmed; an edit the rules refused is a refusal.
+            "decision": CONFIRM if (ran and o.answer is not None) else o.decision.outcome,
             "reasons": o.reasons,
             "answer": o.answer,
             "ran": ran,

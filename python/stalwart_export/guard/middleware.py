@@ -30,6 +30,7 @@ task config's `__pregel_read` and `__pregel_send`, `ToolNode._parse_input`,
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -136,7 +137,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             raise GuardConfigError(f"context must be a mapping or a function of the state, not {type(context).__name__}",
                                    "give context={'fact': value} or context=lambda state: {...}")
         self._context = context
-        self._task_runs: dict[str, int] = {}
+        #: Writes guard.call ran per step task (a few hundred recent tasks), to refuse a pause after one.
+        self._step_writes: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ AgentMiddleware
@@ -190,9 +192,10 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         node's state. The entry is added to `state[HISTORY_KEY]` (so a second call in the same
         step sees it) and, inside a graph, written to the state; outside one, return
         `result.update` with the step's own update. Calls made one after another in one step are
-        each a batch of their own. A call that needs a person after another call of this step
-        already ran is refused: when the run resumes, LangGraph runs the step again from its
-        start, and the earlier call would run twice (ask first, or split the step)."""
+        each a batch of their own. A call that needs a person after a write of this step already
+        ran is refused: when the run resumes, LangGraph runs the step again from its
+        start, and the earlier call would run twice (ask first, or split the step); reads may
+        run again."""
         from langchain_core.messages import ToolMessage
 
         name = getattr(tool, "name", None) or getattr(tool, "__name__", None)
@@ -207,7 +210,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         deny = None
         if task is not None:
             with self._lock:
-                if self._task_runs.get(task):
+                if self._step_writes.get(task):
                     deny = ("a call that needs a person after another guarded call of this step ran: when the run "
                             "resumes LangGraph runs the step again from its start and that call would run twice; "
                             "make the confirmed call first, or in a step of its own")
@@ -215,9 +218,12 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         output = None
         if o.run:
             output = tool.invoke(o.call.args)
-            if task is not None:
+            spec = self.rules.catalogue.get(o.call.tool)
+            if task is not None and spec is not None and spec.is_write:
                 with self._lock:
-                    self._task_runs[task] = self._task_runs.get(task, 0) + 1
+                    self._step_writes[task] = self._step_writes.pop(task, 0) + 1
+                    while len(self._step_writes) > 256:  # the oldest steps' counts are done with
+                        self._step_writes.popitem(last=False)
         entry = batch.entry(o, output.content if isinstance(output, ToolMessage) else output)
         if isinstance(state, dict):
             state[HISTORY_KEY] = merge_history(state.get(HISTORY_KEY), [entry])

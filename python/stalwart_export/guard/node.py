@@ -22,7 +22,9 @@ from .doc import GuardConfigError
 
 def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
     """A `GuardedToolNode` of `guard` over `tools` (see the module docs)."""
+    from langchain_core.runnables import RunnableConfig
     from langgraph.prebuilt import ToolNode
+    from langgraph.runtime import Runtime
 
     from .middleware import _channel_problem, _Context, _interrupt
 
@@ -68,14 +70,14 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
                 for k in keys:
                     self._plans.pop(k, None)
 
-        def _func(self, input: Any, config: Any, runtime: Any) -> Any:
+        def _func(self, input: Any, config: RunnableConfig, runtime: Runtime) -> Any:
             keys = self._settle(input, config)
             try:
                 return super()._func(input, config, runtime)
             finally:
                 self._forget(keys)
 
-        async def _afunc(self, input: Any, config: Any, runtime: Any) -> Any:
+        async def _afunc(self, input: Any, config: RunnableConfig, runtime: Runtime) -> Any:
             keys = self._settle(input, config)
             try:
                 return await super()._afunc(input, config, runtime)
