@@ -444,14 +444,30 @@ def parse_yaml(text: str, shown: str) -> Node:
 
     it: Iterator[Any] = iter(events)
 
+    def past_properties(mark: Any) -> Loc:
+        """Where the value starts after its anchor and tag (the verifier points there)."""
+        i = mark.index
+        while i < len(text) and text[i] in "&!":
+            while i < len(text) and not text[i].isspace():
+                i += 1
+            while i < len(text) and text[i] in " \t":
+                i += 1
+        line = text.count("\n", 0, i) + 1
+        col = i - (text.rfind("\n", 0, i) + 1) + 1
+        return Loc(shown, line, col)
+
     def check(ev: Any) -> None:
-        if getattr(ev, "anchor", None):
-            raise err(ev.start_mark, "YAML anchors and aliases (`&name`, `*name`) are not supported",
-                      "write the value out in full where it is used")
         tag = getattr(ev, "tag", None)
-        if tag is not None and tag != "!":
-            raise err(ev.start_mark, "YAML tags (`!!str`, `!name`) are not supported",
-                      "remove the tag; quote the value if it must be read as text")
+        bad_tag = tag is not None and tag != "!"
+        if getattr(ev, "anchor", None) or bad_tag:
+            loc = past_properties(ev.start_mark)
+            if getattr(ev, "anchor", None):
+                raise GuardConfigError("YAML anchors and aliases (`&name`, `*name`) are not supported",
+                                       "write the value out in full where it is used",
+                                       file=shown, line=loc.line, column=loc.column)
+            raise GuardConfigError("YAML tags (`!!str`, `!name`) are not supported",
+                                   "remove the tag; quote the value if it must be read as text",
+                                   file=shown, line=loc.line, column=loc.column)
 
     def node(ev: Any, depth: int) -> Node:
         if depth > MAX_DEPTH:
