@@ -119,7 +119,10 @@ fn build(report: &Report, root: &Path, category: Option<&str>) -> Sarif {
     };
 
     let rules: &[Rule] = crate::rules::all();
-    let mut descriptors: Vec<ReportingDescriptor> = rules.iter().map(descriptor).collect();
+    let mut descriptors: Vec<ReportingDescriptor> = rules
+        .iter()
+        .map(|r| descriptor(r, report.framework))
+        .collect();
     // A finding whose rule has no file still needs a descriptor for its ruleIndex.
     let mut extra: Vec<&'static str> = Vec::new();
     for f in &report.findings {
@@ -531,14 +534,15 @@ fn code_descriptor(c: &crate::checks::code::CodeCheck) -> ReportingDescriptor {
     })
 }
 
-/// The `reportingDescriptor` of a rule of `rules/`.
-fn descriptor(r: &Rule) -> ReportingDescriptor {
+/// The `reportingDescriptor` of a rule of `rules/`, its help giving the fix in the terms of the
+/// `framework` the export was made with (SPEC 12).
+fn descriptor(r: &Rule, framework: crate::ir::Framework) -> ReportingDescriptor {
     let placeholders = [
         ("tool", "<tool>"),
         ("node", "<node>"),
         ("subject", "<subject>"),
     ];
-    let fix = crate::rules::fill(&r.fix, &placeholders);
+    let fix = crate::rules::fill(r.fix_template(framework), &placeholders);
     let yes_no = |b: bool| if b { "yes" } else { "no" };
     let owasp = if r.owasp.is_empty() {
         String::new()
