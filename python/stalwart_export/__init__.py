@@ -14,7 +14,7 @@ Tested with langgraph 1.2.24 (see python/requirements-test.txt).
 
 from .catalogue import catalogue_words, export_catalogue, tool_words
 from .graph import escape_id, export_graph, graph_tools, unescape_id
-from .guard import HISTORY_KEY, Guard, GuardConfigError, GuardHistory, GuardState
+from .guard import HISTORY_KEY, Guard, GuardConfigError, GuardHistory, GuardState, read_history
 
 __all__ = [
     "export_graph",
@@ -29,5 +29,6 @@ __all__ = [
     "GuardHistory",
     "GuardState",
     "HISTORY_KEY",
+    "read_history",
 ]
 __version__ = "0.1.0"

@@ -56,7 +56,7 @@ def run_case(case: dict, index: int = 0) -> list[dict]:
     from langgraph.types import Command
 
     from graphs import ToolCallingFakeModel
-    from stalwart_export import HISTORY_KEY, Guard
+    from stalwart_export import Guard, read_history
 
     if not isinstance(case, dict) or not isinstance(case.get("turns"), list):
         raise CaseError(f"case {index}: a case is an object with `catalogue`, `taint_policy` and `turns`")
@@ -91,7 +91,7 @@ def run_case(case: dict, index: int = 0) -> list[dict]:
                 resume[p.id] = {"type": "approve"} if answer == "yes" else {"type": "reject"}
             out = agent.invoke(Command(resume=resume if len(pending) > 1 else next(iter(resume.values()))), cfg)
         state = out
-    by_call = {e["call_id"]: e for e in state.get(HISTORY_KEY) or []}
+    by_call = {e["call_id"]: e for e in read_history(state)}
     results = []
     for t, k, c in calls:
         e = by_call.get(f"c{t}_{k}")

@@ -17,7 +17,7 @@ from langgraph.prebuilt import tools_condition
 from langgraph.types import Command
 
 from graphs import call, model
-from stalwart_export import HISTORY_KEY, Guard, GuardState
+from stalwart_export import Guard, GuardState, read_history
 
 #: How many times each tool really ran (reset by `reset()`).
 RAN: Counter = Counter()
@@ -172,7 +172,7 @@ def thread() -> str:
 
 
 def entries(state: dict) -> list[dict]:
-    return list(state.get(HISTORY_KEY) or [])
+    return read_history(state)
 
 
 def decisions(state: dict) -> list[tuple]:

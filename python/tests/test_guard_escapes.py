@@ -6,6 +6,7 @@ import pytest
 import guarded as G
 from graphs import call
 from stalwart_export import HISTORY_KEY, Guard
+from stalwart_export.guard.history import encode
 
 
 @pytest.fixture(autouse=True)
@@ -162,6 +163,11 @@ def rewrite_history(app, thread, history):
     assert app.get_state({"configurable": {"thread_id": thread}}).values[HISTORY_KEY] == history
 
 
+def records(entries):
+    """Entries as the state keeps them, each with the MAC it carries (edited or not)."""
+    return [encode(e) for e in entries]
+
+
 def test_a_tampered_history_is_refused():
     for key in (None, b"secret"):
         G.reset()
@@ -172,7 +178,7 @@ def test_a_tampered_history_is_refused():
         # Someone edits the stored checkpoint so that the inbox read never happened (no taint).
         tampered = [dict(e) for e in G.entries(out)]
         tampered[0]["outside"] = False
-        rewrite_history(a, t, tampered)
+        rewrite_history(a, t, records(tampered))
         out2, asked = G.turn(a, t, "second")
         assert asked == []
         assert G.decisions(out2)[-1] == ("add_note", "refuse", False, "history_invalid")
@@ -201,8 +207,9 @@ def test_a_state_update_cannot_rewrite_an_entry():
     t = G.thread()
     out, _ = G.turn(a, t, "first")
     cfg = {"configurable": {"thread_id": t}}
-    a.update_state(cfg, {HISTORY_KEY: [dict(G.entries(out)[0], outside=False)]})
-    assert a.get_state(cfg).values[HISTORY_KEY] == G.entries(out)  # the reducer kept the original
+    before = out[HISTORY_KEY]
+    a.update_state(cfg, {HISTORY_KEY: records([dict(G.entries(out)[0], outside=False)])})
+    assert a.get_state(cfg).values[HISTORY_KEY] == before  # the reducer kept the original
     out2, asked = G.turn(a, t, "second", answers=[G.YES])
     assert asked[0]["reasons"] == ["tainted_call", "write"]
 
@@ -305,7 +312,7 @@ def test_guard_call_in_a_step():
     out = app.invoke(G.Command(resume=G.YES), cfg)
     assert out["log"] == ["refuse", False, "confirm", True]
     assert G.RAN == {"get_order": 2, "refund_order": 1}  # the read ran again when the step resumed
-    assert [e["tool"] for e in out[HISTORY_KEY]] == ["refund_order", "get_order", "refund_order"]
+    assert [e["tool"] for e in G.entries(out)] == ["refund_order", "get_order", "refund_order"]
 
 
 def test_guard_call_refuses_a_pause_after_a_write_of_the_same_step():

@@ -13,8 +13,8 @@ graph's state), `args` (argument schema and destinations), `decide` (the rules, 
 
 from .decide import REASON_TEXT
 from .doc import GuardConfigError
-from .history import HISTORY_KEY, GuardHistory, merge_history
+from .history import HISTORY_KEY, GuardHistory, merge_history, read_history
 from .middleware import CallResult, Guard, GuardState
 
 __all__ = ["Guard", "GuardConfigError", "GuardHistory", "GuardState", "CallResult", "HISTORY_KEY",
-           "REASON_TEXT", "merge_history"]
+           "REASON_TEXT", "merge_history", "read_history"]

@@ -112,8 +112,9 @@ class Batch:
         return Outcome(i, shown, False, d, answer="reject", message=f"'{call.tool}' did not run: {why}",
                        reasons=list(d.reasons) + ["declined"])
 
-    def entry(self, o: Outcome, result: Any = None) -> dict:
-        """The sealed history entry of outcome `o`; `result` is the tool's answer when it ran."""
+    def entry(self, o: Outcome, result: Any = None) -> str:
+        """The sealed history record of outcome `o` (`history.py`); `result` is the tool's answer
+        when it ran."""
         tool = self.rules.catalogue.get(o.call.tool)
         ran = o.run
         e = {

@@ -39,7 +39,7 @@ from .core import Batch, Outcome, refusal_text
 from .decide import Call, Rules
 from .doc import GuardConfigError
 from .facts import load_facts
-from .history import HISTORY_KEY, Chain, GuardHistory, merge_history, verify
+from .history import HISTORY_KEY, Chain, GuardHistory, merge_history, parse, verify
 from .rulebook import load_rulebook
 from .trace import NO_THREAD, TraceWriter, make_tracer, qualified_node
 
@@ -85,8 +85,8 @@ GuardState = _guard_state()
 class CallResult:
     """What `guard.call` did: `ran`; the tool's `output` (None when it did not run); the
     `decision` (`allow`, `confirm`, `refuse`) and `reasons`; `message`, what to tell the model
-    when it did not run; `entry`, the history entry; `update`, the state update that records it
-    (`{HISTORY_KEY: [entry]}`; inside a graph it is already written)."""
+    when it did not run; `entry`, the history entry (a mapping); `update`, the state update that
+    records it (`{HISTORY_KEY: [record]}`; inside a graph it is already written)."""
 
     ran: bool
     output: Any
@@ -224,13 +224,13 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                     self._step_writes[task] = self._step_writes.pop(task, 0) + 1
                     while len(self._step_writes) > 256:  # the oldest steps' counts are done with
                         self._step_writes.popitem(last=False)
-        entry = batch.entry(o, output.content if isinstance(output, ToolMessage) else output)
+        record = batch.entry(o, output.content if isinstance(output, ToolMessage) else output)
         if isinstance(state, dict):
-            state[HISTORY_KEY] = merge_history(state.get(HISTORY_KEY), [entry])
-        _send(cfg, entry)
-        self._trace_call(ctx, o, entry)
+            state[HISTORY_KEY] = merge_history(state.get(HISTORY_KEY), [record])
+        _send(cfg, record)
+        entry = self._trace_call(ctx, o, record)
         return CallResult(o.run, output, entry["decision"], list(o.reasons),
-                          "" if o.run else refusal_text(o), entry, {HISTORY_KEY: [entry]})
+                          "" if o.run else refusal_text(o), entry, {HISTORY_KEY: [record]})
 
     def traced(self, graph: Any) -> Any:
         """`graph` (a compiled graph) with the guard's trace attached: every node the run enters
@@ -304,22 +304,24 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
     def _refused(self, o: Outcome, batch: Batch, ctx: "_Context") -> Any:
         from langchain_core.messages import ToolMessage
 
-        entry = batch.entry(o)
-        _send(ctx.config, entry)
-        self._trace_call(ctx, o, entry)
+        record = batch.entry(o)
+        _send(ctx.config, record)
+        entry = self._trace_call(ctx, o, record)
         return ToolMessage(content=refusal_text(o), name=o.call.tool, tool_call_id=o.call.call_id or "",
                            status="error", additional_kwargs={"stalwart_guard": {
                                "decision": entry["decision"], "reasons": o.reasons}})
 
     def _ran(self, o: Outcome, batch: Batch, ctx: "_Context", result: Any) -> Any:
-        entry = batch.entry(o, _answer_of(result, o.call.call_id))
-        _send(ctx.config, entry)
-        self._trace_call(ctx, o, entry)
+        record = batch.entry(o, _answer_of(result, o.call.call_id))
+        _send(ctx.config, record)
+        self._trace_call(ctx, o, record)
         return result
 
-    def _trace_call(self, ctx: "_Context", o: Outcome, entry: dict) -> None:
+    def _trace_call(self, ctx: "_Context", o: Outcome, record: str) -> dict:
+        """The entry of `record`, after writing its step to the trace (when there is one)."""
+        entry = dict(parse(record) or {})
         if self.trace is None:
-            return
+            return entry
         step: dict[str, Any] = {"node": ctx.node or "?"}
         step["tool" if o.run else "call"] = o.call.tool
         step.update(decision=entry["decision"], reasons=list(o.reasons), answer=o.answer, call_id=o.call.call_id)
@@ -328,6 +330,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         if o.proposed is not None:
             step["proposed"] = {"tool": o.proposed.tool, "args": o.proposed.args}
         self.trace.call(ctx.thread, step)
+        return entry
 
 
 class _ContextFailed(Exception):
@@ -395,11 +398,12 @@ def _channel_problem(cfg: Any) -> str | None:
     return None
 
 
-def _send(cfg: Any, entry: dict) -> None:
+def _send(cfg: Any, record: str) -> None:
+    """Write `record` to the history channel as one of the task's own writes."""
     conf = (cfg or {}).get("configurable") or {}
     send = conf.get(CONFIG_KEY_SEND)
     if send is not None:
-        send([(HISTORY_KEY, [entry])])
+        send([(HISTORY_KEY, [record])])
 
 
 def _turn_of(state: Any) -> int:
