@@ -8,6 +8,11 @@
 //! start them; when no new turn-start state appears, every later turn would repeat an earlier one
 //! and the verdict holds at every depth (the fixpoint of SPEC 9).
 //!
+//! A call a node reviews (SPEC 12.2) branches on the person's answer like a guarded write: a yes
+//! runs it confirmed on clean content, a no runs nothing. With `input.reads_outside` the turn's
+//! first state is tainted in the top graph's region. The top end's own flags apply on the edge
+//! into it, before the turn's reset.
+//!
 //! A state is a vector of 64-bit words: word 0 packs the node, the phase and whether the batch
 //! has made a call; then the flags, the `exit_after` counters and the sliced latches of
 //! [`Slice`], laid out by `Layout`.

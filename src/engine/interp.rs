@@ -4,8 +4,11 @@
 //! It is written apart from the explicit engine on purpose: a witness the engine produced is
 //! trusted only when this interpreter, reading SPEC 3 on its own, agrees that every step is legal
 //! (the node entered is a destination of a usable edge, the step limit holds, the pauses are
-//! answered, the call is bound, a guarded call's outcome is one the tool check can give) and that
-//! the last call breaks the obligation.
+//! answered, the call is bound, a guarded call's outcome is one the tool check can give, only a
+//! call its node reviews (SPEC 12.2) or a guarded one runs nothing) and that the last call breaks
+//! the obligation. [`Run`] drives the same walk step by step for a harness that decides each call
+//! as the interpreter reads it ([`call_outcomes`]), as `tests/guard_parity.rs` does against the
+//! Python guard.
 
 use super::{Class, Violation};
 use crate::findings::{Obligation, Step, StepKind};

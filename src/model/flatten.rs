@@ -1,5 +1,8 @@
 //! Flattening (SPEC 3, 3.1): subgraphs inlined under qualified ids, `null` destinations expanded,
-//! sends turned into edges, interrupts attached to the nodes they pause at.
+//! sends turned into edges, interrupts attached to the nodes they pause at (`call` reviews as the
+//! node's [`super::FlatNode::reviews`]), a subgraph node's own flags moved to its inner ends, every
+//! node ranked in the file's declaration order, and `input.reads_outside` as the region each turn
+//! starts tainted in.
 //!
 //! The input has been validated by [`crate::input`]; anything still inconsistent here is reported
 //! as an error string (never a panic), which the command line turns into exit 2.

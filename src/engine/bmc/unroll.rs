@@ -16,7 +16,8 @@
 //!   `count`, taint bits, `confirmed`, `confirmed_clean`, `irreversible_unconfirmed`, `wrote`, the
 //!   node where the unrecoverable tool last ran);
 //! - the choices: each `inside` pause's answer, and per counted tool the number of its calls in
-//!   the batch that run (`x`) and whether one more was refused (`y`).
+//!   the batch that run (`x`) and whether one more ran nothing (`y`: refused by the tool check,
+//!   or declined by the person at a guarded write or a call the node reviews, SPEC 12.2).
 //!
 //! Everything is propositional (see [`super::bits`]). Batch semantics follow SPEC 3.1 exactly:
 //! calls see the batch's starting `ran`, taint and `confirmed`; `count` and the per-run write
