@@ -581,7 +581,7 @@ impl<'a> Search<'a> {
     /// Where the latches `u`'s check reads are not kept, both outcomes are allowed.
     fn call_options(&self, k: &[u64], n: NodeIx, u: ToolIx) -> &'static [bool] {
         let node = &self.m.nodes[n];
-        let reviewed = node.reviews(u);
+        let reviewed = node.reviews_calls_of(u);
         if !node.guarded() {
             return if reviewed { &[true, false] } else { &[true] };
         }
@@ -627,7 +627,11 @@ impl<'a> Search<'a> {
                 s[lay.misc] = (s[lay.misc] & 0xffff_ffff) | ((n as u64 + 1) << 32);
             }
             // A reviewed call the person let run is confirmed (SPEC 12.2).
-            if !guarded && def.irreversible && self.s.irrev_unconf && !self.m.nodes[n].reviews(u) {
+            if !guarded
+                && def.irreversible
+                && self.s.irrev_unconf
+                && !self.m.nodes[n].reviews_calls_of(u)
+            {
                 let confirmed = self.conf_ix[u].is_some_and(|i| get(s, lay.conf, i));
                 if !confirmed {
                     s[lay.misc] |= 1;
@@ -752,7 +756,7 @@ impl<'a> Search<'a> {
         let target = self.inst.tool;
         let is_t = target == Some(u);
         // A call the person reviewed and let run is confirmed, on clean content (SPEC 12.2).
-        let reviewed = m.nodes[n].reviews(u);
+        let reviewed = m.nodes[n].reviews_calls_of(u);
         let mut hits: Vec<(ToolIx, NodeIx, Class)> = Vec::new();
         match self.inst.obligation {
             Obligation::O1 => {
@@ -946,7 +950,7 @@ fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
     let binds = |n: &crate::model::FlatNode, t: ToolIx| {
         n.calls_tools()
             && n.tools.contains(&t)
-            && !(n.reviews(t)
+            && !(n.reviews_calls_of(t)
                 && matches!(
                     inst.obligation,
                     Obligation::O2 | Obligation::O6 | Obligation::O9 | Obligation::O10

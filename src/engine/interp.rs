@@ -143,7 +143,7 @@ pub struct CallOutcomes {
 /// the replay and the guard parity test share.
 pub fn call_outcomes(m: &FlatModel, l: &Latches, n: NodeIx, u: ToolIx) -> CallOutcomes {
     let node = &m.nodes[n];
-    let reviewed = node.reviews(u);
+    let reviewed = node.reviews_calls_of(u);
     if !node.guarded() {
         return CallOutcomes {
             may_run: true,
@@ -377,7 +377,7 @@ impl<'a> Walk<'a> {
                     ));
                 }
                 let runs = !st.refused;
-                if st.when == Some(When::Call.as_str()) && !nd.reviews(t) {
+                if st.when == Some(When::Call.as_str()) && !nd.reviews_calls_of(t) {
                     return Err(bad(format!(
                         "'{}' does not review the calls of '{}'",
                         nd.qid, m.tools[t].name
@@ -485,7 +485,7 @@ impl<'a> Walk<'a> {
         let d = &m.tools[t];
         let node = &m.nodes[self.node];
         // A reviewed call the person let run is confirmed (SPEC 12.2).
-        let confirmed = node.guarded() || node.reviews(t) || self.l.confirmed[t];
+        let confirmed = node.guarded() || node.reviews_calls_of(t) || self.l.confirmed[t];
         self.l.count[t] += 1;
         if d.is_write() {
             if d.irreversible && !confirmed {
@@ -575,7 +575,7 @@ impl<'a> Walk<'a> {
         let n = self.node;
         let plain = !m.nodes[n].guarded();
         // A call the person reviewed and let run is confirmed, on clean content (SPEC 12.2).
-        let reviewed = m.nodes[n].reviews(u);
+        let reviewed = m.nodes[n].reviews_calls_of(u);
         let no = |why: &str| Err(ReplayError::NoViolation(why.to_string()));
         if !runs {
             return no("the last call runs nothing (refused or declined), so it breaks nothing");

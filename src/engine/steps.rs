@@ -33,7 +33,7 @@ pub fn call_step(m: &FlatModel, n: NodeIx, tool: ToolIx, turn: u32, refused: boo
     c.tool = Some(m.tools[tool].name.clone());
     c.guarded = Some(node.guarded());
     c.refused = refused;
-    if node.reviews(tool) {
+    if node.reviews_calls_of(tool) {
         c.when = Some(When::Call.as_str());
         c.yes = Some(!refused);
     }

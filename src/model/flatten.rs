@@ -1,6 +1,6 @@
 //! Flattening (SPEC 3, 3.1): subgraphs inlined under qualified ids, `null` destinations expanded,
 //! sends turned into edges, interrupts attached to the nodes they pause at (`call` reviews as the
-//! node's [`super::FlatNode::reviews`]), a subgraph node's own flags moved to its inner ends, every
+//! node's `reviews`), a subgraph node's own flags moved to its inner ends, every
 //! node ranked in the file's declaration order, and `input.reads_outside` as the region each turn
 //! starts tainted in.
 //!

@@ -89,7 +89,7 @@ impl FlatNode {
     }
 
     /// True when a call of `tool` at this node is reviewed by the person first (SPEC 12.2).
-    pub fn reviews(&self, tool: ToolIx) -> bool {
+    pub fn reviews_calls_of(&self, tool: ToolIx) -> bool {
         self.reviews.iter().any(|p| p.tool == Some(tool))
     }
 

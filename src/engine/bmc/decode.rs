@@ -46,7 +46,7 @@ fn batch(un: &Unrolling, model: &Model, fr: &Frame, n: NodeIx, steps: &mut Vec<S
         }
     }
     for &u in &tools {
-        let decided = m.nodes[n].guarded() || m.nodes[n].reviews(u);
+        let decided = m.nodes[n].guarded() || m.nodes[n].reviews_calls_of(u);
         if fr.y[u].as_ref().is_some_and(|y| truth(model, y)) && decided {
             steps.push(call_step(m, n, u, fr.turn, true));
         }
@@ -55,7 +55,7 @@ fn batch(un: &Unrolling, model: &Model, fr: &Frame, n: NodeIx, steps: &mut Vec<S
         if let Some(&u) = tools.iter().find(|&&u| un.p.xcap[u] == 0) {
             // Its outcome changes nothing the obligation reads: a refusal (or a person's no)
             // wherever one can happen, since it changes nothing at all.
-            let refused = m.nodes[n].reviews(u)
+            let refused = m.nodes[n].reviews_calls_of(u)
                 || (m.nodes[n].guarded()
                     && (m.tools[u].is_write() || !truth(model, &un.order_static(fr, u))));
             steps.push(call_step(m, n, u, fr.turn, refused));

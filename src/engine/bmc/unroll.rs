@@ -300,7 +300,7 @@ impl<'a> Unrolling<'a> {
             // A call can be refused where the check or a person decides it.
             let decided = p.binders[u]
                 .iter()
-                .any(|&n| m.nodes[n].guarded() || m.nodes[n].reviews(u));
+                .any(|&n| m.nodes[n].guarded() || m.nodes[n].reviews_calls_of(u));
             if decided {
                 y[u] = Some(Bool::fresh_const("y"));
             }
@@ -418,7 +418,7 @@ impl<'a> Unrolling<'a> {
                 .iter()
                 .flat_map(|&u| {
                     let mut v = vec![fr.calls_at_least(u, 1)];
-                    if node.guarded() || node.reviews(u) {
+                    if node.guarded() || node.reviews_calls_of(u) {
                         if let Some(y) = &fr.y[u] {
                             v.push(y.clone());
                         }
@@ -437,13 +437,13 @@ impl<'a> Unrolling<'a> {
 
     /// True when the frame is at a node binding `u` that reviews its calls (SPEC 12.2).
     pub fn reviews_at(&self, fr: &Frame, u: ToolIx) -> Bool {
-        self.binder_at(fr, u, &|n| n.reviews(u))
+        self.binder_at(fr, u, &|n| n.reviews_calls_of(u))
     }
 
     /// True when the frame is at a node binding `u` whose calls of `u` run unconfirmed: plain
     /// and not reviewing them.
     fn unconfirmed_at(&self, fr: &Frame, u: ToolIx) -> Bool {
-        self.binder_at(fr, u, &|n| !n.guarded() && !n.reviews(u))
+        self.binder_at(fr, u, &|n| !n.guarded() && !n.reviews_calls_of(u))
     }
 
     /// True when the frame is at a node binding `u` for which `which` holds.
@@ -869,7 +869,7 @@ impl<'a> Unrolling<'a> {
                             for &w in &n.tools {
                                 let d = &m.tools[w];
                                 // A reviewed call that ran was confirmed (SPEC 12.2).
-                                if d.is_write() && d.irreversible && !n.reviews(w) {
+                                if d.is_write() && d.irreversible && !n.reviews_calls_of(w) {
                                     let conf = fr.conf_e[w].clone().unwrap_or_else(f);
                                     let need = if w == t0 { 2 } else { 1 };
                                     why.push(Bool::and(&[
