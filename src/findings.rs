@@ -161,14 +161,16 @@ pub struct Step {
     /// For `call`: whether the call went through the tool check.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub guarded: Option<bool>,
-    /// For a guarded `call`: true when the check (or the person) refused it, so nothing ran.
+    /// For a `call`: true when it ran nothing: the check (or the person, for a guarded write)
+    /// refused it, or the person declined a call its node reviews (SPEC 12.2).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub refused: bool,
     /// For `confirm`: the person's answer (`true` is yes). A `before`/`after` no pauses the run
-    /// for good, so only `inside` interrupts show `false`.
+    /// for good, so only `inside` interrupts show `false`. For a `call` its node reviews: the
+    /// person's answer to that call.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub yes: Option<bool>,
-    /// For `confirm`: `before`, `after` or `inside`.
+    /// For `confirm`: `before`, `after` or `inside`; `call` on a call its node reviews.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub when: Option<&'static str>,
     /// The turn (1-based) the step is in.

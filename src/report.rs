@@ -82,6 +82,9 @@ pub struct Report {
     pub rulebook_info: Option<RulebookInfo>,
     /// The exporter's own warnings (SPEC 2.2 `warnings`).
     pub export_warnings: Vec<String>,
+    /// The framework the export was made with (its `producer` metadata): the SARIF rules' help
+    /// gives the fix in its terms, as the findings do (SPEC 12).
+    pub framework: crate::ir::Framework,
     /// Runtime lints, in the seed's order.
     pub lints: Vec<Lint>,
     /// Findings: QG312 first, then by rule, subject, node.

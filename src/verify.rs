@@ -163,7 +163,11 @@ pub fn verify_with_model(
     proof.queries = engines.iter().map(|e| e.queries).sum();
     let results = outcome.results;
     let mut findings = checks::engines::disagreements(&model, &outcome.disagreements);
-    findings.extend(checks::graph::findings(&model, &results));
+    findings.extend(checks::graph::findings(
+        &model,
+        &results,
+        inputs.export.framework,
+    ));
     findings.extend(checks::engines::unchecked(&outcome.unchecked));
     findings.extend(checks::structure::unbounded_loops(&model));
     findings.extend(checks::structure::undeclared_routes(&model));
@@ -196,6 +200,7 @@ pub fn verify_with_model(
         rulebook: line,
         rulebook_info: info,
         export_warnings: inputs.export.warnings.clone(),
+        framework: inputs.export.framework,
         lints: checks::lints::lints(&model, &inputs.catalogue),
         findings,
         nothing_to_read,

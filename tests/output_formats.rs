@@ -207,6 +207,7 @@ fn base_report(findings: Vec<Finding>) -> Report {
         ),
         rulebook_info: None,
         export_warnings: vec![],
+        framework: stalwart::ir::Framework::Other,
         lints: seed_lints(),
         findings,
         nothing_to_read: vec![

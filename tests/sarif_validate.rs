@@ -24,6 +24,8 @@ fn every_fixture_sarif_validates() {
     let mut dirs: Vec<_> = common::cases().into_iter().map(|(_, d)| d).collect();
     dirs.push(common::root().join("fixtures/shop"));
     dirs.push(common::root().join("fixtures/shop-plain"));
+    // A LangGraph export: the rules' help gives the LangGraph fix.
+    dirs.push(common::root().join("fixtures/langgraph-plain"));
     // Python tool modules: the code checks' rules, and their results.
     dirs.push(common::root().join("fixtures/shop-python"));
     dirs.push(common::root().join("fixtures/code-checks"));

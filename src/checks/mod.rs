@@ -20,7 +20,7 @@ pub mod structure;
 pub mod traces;
 
 use crate::findings::{fingerprint, Finding, Obligation, Severity, Step};
-use crate::ir::ToolDef;
+use crate::ir::{Framework, ToolDef};
 use crate::rules::{self, RuleType};
 use crate::source::Loc;
 
@@ -73,6 +73,18 @@ pub fn finding(
     witness: Vec<Step>,
     vars: &[(&str, &str)],
 ) -> Finding {
+    finding_in(s, Framework::Other, depth, witness, vars)
+}
+
+/// [`finding`] on an export made with `framework`: its fix in that framework's terms where the
+/// rule has them ([`crate::rules::Rule::fix_template`], SPEC 12).
+pub fn finding_in(
+    s: Subject<'_>,
+    framework: Framework,
+    depth: Option<u32>,
+    witness: Vec<Step>,
+    vars: &[(&str, &str)],
+) -> Finding {
     let tool_name = s.tool.map(|t| t.name.clone()).unwrap_or_default();
     let node = s.node.clone().unwrap_or_default();
     let mut all: Vec<(&str, &str)> = vec![
@@ -82,7 +94,10 @@ pub fn finding(
     ];
     all.extend_from_slice(vars);
     let (message, fix) = match rules::get(s.rule) {
-        Some(r) => (r.message_with(&all), r.fix_with(&all)),
+        Some(r) => (
+            r.message_with(&all),
+            rules::fill(r.fix_template(framework), &all),
+        ),
         None => (String::new(), String::new()),
     };
     let mut related = Vec::new();

@@ -50,9 +50,13 @@
 //!       "to": "<node>",                         // choose only
 //!       "tool": "<tool>" | null,                // call and confirm; null otherwise
 //!       "guarded": bool | null,                 // call; null otherwise
-//!       "refused": true,                        // only on a refused guarded call
-//!       "yes": bool,                            // confirm only
-//!       "when": "before" | "after" | "inside",  // confirm only
+//!       "refused": true,                        // only on a call that ran nothing: a
+//!                                               // guarded call refused, or a reviewed call
+//!                                               // the person declined
+//!       "yes": bool,                            // confirm; and a reviewed call (SPEC 12.2):
+//!                                               // the person's answer to that call
+//!       "when": "before" | "after" | "inside"   // confirm
+//!             | "call",                         // a call its node reviews (`call` interrupt)
 //!       "turn": 1,
 //!       "violation": true,                      // only on the violating call (the last step)
 //!       "unmodelled_from": "<node>",            // QG016, enter only: the step came from this

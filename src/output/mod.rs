@@ -93,12 +93,18 @@ pub(crate) fn describe_step(step: &Step, obligation: &str) -> String {
         },
         StepKind::Call => {
             let tool = step.tool.as_deref().unwrap_or("?");
-            let how = match (step.guarded, step.refused) {
-                (Some(true), true) => "guarded, refused",
-                (Some(true), false) => "guarded",
-                (Some(false), _) => "plain",
-                (None, true) => "refused",
-                (None, false) => "",
+            // A reviewed call (SPEC 12.2) says the person's answer.
+            let reviewed = step.when == Some(crate::ir::When::Call.as_str());
+            let how = match (step.guarded, step.refused, reviewed) {
+                (Some(true), true, true) => "guarded, refused or declined",
+                (Some(true), false, true) => "guarded, reviewed: yes",
+                (Some(false), true, true) => "plain, reviewed: no, not run",
+                (Some(false), false, true) => "plain, reviewed: yes",
+                (Some(true), true, _) => "guarded, refused",
+                (Some(true), false, _) => "guarded",
+                (Some(false), _, _) => "plain",
+                (None, true, _) => "refused",
+                (None, false, _) => "",
             };
             if how.is_empty() {
                 format!("call {tool}")

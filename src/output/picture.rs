@@ -93,7 +93,7 @@ fn label(m: &FlatModel, i: usize) -> Vec<String> {
         let names: Vec<&str> = n.tools.iter().map(|&t| m.tools[t].name.as_str()).collect();
         lines.push(format!("offers {}", clip_list(&names)));
     }
-    for p in n.on_enter.iter().chain(&n.on_leave) {
+    for p in n.on_enter.iter().chain(&n.on_leave).chain(&n.reviews) {
         let when = p.when.as_str();
         let tool = p
             .tool

@@ -20,7 +20,10 @@
 //!     "kind": "enter" | "choose" | "call" | "confirm" | "turn_end",
 //!     "node": "agent", "to": "tools",          // choose: the node left, the destination
 //!     "tool": "refund_order", "guarded": false, "refused": true,    // call
-//!     "yes": true, "when": "before",           // confirm: the person's answer
+//!     "yes": true, "when": "before",           // confirm: the person's answer; on a call its
+//!                                              // node reviews (SPEC 12.2): "when": "call" and
+//!                                              // "yes", the person's answer to that call (a no
+//!                                              // is also "refused": it ran nothing)
 //!     "turn": 1, "violation": true, "location": LOCATION | null,
 //!     "run_steps": 2,                          // node steps taken in this turn's run
 //!     "changes": ["ran[get_order] = true"]     // latches the step changed (SPEC 3 names)
@@ -32,7 +35,9 @@
 //! A harness drives the real graph from `steps`: at a model (or router) node a `choose` is the
 //! destination its scripted model picks; the `call`s at the tool node entered next are the tool
 //! calls that model's message asks for (in LangGraph, one AI message with those tool calls); a
-//! `confirm` is the person's answer to the interrupt; a `turn_end` starts the next user turn.
+//! `confirm` is the person's answer to the interrupt, and a reviewed call's `yes` the answer to
+//! that call's review (accept, or reject: the call does not run); a `turn_end` starts the next
+//! user turn.
 //! Each tool is a stub that records its call; the run reproduces the finding when it makes the
 //! same calls at the same nodes. `examples/langgraph_replay/` has such a harness.
 

@@ -151,6 +151,9 @@ pub fn explain(id: &str) -> Option<String> {
     if let Some(f) = &r.fix_rulebook {
         section(&mut out, "How to fix it, when the rulebook raises it", f);
     }
+    if let Some(f) = &r.fix_langgraph {
+        section(&mut out, "How to fix it, in a LangGraph graph", f);
+    }
     section(&mut out, "What a clean result proves", &r.proves);
     section(&mut out, "What it does not prove", &r.does_not_prove);
     if let Some(n) = &r.nothing_to_read {
@@ -256,23 +259,51 @@ fn section(out: &mut String, title: &str, text: &str) {
     }
 }
 
-/// Greedy word wrap; a word longer than `width` gets a line of its own.
+/// Greedy word wrap; a word longer than `width` gets a line of its own. A `code span` is one
+/// word, so an example (`create_agent(model, tools, middleware=[guard])`) stays on one line.
 fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
-    for word in text.split_whitespace() {
+    for word in words(text) {
         if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
             lines.push(std::mem::take(&mut line));
         }
         if !line.is_empty() {
             line.push(' ');
         }
-        line.push_str(word);
+        line.push_str(&word);
     }
     if !line.is_empty() {
         lines.push(line);
     }
     lines
+}
+
+/// The words of `text` for [`wrap`]: split at whitespace outside backtick code spans.
+fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut in_code = false;
+    for c in text.chars() {
+        if c == '`' {
+            in_code = !in_code;
+        }
+        if c.is_whitespace() && !in_code {
+            if !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+        } else if c.is_whitespace() {
+            if !word.ends_with(' ') {
+                word.push(' ');
+            }
+        } else {
+            word.push(c);
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
 }
 
 #[cfg(test)]

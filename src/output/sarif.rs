@@ -578,18 +578,20 @@ fn code_descriptor(c: &crate::checks::code::CodeCheck) -> ReportingDescriptor {
     })
 }
 
-/// The `reportingDescriptor` of a rule of `rules/`, for the report's gate mode: a rule that does
-/// not fail the gate in that mode has level `warning` (`note` for a hotspot) and a security
-/// severity below 7.0, so its alerts cannot turn GitHub's default check red (it fails on `error`
-/// and on a `high` or `critical` security severity).
+/// The `reportingDescriptor` of a rule of `rules/`, for the report's gate mode and framework: a
+/// rule that does not fail the gate in that mode has level `warning` (`note` for a hotspot) and a
+/// security severity below 7.0, so its alerts cannot turn GitHub's default check red (it fails on
+/// `error` and on a `high` or `critical` security severity); its help gives the fix in the terms
+/// of the framework the export was made with (SPEC 12).
 fn descriptor(report: &Report, r: &Rule) -> ReportingDescriptor {
     let blocks = report.rule_blocks(&r.id);
+    let framework = report.framework;
     let placeholders = [
         ("tool", "<tool>"),
         ("node", "<node>"),
         ("subject", "<subject>"),
     ];
-    let fix = crate::rules::fill(&r.fix, &placeholders);
+    let fix = crate::rules::fill(r.fix_template(framework), &placeholders);
     let yes_no = |b: bool| if b { "yes" } else { "no" };
     let owasp = if r.owasp.is_empty() {
         String::new()
