@@ -204,11 +204,8 @@ def _rulebook(rules: Rules, call: Call, session: Session, context: dict) -> Deci
 
 def facts_of(rules: Rules, tool: str, result: Any) -> dict:
     """The values of the facts `tool`'s answer gives (recorded in its history entry)."""
-    out: dict = {}
-    ans = None
-    for f in rules.facts:
-        if f.tool == tool:
-            if ans is None:
-                ans = answer_object(result)
-            out[f.name] = read_fact(f, ans)
-    return out
+    mine = [f for f in rules.facts if f.tool == tool]
+    if not mine:
+        return {}
+    ans = answer_object(result)
+    return {f.name: read_fact(f, ans) for f in mine}
