@@ -280,11 +280,20 @@ def test_a_plain_tool_node_with_the_guard_as_wrapper_refuses_a_pause_in_a_batch(
 # ------------------------------------------------------------------ guard.call in a step
 
 
-def test_guard_call_in_a_step():
-    from typing import TypedDict
-
+def one_step(state_schema, fn):
+    """START -> fn -> END over `state_schema`, with a checkpointer; (graph, a new thread's config)."""
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.graph import END, START, StateGraph
+
+    sg = StateGraph(state_schema)
+    sg.add_node(fn.__name__, fn)
+    sg.add_edge(START, fn.__name__)
+    sg.add_edge(fn.__name__, END)
+    return sg.compile(checkpointer=InMemorySaver()), {"configurable": {"thread_id": G.thread()}}
+
+
+def test_guard_call_in_a_step():
+    from typing import TypedDict
 
     from stalwart_export import GuardHistory
 
@@ -301,12 +310,7 @@ def test_guard_call_in_a_step():
         second = g.call(G.refund_order, {"order_id": state["order_id"], "amount": 5.0}, state)
         return {"log": [first.decision, first.ran, second.decision, second.ran]}
 
-    sg = StateGraph(S)
-    sg.add_node("refund_step", refund_step)
-    sg.add_edge(START, "refund_step")
-    sg.add_edge("refund_step", END)
-    app = sg.compile(checkpointer=InMemorySaver())
-    cfg = {"configurable": {"thread_id": G.thread()}}
+    app, cfg = one_step(S, refund_step)
     out = app.invoke({"order_id": "42"}, cfg)
     assert out["__interrupt__"][0].value["name"] == "refund_order"
     out = app.invoke(G.Command(resume=G.YES), cfg)
@@ -317,9 +321,6 @@ def test_guard_call_in_a_step():
 
 def test_guard_call_refuses_a_pause_after_a_write_of_the_same_step():
     from typing import TypedDict
-
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.graph import END, START, StateGraph
 
     from stalwart_export import GuardHistory
 
@@ -334,12 +335,7 @@ def test_guard_call_refuses_a_pause_after_a_write_of_the_same_step():
         b = g.call(G.add_note, {"order_id": "1", "note": "b"}, state)
         return {"log": [a.ran, b.ran, b.reasons]}
 
-    sg = StateGraph(S)
-    sg.add_node("step", step)
-    sg.add_edge(START, "step")
-    sg.add_edge("step", END)
-    app = sg.compile(checkpointer=InMemorySaver())
-    cfg = {"configurable": {"thread_id": G.thread()}}
+    app, cfg = one_step(S, step)
     out = app.invoke({}, cfg)
     out = app.invoke(G.Command(resume=G.YES), cfg)
     assert out["log"] == [True, False, ["guard_error"]]
