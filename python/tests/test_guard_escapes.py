@@ -423,3 +423,21 @@ def test_a_caller_fact_comes_from_the_context():
     assert decide(g.rules, Call("pay", {}), s, turn=0, context=g._context_of({"ok": True})).outcome == "confirm"
     d = decide(g.rules, Call("pay", {}), s, turn=0, context=g._context_of({"ok": False}))
     assert d.outcome == "refuse" and d.reasons == ["rulebook"] and "'payments' (p.co:3)" in d.message
+
+
+def test_a_call_the_guard_cannot_read_is_refused_not_run():
+    g = guard()
+
+    def broken(state):  # a context function that fails: the guard cannot decide
+        raise RuntimeError("the context service is down")
+
+    g2 = Guard(G.CATALOGUE, context=broken)
+    out, _ = G.turn(G.agent(g2, [call("get_order", {"order_id": "42"})], "done"), G.thread())
+    assert G.decisions(out) == [("get_order", "refuse", False, "history_invalid")] and G.RAN == {}
+    assert "context function failed" in G.tool_messages(out)[0].content
+    from types import SimpleNamespace
+
+    # arguments that are not a mapping at all: the guard cannot even read the call
+    req = SimpleNamespace(tool_call={"name": "get_order", "args": 5, "id": "x"}, state={}, runtime=None)
+    msg = g.wrap_tool_call(req, lambda r: (_ for _ in ()).throw(AssertionError("the tool ran")))
+    assert msg.status == "error" and "guard_error" in msg.content

@@ -160,7 +160,12 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """Decide one tool call of `ToolNode` (or create_agent), then run it through `handler`
         only if it is allowed or confirmed; a refusal answers with a ToolMessage naming it."""
-        o, batch, ctx = self._prepare(request)
+        try:
+            o, batch, ctx = self._prepare(request)
+        except _BubbleUp:
+            raise
+        except Exception as e:  # noqa: BLE001 - fail closed: nothing runs
+            return _internal_refusal(request.tool_call, e)
         if not o.run:
             return self._refused(o, batch, ctx)
         result = handler(self._override(request, o))
@@ -168,7 +173,12 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """The async `wrap_tool_call`."""
-        o, batch, ctx = self._prepare(request)
+        try:
+            o, batch, ctx = self._prepare(request)
+        except _BubbleUp:
+            raise
+        except Exception as e:  # noqa: BLE001 - fail closed: nothing runs
+            return _internal_refusal(request.tool_call, e)
         if not o.run:
             return self._refused(o, batch, ctx)
         result = await handler(self._override(request, o))
@@ -359,6 +369,23 @@ class _Context:
         own = bool(path) and path[0] == "__pregel_push"
         thread = str(conf.get("thread_id") or md.get("thread_id") or NO_THREAD)
         return _Context(cfg, qualified_node(ns), thread, conf.get(CONFIG_KEY_TASK_ID), own)
+
+
+try:  # LangGraph's pause (interrupt) and hand-off signals must pass through the guard
+    from langgraph.errors import GraphBubbleUp as _BubbleUp
+except ImportError:  # pragma: no cover
+    class _BubbleUp(Exception):  # type: ignore[no-redef]
+        pass
+
+
+def _internal_refusal(tool_call: dict, e: BaseException) -> Any:
+    """The answer to a call the guard could not even read: refused (`guard_error`), nothing run."""
+    from langchain_core.messages import ToolMessage
+
+    return ToolMessage(content=f"Refused by the tool check (guard_error): the tool check could not decide the call "
+                               f"({type(e).__name__}: {e})", name=tool_call.get("name", "?"),
+                       tool_call_id=tool_call.get("id") or "", status="error",
+                       additional_kwargs={"stalwart_guard": {"decision": "refuse", "reasons": ["guard_error"]}})
 
 
 def _current_config() -> Any:

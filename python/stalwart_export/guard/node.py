@@ -85,21 +85,24 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
                 self._forget(keys)
 
         # -- run one settled call
-        def _plan(self, request: Any) -> tuple[Any, Any, Any]:
+        def _plan(self, request: Any) -> tuple[Any, Any, Any] | None:
             with self._plans_lock:
-                plan = self._plans.get(id(request.tool_call))
-            if plan is None:  # not settled by this visit: decide it on its own (fails closed)
-                return guard._prepare(request)
-            return plan
+                return self._plans.get(id(request.tool_call))
 
         def _wrap(self, request: Any, execute: Any) -> Any:
-            o, batch, ctx = self._plan(request)
+            plan = self._plan(request)
+            if plan is None:  # not settled by this visit: the guard decides it on its own
+                return guard.wrap_tool_call(request, execute)
+            o, batch, ctx = plan
             if not o.run:
                 return guard._refused(o, batch, ctx)
             return guard._ran(o, batch, ctx, execute(guard._override(request, o)))
 
         async def _awrap(self, request: Any, execute: Any) -> Any:
-            o, batch, ctx = self._plan(request)
+            plan = self._plan(request)
+            if plan is None:
+                return await guard.awrap_tool_call(request, execute)
+            o, batch, ctx = plan
             if not o.run:
                 return guard._refused(o, batch, ctx)
             return guard._ran(o, batch, ctx, await execute(guard._override(request, o)))
