@@ -433,7 +433,7 @@ def test_a_call_the_guard_cannot_read_is_refused_not_run():
 
     g2 = Guard(G.CATALOGUE, context=broken)
     out, _ = G.turn(G.agent(g2, [call("get_order", {"order_id": "42"})], "done"), G.thread())
-    assert G.decisions(out) == [("get_order", "refuse", False, "history_invalid")] and G.RAN == {}
+    assert G.decisions(out) == [("get_order", "refuse", False, "guard_error")] and G.RAN == {}
     assert "context function failed" in G.tool_messages(out)[0].content
     from types import SimpleNamespace
 

@@ -114,6 +114,8 @@ def _decide(rules: Rules, call: Call, session: Session, turn: int, earlier: list
         return refuse("unknown_tool", f"'{call.tool}' is not bound where it was called (bound: {', '.join(sorted(bound))})")
     # 2
     if session.problem is not None:
+        if session.problem_reason != "history_invalid":
+            return refuse(session.problem_reason, f"the tool check could not decide the call: {session.problem}")
         return refuse("history_invalid", f"the session's history does not verify: {session.problem}")
     # 3
     problem = argcheck.schema_problem(tool, call.args)

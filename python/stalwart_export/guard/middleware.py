@@ -166,9 +166,12 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             raise
         except Exception as e:  # noqa: BLE001 - fail closed: nothing runs
             return _internal_refusal(request.tool_call, e)
+        to_run = self._override(request, o)
+        if to_run is None:
+            o = _not_bound(o)
         if not o.run:
             return self._refused(o, batch, ctx)
-        result = handler(self._override(request, o))
+        result = handler(to_run)
         return self._ran(o, batch, ctx, result)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
@@ -179,9 +182,12 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             raise
         except Exception as e:  # noqa: BLE001 - fail closed: nothing runs
             return _internal_refusal(request.tool_call, e)
+        to_run = self._override(request, o)
+        if to_run is None:
+            o = _not_bound(o)
         if not o.run:
             return self._refused(o, batch, ctx)
-        result = await handler(self._override(request, o))
+        result = await handler(to_run)
         return self._ran(o, batch, ctx, result)
 
     # ------------------------------------------------------------------ the three uses
@@ -269,13 +275,17 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
     def _batch(self, calls: list[Call], state: Any, ctx: "_Context", problem: str | None,
                bound: set[str] | None = None) -> Batch:
         hist = state.get(HISTORY_KEY) if isinstance(state, dict) else None
-        session = verify(hist, self.chain)
+        from dataclasses import replace
+
+        session = verify(hist, self.chain)  # may be shared with later calls: replaced, never changed
         if problem is not None and session.problem is None:
-            session.problem = problem
+            session = replace(session, problem=problem)
         try:
             context = self._context_of(state)
         except _ContextFailed as e:
-            session.problem = session.problem or f"the guard's context function failed ({e})"
+            if session.problem is None:
+                session = replace(session, problem=f"the guard's context function failed ({e})",
+                                  problem_reason="guard_error")
             context = {}
         return Batch(self.rules, self.chain, calls, session, _turn_of(state), ctx.node, bound, context)
 
@@ -302,13 +312,14 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         return batch.settle([index], _interrupt, deny_asking=deny)[0], batch, ctx
 
     def _override(self, request: Any, o: Outcome) -> Any:
+        """The request that runs exactly the settled call, or None when the call names a tool
+        (an edit to another tool) this node does not have."""
         tc = dict(request.tool_call)
         tc["name"], tc["args"] = o.call.tool, o.call.args
         if o.call.tool != request.tool_call.get("name"):
             tools = getattr(request.runtime, "tools", None) or []
             tool = next((t for t in tools if t.name == o.call.tool), None)
-            if tool is not None:
-                return request.override(tool_call=tc, tool=tool)
+            return None if tool is None else request.override(tool_call=tc, tool=tool)
         return request.override(tool_call=tc)
 
     def _refused(self, o: Outcome, batch: Batch, ctx: "_Context") -> Any:
@@ -376,6 +387,14 @@ try:  # LangGraph's pause (interrupt) and hand-off signals must pass through the
 except ImportError:  # pragma: no cover
     class _BubbleUp(Exception):  # type: ignore[no-redef]
         pass
+
+
+def _not_bound(o: Outcome) -> Outcome:
+    """`o` refused: its call names a tool the node does not bind."""
+    from dataclasses import replace
+
+    return replace(o, run=False, reasons=["unknown_tool"],
+                   message=f"'{o.call.tool}' is not bound where it was called")
 
 
 def _internal_refusal(tool_call: dict, e: BaseException) -> Any:

@@ -26,7 +26,7 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
     from langgraph.prebuilt import ToolNode
     from langgraph.runtime import Runtime
 
-    from .middleware import _channel_problem, _Context, _interrupt
+    from .middleware import _channel_problem, _Context, _interrupt, _not_bound
 
     for key in ("wrap_tool_call", "awrap_tool_call"):
         if key in kwargs:
@@ -94,17 +94,23 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
             if plan is None:  # not settled by this visit: the guard decides it on its own
                 return guard.wrap_tool_call(request, execute)
             o, batch, ctx = plan
+            to_run = guard._override(request, o)
+            if to_run is None:
+                o = _not_bound(o)
             if not o.run:
                 return guard._refused(o, batch, ctx)
-            return guard._ran(o, batch, ctx, execute(guard._override(request, o)))
+            return guard._ran(o, batch, ctx, execute(to_run))
 
         async def _awrap(self, request: Any, execute: Any) -> Any:
             plan = self._plan(request)
             if plan is None:
                 return await guard.awrap_tool_call(request, execute)
             o, batch, ctx = plan
+            to_run = guard._override(request, o)
+            if to_run is None:
+                o = _not_bound(o)
             if not o.run:
                 return guard._refused(o, batch, ctx)
-            return guard._ran(o, batch, ctx, await execute(guard._override(request, o)))
+            return guard._ran(o, batch, ctx, await execute(to_run))
 
     return GuardedToolNode()
