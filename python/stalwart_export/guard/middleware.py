@@ -160,35 +160,38 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """Decide one tool call of `ToolNode` (or create_agent), then run it through `handler`
         only if it is allowed or confirmed; a refusal answers with a ToolMessage naming it."""
-        try:
-            o, batch, ctx = self._prepare(request)
-        except _BubbleUp:
-            raise
-        except Exception as e:  # noqa: BLE001 - fail closed: nothing runs
-            return _internal_refusal(request.tool_call, e)
-        to_run = self._override(request, o)
-        if to_run is None:
-            o = _not_bound(o)
-        if not o.run:
-            return self._refused(o, batch, ctx)
-        result = handler(to_run)
-        return self._ran(o, batch, ctx, result)
+        answer, settled = self._begin(request)
+        if settled is None:
+            return answer
+        o, batch, ctx, to_run = settled
+        return self._ran(o, batch, ctx, handler(to_run))
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """The async `wrap_tool_call`."""
-        try:
-            o, batch, ctx = self._prepare(request)
-        except _BubbleUp:
-            raise
-        except Exception as e:  # noqa: BLE001 - fail closed: nothing runs
-            return _internal_refusal(request.tool_call, e)
-        to_run = self._override(request, o)
-        if to_run is None:
+        answer, settled = self._begin(request)
+        if settled is None:
+            return answer
+        o, batch, ctx, to_run = settled
+        return self._ran(o, batch, ctx, await handler(to_run))
+
+    def _begin(self, request: Any, plan: tuple | None = None) -> tuple[Any, tuple | None]:
+        """(the answer to return, None) when the call does not run, else (None, (outcome, batch,
+        context, the request that runs exactly the settled call)). `plan`: the call already
+        settled (by the guarded tool node); else it is decided here, an error refusing it."""
+        if plan is None:
+            try:
+                plan = self._prepare(request)
+            except _BubbleUp:
+                raise
+            except Exception as e:  # noqa: BLE001 - fail closed: nothing runs
+                return _internal_refusal(request.tool_call, e), None
+        o, batch, ctx = plan
+        to_run = self._override(request, o) if o.run else None
+        if o.run and to_run is None:
             o = _not_bound(o)
         if not o.run:
-            return self._refused(o, batch, ctx)
-        result = await handler(to_run)
-        return self._ran(o, batch, ctx, result)
+            return self._refused(o, batch, ctx), None
+        return None, (o, batch, ctx, to_run)
 
     # ------------------------------------------------------------------ the three uses
     def tool_node(self, tools: list, name: str = "tools", **kwargs: Any) -> Any:

@@ -26,7 +26,7 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
     from langgraph.prebuilt import ToolNode
     from langgraph.runtime import Runtime
 
-    from .middleware import _channel_problem, _Context, _interrupt, _not_bound
+    from .middleware import _channel_problem, _Context, _interrupt
 
     for key in ("wrap_tool_call", "awrap_tool_call"):
         if key in kwargs:
@@ -86,31 +86,22 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
 
         # -- run one settled call
         def _plan(self, request: Any) -> tuple[Any, Any, Any] | None:
+            """The call as this visit settled it (None: not settled here; the guard decides it)."""
             with self._plans_lock:
                 return self._plans.get(id(request.tool_call))
 
         def _wrap(self, request: Any, execute: Any) -> Any:
-            plan = self._plan(request)
-            if plan is None:  # not settled by this visit: the guard decides it on its own
-                return guard.wrap_tool_call(request, execute)
-            o, batch, ctx = plan
-            to_run = guard._override(request, o)
-            if to_run is None:
-                o = _not_bound(o)
-            if not o.run:
-                return guard._refused(o, batch, ctx)
+            answer, settled = guard._begin(request, self._plan(request))
+            if settled is None:
+                return answer
+            o, batch, ctx, to_run = settled
             return guard._ran(o, batch, ctx, execute(to_run))
 
         async def _awrap(self, request: Any, execute: Any) -> Any:
-            plan = self._plan(request)
-            if plan is None:
-                return await guard.awrap_tool_call(request, execute)
-            o, batch, ctx = plan
-            to_run = guard._override(request, o)
-            if to_run is None:
-                o = _not_bound(o)
-            if not o.run:
-                return guard._refused(o, batch, ctx)
+            answer, settled = guard._begin(request, self._plan(request))
+            if settled is None:
+                return answer
+            o, batch, ctx, to_run = settled
             return guard._ran(o, batch, ctx, await execute(to_run))
 
     return GuardedToolNode()
