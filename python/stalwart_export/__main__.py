@@ -5,7 +5,10 @@ path, then PYTHONPATH), a compiled LangGraph graph (`StateGraph(...).compile()`,
 `create_agent(...)`, ...) or a function of no arguments that returns one. `ATTR` may be dotted
 (`agents.support`). Writes qls-graph/1 to `-o` (stdout if absent) and, with `--catalogue`, the
 qls-catalogue/1 of the graph's tools; `--words` (only with `--catalogue`) is a JSON file
-`{tool: {word: value}}` of catalogue words. Output the module prints while it is imported goes
+`{tool: {word: value}}` of catalogue words, with optionally `"input": {"reads_outside": true}`
+and `"nodes": {node: {"calls": {effect: {word: value}}, "reviews": [tool, ...]}}`
+(stalwart_export/_words.py); a word naming a node or tool the graph lacks is an error at its
+line and column. Output the module prints while it is imported goes
 to stderr, so stdout holds only the export.
 
 Exit 0 on success (warnings on stderr), 2 on any error: one line `stalwart-export: error: ...`
@@ -250,7 +253,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--catalogue", metavar="FILE", help="also write the qls-catalogue/1 of the graph's tools here")
     ap.add_argument("--words", metavar="FILE",
                     help="JSON file {tool: {word: value}} of catalogue words, e.g. "
-                         '{"refund_order": {"kind": "write"}}; only with --catalogue (refused without it)')
+                         '{"refund_order": {"kind": "write"}}, and optionally "input": {"reads_outside": true} and '
+                         '"nodes": {NODE: {"calls": {...}, "reviews": [...]}}; only with --catalogue (refused without it)')
     ap.add_argument("--name", help="the graph's name in the export (default: the compiled graph's name)")
     ap.add_argument("--no-provenance", action="store_true", help="leave out the langgraph provenance objects")
     return ap
@@ -261,7 +265,7 @@ def run(argv: list[str] | None) -> int:
 
     args = parser().parse_args(argv)
     if args.words and not args.catalogue:
-        raise UsageError("--words is used only with --catalogue (the words go into the catalogue): "
+        raise UsageError("--words is used only with --catalogue (the words go into the catalogue and the graph): "
                          "add --catalogue catalogue.json, or drop --words")
     if args.output:
         _check_writable(args.output, "the graph")

@@ -148,9 +148,3 @@ def keeps_history(compiled: Any) -> bool:
 
     ch = (getattr(compiled, "channels", None) or {}).get(HISTORY_KEY)
     return ch is not None and getattr(ch, "operator", None) is merge_history
-
-
-def is_guard(obj: Any) -> bool:
-    return isinstance(obj, _guard_class())
-
-

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REPO, stalwart_bin
+from helpers import REPO
 from stalwart_export import Guard, GuardConfigError
 
 ERRORS = REPO / "fixtures" / "errors"
@@ -98,14 +98,6 @@ def guard_error(catalogue):
     with pytest.raises(GuardConfigError) as e:
         Guard(str(catalogue))
     return e.value
-
-
-@pytest.fixture(scope="module")
-def binary():
-    b = stalwart_bin()
-    if b is None:
-        pytest.skip("no stalwart binary: the comparison with the verifier's errors is skipped")
-    return b
 
 
 @pytest.mark.parametrize("name", FIXTURES)

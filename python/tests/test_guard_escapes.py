@@ -280,11 +280,20 @@ def test_a_plain_tool_node_with_the_guard_as_wrapper_refuses_a_pause_in_a_batch(
 # ------------------------------------------------------------------ guard.call in a step
 
 
-def test_guard_call_in_a_step():
-    from typing import TypedDict
-
+def one_step(state_schema, fn):
+    """START -> fn -> END over `state_schema`, with a checkpointer; (graph, a new thread's config)."""
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.graph import END, START, StateGraph
+
+    sg = StateGraph(state_schema)
+    sg.add_node(fn.__name__, fn)
+    sg.add_edge(START, fn.__name__)
+    sg.add_edge(fn.__name__, END)
+    return sg.compile(checkpointer=InMemorySaver()), {"configurable": {"thread_id": G.thread()}}
+
+
+def test_guard_call_in_a_step():
+    from typing import TypedDict
 
     from stalwart_export import GuardHistory
 
@@ -301,12 +310,7 @@ def test_guard_call_in_a_step():
         second = g.call(G.refund_order, {"order_id": state["order_id"], "amount": 5.0}, state)
         return {"log": [first.decision, first.ran, second.decision, second.ran]}
 
-    sg = StateGraph(S)
-    sg.add_node("refund_step", refund_step)
-    sg.add_edge(START, "refund_step")
-    sg.add_edge("refund_step", END)
-    app = sg.compile(checkpointer=InMemorySaver())
-    cfg = {"configurable": {"thread_id": G.thread()}}
+    app, cfg = one_step(S, refund_step)
     out = app.invoke({"order_id": "42"}, cfg)
     assert out["__interrupt__"][0].value["name"] == "refund_order"
     out = app.invoke(G.Command(resume=G.YES), cfg)
@@ -317,9 +321,6 @@ def test_guard_call_in_a_step():
 
 def test_guard_call_refuses_a_pause_after_a_write_of_the_same_step():
     from typing import TypedDict
-
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.graph import END, START, StateGraph
 
     from stalwart_export import GuardHistory
 
@@ -334,12 +335,7 @@ def test_guard_call_refuses_a_pause_after_a_write_of_the_same_step():
         b = g.call(G.add_note, {"order_id": "1", "note": "b"}, state)
         return {"log": [a.ran, b.ran, b.reasons]}
 
-    sg = StateGraph(S)
-    sg.add_node("step", step)
-    sg.add_edge(START, "step")
-    sg.add_edge("step", END)
-    app = sg.compile(checkpointer=InMemorySaver())
-    cfg = {"configurable": {"thread_id": G.thread()}}
+    app, cfg = one_step(S, step)
     out = app.invoke({}, cfg)
     out = app.invoke(G.Command(resume=G.YES), cfg)
     assert out["log"] == [True, False, ["guard_error"]]
@@ -357,3 +353,91 @@ def test_the_async_path_decides_the_same():
     a = G.agent(guard(), [call("refund_order", {"order_id": "42", "amount": 1.0})], "done")
     out = asyncio.run(a.ainvoke({"messages": [HumanMessage(content="go")]}, {"configurable": {"thread_id": G.thread()}}))
     assert G.decisions(out) == [("refund_order", "refuse", False, "order_rule")] and G.RAN == {}
+
+
+# ------------------------------------------------------------------ the rulebook, under facts
+
+
+def test_refused_by_the_rulebook_unless_the_fact_holds_for_that_order(tmp_path):
+    """The shop's rulebook lets refund_card run only if $order_paid, read from get_order's answer
+    for the same order_id (agent.yaml's facts)."""
+    import json
+    import subprocess
+
+    from langchain_core.tools import tool
+
+    from helpers import REPO, stalwart_bin
+
+    binary = stalwart_bin()
+    if binary is None:
+        pytest.skip("no stalwart binary to compile the rulebook")
+    shop = REPO / "fixtures" / "shop"
+    p = subprocess.run([binary, "rules", "compile", str(shop / "policy.co"), "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+
+    @tool
+    def get_order(order_id: str) -> str:
+        """Look up an order."""
+        G._ran("get_order", order_id=order_id)
+        if order_id == "9":
+            return "order 9: something went wrong"  # not an object: no fact can be read from it
+        return json.dumps({"status": "paid" if order_id == "42" else "open", "card": "visa"})
+
+    @tool
+    def refund_card(order_id: str, amount: float) -> str:
+        """Refund a card."""
+        G._ran("refund_card", order_id=order_id, amount=amount)
+        return "refunded"
+
+    g = Guard(str(shop / "shop.catalogue.yaml"), rulebook=str(tmp_path), facts=str(shop / "agent.yaml"))
+    script = ([call("refund_card", {"order_id": "42", "amount": 1.0})],          # before get_order: fact false
+              [call("get_order", {"order_id": "7"})],
+              [call("refund_card", {"order_id": "7", "amount": 1.0}, i=1)],     # order 7 is open
+              [call("get_order", {"order_id": "42"}, i=1)],
+              [call("refund_card", {"order_id": "7", "amount": 1.0}, i=2)],     # 42 paid does not pay 7
+              [call("refund_card", {"order_id": "42", "amount": 1.0}, i=3)],    # 42 is paid: confirmed
+              [call("get_order", {"order_id": "9"}, i=2)],
+              [call("refund_card", {"order_id": "9", "amount": 1.0}, i=4)],     # unreadable answer
+              "done")
+    out, asked = G.turn(G.agent(g, *script, tools=[get_order, refund_card]), G.thread(), answers=[G.YES])
+    got = [(t, d, r, reason) for t, d, r, reason in G.decisions(out) if t == "refund_card"]
+    assert got == [("refund_card", "refuse", False, "rulebook"), ("refund_card", "refuse", False, "rulebook"),
+                   ("refund_card", "refuse", False, "rulebook"), ("refund_card", "confirm", True, "write"),
+                   ("refund_card", "refuse", False, "fact_unreadable")]
+    assert G.ARGS["refund_card"] == [{"order_id": "42", "amount": 1.0}]
+    refused = [m for m in G.tool_messages(out) if m.name == "refund_card" and m.status == "error"][0]
+    assert "'refunds'" in refused.content and "policy.co:8" in refused.content
+
+
+def test_a_caller_fact_comes_from_the_context():
+    cat = {"tools": {"pay": {"kind": "write"}}}
+    facts = {"approved": {"from": "caller"}}
+    from stalwart_export.guard.decide import Call, decide
+    from stalwart_export.guard.history import Session
+    from stalwart_export.guard.rulebook import Route, Rulebook, Atom
+
+    g = Guard(cat, facts=facts, context=lambda state: {"approved": state.get("ok")})
+    g.rules.rulebook = Rulebook("r", [Route("pay", "payments", "p.co:3", {"atom": 0})], [Atom("$approved", "approved")], "h")
+    s = Session([], g.chain.genesis)
+    assert decide(g.rules, Call("pay", {}), s, turn=0, context=g._context_of({"ok": True})).outcome == "confirm"
+    d = decide(g.rules, Call("pay", {}), s, turn=0, context=g._context_of({"ok": False}))
+    assert d.outcome == "refuse" and d.reasons == ["rulebook"] and "'payments' (p.co:3)" in d.message
+
+
+def test_a_call_the_guard_cannot_read_is_refused_not_run():
+    g = guard()
+
+    def broken(state):  # a context function that fails: the guard cannot decide
+        raise RuntimeError("the context service is down")
+
+    g2 = Guard(G.CATALOGUE, context=broken)
+    out, _ = G.turn(G.agent(g2, [call("get_order", {"order_id": "42"})], "done"), G.thread())
+    assert G.decisions(out) == [("get_order", "refuse", False, "guard_error")] and G.RAN == {}
+    assert "context function failed" in G.tool_messages(out)[0].content
+    from types import SimpleNamespace
+
+    # arguments that are not a mapping at all: the guard cannot even read the call
+    req = SimpleNamespace(tool_call={"name": "get_order", "args": 5, "id": "x"}, state={}, runtime=None)
+    msg = g.wrap_tool_call(req, lambda r: (_ for _ in ()).throw(AssertionError("the tool ran")))
+    assert msg.status == "error" and "guard_error" in msg.content

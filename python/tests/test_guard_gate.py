@@ -17,7 +17,6 @@ from langgraph.prebuilt.chat_agent_executor import AgentState as ReactState
 import graphs
 import guarded as G
 from graphs import TOOLS, call, get_order, model, refund_order, script
-from helpers import stalwart_bin
 from stalwart_export import Guard, GuardHistory, GuardState, export_catalogue, export_graph
 
 BLOCKING = {"QG001", "QG003", "QG011", "QG012", "QG014"}
@@ -30,14 +29,6 @@ class GuardedReactState(ReactState):
 class GuardedSwarmState(MessagesState):
     active_agent: str | None
     stalwart_guard: GuardHistory
-
-
-@pytest.fixture(scope="module")
-def binary():
-    b = stalwart_bin()
-    if b is None:
-        pytest.skip("no stalwart binary: set STALWART_BIN or build target/debug/stalwart")
-    return b
 
 
 def verify(binary, tmp_path, graph, words=None, traces=None, export=None):

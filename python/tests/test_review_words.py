@@ -16,7 +16,7 @@ from langgraph.types import interrupt
 
 import graphs
 from graphs import TOOLS, call, get_order, model, read_inbox, refund_order
-from helpers import PYTHON_DIR, stalwart_bin
+from helpers import PYTHON_DIR
 from stalwart_export import export_catalogue, export_graph
 
 TOOLS_BY_NAME = {t.name: t for t in TOOLS}
@@ -107,14 +107,6 @@ def mail_graph():
     g.add_edge("review", "send")
     g.add_edge("send", END)
     return g.compile(checkpointer=InMemorySaver(), name="mail")
-
-
-@pytest.fixture(scope="module")
-def binary():
-    b = stalwart_bin()
-    if b is None:
-        pytest.skip("no stalwart binary: the verification of the exports is skipped")
-    return b
 
 
 def verify(binary, tmp_path, export, cat):

@@ -25,7 +25,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .decide import ALLOW, CONFIRM, REASON_TEXT, REFUSE, Call, Decision, Rules, decide, facts_of
+from .decide import ALLOW, CONFIRM, REFUSE, Call, Decision, Rules, decide, facts_of
 from .history import ENTRY_VERSION, Chain, Session
 from .review import APPROVE, EDIT, question, read_answer
 
@@ -144,7 +144,3 @@ def refusal_text(o: Outcome) -> str:
     """What the model is told about a call that did not run: the reasons and the rule."""
     codes = ", ".join(o.reasons) or "refused"
     return f"Refused by the tool check ({codes}): {o.message}"
-
-
-def describe_reasons(reasons: list[str]) -> str:
-    return "; ".join(REASON_TEXT.get(r, r) for r in reasons)

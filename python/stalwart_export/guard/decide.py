@@ -114,6 +114,8 @@ def _decide(rules: Rules, call: Call, session: Session, turn: int, earlier: list
         return refuse("unknown_tool", f"'{call.tool}' is not bound where it was called (bound: {', '.join(sorted(bound))})")
     # 2
     if session.problem is not None:
+        if session.problem_reason != "history_invalid":
+            return refuse(session.problem_reason, f"the tool check could not decide the call: {session.problem}")
         return refuse("history_invalid", f"the session's history does not verify: {session.problem}")
     # 3
     problem = argcheck.schema_problem(tool, call.args)
@@ -204,11 +206,8 @@ def _rulebook(rules: Rules, call: Call, session: Session, context: dict) -> Deci
 
 def facts_of(rules: Rules, tool: str, result: Any) -> dict:
     """The values of the facts `tool`'s answer gives (recorded in its history entry)."""
-    out: dict = {}
-    ans = None
-    for f in rules.facts:
-        if f.tool == tool:
-            if ans is None:
-                ans = answer_object(result)
-            out[f.name] = read_fact(f, ans)
-    return out
+    mine = [f for f in rules.facts if f.tool == tool]
+    if not mine:
+        return {}
+    ans = answer_object(result)
+    return {f.name: read_fact(f, ans) for f in mine}

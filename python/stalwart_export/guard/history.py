@@ -199,6 +199,8 @@ class Session:
     counts: dict[tuple[str, int], int] = field(default_factory=dict)
     tainted: bool = False
     problem: str | None = None
+    #: The reason a call is refused with while `problem` is set.
+    problem_reason: str = "history_invalid"
 
     def count(self, tool: str, turn: int | None) -> int:
         """Calls of `tool` that ran in the session (`turn` None) or in turn `turn`."""

@@ -160,19 +160,38 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """Decide one tool call of `ToolNode` (or create_agent), then run it through `handler`
         only if it is allowed or confirmed; a refusal answers with a ToolMessage naming it."""
-        o, batch, ctx = self._prepare(request)
-        if not o.run:
-            return self._refused(o, batch, ctx)
-        result = handler(self._override(request, o))
-        return self._ran(o, batch, ctx, result)
+        answer, settled = self._begin(request)
+        if settled is None:
+            return answer
+        o, batch, ctx, to_run = settled
+        return self._ran(o, batch, ctx, handler(to_run))
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """The async `wrap_tool_call`."""
-        o, batch, ctx = self._prepare(request)
+        answer, settled = self._begin(request)
+        if settled is None:
+            return answer
+        o, batch, ctx, to_run = settled
+        return self._ran(o, batch, ctx, await handler(to_run))
+
+    def _begin(self, request: Any, plan: tuple | None = None) -> tuple[Any, tuple | None]:
+        """(the answer to return, None) when the call does not run, else (None, (outcome, batch,
+        context, the request that runs exactly the settled call)). `plan`: the call already
+        settled (by the guarded tool node); else it is decided here, an error refusing it."""
+        if plan is None:
+            try:
+                plan = self._prepare(request)
+            except _BubbleUp:
+                raise
+            except Exception as e:  # noqa: BLE001 - fail closed: nothing runs
+                return _internal_refusal(request.tool_call, e), None
+        o, batch, ctx = plan
+        to_run = self._override(request, o) if o.run else None
+        if o.run and to_run is None:
+            o = _not_bound(o)
         if not o.run:
-            return self._refused(o, batch, ctx)
-        result = await handler(self._override(request, o))
-        return self._ran(o, batch, ctx, result)
+            return self._refused(o, batch, ctx), None
+        return None, (o, batch, ctx, to_run)
 
     # ------------------------------------------------------------------ the three uses
     def tool_node(self, tools: list, name: str = "tools", **kwargs: Any) -> Any:
@@ -259,13 +278,17 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
     def _batch(self, calls: list[Call], state: Any, ctx: "_Context", problem: str | None,
                bound: set[str] | None = None) -> Batch:
         hist = state.get(HISTORY_KEY) if isinstance(state, dict) else None
-        session = verify(hist, self.chain)
+        from dataclasses import replace
+
+        session = verify(hist, self.chain)  # may be shared with later calls: replaced, never changed
         if problem is not None and session.problem is None:
-            session.problem = problem
+            session = replace(session, problem=problem)
         try:
             context = self._context_of(state)
         except _ContextFailed as e:
-            session.problem = session.problem or f"the guard's context function failed ({e})"
+            if session.problem is None:
+                session = replace(session, problem=f"the guard's context function failed ({e})",
+                                  problem_reason="guard_error")
             context = {}
         return Batch(self.rules, self.chain, calls, session, _turn_of(state), ctx.node, bound, context)
 
@@ -292,13 +315,14 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         return batch.settle([index], _interrupt, deny_asking=deny)[0], batch, ctx
 
     def _override(self, request: Any, o: Outcome) -> Any:
+        """The request that runs exactly the settled call, or None when the call names a tool
+        (an edit to another tool) this node does not have."""
         tc = dict(request.tool_call)
         tc["name"], tc["args"] = o.call.tool, o.call.args
         if o.call.tool != request.tool_call.get("name"):
             tools = getattr(request.runtime, "tools", None) or []
             tool = next((t for t in tools if t.name == o.call.tool), None)
-            if tool is not None:
-                return request.override(tool_call=tc, tool=tool)
+            return None if tool is None else request.override(tool_call=tc, tool=tool)
         return request.override(tool_call=tc)
 
     def _refused(self, o: Outcome, batch: Batch, ctx: "_Context") -> Any:
@@ -359,6 +383,31 @@ class _Context:
         own = bool(path) and path[0] == "__pregel_push"
         thread = str(conf.get("thread_id") or md.get("thread_id") or NO_THREAD)
         return _Context(cfg, qualified_node(ns), thread, conf.get(CONFIG_KEY_TASK_ID), own)
+
+
+try:  # LangGraph's pause (interrupt) and hand-off signals must pass through the guard
+    from langgraph.errors import GraphBubbleUp as _BubbleUp
+except ImportError:  # pragma: no cover
+    class _BubbleUp(Exception):  # type: ignore[no-redef]
+        pass
+
+
+def _not_bound(o: Outcome) -> Outcome:
+    """`o` refused: its call names a tool the node does not bind."""
+    from dataclasses import replace
+
+    return replace(o, run=False, reasons=["unknown_tool"],
+                   message=f"'{o.call.tool}' is not bound where it was called")
+
+
+def _internal_refusal(tool_call: dict, e: BaseException) -> Any:
+    """The answer to a call the guard could not even read: refused (`guard_error`), nothing run."""
+    from langchain_core.messages import ToolMessage
+
+    return ToolMessage(content=f"Refused by the tool check (guard_error): the tool check could not decide the call "
+                               f"({type(e).__name__}: {e})", name=tool_call.get("name", "?"),
+                       tool_call_id=tool_call.get("id") or "", status="error",
+                       additional_kwargs={"stalwart_guard": {"decision": "refuse", "reasons": ["guard_error"]}})
 
 
 def _current_config() -> Any:

@@ -85,23 +85,23 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
                 self._forget(keys)
 
         # -- run one settled call
-        def _plan(self, request: Any) -> tuple[Any, Any, Any]:
+        def _plan(self, request: Any) -> tuple[Any, Any, Any] | None:
+            """The call as this visit settled it (None: not settled here; the guard decides it)."""
             with self._plans_lock:
-                plan = self._plans.get(id(request.tool_call))
-            if plan is None:  # not settled by this visit: decide it on its own (fails closed)
-                return guard._prepare(request)
-            return plan
+                return self._plans.get(id(request.tool_call))
 
         def _wrap(self, request: Any, execute: Any) -> Any:
-            o, batch, ctx = self._plan(request)
-            if not o.run:
-                return guard._refused(o, batch, ctx)
-            return guard._ran(o, batch, ctx, execute(guard._override(request, o)))
+            answer, settled = guard._begin(request, self._plan(request))
+            if settled is None:
+                return answer
+            o, batch, ctx, to_run = settled
+            return guard._ran(o, batch, ctx, execute(to_run))
 
         async def _awrap(self, request: Any, execute: Any) -> Any:
-            o, batch, ctx = self._plan(request)
-            if not o.run:
-                return guard._refused(o, batch, ctx)
-            return guard._ran(o, batch, ctx, await execute(guard._override(request, o)))
+            answer, settled = guard._begin(request, self._plan(request))
+            if settled is None:
+                return answer
+            o, batch, ctx, to_run = settled
+            return guard._ran(o, batch, ctx, await execute(to_run))
 
     return GuardedToolNode()
