@@ -1,4 +1,4 @@
-//! Benchmark harness: `cargo run --release --bin bench [-- [FAMILY,...] [SIZE...]]`.
+//! Benchmark harness: `cargo run --release --features bench --bin bench [-- [FAMILY,...] [SIZE...]]`.
 //!
 //! For each graph family (`react`, `mesh`, `subgraphs`, `chain`; see `stalwart::gen`) and size
 //! (default 10, 100 and 1,000 nodes; give 10000 to add the largest), it generates an export with
