@@ -198,12 +198,12 @@ def _code_names(code) -> set[str]:
     return names
 
 
-def referenced_objects(fn: Any, depth: int = 4) -> Iterator[tuple[str, Any]]:
+def referenced_objects(fn: Any, depth: int = 4, closed: frozenset[int] = frozenset()) -> Iterator[tuple[str, Any]]:
     """(name, object) for every object `fn`'s code can reach by name: closure cells, the
     globals its code (and nested code) names, a bound method's `self` and the attributes
     its code names on it, partial arguments; functions reached this way are followed up
     to `depth` (skipping framework modules). Containers (list, tuple, dict values) are
-    opened one level."""
+    opened one level, except those whose `id` is in `closed` (yielded, not opened)."""
     seen: set[int] = set()
 
     def emit(name: str, obj: Any, d: int) -> Iterator[tuple[str, Any]]:
@@ -211,6 +211,8 @@ def referenced_objects(fn: Any, depth: int = 4) -> Iterator[tuple[str, Any]]:
             return
         seen.add(id(obj))
         yield name, obj
+        if id(obj) in closed:
+            return
         if isinstance(obj, (list, tuple, set, frozenset)):
             for item in list(obj)[:64]:
                 yield from emit(name, item, d)

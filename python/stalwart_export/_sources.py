@@ -131,11 +131,12 @@ class SourceIndex:
         func = call.func
         here = _Call(file, call.lineno, call.col_offset + 1)
         if isinstance(func, ast.Attribute) and func.attr == "add_node" and call.args:
-            first = call.args[0]
-            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            # add_node("name", action), or add_node(runnable, "name") as the SQL tutorial writes it
+            named = [a.value for a in call.args[:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if named:
                 recv = ast.unparse(func.value)
                 b = scopes.setdefault((file, scope, recv), _Builder())
-                b.nodes.setdefault(first.value, here)
+                b.nodes.setdefault(named[0], here)
             return
         spelled = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
         if spelled in PREBUILT:

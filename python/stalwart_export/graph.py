@@ -16,7 +16,7 @@ import importlib.metadata
 import json
 from typing import Any
 
-from . import _code, _guarded, _review, _sources, _words
+from . import _code, _guarded, _picks, _review, _sources, _words
 
 START = "__start__"
 END = "__end__"
@@ -572,15 +572,18 @@ class _GraphExport:
         node["kind"] = "step"
         prov["opaque"] = True
         if fn is not None:
-            from langchain_core.tools import BaseTool
-
-            direct_tools = []
-            for _, o in _code.referenced_objects(fn, depth=3):
-                if isinstance(o, BaseTool) and o.name not in direct_tools:
-                    direct_tools.append(o.name)
-                    self.ex.tools_seen.setdefault(o.name, o)
+            direct_tools, handwritten = self.step_tools(name, fn)
             if direct_tools:
                 node["tools"] = direct_tools
+                if handwritten:
+                    # a hand-written tool node: it runs the calls the model made (issue 16, item 5)
+                    prov.pop("opaque", None)
+                    prov["tool_node"] = f"runs each tool call of the model's message through {handwritten!r}"
+                    guard, why = _guarded.step_guard(fn, direct_tools)
+                    kind = self.guarded_kind(name, guard, why, "tools_plain")
+                    node["kind"] = kind
+                    self.kinds[name] = kind
+                    return self.lg(node, **prov)
                 guard, why = _guarded.step_guard(fn, direct_tools)
                 kind = self.guarded_kind(name, guard, why, "step")
                 if kind == "tools":
@@ -596,6 +599,49 @@ class _GraphExport:
             self.ex.warn(self.label(f"node {name!r}: cannot read its code ({prov['runnable']}); exported as an opaque step"))
         self.kinds[name] = "step"
         return self.lg(node, **prov)
+
+    def step_tools(self, name: str, fn: Any) -> tuple[list[str], str | None]:
+        """The tools a step's code runs, and the mapping it dispatches the model's tool calls
+        through when it is a hand-written tool node (`_picks.dispatch`). A list of tools the code
+        only takes tools from by name (`_picks.selections`) gives only the tools named; one it
+        takes from by a name that is not a literal gives all its tools, with a warning."""
+        from langchain_core.tools import BaseTool
+
+        picks = _picks.selections(fn)
+        mapping = _picks.dispatch(fn)
+        narrowed: dict[int, tuple[str, set[str] | None, Any]] = {}
+        for var, names in picks.items():
+            if var == mapping:
+                continue
+            obj = _code.resolve_name(fn, ast.Name(id=var))
+            if isinstance(obj, (list, tuple, dict)):
+                narrowed[id(obj)] = (var, names, obj)
+        closed = frozenset(k for k, (_, names, _) in narrowed.items() if names is not None)
+        out: list[str] = []
+
+        def add(tool: Any) -> None:
+            if tool.name not in out:
+                out.append(tool.name)
+                self.ex.tools_seen.setdefault(tool.name, tool)
+
+        for _, o in _code.referenced_objects(fn, depth=3, closed=closed):
+            if isinstance(o, BaseTool):
+                add(o)
+        for var, names, obj in narrowed.values():
+            items = list(obj.values()) if isinstance(obj, dict) else list(obj)
+            tools = [t for t in items if isinstance(t, BaseTool)]
+            if names is None:
+                self.ex.warn(self.label(
+                    f"node {name!r} takes a tool from {var!r} by a name that is not a literal: every tool of "
+                    f"{var!r} is kept ({', '.join(t.name for t in tools)})"))
+                continue
+            for t in tools:
+                if t.name in names:
+                    add(t)
+            missing = sorted(names - {t.name for t in tools})
+            if missing:
+                self.ex.warn(self.label(f"node {name!r} takes {missing} from {var!r}, which holds no such tool"))
+        return out, (mapping if out else None)
 
     def check_fallbacks(self, name: str, fallbacks: list) -> None:
         """A `with_fallbacks` handler runs when the node raises, instead of it: its code is read
@@ -935,7 +981,7 @@ class _GraphExport:
                         self.ex.warn(self.label(
                             f"tool {tname!r} calls interrupt() under a condition; not written as a confirmation"))
                 continue
-            if kind not in ("step", "model", "tools"):
+            if kind not in ("step", "model", "tools", "tools_plain"):
                 continue
             fn = _code.unwrap_callable(self.runnable(name))
             if fn is None or _is_middleware(getattr(fn, "__self__", None)) or _code.is_library(fn):
