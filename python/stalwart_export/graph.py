@@ -16,7 +16,7 @@ import importlib.metadata
 import json
 from typing import Any
 
-from . import _code, _guarded, _picks, _review, _sources, _words
+from . import _code, _guarded, _picks, _review, _routes, _sources, _words
 
 START = "__start__"
 END = "__end__"
@@ -405,6 +405,10 @@ class _GraphExport:
         self.prebuilt = False
         #: Subgraph nodes: name -> the compiled graph they run.
         self.sub_of: dict[str, Any] = {}
+        #: Model nodes bound with `parallel_tool_calls=False`: one tool call a message.
+        self.single_call: set[str] = set()
+        #: id(edge) -> {destination: the tools its visit may call after this route}.
+        self.route_calls: dict[int, dict[str, list[str]]] = {}
         self.hitl: list[tuple[str, Any]] = []  # (node name, HumanInTheLoopMiddleware)
         self.toolnodes: set[str] = set()  # nodes that are a ToolNode (guarded or not)
         self.hitl_seen: set[str] = set()
@@ -473,6 +477,7 @@ class _GraphExport:
                 self.edges.append(self.lg({"from": self.qid(name), "kind": "conditional", "destinations": [END]},
                                           implicit=True, enforced=True,
                                           source="no outgoing edge: the branch halts unless a Command routes"))
+        self.narrow_by_routes()
         self.compile_interrupts()
         self.hitl_interrupts()
         return {"nodes": self.nodes, "edges": self.edges, "sends": self.sends, "interrupts": self.interrupts}
@@ -563,6 +568,9 @@ class _GraphExport:
         if model is not None:
             node["kind"] = "model"
             prov["model"] = model
+            if _one_call_a_message(runnable, fn):
+                self.single_call.add(name)
+                prov["parallel_tool_calls"] = False
             if bound is not None:
                 prov["bound_tools"] = bound
             self.kinds[name] = "model"
@@ -743,12 +751,81 @@ class _GraphExport:
             self.ex.warn(self.label(
                 f"conditional edge from {src!r} ({rname}): no path_map and no Literal return annotation "
                 "-> destinations null"))
-        self.edges.append(self.lg({"from": self.qid(src), "kind": "conditional", "destinations": dests}, **prov))
+        edge = self.lg({"from": self.qid(src), "kind": "conditional", "destinations": dests}, **prov)
+        if router is not None and dests is not None and self.kinds.get(src) == "model":
+            self.tool_routes(src, edge, router, dict(ends or {}))
+        self.edges.append(edge)
         if router is not None:
             self.scan_sends(src, router, via="conditional", rname=rname)
         else:
             self.sends.append(self.lg({"from": self.qid(src), "destinations": None}, via="conditional", router=rname))
             self.ex.warn(self.label(f"router of {src!r} ({rname}): cannot read its code; it may Send anywhere"))
+
+    def tool_routes(self, src: str, edge: dict, router: Any, ends: dict) -> None:
+        """Per destination a tool-calling node, the tools its visit may call after this router
+        chose it, where the router's code narrows them (`_routes.py`); `narrow_by_routes` applies
+        them. A router that narrows only when the model makes one call a message, on a model that
+        may make several, is a warning."""
+        single = src in self.single_call
+        routes = _routes.tool_routes(router, single)
+        if not single and not routes and _routes.tool_routes(router, True):
+            self.ex.warn(self.label(
+                f"the router of {src!r} ({_code.qualname(router)}) sends calls by tool name, but the model may make "
+                "several calls a message, so any call may reach each destination; bind the model with "
+                "parallel_tool_calls=False to make each route exact"))
+        calls: dict[str, list[str]] = {}
+        for ret, allowed in routes.items():
+            dest = self.qid(ends.get(ret, ret))
+            if dest not in (edge["destinations"] or []):
+                continue
+            node = next((n for n in self.nodes if n["id"] == dest), None)
+            if node is None or node["kind"] not in ("tools", "tools_plain", "step") or not node.get("tools"):
+                continue
+            only = _routes.restrict(node["tools"], allowed)
+            if only != node["tools"]:
+                calls[dest] = only
+        if calls:
+            self.route_calls[id(edge)] = calls
+            if self.ex.provenance:
+                edge.setdefault("langgraph", {})["calls"] = calls
+
+    def narrow_by_routes(self) -> None:
+        """A tool node every route into which is a router's route that narrows its calls
+        (`tool_routes`) can only be asked for those calls: its `tools` become theirs. A node with
+        any other way in (another edge, a send, a `null` edge, a hand-off from a subgraph) keeps
+        every tool it binds."""
+        narrowed: dict[str, list[str]] = {}
+        blocked: set[str] = set()
+        for e in self.edges:
+            if e["destinations"] is None:
+                return  # a null edge may reach any node
+            for d in e["destinations"]:
+                got = self.route_calls.get(id(e), {}).get(d)
+                if got is None:
+                    blocked.add(d)
+                else:
+                    narrowed.setdefault(d, [])
+                    narrowed[d] += [t for t in got if t not in narrowed[d]]
+        for snd in self.sends:
+            if snd["destinations"] is None:
+                return
+            blocked.update(snd["destinations"])
+        for name in self.sub_of:
+            sub = self.ex.subgraphs.get(self.ex.subgraph_name(self.sub_of[name], hint=name), {})
+            if self.ex.parent_unknown(self.ex.subgraph_name(self.sub_of[name], hint=name)):
+                return
+            for e in sub.get("edges", []):
+                blocked.update(d[3:] for d in e.get("destinations") or [] if d.startswith("../"))
+        for node in self.nodes:
+            nid = node["id"]
+            if nid in blocked or nid not in narrowed or not node.get("tools"):
+                continue
+            only = [t for t in node["tools"] if t in narrowed[nid]]
+            if only != node["tools"]:
+                if self.ex.provenance:
+                    node.setdefault("langgraph", {})["bound_tools"] = list(node["tools"])
+                    node["langgraph"]["tools_narrowed_by"] = "the routes into it (the router reads the tool names)"
+                node["tools"] = only
 
     def scan_sends(self, src: str, fn: Any, via: str, rname: str) -> None:
         from langgraph.types import Send
@@ -1041,6 +1118,25 @@ class _GraphExport:
                     where = {"asked_in": self.qid(name)} if mode != "per_call" else {}
                     self.interrupts.append(self.lg({"node": self.qid(t), "when": "call", "tool": tool},
                                                    source=src, guaranteed=True, decisions=decisions, **where))
+
+
+def _one_call_a_message(runnable: Any, fn: Any) -> bool:
+    """True when the model a node runs is bound with `parallel_tool_calls=False` (one tool call a
+    message), in the runnable or what its code references."""
+    def bound_single(o: Any, depth: int = 0) -> bool:
+        if depth > 6:
+            return False
+        kwargs = _code.attr(o, "kwargs", None)
+        if isinstance(kwargs, dict) and kwargs.get("parallel_tool_calls") is False:
+            return True
+        inner = _code.attr(o, "bound", None)
+        if inner is not None and inner is not o and bound_single(inner, depth + 1):
+            return True
+        return any(bound_single(st, depth + 1) for st in (_code.attr(o, "steps", None) or []))
+
+    if bound_single(runnable):
+        return True
+    return fn is not None and any(bound_single(o) for _, o in _code.referenced_objects(fn, depth=4))
 
 
 def _tool_code(tool: Any) -> list:

@@ -96,11 +96,15 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
     let groot = tree::parse(&sources, gid)?;
     let mut export = export::read_export(r, &groot)?;
     resolve_locations(&mut export.graph, &mut sources, graph, gid);
+    let defined = resolve_tool_locations(&export, &mut sources, graph, gid);
     let r = tree::Reader { sources: &sources };
     let croot = tree::parse(&sources, cid)?;
     let mut parts = catalogue::Parts::default();
     catalogue::collect(r, &croot, &mut parts)?;
-    let cat = catalogue::build(r, &parts)?;
+    let mut cat = catalogue::build(r, &parts)?;
+    for t in &mut cat.tools {
+        t.defined = defined.get(&t.name).copied();
+    }
     validate::validate(r, &export, &cat, &cdisplay, false)?;
     let catalogue_json = parts.to_json();
     Ok(Inputs {
@@ -150,6 +154,32 @@ fn resolve_locations(
     }
 }
 
+/// Each tool's definition an export's `tool_locations` gives (SPEC 12.4), resolved as a node's
+/// `location.file` is; a location whose file cannot be read (or lies outside the repository) is
+/// left out, so a related location never points at a line of the wrong file.
+fn resolve_tool_locations(
+    export: &crate::ir::Export,
+    sources: &mut SourceMap,
+    path: &Path,
+    own: usize,
+) -> std::collections::HashMap<String, crate::source::Loc> {
+    let mut out = std::collections::HashMap::new();
+    for (tool, loc, file) in &export.tool_locations {
+        match resolve_file(file.as_deref(), sources, path, own) {
+            Ok(Some(i)) => {
+                let mut l = *loc;
+                l.file = i;
+                out.insert(tool.clone(), l);
+            }
+            Ok(None) if file.is_none() => {
+                out.insert(tool.clone(), *loc);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The source id of `file` as a location names it: `Ok(None)` for no file or the export itself,
 /// `Err(())` for a file that cannot be read.
 fn resolve_file(
@@ -182,13 +212,15 @@ fn resolve_file(
         return Ok(Some(i));
     }
     let text = std::fs::read_to_string(&found).map_err(|_| ())?;
-    let shown = found.display().to_string();
+    let shown = lexical(&found).display().to_string();
     Ok(Some(sources.add(shown, found, text)))
 }
 
-/// True when `path` lies under the folder of `base` (the file that names it) or under the current
-/// directory (the repository a CI job runs in). Files a run reads on an input's say-so must: an
-/// input must not make the report print, say, `/proc/self/environ` into a CI log.
+/// True when `path` lies under the folder of `base` (the file that names it), under the git
+/// repository holding that folder (its nearest ancestor with a `.git`: an export in `build/`
+/// names the sources in `../app/`, SPEC 12.4), or under the current directory (the repository a
+/// CI job runs in). Files a run reads on an input's say-so must: an input must not make the
+/// report print, say, `/proc/self/environ` into a CI log.
 pub(crate) fn in_workspace(path: &Path, base: &Path) -> bool {
     let Ok(canon) = std::fs::canonicalize(path) else {
         return false;
@@ -197,11 +229,42 @@ pub(crate) fn in_workspace(path: &Path, base: &Path) -> bool {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    [Some(base_dir), std::env::current_dir().ok()]
+    let repo = std::fs::canonicalize(&base_dir)
+        .ok()
+        .and_then(|d| repository_root(&d));
+    [Some(base_dir), repo, std::env::current_dir().ok()]
         .into_iter()
         .flatten()
         .filter_map(|d| std::fs::canonicalize(d).ok())
         .any(|d| canon.starts_with(d))
+}
+
+/// `path` with its `.` and `name/..` components removed, as a report shows it
+/// (`build/../app/agent.py` is `app/agent.py`).
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out: Vec<Component<'_>> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    if out.is_empty() {
+        return PathBuf::from(".");
+    }
+    out.iter().collect()
+}
+
+/// The nearest ancestor of `dir` (itself included) holding a `.git` (a folder, or the file a
+/// worktree or submodule has), if any.
+fn repository_root(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
 }
 
 /// `rel` as written in the file at `base`: resolved against `base`'s folder (unless absolute),

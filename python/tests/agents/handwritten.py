@@ -39,7 +39,7 @@ llm = scripted(
     [call("send_email", {"to": "ada@example.org", "subject": "Deals", "body": "3 open deals"})],
     "Sent.",
 )
-model_with_tools = llm.bind_tools(tools)
+model_with_tools = llm.bind_tools(tools, parallel_tool_calls=False)
 
 
 def llm_call(state: MessagesState):
