@@ -99,8 +99,7 @@ graph = builder.compile()
 INPUT = {"messages": [("user", "How many albums are there?")]}
 RESUMES: list = []
 WORDS = {"sql_db_list_tables": {"kind": "read"}, "sql_db_schema": {"kind": "read"},
-         "sql_db_query": {"kind": "read", "args": {"query": {"role": "sql"}}},
-         "sql_db_drop_table": {"kind": "write", "destructive": True}}
+         "sql_db_query": {"kind": "read", "args": {"query": {"role": "sql"}}}}
 
 
 def choose_by_variable(name: str):
