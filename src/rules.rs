@@ -295,7 +295,11 @@ pub fn parse(file_name: &str, text: &str) -> Result<Rule, RuleFileError> {
     let templates: [(&str, Option<&String>, &[&str]); 4] = [
         ("fix", Some(&raw.fix), FIX_PLACEHOLDERS),
         ("fix_rulebook", raw.fix_rulebook.as_ref(), FIX_PLACEHOLDERS),
-        ("fix_langgraph", raw.fix_langgraph.as_ref(), FIX_PLACEHOLDERS),
+        (
+            "fix_langgraph",
+            raw.fix_langgraph.as_ref(),
+            FIX_PLACEHOLDERS,
+        ),
         ("message", Some(&raw.message), MESSAGE_PLACEHOLDERS),
     ];
     for (name, value, allowed) in templates {

@@ -346,11 +346,7 @@ fn a_langgraph_export_is_told_the_langgraph_fix() {
         let rule = f["rule"].as_str().unwrap_or("");
         let fix = f["fix"].as_str().unwrap_or("");
         let langgraph = ["QG001", "QG011", "QG012", "QG013", "QG014"].contains(&rule);
-        assert_eq!(
-            fix.starts_with("In LangGraph,"),
-            langgraph,
-            "{rule}: {fix}"
-        );
+        assert_eq!(fix.starts_with("In LangGraph,"), langgraph, "{rule}: {fix}");
         if langgraph {
             assert!(fix.contains("Guard"), "{rule}: {fix}");
         }
@@ -395,9 +391,9 @@ fn a_langgraph_export_is_told_the_langgraph_fix() {
     ]);
     assert_eq!(o.code, 1);
     assert!(!o.stdout.contains("In LangGraph"), "{}", o.stdout);
-    assert!(o
-        .stdout
-        .contains("Fix: Bind 'charge_card' to a guarded tool node (kind `tools`) instead of 'tools'"));
+    assert!(o.stdout.contains(
+        "Fix: Bind 'charge_card' to a guarded tool node (kind `tools`) instead of 'tools'"
+    ));
 }
 
 #[test]

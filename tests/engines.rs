@@ -13,9 +13,9 @@ mod common;
 
 use stalwart::engine::{bmc, interp, Class, EngineChoice, Limits};
 use stalwart::findings::Obligation;
-use stalwart::ir::NodeKind;
 use stalwart::gen;
 use stalwart::input;
+use stalwart::ir::NodeKind;
 use stalwart::verify::{self, Options};
 use std::collections::BTreeMap;
 

@@ -141,8 +141,7 @@ fn case_json(c: &Case) -> Value {
 
 /// The one-guarded-node graph of `c` (SPEC 2.2), flattened.
 fn model_of(c: &Case, dir: &Path) -> FlatModel {
-    let tools: Vec<String> = c
-        .catalogue["tools"]
+    let tools: Vec<String> = c.catalogue["tools"]
         .as_object()
         .map(|t| t.keys().cloned().collect())
         .unwrap_or_default();
@@ -261,7 +260,10 @@ fn the_interpreters_reading_of_a_guarded_call() {
         pinned(
             &[
                 ("get_order", read.clone()),
-                ("refund", write(json!({"after": ["get_order"], "at_most": 1}))),
+                (
+                    "refund",
+                    write(json!({"after": ["get_order"], "at_most": 1}))
+                ),
             ],
             &[&[
                 ("refund", Some(true)),
@@ -297,7 +299,11 @@ fn the_interpreters_reading_of_a_guarded_call() {
                 ("read_inbox", json!({"kind": "read", "reads_outside": true})),
                 ("note", write(json!({}))),
             ],
-            &[&[("note", Some(true)), ("read_inbox", None), ("note", Some(true))]],
+            &[&[
+                ("note", Some(true)),
+                ("read_inbox", None),
+                ("note", Some(true))
+            ]],
             true,
         ),
         [true, true, false]
@@ -397,7 +403,9 @@ fn the_guard_runs_and_refuses_what_the_interpreter_does() {
             .unwrap_or_else(|| panic!("case {i}: not a list of decisions"))
             .iter()
             .map(|d| Decision {
-                ran: d["ran"].as_bool().unwrap_or_else(|| panic!("case {i}: no `ran` in {d}")),
+                ran: d["ran"]
+                    .as_bool()
+                    .unwrap_or_else(|| panic!("case {i}: no `ran` in {d}")),
                 asked: d["asked"]
                     .as_bool()
                     .unwrap_or_else(|| panic!("case {i}: no `asked` in {d}")),

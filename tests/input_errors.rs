@@ -213,7 +213,10 @@ fn input_is_a_mapping_of_bools() {
     assert!(i.export.input_reads_outside);
     let review = &i.export.graph.interrupts[0];
     assert_eq!(review.when, stalwart::ir::When::Call);
-    assert_eq!(review.tool.as_ref().map(|t| t.name.as_str()), Some("refund_card"));
+    assert_eq!(
+        review.tool.as_ref().map(|t| t.name.as_str()),
+        Some("refund_card")
+    );
     let i = load_export(&d.join("good.json"), &d.join("catalogue.json")).unwrap();
     assert!(!i.export.input_reads_outside);
 }

@@ -63,7 +63,12 @@ fn holds_in_all_three(fixture: &str, expected: &[(&str, &str, Option<&str>, Opti
     for engine in [EngineChoice::Explicit, EngineChoice::Z3] {
         let inputs = common::load(&dir);
         let (m, o) = common::outcome(&inputs, engine);
-        for v in o.runs.iter().flat_map(|r| &r.results).flat_map(|r| &r.violations) {
+        for v in o
+            .runs
+            .iter()
+            .flat_map(|r| &r.results)
+            .flat_map(|r| &r.violations)
+        {
             if let Err(e) = interp::replay_violation(&m, v) {
                 panic!(
                     "{fixture}: a {engine:?} witness does not replay: {e}\n{:#?}",

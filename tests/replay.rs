@@ -112,19 +112,51 @@ fn the_json_script_has_every_step_and_what_it_changed() {
 fn a_reviewed_call_replays_with_the_persons_answer() {
     let f = "fixtures/QG014/breaks-all-declined-batch-moves-on";
     let (g, c) = (format!("{f}/graph.json"), format!("{f}/catalogue.json"));
-    let r = stalwart(&["verify", "--graph", &g, "--catalogue", &c, "--replay", "1d41f998"]);
+    let r = stalwart(&[
+        "verify",
+        "--graph",
+        &g,
+        "--catalogue",
+        &c,
+        "--replay",
+        "1d41f998",
+    ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.contains("    4          call send (plain, reviewed: no, not run)\n"), "{}", r.stdout);
-    assert!(r.stdout.contains("    7          call notify (plain)  <- breaks O3"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("    4          call send (plain, reviewed: no, not run)\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("    7          call notify (plain)  <- breaks O3"),
+        "{}",
+        r.stdout
+    );
     snap("replay_reviewed.txt", &r.stdout);
     let j = stalwart(&[
-        "verify", "--graph", &g, "--catalogue", &c, "--replay", "1d41f998", "--format", "json",
+        "verify",
+        "--graph",
+        &g,
+        "--catalogue",
+        &c,
+        "--replay",
+        "1d41f998",
+        "--format",
+        "json",
     ]);
     assert_eq!(j.code, 0, "{}", j.stderr);
     let v: serde_json::Value = serde_json::from_str(&j.stdout).expect("json");
     let send = &v["steps"][3];
     assert_eq!(
-        (&send["kind"], &send["tool"], &send["when"], &send["yes"], &send["refused"]),
+        (
+            &send["kind"],
+            &send["tool"],
+            &send["when"],
+            &send["yes"],
+            &send["refused"]
+        ),
         (
             &serde_json::json!("call"),
             &serde_json::json!("send"),
@@ -137,13 +169,29 @@ fn a_reviewed_call_replays_with_the_persons_answer() {
     // A yes runs the call, and the walkthrough says so.
     let f = "fixtures/QG014/breaks-reviewed-call";
     let (g, c) = (format!("{f}/graph.json"), format!("{f}/catalogue.json"));
-    let r = stalwart(&["verify", "--graph", &g, "--catalogue", &c, "--replay", "fb51d9f3"]);
+    let r = stalwart(&[
+        "verify",
+        "--graph",
+        &g,
+        "--catalogue",
+        &c,
+        "--replay",
+        "fb51d9f3",
+    ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("call send_email (plain, reviewed: yes)\n                count[send_email] = 1; wrote = true\n"), "{}", r.stdout);
     // Outside input: the turn starts tainted, as the first step shows.
     let f = "fixtures/QG011/breaks-input-reads-outside";
     let (g, c) = (format!("{f}/graph.json"), format!("{f}/catalogue.json"));
-    let r = stalwart(&["verify", "--graph", &g, "--catalogue", &c, "--replay", "c3e82489"]);
+    let r = stalwart(&[
+        "verify",
+        "--graph",
+        &g,
+        "--catalogue",
+        &c,
+        "--replay",
+        "c3e82489",
+    ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("    1  turn 1  enter __start__\n                tainted += breaks-input-reads-outside\n"), "{}", r.stdout);
 }

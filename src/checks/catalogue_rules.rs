@@ -56,7 +56,10 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
                             f.location = Some(def);
                             f.related.insert(
                                 0,
-                                (first.loc, format!("the role of '{}' is declared here", first.name)),
+                                (
+                                    first.loc,
+                                    format!("the role of '{}' is declared here", first.name),
+                                ),
                             );
                         }
                         None => f.location = Some(first.loc),

@@ -10,8 +10,8 @@ use std::collections::HashSet;
 
 use crate::error::InputError;
 use crate::ir::{
-    Budget, EdgeDef, EdgeKind, Export, FlagDecl, FlagScope, GraphDef, InterruptDef, Named, NodeDef,
-    Framework, NodeKind, SendDef, When,
+    Budget, EdgeDef, EdgeKind, Export, FlagDecl, FlagScope, Framework, GraphDef, InterruptDef,
+    Named, NodeDef, NodeKind, SendDef, When,
 };
 use crate::source::Loc;
 

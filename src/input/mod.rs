@@ -24,6 +24,7 @@ mod catalogue;
 mod export;
 mod facts;
 pub mod guard;
+pub mod mcp;
 pub(crate) mod python;
 pub mod traces;
 pub(crate) mod tree;
