@@ -250,3 +250,83 @@ def test_every_step_of_a_real_run_is_a_route_of_the_export(name):
     for n, tools in ran.items():
         allowed = set(node(export, n).get("tools") or [])
         assert tools <= allowed, f"{n} ran {sorted(tools)}, the export lets it call {sorted(allowed)}"
+
+
+# ------------------------------------------------------------------ words that start themselves
+def cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "stalwart_export", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120, env={**__import__("os").environ,
+                                                       "PYTHONPATH": f"{PYTHON_DIR / 'tests'}:{PYTHON_DIR}"})
+
+
+def test_init_words_from_mcp_annotations_and_the_verifier_lists_the_unset_kind(binary, tmp_path):
+    """Item 8: --init-words writes an entry per tool with what is known and where it came from;
+    MCP annotations map to kind/destructive/idempotency/reads_outside; a tool nothing declares is
+    kind null, listed by the exporter and, read back, by the verifier (kind_unset); the Rust
+    `catalogue from-mcp` maps the same tools/list to the same words."""
+    p = cli("agents.mcp_tools:graph", "-o", "graph.json", "--init-words", "words.json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "kind not declared (null) for rename_file" in p.stderr
+    words = json.loads((tmp_path / "words.json").read_text())
+    assert set(words) == {"read_file", "fetch_url", "delete_file", "rename_file"}
+    assert words["read_file"]["kind"] == "read" and words["read_file"]["_from"]["kind"] == "MCP annotation readOnlyHint: true"
+    assert words["fetch_url"]["reads_outside"] is True
+    assert words["fetch_url"]["_from"]["reads_outside"] == "MCP annotation openWorldHint: true"
+    assert (words["delete_file"]["kind"], words["delete_file"]["destructive"], words["delete_file"]["idempotency"]) == (
+        "write", True, True)
+    assert words["rename_file"]["kind"] is None
+    assert words["rename_file"]["_from"]["kind"] == "not declared: set read or write"
+    assert words["rename_file"]["args"] == {"src": {"type": "string"}, "dst": {"type": "string"}}
+    # never overwritten
+    again = cli("agents.mcp_tools:graph", "--init-words", "words.json", cwd=tmp_path)
+    assert again.returncode == 2 and "is not overwritten" in again.stderr
+    # read back as the words: the catalogue keeps kind null, the exporter lists it
+    p = cli("agents.mcp_tools:graph", "-o", "graph.json", "--catalogue", "catalogue.json", "--words", "words.json",
+            cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "'rename_file' has kind null" in p.stderr
+    cat = json.loads((tmp_path / "catalogue.json").read_text())
+    assert cat["tools"]["rename_file"]["kind"] is None and "_from" not in cat["tools"]["rename_file"]
+    v = subprocess.run([binary, "verify", "--graph", "graph.json", "--catalogue", "catalogue.json", "--format", "json"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    report = json.loads(v.stdout)
+    assert [l["tool"] for l in report["lints"] if l["id"] == "kind_unset"] == ["rename_file"]
+    # the verifier's own reading of the same tools/list
+    from agents.mcp_tools import LISTED
+
+    (tmp_path / "tools.json").write_text(json.dumps(
+        {"tools": [t.model_dump(by_alias=True, exclude_none=True) for t in LISTED]}))
+    r = subprocess.run([binary, "catalogue", "from-mcp", "tools.json"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    rust = json.loads(r.stdout)["tools"]
+    for name, entry in cat["tools"].items():
+        assert rust[name] == entry, name
+
+
+def test_nothing_is_guessed_from_a_name():
+    """Item 8: a tool called delete_* with no annotation and no words is not made a write."""
+    from langchain_core.tools import tool
+
+    from stalwart_export.catalogue import init_words
+
+    @tool
+    def delete_everything(path: str) -> str:
+        """Remove things."""
+        return "ok"
+
+    from langgraph.prebuilt import create_react_agent
+
+    from agents._fake import scripted
+
+    g = create_react_agent(scripted("hi"), [delete_everything])
+    assert init_words(g)["delete_everything"]["kind"] is None
+
+
+def test_the_mcp_agent_runs_within_its_export():
+    m = agent("mcp_tools")
+    export = export_graph(m.graph)
+    steps, pauses = run_steps(m.graph, m.INPUT, m.RESUMES)
+    assert problems("mcp_tools", export, steps, pauses) == []
+    ran = tools_run_at(m.graph, m.INPUT, m.RESUMES)
+    assert ran.get("tools") == {"read_file", "delete_file"}
