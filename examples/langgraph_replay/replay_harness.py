@@ -270,6 +270,7 @@ def replay(script: dict, graph: Any, inputs: Any = None, answers: list | None = 
     stand = Stand(model_turns(steps), graph_tools(graph))
     config = {"configurable": {"thread_id": f"stalwart-replay-{uuid.uuid4()}"}, "recursion_limit": 200}
     visited: list[str] = []
+    opened: list[str] = []  # subgraph nodes whose inside is running
     answers = list(answers or [])
     from langgraph.types import Command
 
@@ -284,7 +285,7 @@ def replay(script: dict, graph: Any, inputs: Any = None, answers: list | None = 
                     for ns, update in graph.stream(payload, config, stream_mode="updates", subgraphs=True):
                         for node in update or {}:
                             if node != "__interrupt__":
-                                visited.append("/".join(filter(None, [qualified(ns), node])))
+                                enter(visited, opened, qualified(ns), node)
                     pending = graph.get_state(config).next if getattr(graph, "checkpointer", None) else ()
                     if not pending:
                         break
@@ -302,6 +303,25 @@ def replay(script: dict, graph: Any, inputs: Any = None, answers: list | None = 
         raise NotFollowed(f"the run raised {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''} "
                           f"after entering {collapse(visited)[-3:]}") from e
     return compare(steps, collapse(visited), stand.calls)
+
+
+def enter(visited: list[str], opened: list[str], ns: str, node: str) -> None:
+    """Record a node's update as the witness orders steps: a subgraph node is entered before its
+    inner nodes (LangGraph streams its own update when its inside has finished, which is not a
+    step of its own)."""
+    full = f"{ns}/{node}" if ns else node
+    if full in opened:  # the subgraph node's update as its inside ends
+        del opened[opened.index(full):]
+        return
+    while opened and not (ns == opened[-1] or ns.startswith(opened[-1] + "/")):
+        opened.pop()
+    parts = ns.split("/") if ns else []
+    for k in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:k])
+        if prefix not in opened:
+            opened.append(prefix)
+            visited.append(prefix)
+    visited.append(full)
 
 
 def compare(steps: list[dict], got_nodes: list[str], calls: list[tuple[str, str]]) -> str | None:
