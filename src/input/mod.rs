@@ -96,7 +96,13 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
     let r = tree::Reader { sources: &sources };
     let groot = tree::parse(&sources, gid)?;
     let mut export = export::read_export(r, &groot)?;
-    resolve_locations(&mut export.graph, &mut sources, graph, gid);
+    let mut unlocated = Vec::new();
+    resolve_locations(&mut export.graph, &mut sources, graph, gid, "", &mut unlocated);
+    if export.framework == crate::ir::Framework::LangGraph {
+        // SPEC 12.4: a finding falls back to the export only where no source line is known,
+        // and the report says so (the export's warnings are shown in it).
+        export.warnings.extend(unlocated);
+    }
     let defined = resolve_tool_locations(&export, &mut sources, graph, gid);
     let r = tree::Reader { sources: &sources };
     let croot = tree::parse(&sources, cid)?;
@@ -127,17 +133,41 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
 /// export's folder, then the current directory, and read as a source when it lies under one of
 /// them. A file that cannot be read, or lies elsewhere, leaves the node at its own entry in the
 /// export, so no location points at a line of the wrong file.
+///
+/// `unlocated` gets, for each node that may carry a finding (not a start or an end) and is left
+/// at its entry in the export, a sentence saying why (`prefix` qualifies subgraph nodes).
 fn resolve_locations(
     g: &mut crate::ir::GraphDef,
     sources: &mut SourceMap,
     export: &Path,
     own: usize,
+    prefix: &str,
+    unlocated: &mut Vec<String>,
 ) {
+    use crate::ir::NodeKind;
     for n in &mut g.nodes {
+        let shown = if prefix.is_empty() {
+            n.id.name.clone()
+        } else {
+            format!("{}' of subgraph '{prefix}", n.id.name)
+        };
+        let carries = !matches!(n.kind, NodeKind::Start | NodeKind::End);
         match resolve_file(n.declared_file.as_deref(), sources, export, own) {
             Ok(Some(i)) => n.loc.file = i,
-            Ok(None) => {}
+            Ok(None) => {
+                if carries && n.declared_file.is_none() {
+                    unlocated.push(format!(
+                        "node '{shown}' has no source line (the exporter found none): findings on it point at the export"
+                    ));
+                }
+            }
             Err(()) => {
+                if carries {
+                    unlocated.push(format!(
+                        "node '{shown}': its location names {}, which cannot be read from here or lies outside the repository: findings on it point at the export",
+                        n.declared_file.as_deref().unwrap_or("?")
+                    ));
+                }
                 n.loc = n.object_loc;
                 n.declared_location = false;
             }
@@ -150,8 +180,8 @@ fn resolve_locations(
             Err(()) => e.loc = e.object_loc,
         }
     }
-    for (_, sub) in &mut g.subgraphs {
-        resolve_locations(sub, sources, export, own);
+    for (name, sub) in &mut g.subgraphs {
+        resolve_locations(sub, sources, export, own, &name.name, unlocated);
     }
 }
 
