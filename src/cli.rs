@@ -31,6 +31,25 @@ enum Command {
         #[command(subcommand)]
         command: RulesCommand,
     },
+    /// Catalogues from elsewhere: `from-mcp TOOLS.json` reads an MCP server's tools/list result.
+    Catalogue {
+        #[command(subcommand)]
+        command: CatalogueCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum CatalogueCommand {
+    /// An MCP `tools/list` result (or its JSON-RPC response) as a qls-catalogue/1: kinds and words
+    /// from the tools' annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint);
+    /// a tool without annotations gets `kind: null`.
+    FromMcp {
+        /// The tools/list result (JSON).
+        tools: PathBuf,
+        /// Where to write the catalogue (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -236,6 +255,9 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Rules { command } => rules(command),
         Command::Verify(args) => verify(*args),
+        Command::Catalogue {
+            command: CatalogueCommand::FromMcp { tools, output },
+        } => input::mcp::run(&tools, output.as_deref()),
     }
 }
 

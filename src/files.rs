@@ -242,6 +242,24 @@ pub fn in_workspace(path: &Path, base: &Path) -> bool {
     confine(path, base).is_ok()
 }
 
+/// [`in_workspace`], or under the git repository holding the folder of `base` (its nearest
+/// ancestor with a `.git`, a folder or the file a worktree or submodule has): where a source
+/// location may point (SPEC 12.4: an export in `build/` names the sources in `../app/`).
+pub fn in_repository(path: &Path, base: &Path) -> bool {
+    if in_workspace(path, base) {
+        return true;
+    }
+    let (Ok(canon), Ok(dir)) = (
+        std::fs::canonicalize(path),
+        std::fs::canonicalize(folder_of(base)),
+    ) else {
+        return false;
+    };
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .is_some_and(|root| canon.starts_with(root))
+}
+
 /// True when the canonical `canon` lies under `dir` or the current directory.
 fn under(canon: &Path, dir: &Path) -> bool {
     [Some(dir.to_path_buf()), std::env::current_dir().ok()]

@@ -37,6 +37,10 @@ pub struct Export {
     /// The framework the export was made from, as `producer` says: the findings' fixes are
     /// written in that framework's terms (SPEC 12).
     pub framework: Framework,
+    /// `tool_locations` (SPEC 12.4): where each tool is defined in the user's source, as
+    /// `(tool, location, the file the location names)`. The loader resolves the file; a tool's
+    /// findings give its definition as a related location.
+    pub tool_locations: Vec<(String, Loc, Option<String>)>,
 }
 
 /// The framework an export was made from, read from the `producer` metadata its exporter adds
@@ -608,6 +612,12 @@ pub struct ToolDef {
     pub has_spend: bool,
     /// Where the tool's entry was declared.
     pub loc: Loc,
+    /// Where the tool is defined in the user's source (an export's `tool_locations`, SPEC 12.4).
+    pub defined: Option<Loc>,
+    /// True when the entry says `kind: null`: not yet declared (an exporter's `--init-words`
+    /// writes it for a tool nothing declares). Read as a write, the worst case, and listed in the
+    /// `kind_unset` lint until it is set.
+    pub kind_unset: bool,
 }
 
 impl ToolDef {
@@ -634,6 +644,8 @@ impl ToolDef {
             has_checks: false,
             has_spend: false,
             loc,
+            defined: None,
+            kind_unset: false,
         }
     }
 

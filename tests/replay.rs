@@ -373,14 +373,14 @@ fn the_python_harness_replays_scripts_on_the_real_langgraph_graph() {
     let cases = [
         (
             "react_agent",
-            "build",
+            "graph",
             "4",
             "['read_inbox', 'refund_order']",
         ),
-        ("react_agent", "build", "1", "['get_order']"),
+        ("react_agent", "graph", "1", "['get_order']"),
         (
             "react_agent_interrupt",
-            "build_with_interrupt",
+            "graph_with_interrupt",
             // QG105 on refund_order, by fingerprint (numbers move when findings are added).
             "318bf36b",
             "['refund_order', 'refund_order']",
@@ -429,14 +429,14 @@ fn the_python_harness_replays_scripts_on_the_real_langgraph_graph() {
         .arg("replay_harness.py")
         .arg(&script)
         .arg(&catalogue)
-        .args(["--graph", "demo_agent:build_with_interrupt"])
+        .args(["--graph", "demo_agent:graph_with_interrupt"])
         .current_dir(root().join("examples/langgraph_replay"))
         .output()
         .expect("run the harness");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(
-        stdout.contains("the run pauses at ('tools',) and the script has no answer"),
+        stdout.contains("the run pauses at tools and the witness has no answer for it"),
         "{stdout}"
     );
     let _ = std::fs::remove_dir_all(&dir);

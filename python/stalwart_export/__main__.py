@@ -223,6 +223,14 @@ def read_words(path: str) -> Any:
         raise UsageError(f"words file {path!r}: {e}: correct it in the file") from e
 
 
+def _origin(spec: str) -> tuple[str, str] | None:
+    """(the module's file, the attribute) MODULE:ATTR named, for the exporter's locations."""
+    mod_name, parts = parse_spec(spec)
+    mod = sys.modules.get(mod_name)
+    file = getattr(mod, "__file__", None)
+    return (file, parts[0]) if file else None
+
+
 def _check_writable(path: str, what: str) -> None:
     parent = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
@@ -255,6 +263,11 @@ def parser() -> argparse.ArgumentParser:
                     help="JSON file {tool: {word: value}} of catalogue words, e.g. "
                          '{"refund_order": {"kind": "write"}}, and optionally "input": {"reads_outside": true} and '
                          '"nodes": {NODE: {"calls": {...}, "reviews": [...]}}; only with --catalogue (refused without it)')
+    ap.add_argument("--init-words", metavar="FILE",
+                    help="write a words file to start from: an entry for every tool the graph binds, with its "
+                         "description, arguments and the words its MCP annotations or catalogue_words declare, each "
+                         "saying where it came from under _from; a tool nothing declares gets \"kind\": null (listed "
+                         "until set). Refuses to overwrite an existing file")
     ap.add_argument("--name", help="the graph's name in the export (default: the compiled graph's name)")
     ap.add_argument("--no-provenance", action="store_true", help="leave out the langgraph provenance objects")
     return ap
@@ -262,6 +275,7 @@ def parser() -> argparse.ArgumentParser:
 
 def run(argv: list[str] | None) -> int:
     from . import export_catalogue, export_graph
+    from .catalogue import init_words
 
     args = parser().parse_args(argv)
     if args.words and not args.catalogue:
@@ -273,13 +287,23 @@ def run(argv: list[str] | None) -> int:
         _check_writable(args.catalogue, "the catalogue")
         if args.output and os.path.abspath(args.output) == os.path.abspath(args.catalogue):
             raise UsageError(f"-o and --catalogue are the same file {args.output!r}: give two files")
+    if args.init_words:
+        _check_writable(args.init_words, "the words")
+        if os.path.exists(args.init_words):
+            raise UsageError(f"--init-words {args.init_words!r} exists: it is yours to edit, so it is not overwritten; "
+                             "give a new file name, or remove it to start again")
+        if args.words and os.path.abspath(args.words) == os.path.abspath(args.init_words):
+            raise UsageError("--words and --init-words are the same file: give two files")
     words = read_words(args.words) if args.words else {}
 
     graph = load(args.graph)
     from ._words import WordsError
 
     try:
-        out = export_graph(graph, name=args.name, provenance=not args.no_provenance, words=words)
+        base = os.path.dirname(os.path.abspath(args.output)) if args.output else os.getcwd()
+        out = export_graph(graph, name=args.name, provenance=not args.no_provenance, words=words, base=base,
+                           origin=_origin(args.graph))
+        started = init_words(graph) if args.init_words else None
         cat, cat_warns = (export_catalogue(graph, words, with_warnings=True) if args.catalogue else (None, []))
     except TypeError as e:
         # export_graph refuses what it cannot read (an @entrypoint, a RemoteGraph at the top).
@@ -295,6 +319,11 @@ def run(argv: list[str] | None) -> int:
         sys.stdout.write(text)
     if cat is not None:
         _write(args.catalogue, json.dumps(cat, indent=1) + "\n", "the catalogue")
+    if started is not None:
+        _write(args.init_words, json.dumps(started, indent=1) + "\n", "the words")
+        unset = [t for t, e in started.items() if e.get("kind") is None]
+        print(f"wrote {args.init_words}: {len(started)} tools" + (
+            f"; kind not declared (null) for {', '.join(unset)}: set read or write" if unset else ""), file=sys.stderr)
     for w in out["warnings"] + cat_warns:
         print(f"warning: {w}", file=sys.stderr)
     return 0

@@ -90,7 +90,9 @@ def split(words: Any, where: Any = None) -> Words:
         return words
     if not isinstance(words, Mapping):
         check_words(words)  # raises TypeError naming what it is
-    tools = {k: v for k, v in words.items() if k not in GRAPH_KEYS}
+    # keys starting with `_` are notes (`--init-words` writes `_from`): not words
+    tools = {k: ({w: x for w, x in v.items() if not str(w).startswith("_")} if isinstance(v, Mapping) else v)
+             for k, v in words.items() if k not in GRAPH_KEYS and not str(k).startswith("_")}
     check_words(tools)  # TypeError for a wrong shape, ValueError for a bad kind (as before)
     w.tools = dict(tools)
     inp = words.get("input")

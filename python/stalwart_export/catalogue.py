@@ -97,8 +97,9 @@ def check_words(words: Any) -> None:
             continue
         if not isinstance(given, Mapping):
             raise TypeError(f"words for tool {name!r} must be an object {{word: value}}, not {_json_type(given)}")
-        if "kind" in given and given["kind"] not in ("read", "write"):
-            raise ValueError(f"tool {name!r}: kind must be 'read' or 'write', not {given['kind']!r}")
+        if "kind" in given and given["kind"] not in ("read", "write", None):
+            raise ValueError(f"tool {name!r}: kind must be 'read', 'write' or null (not yet declared), "
+                             f"not {given['kind']!r}")
         args = given.get("args")
         if args is not None:
             if not isinstance(args, Mapping):
@@ -149,7 +150,7 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
     a decorator `kind` other than `read`/`write`, and `WordsError` (a `ValueError`) for words
     naming a tool the graph does not have.
     """
-    from . import _words
+    from . import _mcp, _words
     from .graph import BUILDER_FIX, describe, graph_tools_and_guards, is_builder, is_graph
 
     if is_builder(tools):
@@ -174,6 +175,9 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
         meta = getattr(tool, "metadata", None) or {}
         if HANDOFF_KEY in meta:
             entry["kind"] = "read"
+        hints = _mcp.annotations(tool)
+        if hints:
+            entry.update(_mcp.words(hints)[0])
         given = tool_words(tool)
         given.update(words.get(name, {}) or {})
         desc = (getattr(tool, "description", "") or "").strip()
@@ -200,9 +204,54 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
                                 "enforces")
             out[name] = dict(mine)
     for name, entry in out.items():
+        if "kind" in entry and entry["kind"] is None:
+            warnings.append(f"tool {name!r} has kind null (not yet declared): the verifier reads it as a write and "
+                            "lists it (kind_unset) until you set read or write in the words")
+            continue
         if entry.get("kind") not in ("read", "write"):
             if "kind" in entry:
                 raise ValueError(f"tool {name!r}: kind must be 'read' or 'write', not {entry['kind']!r}")
             warnings.append(f"tool {name!r} has no kind (read or write): give it with catalogue_words or the words mapping")
     cat = {"format": "qls-catalogue/1", "tools": dict(sorted(out.items()))}
     return (cat, warnings) if with_warnings else cat
+
+
+def init_words(compiled: Any) -> dict:
+    """A words mapping to start from (`--init-words`): an entry for every tool the graph binds,
+    with what is known and, under `_from`, where each word came from: `description` and `args`
+    from the tool; `kind` and the other words from MCP annotations (`_mcp.py`), from
+    `catalogue_words`, or `read` for a hand-off tool; a tool nothing declares gets `kind: null`,
+    which the exporter and the verifier list until it is set. Nothing is guessed from a name.
+    Keys starting with `_` are notes: `--words` ignores them."""
+    from . import _mcp
+    from .graph import graph_tools
+
+    out: dict[str, dict] = {}
+    for tool in graph_tools(compiled):
+        name = getattr(tool, "name", None)
+        if not name or name in out:
+            continue
+        entry: dict[str, Any] = {"kind": None}
+        why: dict[str, str] = {"kind": "not declared: set read or write"}
+        meta = getattr(tool, "metadata", None) or {}
+        if HANDOFF_KEY in meta:
+            entry["kind"], why["kind"] = "read", "a hand-off tool (it moves the conversation to another agent)"
+        hints = _mcp.annotations(tool)
+        if hints:
+            w, f = _mcp.words(hints)
+            entry.update(w)
+            why.update(f)
+        for k, v in tool_words(tool).items():
+            entry[k] = v
+            why[k] = "catalogue_words on the tool"
+        desc = (getattr(tool, "description", "") or "").strip()
+        if desc:
+            entry["description"] = desc
+            why["description"] = "the tool's description"
+        args = _arg_schema(tool)
+        if args:
+            entry["args"] = args
+            why["args"] = "the tool's argument schema"
+        entry["_from"] = why
+        out[name] = entry
+    return dict(sorted(out.items()))

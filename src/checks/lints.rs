@@ -1,7 +1,8 @@
 //! The runtime lints (SPEC 6): warnings the runtime itself would give, which never block.
 //! Order, as the seed prints them: per tool in catalogue order `write_not_retry_safe`,
 //! `write_without_result_schema`, `compensation_not_retry_safe`; then `compensation_out_of_reach`,
-//! `interrupt_confirms_nothing`, `tool_never_bound`, `unknown_word`.
+//! `interrupt_confirms_nothing`, `tool_never_bound`, `unknown_word`; first of all `kind_unset`
+//! (a tool whose entry says `kind: null`, read as a write until it is declared).
 
 use crate::findings::Lint;
 use crate::ir::{Catalogue, Compensation};
@@ -16,6 +17,14 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
         message,
         loc: Some(loc),
     };
+    for t in m.tools.iter().filter(|t| t.kind_unset) {
+        out.push(lint(
+            "kind_unset",
+            &t.name,
+            "`kind: null`: not yet declared, so it is read as a write; set `kind: read` or `kind: write`".into(),
+            t.loc,
+        ));
+    }
     for t in &m.tools {
         if !t.is_write() {
             continue;

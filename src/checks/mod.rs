@@ -102,6 +102,7 @@ pub fn finding_in(
     };
     let mut related = Vec::new();
     if let Some(t) = s.tool {
+        related.extend(defined_here(t));
         related.push((t.loc, format!("'{}' is declared here", t.name)));
     }
     Finding {
@@ -137,6 +138,13 @@ pub fn unique_fingerprints(findings: &mut [Finding]) {
             f.fingerprint = fingerprint(f.rule, f.obligation, &keyed, f.node.as_deref());
         }
     }
+}
+
+/// The tool's definition in the user's source (an export's `tool_locations`, SPEC 12.4) as a
+/// finding's related location, when the export gave one.
+pub fn defined_here(t: &crate::ir::ToolDef) -> Option<(crate::source::Loc, String)> {
+    t.defined
+        .map(|l| (l, format!("'{}' is defined here", t.name)))
 }
 
 /// Sorts findings as the outputs list them: QG312 first, then by rule, subject, node.

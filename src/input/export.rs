@@ -75,10 +75,40 @@ pub(crate) fn read_export(r: Reader<'_>, root: &Node) -> Result<Export, InputErr
     export.state = state;
     export.input_reads_outside = read_input(r, map)?;
     export.graph = read_graph(r, map, &flags, true, 0)?;
+    export.tool_locations = read_tool_locations(r, map)?;
     let producer = map.get_some("producer");
     export.framework = framework(producer);
     export.producer = producer.map(Node::to_json);
     Ok(export)
+}
+
+/// `tool_locations` (SPEC 12.4): `{"refund_order": {"location": {"file", "line", "column"?}}}`,
+/// where each tool is defined in the user's source. Absent or null: none. Errors: not a mapping,
+/// an entry without a `location` mapping, a bad location (as a node's).
+fn read_tool_locations(
+    r: Reader<'_>,
+    map: Map<'_>,
+) -> Result<Vec<(String, Loc, Option<String>)>, InputError> {
+    let Some(n) = map.get_some("tool_locations") else {
+        return Ok(Vec::new());
+    };
+    let m = r.map(n, "`tool_locations`")?;
+    let mut out = Vec::new();
+    for e in m.entries {
+        let what = format!("`tool_locations.{}`", e.key);
+        let entry = r.map(&e.value, &what)?;
+        let Some(l) = entry.get_some("location") else {
+            return Err(r.err(
+                e.value.loc,
+                format!("{what} has no `location`"),
+                "write `{\"location\": {\"file\": \"agent.py\", \"line\": 12}}`, or leave the tool out",
+            ));
+        };
+        if let Some((loc, file)) = read_location(r, l, &format!("`location` of {what}"))? {
+            out.push((e.key.clone(), loc, file));
+        }
+    }
+    Ok(out)
 }
 
 /// `input` (SPEC 2.2, 12.3): `{"reads_outside": true}` when each turn starts with content from
