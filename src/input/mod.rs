@@ -188,6 +188,17 @@ fn resolve_locations(
     for e in &mut g.edges {
         match resolve_file(e.declared_file.as_deref(), sources, export, own) {
             Ok(Some(i)) => e.loc.file = i,
+            // An edge with no line of its own is the router's: findings on it (QG015) point at
+            // the `from` node's source line when the user's code holds one (SPEC 12.4).
+            Ok(None) if e.declared_file.is_none() => {
+                if let Some(n) = g
+                    .nodes
+                    .iter()
+                    .find(|n| n.id.name == e.from.name && n.loc.file != own)
+                {
+                    e.loc = n.loc;
+                }
+            }
             Ok(None) => {}
             Err(()) => e.loc = e.object_loc,
         }
