@@ -5,7 +5,10 @@ path, then PYTHONPATH), a compiled LangGraph graph (`StateGraph(...).compile()`,
 `create_agent(...)`, ...) or a function of no arguments that returns one. `ATTR` may be dotted
 (`agents.support`). Writes qls-graph/1 to `-o` (stdout if absent) and, with `--catalogue`, the
 qls-catalogue/1 of the graph's tools; `--words` (only with `--catalogue`) is a JSON file
-`{tool: {word: value}}` of catalogue words. Output the module prints while it is imported goes
+`{tool: {word: value}}` of catalogue words, with optionally `"input": {"reads_outside": true}`
+and `"nodes": {node: {"calls": {effect: {word: value}}, "reviews": [tool, ...]}}`
+(stalwart_export/_words.py); a word naming a node or tool the graph lacks is an error at its
+line and column. Output the module prints while it is imported goes
 to stderr, so stdout holds only the export.
 
 Exit 0 on success (warnings on stderr), 2 on any error: one line `stalwart-export: error: ...`
@@ -167,12 +170,15 @@ def load(spec: str) -> Any:
     return obj
 
 
-def read_words(path: str) -> dict:
-    """The `{tool: {word: value}}` mapping in the JSON file `path`, checked (`check_words`);
-    `UsageError` naming the file (and line and column for bad JSON) otherwise."""
-    from .catalogue import check_words
+def read_words(path: str) -> Any:
+    """The words in the JSON file `path` (`_words.py`: catalogue words per tool, `input`,
+    `nodes`), checked; `UsageError` naming the file (and the line and column of bad JSON or of a
+    bad word) otherwise. Returns a `_words.Words` whose errors later name the word's place."""
+    from . import _words
+    from .guard import doc
 
-    fix = 'it must be a JSON object {"tool": {"word": value}}, e.g. {"refund_order": {"kind": "write"}}'
+    fix = ('it must be a JSON object {"tool": {"word": value}}, e.g. {"refund_order": {"kind": "write"}}, '
+           'with optionally "input" and "nodes"')
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -182,17 +188,39 @@ def read_words(path: str) -> dict:
     except UnicodeDecodeError as e:
         raise UsageError(f"words file {path!r} is not UTF-8 text: {e.reason}: {fix}") from e
     try:
-        words = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise UsageError(f"words file {path!r} is not valid JSON: line {e.lineno} column {e.colno}: {e.msg}: "
-                         f"{fix}") from e
+        tree = doc.parse_json(text, path)
+    except doc.GuardConfigError as e:
+        raise UsageError(f"words file {path!r} is not valid JSON: line {e.line} column {e.column}: "
+                         f"{e.message.removeprefix('invalid JSON: ')}: {fix}") from e
+
+    def where(keys: tuple) -> str | None:
+        node = tree
+        loc = None
+        for k in keys:
+            if node.kind == "map":
+                e = node.entry(str(k))
+                if e is None:
+                    break
+                loc, node = e.key_loc, e.value
+            elif node.kind == "seq" and str(k).isdigit() and int(k) < len(node.items):
+                node = node.items[int(k)]
+                loc = node.loc
+            else:
+                break
+        return f"{path}:{loc.line}:{loc.column}" if loc is not None else None
+
+    words = tree.to_py()
     try:
-        check_words(words)
+        return _words.split(words, where=where)
+    except _words.WordsError as e:
+        msg = str(e)
+        if not msg.startswith(path):
+            msg = f"words file {path!r}: {msg}"
+        raise UsageError(f"{msg}: correct it in the file") from e
     except TypeError as e:  # the shape
         raise UsageError(f"words file {path!r}: {e}: {fix}") from e
     except ValueError as e:  # a value; the message says which values are allowed
         raise UsageError(f"words file {path!r}: {e}: correct it in the file") from e
-    return words
 
 
 def _check_writable(path: str, what: str) -> None:
@@ -225,7 +253,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--catalogue", metavar="FILE", help="also write the qls-catalogue/1 of the graph's tools here")
     ap.add_argument("--words", metavar="FILE",
                     help="JSON file {tool: {word: value}} of catalogue words, e.g. "
-                         '{"refund_order": {"kind": "write"}}; only with --catalogue (refused without it)')
+                         '{"refund_order": {"kind": "write"}}, and optionally "input": {"reads_outside": true} and '
+                         '"nodes": {NODE: {"calls": {...}, "reviews": [...]}}; only with --catalogue (refused without it)')
     ap.add_argument("--name", help="the graph's name in the export (default: the compiled graph's name)")
     ap.add_argument("--no-provenance", action="store_true", help="leave out the langgraph provenance objects")
     return ap
@@ -236,7 +265,7 @@ def run(argv: list[str] | None) -> int:
 
     args = parser().parse_args(argv)
     if args.words and not args.catalogue:
-        raise UsageError("--words is used only with --catalogue (the words go into the catalogue): "
+        raise UsageError("--words is used only with --catalogue (the words go into the catalogue and the graph): "
                          "add --catalogue catalogue.json, or drop --words")
     if args.output:
         _check_writable(args.output, "the graph")
@@ -247,12 +276,17 @@ def run(argv: list[str] | None) -> int:
     words = read_words(args.words) if args.words else {}
 
     graph = load(args.graph)
+    from ._words import WordsError
+
     try:
-        out = export_graph(graph, name=args.name, provenance=not args.no_provenance)
+        out = export_graph(graph, name=args.name, provenance=not args.no_provenance, words=words)
+        cat, cat_warns = (export_catalogue(graph, words, with_warnings=True) if args.catalogue else (None, []))
     except TypeError as e:
         # export_graph refuses what it cannot read (an @entrypoint, a RemoteGraph at the top).
         raise UsageError(f"{args.graph}: {e}") from None
-    cat, cat_warns = (export_catalogue(graph, words, with_warnings=True) if args.catalogue else (None, []))
+    except WordsError as e:
+        raise UsageError(f"words file {args.words!r}: {e}" if args.words and not str(e).startswith(args.words)
+                         else str(e)) from None
 
     text = json.dumps(out, indent=1) + "\n"
     if args.output:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import json
 from typing import Any
 
-from . import _code
+from . import _code, _guarded, _review, _words
 
 START = "__start__"
 END = "__end__"
@@ -120,7 +121,7 @@ def check_graph(obj: Any, who: str) -> None:
         raise TypeError(f"{who} expects a compiled LangGraph graph ({GRAPH_EXAMPLES}), got {describe(obj)}")
 
 
-def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = True) -> dict:
+def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = True, words: Any = None) -> dict:
     """Export a compiled LangGraph graph as a qls-graph/1 dict (SPEC 2.2).
 
     `compiled`: a `CompiledStateGraph` (what `StateGraph.compile()`, `create_react_agent`,
@@ -170,15 +171,38 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     be skipped (a `when` predicate, an `interrupt()` under a condition) is not written, and a
     warning says so: a skippable pause is not a confirmation.
 
+    Guarded nodes (SPEC 12.1; `_guarded.py`): a tool node from `guard.tool_node`, a `ToolNode`
+    whose innermost tool-call wrapper is a `Guard`'s (create_agent's `middleware=[..., guard]`),
+    and a step whose every tool call goes through `guard.call` are `tools`, unless the guard's
+    history would not outlive the subgraph the node is in (a warning says so). A guard built with
+    `input_reads_outside=True` makes the export's `input.reads_outside` true.
+
+    Per-call reviews (SPEC 12.2): `HumanInTheLoopMiddleware` is a `call` interrupt on the tool
+    node for each tool it gates; a step that asks about each tool call with `interrupt()` and runs
+    the tool only when the answer accepts or edits it (`_review.py`) is a `call` interrupt for
+    each tool it reviews; a step that calls `interrupt()` and tools in another shape is `inside`,
+    with a warning.
+
+    `words` (`_words.py`): `{"input": {"reads_outside": true}}`, `{"nodes": {N: {"calls": {...},
+    "reviews": [...]}}}` (and catalogue words, used by `export_catalogue`). Raises `WordsError`
+    (a `ValueError`) for malformed words or words naming a node or tool the graph lacks.
+
     Raises `TypeError` when `compiled` is not a compiled LangGraph graph. Node names containing `/`
     are escaped (`escape_id`) with a warning.
     """
     check_graph(compiled, "export_graph")
+    w = _words.split(words)
     ex = _Exporter(provenance=provenance)
     top = ex.graph(compiled, parent=None)
     out = {"format": "qls-graph/1", "name": name or getattr(compiled, "name", None) or "LangGraph"}
     out.update(top)
     out["subgraphs"] = ex.subgraphs
+    _words.apply(out, w)
+    if any(g.input_reads_outside for g in ex.guards):
+        if w.input_reads_outside is False:
+            ex.warn("the words say the input is the person's (input.reads_outside: false), but a guard of the graph "
+                    "was built with input_reads_outside=True: the export follows the guard")
+        out["input"] = {"reads_outside": True}
     out["producer"] = {"exporter": EXPORTER, "versions": versions()}
     out["warnings"] = ex.warnings
     if not provenance:
@@ -200,10 +224,17 @@ def graph_tools(compiled: Any) -> list:
     """Every LangChain tool the compiled graph (and its subgraphs) binds to a tool node or
     whose code references directly, once each by name, in the order met. For
     `export_catalogue`. Raises `TypeError` as `export_graph` does for anything else."""
+    return graph_tools_and_guards(compiled)[0]
+
+
+def graph_tools_and_guards(compiled: Any) -> tuple[list, list]:
+    """`graph_tools(compiled)`, and the guards (`stalwart_export.Guard`) that decide the calls of
+    its guarded nodes."""
     check_graph(compiled, "graph_tools")
     ex = _Exporter(provenance=False)
     ex.graph(compiled, parent=None)
-    return list(ex.tools_seen.values())
+    guards = list({id(g): g for g in ex.guards}.values())
+    return list(ex.tools_seen.values()), guards
 
 
 class _Exporter:
@@ -214,6 +245,10 @@ class _Exporter:
         self._sub_names: dict[int, str] = {}
         self._unknown_parent: set[str] = set()
         self.tools_seen: dict[str, Any] = {}
+        #: The guards found deciding a node's calls (stalwart_export.Guard).
+        self.guards: list[Any] = []
+        #: While a subgraph is exported: why the guard's history would not outlive it, if so.
+        self.history_lost: str | None = None
 
     def warn(self, msg: str) -> None:
         if msg not in self.warnings:
@@ -247,7 +282,9 @@ class _Exporter:
             self._unknown_parent.add(parent)
         return out
 
-    def subgraph_name(self, sub: Any, hint: str) -> str:
+    def subgraph_name(self, sub: Any, hint: str, lost: str | None = None) -> str:
+        """The name `sub` is exported under (exporting it the first time). `lost`: why the guard's
+        history would not outlive a run of it (read by nodes it guards)."""
         key = id(sub)
         if key in self._sub_names:
             return self._sub_names[key]
@@ -261,7 +298,12 @@ class _Exporter:
             i += 1
         self._sub_names[key] = name
         self.subgraphs[name] = {}  # reserve (and stop recursion on cycles)
-        exported = self.graph(sub, parent=name)
+        saved = self.history_lost
+        self.history_lost = saved or lost
+        try:
+            exported = self.graph(sub, parent=name)
+        finally:
+            self.history_lost = saved
         self.subgraphs[name] = exported
         return name
 
@@ -284,6 +326,8 @@ class _GraphExport:
         self.parent_unknown = False  # a Command.PARENT with an unknown destination
         self.parent_dests: set[str] = set()
         self.hitl: list[tuple[str, Any]] = []  # (node name, HumanInTheLoopMiddleware)
+        self.toolnodes: set[str] = set()  # nodes that are a ToolNode (guarded or not)
+        self.hitl_seen: set[str] = set()
 
     def label(self, what: str) -> str:
         return f"{what} in subgraph '{self.parent}'" if self.parent else what
@@ -373,7 +417,14 @@ class _GraphExport:
                 if found:
                     sub = found[0]
         if sub is not None:
-            gname = self.ex.subgraph_name(sub, hint=name)
+            where = f"subgraph '{self.parent}'" if self.parent else "the top graph"
+            if not direct:
+                lost = f"node {name!r} runs it inside its function, which passes on only what its code returns"
+            elif not _guarded.keeps_history(self.compiled):
+                lost = f"{where} has no `stalwart_guard` in its state"
+            else:
+                lost = None
+            gname = self.ex.subgraph_name(sub, hint=name, lost=lost)
             node.update(kind="subgraph", graph=gname)
             if not direct:
                 self.ex.warn(self.label(
@@ -388,12 +439,17 @@ class _GraphExport:
 
         if isinstance(runnable, ToolNode):
             tools = list(runnable.tools_by_name.values())
-            node.update(kind="tools_plain", tools=[t.name for t in tools])
+            self.toolnodes.add(name)
             for t in tools:
                 self.ex.tools_seen.setdefault(t.name, t)
             wrap = getattr(runnable, "_wrap_tool_call", None)
             prov["wrap_tool_call"] = _code.qualname(wrap) if wrap else None
-            self.kinds[name] = "tools_plain"
+            guard, why = _guarded.tool_node_guard(runnable)
+            kind = self.guarded_kind(name, guard, why, "tools_plain")
+            if kind == "tools":
+                prov["guard"] = "stalwart_export.Guard"
+            node.update(kind=kind, tools=[t.name for t in tools])
+            self.kinds[name] = kind
             node.pop("location", None)
             return self.lg(node, **prov)
 
@@ -430,6 +486,14 @@ class _GraphExport:
                     self.ex.tools_seen.setdefault(o.name, o)
             if direct_tools:
                 node["tools"] = direct_tools
+                guard, why = _guarded.step_guard(fn, direct_tools)
+                kind = self.guarded_kind(name, guard, why, "step")
+                if kind == "tools":
+                    node["kind"] = "tools"
+                    prov.pop("opaque", None)
+                    prov["guard"] = "stalwart_export.Guard (guard.call)"
+                    self.kinds[name] = "tools"
+                    return self.lg(node, **prov)
                 self.ex.warn(self.label(
                     f"node {name!r} (step) calls tools {direct_tools} directly, outside any tool node: "
                     "those calls skip the tool check and any pause on a tool node"))
@@ -437,6 +501,23 @@ class _GraphExport:
             self.ex.warn(self.label(f"node {name!r}: cannot read its code ({prov['runnable']}); exported as an opaque step"))
         self.kinds[name] = "step"
         return self.lg(node, **prov)
+
+    def guarded_kind(self, name: str, guard: Any, why: str | None, plain: str) -> str:
+        """`tools` when `guard` decides every call of node `name` and the guard's history is kept
+        for the whole session, else `plain`, with a warning saying why not."""
+        if guard is None:
+            if why:
+                self.ex.warn(self.label(f"node {name!r} is not guarded: {why}"))
+            return plain
+        self.ex.guards.append(guard)
+        lost = self.ex.history_lost
+        if lost:
+            self.ex.warn(self.label(
+                f"node {name!r} calls tools through the guard, but the guard's history does not outlive this "
+                f"subgraph ({lost}): its session rules would restart each time the subgraph runs, so the node is "
+                "exported unguarded; declare `stalwart_guard: GuardHistory` in every enclosing graph's state"))
+            return plain
+        return "tools"
 
     def find_model(self, runnable: Any, fn: Any) -> tuple[str | None, list[str] | None]:
         from langchain_core.language_models import BaseLanguageModel
@@ -563,7 +644,7 @@ class _GraphExport:
             gname = next((n.get("graph") for n in self.nodes if n["id"] == self.qid(name)), None)
             if declared is None and gname and self.ex.parent_unknown(gname):
                 unknown_goto = True
-        if kind == "tools_plain":
+        if name in self.toolnodes:
             for tool in runnable.tools_by_name.values():
                 meta = getattr(tool, "metadata", None) or {}
                 if HANDOFF_KEY in meta:
@@ -707,7 +788,7 @@ class _GraphExport:
                     continue
                 src = f"compile(interrupt_{when}=" + ('"*"' if listed == "*" else "list") + ")"
                 spec = self.builder.nodes[name]
-                if when == "before" and self.kinds.get(name) == "tools_plain":
+                if when == "before" and name in self.toolnodes:
                     for t in spec.runnable.tools_by_name:
                         self.interrupts.append(self.lg({"node": self.qid(name), "when": "before", "tool": t},
                                                        source=src, guaranteed=True))
@@ -717,7 +798,7 @@ class _GraphExport:
         # interrupt() in node code, and at the top of a tool's code
         for name, spec in self.builder.nodes.items():
             kind = self.kinds.get(name)
-            if kind == "tools_plain":
+            if name in self.toolnodes:
                 for tname, tool in spec.runnable.tools_by_name.items():
                     tfn = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
                     if tfn is None:
@@ -736,7 +817,7 @@ class _GraphExport:
                         self.ex.warn(self.label(
                             f"tool {tname!r} calls interrupt() under a condition; not written as a confirmation"))
                 continue
-            if kind not in ("step", "model"):
+            if kind not in ("step", "model", "tools"):
                 continue
             fn = _code.unwrap_callable(spec.runnable)
             if fn is None or _is_middleware(getattr(fn, "__self__", None)) or _code.is_library(fn):
@@ -745,21 +826,41 @@ class _GraphExport:
             if tree is None:
                 continue
             calls = _code.calls_to(fn, tree, interrupt, "interrupt")
-            if calls:
-                self.interrupts.append(self.lg({"node": self.qid(name), "when": "inside", "tool": None},
-                                               source="interrupt() call in the node's code",
-                                               unconditional=any(_code.top_level_call(tree, c) for c, _ in calls)))
+            if not calls:
+                continue
+            tools = next((n.get("tools") or [] for n in self.nodes if n["id"] == self.qid(name)), [])
+            if tools and kind != "model":
+                reviewed, why = _review.review_shape(fn, tools)
+                if reviewed is not None:
+                    for t in reviewed:
+                        self.interrupts.append(self.lg({"node": self.qid(name), "when": "call", "tool": t},
+                                                       source="interrupt() for each tool call, the tool run only "
+                                                              "when the answer accepts or edits it"))
+                    continue
+                self.ex.warn(self.label(
+                    f"node {name!r} calls interrupt() and the tools {tools}, but the review is not recognised "
+                    f"({why}): written as an `inside` pause, which confirms nothing; if the node puts each call to "
+                    f"a person and runs it only when accepted, declare it in the words: "
+                    f'{{"nodes": {{"{name}": {{"reviews": {json.dumps(tools)}}}}}}}'))
+            self.interrupts.append(self.lg({"node": self.qid(name), "when": "inside", "tool": None},
+                                           source="interrupt() call in the node's code",
+                                           unconditional=any(_code.top_level_call(tree, c) for c, _ in calls)))
 
     def hitl_interrupts(self) -> None:
+        """HumanInTheLoopMiddleware reviews each call of the tools its `interrupt_on` gates: a
+        `call` interrupt (SPEC 12.2) on each tool node binding the tool. In `batched` mode the
+        person answers in `after_model` for every call of the model's message, and a rejected
+        call never reaches the tool node; in `per_call` mode the tool node's wrapper asks about
+        each call. Either way each call runs only on a yes (or as edited)."""
         for name, mw in self.hitl:
             mode = getattr(mw, "interrupt_mode", "batched")
             configs = getattr(mw, "interrupt_on", {}) or {}
-            if mode == "per_call":
-                targets = [n for n, k in self.kinds.items() if k == "tools_plain"]
-                src = "HumanInTheLoopMiddleware(interrupt_mode='per_call') in ToolNode.wrap_tool_call"
-            else:
-                targets = [name]
-                src = f"HumanInTheLoopMiddleware(interrupt_mode={mode!r}).after_model"
+            if name in self.hitl_seen:
+                continue
+            self.hitl_seen.add(name)
+            targets = sorted(self.toolnodes)
+            src = (f"HumanInTheLoopMiddleware(interrupt_mode={mode!r})"
+                   + (" in ToolNode.wrap_tool_call" if mode == "per_call" else ".after_model"))
             for tool, cfg in configs.items():
                 if not cfg:
                     continue
@@ -770,12 +871,12 @@ class _GraphExport:
                     continue
                 decisions = list(cfg.get("allowed_decisions", [])) if isinstance(cfg, dict) else []
                 for t in targets:
-                    if mode == "per_call":
-                        tn = self.builder.nodes[t].runnable
-                        if tool not in getattr(tn, "tools_by_name", {}):
-                            continue
-                    self.interrupts.append(self.lg({"node": self.qid(t), "when": "before", "tool": tool},
-                                                   source=src, guaranteed=True, decisions=decisions))
+                    tn = self.builder.nodes[t].runnable
+                    if tool not in getattr(tn, "tools_by_name", {}):
+                        continue
+                    where = {"asked_in": self.qid(name)} if mode != "per_call" else {}
+                    self.interrupts.append(self.lg({"node": self.qid(t), "when": "call", "tool": tool},
+                                                   source=src, guaranteed=True, decisions=decisions, **where))
 
 
 def _is_middleware(obj: Any) -> bool:

@@ -98,6 +98,20 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
                 ));
             }
         }
+        for p in &n.reviews {
+            let Some(t) = p.tool else { continue };
+            if !(n.calls_tools() && n.tools.contains(&t)) {
+                out.push(lint(
+                    "interrupt_confirms_nothing",
+                    &n.qid,
+                    format!(
+                        "the interrupt call '{}' reviews the calls of '{}', which '{}' does not call, so the person's answers confirm no call: put it on the node that calls '{}'",
+                        n.qid, m.tools[t].name, n.qid, m.tools[t].name
+                    ),
+                    p.loc,
+                ));
+            }
+        }
     }
     for (ti, t) in m.tools.iter().enumerate() {
         if !m.nodes.iter().any(|n| n.tools.contains(&ti)) {

@@ -48,9 +48,9 @@ pub struct Inputs {
     pub input_display: String,
     /// True when the input was an agent.yaml.
     pub from_agent_yaml: bool,
-    /// agent.yaml's `rulebook:`, resolved against agent.yaml's folder, as displayed
-    /// (e.g. `examples/shop/policy.co`); the file exists. `None` for exports.
-    pub rulebook: Option<String>,
+    /// agent.yaml's `rulebook:`, resolved against agent.yaml's folder; it exists and lies in the
+    /// workspace. `None` for exports.
+    pub rulebook: Option<RulebookRef>,
     /// agent.yaml's `facts:` (SPEC 2.1): where each rulebook fact comes from. Empty for exports.
     pub facts: Vec<crate::ir::Fact>,
     /// agent.yaml's `settings.colang_version`, when given (`1.0`, `2.x`).
@@ -63,6 +63,18 @@ pub struct Inputs {
     /// `stores`), so `--export-only` can write words the IR does not keep (schemas, `bind`,
     /// unknown words) verbatim.
     pub catalogue_json: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Where agent.yaml names its rulebook (SPEC 2.1 `rulebook:`), so that reading it is held to the
+/// rule every path an input names follows ([`crate::files`]), with errors at this line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RulebookRef {
+    /// The path resolved against agent.yaml's folder, as displayed (`examples/shop/policy.co`).
+    pub shown: String,
+    /// The value of the `rulebook:` key.
+    pub at: crate::source::Loc,
+    /// agent.yaml's path: the rulebook's files lie under its folder or the current directory.
+    pub named_by: PathBuf,
 }
 
 /// Reads and compiles a Bot Builder agent.yaml (SPEC 2.1) with the catalogues its `tools:` names.
@@ -170,7 +182,7 @@ fn resolve_file(
     let found = near
         .or_else(|| Some(PathBuf::from(f)).filter(|p| p.is_file()))
         .ok_or(())?;
-    if !in_workspace(&found, export) {
+    if !crate::files::in_workspace(&found, export) {
         return Err(());
     }
     let canon = std::fs::canonicalize(&found).ok();
@@ -181,27 +193,9 @@ fn resolve_file(
     {
         return Ok(Some(i));
     }
-    let text = std::fs::read_to_string(&found).map_err(|_| ())?;
+    let text = crate::files::read_text(&found).map_err(|_| ())?;
     let shown = found.display().to_string();
     Ok(Some(sources.add(shown, found, text)))
-}
-
-/// True when `path` lies under the folder of `base` (the file that names it) or under the current
-/// directory (the repository a CI job runs in). Files a run reads on an input's say-so must: an
-/// input must not make the report print, say, `/proc/self/environ` into a CI log.
-pub(crate) fn in_workspace(path: &Path, base: &Path) -> bool {
-    let Ok(canon) = std::fs::canonicalize(path) else {
-        return false;
-    };
-    let base_dir = match base.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    [Some(base_dir), std::env::current_dir().ok()]
-        .into_iter()
-        .flatten()
-        .filter_map(|d| std::fs::canonicalize(d).ok())
-        .any(|d| canon.starts_with(d))
 }
 
 /// `rel` as written in the file at `base`: resolved against `base`'s folder (unless absolute),
