@@ -18,7 +18,7 @@ use super::budget::{self, Budget, Budgets, Overrun};
 use super::compile::{self, Compiled, Place};
 use super::flows::{FileFlows, Version};
 use super::record::{self, Record};
-use super::{colang1, colang2, sheet, SyntaxError};
+use super::{actions, colang1, colang2, sheet, SyntaxError};
 
 /// `.co` files a folder may hold before it is refused (a guard against walking a home folder).
 pub const MAX_FILES: usize = 2000;
@@ -434,9 +434,10 @@ fn load_colang(
             flows: f,
         })
         .collect();
-    let compiled = compile::compile_measured(&inputs, budgets, spent)
+    let mut compiled = compile::compile_measured(&inputs, budgets, spent)
         .0
         .map_err(|o| LoadError::Unshippable(o.into_error(sources, &ids)))?;
+    compiled.defined_actions = defined_actions(sources, root, display, origin)?;
     within_record_budget(
         Loaded {
             display: display.to_string(),
@@ -449,6 +450,36 @@ fn load_colang(
         sources,
         budgets,
     )
+}
+
+/// The actions the configuration in `root` defines in Python ([`actions`]), each file read
+/// under the rulebook's [`Origin`] and shown beside `display`. Errors: a file that cannot be
+/// read, or read statically, at its line.
+fn defined_actions(
+    sources: &mut SourceMap,
+    root: &Path,
+    display: &str,
+    origin: &Origin,
+) -> Result<Vec<String>, LoadError> {
+    let mut names = Vec::new();
+    for p in actions::files_beside(root) {
+        let rel = p.strip_prefix(root).unwrap_or(&p);
+        let shown = if Path::new(display).is_dir() {
+            Path::new(display).join(rel).display().to_string()
+        } else {
+            crate::files::folder_of(Path::new(display))
+                .join(rel)
+                .display()
+                .to_string()
+        };
+        let id = origin.read(sources, &p, &shown, "the rulebook's actions")?;
+        for n in actions::read(sources, id).map_err(LoadError::Input)? {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    Ok(names)
 }
 
 /// `l` if its record is within the record budget; else the overrun, at its last route's
