@@ -236,7 +236,11 @@ pub fn mermaid(m: &FlatModel, witness: Option<&Finding>) -> String {
     for (k, (a, b, guard)) in es.iter().enumerate() {
         match guard {
             Some(g) => {
-                let _ = writeln!(out, "  n{a} -->|\"{}\"| n{b}", mermaid_text(std::slice::from_ref(g)));
+                let _ = writeln!(
+                    out,
+                    "  n{a} -->|\"{}\"| n{b}",
+                    mermaid_text(std::slice::from_ref(g))
+                );
             }
             None => {
                 let _ = writeln!(out, "  n{a} --> n{b}");

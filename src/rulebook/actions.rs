@@ -102,7 +102,10 @@ pub fn read(sources: &SourceMap, file: FileId) -> Result<Vec<String>, InputError
             continue;
         };
         let mut dc = top.walk();
-        for d in top.named_children(&mut dc).filter(|n| n.kind() == "decorator") {
+        for d in top
+            .named_children(&mut dc)
+            .filter(|n| n.kind() == "decorator")
+        {
             let Some(expr) = d.named_child(0) else {
                 continue;
             };

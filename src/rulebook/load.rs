@@ -221,7 +221,9 @@ pub fn load(
                 (f, d)
             })
             .collect();
-        return load_colang(sources, &shown, path, display, declared, origin, false, budgets);
+        return load_colang(
+            sources, &shown, path, display, declared, origin, false, budgets,
+        );
     }
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let lower = name.to_ascii_lowercase();
