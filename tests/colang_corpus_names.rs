@@ -121,7 +121,7 @@ fn nemos_own_configurations_name_nothing_undefined() {
             let file = &c.files[u.at.file].path;
             let what = match u.what {
                 Missing::Action => "action",
-                Missing::Flow => "flow",
+                Missing::Flow | Missing::Rail => "flow",
             };
             found.push((file.clone(), u.name.clone(), what, u.at.line));
         }

@@ -8,7 +8,8 @@
 //! - A flow called (1.0 `do`; 2.x `await`, `start`, `activate`, or named alone) that no file of
 //!   the rulebook defines and NeMo's library does not either is never run (under 2.x `llm
 //!   continuation`, which has the model write undefined flows, only one a small edit from a
-//!   known flow, a typo, is a finding).
+//!   known flow, a typo, is a finding); so is a flow `config.yml` lists as a rail (`rails:
+//!   input: flows: [...]`), which NeMo would otherwise pass over.
 //!
 //! Each is a finding at the line that names it, with "did you mean" when a known name is a small
 //! edit away ([`library::nearest`]) and, for an action, the catalogue entry of the tool probably
@@ -31,6 +32,8 @@ pub enum Missing {
     Action,
     /// A called flow that nothing defines.
     Flow,
+    /// A flow `config.yml` lists as a rail that nothing defines.
+    Rail,
 }
 
 /// A name the rulebook writes that nothing defines, with the nearest known name.
@@ -73,11 +76,16 @@ pub fn findings(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                     lib.version, u.name
                 ),
             ),
-            Missing::Flow => (
+            Missing::Flow | Missing::Rail => (
                 format!("the flow '{}'", u.name),
                 "no-such-flow",
                 format!(
-                    "no file of the rulebook defines it and NeMo Guardrails' library ({}) has no flow of that name, so nothing it holds applies",
+                    "{}no file of the rulebook defines it and NeMo Guardrails' library ({}) has no flow of that name, so nothing it holds applies",
+                    if u.what == Missing::Rail {
+                        "config.yml lists it as a rail, but "
+                    } else {
+                        ""
+                    },
                     lib.version
                 ),
             ),
@@ -152,9 +160,16 @@ fn flows(c: &Compiled, out: &mut Vec<Unknown>) {
             && (u.name == "llm continuation" || u.name == "continuation on undefined flow")
     });
     let mut seen = HashSet::new();
-    for u in c.uses.iter().filter(|u| u.how == "call") {
+    // The rulebook's version, for a rail config.yml lists.
+    let colang = c
+        .files
+        .iter()
+        .find(|f| f.version != "config")
+        .map_or("1.0", |f| f.version.as_str());
+    for u in c.uses.iter().filter(|u| u.how == "call" || u.how == "rail") {
         let version = match c.files.get(u.at.file).map(|f| f.version.as_str()) {
             Some("2.x") => Version::V2,
+            Some("config") if colang == "2.x" => Version::V2,
             _ => Version::V1,
         };
         let lib = library::flows(version);
@@ -176,7 +191,11 @@ fn flows(c: &Compiled, out: &mut Vec<Unknown>) {
             continue;
         }
         out.push(Unknown {
-            what: Missing::Flow,
+            what: if u.how == "rail" {
+                Missing::Rail
+            } else {
+                Missing::Flow
+            },
             name: u.name.clone(),
             at: u.at,
             near: near.map(str::to_string),

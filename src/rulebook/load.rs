@@ -436,10 +436,12 @@ fn load_colang(
             flows: f,
         })
         .collect();
+    let mut ids = ids;
     let mut compiled = compile::compile_measured(&inputs, budgets, spent)
         .0
         .map_err(|o| LoadError::Unshippable(o.into_error(sources, &ids)))?;
     compiled.defined_actions = defined_actions(sources, root, display, origin)?;
+    config_rails(sources, root, display, origin, &mut compiled, &mut ids)?;
     within_record_budget(
         Loaded {
             display: display.to_string(),
@@ -465,15 +467,7 @@ fn defined_actions(
 ) -> Result<Vec<String>, LoadError> {
     let mut names = Vec::new();
     for p in actions::files_beside(root) {
-        let rel = p.strip_prefix(root).unwrap_or(&p);
-        let shown = if Path::new(display).is_dir() {
-            Path::new(display).join(rel).display().to_string()
-        } else {
-            crate::files::folder_of(Path::new(display))
-                .join(rel)
-                .display()
-                .to_string()
-        };
+        let shown = shown_beside(display, root, &p);
         let id = origin.read(sources, &p, &shown, "the rulebook's actions")?;
         for n in actions::read(sources, id).map_err(LoadError::Input)? {
             if !names.contains(&n) {
@@ -482,6 +476,85 @@ fn defined_actions(
         }
     }
     Ok(names)
+}
+
+/// `p`, a file in the rulebook's folder `root`, shown as the rulebook `display` is.
+fn shown_beside(display: &str, root: &Path, p: &Path) -> String {
+    let rel = p.strip_prefix(root).unwrap_or(p);
+    let base = if Path::new(display).is_dir() {
+        PathBuf::from(display)
+    } else {
+        crate::files::folder_of(Path::new(display))
+    };
+    base.join(rel).display().to_string()
+}
+
+/// The rails `config.yml` in `root` lists (`rails: <kind>: flows: [...]`, as NeMo Guardrails
+/// reads them), added to `compiled` as uses (`how: "rail"`) located in the config file, which
+/// becomes one of the rulebook's files (version `config`, its id pushed to `ids`). Nothing is
+/// added when there is no config file or it lists no rail. Errors: a config file that cannot be
+/// read or is not YAML, at its line.
+fn config_rails(
+    sources: &mut SourceMap,
+    root: &Path,
+    display: &str,
+    origin: &Origin,
+    compiled: &mut Compiled,
+    ids: &mut Vec<FileId>,
+) -> Result<(), LoadError> {
+    let Some(p) = ["config.yml", "config.yaml"]
+        .iter()
+        .map(|n| root.join(n))
+        .find(|p| std::fs::symlink_metadata(p).is_ok())
+    else {
+        return Ok(());
+    };
+    let shown = shown_beside(display, root, &p);
+    let id = origin.read(sources, &p, &shown, "the config.yml beside the rulebook")?;
+    let doc = tree::parse(sources, id).map_err(LoadError::Input)?;
+    let mut rails = Vec::new();
+    let kinds = doc
+        .as_map()
+        .and_then(|m| m.iter().find(|e| e.key == "rails"))
+        .and_then(|e| e.value.as_map())
+        .unwrap_or(&[]);
+    for kind in kinds {
+        let flows = kind
+            .value
+            .as_map()
+            .and_then(|m| m.iter().find(|e| e.key == "flows"));
+        if let Some(tree::Value::Seq(items)) = flows.map(|e| &e.value.value) {
+            for item in items {
+                if let Some(text) = item.as_text() {
+                    // `content safety check input $model=content_safety`: the flow and its
+                    // arguments, as NeMo splits them.
+                    let name = text.split(" $").next().unwrap_or(text).trim();
+                    rails.push((name.to_string(), item.loc));
+                }
+            }
+        }
+    }
+    if rails.is_empty() {
+        return Ok(());
+    }
+    let file = compiled.files.len();
+    compiled.files.push(compile::SourceInfo {
+        path: shown,
+        version: "config".into(),
+    });
+    ids.push(id);
+    for (name, loc) in rails {
+        compiled.uses.push(compile::Use {
+            name,
+            at: Place {
+                file,
+                line: loc.line as usize,
+                column: loc.column as usize,
+            },
+            how: "rail".into(),
+        });
+    }
+    Ok(())
 }
 
 /// `l` if its record is within the record budget; else the overrun, at its last route's
