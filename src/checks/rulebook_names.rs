@@ -175,7 +175,7 @@ fn flows(c: &Compiled, out: &mut Vec<Unknown>) {
         let lib = library::flows(version);
         if u.name.starts_with('$')
             || defined.contains(&u.name.as_str())
-            || lib.iter().any(|f| *f == u.name)
+            || lib.contains(&u.name)
             || !seen.insert(u.name.clone())
         {
             continue;

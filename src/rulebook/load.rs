@@ -221,9 +221,13 @@ pub fn load(
                 (f, d)
             })
             .collect();
-        return load_colang(
-            sources, &shown, path, display, declared, origin, false, budgets,
-        );
+        let what = ColangFiles {
+            files: &shown,
+            root: path,
+            display,
+            one_file: false,
+        };
+        return load_colang(sources, what, declared, origin, budgets);
     }
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let lower = name.to_ascii_lowercase();
@@ -265,16 +269,14 @@ pub fn load(
         );
     }
     let folder = crate::files::folder_of(path);
-    load_colang(
-        sources,
-        &[(path.to_path_buf(), display.to_string())],
-        &folder,
+    let one = [(path.to_path_buf(), display.to_string())];
+    let what = ColangFiles {
+        files: &one,
+        root: &folder,
         display,
-        declared,
-        origin,
-        true,
-        budgets,
-    )
+        one_file: true,
+    };
+    load_colang(sources, what, declared, origin, budgets)
 }
 
 /// Reads the file the rulebook names (the file itself, not one under a folder): a path the
@@ -360,16 +362,29 @@ fn parse_as(v: Version, text: &str) -> Result<FileFlows, SyntaxError> {
     }
 }
 
+/// The Colang files of one rulebook, as [`load`] found them: each file with how it is shown,
+/// the rulebook's folder, how the rulebook is shown, and whether it was named as one file
+/// (whose read errors are located where it was named).
+struct ColangFiles<'a> {
+    files: &'a [(PathBuf, String)],
+    root: &'a Path,
+    display: &'a str,
+    one_file: bool,
+}
+
 fn load_colang(
     sources: &mut SourceMap,
-    files: &[(PathBuf, String)],
-    root: &Path,
-    display: &str,
+    what: ColangFiles<'_>,
     declared: Option<VersionChoice>,
     origin: &Origin,
-    one_file: bool,
     budgets: &Budgets,
 ) -> Result<Loaded, LoadError> {
+    let ColangFiles {
+        files,
+        root,
+        display,
+        one_file,
+    } = what;
     let mut ids = Vec::new();
     // Bytes of the files read, and of the record spent by them (it keeps every source whole).
     let (mut read, mut spent) = (0usize, 0usize);
@@ -436,7 +451,6 @@ fn load_colang(
             flows: f,
         })
         .collect();
-    let mut ids = ids;
     let mut compiled = compile::compile_measured(&inputs, budgets, spent)
         .0
         .map_err(|o| LoadError::Unshippable(o.into_error(sources, &ids)))?;
