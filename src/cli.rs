@@ -8,6 +8,7 @@
 use crate::findings::GateMode;
 use crate::input;
 use crate::output;
+use crate::rulebook::budget;
 use crate::verify::Options;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::IsTerminal;
@@ -76,7 +77,55 @@ enum RulesCommand {
         /// The Colang version (`1.0` or `2.x`); else a config.yml beside the rulebook, else 1.0.
         #[arg(long)]
         colang_version: Option<String>,
+        #[command(flatten)]
+        budgets: BudgetArgs,
     },
+}
+
+/// The rulebook's budgets (src/rulebook/budget.rs): past one, the rulebook does not compile
+/// (QG005 in `verify`, exit 2 in `rules compile`) at the line that crossed it.
+#[derive(Args, Debug, Clone)]
+struct BudgetArgs {
+    /// Atoms and operators one rulebook condition may have, as written or as a route's path
+    /// condition.
+    #[arg(long, default_value_t = budget::CONDITION, value_name = "N")]
+    rulebook_max_condition: usize,
+    /// Flows the rulebook may run from flows, nested (`do`, `await`), the first included
+    /// (at most 32: the compile walks them recursively).
+    #[arg(long, default_value_t = budget::DEPTH, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=budget::MAX_DEPTH as u64))]
+    rulebook_max_depth: usize,
+    /// Statements the rulebook's compile may walk, each once for every path through it (a
+    /// called flow's statements again for each call).
+    #[arg(long, default_value_t = budget::STEPS, value_name = "N")]
+    rulebook_max_steps: usize,
+    /// Routes to executes the compiled rulebook may hold.
+    #[arg(long, default_value_t = budget::ROUTES, value_name = "N")]
+    rulebook_max_routes: usize,
+    /// Bytes the rulebook's files may hold, in total.
+    #[arg(long, default_value_t = budget::SOURCE_BYTES, value_name = "BYTES")]
+    rulebook_max_source_bytes: usize,
+    /// Bytes the compiled record (record.json, which keeps the sources) may take.
+    #[arg(long, default_value_t = budget::RECORD_BYTES, value_name = "BYTES")]
+    rulebook_max_record_bytes: usize,
+    /// Implications QG002 may ask Z3 when it compares a tool's routes; the routes it could not
+    /// compare are undecided (QG006).
+    #[arg(long, default_value_t = budget::IMPLICATIONS, value_name = "N")]
+    rulebook_max_implications: usize,
+}
+
+impl BudgetArgs {
+    fn budgets(&self) -> budget::Budgets {
+        budget::Budgets {
+            condition: self.rulebook_max_condition,
+            depth: self.rulebook_max_depth,
+            steps: self.rulebook_max_steps,
+            routes: self.rulebook_max_routes,
+            source_bytes: self.rulebook_max_source_bytes,
+            record_bytes: self.rulebook_max_record_bytes,
+            implications: self.rulebook_max_implications,
+        }
+    }
 }
 
 /// Output formats (SPEC 8).
@@ -225,6 +274,8 @@ struct VerifyArgs {
     /// An earlier run's SARIF or JSON: report only the findings whose fingerprints are new
     #[arg(long)]
     baseline: Option<PathBuf>,
+    #[command(flatten)]
+    budgets: BudgetArgs,
 }
 
 /// An error that stops the run: printed, exit 2.
@@ -278,7 +329,8 @@ fn rules(cmd: RulesCommand) -> i32 {
             policy,
             out,
             colang_version,
-        } => compile_rulebook(&policy, &out, colang_version.as_deref()),
+            budgets,
+        } => compile_rulebook(&policy, &out, colang_version.as_deref(), &budgets.budgets()),
     }
 }
 
@@ -290,7 +342,12 @@ fn broken_engine_switch() -> bool {
 }
 
 /// `stalwart rules compile POLICY --out DIR` (SPEC 1, 2.4): writes `DIR/record.json`.
-fn compile_rulebook(policy: &std::path::Path, out: &std::path::Path, version: Option<&str>) -> i32 {
+fn compile_rulebook(
+    policy: &std::path::Path,
+    out: &std::path::Path,
+    version: Option<&str>,
+    budgets: &budget::Budgets,
+) -> i32 {
     use crate::rulebook::{load, record};
     let declared = match version {
         None => None,
@@ -305,7 +362,7 @@ fn compile_rulebook(policy: &std::path::Path, out: &std::path::Path, version: Op
     let mut sources = crate::source::SourceMap::default();
     let display = policy.display().to_string();
     let origin = load::Origin::command_line(policy);
-    let loaded = match load::load(&mut sources, policy, &display, declared, &origin) {
+    let loaded = match load::load(&mut sources, policy, &display, declared, &origin, budgets) {
         Ok(l) => l,
         Err(e) => return print_input_error(e.into_error()),
     };
@@ -498,6 +555,7 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
         },
         advisories: a.advisories.clone(),
         traces: a.traces.clone(),
+        rulebook_budgets: a.budgets.budgets(),
     };
     let baseline = match a.baseline.as_deref().map(crate::baseline::read).transpose() {
         Ok(b) => b,

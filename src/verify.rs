@@ -10,6 +10,7 @@ use crate::error::InputError;
 use crate::findings::{Finding, GateMode};
 use crate::input::Inputs;
 use crate::report::{EngineStats, ProofScope, Report, RulebookInfo};
+use crate::rulebook::budget::Budgets;
 use crate::rulebook::load::{self, LoadError, Loaded, VersionChoice};
 
 /// Options of one run.
@@ -31,6 +32,8 @@ pub struct Options {
     pub advisories: Option<PathBuf>,
     /// Traces of real runs, JSON Lines (`--traces RUNS.jsonl`, SPEC 2.4), for QG016.
     pub traces: Option<PathBuf>,
+    /// The rulebook's budgets (its compile, and QG002's comparisons).
+    pub rulebook_budgets: Budgets,
 }
 
 /// Why a run could not prove anything (exit 2).
@@ -63,6 +66,7 @@ impl Options {
             z3: bmc::Config::default(),
             advisories: None,
             traces: None,
+            rulebook_budgets: Budgets::default(),
         }
     }
 }
@@ -91,6 +95,7 @@ fn rulebook(inputs: &mut Inputs, opts: &Options) -> Result<Option<RulebookRead>,
         &path,
         declared,
         &origin,
+        &opts.rulebook_budgets,
     ) {
         Ok(l) => Ok(Some((path, Ok(l)))),
         Err(LoadError::Unshippable(e)) => Ok(Some((path, Err(e)))),
@@ -179,7 +184,14 @@ pub fn verify_with_model(
         &inputs.catalogue,
         compiled,
     ));
-    let (line, info) = rulebook_findings(&rulebook, &model, &inputs, &advisories, &mut findings);
+    let (line, info) = rulebook_findings(
+        &rulebook,
+        &model,
+        &inputs,
+        &advisories,
+        opts.rulebook_budgets.implications,
+        &mut findings,
+    );
     let traces_info = traces.map(|(path, traces)| {
         let (found, info) = checks::traces::unmodelled_paths(&model, &traces, &path);
         findings.extend(found);
@@ -233,6 +245,7 @@ fn rulebook_findings(
     model: &crate::model::FlatModel,
     inputs: &Inputs,
     advisories: &[crate::rulebook::advisories::Advisory],
+    implications: usize,
     findings: &mut Vec<Finding>,
 ) -> (Option<String>, Option<RulebookInfo>) {
     let Some((display, loaded)) = rulebook else {
@@ -256,6 +269,7 @@ fn rulebook_findings(
                 model,
                 facts: &inputs.facts,
                 advisories,
+                implications,
             };
             findings.extend(checks::rulebook::findings(&ctx));
             let governed: Vec<String> = model

@@ -2,6 +2,7 @@
 //! narrowing an `if` that stops gives what follows, calls run in place, dead statements,
 //! variables read before written, and `else` branches that execute what the `if` guarded.
 
+use stalwart::rulebook::budget::Budgets;
 use stalwart::rulebook::compile::{compile, Compiled, Input};
 use stalwart::rulebook::flows::Version;
 use stalwart::rulebook::{colang1, colang2};
@@ -9,11 +10,15 @@ use stalwart::rulebook::{colang1, colang2};
 fn v1(text: &str) -> Compiled {
     let file = colang1::parse(text).expect("parses");
     let flows = colang1::lower(&file);
-    compile(&[Input {
-        path: "policy.co".into(),
-        version: Version::V1,
-        flows: &flows,
-    }])
+    compile(
+        &[Input {
+            path: "policy.co".into(),
+            version: Version::V1,
+            flows: &flows,
+        }],
+        &Budgets::default(),
+    )
+    .expect("within its budgets")
 }
 
 /// `(action, line, condition as the compiler shows it, flow)` for every route.
@@ -157,11 +162,15 @@ fn colang_2_actions_and_flows() {
     let text = "flow main\n  activate refunds\n\nflow refunds\n  match user asked refund\n  $paid = await CheckOrderAction(id=$id)\n  if $paid\n    await RefundCardAction(id=$id)\n  else\n    bot say \"no\"\n";
     let file = colang2::parse(text).expect("parses");
     let flows = colang2::lower(&file);
-    let c = compile(&[Input {
-        path: "policy.co".into(),
-        version: Version::V2,
-        flows: &flows,
-    }]);
+    let c = compile(
+        &[Input {
+            path: "policy.co".into(),
+            version: Version::V2,
+            flows: &flows,
+        }],
+        &Budgets::default(),
+    )
+    .expect("within its budgets");
     // `refunds` is activated by `main`, so only `main` starts routes.
     assert_eq!(
         routes(&c),

@@ -15,7 +15,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use stalwart::rulebook::compile::{compile, Input};
+use stalwart::rulebook::budget::Budgets;
+use stalwart::rulebook::compile::{compile_measured, Input, Usage};
 use stalwart::rulebook::flows::{FileFlows, Version};
 use stalwart::rulebook::{colang1, colang2};
 use stalwart::verify::{self, Options};
@@ -72,6 +73,7 @@ fn main() {
         "version", "files", "bytes", "failed", "flows", "routes", "parse ms", "compile ms"
     );
     let mut total = 0.0;
+    let mut most = Usage::default();
     for (sub, v) in [("v1", Version::V1), ("v2", Version::V2)] {
         let texts: Vec<(String, String)> = files(&dir.join(sub))
             .into_iter()
@@ -93,12 +95,29 @@ fn main() {
             for (p, f) in &parsed {
                 let Some(f) = f else { continue };
                 flows += f.flows.len();
-                let c = compile(&[Input {
-                    path: p.clone(),
-                    version: v,
-                    flows: f,
-                }]);
-                routes += c.routes.len();
+                let (c, u) = compile_measured(
+                    &[Input {
+                        path: p.clone(),
+                        version: v,
+                        flows: f,
+                    }],
+                    &Budgets::default(),
+                    0,
+                );
+                match c {
+                    Ok(c) => routes += c.routes.len(),
+                    Err(o) => {
+                        eprintln!("{p}: {}", o.message());
+                        std::process::exit(2);
+                    }
+                }
+                most = Usage {
+                    condition: most.condition.max(u.condition),
+                    depth: most.depth.max(u.depth),
+                    steps: most.steps.max(u.steps),
+                    routes: most.routes.max(u.routes),
+                    record_bytes: most.record_bytes.max(u.record_bytes),
+                };
             }
             let t2 = Instant::now();
             best_parse = best_parse.min((t1 - t0).as_secs_f64() * 1e3);
@@ -118,6 +137,12 @@ fn main() {
         );
     }
     println!("whole corpus, parse and compile: {total:.2} ms (best of {rounds})");
+    let b = Budgets::default();
+    println!(
+        "most one file spends of the rulebook budgets (default): condition {} ({}), depth {} ({}), steps {} ({}), routes {} ({}), record bytes without the source {} ({})",
+        most.condition, b.condition, most.depth, b.depth, most.steps, b.steps, most.routes,
+        b.routes, most.record_bytes, b.record_bytes
+    );
     large(big_flows);
 }
 

@@ -16,6 +16,7 @@ pub mod engines;
 pub mod graph;
 pub mod lints;
 pub mod rulebook;
+pub mod rulebook_names;
 pub mod structure;
 pub mod traces;
 

@@ -4,7 +4,9 @@
 //! ([`crate::rulebook::logic`]); a model of the condition is the witness: the facts that let the
 //! call through, after the flow lines on the way.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+
+use rustc_hash::FxHashMap;
 
 use super::{finding, Subject};
 use crate::error::InputError;
@@ -12,11 +14,12 @@ use crate::findings::{fingerprint, Finding, Step, StepKind};
 use crate::ir::{Fact, ToolDef};
 use crate::model::FlatModel;
 use crate::rulebook::advisories::Advisory;
+use crate::rulebook::budget::{thousands, Budget};
 use crate::rulebook::compile::{Compiled, Hop, Place, Route};
 use crate::rulebook::cond::{Atoms, Cond};
-use crate::rulebook::gate::tool_of;
+use crate::rulebook::gate::ToolNames;
 use crate::rulebook::load::Loaded;
-use crate::rulebook::logic::{implies_sampled, samples, sat, Answer, Assignment};
+use crate::rulebook::logic::{self, implies_sampled, samples, sat, Answer, Assignment};
 use crate::rules;
 use crate::source::Loc;
 
@@ -49,20 +52,19 @@ pub struct Context<'a> {
     pub facts: &'a [Fact],
     /// Rails with published advisories.
     pub advisories: &'a [Advisory],
+    /// Implication questions QG002 may put to Z3 ([`crate::rulebook::budget::Budgets::implications`]);
+    /// the routes it could not compare are undecided (QG006).
+    pub implications: usize,
 }
 
 impl Context<'_> {
-    fn loc(&self, p: Place) -> Loc {
+    pub(crate) fn loc(&self, p: Place) -> Loc {
         let file = self.loaded.file_ids.get(p.file).copied().unwrap_or(0);
         Loc::new(file, p.line as u32, p.column as u32)
     }
 
     fn c(&self) -> &Compiled {
         &self.loaded.compiled
-    }
-
-    fn tool(&self, action: &str) -> Option<&ToolDef> {
-        tool_of(action, &self.model.tools).map(|u| &self.model.tools[u])
     }
 
     /// The route's flow lines as witness steps, the last (the execute) marked as the violation.
@@ -99,7 +101,7 @@ impl Context<'_> {
 }
 
 /// A finding of a rulebook rule; `key` makes the fingerprint unique without line numbers.
-fn rb_finding(
+pub(crate) fn rb_finding(
     rule: &'static str,
     subject: String,
     tool: Option<&ToolDef>,
@@ -125,22 +127,62 @@ fn rb_finding(
     f
 }
 
+/// The routes of each tool, found once (tools by name, as the tool check finds them).
+struct Routes<'a> {
+    names: ToolNames<'a>,
+    tools: &'a [ToolDef],
+    by_tool: Vec<Vec<&'a Route>>,
+}
+
+impl<'a> Routes<'a> {
+    fn new(ctx: &'a Context<'a>) -> Routes<'a> {
+        let tools = &ctx.model.tools;
+        let names = ToolNames::new(tools);
+        let mut by_tool = vec![Vec::new(); tools.len()];
+        for r in &ctx.c().routes {
+            if let Some(u) = names.of(&r.action) {
+                by_tool[u].push(r);
+            }
+        }
+        Routes {
+            names,
+            tools,
+            by_tool,
+        }
+    }
+
+    /// The tool an action names.
+    fn tool(&self, action: &str) -> Option<&'a ToolDef> {
+        self.names.of(action).map(|u| &self.tools[u])
+    }
+
+    /// The routes that execute `t` (a tool of this name).
+    fn of(&self, t: &ToolDef) -> &[&'a Route] {
+        self.names
+            .of(&t.name)
+            .and_then(|u| self.by_tool.get(u))
+            .map_or(&[], Vec::as_slice)
+    }
+}
+
 /// Every rulebook finding but QG005 (which [`unshippable`] gives) and QG004's graph side.
 pub fn findings(ctx: &Context<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
-    requires(ctx, &mut out);
-    escapable(ctx, &mut out);
-    ungoverned(ctx, &mut out);
+    let routes = Routes::new(ctx);
+    requires(ctx, &routes, &mut out);
+    escapable(ctx, &routes, &mut out);
+    ungoverned(ctx, &routes, &mut out);
     read_before_written(ctx, &mut out);
     bot_lines(ctx, &mut out);
-    dead(ctx, &mut out);
+    dead(ctx, &routes, &mut out);
+    super::rulebook_names::findings(ctx, &mut out);
     advisories(ctx, &mut out);
     out
 }
 
 /// QG001 (rulebook): a tool declaring `requires` executed on a route whose condition does not
 /// imply them.
-fn requires(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+fn requires(ctx: &Context<'_>, routes: &Routes<'_>, out: &mut Vec<Finding>) {
     let c = ctx.c();
     // The required facts as atoms: those the rulebook reads, and fresh ones for those it never
     // reads (implied by no condition but `False`).
@@ -154,7 +196,7 @@ fn requires(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         );
         let req_text: Vec<String> = t.requires.iter().map(|r| format!("${r}")).collect();
         let mut seen = HashSet::new();
-        for r in routes_of_tool(ctx, t) {
+        for r in routes.of(t) {
             if !seen.insert((r.at, r.flow.clone())) {
                 continue;
             }
@@ -210,16 +252,6 @@ fn requires(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-fn routes_of_tool<'a>(
-    ctx: &'a Context<'a>,
-    t: &'a ToolDef,
-) -> impl Iterator<Item = &'a Route> + 'a {
-    ctx.c()
-        .routes
-        .iter()
-        .filter(move |r| ctx.tool(&r.action).is_some_and(|x| x.name == t.name))
-}
-
 fn shown_model(atoms: &Atoms, model: &Assignment) -> String {
     if model.is_empty() {
         return "any facts let it through".into();
@@ -237,11 +269,11 @@ fn shown_model(atoms: &Atoms, model: &Assignment) -> String {
 }
 
 /// QG002: an `else` executing what its `if` guarded, and a route weaker than another.
-fn escapable(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+fn escapable(ctx: &Context<'_>, routes_of: &Routes<'_>, out: &mut Vec<Finding>) {
     let c = ctx.c();
     let mut flagged: HashSet<Place> = HashSet::new();
     for e in &c.else_execs {
-        let Some(t) = ctx.tool(&e.action) else {
+        let Some(t) = routes_of.tool(&e.action) else {
             continue;
         };
         if !flagged.insert(e.else_at) {
@@ -275,24 +307,44 @@ fn escapable(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         ));
     }
     // Routes strictly weaker than another route of the same tool.
+    let mut ask = Implications::new(ctx.implications);
     for t in &ctx.model.tools {
         // A route no facts can satisfy is no way around anything (and implies everything).
-        let routes: Vec<(&Route, u64)> = routes_of_tool(ctx, t)
-            .filter(|r| !matches!(sat(&[&r.cond]), Answer::Unsat))
-            .map(|r| (r, samples(&r.cond)))
+        let mut satisfiable: HashMap<&Cond, bool> = HashMap::new();
+        let routes: Vec<&Route> = routes_of
+            .of(t)
+            .iter()
+            .copied()
+            .filter(|r| {
+                *satisfiable
+                    .entry(&r.cond)
+                    .or_insert_with(|| logic::satisfiable(&r.cond))
+            })
             .collect();
         if routes.len() < 2 {
             continue;
         }
-        for &(r, sr) in &routes {
+        // The distinct conditions, in order of first appearance, each with its first route:
+        // the first route stronger than a route is the first route of the first condition
+        // stronger than its condition, so each condition is compared once.
+        let conds = Distinct::new(&routes);
+        ask.next_tool();
+        let mut stronger_of: Vec<Option<Stronger>> = vec![None; conds.list.len()];
+        let mut undecided: Vec<&Route> = Vec::new();
+        for (k, &r) in routes.iter().enumerate() {
             if flagged.contains(&r.at) {
                 continue;
             }
-            let stronger = routes.iter().find(|&&(s, ss)| {
-                implies_sampled(&s.cond, ss, &r.cond, sr)
-                    && !implies_sampled(&r.cond, sr, &s.cond, ss)
-            });
-            let Some(&(s, _)) = stronger else { continue };
+            let i = conds.of_route[k];
+            let found = *stronger_of[i].get_or_insert_with(|| conds.stronger(i, &mut ask));
+            let s = match found {
+                Stronger::Route(j) => conds.list[j].1,
+                Stronger::Undecided => {
+                    undecided.push(r);
+                    continue;
+                }
+                Stronger::None => continue,
+            };
             flagged.insert(r.at);
             let not_s = s.cond.clone().negate();
             let model = match sat(&[&r.cond, &not_s]) {
@@ -329,14 +381,143 @@ fn escapable(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 &[("detail", &detail)],
             ));
         }
+        if let Some(first) = undecided.first() {
+            out.push(uncompared(ctx, t, first, undecided.len(), routes.len()));
+        }
     }
+}
+
+/// What QG002 found stronger than a condition: the first condition strictly stronger (an
+/// index into [`Distinct::list`]), none, or no answer within the implication budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stronger {
+    Route(usize),
+    None,
+    Undecided,
+}
+
+/// A tool's distinct route conditions.
+struct Distinct<'a> {
+    /// Each condition, its first route and its [`samples`], in order of first appearance.
+    list: Vec<(&'a Cond, &'a Route, u64)>,
+    /// The condition of each route, as an index into `list`.
+    of_route: Vec<usize>,
+}
+
+impl<'a> Distinct<'a> {
+    fn new(routes: &[&'a Route]) -> Distinct<'a> {
+        let mut index: HashMap<&Cond, usize> = HashMap::new();
+        let mut list = Vec::new();
+        let of_route = routes
+            .iter()
+            .map(|r| {
+                *index.entry(&r.cond).or_insert_with(|| {
+                    list.push((&r.cond, *r, samples(&r.cond)));
+                    list.len() - 1
+                })
+            })
+            .collect();
+        Distinct { list, of_route }
+    }
+
+    /// The first condition strictly stronger than condition `i`.
+    fn stronger(&self, i: usize, ask: &mut Implications) -> Stronger {
+        let (ci, _, si) = self.list[i];
+        let mut unknown = false;
+        for (j, &(cj, _, sj)) in self.list.iter().enumerate() {
+            if j == i || sj & !si != 0 {
+                continue;
+            }
+            match (
+                ask.implies((j, cj, sj), (i, ci, si)),
+                ask.implies((i, ci, si), (j, cj, sj)),
+            ) {
+                (Some(true), Some(false)) => return Stronger::Route(j),
+                (Some(false), _) | (_, Some(true)) => {}
+                _ => unknown = true,
+            }
+        }
+        if unknown {
+            Stronger::Undecided
+        } else {
+            Stronger::None
+        }
+    }
+}
+
+/// Implications between one tool's distinct route conditions (each `(index, condition,
+/// samples)`), each put to Z3 at most once, and at most `budget` in all tools; past it, `None`
+/// (undecided). A refuting sample answers without Z3.
+struct Implications {
+    budget: usize,
+    asked: usize,
+    known: FxHashMap<(usize, usize), bool>,
+}
+
+impl Implications {
+    fn new(budget: usize) -> Implications {
+        Implications {
+            budget,
+            asked: 0,
+            known: FxHashMap::default(),
+        }
+    }
+
+    /// Forgets the answers about the last tool's conditions (their indices are reused).
+    fn next_tool(&mut self) {
+        self.known.clear();
+    }
+
+    /// Does condition `a` imply condition `b`? `None` past the budget.
+    fn implies(&mut self, a: (usize, &Cond, u64), b: (usize, &Cond, u64)) -> Option<bool> {
+        if a.2 & !b.2 != 0 {
+            return Some(false);
+        }
+        if let Some(&v) = self.known.get(&(a.0, b.0)) {
+            return Some(v);
+        }
+        if self.asked >= self.budget {
+            return None;
+        }
+        self.asked += 1;
+        let v = implies_sampled(a.1, a.2, b.1, b.2);
+        self.known.insert((a.0, b.0), v);
+        Some(v)
+    }
+}
+
+/// QG006: routes of `t` that QG002 could not compare with the others within the implication
+/// budget, located at the first; undecided, never clean.
+fn uncompared(ctx: &Context<'_>, t: &ToolDef, first: &Route, n: usize, of: usize) -> Finding {
+    let flag = Budget::Implications.flag().unwrap_or_default();
+    let detail = format!(
+        "QG002 could not compare {n} of its {of} rulebook routes with the others (the first at flow '{}'): past the implication budget of {} questions to Z3, so whether a weaker route walks around a stronger one is undecided; raise it with `{flag} N`",
+        first.flow,
+        thousands(ctx.implications)
+    );
+    let mut s = Step::new(StepKind::Flow, &format!("execute {}", first.action), 1);
+    s.loc = Some(ctx.loc(first.at));
+    let mut f = rb_finding(
+        "QG006",
+        t.name.clone(),
+        Some(t),
+        ctx.loc(first.at),
+        "uncompared",
+        vec![s],
+        &[("detail", &detail)],
+    );
+    f.fix = format!(
+        "Raise the implication budget (`{flag} N`) and re-scan; until then QG002 has not decided whether these routes of '{}' are weaker than another.",
+        t.name
+    );
+    f
 }
 
 /// QG004 (rulebook side): a tool that declares `requires` (the rulebook is meant to decide it)
 /// and that no route of the rulebook executes.
-fn ungoverned(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+fn ungoverned(ctx: &Context<'_>, routes: &Routes<'_>, out: &mut Vec<Finding>) {
     for t in ctx.model.tools.iter().filter(|t| !t.requires.is_empty()) {
-        if routes_of_tool(ctx, t).next().is_some() {
+        if !routes.of(t).is_empty() {
             continue;
         }
         let mut f = rb_finding(
@@ -453,7 +634,7 @@ fn bot_lines(ctx: &Context<'_>, out: &mut Vec<Finding>) {
 }
 
 /// QG010: an execute of a tool no node binds, and statements no route reaches.
-fn dead(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+fn dead(ctx: &Context<'_>, routes: &Routes<'_>, out: &mut Vec<Finding>) {
     let c = ctx.c();
     let bound: HashSet<usize> = ctx
         .model
@@ -465,9 +646,10 @@ fn dead(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     let mut seen = HashSet::new();
     let sheet = c.files.first().is_some_and(|f| f.version == "sheet");
     for e in &c.executes {
-        let Some(u) = tool_of(&e.action, &ctx.model.tools) else {
-            // A Colang action may be Python code; a sheet's rule names a tool, so a name the
-            // catalogue lacks is a rule that governs nothing.
+        let Some(u) = routes.names.of(&e.action) else {
+            // A sheet's rule names a tool, so a name the catalogue lacks is a rule that governs
+            // nothing; a Colang action may be NeMo's or the configuration's own Python, which
+            // [`super::rulebook_names`] reads.
             if sheet {
                 let detail =
                     "the catalogue has no such tool, so the rule governs nothing".to_string();

@@ -9,6 +9,7 @@
 //! reader cannot follow is one atom, whole, reading the variables it names: never an error, and
 //! never stronger than what was written (the atom may be either, so nothing is proved from it).
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// Nesting deeper than this is read as one opaque atom (no recursion blow-up on hostile input).
@@ -44,21 +45,42 @@ pub struct Atom {
 }
 
 /// The atoms of one rulebook, shared by all its conditions.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Atoms {
     /// The atoms; [`Cond::Atom`] indexes this.
     pub list: Vec<Atom>,
+    /// Each atom's index by its text (rebuilt when it lags `list`, as after reading a record):
+    /// interning stays linear in the rulebook's size.
+    #[serde(skip)]
+    index: HashMap<String, usize>,
 }
+
+impl PartialEq for Atoms {
+    fn eq(&self, other: &Atoms) -> bool {
+        self.list == other.list
+    }
+}
+
+impl Eq for Atoms {}
 
 impl Atoms {
     /// The index of the atom written `text` (normalised), adding it if new.
     fn intern(&mut self, text: &str) -> usize {
         let text = normalise(text);
-        if let Some(i) = self.list.iter().position(|a| a.text == text) {
+        if self.index.len() != self.list.len() {
+            self.index = self
+                .list
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (a.text.clone(), i))
+                .collect();
+        }
+        if let Some(&i) = self.index.get(&text) {
             return i;
         }
         let reads = variables(&text);
         let var = bare_variable(&text);
+        self.index.insert(text.clone(), self.list.len());
         self.list.push(Atom { text, var, reads });
         self.list.len() - 1
     }
@@ -70,12 +92,13 @@ impl Atoms {
             toks: &toks,
             pos: 0,
             depth: 0,
+            ranges: Vec::new(),
         };
         match p.or() {
             Some(c) if p.pos == toks.len() => c,
             _ => Cond::Atom(self.intern_raw(expr)),
         }
-        .resolve(self, &toks)
+        .resolve(self, &toks, &p.ranges)
     }
 
     fn intern_raw(&mut self, expr: &str) -> usize {
@@ -149,6 +172,26 @@ impl Cond {
             0 => Cond::True,
             1 => parts.pop().unwrap_or(Cond::True),
             _ => Cond::And(parts),
+        }
+    }
+
+    /// Atoms and operators in the formula (constants count one): the measure of the
+    /// condition-size budget ([`super::budget::Budgets::condition`]).
+    pub fn size(&self) -> usize {
+        match self {
+            Cond::True | Cond::False | Cond::Atom(_) => 1,
+            Cond::Not(x) => 1 + x.size(),
+            Cond::And(xs) | Cond::Or(xs) => 1 + xs.iter().map(Cond::size).sum::<usize>(),
+        }
+    }
+
+    /// How deep the formula nests (an atom or a constant is 1): the measure of the nesting limit
+    /// ([`super::budget::NESTING`]).
+    pub fn depth(&self) -> usize {
+        match self {
+            Cond::True | Cond::False | Cond::Atom(_) => 1,
+            Cond::Not(x) => 1 + x.depth(),
+            Cond::And(xs) | Cond::Or(xs) => 1 + xs.iter().map(Cond::depth).max().unwrap_or(0),
         }
     }
 
@@ -226,105 +269,114 @@ impl Cond {
         }
     }
 
-    /// Replaces the parser's placeholder atoms (token ranges) by interned atoms.
-    fn resolve(self, atoms: &mut Atoms, toks: &[Tok]) -> Cond {
+    /// Replaces the parser's placeholder atoms (indices into `ranges`, above [`PLACEHOLDER`])
+    /// by interned atoms.
+    fn resolve(self, atoms: &mut Atoms, toks: &[Tok<'_>], ranges: &[(usize, usize)]) -> Cond {
         match self {
             Cond::Atom(i) if i >= PLACEHOLDER => {
-                let (a, b) = ((i - PLACEHOLDER) >> 16, (i - PLACEHOLDER) & 0xffff);
+                let (a, b) = ranges.get(i - PLACEHOLDER).copied().unwrap_or((0, 0));
                 let text = join(toks.get(a..b).unwrap_or(&[]));
                 Cond::Atom(atoms.intern(&text))
             }
-            Cond::Not(x) => Cond::Not(Box::new(x.resolve(atoms, toks))),
-            Cond::And(xs) => Cond::And(xs.into_iter().map(|x| x.resolve(atoms, toks)).collect()),
-            Cond::Or(xs) => Cond::Or(xs.into_iter().map(|x| x.resolve(atoms, toks)).collect()),
+            Cond::Not(x) => Cond::Not(Box::new(x.resolve(atoms, toks, ranges))),
+            Cond::And(xs) => Cond::And(
+                xs.into_iter()
+                    .map(|x| x.resolve(atoms, toks, ranges))
+                    .collect(),
+            ),
+            Cond::Or(xs) => Cond::Or(
+                xs.into_iter()
+                    .map(|x| x.resolve(atoms, toks, ranges))
+                    .collect(),
+            ),
             c => c,
         }
     }
 }
 
-/// Placeholder atom indices encode a token range `(a << 16) | b` above this base.
+/// Placeholder atom indices (the parser's atoms before they are interned) start here; the
+/// placeholder `PLACEHOLDER + k` is the token range `ranges[k]`.
 const PLACEHOLDER: usize = 1 << 40;
 
-#[derive(Debug, Clone, PartialEq)]
-enum Tok {
-    Word(String),
+/// A token of a condition, borrowing the condition's text.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Tok<'a> {
+    Word(&'a str),
     Open,
     Close,
-    Other(String),
+    Other(&'a str),
 }
 
-fn tokenize(s: &str) -> Vec<Tok> {
+fn tokenize(s: &str) -> Vec<Tok<'_>> {
     let mut out = Vec::new();
-    let chars: Vec<char> = s.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
+    let mut it = s.char_indices().peekable();
+    let word_char = |c: char| c.is_alphanumeric() || c == '_' || c == '$' || c == '.';
+    while let Some((start, c)) = it.next() {
         if c.is_whitespace() {
-            i += 1;
-        } else if c == '(' || c == '[' || c == '{' {
-            out.push(if c == '(' {
-                Tok::Open
-            } else {
-                Tok::Other(c.to_string())
-            });
-            i += 1;
-        } else if c == ')' || c == ']' || c == '}' {
-            out.push(if c == ')' {
-                Tok::Close
-            } else {
-                Tok::Other(c.to_string())
-            });
-            i += 1;
+            continue;
+        }
+        if c == '(' {
+            out.push(Tok::Open);
+        } else if c == ')' {
+            out.push(Tok::Close);
+        } else if "[{]}".contains(c) {
+            out.push(Tok::Other(&s[start..start + c.len_utf8()]));
         } else if c == '"' || c == '\'' {
-            let start = i;
-            i += 1;
-            while i < chars.len() && chars[i] != c {
-                if chars[i] == '\\' {
-                    i += 1;
+            // Up to the closing quote (a backslash escapes the next character), or the end.
+            let mut escaped = false;
+            let mut end = s.len();
+            for (i, d) in it.by_ref() {
+                if escaped {
+                    escaped = false;
+                } else if d == '\\' {
+                    escaped = true;
+                } else if d == c {
+                    end = i + d.len_utf8();
+                    break;
                 }
-                i += 1;
             }
-            i = (i + 1).min(chars.len());
-            out.push(Tok::Other(chars[start..i].iter().collect()));
-        } else if c.is_alphanumeric() || c == '_' || c == '$' || c == '.' {
-            let start = i;
-            while i < chars.len()
-                && (chars[i].is_alphanumeric()
-                    || chars[i] == '_'
-                    || chars[i] == '$'
-                    || chars[i] == '.')
-            {
-                i += 1;
-            }
-            out.push(Tok::Word(chars[start..i].iter().collect()));
+            out.push(Tok::Other(&s[start..end]));
+        } else if word_char(c) {
+            let end = scan_while(s, &mut it, &word_char);
+            out.push(Tok::Word(&s[start..end]));
         } else {
-            let start = i;
-            while i < chars.len()
-                && !chars[i].is_whitespace()
-                && !chars[i].is_alphanumeric()
-                && !"()[]{}\"'_$.".contains(chars[i])
-            {
-                i += 1;
-            }
-            out.push(Tok::Other(chars[start..i].iter().collect()));
+            let end = scan_while(s, &mut it, &|d: char| {
+                !d.is_whitespace() && !d.is_alphanumeric() && !"()[]{}\"'_$.".contains(d)
+            });
+            out.push(Tok::Other(&s[start..end]));
         }
     }
     out
 }
 
-fn join(toks: &[Tok]) -> String {
+/// Takes the characters `keep` accepts; returns the byte offset after them.
+fn scan_while(
+    s: &str,
+    it: &mut std::iter::Peekable<std::str::CharIndices<'_>>,
+    keep: &dyn Fn(char) -> bool,
+) -> usize {
+    while let Some(&(_, d)) = it.peek() {
+        if !keep(d) {
+            break;
+        }
+        it.next();
+    }
+    it.peek().map_or(s.len(), |&(i, _)| i)
+}
+
+fn join(toks: &[Tok<'_>]) -> String {
     let mut s = String::new();
     for (k, t) in toks.iter().enumerate() {
         let piece = match t {
-            Tok::Word(w) | Tok::Other(w) => w.as_str(),
+            Tok::Word(w) | Tok::Other(w) => w,
             Tok::Open => "(",
             Tok::Close => ")",
         };
         let glue = k > 0
             && !matches!(t, Tok::Close | Tok::Open)
             && !matches!(toks[k - 1], Tok::Open)
-            && !matches!(t, Tok::Other(o) if o == "," || o == "]" || o == "}")
-            && !matches!(&toks[k - 1], Tok::Other(o) if o == "[" || o == "{");
+            && !matches!(t, Tok::Other(o) if *o == "," || *o == "]" || *o == "}")
+            && !matches!(&toks[k - 1], Tok::Other(o) if *o == "[" || *o == "{");
         if glue {
             s.push(' ');
         }
@@ -334,14 +386,16 @@ fn join(toks: &[Tok]) -> String {
 }
 
 struct Parser<'a> {
-    toks: &'a [Tok],
+    toks: &'a [Tok<'a>],
     pos: usize,
     depth: usize,
+    /// The token ranges of the placeholder atoms made so far.
+    ranges: Vec<(usize, usize)>,
 }
 
 impl Parser<'_> {
     fn word(&self, w: &str) -> bool {
-        matches!(self.toks.get(self.pos), Some(Tok::Word(x)) if x == w)
+        matches!(self.toks.get(self.pos), Some(Tok::Word(x)) if *x == w)
     }
 
     fn or(&mut self) -> Option<Cond> {
@@ -415,7 +469,7 @@ impl Parser<'_> {
                 Tok::Open => level += 1,
                 Tok::Close if level == 0 => break,
                 Tok::Close => level -= 1,
-                Tok::Word(w) if level == 0 && (w == "and" || w == "or") => break,
+                Tok::Word(w) if level == 0 && (*w == "and" || *w == "or") => break,
                 _ => {}
             }
             self.pos += 1;
@@ -424,19 +478,20 @@ impl Parser<'_> {
             return None;
         }
         match &self.toks[start..self.pos] {
-            [Tok::Word(w)] if w == "True" || w == "true" => return Some(Cond::True),
-            [Tok::Word(w)] if w == "False" || w == "false" || w == "None" => {
+            [Tok::Word(w)] if *w == "True" || *w == "true" => return Some(Cond::True),
+            [Tok::Word(w)] if *w == "False" || *w == "false" || *w == "None" => {
                 return Some(Cond::False)
             }
             _ => {}
         }
-        Some(Cond::Atom(PLACEHOLDER + ((start << 16) | self.pos)))
+        self.ranges.push((start, self.pos));
+        Some(Cond::Atom(PLACEHOLDER + self.ranges.len() - 1))
     }
 
     fn at_boundary(&self) -> bool {
         match self.toks.get(self.pos) {
             None | Some(Tok::Close) => true,
-            Some(Tok::Word(w)) => w == "and" || w == "or",
+            Some(Tok::Word(w)) => *w == "and" || *w == "or",
             _ => false,
         }
     }

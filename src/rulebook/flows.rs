@@ -25,6 +25,20 @@ impl Version {
     }
 }
 
+/// A place in the rulebook: the file (index into the compiled rulebook's files), 1-based line
+/// and column.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct Place {
+    /// Index into the compiled rulebook's files (`Compiled::files`).
+    pub file: usize,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+}
+
 /// A name with where it was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Named {

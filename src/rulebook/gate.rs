@@ -8,12 +8,14 @@
 //! tool may run when `(route₁ ∨ route₂ ∨ …) ∧ ⋀{¬$f : f's tool ∉ S}` is satisfiable (Z3). The
 //! answer grows with `S`; the gate keeps the minimal sets (see [`crate::model::RuleGate`]).
 
+use std::collections::{HashMap, HashSet};
+
 use crate::ir::{Fact, FactSource, ToolDef};
 use crate::model::{RuleGate, ToolIx};
 
 use super::compile::Compiled;
 use super::cond::Cond;
-use super::logic::{sat, Answer};
+use super::logic::{samples_with, Answer, Asserted};
 
 /// Fact tools one gate may depend on before it is read as "always allowed" (an
 /// over-approximation, which can only add routes, never hide one).
@@ -22,44 +24,56 @@ pub const MAX_FACT_TOOLS: usize = 12;
 /// The catalogue tool an action names: the tool itself (`refund_card`), `execute_refund_card`
 /// (1.0 `bot execute_x`, already lowered), or a 2.x action `RefundCardAction`.
 pub fn tool_of(action: &str, tools: &[ToolDef]) -> Option<ToolIx> {
-    let find = |n: &str| tools.iter().position(|t| t.name == n);
-    if let Some(i) = find(action) {
-        return Some(i);
-    }
-    if let Some(i) = action.strip_prefix("execute_").and_then(find) {
-        return Some(i);
-    }
-    let base = action.strip_suffix("Action")?;
-    let mut snake = String::new();
-    for (k, ch) in base.chars().enumerate() {
-        if ch.is_uppercase() {
-            if k > 0 {
-                snake.push('_');
-            }
-            snake.extend(ch.to_lowercase());
-        } else {
-            snake.push(ch);
+    ToolNames::new(tools).of(action)
+}
+
+/// The catalogue's tools by name, to map many actions to tools without a scan each.
+#[derive(Debug, Clone)]
+pub struct ToolNames<'a>(HashMap<&'a str, ToolIx>);
+
+impl<'a> ToolNames<'a> {
+    /// The index of `tools` (the first of a repeated name).
+    pub fn new(tools: &'a [ToolDef]) -> ToolNames<'a> {
+        let mut m = HashMap::new();
+        for (i, t) in tools.iter().enumerate() {
+            m.entry(t.name.as_str()).or_insert(i);
         }
+        ToolNames(m)
     }
-    find(&snake)
+
+    /// The tool `action` names (see [`tool_of`]).
+    pub fn of(&self, action: &str) -> Option<ToolIx> {
+        let find = |n: &str| self.0.get(n).copied();
+        if let Some(i) = find(action) {
+            return Some(i);
+        }
+        if let Some(i) = action.strip_prefix("execute_").and_then(find) {
+            return Some(i);
+        }
+        if !action.ends_with("Action") {
+            return None;
+        }
+        find(&super::library::action_key(action))
+    }
 }
 
 /// The gates of every tool (indexed like `tools`): `None` for a tool no route executes.
 pub fn gates(c: &Compiled, tools: &[ToolDef], facts: &[Fact]) -> Vec<Option<RuleGate>> {
-    let mut out = vec![None; tools.len()];
-    for (u, slot) in out.iter_mut().enumerate() {
-        let conds: Vec<&Cond> = c
-            .routes
-            .iter()
-            .filter(|r| tool_of(&r.action, tools) == Some(u))
-            .map(|r| &r.cond)
-            .collect();
-        if conds.is_empty() {
-            continue;
+    let names = ToolNames::new(tools);
+    // Each tool's distinct route conditions, in route order.
+    let mut conds: Vec<Vec<&Cond>> = vec![Vec::new(); tools.len()];
+    let mut seen: HashSet<(ToolIx, &Cond)> = HashSet::new();
+    for r in &c.routes {
+        if let Some(u) = names.of(&r.action) {
+            if seen.insert((u, &r.cond)) {
+                conds[u].push(&r.cond);
+            }
         }
-        *slot = Some(gate(c, tools, facts, &conds));
     }
-    out
+    conds
+        .iter()
+        .map(|cs| (!cs.is_empty()).then(|| gate(c, tools, facts, cs)))
+        .collect()
 }
 
 fn gate(c: &Compiled, tools: &[ToolDef], facts: &[Fact], conds: &[&Cond]) -> RuleGate {
@@ -102,6 +116,9 @@ fn gate(c: &Compiled, tools: &[ToolDef], facts: &[Fact], conds: &[&Cond]) -> Rul
     let n = srcs.len();
     let mut masks: Vec<u32> = (0..(1u32 << n)).collect();
     masks.sort_by_key(|m| (m.count_ones(), *m));
+    // A sample assignment with the unread facts false that satisfies a route answers at once;
+    // only the rest is asked of Z3, the routes' OR asserted once (when first needed).
+    let mut z3: Option<Asserted> = None;
     for mask in masks {
         let set: Vec<ToolIx> = (0..n)
             .filter(|k| mask & (1 << k) != 0)
@@ -110,14 +127,20 @@ fn gate(c: &Compiled, tools: &[ToolDef], facts: &[Fact], conds: &[&Cond]) -> Rul
         if minimal.iter().any(|m| m.iter().all(|t| set.contains(t))) {
             continue;
         }
-        let mut fs: Vec<Cond> = vec![any.clone()];
-        for &(a, t) in &fact_atoms {
-            if !set.contains(&t) {
-                fs.push(Cond::Not(Box::new(Cond::Atom(a))));
-            }
-        }
-        let refs: Vec<&Cond> = fs.iter().collect();
-        if !matches!(sat(&refs), Answer::Unsat) {
+        let unread: Vec<(usize, bool)> = fact_atoms
+            .iter()
+            .filter(|(_, t)| !set.contains(t))
+            .map(|&(a, _)| (a, false))
+            .collect();
+        let fixed = |a: usize| unread.iter().any(|&(u, _)| u == a).then_some(false);
+        let sampled = conds.iter().any(|c| samples_with(c, &fixed) != 0);
+        if sampled
+            || !matches!(
+                z3.get_or_insert_with(|| Asserted::new(&any))
+                    .sat_with(&unread),
+                Answer::Unsat
+            )
+        {
             minimal.push(set);
         }
     }

@@ -14,10 +14,11 @@ use crate::error::InputError;
 use crate::input::tree;
 use crate::source::{FileId, Loc, SourceMap};
 
-use super::compile::{self, Compiled};
+use super::budget::{self, Budget, Budgets, Overrun};
+use super::compile::{self, Compiled, Place};
 use super::flows::{FileFlows, Version};
 use super::record::{self, Record};
-use super::{colang1, colang2, sheet, SyntaxError};
+use super::{actions, colang1, colang2, sheet, SyntaxError};
 
 /// `.co` files a folder may hold before it is refused (a guard against walking a home folder).
 pub const MAX_FILES: usize = 2000;
@@ -165,19 +166,22 @@ impl LoadError {
     }
 }
 
-/// Reads and compiles the rulebook at `path` (shown as `display`), its files added to `sources`.
-/// `declared` is agent.yaml's `settings.colang_version`, when given; `origin` says where the
+/// Reads and compiles the rulebook at `path` (shown as `display`), its files added to `sources`,
+/// within `budgets` ([`budget`]: past one, [`LoadError::Unshippable`] at the line that crossed
+/// it). `declared` is agent.yaml's `settings.colang_version`, when given; `origin` says where the
 /// rulebook was named, which decides where its files may lie ([`Origin`]).
 ///
-/// Errors: [`LoadError::Unshippable`] for a rulebook that does not compile; [`LoadError::Input`]
-/// for one that cannot be read (missing, not a regular file, larger than the input limit, not
-/// UTF-8, a file or symlink out of the workspace, an unreadable `config.yml`, an edited record).
+/// Errors: [`LoadError::Unshippable`] for a rulebook that does not compile or passes a budget;
+/// [`LoadError::Input`] for one that cannot be read (missing, not a regular file, larger than the
+/// input limit, not UTF-8, a file or symlink out of the workspace, an unreadable `config.yml`,
+/// an edited record).
 pub fn load(
     sources: &mut SourceMap,
     path: &Path,
     display: &str,
     declared: Option<VersionChoice>,
     origin: &Origin,
+    budgets: &Budgets,
 ) -> Result<Loaded, LoadError> {
     let what = "the rulebook";
     let meta = std::fs::metadata(path)
@@ -191,6 +195,7 @@ pub fn load(
                 &format!("{}/{}", display.trim_end_matches('/'), record::FILE_NAME),
                 display,
                 origin,
+                budgets,
             );
         }
         let mut files = Vec::new();
@@ -216,12 +221,18 @@ pub fn load(
                 (f, d)
             })
             .collect();
-        return load_colang(sources, &shown, path, display, declared, origin, false);
+        let what = ColangFiles {
+            files: &shown,
+            root: path,
+            display,
+            one_file: false,
+        };
+        return load_colang(sources, what, declared, origin, budgets);
     }
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let lower = name.to_ascii_lowercase();
     if lower.ends_with(".json") {
-        return load_record(sources, path, display, display, origin);
+        return load_record(sources, path, display, display, origin, budgets);
     }
     if lower.ends_with(".yaml") || lower.ends_with(".yml") {
         let file = read_named(sources, path, display, origin)?;
@@ -239,26 +250,33 @@ pub fn load(
                 ),
             )));
         }
-        let compiled = sheet::compile(sources, file).map_err(LoadError::Unshippable)?;
-        return Ok(Loaded {
-            display: display.to_string(),
-            kind: Kind::Sheet,
-            version: None,
-            compiled,
-            file_ids: vec![file],
-            record_hash: None,
-        });
+        if sources.files[file].text.len() > budgets.source_bytes {
+            let o = budget::sources_overrun(&sources.files[file].text, 0, budgets);
+            return Err(LoadError::Unshippable(o.into_error(sources, &[file])));
+        }
+        let compiled = sheet::compile(sources, file, budgets).map_err(LoadError::Unshippable)?;
+        return within_record_budget(
+            Loaded {
+                display: display.to_string(),
+                kind: Kind::Sheet,
+                version: None,
+                compiled,
+                file_ids: vec![file],
+                record_hash: None,
+            },
+            sources,
+            budgets,
+        );
     }
     let folder = crate::files::folder_of(path);
-    load_colang(
-        sources,
-        &[(path.to_path_buf(), display.to_string())],
-        &folder,
+    let one = [(path.to_path_buf(), display.to_string())];
+    let what = ColangFiles {
+        files: &one,
+        root: &folder,
         display,
-        declared,
-        origin,
-        true,
-    )
+        one_file: true,
+    };
+    load_colang(sources, what, declared, origin, budgets)
 }
 
 /// Reads the file the rulebook names (the file itself, not one under a folder): a path the
@@ -344,16 +362,32 @@ fn parse_as(v: Version, text: &str) -> Result<FileFlows, SyntaxError> {
     }
 }
 
+/// The Colang files of one rulebook, as [`load`] found them: each file with how it is shown,
+/// the rulebook's folder, how the rulebook is shown, and whether it was named as one file
+/// (whose read errors are located where it was named).
+struct ColangFiles<'a> {
+    files: &'a [(PathBuf, String)],
+    root: &'a Path,
+    display: &'a str,
+    one_file: bool,
+}
+
 fn load_colang(
     sources: &mut SourceMap,
-    files: &[(PathBuf, String)],
-    root: &Path,
-    display: &str,
+    what: ColangFiles<'_>,
     declared: Option<VersionChoice>,
     origin: &Origin,
-    one_file: bool,
+    budgets: &Budgets,
 ) -> Result<Loaded, LoadError> {
+    let ColangFiles {
+        files,
+        root,
+        display,
+        one_file,
+    } = what;
     let mut ids = Vec::new();
+    // Bytes of the files read, and of the record spent by them (it keeps every source whole).
+    let (mut read, mut spent) = (0usize, 0usize);
     let mut lowered = Vec::new();
     let mut chosen: Option<VersionChoice> = None;
     for (path, shown) in files {
@@ -387,6 +421,13 @@ fn load_colang(
                 }
             }
         };
+        let text_len = sources.files[id].text.len();
+        if read.saturating_add(text_len) > budgets.source_bytes {
+            let o = budget::sources_overrun(&sources.files[id].text, read, budgets);
+            return Err(LoadError::Unshippable(o.into_error(sources, &[id])));
+        }
+        read += text_len;
+        spent = spent.saturating_add(budget::json_bytes(&sources.files[id].text));
         let text = sources.files[id].text.clone();
         let flows = match parse_as(choice.version, &text) {
             Ok(f) => f,
@@ -410,15 +451,161 @@ fn load_colang(
             flows: f,
         })
         .collect();
-    let compiled = compile::compile(&inputs);
-    Ok(Loaded {
-        display: display.to_string(),
-        kind: Kind::Colang,
-        version: chosen,
-        compiled,
-        file_ids: ids,
-        record_hash: None,
-    })
+    let mut compiled = compile::compile_measured(&inputs, budgets, spent)
+        .0
+        .map_err(|o| LoadError::Unshippable(o.into_error(sources, &ids)))?;
+    compiled.defined_actions = defined_actions(sources, root, display, origin)?;
+    config_rails(sources, root, display, origin, &mut compiled, &mut ids)?;
+    within_record_budget(
+        Loaded {
+            display: display.to_string(),
+            kind: Kind::Colang,
+            version: chosen,
+            compiled,
+            file_ids: ids,
+            record_hash: None,
+        },
+        sources,
+        budgets,
+    )
+}
+
+/// The actions the configuration in `root` defines in Python ([`actions`]), each file read
+/// under the rulebook's [`Origin`] and shown beside `display`. Errors: a file that cannot be
+/// read, or read statically, at its line.
+fn defined_actions(
+    sources: &mut SourceMap,
+    root: &Path,
+    display: &str,
+    origin: &Origin,
+) -> Result<Vec<String>, LoadError> {
+    let mut names = Vec::new();
+    for p in actions::files_beside(root) {
+        let shown = shown_beside(display, root, &p);
+        let id = origin.read(sources, &p, &shown, "the rulebook's actions")?;
+        for n in actions::read(sources, id).map_err(LoadError::Input)? {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// `p`, a file in the rulebook's folder `root`, shown as the rulebook `display` is.
+fn shown_beside(display: &str, root: &Path, p: &Path) -> String {
+    let rel = p.strip_prefix(root).unwrap_or(p);
+    let base = if Path::new(display).is_dir() {
+        PathBuf::from(display)
+    } else {
+        crate::files::folder_of(Path::new(display))
+    };
+    base.join(rel).display().to_string()
+}
+
+/// The rails `config.yml` in `root` lists (`rails: <kind>: flows: [...]`, as NeMo Guardrails
+/// reads them), added to `compiled` as uses (`how: "rail"`) located in the config file, which
+/// becomes one of the rulebook's files (version `config`, its id pushed to `ids`). Nothing is
+/// added when there is no config file or it lists no rail. Errors: a config file that cannot be
+/// read or is not YAML, at its line.
+fn config_rails(
+    sources: &mut SourceMap,
+    root: &Path,
+    display: &str,
+    origin: &Origin,
+    compiled: &mut Compiled,
+    ids: &mut Vec<FileId>,
+) -> Result<(), LoadError> {
+    let Some(p) = ["config.yml", "config.yaml"]
+        .iter()
+        .map(|n| root.join(n))
+        .find(|p| std::fs::symlink_metadata(p).is_ok())
+    else {
+        return Ok(());
+    };
+    let shown = shown_beside(display, root, &p);
+    let id = origin.read(sources, &p, &shown, "the config.yml beside the rulebook")?;
+    let doc = tree::parse(sources, id).map_err(LoadError::Input)?;
+    let mut rails = Vec::new();
+    let kinds = doc
+        .as_map()
+        .and_then(|m| m.iter().find(|e| e.key == "rails"))
+        .and_then(|e| e.value.as_map())
+        .unwrap_or(&[]);
+    for kind in kinds {
+        let flows = kind
+            .value
+            .as_map()
+            .and_then(|m| m.iter().find(|e| e.key == "flows"));
+        if let Some(tree::Value::Seq(items)) = flows.map(|e| &e.value.value) {
+            for item in items {
+                if let Some(text) = item.as_text() {
+                    // `content safety check input $model=content_safety`: the flow and its
+                    // arguments, as NeMo splits them.
+                    let name = text.split(" $").next().unwrap_or(text).trim();
+                    rails.push((name.to_string(), item.loc));
+                }
+            }
+        }
+    }
+    if rails.is_empty() {
+        return Ok(());
+    }
+    let file = compiled.files.len();
+    compiled.files.push(compile::SourceInfo {
+        path: shown,
+        version: "config".into(),
+    });
+    ids.push(id);
+    for (name, loc) in rails {
+        compiled.uses.push(compile::Use {
+            name,
+            at: Place {
+                file,
+                line: loc.line as usize,
+                column: loc.column as usize,
+            },
+            how: "rail".into(),
+        });
+    }
+    Ok(())
+}
+
+/// `l` if its record is within the record budget; else the overrun, at its last route's
+/// execute (the routes are most of a record), or the first file's first line.
+fn within_record_budget(
+    l: Loaded,
+    sources: &SourceMap,
+    budgets: &Budgets,
+) -> Result<Loaded, LoadError> {
+    let (kind, version, from, texts) = record_parts(&l, sources);
+    let rec = Record::unhashed(kind, version, from, texts, l.compiled);
+    let len = rec.json_len();
+    let l = Loaded {
+        compiled: rec.compiled,
+        ..l
+    };
+    if len <= budgets.record_bytes {
+        return Ok(l);
+    }
+    let at = l.compiled.routes.last().map_or(
+        Place {
+            file: 0,
+            line: 1,
+            column: 1,
+        },
+        |r| r.at,
+    );
+    let o = Overrun::new(
+        Budget::Record,
+        budgets.record_bytes,
+        at,
+        format!(
+            "the compiled record would take {} bytes",
+            budget::thousands(len)
+        ),
+    );
+    Err(LoadError::Unshippable(o.into_error(sources, &l.file_ids)))
 }
 
 fn syntax_error(
@@ -466,6 +653,7 @@ fn load_record(
     shown: &str,
     display: &str,
     origin: &Origin,
+    budgets: &Budgets,
 ) -> Result<Loaded, LoadError> {
     let file = if shown == display {
         read_named(sources, path, shown, origin)?
@@ -480,11 +668,14 @@ fn load_record(
             "compile the rulebook again with `stalwart rules compile POLICY --out DIR`, and name DIR",
         ))
     })?;
-    let ids = rec
+    let ids: Vec<FileId> = rec
         .sources
         .iter()
         .map(|s| sources.add(s.path.clone(), PathBuf::from(&s.path), s.text.clone()))
         .collect();
+    // A record is read as it is, but held to the same budgets as a compile.
+    compile::check_compiled(&rec.compiled, budgets)
+        .map_err(|o| LoadError::Unshippable(o.into_error(sources, &ids)))?;
     let version = rec
         .colang_version
         .as_deref()
@@ -505,6 +696,16 @@ fn load_record(
 
 /// The record of a loaded rulebook (for `rules compile`): its sources' texts and what compiled.
 pub fn to_record(l: &Loaded, sources: &SourceMap) -> Record {
+    let (kind, version, from, texts) = record_parts(l, sources);
+    Record::new(kind, version, from, texts, l.compiled.clone())
+}
+
+/// What a record of `l` holds besides the compiled rulebook: its kind, Colang version and why,
+/// and its sources' texts.
+fn record_parts(
+    l: &Loaded,
+    sources: &SourceMap,
+) -> (&'static str, Option<String>, String, Vec<(String, String)>) {
     let texts = l
         .file_ids
         .iter()
@@ -520,13 +721,12 @@ pub fn to_record(l: &Loaded, sources: &SourceMap) -> Record {
     } else {
         "colang"
     };
-    Record::new(
+    (
         kind,
         l.version.as_ref().map(|v| v.version.as_str().to_string()),
         l.version
             .as_ref()
             .map_or_else(|| "a rule sheet".to_string(), |v| v.from.clone()),
         texts,
-        l.compiled.clone(),
     )
 }

@@ -63,6 +63,47 @@ thread_local! {
     static SOLVER: Solver = Solver::new();
 }
 
+/// One formula asserted once, on a solver of its own, asked about under several sets of atom
+/// values (Z3's assumptions): many questions about one large formula cost one encoding, and Z3
+/// keeps what it learnt between them. (Not on the thread's shared solver: what a large formula
+/// leaves there would slow every later small question.)
+pub struct Asserted {
+    solver: Solver,
+    vars: BTreeMap<usize, Bool>,
+}
+
+impl Asserted {
+    /// `formula`, asserted.
+    pub fn new(formula: &Cond) -> Asserted {
+        let solver = Solver::new();
+        let mut vars = BTreeMap::new();
+        let b = encode(formula, &mut vars);
+        solver.assert(&b);
+        Asserted { solver, vars }
+    }
+
+    /// Is the formula satisfiable with each atom of `literals` taking its value? (No model:
+    /// the answer is `Sat` with an empty assignment.)
+    pub fn sat_with(&mut self, literals: &[(usize, bool)]) -> Answer {
+        let lits: Vec<Bool> = literals
+            .iter()
+            .map(|&(a, v)| {
+                let b = var(a, &mut self.vars);
+                if v {
+                    b
+                } else {
+                    b.not()
+                }
+            })
+            .collect();
+        match self.solver.check_assumptions(&lits) {
+            SatResult::Sat => Answer::Sat(Vec::new()),
+            SatResult::Unsat => Answer::Unsat,
+            SatResult::Unknown => Answer::Unknown,
+        }
+    }
+}
+
 fn decide(solver: &Solver, formulas: &[&Cond]) -> Answer {
     let mut vars: BTreeMap<usize, Bool> = BTreeMap::new();
     for f in formulas {
@@ -94,13 +135,25 @@ fn decide(solver: &Solver, formulas: &[&Cond]) -> Answer {
 /// refutation filter: when `samples(a) & !samples(b)` is non-zero, some assignment makes `a` true
 /// and `b` false, so `a` does not imply `b` and Z3 need not be asked. (Zero proves nothing.)
 pub fn samples(c: &Cond) -> u64 {
+    samples_with(c, &|_| None)
+}
+
+/// [`samples`] with the atoms `fixed` gives a value taking it in every sample. A non-zero
+/// answer is an assignment (with those values) that satisfies `c`: a proof it is satisfiable.
+pub fn samples_with(c: &Cond, fixed: &dyn Fn(usize) -> Option<bool>) -> u64 {
     match c {
         Cond::True => u64::MAX,
         Cond::False => 0,
-        Cond::Atom(i) => atom_word(*i),
-        Cond::Not(x) => !samples(x),
-        Cond::And(xs) => xs.iter().fold(u64::MAX, |acc, x| acc & samples(x)),
-        Cond::Or(xs) => xs.iter().fold(0, |acc, x| acc | samples(x)),
+        Cond::Atom(i) => match fixed(*i) {
+            Some(true) => u64::MAX,
+            Some(false) => 0,
+            None => atom_word(*i),
+        },
+        Cond::Not(x) => !samples_with(x, fixed),
+        Cond::And(xs) => xs
+            .iter()
+            .fold(u64::MAX, |acc, x| acc & samples_with(x, fixed)),
+        Cond::Or(xs) => xs.iter().fold(0, |acc, x| acc | samples_with(x, fixed)),
     }
 }
 
@@ -112,6 +165,12 @@ fn atom_word(i: usize) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// True when `c` is satisfiable. A sample assignment satisfying it ([`samples`]) answers yes
+/// without asking Z3; Z3's unknown counts as satisfiable.
+pub fn satisfiable(c: &Cond) -> bool {
+    samples(c) != 0 || !matches!(sat(&[c]), Answer::Unsat)
 }
 
 /// True when `a` implies `b` (`a ∧ ¬b` unsatisfiable). Unknown counts as not implied. A sample

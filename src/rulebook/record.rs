@@ -65,10 +65,35 @@ pub struct Record {
     pub compiled: Compiled,
 }
 
+/// The two fields a record is recognised by, whatever else the JSON holds.
+#[derive(Debug, Default, serde::Deserialize)]
+struct Header {
+    format: Option<serde_json::Value>,
+    version: Option<serde_json::Value>,
+}
+
+/// A writer that hashes what it is given (the record is hashed as it is serialised, never held
+/// as bytes).
+struct HashWriter(Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let d = Sha256::digest(bytes);
-    d.iter().map(|b| format!("{b:02x}")).collect()
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Record {
@@ -80,11 +105,25 @@ impl Record {
         sources: Vec<(String, String)>,
         compiled: Compiled,
     ) -> Record {
-        let mut r = Record {
+        let mut r = Record::unhashed(kind, colang_version, version_from, sources, compiled);
+        r.content_hash = r.hash();
+        r
+    }
+
+    /// [`Record::new`] without its content hash (a placeholder of the same length in its
+    /// place): what the record budget measures ([`Record::json_len`]) before the hash is worth
+    /// computing.
+    pub fn unhashed(
+        kind: &str,
+        colang_version: Option<String>,
+        version_from: String,
+        sources: Vec<(String, String)>,
+        compiled: Compiled,
+    ) -> Record {
+        Record {
             format: FORMAT.to_string(),
             version: VERSION,
             compiler: format!("stalwart-verify {}", env!("CARGO_PKG_VERSION")),
-            content_hash: String::new(),
             kind: kind.to_string(),
             colang_version,
             version_from,
@@ -97,17 +136,23 @@ impl Record {
                 })
                 .collect(),
             compiled,
-        };
-        r.content_hash = r.hash();
-        r
+            content_hash: format!("sha256:{}", "0".repeat(64)),
+        }
     }
 
-    /// `sha256:<hex>` over the record with `content_hash` empty.
-    pub fn hash(&self) -> String {
-        let mut copy = self.clone();
-        copy.content_hash = String::new();
-        let bytes = serde_json::to_vec(&copy).unwrap_or_default();
-        format!("sha256:{}", sha256_hex(&bytes))
+    /// Bytes of [`Record::to_json`], counted without writing it.
+    pub fn json_len(&self) -> usize {
+        super::budget::pretty_json_bytes(self) + 1
+    }
+
+    /// `sha256:<hex>` over the record (compact JSON) with `content_hash` empty (it is emptied
+    /// while the record is hashed, then put back).
+    pub fn hash(&mut self) -> String {
+        let kept = std::mem::take(&mut self.content_hash);
+        let mut h = HashWriter(Sha256::new());
+        let _ = serde_json::to_writer(&mut h, &*self);
+        self.content_hash = kept;
+        format!("sha256:{}", hex(&h.0.finalize()))
     }
 
     /// The record as pretty JSON, ending in a newline.
@@ -121,21 +166,24 @@ impl Record {
     /// shape, another format or version, a content hash that does not match (edited since it
     /// was compiled), a source whose hash does not match its text.
     pub fn from_json(text: &str) -> Result<Record, String> {
-        let v: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-        let format = v.get("format").and_then(|f| f.as_str()).unwrap_or("");
+        // Read in passes that hold no copy of the whole (a record may be as large as any
+        // input): the syntax, then the format and version, then the record.
+        serde_json::from_str::<serde::de::IgnoredAny>(text)
+            .map_err(|e| format!("not JSON: {e}"))?;
+        let head: Header = serde_json::from_str(text).unwrap_or_default();
+        let format = head.format.as_ref().and_then(|f| f.as_str()).unwrap_or("");
         if format != FORMAT {
             return Err(format!(
                 "its format is '{format}', not '{FORMAT}': it is not a record `stalwart rules compile` wrote"
             ));
         }
-        let version = v.get("version").and_then(|f| f.as_u64()).unwrap_or(0);
+        let version = head.version.as_ref().and_then(|f| f.as_u64()).unwrap_or(0);
         if version != u64::from(VERSION) {
             return Err(format!(
                 "it is a version {version} record; this build reads version {VERSION}: recompile it with `stalwart rules compile`"
             ));
         }
-        let r: Record = serde_json::from_value(v).map_err(|e| format!("not a record: {e}"))?;
+        let mut r: Record = serde_json::from_str(text).map_err(|e| format!("not a record: {e}"))?;
         let want = r.hash();
         if r.content_hash != want {
             return Err(format!(

@@ -23,6 +23,7 @@ use crate::error::InputError;
 use crate::input::tree::{self, Node, Reader};
 use crate::source::SourceMap;
 
+use super::budget::{check_condition, thousands, Budget, Budgets, Overrun};
 use super::compile::{Compiled, Exec, Hop, Place, Route, SourceInfo};
 
 /// The `format` a sheet declares.
@@ -37,10 +38,16 @@ pub fn is_sheet(text: &str) -> bool {
         .any(|l| l.trim_start().starts_with("format:") && l.contains(FORMAT))
 }
 
-/// Compiles the sheet held in `sources` as file `file` (its display is the path shown).
+/// Compiles the sheet held in `sources` as file `file` (its display is the path shown), within
+/// `budgets` (the condition budget for each `when`, the route budget for the rules).
 /// Errors: not YAML, a missing or other `format`, a rule without `tool`, an unknown word, a
-/// `when` that is neither text nor a list of texts; each at its line and column.
-pub fn compile(sources: &SourceMap, file: usize) -> Result<Compiled, InputError> {
+/// `when` that is neither text nor a list of texts, a budget crossed; each at its line and
+/// column.
+pub fn compile(
+    sources: &SourceMap,
+    file: usize,
+    budgets: &Budgets,
+) -> Result<Compiled, InputError> {
     let root = tree::parse(sources, file)?;
     let r = Reader { sources };
     let map = r.map(&root, "the rule sheet")?;
@@ -111,7 +118,8 @@ pub fn compile(sources: &SourceMap, file: usize) -> Result<Compiled, InputError>
         let name = r
             .opt_text(m, "name", "a rule's `name`")?
             .map_or_else(|| format!("rule {}", k + 1), |n| n.name);
-        let parts = match m.get_some("when") {
+        let when = m.get_some("when");
+        let parts = match when {
             None => Vec::new(),
             Some(n) => when_parts(&r, n)?,
         };
@@ -125,6 +133,21 @@ pub fn compile(sources: &SourceMap, file: usize) -> Result<Compiled, InputError>
             line: tool.loc.line as usize,
             column: tool.loc.column as usize,
         };
+        if let Err(o) = check_condition(&cond, budgets, at, "this rule's `when`") {
+            return Err(r.err(when.map_or(tool.loc, |n| n.loc), o.message(), o.help()));
+        }
+        if k >= budgets.routes {
+            let o = Overrun::new(
+                Budget::Routes,
+                budgets.routes,
+                at,
+                format!(
+                    "the sheet has more than {} rules",
+                    thousands(budgets.routes)
+                ),
+            );
+            return Err(r.err(tool.loc, o.message(), o.help()));
+        }
         let shown = c.atoms.show(&cond);
         c.executes.push(Exec {
             action: tool.name.clone(),
@@ -203,10 +226,15 @@ fn with_dollars(s: &str) -> String {
     out
 }
 
-/// Reads a sheet from `path` into `sources` and compiles it (see [`compile`]).
-pub fn load(sources: &mut SourceMap, path: &Path, display: String) -> Result<Compiled, InputError> {
+/// Reads a sheet from `path` into `sources` and compiles it within `budgets` (see [`compile`]).
+pub fn load(
+    sources: &mut SourceMap,
+    path: &Path,
+    display: String,
+    budgets: &Budgets,
+) -> Result<Compiled, InputError> {
     let file = tree::read_file(sources, path, display).map_err(|e| InputError::io(path, e))?;
-    compile(sources, file)
+    compile(sources, file, budgets)
 }
 
 #[cfg(test)]

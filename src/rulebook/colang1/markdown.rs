@@ -18,6 +18,10 @@ pub(super) enum Symbol {
     Utterance,
 }
 
+/// Characters an utterance's rewrites may pass over (parameters x length): 50 million, about
+/// a twentieth of a second.
+const MAX_REWRITE: usize = 50_000_000;
+
 impl Parser {
     /// Read the block that starts at the line after the current one; leaves the reader at the
     /// first line after it. Records the message (merged by name at output).
@@ -95,6 +99,20 @@ impl Parser {
         Ok(())
     }
 
+    /// NeMo rewrites an utterance once per parameter, each a pass over the whole text: past
+    /// [`MAX_REWRITE`] characters rewritten, the line is refused rather than read for minutes.
+    fn within_rewrites(&self, passes: usize, len: usize) -> Result<(), SyntaxError> {
+        if passes.saturating_mul(len) > MAX_REWRITE {
+            return Err(self.error(
+                format!(
+                    "this utterance is too large to read: {passes} parameters rewritten over {len} characters"
+                ),
+                "split it into several shorter utterances",
+            ));
+        }
+        Ok(())
+    }
+
     fn utterance(&self, symbol: Symbol, md_line: &str) -> Result<String, SyntaxError> {
         let mut parts = word_split(md_line, " and ");
         for part in &mut parts {
@@ -109,7 +127,9 @@ impl Parser {
                 let n = p.chars().count();
                 let mut inner: String = p.chars().skip(1).take(n.saturating_sub(2)).collect();
                 if symbol == Symbol::Intent {
-                    for param in dollar_params(&inner) {
+                    let params = dollar_params(&inner);
+                    self.within_rewrites(params.len(), inner.len())?;
+                    for param in params {
                         inner = inner.replace(&format!("${param}"), &format!("[x]({param})"));
                     }
                 }
@@ -119,13 +139,22 @@ impl Parser {
             }
         }
         let joined = parts.join(" {intent:and} ");
-        let mut text = parse_pattern(py_strip(&joined));
+        let joined = py_strip(&joined);
+        self.within_rewrites(joined.matches("](").count(), joined.len())?;
+        let mut text = parse_pattern(joined);
         if symbol == Symbol::Utterance {
-            for param in backticks(&text.clone()) {
+            let spans = backticks(&text);
+            self.within_rewrites(spans.len(), text.len())?;
+            for param in spans {
                 text = text.replace(&format!("`{param}`"), &format!("${param}"));
             }
         }
-        Ok(text)
+        // An utterance whose string spans lines: NeMo's Markdown stage reads its first line as
+        // the item and passes over the rest.
+        match text.split_once('\n') {
+            Some((first, _)) => Ok(first.to_string()),
+            None => Ok(text),
+        }
     }
 }
 
@@ -133,6 +162,7 @@ impl Parser {
 fn dollar_params(s: &str) -> Vec<String> {
     let c: Vec<char> = s.chars().collect();
     let mut out: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut i = 0;
     while i < c.len() {
         if c[i] != '$' {
@@ -149,7 +179,7 @@ fn dollar_params(s: &str) -> Vec<String> {
         }
         if end > start {
             let p: String = c[start..end].iter().collect();
-            if !out.contains(&p) {
+            if seen.insert(p.clone()) {
                 out.push(p);
             }
             i = end;

@@ -57,9 +57,9 @@ impl Parser {
 
     /// NeMo's `_extract_params` for the flat form: keys without `$`, YAML scalar values.
     pub fn params(&self, lines: &[Line]) -> Result<Vec<(String, Value)>, SyntaxError> {
-        let mut out: Vec<(String, Value)> = Vec::new();
+        let mut out: super::values::Dict<Value> = super::values::Dict::default();
         let Some(first) = lines.first() else {
-            return Ok(out);
+            return Ok(Vec::new());
         };
         let unsupported = |l: &Line| SyntaxError {
             line: l.number,
@@ -120,9 +120,9 @@ impl Parser {
                 .unwrap_or(&tokens[0])
                 .to_string();
             let value = yaml_scalar(&tokens[2..].join(" "));
-            super::values::set(&mut out, key, value);
+            out.set(key, value);
         }
-        Ok(out)
+        Ok(out.into_vec())
     }
 }
 

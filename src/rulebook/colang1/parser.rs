@@ -1,11 +1,13 @@
 //! The line reader: NeMo's `ColangParser.parse` loop (namespaces, branches, `if`/`else`
 //! matching by indentation, `define`), with the statements in `statements.rs`.
 
+use std::collections::HashSet;
+
 use serde_json::Map;
 
 use super::build::{Arena, IfData, Item, Raw, RawKind};
 use super::normalize::{self, main_token, remove_token};
-use super::text::{numbered_lines, string_hash, Line};
+use super::text::{numbered_lines, string_hash, Line, Lines};
 use super::{ElementKind, File, FlowDef, Import, SyntaxError, MAX_DEPTH};
 
 /// The main tokens NeMo knows (`VALID_MAIN_TOKENS`).
@@ -86,7 +88,7 @@ pub(super) struct FlowSlot {
 
 /// The reader's state (NeMo's `ColangParser` fields).
 pub(super) struct Parser {
-    pub lines: Vec<Line>,
+    pub lines: Lines,
     pub idx: usize,
     pub cur: Line,
     pub cur_ind: usize,
@@ -102,6 +104,10 @@ pub(super) struct Parser {
     pub ifs: Vec<IfRef>,
     pub arena: Arena,
     pub flows: Vec<FlowSlot>,
+    /// The names in `flows`, to find one without a scan.
+    flow_names: HashSet<String>,
+    /// The packages in `file.imports`.
+    import_names: HashSet<String>,
     pub file: File,
 }
 
@@ -115,6 +121,7 @@ impl Parser {
             help: Some("end the line without 'or' or '\\', or continue it on the next line".into()),
         })?;
         let budget = lines.len().saturating_mul(8).saturating_add(1000);
+        let lines = Lines::new(lines);
         let mut p = Parser {
             cur: Line {
                 text: String::new(),
@@ -137,6 +144,8 @@ impl Parser {
             ifs: Vec::new(),
             arena: Arena::default(),
             flows: Vec::new(),
+            flow_names: HashSet::new(),
+            import_names: HashSet::new(),
             file: File::default(),
         };
         let mut steps = 0usize;
@@ -176,8 +185,7 @@ impl Parser {
         let (lines, idx, ind) = (&self.lines, self.idx, self.cur.indentation);
         let anonymous = || {
             let body: String = lines
-                .iter()
-                .skip(idx + 1)
+                .iter_from(idx + 1)
                 .take_while(|l| l.indentation > ind)
                 .map(|l| l.text.as_str())
                 .collect();
@@ -256,7 +264,7 @@ impl Parser {
             ));
         }
         let name = name.strip_prefix("bot/").unwrap_or(name).to_string();
-        if !self.file.imports.iter().any(|i| i.package == name) {
+        if self.import_names.insert(name.clone()) {
             self.file.imports.push(Import {
                 package: name,
                 line: self.cur.number,
@@ -313,11 +321,12 @@ impl Parser {
         if !OPENS_FLOW.contains(&self.token.as_str()) {
             return Ok(());
         }
-        if self.flows.iter().any(|f| f.name == self.namespace) {
+        if self.flow_names.contains(&self.namespace) {
             return Ok(());
         }
         let list = self.arena.new_list();
         let (line, column) = self.namespace_at;
+        self.flow_names.insert(self.namespace.clone());
         self.flows.push(FlowSlot {
             name: self.namespace.clone(),
             line,
@@ -336,7 +345,7 @@ impl Parser {
         match self.branches.last() {
             Some(b) => Ok(b.list),
             None => {
-                let defined = self.flows.iter().any(|f| f.name == self.namespace);
+                let defined = self.flow_names.contains(&self.namespace);
                 Err(if defined && !self.namespace.is_empty() {
                     self.error(
                         format!(
@@ -501,8 +510,7 @@ impl Parser {
         let first = self.cur.indentation;
         let level = self
             .lines
-            .iter()
-            .skip(self.idx + 1)
+            .iter_from(self.idx + 1)
             .take_while(|l| l.indentation > first)
             .map(|l| l.indentation)
             .min()

@@ -8,7 +8,7 @@ use super::markdown::Symbol;
 use super::normalize::{main_token, remove_token};
 use super::parser::Parser;
 use super::text::{after_first, py_strip, split_max, word_split, Line};
-use super::values::{inline_params, set, to_value, with_params, Param, IS_NOT_NONE};
+use super::values::{inline_params, to_value, with_params, Dict, Param, IS_NOT_NONE};
 use super::{ElementKind, SyntaxError};
 
 impl Parser {
@@ -354,16 +354,16 @@ impl Parser {
         } else {
             (value, Vec::new())
         };
-        let mut given: Vec<(String, Value)> = Vec::new();
+        let mut given: Dict<Value> = Dict::default();
         let mut positional = Vec::new();
         for (k, p) in inline {
             match p {
-                Param::Given(v) => set(&mut given, k, v),
+                Param::Given(v) => given.set(k, v),
                 Param::Bare(key) => positional.push(key),
             }
         }
         for (i, key) in positional.into_iter().enumerate() {
-            set(&mut given, format!("${}", i + 1), key);
+            given.set(format!("${}", i + 1), key);
         }
         let mut result = None;
         if let Some((r, n)) = name.clone().split_once('=') {
@@ -382,7 +382,7 @@ impl Parser {
         for (k, v) in extra {
             args.insert(k, self.reval(v)?);
         }
-        for (k, v) in given {
+        for (k, v) in given.into_vec() {
             args.insert(k, v);
         }
         self.add(RawKind::Leaf(ElementKind::Execute { name, args, result }))

@@ -149,17 +149,115 @@ pub(super) struct Line {
     pub column: usize,
 }
 
+/// The file's logical lines as the reader reads and rewrites them: a gap buffer (`head` the
+/// lines before the gap, `tail` the rest in reverse), so that NeMo's insertions just after the
+/// line being read cost what it takes to move the gap there, not a shift of the whole file.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Lines {
+    head: Vec<Line>,
+    tail: Vec<Line>,
+}
+
+impl Lines {
+    /// The lines in order.
+    pub fn new(lines: Vec<Line>) -> Lines {
+        Lines {
+            head: lines,
+            tail: Vec::new(),
+        }
+    }
+
+    /// How many lines.
+    pub fn len(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    /// Line `i` (0-based).
+    pub fn get(&self, i: usize) -> Option<&Line> {
+        match i.checked_sub(self.head.len()) {
+            None => self.head.get(i),
+            Some(j) => self
+                .tail
+                .len()
+                .checked_sub(j + 1)
+                .and_then(|k| self.tail.get(k)),
+        }
+    }
+
+    /// Line `i` (0-based), to change.
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut Line> {
+        match i.checked_sub(self.head.len()) {
+            None => self.head.get_mut(i),
+            Some(j) => match self.tail.len().checked_sub(j + 1) {
+                Some(k) => self.tail.get_mut(k),
+                None => None,
+            },
+        }
+    }
+
+    /// Inserts `line` as line `i` (at the end when `i` is past it).
+    pub fn insert(&mut self, i: usize, line: Line) {
+        let i = i.min(self.len());
+        while self.head.len() > i {
+            if let Some(l) = self.head.pop() {
+                self.tail.push(l);
+            }
+        }
+        while self.head.len() < i {
+            match self.tail.pop() {
+                Some(l) => self.head.push(l),
+                None => break,
+            }
+        }
+        self.tail.push(line);
+    }
+
+    /// The lines from line `i` on.
+    pub fn iter_from(&self, i: usize) -> impl Iterator<Item = &Line> + '_ {
+        (i..self.len()).filter_map(move |k| self.get(k))
+    }
+}
+
 /// A line-splitting failure: (1-based line, 1-based column, message).
 pub(super) type LineError = (usize, usize, String);
 
-/// The file's logical lines (NeMo's `get_numbered_lines`).
+/// The file's logical lines (NeMo's `get_numbered_lines`): comments and blank lines dropped,
+/// `\` and ` or` continued, and a line that opens a `"` string it does not close joined with
+/// the lines up to the one that ends in `"` (numbered as that last line, indented as the first;
+/// one never closed is dropped, as NeMo drops it).
 pub(super) fn numbered_lines(content: &str) -> Result<Vec<Line>, LineError> {
     let raw: Vec<&str> = content.split('\n').collect();
     let mut lines = Vec::new();
     let mut i = 0usize;
     let mut multiline = false;
+    // A quoted string that spans lines (NeMo 0.24's `multiline_string`): its text so far, and
+    // the indentation and column of its first line.
+    let mut string: Option<(String, usize, usize)> = None;
     while i < raw.len() {
         let stripped = py_strip(raw[i]);
+        if let Some((mut text, ind, column)) = string.take() {
+            text.push('\n');
+            text.push_str(stripped);
+            if stripped.ends_with('"') {
+                lines.push(Line {
+                    text,
+                    number: i + 1,
+                    indentation: ind,
+                    column,
+                });
+            } else {
+                string = Some((text, ind, column));
+            }
+            i += 1;
+            continue;
+        }
+        if stripped.starts_with('"') && !stripped.starts_with("\"\"\"") && !stripped.ends_with('"')
+        {
+            let lead = raw[i].chars().take_while(|&c| is_py_space(c)).count();
+            string = Some((stripped.to_string(), lead, lead + 1));
+            i += 1;
+            continue;
+        }
         if stripped.is_empty() || stripped.starts_with('#') {
             i += 1;
             continue;

@@ -2,6 +2,8 @@
 //! `_extract_inline_params`, `utils.split_args`, and the `with`/`for` rewrites of
 //! `colang_parser`): `name(a=1, $b)` and `name with $b` become a name and its arguments.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::text::{is_word, py_strip, word_split};
@@ -195,7 +197,7 @@ pub(super) fn inline_params(value: &str) -> Result<(String, Vec<(String, Param)>
     let Some(inner) = rest.strip_suffix(')') else {
         return Err(format!("the arguments of '{name}' do not end with ')'"));
     };
-    let mut params: Vec<(String, Param)> = Vec::new();
+    let mut params: Dict<Param> = Dict::default();
     for pair in split_args(inner)? {
         if pair.is_empty() {
             continue;
@@ -205,25 +207,47 @@ pub(super) fn inline_params(value: &str) -> Result<(String, Vec<(String, Param)>
             if parts.len() != 2 {
                 return Err(format!("'{pair}' is not an argument (name=value)"));
             }
-            set(
-                &mut params,
-                parts[0].clone(),
-                Param::Given(to_value(&parts[1])?),
-            );
+            params.set(parts[0].clone(), Param::Given(to_value(&parts[1])?));
         } else {
             let key = to_value(&pair)?;
-            set(&mut params, py_str(&key), Param::Bare(key));
+            params.set(py_str(&key), Param::Bare(key));
         }
     }
-    Ok((name, params))
+    Ok((name, params.into_vec()))
 }
 
-/// Insert or overwrite, keeping the first position (a Python dict).
-pub(super) fn set<T>(params: &mut Vec<(String, T)>, k: String, v: T) {
-    if let Some(slot) = params.iter_mut().find(|(key, _)| *key == k) {
-        slot.1 = v;
-    } else {
-        params.push((k, v));
+/// Pairs in insertion order with a Python dict's `d[k] = v` ([`Dict::set`]): a repeated key
+/// keeps its first place and takes the last value, found by a hash rather than a scan.
+#[derive(Debug, Clone)]
+pub(super) struct Dict<T> {
+    pairs: Vec<(String, T)>,
+    index: HashMap<String, usize>,
+}
+
+impl<T> Default for Dict<T> {
+    fn default() -> Dict<T> {
+        Dict {
+            pairs: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+}
+
+impl<T> Dict<T> {
+    /// Insert or overwrite, keeping the first position.
+    pub fn set(&mut self, k: String, v: T) {
+        match self.index.get(&k) {
+            Some(&i) => self.pairs[i].1 = v,
+            None => {
+                self.index.insert(k.clone(), self.pairs.len());
+                self.pairs.push((k, v));
+            }
+        }
+    }
+
+    /// The pairs in order.
+    pub fn into_vec(self) -> Vec<(String, T)> {
+        self.pairs
     }
 }
 

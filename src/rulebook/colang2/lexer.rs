@@ -93,14 +93,62 @@ fn ellipsis_lines(src: &str) -> Vec<usize> {
     out
 }
 
+/// A token as the parser's list keeps it: [`Token`] with its positions in 32 bits (a file
+/// the verifier reads is at most 64 MiB), so a file's tokens take 48 bytes each.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Packed {
+    tok: Tok,
+    start: u32,
+    end: u32,
+    line: u32,
+    col: u32,
+    space_after: u32,
+    end_line: u32,
+}
+
+impl Packed {
+    fn of(t: Token) -> Packed {
+        let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+        Packed {
+            tok: t.tok,
+            start: n(t.start),
+            end: n(t.end),
+            line: n(t.line),
+            col: n(t.col),
+            space_after: n(t.space_after),
+            end_line: n(t.end_line),
+        }
+    }
+
+    /// The token.
+    pub(crate) fn token(self) -> Token {
+        Token {
+            tok: self.tok,
+            start: self.start as usize,
+            end: self.end as usize,
+            line: self.line as usize,
+            col: self.col as usize,
+            space_after: self.space_after as usize,
+            end_line: self.end_line as usize,
+        }
+    }
+}
+
+/// The lexer: raw tokens one at a time ([`Lexer::next_raw`]), so that only the indented
+/// tokens are ever held whole.
 struct Lexer<'a> {
     c: &'a [char],
     i: usize,
     line: usize,
     line_start: usize,
     depth: usize,
-    out: Vec<Token>,
+    /// Tokens read and not yet taken (one statement of the loop makes at most a few).
+    out: std::collections::VecDeque<Token>,
     ellipsis: Vec<usize>,
+    /// The first line's indentation was skipped.
+    started: bool,
+    /// The next character starts a line.
+    line_began: bool,
 }
 
 fn err(line: usize, col: usize, message: String, help: Option<&str>) -> SyntaxError {
@@ -126,7 +174,7 @@ impl Lexer<'_> {
         while matches!(self.c.get(self.i + space_after), Some(' ' | '\t')) {
             space_after += 1;
         }
-        self.out.push(Token {
+        self.out.push_back(Token {
             tok,
             start,
             end: self.i,
@@ -237,13 +285,31 @@ impl Lexer<'_> {
         self.push(Tok::Num, start, line, col);
     }
 
-    fn run(&mut self) -> Result<(), SyntaxError> {
-        // The grammar ignores spaces, so the first line's indentation is not seen.
-        while self.at(0) == Some(' ') {
-            self.i += 1;
+    /// The next raw token (line breaks inside brackets dropped, none yet swallowed by a
+    /// continuing `and`/`or`), or `None` at the end of the file.
+    fn next_raw(&mut self) -> Result<Option<Token>, SyntaxError> {
+        if !self.started {
+            // The grammar ignores spaces, so the first line's indentation is not seen.
+            self.started = true;
+            while self.at(0) == Some(' ') {
+                self.i += 1;
+            }
         }
-        let mut line_began = true;
-        while let Some(c) = self.at(0) {
+        loop {
+            if let Some(t) = self.out.pop_front() {
+                return Ok(Some(t));
+            }
+            if self.at(0).is_none() {
+                return Ok(None);
+            }
+            self.step()?;
+        }
+    }
+
+    /// Reads what starts at the current character: nothing (a space, a comment), or a token.
+    fn step(&mut self) -> Result<(), SyntaxError> {
+        let line_began = self.line_began;
+        if let Some(c) = self.at(0) {
             let (start, line, col) = (self.i, self.line, self.col(self.i));
             if line_began && self.ellipsis.binary_search(&line).is_ok() && c == '.' {
                 self.i += 3;
@@ -263,10 +329,10 @@ impl Lexer<'_> {
                     ));
                 }
                 self.push(Tok::Ellipsis, start, line, col);
-                line_began = false;
-                continue;
+                self.line_began = false;
+                return Ok(());
             }
-            line_began = false;
+            self.line_began = false;
             match c {
                 ' ' => self.i += 1,
                 '#' => {
@@ -276,11 +342,11 @@ impl Lexer<'_> {
                 }
                 '\n' | '\r' if c == '\n' || self.at(1) == Some('\n') => {
                     let indent = self.newline_run();
-                    line_began = true;
+                    self.line_began = true;
                     if self.depth > 0 {
-                        continue;
+                        return Ok(());
                     }
-                    self.out.push(Token {
+                    self.out.push_back(Token {
                         tok: Tok::Newline,
                         start,
                         end: self.i,
@@ -378,7 +444,7 @@ impl Lexer<'_> {
 ///
 /// # Errors
 /// An unknown character, an unclosed string, or an indentation that matches no open level.
-pub(crate) fn tokenize(src: &str) -> Result<(Vec<Token>, Vec<char>), SyntaxError> {
+pub(crate) fn tokenize(src: &str) -> Result<(Vec<Packed>, Vec<char>), SyntaxError> {
     // NeMo parses the file with a line break appended.
     let mut chars: Vec<char> = src.chars().collect();
     chars.push('\n');
@@ -388,16 +454,14 @@ pub(crate) fn tokenize(src: &str) -> Result<(Vec<Token>, Vec<char>), SyntaxError
         line: 1,
         line_start: 0,
         depth: 0,
-        out: Vec::new(),
+        out: std::collections::VecDeque::new(),
         ellipsis: ellipsis_lines(src),
+        started: false,
+        line_began: true,
     };
-    lx.run()?;
-    let raw = std::mem::take(&mut lx.out);
+    let mut out = indent(&mut lx, &chars)?;
     let (end, line, col) = (lx.i, lx.line, lx.col(lx.i));
-    drop(lx);
-    let out = indent(raw, &chars)?;
-    let mut out = out;
-    out.push(Token {
+    out.push(Packed::of(Token {
         tok: Tok::Eof,
         start: end,
         end,
@@ -405,7 +469,7 @@ pub(crate) fn tokenize(src: &str) -> Result<(Vec<Token>, Vec<char>), SyntaxError
         col,
         space_after: 0,
         end_line: line,
-    });
+    }));
     Ok((out, chars))
 }
 
@@ -413,20 +477,36 @@ fn name_at<'a>(chars: &'a [char], t: &Token) -> &'a [char] {
     chars.get(t.start..t.end).unwrap_or(&[])
 }
 
-/// Drops the line breaks NeMo's `_OR`/`_AND` swallow, then inserts indentation tokens.
-fn indent(raw: Vec<Token>, chars: &[char]) -> Result<Vec<Token>, SyntaxError> {
-    let mut out: Vec<Token> = Vec::with_capacity(raw.len() + 16);
+/// Takes the lexer's raw tokens, drops the line breaks NeMo's `_OR`/`_AND` swallow, and inserts
+/// indentation tokens.
+fn indent(lx: &mut Lexer<'_>, chars: &[char]) -> Result<Vec<Packed>, SyntaxError> {
+    let mut out: Vec<Packed> = Vec::new();
     let mut levels = vec![0usize];
-    for (k, t) in raw.iter().enumerate() {
+    // The raw tokens read ahead of the one at hand (a line break looks two ahead).
+    let mut ahead: std::collections::VecDeque<Token> = std::collections::VecDeque::new();
+    loop {
+        let t = match ahead.pop_front() {
+            Some(t) => t,
+            None => match lx.next_raw()? {
+                Some(t) => t,
+                None => break,
+            },
+        };
         if t.tok != Tok::Newline {
-            out.push(*t);
+            out.push(Packed::of(t));
             continue;
         }
-        if let Some(next) = raw.get(k + 1) {
+        while ahead.len() < 2 {
+            match lx.next_raw()? {
+                Some(n) => ahead.push_back(n),
+                None => break,
+            }
+        }
+        if let Some(next) = ahead.front() {
             let w = name_at(chars, next);
             let cont_and = w == ['a', 'n', 'd'] && next.space_after > 0;
             let cont_or = w == ['o', 'r'] && next.space_after > 0 && {
-                let after = raw.get(k + 2);
+                let after = ahead.get(1);
                 let when =
                     after.is_some_and(|a| name_at(chars, a).starts_with(&['w', 'h', 'e', 'n']));
                 !when || next.space_after > 1
@@ -435,7 +515,7 @@ fn indent(raw: Vec<Token>, chars: &[char]) -> Result<Vec<Token>, SyntaxError> {
                 continue;
             }
         }
-        out.push(*t);
+        out.push(Packed::of(t));
         let width = t.space_after;
         let here = *levels.last().unwrap_or(&0);
         let (line, col) = (t.end_line, width + 1);
@@ -450,11 +530,11 @@ fn indent(raw: Vec<Token>, chars: &[char]) -> Result<Vec<Token>, SyntaxError> {
         };
         if width > here {
             levels.push(width);
-            out.push(mark(Tok::Indent));
+            out.push(Packed::of(mark(Tok::Indent)));
         } else {
             while width < *levels.last().unwrap_or(&0) {
                 levels.pop();
-                out.push(mark(Tok::Dedent));
+                out.push(Packed::of(mark(Tok::Dedent)));
             }
             if width != *levels.last().unwrap_or(&0) {
                 return Err(err(
@@ -468,8 +548,10 @@ fn indent(raw: Vec<Token>, chars: &[char]) -> Result<Vec<Token>, SyntaxError> {
     }
     while levels.len() > 1 {
         levels.pop();
-        let (start, line, col) = out.last().map_or((0, 1, 1), |t| (t.end, t.line, t.col));
-        out.push(Token {
+        let (start, line, col) = out.last().map_or((0, 1, 1), |p| {
+            (p.token().end, p.token().line, p.token().col)
+        });
+        let dedent = Token {
             tok: Tok::Dedent,
             start,
             end: start,
@@ -477,7 +559,8 @@ fn indent(raw: Vec<Token>, chars: &[char]) -> Result<Vec<Token>, SyntaxError> {
             col,
             space_after: 0,
             end_line: line,
-        });
+        };
+        out.push(Packed::of(dedent));
     }
     Ok(out)
 }

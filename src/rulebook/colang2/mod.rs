@@ -372,36 +372,28 @@ pub fn parse(src: &str) -> Result<File, SyntaxError> {
     })
 }
 
-/// The oracle's `import_lines`: matches of `(?m)^\s*import\s+.*$`, trimmed.
+/// The oracle's `import_lines`: matches of `(?m)^\s*import\s+.*$`, trimmed (`\s` matches line
+/// breaks too, as in Python).
 fn import_lines(src: &str) -> Vec<String> {
-    let c: Vec<char> = src.chars().collect();
+    let skip_space = |from: usize| {
+        let rest = &src[from..];
+        from + (rest.len() - rest.trim_start().len())
+    };
     let mut out = Vec::new();
+    // `i` is a line start (a byte offset).
     let mut i = 0;
-    while i < c.len() {
-        // `i` is a line start.
-        let mut j = i;
-        while j < c.len() && c[j].is_whitespace() {
-            j += 1;
-        }
-        let kw = ['i', 'm', 'p', 'o', 'r', 't'];
-        let has_kw = c.get(j..j + 6).is_some_and(|w| w == kw);
-        if has_kw && c.get(j + 6).is_some_and(|ch| ch.is_whitespace()) {
-            let mut k = j + 6;
-            while k < c.len() && c[k].is_whitespace() {
-                k += 1;
-            }
-            while k < c.len() && c[k] != '\n' {
-                k += 1;
-            }
-            let text: String = c[j..k].iter().collect();
-            out.push(text.trim().to_string());
+    while i < src.len() {
+        let j = skip_space(i);
+        let kw = src[j..].starts_with("import")
+            && src[j + 6..].chars().next().is_some_and(char::is_whitespace);
+        if kw {
+            let k = skip_space(j + 6);
+            let k = src[k..].find('\n').map_or(src.len(), |p| k + p);
+            out.push(src[j..k].trim().to_string());
             i = k;
         }
         // Next line start.
-        while i < c.len() && c[i] != '\n' {
-            i += 1;
-        }
-        i += 1;
+        i = src[i..].find('\n').map_or(src.len(), |p| i + p + 1);
     }
     out
 }

@@ -2,12 +2,12 @@
 //! text of a span, keywords in context, the nesting cap, and syntax errors at a token.
 
 use super::super::SyntaxError;
-use super::lexer::{Tok, Token};
+use super::lexer::{Packed, Tok, Token};
 use super::MAX_DEPTH;
 
 /// A cursor over one file's tokens.
 pub(crate) struct Parser<'a> {
-    toks: &'a [Token],
+    toks: &'a [Packed],
     chars: &'a [char],
     pos: usize,
     depth: usize,
@@ -18,7 +18,7 @@ pub(crate) type PResult<T> = Result<T, SyntaxError>;
 
 impl<'a> Parser<'a> {
     /// A cursor at the first token. `toks` ends with `Eof`.
-    pub(crate) fn new(toks: &'a [Token], chars: &'a [char]) -> Self {
+    pub(crate) fn new(toks: &'a [Packed], chars: &'a [char]) -> Self {
         Parser {
             toks,
             chars,
@@ -32,7 +32,7 @@ impl<'a> Parser<'a> {
         let last = self.toks.len().saturating_sub(1);
         self.toks
             .get((self.pos + k).min(last))
-            .copied()
+            .map(|p| p.token())
             .unwrap_or(Token {
                 tok: Tok::Eof,
                 start: 0,

@@ -156,7 +156,7 @@ impl Parser<'_> {
     /// `(a, name=b)`: NeMo's `classic_arguments`; positional ones are named `$0`, `$1`, ...
     pub(crate) fn classic_args(&mut self) -> PResult<Vec<(String, String)>> {
         self.bump();
-        let mut out = Vec::new();
+        let mut out = Args::default();
         let mut positional = 0;
         if !self.is_punct(")") {
             loop {
@@ -169,7 +169,7 @@ impl Parser<'_> {
                     }
                 };
                 let text = self.span_text(v);
-                push_arg(&mut out, key, text);
+                out.push(key, text);
                 if !self.is_punct(",") {
                     break;
                 }
@@ -181,12 +181,12 @@ impl Parser<'_> {
             "`,` or `)` in the arguments",
             "separate arguments with `,` and close them with `)`",
         )?;
-        Ok(out)
+        Ok(out.list)
     }
 
     /// `"hi" $x=1`: NeMo's `simple_arguments` (no parentheses, no commas).
     fn simple_args(&mut self) -> PResult<Vec<(String, String)>> {
-        let mut out = Vec::new();
+        let mut out = Args::default();
         let mut positional = 0;
         loop {
             let t = self.peek();
@@ -196,14 +196,14 @@ impl Parser<'_> {
                 let v: Span = self.expr()?;
                 let name: String = self.text(t).chars().skip(1).collect();
                 let text = self.span_text(v);
-                push_arg(&mut out, name, text);
+                out.push(name, text);
             } else if self.starts_expr() && !self.ends_name_keyword_only() {
                 let v = self.expr()?;
                 positional += 1;
                 let text = self.span_text(v);
-                push_arg(&mut out, format!("${}", positional - 1), text);
+                out.push(format!("${}", positional - 1), text);
             } else {
-                return Ok(out);
+                return Ok(out.list);
             }
         }
     }
@@ -214,12 +214,22 @@ impl Parser<'_> {
     }
 }
 
-/// Adds an argument; a repeated name keeps its first place and takes the last value (a Python
-/// dict's behaviour).
-fn push_arg(out: &mut Vec<(String, String)>, key: String, value: String) {
-    if let Some(slot) = out.iter_mut().find(|(k, _)| *k == key) {
-        slot.1 = value;
-    } else {
-        out.push((key, value));
+/// Arguments in order, found by name: a Python dict's behaviour, without a scan per argument.
+#[derive(Default)]
+struct Args {
+    list: Vec<(String, String)>,
+    index: std::collections::HashMap<String, usize>,
+}
+
+impl Args {
+    /// Adds an argument; a repeated name keeps its first place and takes the last value.
+    fn push(&mut self, key: String, value: String) {
+        match self.index.get(&key) {
+            Some(&k) => self.list[k].1 = value,
+            None => {
+                self.index.insert(key.clone(), self.list.len());
+                self.list.push((key, value));
+            }
+        }
     }
 }
