@@ -118,8 +118,9 @@ const SEED_TABLE: &[(&str, &str, &str, bool, bool)] = &[
 ];
 
 /// Files in `rules/` that are data, not rules: QG022's advisories (SPEC 5), and the code checks
-/// (`code_checks.toml`, read by `src/checks/code.rs`, held by `tests/python_tools.rs`).
-const NOT_RULES: &[&str] = &["advisories.toml", "code_checks.toml"];
+/// (`code_checks.toml`, read by `src/checks/code.rs`, held by `tests/python_tools.rs`), and
+/// NeMo Guardrails' own names QG010 knows (`nemo_library.toml`, `src/rulebook/library.rs`).
+const NOT_RULES: &[&str] = &["advisories.toml", "code_checks.toml", "nemo_library.toml"];
 
 /// Columns every rule file must have, each non-empty.
 const COLUMNS: &[&str] = &[
