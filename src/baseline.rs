@@ -45,35 +45,37 @@ pub fn read(path: &Path) -> Result<Baseline, BaselineError> {
         message,
         help: help.to_string(),
     };
-    let text = std::fs::read_to_string(path)
+    let text = crate::files::read_text(path)
         .map_err(|e| err(format!("cannot read the baseline {shown}: {e}")))?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+    // Only the fingerprints are kept: the rest of the document is skipped as it is parsed, so a
+    // large baseline costs little more memory than its text.
+    let doc: Doc = serde_json::from_str(&text).map_err(|e| {
+        let what = if e.is_data() {
+            "is not a SARIF log or a stalwart JSON report"
+        } else {
+            "is not JSON"
+        };
         err(format!(
-            "the baseline {shown} is not JSON (line {}, column {}): {e}",
+            "the baseline {shown} {what} (line {}, column {}): {e}",
             e.line(),
             e.column()
         ))
     })?;
     let mut fingerprints = BTreeSet::new();
-    if let Some(runs) = v.get("runs").and_then(|r| r.as_array()) {
-        for result in runs
-            .iter()
-            .filter_map(|r| r.get("results").and_then(|x| x.as_array()))
-            .flatten()
-        {
-            if let Some(fp) = result
-                .get("partialFingerprints")
-                .and_then(|p| p.get(FINGERPRINT_KEY))
-                .and_then(|f| f.as_str())
-            {
-                fingerprints.insert(fp.to_string());
+    if let Some(runs) = doc.runs {
+        for result in runs.into_iter().flat_map(|r| r.results.unwrap_or_default()) {
+            let fp = result
+                .partial_fingerprints
+                .and_then(|mut p| p.remove(FINGERPRINT_KEY));
+            if let Some(serde_json::Value::String(fp)) = fp {
+                fingerprints.insert(fp);
             }
         }
-    } else if let Some(findings) = v.get("findings").and_then(|f| f.as_array()) {
+    } else if let Some(findings) = doc.findings {
         for f in findings {
-            match f.get("fingerprint").and_then(|x| x.as_str()) {
+            match f.fingerprint {
                 Some(fp) => {
-                    fingerprints.insert(fp.to_string());
+                    fingerprints.insert(fp);
                 }
                 None => {
                     return Err(err(format!(
@@ -93,14 +95,41 @@ pub fn read(path: &Path) -> Result<Baseline, BaselineError> {
     })
 }
 
+/// The parts of a SARIF log or a JSON report a baseline reads; everything else is skipped.
+#[derive(serde::Deserialize)]
+struct Doc {
+    runs: Option<Vec<Run>>,
+    findings: Option<Vec<JsonFinding>>,
+}
+
+#[derive(serde::Deserialize)]
+struct Run {
+    results: Option<Vec<SarifResult>>,
+}
+
+#[derive(serde::Deserialize)]
+struct SarifResult {
+    #[serde(rename = "partialFingerprints")]
+    partial_fingerprints: Option<std::collections::BTreeMap<String, serde_json::Value>>,
+}
+
+#[derive(serde::Deserialize)]
+struct JsonFinding {
+    fingerprint: Option<String>,
+}
+
 /// Hides the findings of `report` that `baseline` already has (never QG312), and records how many.
+///
+/// The hidden findings move to [`Report::known`]: SARIF still writes them, with
+/// `baselineState: "unchanged"`, so uploading the log does not close their alerts.
 pub fn apply(report: &mut Report, baseline: &Baseline) {
-    let before = report.findings.len();
-    report
-        .findings
-        .retain(|f| f.rule == "QG312" || !baseline.fingerprints.contains(&f.fingerprint));
+    let (known, new): (Vec<_>, Vec<_>) = std::mem::take(&mut report.findings)
+        .into_iter()
+        .partition(|f| f.rule != "QG312" && baseline.fingerprints.contains(&f.fingerprint));
+    report.findings = new;
     report.baseline = Some(BaselineInfo {
         path: baseline.path.clone(),
-        known: before - report.findings.len(),
+        known: known.len(),
     });
+    report.known = known;
 }

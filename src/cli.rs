@@ -32,12 +32,35 @@ enum Command {
         #[command(subcommand)]
         command: RulesCommand,
     },
+    /// Catalogues from elsewhere: `from-mcp TOOLS.json` reads an MCP server's tools/list result.
+    Catalogue {
+        #[command(subcommand)]
+        command: CatalogueCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum CatalogueCommand {
+    /// An MCP `tools/list` result (or its JSON-RPC response) as a qls-catalogue/1: kinds and words
+    /// from the tools' annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint);
+    /// a tool without annotations gets `kind: null`.
+    FromMcp {
+        /// The tools/list result (JSON).
+        tools: PathBuf,
+        /// Where to write the catalogue (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
 enum RulesCommand {
-    /// Every rule with its type, gate and default severity.
-    List,
+    /// Every rule with its type, gate and default severity, and the code checks.
+    List {
+        /// `text` (a table) or `json`.
+        #[arg(long, value_enum, default_value = "text")]
+        format: ListFormat,
+    },
     /// One rule in full: what it finds, proves and does not prove, and the fix.
     Explain {
         /// The rule id, e.g. QG011.
@@ -116,6 +139,21 @@ enum Format {
     Sarif,
     /// GitHub Actions workflow commands (`::error file=…,line=…::…`), one per finding, for the job log.
     Github,
+    /// One line a finding: `file:line:column: RULE Severity subject: message`.
+    Concise,
+    /// The graph as a Mermaid flowchart, one finding's witness highlighted (`--witness`).
+    Mermaid,
+    /// The graph as Graphviz DOT, one finding's witness highlighted (`--witness`).
+    Dot,
+}
+
+/// Formats of `stalwart rules list`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ListFormat {
+    /// A table.
+    Text,
+    /// `{"rules": [...], "code_checks": [...]}`.
+    Json,
 }
 
 /// Engines (SPEC 9).
@@ -160,23 +198,26 @@ struct VerifyArgs {
     #[arg(long)]
     sarif: Option<PathBuf>,
     /// Write the output to this file instead of standard output.
-    #[arg(long)]
+    #[arg(long, short = 'o')]
     output: Option<PathBuf>,
     /// Engine(s) to run: the explicit-state search, the Z3 bounded model checker, or both,
-    /// compared (a disagreement is QG312 and fails the gate).
-    #[arg(long, value_enum, default_value = "both")]
-    engine: EngineChoice,
+    /// compared (a disagreement is QG312 and fails the gate) [default: both]
+    #[arg(long, value_enum)]
+    engine: Option<EngineChoice>,
     /// Milliseconds Z3 may spend on one query; a query it cannot answer in time leaves its
     /// obligation undecided (QG006), never clean.
-    #[arg(long, default_value_t = 10_000, value_name = "MS")]
-    solver_timeout_ms: u32,
+    /// [default: 10000]
+    #[arg(long, value_name = "MS")]
+    solver_timeout_ms: Option<u32>,
     /// The largest unrolling (frames x (nodes + edges)) the Z3 engine builds for one obligation;
     /// a larger one is left undecided (QG006) at once.
-    #[arg(long, default_value_t = 150_000, value_name = "N")]
-    solver_max_unrolling: usize,
-    /// The gate: `ci` fails on rules that fail the gate, `start` on rules that stop Agent(...).
-    #[arg(long, value_enum, default_value = "ci")]
-    gate: GateMode,
+    /// [default: 150000]
+    #[arg(long, value_name = "N")]
+    solver_max_unrolling: Option<usize>,
+    /// The gate: `ci` fails on rules that fail the gate, `start` on rules that stop Agent(...)
+    /// [default: ci]
+    #[arg(long, value_enum)]
+    gate: Option<GateMode>,
     /// Write the compiled qls-graph/1 (and OUT.catalogue.json) and exit.
     #[arg(long)]
     export_only: Option<PathBuf>,
@@ -194,18 +235,40 @@ struct VerifyArgs {
     /// Colour in the text report.
     #[arg(long, value_enum, default_value = "auto")]
     color: ColorChoice,
-    /// Print nothing on success (the exit status says it).
-    #[arg(long)]
+    /// The human report is not printed when the gate passes (the exit status says it); the
+    /// machine formats (`--format json|sarif|github`) are always written whole.
+    #[arg(long, short = 'q')]
     quiet: bool,
+    /// The project configuration (default: the first stalwart.toml, or pyproject.toml with
+    /// [tool.stalwart], from the input's folder up to the repository root).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Read no project configuration.
+    #[arg(long, conflicts_with = "config")]
+    no_config: bool,
+    /// An accept that matches nothing, or whose `until` has passed, fails the gate.
+    #[arg(long)]
+    strict_accepts: bool,
+    /// A count of findings per rule, instead of the report (with the text or concise format).
+    #[arg(long)]
+    statistics: bool,
+    /// Also append a Markdown job summary to FILE (the gate, a table per rule, the picture of
+    /// the first blocking finding's route): the Action gives `$GITHUB_STEP_SUMMARY`.
+    #[arg(long, value_name = "FILE")]
+    summary: Option<PathBuf>,
+    /// With `--format mermaid|dot`: the finding whose witness is highlighted, by its number in
+    /// the report or its fingerprint (default: the first blocking finding).
+    #[arg(long, value_name = "FINDING")]
+    witness: Option<String>,
     /// States one obligation's search may keep (about 200 bytes each) before it is reported
-    /// undecided (QG006) rather than searched further.
-    #[arg(long, default_value_t = 4_000_000)]
-    max_states: usize,
+    /// undecided (QG006) rather than searched further [default: 4000000]
+    #[arg(long)]
+    max_states: Option<usize>,
     /// States all obligations' searches together may generate (a state reached again counts
     /// again); once the obligations searched have generated this many, the rest are reported
-    /// undecided (QG006) without a search.
-    #[arg(long, default_value_t = crate::engine::Limits::default().max_run_states)]
-    max_run_states: u64,
+    /// undecided (QG006) without a search [default: 20000000]
+    #[arg(long)]
+    max_run_states: Option<u64>,
     /// The repository root SARIF URIs are made relative to (default: the current directory).
     #[arg(long)]
     repo_root: Option<PathBuf>,
@@ -222,7 +285,10 @@ struct VerifyArgs {
 
 /// An error that stops the run: printed, exit 2.
 /// Rendered as a miette diagnostic, like the input errors, so every error looks alike.
+/// Text from an input inside `msg` or `help` is escaped ([`crate::visible`]).
 fn fail(msg: impl std::fmt::Display, help: &str) -> i32 {
+    let msg = crate::visible::visible_lines(&msg.to_string()).into_owned();
+    let help = crate::visible::visible_lines(help);
     let report = if help.is_empty() {
         miette::miette!("{msg}")
     } else {
@@ -245,12 +311,18 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Rules { command } => rules(command),
         Command::Verify(args) => verify(*args),
+        Command::Catalogue {
+            command: CatalogueCommand::FromMcp { tools, output },
+        } => input::mcp::run(&tools, output.as_deref()),
     }
 }
 
 fn rules(cmd: RulesCommand) -> i32 {
     match cmd {
-        RulesCommand::List => emit(&output::rules_cmd::list(), 0),
+        RulesCommand::List { format } => match format {
+            ListFormat::Text => emit(&output::rules_cmd::list(), 0),
+            ListFormat::Json => emit(&output::rules_cmd::list_json(), 0),
+        },
         RulesCommand::Explain { id } => match output::rules_cmd::explain(&id.to_uppercase()) {
             Some(text) => emit(&text, 0),
             None => fail(
@@ -294,13 +366,26 @@ fn compile_rulebook(
     };
     let mut sources = crate::source::SourceMap::default();
     let display = policy.display().to_string();
-    let loaded = match load::load(&mut sources, policy, &display, declared, budgets) {
+    let origin = load::Origin::command_line(policy);
+    let loaded = match load::load(&mut sources, policy, &display, declared, &origin, budgets) {
         Ok(l) => l,
         Err(e) => return print_input_error(e.into_error()),
     };
     let rec = load::to_record(&loaded, &sources);
     let target = out.join(record::FILE_NAME);
-    if let Ok(existing) = std::fs::read_to_string(&target) {
+    if std::fs::symlink_metadata(&target).is_ok() {
+        let existing = match crate::files::read_text(&target) {
+            Ok(t) => t,
+            Err(e) => {
+                return fail(
+                    format!(
+                        "{} exists and cannot be read ({e}): it is left as it is",
+                        target.display()
+                    ),
+                    "name another --out folder",
+                )
+            }
+        };
         if record::Record::from_json(&existing).is_err() && !existing.contains(record::FORMAT) {
             return fail(
                 format!(
@@ -347,53 +432,63 @@ fn print_input_error(e: crate::error::InputError) -> i32 {
 }
 
 fn verify(a: VerifyArgs) -> i32 {
+    let format = a.format;
+    let output = a.output.clone();
+    match verify_run(a) {
+        Ok(code) => code,
+        Err(stop) => stopped(stop, format, output.as_deref()),
+    }
+}
+
+/// `stalwart verify`: the exit status, or why the run stopped before a report.
+fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
     if a.replay.is_some() && !matches!(a.format, Format::Text | Format::Json) {
-        return fail(
+        return Err(Stop::plain(
             "--replay writes text or JSON",
             "give `--format text` (the walkthrough) or `--format json` (the script)",
-        );
+        ));
     }
     if a.replay.is_some() && a.sarif.is_some() {
-        return fail(
+        return Err(Stop::plain(
             "--replay writes one finding's walkthrough, not a SARIF log",
             "run `stalwart verify ... --sarif FILE` without --replay for the SARIF",
-        );
+        ));
     }
     if let (Some(s), Some(o)) = (&a.sarif, &a.output) {
         if s == o {
-            return fail(
+            return Err(Stop::plain(
                 format!("--sarif and --output both name {}", s.display()),
                 "give the SARIF file and the report different paths",
-            );
+            ));
         }
     }
     let loaded = match (&a.agent_yaml, &a.graph, &a.catalogue) {
         (Some(p), None, None) => input::load_agent_yaml(p),
         (None, Some(g), Some(c)) => input::load_export(g, c),
         (None, Some(_), None) => {
-            return fail(
+            return Err(Stop::plain(
                 "--graph needs --catalogue",
                 "give the catalogue the export's tools are classified by",
-            )
+            ))
         }
-        (Some(_), Some(_), _) => return fail(
+        (Some(_), Some(_), _) => return Err(Stop::plain(
             "give either an agent.yaml or --graph, not both",
             "`stalwart verify agent.yaml` or `stalwart verify --graph g.json --catalogue c.json`",
-        ),
+        )),
         (Some(_), None, Some(_)) => {
-            return fail(
+            return Err(Stop::plain(
                 "--catalogue goes with --graph",
                 "an agent.yaml names its catalogue under `tools:`",
-            )
+            ))
         }
-        (None, None, _) => return fail(
+        (None, None, _) => return Err(Stop::plain(
             "nothing to verify",
             "`stalwart verify agent.yaml` or `stalwart verify --graph g.json --catalogue c.json`",
-        ),
+        )),
     };
     let inputs = match loaded {
         Ok(i) => i,
-        Err(e) => return print_input_error(e),
+        Err(e) => return Err(Stop::Input(e)),
     };
     if let Some(out) = &a.export_only {
         return match input::write_export(&inputs, out) {
@@ -403,32 +498,68 @@ fn verify(a: VerifyArgs) -> i32 {
                     out.display(),
                     input::catalogue_path(out).display()
                 );
-                0
+                Ok(0)
             }
-            Err(e) => print_input_error(e),
+            Err(e) => Err(Stop::Input(e)),
         };
     }
-    let session_steps = a.session_steps.or(inputs.export.session_steps).unwrap_or(1);
+    let config_path = if a.no_config {
+        None
+    } else {
+        a.config
+            .clone()
+            .or_else(|| crate::config::find(input_path(&a)))
+    };
+    let mut config_sources = crate::source::SourceMap::default();
+    let config = match &config_path {
+        Some(p) => match crate::config::read(&mut config_sources, p) {
+            Ok(c) => c,
+            Err(e) => return Err(Stop::Input(e)),
+        },
+        None => crate::config::Config::default(),
+    };
+    let session_steps = a
+        .session_steps
+        .or(inputs.export.session_steps)
+        .or(config.session_steps)
+        .unwrap_or(1);
     if !(1..=16).contains(&session_steps) {
-        return fail(
+        return Err(Stop::plain(
             format!("--session-steps {session_steps} is out of range"),
             "give a number of turns from 1 to 16",
-        );
+        ));
     }
+    let engine = a.engine.or(config.engine.map(|e| match e {
+        crate::config::Engine::Explicit => EngineChoice::Explicit,
+        crate::config::Engine::Z3 => EngineChoice::Z3,
+        crate::config::Engine::Both => EngineChoice::Both,
+    }));
     let opts = Options {
         session_steps,
-        gate: a.gate,
+        gate: a.gate.or(config.gate).unwrap_or(GateMode::Ci),
         rulebook: a.rulebook.as_ref().map(|p| p.display().to_string()),
-        max_states: a.max_states,
-        max_run_states: a.max_run_states,
-        engine: match a.engine {
+        max_states: a
+            .max_states
+            .or(config.max_states)
+            .unwrap_or(crate::engine::Limits::default().max_states),
+        max_run_states: a
+            .max_run_states
+            .or(config.max_run_states)
+            .unwrap_or(crate::engine::Limits::default().max_run_states),
+        engine: match engine.unwrap_or(EngineChoice::Both) {
             EngineChoice::Explicit => crate::engine::EngineChoice::Explicit,
             EngineChoice::Z3 => crate::engine::EngineChoice::Z3,
             EngineChoice::Both => crate::engine::EngineChoice::Both,
         },
         z3: crate::engine::bmc::Config {
-            timeout_ms: a.solver_timeout_ms,
-            max_size: a.solver_max_unrolling,
+            timeout_ms: a
+                .solver_timeout_ms
+                .or(config.solver_timeout_ms)
+                .unwrap_or(crate::engine::bmc::Config::default().timeout_ms),
+            max_size: a
+                .solver_max_unrolling
+                .or(config.solver_max_unrolling)
+                .unwrap_or(crate::engine::bmc::Config::default().max_size),
             broken: broken_engine_switch(),
         },
         advisories: a.advisories.clone(),
@@ -437,13 +568,22 @@ fn verify(a: VerifyArgs) -> i32 {
     };
     let baseline = match a.baseline.as_deref().map(crate::baseline::read).transpose() {
         Ok(b) => b,
-        Err(e) => return fail(e.message, &e.help),
+        Err(e) => return Err(Stop::plain(e.message, &e.help)),
     };
-    let (mut report, model) = match crate::verify::verify_with_model(inputs, &opts) {
+    let progress = crate::progress::Progress::start(&format!("verifying {}", inputs.input_display));
+    let verified = crate::verify::verify_with_model(inputs, &opts);
+    drop(progress);
+    let (mut report, model) = match verified {
         Ok(r) => r,
-        Err(crate::verify::VerifyError::Input(e)) => return print_input_error(e),
-        Err(crate::verify::VerifyError::Model(e)) => return fail(e, "fix the input and re-run"),
+        Err(crate::verify::VerifyError::Input(e)) => return Err(Stop::Input(e)),
+        Err(crate::verify::VerifyError::Model(e)) => {
+            return Err(Stop::plain(e, "fix the input and re-run"))
+        }
     };
+    // The configuration's file joins the report's sources, so its lines can be pointed at.
+    let config = adopt_config(&mut report, config_sources, config);
+    let strict = a.strict_accepts || config.strict_accepts.unwrap_or(false);
+    crate::triage::apply(&mut report, &config, crate::config::Date::today(), strict);
     // A finding a baseline would hide is still there to replay: --replay reads every finding.
     if let Some(b) = baseline.as_ref().filter(|_| a.replay.is_none()) {
         crate::baseline::apply(&mut report, b);
@@ -458,7 +598,14 @@ fn verify(a: VerifyArgs) -> i32 {
         }
     };
     if let Some(spec) = &a.replay {
-        return replay(&report, &model, spec, a.format, color, a.output.as_deref());
+        return Ok(replay(
+            &report,
+            &model,
+            spec,
+            a.format,
+            color,
+            a.output.as_deref(),
+        ));
     }
     let root = a.repo_root.clone();
     let text = match a.format {
@@ -468,7 +615,41 @@ fn verify(a: VerifyArgs) -> i32 {
             output::sarif::render_in_category(&report, root.as_deref(), a.sarif_category.as_deref())
         }
         Format::Github => output::github::render(&report, root.as_deref()),
+        Format::Concise => output::concise::render(&report),
+        Format::Mermaid | Format::Dot => {
+            let chosen = match &a.witness {
+                Some(spec) => match crate::replay::select(&report, spec) {
+                    Ok(i) => report.findings.get(i),
+                    Err(e) => return Err(Stop::Plain(e.message, e.help)),
+                },
+                None => report.findings.iter().find(|f| report.blocks(f)),
+            };
+            if a.format == Format::Mermaid {
+                output::picture::mermaid(&model, chosen)
+            } else {
+                output::picture::dot(&model, chosen)
+            }
+        }
     };
+    let text = if a.statistics {
+        output::concise::statistics(&report)
+    } else {
+        text
+    };
+    if let Some(path) = &a.summary {
+        let md = output::summary::render(&report, &model);
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, md.as_bytes()));
+        if let Err(e) = appended {
+            return Err(Stop::plain(
+                format!("cannot write the summary {}: {e}", path.display()),
+                "check the folder exists and is writable",
+            ));
+        }
+    }
     if let Some(path) = &a.sarif {
         let sarif = output::sarif::render_in_category(
             &report,
@@ -476,22 +657,106 @@ fn verify(a: VerifyArgs) -> i32 {
             a.sarif_category.as_deref(),
         );
         if let Err(code) = write_file(path, &sarif) {
-            return code;
+            return Ok(code);
         }
     }
     match &a.output {
         Some(path) => {
             if let Err(code) = write_file(path, &text) {
-                return code;
+                return Ok(code);
             }
         }
         None => {
-            if !(a.quiet && report.passed()) {
-                return emit(&text, report.exit_code());
+            // --quiet silences the human report on a pass; a machine format is always written.
+            let human = matches!(a.format, Format::Text | Format::Concise);
+            if !(a.quiet && report.passed() && human) {
+                return Ok(emit(&text, report.exit_code()));
             }
         }
     }
-    report.exit_code()
+    Ok(report.exit_code())
+}
+
+/// Why `stalwart verify` stopped before a report (exit 2): bad input, located, or a plain reason.
+enum Stop {
+    /// Bad input, located in its file.
+    Input(crate::error::InputError),
+    /// Anything else: the message and the fix.
+    Plain(String, String),
+}
+
+impl Stop {
+    fn plain(msg: impl std::fmt::Display, help: &str) -> Stop {
+        Stop::Plain(msg.to_string(), help.to_string())
+    }
+}
+
+/// Says why the run stopped, as the format asks: the diagnostic on standard error always; with
+/// `--format json` also `{"error": {...}, "exit": 2}` on standard output (or `--output`), with
+/// `--format github` also an `::error` workflow command. Returns 2.
+fn stopped(stop: Stop, format: Format, output: Option<&std::path::Path>) -> i32 {
+    let (message, help, location) = match stop {
+        Stop::Input(e) => {
+            let said = (
+                e.message().to_string(),
+                e.help_text().unwrap_or("").to_string(),
+                e.location().map(|(f, l, c)| (f.to_string(), l, c)),
+            );
+            print_input_error(e);
+            said
+        }
+        Stop::Plain(m, h) => {
+            fail(&m, &h);
+            (m, h, None)
+        }
+    };
+    let machine = match format {
+        Format::Json => Some(output::json::error(&message, &help, location.as_ref())),
+        Format::Github => Some(output::github::error(&message, location.as_ref())),
+        Format::Text | Format::Sarif | Format::Concise | Format::Mermaid | Format::Dot => None,
+    };
+    if let Some(text) = machine {
+        match output {
+            Some(path) => {
+                let _ = write_file(path, &text);
+            }
+            None => {
+                let _ = emit(&text, 2);
+            }
+        }
+    }
+    2
+}
+
+/// The input's path (agent.yaml, else the export), for finding the project configuration.
+fn input_path(a: &VerifyArgs) -> &std::path::Path {
+    a.agent_yaml
+        .as_deref()
+        .or(a.graph.as_deref())
+        .unwrap_or(std::path::Path::new("."))
+}
+
+/// Moves the configuration's file into the report's sources, renumbering its locations.
+fn adopt_config(
+    report: &mut crate::report::Report,
+    sources: crate::source::SourceMap,
+    mut config: crate::config::Config,
+) -> crate::config::Config {
+    let Some(old) = config.file else {
+        return config;
+    };
+    let f = sources.file(old).clone();
+    let new = report
+        .sources
+        .add(f.display.clone(), f.path.clone(), f.text.clone());
+    config.file = Some(new);
+    for o in &mut config.off {
+        o.loc.file = new;
+    }
+    for a in &mut config.accepts {
+        a.loc.file = new;
+    }
+    config
 }
 
 /// `--replay FINDING`: walks the finding's witness and prints the walkthrough (text) or the

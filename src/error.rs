@@ -5,11 +5,17 @@
 //! [`NamedSource`] with a labelled span over the offending word, and a `help` saying the fix.
 //! Errors about a file that could not be read, or with no place in a file, carry no source.
 
+use std::ops::Range;
 use std::path::Path;
 
-use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
+use miette::{
+    Diagnostic, LabeledSpan, MietteError, MietteSpanContents, NamedSource, SourceCode, SourceSpan,
+    SpanContents,
+};
 
-use crate::source::{Loc, SourceMap};
+use crate::files::ReadError;
+use crate::source::{Loc, SourceFile, SourceMap};
+use crate::visible::{visible, visible_lines};
 
 /// Bad or unreadable input: the run cannot prove anything (exit 2).
 ///
@@ -17,6 +23,11 @@ use crate::source::{Loc, SourceMap};
 /// (e.g. `graph.json:12:5: unknown node kind 'toolz'`); [`Diagnostic::help`] says the fix,
 /// [`Diagnostic::source_code`] is the file and [`Diagnostic::labels`] mark the offending word (and
 /// any related place in the same file). Boxed, so a `Result` carrying it stays small.
+///
+/// Everything it shows is safe to print (issue 14): text from an input is escaped
+/// ([`crate::visible`]), and a file whose labelled lines are long (a minified export) or hold
+/// control characters is shown through a clipped, escaped [`crate::source::Window`] of those
+/// lines, with the file's own line numbers.
 #[derive(Debug, thiserror::Error)]
 #[error("{}", .0.message)]
 pub struct InputError(Box<Inner>);
@@ -25,14 +36,124 @@ pub struct InputError(Box<Inner>);
 struct Inner {
     /// The full message, with its `file:line:column: ` prefix when it has a place.
     message: String,
-    /// The file the error points into.
-    source_code: Option<NamedSource<String>>,
-    /// The offending word (primary label first), and any related place in the same file.
+    /// The file the error points into, as read.
+    file: Option<SourceFile>,
+    /// The labels as byte spans of `file` (primary first).
+    raw: Vec<(Option<String>, Range<usize>)>,
+    /// What the renderer draws: the file, or a window of it.
+    source_code: Option<Shown>,
+    /// `raw`, mapped into `source_code`.
     labels: Vec<LabeledSpan>,
     /// The fix.
     help: Option<String>,
     /// `(file as displayed, line, column)` of the primary place, when there is one.
     location: Option<(String, u32, u32)>,
+}
+
+/// The text a renderer reads: the whole file, or a window of its lines numbered as in the file.
+#[derive(Debug)]
+enum Shown {
+    Whole(NamedSource<String>),
+    Window {
+        name: String,
+        text: String,
+        /// Lines before the window's first (0-based line of its first line).
+        skip: usize,
+        /// The primary label's span in `text`, with its 0-based line and column in the file,
+        /// which a renderer's `[file:line:column]` heading shows.
+        primary: Option<(SourceSpan, usize, usize)>,
+    },
+}
+
+impl SourceCode for Shown {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        match self {
+            Shown::Whole(s) => s.read_span(span, before, after),
+            Shown::Window {
+                name,
+                text,
+                skip,
+                primary,
+            } => {
+                let inner = text.read_span(span, before, after)?;
+                let (line, column) = match primary {
+                    Some((p, line, column)) if p == span && before == 0 && after == 0 => {
+                        (*line, *column)
+                    }
+                    _ => (inner.line() + skip, inner.column()),
+                };
+                Ok(Box::new(MietteSpanContents::new_named(
+                    name.clone(),
+                    inner.data(),
+                    *inner.span(),
+                    line,
+                    column,
+                    inner.line_count(),
+                )))
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// Recomputes what the renderer draws from `file` and `raw`.
+    fn draw(&mut self) {
+        let Some(file) = &self.file else {
+            self.source_code = None;
+            self.labels.clear();
+            return;
+        };
+        let spans: Vec<Range<usize>> = self.raw.iter().map(|(_, s)| s.clone()).collect();
+        let name = visible(&file.display).into_owned();
+        let label = |i: usize, (text, span): (&Option<String>, Range<usize>)| {
+            let text = text.as_deref().map(|t| visible(t).into_owned());
+            if i == 0 {
+                LabeledSpan::new_primary_with_span(text, span)
+            } else {
+                LabeledSpan::new_with_span(text, span)
+            }
+        };
+        if file.drawable(&spans) {
+            self.source_code = Some(Shown::Whole(NamedSource::new(name, file.text.clone())));
+            self.labels = self
+                .raw
+                .iter()
+                .enumerate()
+                .map(|(i, (t, s))| label(i, (t, s.clone())))
+                .collect();
+        } else {
+            let w = file.window(&spans);
+            self.labels = self
+                .raw
+                .iter()
+                .zip(&w.spans)
+                .enumerate()
+                .filter_map(|(i, ((t, _), s))| s.clone().map(|s| label(i, (t, s))))
+                .collect();
+            let primary = match (w.spans.first(), self.raw.first()) {
+                (Some(Some(ws)), Some((_, fs))) => {
+                    let (line, column) = file.line_col(fs.start);
+                    Some((
+                        SourceSpan::from(ws.clone()),
+                        line as usize - 1,
+                        column as usize - 1,
+                    ))
+                }
+                _ => None,
+            };
+            self.source_code = Some(Shown::Window {
+                name,
+                text: w.text,
+                skip: w.first_line as usize - 1,
+                primary,
+            });
+        }
+    }
 }
 
 impl Diagnostic for InputError {
@@ -60,6 +181,11 @@ impl Diagnostic for InputError {
     }
 }
 
+/// A help text, escaped; `None` when empty.
+fn help_of(help: String) -> Option<String> {
+    (!help.is_empty()).then(|| visible_lines(&help).into_owned())
+}
+
 impl InputError {
     /// An error at `loc` in a file of `sources`: the message is prefixed with `file:line:column`
     /// and the word starting at `loc` is labelled. `help` says how to fix it.
@@ -70,31 +196,29 @@ impl InputError {
         help: impl Into<String>,
     ) -> InputError {
         let msg = msg.into();
-        let help = help.into();
-        let help = (!help.is_empty()).then_some(help);
+        let help = help_of(help.into());
         match sources.files.get(loc.file) {
             Some(file) => {
                 let line = loc.line.max(1);
                 let column = loc.column.max(1);
                 let span = file.word_span(Loc::new(loc.file, line, column));
-                InputError(Box::new(Inner {
-                    message: format!("{}:{}:{}: {}", file.display, line, column, msg),
-                    source_code: Some(NamedSource::new(file.display.clone(), file.text.clone())),
-                    labels: vec![LabeledSpan::new_primary_with_span(
-                        Some("here".to_string()),
-                        span.start..span.end,
-                    )],
+                let mut inner = Inner {
+                    message: visible_lines(&format!(
+                        "{}:{}:{}: {}",
+                        file.display, line, column, msg
+                    ))
+                    .into_owned(),
+                    file: Some(file.clone()),
+                    raw: vec![(Some("here".to_string()), span)],
+                    source_code: None,
+                    labels: Vec::new(),
                     help,
                     location: Some((file.display.clone(), line, column)),
-                }))
+                };
+                inner.draw();
+                InputError(Box::new(inner))
             }
-            None => InputError(Box::new(Inner {
-                message: msg,
-                source_code: None,
-                labels: Vec::new(),
-                help,
-                location: None,
-            })),
+            None => InputError::plain(msg, help.unwrap_or_default()),
         }
     }
 
@@ -108,51 +232,81 @@ impl InputError {
         help: impl Into<String>,
     ) -> InputError {
         let mut e = InputError::at(sources, loc, msg, help);
-        if let (Some(file), Some(first)) = (sources.files.get(loc.file), e.0.labels.first_mut()) {
+        if let (Some(file), Some(first)) = (sources.files.get(loc.file), e.0.raw.first_mut()) {
             let start = file.offset(loc.line.max(1), loc.column.max(1));
             let len: usize = file.text.get(start..).map_or(0, |rest| {
                 rest.chars().take(width.max(1)).map(char::len_utf8).sum()
             });
-            *first = LabeledSpan::new_primary_with_span(
-                first.label().map(str::to_string),
-                start..start + len,
-            );
+            first.1 = start..start + len;
+            e.0.draw();
         }
         e
     }
 
-    /// A file that could not be read (missing, unreadable, not UTF-8): names it.
-    pub fn io(path: &Path, err: std::io::Error) -> InputError {
-        let what = match err.kind() {
-            std::io::ErrorKind::NotFound => "no such file".to_string(),
-            std::io::ErrorKind::InvalidData => "it is not UTF-8 text".to_string(),
-            _ => err.to_string(),
+    /// A file that could not be read (missing, a FIFO, too large, not UTF-8, ...): names it.
+    pub fn io(path: &Path, err: impl Into<ReadError>) -> InputError {
+        let err = err.into();
+        let help = err.help();
+        let shown = path.display().to_string();
+        match &err {
+            ReadError::NotUtf8 { line, column } => {
+                let mut e = InputError::plain(
+                    format!("{shown}:{line}:{column}: cannot read {shown}: {err}"),
+                    help,
+                );
+                e.0.location = Some((visible(&shown).into_owned(), *line, *column));
+                e
+            }
+            _ => InputError::plain(format!("cannot read {shown}: {err}"), help),
+        }
+    }
+
+    /// A file named at `loc` (the agent.yaml key that names it, such as `rulebook:`) that could
+    /// not be read, or lies outside the workspace: located at `loc`, naming `what` (`the
+    /// rulebook 'x'`) and the path as resolved, and printing nothing of the file itself.
+    pub fn unreadable_at(
+        sources: &SourceMap,
+        loc: Loc,
+        what: &str,
+        shown: &str,
+        err: &ReadError,
+    ) -> InputError {
+        let label = match err {
+            ReadError::Outside(_) => "outside the repository",
+            ReadError::NotFound => "no such file",
+            _ => "cannot read",
         };
-        InputError(Box::new(Inner {
-            message: format!("cannot read {}: {}", path.display(), what),
-            source_code: None,
-            labels: Vec::new(),
-            help: Some("check the path, and that the file is readable UTF-8 text".to_string()),
-            location: None,
-        }))
+        let help = match err {
+            ReadError::NotFound => "check the path: it is read relative to agent.yaml's folder",
+            _ => err.help(),
+        };
+        InputError::at(
+            sources,
+            loc,
+            format!("cannot read {what} ({shown}): {err}"),
+            help,
+        )
+        .with_label(label)
     }
 
     /// An error with no place in a file.
     pub fn plain(msg: impl Into<String>, help: impl Into<String>) -> InputError {
-        let help = help.into();
         InputError(Box::new(Inner {
-            message: msg.into(),
+            message: visible_lines(&msg.into()).into_owned(),
+            file: None,
+            raw: Vec::new(),
             source_code: None,
             labels: Vec::new(),
-            help: (!help.is_empty()).then_some(help),
+            help: help_of(help.into()),
             location: None,
         }))
     }
 
     /// Replaces the primary label's text (default `here`).
     pub fn with_label(mut self, label: impl Into<String>) -> InputError {
-        if let Some(first) = self.0.labels.first_mut() {
-            first.set_label(Some(label.into()));
+        if let Some(first) = self.0.raw.first_mut() {
+            first.0 = Some(label.into());
+            self.0.draw();
         }
         self
     }
@@ -169,12 +323,10 @@ impl InputError {
             return self;
         };
         let same = matches!(&self.0.location, Some((display, _, _)) if *display == file.display);
-        if same && !self.0.labels.is_empty() {
+        if same && !self.0.raw.is_empty() {
             let span = file.word_span(loc);
-            self.0.labels.push(LabeledSpan::new_with_span(
-                Some(label.into()),
-                span.start..span.end,
-            ));
+            self.0.raw.push((Some(label.into()), span));
+            self.0.draw();
         }
         self
     }

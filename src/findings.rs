@@ -76,6 +76,20 @@ pub enum Obligation {
 }
 
 impl Obligation {
+    /// Every obligation, in order.
+    pub const ALL: [Obligation; 10] = [
+        Obligation::O1,
+        Obligation::O2,
+        Obligation::O3,
+        Obligation::O4,
+        Obligation::O5,
+        Obligation::O6,
+        Obligation::O7,
+        Obligation::O8,
+        Obligation::O9,
+        Obligation::O10,
+    ];
+
     /// `O1`..`O10`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -147,14 +161,16 @@ pub struct Step {
     /// For `call`: whether the call went through the tool check.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub guarded: Option<bool>,
-    /// For a guarded `call`: true when the check (or the person) refused it, so nothing ran.
+    /// For a `call`: true when it ran nothing: the check (or the person, for a guarded write)
+    /// refused it, or the person declined a call its node reviews (SPEC 12.2).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub refused: bool,
     /// For `confirm`: the person's answer (`true` is yes). A `before`/`after` no pauses the run
-    /// for good, so only `inside` interrupts show `false`.
+    /// for good, so only `inside` interrupts show `false`. For a `call` its node reviews: the
+    /// person's answer to that call.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub yes: Option<bool>,
-    /// For `confirm`: `before`, `after` or `inside`.
+    /// For `confirm`: `before`, `after` or `inside`; `call` on a call its node reviews.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub when: Option<&'static str>,
     /// The turn (1-based) the step is in.
@@ -230,6 +246,43 @@ pub struct Finding {
     pub other_witness: Option<(&'static str, Vec<Step>)>,
     /// Stable hash of (rule, obligation, subject, node) - no lines, no contents.
     pub fingerprint: String,
+    /// When the project accepted it, with a reason ([`crate::triage`]): it is still reported,
+    /// and does not fail the gate.
+    pub accepted: Option<Acceptance>,
+}
+
+/// How a finding was accepted (issue 18): by an `[[accept]]` of the project configuration
+/// (SARIF suppression kind `external`) or by a `# stalwart: accept RULE -- reason` comment on
+/// the line it points at (`inSource`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Acceptance {
+    /// Why.
+    pub reason: String,
+    /// Where it was accepted.
+    pub kind: AcceptKind,
+    /// The line that accepts it (the `[[accept]]` entry, or the comment).
+    pub at: Loc,
+    /// The last day it is accepted, when the entry gives one.
+    pub until: Option<String>,
+}
+
+/// Where an acceptance was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AcceptKind {
+    /// In the project configuration (`stalwart.toml`).
+    External,
+    /// In a comment on the finding's own line.
+    InSource,
+}
+
+impl AcceptKind {
+    /// `external` or `inSource`, as SARIF's `suppression.kind` spells it.
+    pub fn sarif(self) -> &'static str {
+        match self {
+            AcceptKind::External => "external",
+            AcceptKind::InSource => "inSource",
+        }
+    }
 }
 
 /// Computes a finding's fingerprint: the first 16 hex digits of SHA-256 over rule, obligation,

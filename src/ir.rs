@@ -28,6 +28,31 @@ pub struct Export {
     pub warnings: Vec<String>,
     /// Agents declared by agent.yaml (empty for a plain export): for QG023 agent budgets and lints.
     pub agents: Vec<AgentInfo>,
+    /// `input.reads_outside` (SPEC 2.2, 12.3): what starts each turn is content from outside, so
+    /// every turn starts tainted (origin region: the top graph).
+    pub input_reads_outside: bool,
+    /// The export's `producer` metadata as written (SPEC 2.2 lets exporters add their own), kept
+    /// so `--export-only` writes it back.
+    pub producer: Option<serde_json::Value>,
+    /// The framework the export was made from, as `producer` says: the findings' fixes are
+    /// written in that framework's terms (SPEC 12).
+    pub framework: Framework,
+    /// `tool_locations` (SPEC 12.4): where each tool is defined in the user's source, as
+    /// `(tool, location, the file the location names)`. The loader resolves the file; a tool's
+    /// findings give its definition as a related location.
+    pub tool_locations: Vec<(String, Loc, Option<String>)>,
+}
+
+/// The framework an export was made from, read from the `producer` metadata its exporter adds
+/// (SPEC 2.2), so fixes can name that framework's remedy (SPEC 12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Framework {
+    /// agent.yaml, or an export whose producer names nothing we know.
+    #[default]
+    Other,
+    /// A LangGraph export: `producer.versions` names `langgraph`, or `producer.exporter` is
+    /// `stalwart_export` (what `python/stalwart_export` writes).
+    LangGraph,
 }
 
 /// An agent of agent.yaml, as the later rules need it.
@@ -339,6 +364,9 @@ pub enum When {
     After,
     /// The node's own code asks (`interrupt()`) and goes on whatever the answer.
     Inside,
+    /// A review of each call (SPEC 12.2): at the node, every call of the tool is put to the
+    /// person before it runs; a yes runs that call confirmed, a no runs nothing.
+    Call,
 }
 
 impl When {
@@ -348,6 +376,7 @@ impl When {
             When::Before => "before",
             When::After => "after",
             When::Inside => "inside",
+            When::Call => "call",
         }
     }
 }
@@ -357,11 +386,12 @@ impl When {
 pub struct InterruptDef {
     /// The node it pauses at.
     pub node: Named,
-    /// Before, after or inside.
+    /// Before, after, inside or call.
     pub when: When,
-    /// The write the person confirms there, or `None` for a pause that confirms nothing.
+    /// The write the person confirms there, or `None` for a pause that confirms nothing (never
+    /// `None` for `call`).
     pub tool: Option<Named>,
-    /// A state flag the yes sets (and, inside, the no clears).
+    /// A state flag the yes sets (and, inside, the no clears); never on `call`.
     pub answer: Option<Named>,
     /// Where it was declared.
     pub loc: Loc,
@@ -582,6 +612,12 @@ pub struct ToolDef {
     pub has_spend: bool,
     /// Where the tool's entry was declared.
     pub loc: Loc,
+    /// Where the tool is defined in the user's source (an export's `tool_locations`, SPEC 12.4).
+    pub defined: Option<Loc>,
+    /// True when the entry says `kind: null`: not yet declared (an exporter's `--init-words`
+    /// writes it for a tool nothing declares). Read as a write, the worst case, and listed in the
+    /// `kind_unset` lint until it is set.
+    pub kind_unset: bool,
 }
 
 impl ToolDef {
@@ -608,6 +644,8 @@ impl ToolDef {
             has_checks: false,
             has_spend: false,
             loc,
+            defined: None,
+            kind_unset: false,
         }
     }
 

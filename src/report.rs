@@ -82,6 +82,9 @@ pub struct Report {
     pub rulebook_info: Option<RulebookInfo>,
     /// The exporter's own warnings (SPEC 2.2 `warnings`).
     pub export_warnings: Vec<String>,
+    /// The framework the export was made with (its `producer` metadata): the SARIF rules' help
+    /// gives the fix in its terms, as the findings do (SPEC 12).
+    pub framework: crate::ir::Framework,
     /// Runtime lints, in the seed's order.
     pub lints: Vec<Lint>,
     /// Findings: QG312 first, then by rule, subject, node.
@@ -111,6 +114,51 @@ pub struct Report {
     /// The code checks over the Python tool modules (CC001-CC003); `None` when no module was
     /// read (then no `Code checks:` line is printed). They never change the gate.
     pub code_checks: Option<crate::checks::code::CodeChecks>,
+    /// What the project settled ([`crate::triage`]): rules and obligations it is not held to,
+    /// findings below the shown severity, accepts that matched nothing or expired.
+    pub triage: Triage,
+    /// Findings a baseline already has (`--baseline`): not shown and not gating, but kept for
+    /// SARIF, where they are results with `baselineState: "unchanged"`, so uploading the log does
+    /// not close alerts that are still there.
+    pub known: Vec<Finding>,
+}
+
+/// What a project configuration settled about a run's findings (issue 18).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Triage {
+    /// The configuration read, as displayed; `None` when there was none.
+    pub config: Option<String>,
+    /// Rules and obligations turned off: the id (`O1`, `QG023`), what it is, the reason, and how
+    /// many findings it removed.
+    pub off: Vec<OffNote>,
+    /// Findings not shown because they are below `min-severity`, and that severity.
+    pub below: Option<(crate::findings::Severity, usize)>,
+    /// Accepts that matched nothing, or expired, or were malformed (each a warning).
+    pub warnings: Vec<AcceptWarning>,
+    /// `strict-accepts` (`--strict-accepts`): a warning above fails the gate.
+    pub strict: bool,
+}
+
+/// One rule or obligation a project is not held to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffNote {
+    /// `O1`, `QG023`.
+    pub id: String,
+    /// What it is (`the tool check`, the rule's title).
+    pub what: String,
+    /// Why, as the configuration says.
+    pub reason: String,
+    /// Findings it removed from this run.
+    pub removed: usize,
+}
+
+/// An accept that did not apply: where it is and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcceptWarning {
+    /// Where the accept is written.
+    pub at: crate::source::Loc,
+    /// What is wrong (`matches no finding`, `expired on 2026-01-31`).
+    pub message: String,
 }
 
 /// What the traces of real runs showed (`--traces RUNS.jsonl`, SPEC 2.4; JSON `traces`).
@@ -137,9 +185,17 @@ pub struct BaselineInfo {
 }
 
 impl Report {
-    /// True when `finding` fails the gate in this report's mode.
+    /// True when `finding` fails the gate in this report's mode (an accepted finding does not).
     pub fn blocks(&self, finding: &Finding) -> bool {
-        crate::rules::get(finding.rule)
+        if finding.accepted.is_some() {
+            return false;
+        }
+        self.rule_blocks(finding.rule)
+    }
+
+    /// True when a finding of `rule` fails the gate in this report's mode.
+    pub fn rule_blocks(&self, rule: &str) -> bool {
+        crate::rules::get(rule)
             .map(|r| match self.gate {
                 GateMode::Ci => r.gate,
                 GateMode::Start => r.stops,
@@ -147,9 +203,18 @@ impl Report {
             .unwrap_or(true)
     }
 
-    /// True when no finding fails the gate.
+    /// True when no finding fails the gate (and, under `strict-accepts`, every accept applied).
     pub fn passed(&self) -> bool {
-        !self.findings.iter().any(|f| self.blocks(f))
+        let strict_failed = self.triage.strict && !self.triage.warnings.is_empty();
+        !self.findings.iter().any(|f| self.blocks(f)) && !strict_failed
+    }
+
+    /// Findings accepted with a reason.
+    pub fn accepted(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.accepted.is_some())
+            .count()
     }
 
     /// The exit status: 0 passed, 1 failed (SPEC 1).

@@ -20,6 +20,7 @@
 //! message = """'{tool}' can run on '{node}' ..."""
 //! fix = """Bind '{tool}' to ..."""
 //! fix_rulebook = """(optional) the fix when the finding comes from the rulebook."""
+//! fix_langgraph = """(optional) the fix in LangGraph's terms, for a LangGraph export (SPEC 12)."""
 //! proves = """What a clean result proves."""
 //! does_not_prove = """What it does not prove."""
 //! nothing_to_read = """(optional) why nothing was raised when nothing declares what it reads"""
@@ -30,6 +31,7 @@
 //! `tests/rules_meta.rs`, which also holds `status` to [`crate::checks::CHECKED_RULES`].
 
 use crate::findings::Severity;
+use crate::ir::Framework;
 use serde::Deserialize;
 use std::fmt;
 use std::sync::OnceLock;
@@ -113,6 +115,9 @@ pub struct Rule {
     /// OWASP entries, each `LLMnn:2026` (Top 10 for LLM applications) or `ASInn:2026` (Agentic
     /// top 10).
     pub owasp: Vec<String>,
+    /// The CWE weaknesses its findings are instances of (`CWE-862`), when there are any: SARIF
+    /// tags them `external/cwe/cwe-862` and links the first as the rule's `helpUri`.
+    pub cwe: Vec<String>,
     /// What the rule finds, one to three sentences.
     pub description: String,
     /// Message template, lower-case first, no final period (placeholders: [`MESSAGE_PLACEHOLDERS`]).
@@ -122,6 +127,10 @@ pub struct Rule {
     /// The fix when the finding comes from the rulebook rather than the graph (QG001), if it
     /// differs.
     pub fix_rulebook: Option<String>,
+    /// The fix in LangGraph's own terms (the guard, `interrupt_before`, the review middleware,
+    /// with a one-line example), used for a graph finding on a LangGraph export (SPEC 12), if
+    /// the rule has one (placeholders: [`FIX_PLACEHOLDERS`]).
+    pub fix_langgraph: Option<String>,
     /// Whether this version checks it (`status = "checked"`): the rules of
     /// [`crate::checks::CHECKED_RULES`].
     pub checked: bool,
@@ -149,6 +158,15 @@ impl Rule {
     /// The fix, filled with `vars` (see [`fill`]).
     pub fn fix_with(&self, vars: &[(&str, &str)]) -> String {
         fill(&self.fix, vars)
+    }
+
+    /// The fix template for a graph finding on an export made with `framework`: the LangGraph
+    /// remedy where the export is LangGraph's and the rule has one, else [`Rule::fix`].
+    pub fn fix_template(&self, framework: Framework) -> &str {
+        match (framework, &self.fix_langgraph) {
+            (Framework::LangGraph, Some(f)) => f,
+            _ => &self.fix,
+        }
     }
 
     /// The message, filled with `vars` (see [`fill`]).
@@ -180,16 +198,39 @@ struct RuleFile {
     stops: bool,
     severity: String,
     owasp: Vec<String>,
+    #[serde(default)]
+    cwe: Vec<String>,
     status: String,
     description: String,
     message: String,
     fix: String,
     #[serde(default)]
     fix_rulebook: Option<String>,
+    #[serde(default)]
+    fix_langgraph: Option<String>,
     proves: String,
     does_not_prove: String,
     #[serde(default)]
     nothing_to_read: Option<String>,
+}
+
+/// True for `CWE-<digits>`.
+pub fn is_cwe(s: &str) -> bool {
+    s.strip_prefix("CWE-")
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// The MITRE page of `cwe` (`CWE-862` → `https://cwe.mitre.org/data/definitions/862.html`).
+pub fn cwe_uri(cwe: &str) -> String {
+    format!(
+        "https://cwe.mitre.org/data/definitions/{}.html",
+        cwe.trim_start_matches("CWE-")
+    )
+}
+
+/// The SARIF tag of `cwe`, as CodeQL writes it (`external/cwe/cwe-862`).
+pub fn cwe_tag(cwe: &str) -> String {
+    format!("external/cwe/{}", cwe.to_ascii_lowercase())
 }
 
 /// The embedded rule files, `(file name, text)`, sorted by file name (`rules/QG*.toml` at build
@@ -250,18 +291,22 @@ pub fn parse(file_name: &str, text: &str) -> Result<Rule, RuleFileError> {
     if raw.owasp.is_empty() {
         return Err(err("owasp is empty".to_string()));
     }
+    if let Some(bad) = raw.cwe.iter().find(|c| !is_cwe(c)) {
+        return Err(err(format!("cwe entry `{bad}`: expected CWE-<number>")));
+    }
     if let Some(bad) = raw.owasp.iter().find(|o| !is_owasp_entry(o)) {
         return Err(err(format!(
             "owasp entry `{bad}`: expected LLMnn:2026 or ASInn:2026"
         )));
     }
 
-    let texts: [(&str, Option<&String>); 9] = [
+    let texts: [(&str, Option<&String>); 10] = [
         ("title", Some(&raw.title)),
         ("description", Some(&raw.description)),
         ("message", Some(&raw.message)),
         ("fix", Some(&raw.fix)),
         ("fix_rulebook", raw.fix_rulebook.as_ref()),
+        ("fix_langgraph", raw.fix_langgraph.as_ref()),
         ("proves", Some(&raw.proves)),
         ("does_not_prove", Some(&raw.does_not_prove)),
         ("nothing_to_read", raw.nothing_to_read.as_ref()),
@@ -274,9 +319,14 @@ pub fn parse(file_name: &str, text: &str) -> Result<Rule, RuleFileError> {
             }
         }
     }
-    let templates: [(&str, Option<&String>, &[&str]); 3] = [
+    let templates: [(&str, Option<&String>, &[&str]); 4] = [
         ("fix", Some(&raw.fix), FIX_PLACEHOLDERS),
         ("fix_rulebook", raw.fix_rulebook.as_ref(), FIX_PLACEHOLDERS),
+        (
+            "fix_langgraph",
+            raw.fix_langgraph.as_ref(),
+            FIX_PLACEHOLDERS,
+        ),
         ("message", Some(&raw.message), MESSAGE_PLACEHOLDERS),
     ];
     for (name, value, allowed) in templates {
@@ -298,10 +348,12 @@ pub fn parse(file_name: &str, text: &str) -> Result<Rule, RuleFileError> {
         stops: raw.stops,
         severity,
         owasp: raw.owasp,
+        cwe: raw.cwe,
         description: trim(raw.description),
         message: trim(raw.message),
         fix: trim(raw.fix),
         fix_rulebook: raw.fix_rulebook.map(trim),
+        fix_langgraph: raw.fix_langgraph.map(trim),
         checked,
         proves: trim(raw.proves),
         does_not_prove: trim(raw.does_not_prove),

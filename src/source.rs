@@ -6,6 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
+mod window;
+pub use window::{Window, MAX_WINDOW_LINE};
+
 /// Index of a file in the [`SourceMap`].
 pub type FileId = usize;
 

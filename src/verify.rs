@@ -81,8 +81,10 @@ type RulebookRead = (String, Result<Loaded, InputError>);
 /// The rulebook the run reads: the command line's, else agent.yaml's. `Ok(None)`: none given;
 /// `Ok(Some(Err(e)))`: it does not compile (QG005 at `e`). Errors: it cannot be read at all.
 fn rulebook(inputs: &mut Inputs, opts: &Options) -> Result<Option<RulebookRead>, InputError> {
-    let Some(path) = opts.rulebook.clone().or_else(|| inputs.rulebook.clone()) else {
-        return Ok(None);
+    let (path, origin) = match (&opts.rulebook, &inputs.rulebook) {
+        (Some(p), _) => (p.clone(), load::Origin::command_line(Path::new(p))),
+        (None, Some(r)) => (r.shown.clone(), load::Origin::named(r.at, &r.named_by)),
+        (None, None) => return Ok(None),
     };
     let declared = match &inputs.colang_version {
         Some(v) => load::parse_version(&v.name).map(|version| VersionChoice {
@@ -96,6 +98,7 @@ fn rulebook(inputs: &mut Inputs, opts: &Options) -> Result<Option<RulebookRead>,
         Path::new(&path),
         &path,
         declared,
+        &origin,
         &opts.rulebook_budgets,
     ) {
         Ok(l) => Ok(Some((path, Ok(l)))),
@@ -134,7 +137,17 @@ pub fn verify_with_model(
     };
     let mut model = match crate::model::flatten(&inputs.export, &inputs.catalogue, session_steps) {
         Ok(m) => m,
-        Err(e) => return Err(VerifyError::Model(format!("{}: {e}", inputs.input_display))),
+        Err(e) => {
+            return Err(match e.at {
+                Some(at) => VerifyError::Input(InputError::at(
+                    &inputs.sources,
+                    at,
+                    e.message,
+                    "make the graph smaller: export a subgraph used many times as one node",
+                )),
+                None => VerifyError::Model(format!("{}: {e}", inputs.input_display)),
+            })
+        }
     };
     if let Some((_, Ok(l))) = &rulebook {
         model.gates = crate::rulebook::gate::gates(&l.compiled, &model.tools, &inputs.facts);
@@ -160,7 +173,11 @@ pub fn verify_with_model(
     proof.queries = engines.iter().map(|e| e.queries).sum();
     let results = outcome.results;
     let mut findings = checks::engines::disagreements(&model, &outcome.disagreements);
-    findings.extend(checks::graph::findings(&model, &results));
+    findings.extend(checks::graph::findings(
+        &model,
+        &results,
+        inputs.export.framework,
+    ));
     findings.extend(checks::engines::unchecked(&outcome.unchecked));
     findings.extend(checks::structure::unbounded_loops(&model));
     findings.extend(checks::structure::undeclared_routes(&model));
@@ -186,6 +203,7 @@ pub fn verify_with_model(
         info
     });
     checks::sort(&mut findings);
+    checks::unique_fingerprints(&mut findings);
     let given = checks::coverage::Given {
         rulebook: rulebook.is_some(),
         traces: traces_info.is_some(),
@@ -199,6 +217,7 @@ pub fn verify_with_model(
         rulebook: line,
         rulebook_info: info,
         export_warnings: inputs.export.warnings.clone(),
+        framework: inputs.export.framework,
         lints: checks::lints::lints(&model, &inputs.catalogue),
         findings,
         nothing_to_read,
@@ -219,6 +238,8 @@ pub fn verify_with_model(
         baseline: None,
         traces: traces_info,
         code_checks,
+        triage: crate::report::Triage::default(),
+        known: Vec::new(),
     };
     Ok((report, model))
 }

@@ -43,8 +43,14 @@ struct Ran {
     log: String,
 }
 
-/// Runs the action's `run:` steps with `given` inputs (the rest at their defaults).
+/// Runs the action's `run:` steps with `given` inputs (the rest at their defaults), the `stalwart`
+/// input set to this build's binary unless `given` sets it.
 fn run_action(given: &[(&str, &str)], temp: &Path) -> Ran {
+    run_action_with_path(given, temp, None)
+}
+
+/// [`run_action`], with the steps' `PATH` replaced when `path` is given.
+fn run_action_with_path(given: &[(&str, &str)], temp: &Path, path: Option<&str>) -> Ran {
     let root = common::root();
     let action = std::fs::read_to_string(root.join("action.yml")).expect("action.yml");
     let doc = marked_yaml::parse_yaml(0, &action).expect("action.yml parses");
@@ -62,12 +68,12 @@ fn run_action(given: &[(&str, &str)], temp: &Path) -> Ran {
         );
         inputs.insert(k.as_str(), default);
     }
+    let bin = env!("CARGO_BIN_EXE_stalwart");
+    inputs.insert("stalwart", bin.to_string());
     for (k, v) in given {
         assert!(inputs.contains_key(k), "no input {k}");
         inputs.insert(k, v.to_string());
     }
-    let bin = env!("CARGO_BIN_EXE_stalwart");
-    inputs.insert("stalwart", bin.to_string());
     let steps = map(&doc, "runs")
         .and_then(|r| map(r, "steps"))
         .and_then(|s| s.as_sequence())
@@ -95,7 +101,11 @@ fn run_action(given: &[(&str, &str)], temp: &Path) -> Ran {
             .env("GITHUB_OUTPUT", &out_file)
             .env("RUNNER_TEMP", temp)
             .env("GITHUB_ACTION_PATH", &root)
+            .env("GITHUB_STEP_SUMMARY", temp.join("summary.md"))
             .env("NO_COLOR", "1");
+        if let Some(p) = path {
+            cmd.env("PATH", p);
+        }
         if let Some(env) = map(step, "env").and_then(|e| e.as_mapping()) {
             for (k, v) in env.iter() {
                 let v = v.as_scalar().map(|s| s.as_str()).unwrap_or("");
@@ -153,7 +163,7 @@ fn a_passing_agent_passes_the_step_and_writes_sarif() {
         r.log
     );
     assert!(
-        r.log.contains("the ci gate passed (2 finding(s) to weigh)"),
+        r.log.contains("the gate passed (2 finding(s) to weigh)"),
         "{}",
         r.log
     );
@@ -180,7 +190,7 @@ fn a_failing_agent_writes_sarif_then_fails_the_gate_step() {
     assert_eq!(r.outputs["verify.outputs.findings"], "12");
     assert!(
         r.log
-            .contains("::error::the ci gate failed: 12 finding(s) reported"),
+            .contains("::error::the gate failed: 12 finding(s) reported"),
         "{}",
         r.log
     );
@@ -216,23 +226,113 @@ fn input_that_cannot_be_verified_stops_at_the_verify_step() {
 }
 
 /// The upload is skipped for pull requests from forks (a read-only token) and when `upload` is
-/// not "true"; the condition is the one written in action.yml.
+/// "false"; under "auto" (the default) a failed upload (a private repository without Advanced
+/// Security) does not fail the job. The conditions are the ones written in action.yml.
 #[test]
 fn the_upload_condition_skips_forks() {
     let action = std::fs::read_to_string(common::root().join("action.yml")).expect("action.yml");
-    let cond = "${{ inputs.upload == 'true' && (github.event_name != 'pull_request' || github.event.pull_request.head.repo.full_name == github.repository) }}";
+    let cond = "${{ inputs.upload != 'false' && (github.event_name != 'pull_request' || github.event.pull_request.head.repo.full_name == github.repository) }}";
     assert!(
         action.contains(&format!("if: {cond}")),
         "the upload's if: changed"
     );
-    // The same condition, evaluated for the three cases a runner meets.
+    assert!(action.contains("continue-on-error: ${{ inputs.upload == 'auto' }}"));
+    let doc = marked_yaml::parse_yaml(0, &action).expect("action.yml parses");
+    assert_eq!(
+        map(&doc, "inputs")
+            .and_then(|i| map(i, "upload"))
+            .and_then(|u| text(u, "default")),
+        Some("auto")
+    );
+    // The same condition, evaluated for the cases a runner meets.
     let upload = |upload: &str, event: &str, head: &str, repo: &str| {
-        upload == "true" && (event != "pull_request" || head == repo)
+        upload != "false" && (event != "pull_request" || head == repo)
     };
-    assert!(upload("true", "push", "", "o/r"));
+    assert!(upload("auto", "push", "", "o/r"));
     assert!(upload("true", "pull_request", "o/r", "o/r"));
-    assert!(!upload("true", "pull_request", "fork/r", "o/r"));
+    assert!(!upload("auto", "pull_request", "fork/r", "o/r"));
     assert!(!upload("false", "push", "", "o/r"));
+}
+
+/// Another program named `stalwart` is never run as the proof: given as the input it is an
+/// error, found on PATH it is passed over with a warning.
+#[test]
+fn a_stalwart_that_is_not_this_verifier_is_refused() {
+    let t = temp("impostor");
+    let fake = t.join("stalwart");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'Stalwart Mail Server 0.11'\nexit 0\n",
+    )
+    .expect("write");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let f = fake.to_string_lossy().into_owned();
+    let r = run_action(
+        &[("agent", "fixtures/shop/agent.yaml"), ("stalwart", &f)],
+        &t,
+    );
+    assert_eq!(r.code, 2, "{}", r.log);
+    assert!(r.log.contains("is not stalwart-verify"), "{}", r.log);
+    assert!(!r.outputs.contains_key("verify.outputs.gate"));
+    let _ = std::fs::remove_dir_all(&t);
+}
+
+/// The inputs of a team's CI: a configuration, a baseline, an engine, more arguments, and the
+/// job summary with the first blocking finding's picture.
+#[test]
+fn config_baseline_engine_args_and_the_job_summary() {
+    let t = temp("inputs");
+    let plain = [
+        ("graph", "fixtures/shop-plain/graph.json"),
+        ("catalogue", "fixtures/shop-plain/catalogue.json"),
+    ];
+    let first = run_action(&[plain[0], plain[1], ("engine", "explicit")], &t);
+    assert_eq!(first.code, 1, "{}", first.log);
+    let summary = std::fs::read_to_string(t.join("summary.md")).expect("the job summary");
+    assert!(
+        summary.contains("gate failed (ci)") && summary.contains("```mermaid\nflowchart TD\n"),
+        "{summary}"
+    );
+    // The run's SARIF as the baseline: every finding known, the gate passes, nothing dropped.
+    let base = t.join("base.sarif");
+    std::fs::copy(&first.outputs["verify.outputs.sarif"], &base).expect("copy");
+    let b = base.to_string_lossy().into_owned();
+    let config = t.join("stalwart.toml");
+    std::fs::write(&config, "gate = \"start\"\n").expect("write");
+    let c = config.to_string_lossy().into_owned();
+    let r = run_action(
+        &[
+            plain[0],
+            plain[1],
+            ("baseline", &b),
+            ("config", &c),
+            ("args", "--strict-accepts  --max-states 100000"),
+            ("summary", "false"),
+        ],
+        &t,
+    );
+    assert_eq!(r.code, 0, "{}", r.log);
+    assert_eq!(
+        r.outputs["verify.outputs.findings"], "12",
+        "baselined results stay in the SARIF"
+    );
+    let sarif = std::fs::read_to_string(&r.outputs["verify.outputs.sarif"]).expect("sarif");
+    assert!(sarif.contains("\"baselineState\": \"unchanged\""));
+    assert!(
+        sarif.contains("\"gate\": \"start\""),
+        "the configuration's gate was read"
+    );
+    // A word of `args` that is not an option is an error of the verifier, not shell code.
+    let r = run_action(
+        &[plain[0], plain[1], ("args", "$(touch /tmp/pwned) --bogus")],
+        &t,
+    );
+    assert_eq!(r.code, 2, "{}", r.log);
+    assert!(!Path::new("/tmp/pwned").exists());
+    let _ = std::fs::remove_dir_all(&t);
 }
 
 #[test]
@@ -261,5 +361,49 @@ fn traces_given_to_the_action_are_compared_with_the_graph() {
         "{}",
         with.log
     );
+    let _ = std::fs::remove_dir_all(&t);
+}
+
+/// A warm cache: the install step installs the cached wheel (the verifier with libz3 inside) into
+/// a virtual environment without building anything, and the proof runs with it. Skipped, saying
+/// so, without a wheel (`.ci/run` builds one in `.ci/wheels` before the tests).
+#[test]
+fn a_cached_wheel_is_installed_without_a_build() {
+    let wheel = std::fs::read_dir(common::root().join(".ci/wheels"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "whl"));
+    let Some(wheel) = wheel else {
+        common::skip(
+            "no wheel in .ci/wheels (.ci/run builds one): the cached-wheel install is not tried",
+        );
+        return;
+    };
+    let t = temp("wheel");
+    // The cache step restores `<dir>/wheels`; the find step names <dir> as $RUNNER_TEMP/stalwart-verify.
+    let wheels = t.join("stalwart-verify/wheels");
+    std::fs::create_dir_all(&wheels).expect("mkdir");
+    std::fs::copy(&wheel, wheels.join(wheel.file_name().expect("a name"))).expect("copy");
+    // No `stalwart` input and none on PATH: the action finds its own.
+    let path = std::env::var("PATH").unwrap_or_default();
+    let path: Vec<&str> = path
+        .split(':')
+        .filter(|d| !Path::new(d).join("stalwart").exists())
+        .collect();
+    let path = path.join(":");
+    let r = run_action_with_path(
+        &[("agent", "fixtures/shop/agent.yaml"), ("stalwart", "")],
+        &t,
+        Some(&path),
+    );
+    assert_eq!(r.code, 0, "{}", r.log);
+    assert!(
+        r.outputs["install.outputs.bin"].ends_with("stalwart-verify/venv/bin/stalwart"),
+        "{:?}",
+        r.outputs
+    );
+    assert_eq!(r.outputs["verify.outputs.gate"], "passed");
     let _ = std::fs::remove_dir_all(&t);
 }

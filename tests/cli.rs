@@ -305,6 +305,112 @@ fn rules_list_and_explain() {
     assert!(e.stdout.to_lowercase().contains("fix"));
 }
 
+const LANGGRAPH: [&str; 4] = [
+    "--graph",
+    "fixtures/langgraph-plain/graph.json",
+    "--catalogue",
+    "fixtures/langgraph-plain/catalogue.json",
+];
+
+/// SPEC 12: an export whose `producer` is LangGraph's (here `stalwart_export`'s) is told the
+/// LangGraph remedy for QG001, QG011-QG014 - the guard, `interrupt_before`, the review middleware,
+/// with a one-line example - in the text report, JSON and SARIF (the rules' help too); other
+/// rules and other producers keep their fixes.
+#[test]
+fn a_langgraph_export_is_told_the_langgraph_fix() {
+    let mut args = vec!["verify"];
+    args.extend(LANGGRAPH);
+    let r = stalwart(&args);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let fixes: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("    Fix: "))
+        .collect();
+    assert!(fixes.iter().any(|l| l.contains(
+        "`create_agent(model, tools, middleware=[guard])`, or, in a hand-built graph, `builder.add_node(\"tools\", guard.tool_node(tools))`"
+    )));
+    assert!(fixes
+        .iter()
+        .any(|l| l.contains("HumanInTheLoopMiddleware(interrupt_on={\"send_email\": True})")));
+    assert!(fixes
+        .iter()
+        .any(|l| l.contains("`builder.compile(interrupt_before=[\"tools\"])`")));
+    snap("langgraph-plain.txt", &r.stdout);
+    let mut args = vec!["verify", "--format", "json"];
+    args.extend(LANGGRAPH);
+    let j = stalwart(&args);
+    assert_eq!(j.code, 1);
+    let v: serde_json::Value = serde_json::from_str(&j.stdout).expect("json");
+    for f in v["findings"].as_array().expect("findings") {
+        let rule = f["rule"].as_str().unwrap_or("");
+        let fix = f["fix"].as_str().unwrap_or("");
+        let langgraph = ["QG001", "QG011", "QG012", "QG013", "QG014"].contains(&rule);
+        assert_eq!(fix.starts_with("In LangGraph,"), langgraph, "{rule}: {fix}");
+        if langgraph {
+            assert!(fix.contains("Guard"), "{rule}: {fix}");
+        }
+    }
+    snap("langgraph-plain.json", &without_times(&j.stdout));
+    let mut args = vec!["verify", "--format", "sarif"];
+    args.extend(LANGGRAPH);
+    let s = stalwart(&args);
+    assert_eq!(s.code, 1);
+    let v: serde_json::Value = serde_json::from_str(&s.stdout).expect("sarif");
+    let rules = v["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .expect("rules");
+    let help = |id: &str| {
+        rules
+            .iter()
+            .find(|r| r["id"] == id)
+            .and_then(|r| r["help"]["text"].as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(help("QG014").contains("Fix: In LangGraph, run '<tool>' through the guard"));
+    assert!(!help("QG023").contains("LangGraph"));
+    snap("langgraph-plain.sarif", &s.stdout);
+    // The same graph without its producer is told the graph's terms.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut g: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(common::root().join("fixtures/langgraph-plain/graph.json"))
+            .expect("read"),
+    )
+    .expect("json");
+    g.as_object_mut().expect("object").remove("producer");
+    let gp = dir.path().join("graph.json");
+    std::fs::write(&gp, g.to_string()).expect("write");
+    let gp = gp.display().to_string();
+    let o = stalwart(&[
+        "verify",
+        "--graph",
+        &gp,
+        "--catalogue",
+        "fixtures/langgraph-plain/catalogue.json",
+    ]);
+    assert_eq!(o.code, 1);
+    assert!(!o.stdout.contains("In LangGraph"), "{}", o.stdout);
+    assert!(o.stdout.contains(
+        "Fix: Bind 'charge_card' to a guarded tool node (kind `tools`) instead of 'tools'"
+    ));
+}
+
+#[test]
+fn rules_explain_gives_the_langgraph_fix() {
+    let e = stalwart(&["rules", "explain", "QG001"]);
+    assert_eq!(e.code, 0);
+    assert!(e.stdout.contains("\nHow to fix it, in a LangGraph graph\n"));
+    // Code spans are never broken across lines.
+    assert!(e
+        .stdout
+        .lines()
+        .any(|l| l.contains("`create_agent(model, tools, middleware=[guard])`")));
+    snap("explain-qg001.txt", &e.stdout);
+    let e = stalwart(&["rules", "explain", "QG023"]);
+    assert!(!e.stdout.contains("LangGraph"));
+}
+
 #[test]
 fn unknown_words_are_kept_and_named_in_a_lint() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -1,5 +1,6 @@
 //! The two engines against each other (SPEC 9): on generated graphs and catalogues (guards, flags,
-//! interrupts of all three kinds, order rules, subgraphs with `../` hand-offs, null destinations,
+//! interrupts of all four kinds (per-call reviews too), outside input, flags on the top end and on
+//! subgraph nodes, order rules, subgraphs with `../` hand-offs, null destinations,
 //! command edges, sends, two agents and a remote one) the explicit search and the Z3 bounded model
 //! checker agree on every obligation instance: the same violations (tool, node, class), each first
 //! at the same turn and with a shortest witness of the same node steps; every Z3 witness replays on
@@ -14,6 +15,7 @@ use stalwart::engine::{bmc, interp, Class, EngineChoice, Limits};
 use stalwart::findings::Obligation;
 use stalwart::gen;
 use stalwart::input;
+use stalwart::ir::NodeKind;
 use stalwart::verify::{self, Options};
 use std::collections::BTreeMap;
 
@@ -33,6 +35,12 @@ fn engines_agree_on_generated_graphs() {
     let (mut gated_models, mut gated_calls) = (0, 0);
     // Violations of QG019's and QG021's questions (O9, O10), with one of them on a guarded call.
     let (mut o9, mut o10, mut guarded_declared) = (0, 0, 0);
+    // SPEC 12's words and 3.1's flag readings on generated graphs: models with per-call reviews
+    // and reviewed calls on witnesses (answered yes and no); models whose input reads outside and
+    // their taint violations; models with flags on the top end or a subgraph node.
+    let (mut reviewed_models, mut reviewed_yes, mut reviewed_no) = (0, 0, 0);
+    let (mut input_models, mut input_taint_violations) = (0, 0);
+    let mut flagged_ends = 0;
     for seed in 0..cases() {
         let g = gen::random(seed, 3 + (seed % 6) as usize, 2 + (seed % 4) as usize);
         let dir = tempfile::tempdir().expect("tempdir");
@@ -106,6 +114,36 @@ fn engines_agree_on_generated_graphs() {
                 .count();
         }
         gated_models += usize::from(m.gates.iter().any(Option::is_some));
+        reviewed_models += usize::from(m.nodes.iter().any(|n| !n.reviews.is_empty()));
+        for st in o
+            .runs
+            .iter()
+            .flat_map(|r| &r.results)
+            .flat_map(|r| &r.violations)
+            .flat_map(|v| &v.witness)
+            .filter(|st| st.when == Some("call"))
+        {
+            reviewed_yes += usize::from(st.yes == Some(true));
+            reviewed_no += usize::from(st.yes == Some(false));
+        }
+        if m.input_taint.is_some() {
+            input_models += 1;
+            input_taint_violations += o.runs[0]
+                .results
+                .iter()
+                .filter(|r| {
+                    matches!(
+                        r.instance.obligation,
+                        Obligation::O4 | Obligation::O6 | Obligation::O10
+                    )
+                })
+                .map(|r| r.violations.len())
+                .sum::<usize>();
+        }
+        flagged_ends += usize::from(m.nodes.iter().any(|n| {
+            // A subgraph node's own flags move to its inner end (SPEC 3.1).
+            n.kind == NodeKind::End && (!n.sets.is_empty() || !n.clears.is_empty())
+        }));
         for v in o.runs[1].results.iter().flat_map(|r| &r.violations) {
             if let Err(e) = interp::replay_violation(&m, v) {
                 panic!(
@@ -151,6 +189,20 @@ fn engines_agree_on_generated_graphs() {
     assert!(
         o9 > 0 && o10 > 0 && guarded_declared > 0,
         "the generator should give O9 and O10 violations (got {o9}, {o10}; {guarded_declared} at guarded calls)"
+    );
+    // The engines agree where SPEC 12.2's reviews, 2.2's outside input and 3.1's end and
+    // subgraph flags are in play: each occurs on the graphs compared.
+    assert!(
+        reviewed_models * 5 > checked as usize && reviewed_yes > 0 && reviewed_no > 0,
+        "the generator should review calls: {reviewed_models} models, witnesses with {reviewed_yes} yes and {reviewed_no} no"
+    );
+    assert!(
+        input_models * 10 > checked as usize && input_taint_violations > 0,
+        "the generator should declare outside input: {input_models} models, {input_taint_violations} taint violations"
+    );
+    assert!(
+        flagged_ends * 10 > checked as usize,
+        "the generator should set flags on ends and subgraph nodes: {flagged_ends} models"
     );
 }
 

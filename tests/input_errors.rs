@@ -164,6 +164,63 @@ fn interrupt_on_missing_node() {
     );
 }
 
+/// SPEC 2.2, 12.2: a review of each call names its tool and takes no answer flag.
+#[test]
+fn a_call_review_names_its_tool_and_no_answer() {
+    let e = graph_err("call_without_tool.json");
+    check(
+        &e,
+        "call_without_tool.json",
+        19,
+        18,
+        "the `call` interrupt at 'tools' names no `tool`",
+        "name the tool whose calls the person reviews",
+    );
+    let e = graph_err("call_with_answer.json");
+    check(
+        &e,
+        "call_with_answer.json",
+        19,
+        85,
+        "the `call` interrupt at 'tools' has an `answer` ('approved')",
+        "remove `answer`",
+    );
+}
+
+/// SPEC 2.2 `input`: a mapping whose `reads_outside` is a bool.
+#[test]
+fn input_is_a_mapping_of_bools() {
+    let e = graph_err("input_not_a_map.json");
+    check(
+        &e,
+        "input_not_a_map.json",
+        5,
+        12,
+        "`input` is `true`, not a mapping",
+        "\"input\": {\"reads_outside\": true}",
+    );
+    let e = graph_err("input_bad_bool.json");
+    check(
+        &e,
+        "input_bad_bool.json",
+        5,
+        30,
+        "`reads_outside` of `input` must be true or false",
+        "without quotes",
+    );
+    let d = errors_dir();
+    let i = load_export(&d.join("good_reviews.json"), &d.join("catalogue.json")).unwrap();
+    assert!(i.export.input_reads_outside);
+    let review = &i.export.graph.interrupts[0];
+    assert_eq!(review.when, stalwart::ir::When::Call);
+    assert_eq!(
+        review.tool.as_ref().map(|t| t.name.as_str()),
+        Some("refund_card")
+    );
+    let i = load_export(&d.join("good.json"), &d.join("catalogue.json")).unwrap();
+    assert!(!i.export.input_reads_outside);
+}
+
 #[test]
 fn tool_bound_but_not_in_catalogue() {
     let e = graph_err("tool_not_in_catalogue.json");
@@ -937,7 +994,7 @@ rulebook: rules.co
     );
     assert!(!c.tool("c").unwrap().privileged);
     assert!(i.from_agent_yaml);
-    assert!(i.rulebook.as_deref().unwrap().ends_with("rules.co"));
+    assert!(i.rulebook.as_ref().unwrap().shown.ends_with("rules.co"));
     assert!(i.sources.files.len() == 2, "agent.yaml and cat.json");
 }
 
@@ -998,7 +1055,7 @@ fn the_shop_loads() {
     assert!(
         matches!(&i.catalogue.tool("charge_card").unwrap().compensation, Compensation::Tool(n) if n.name == "refund_card")
     );
-    assert!(i.rulebook.as_deref().unwrap().ends_with("policy.co"));
+    assert!(i.rulebook.as_ref().unwrap().shown.ends_with("policy.co"));
     // The tool binding in billing's `tools:` is at agent.yaml:10 (QG105's location).
     let bt = g
         .nodes
@@ -1323,7 +1380,7 @@ fn export_only_round_trips_the_shop() {
 #[test]
 fn export_only_round_trips_exports() {
     let d = errors_dir();
-    for g in ["good.json", "good_subgraph.json"] {
+    for g in ["good.json", "good_subgraph.json", "good_reviews.json"] {
         round_trip(&load_export(&d.join(g), &d.join("catalogue.json")).unwrap());
     }
     round_trip(

@@ -93,6 +93,11 @@ enum Mutation {
     DeleteLine(usize),
     /// Write line (i mod lines) twice.
     DoubleLine(usize),
+    /// 70,000 spaces inserted at a position: a minified file puts an error past column 65,535,
+    /// where a renderer padding with `{:width$}` panics (issue 14).
+    Pad(usize),
+    /// Every line break removed: the whole file on one line.
+    OneLine,
 }
 
 /// Bytes that matter to YAML and JSON, and a few that do not.
@@ -110,6 +115,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (any::<usize>(), byte()).prop_map(|(i, b)| Mutation::Insert(i, b)),
         any::<usize>().prop_map(Mutation::DeleteLine),
         any::<usize>().prop_map(Mutation::DoubleLine),
+        any::<usize>().prop_map(Mutation::Pad),
+        Just(Mutation::OneLine),
     ]
 }
 
@@ -125,6 +132,11 @@ fn apply(text: &[u8], muts: &[Mutation]) -> Vec<u8> {
                 }
             }
             Mutation::Insert(i, b) => t.insert((i % len).min(t.len()), b),
+            Mutation::Pad(i) => {
+                let at = (i % len).min(t.len());
+                t.splice(at..at, std::iter::repeat_n(b' ', 70_000));
+            }
+            Mutation::OneLine => t.retain(|&c| c != b'\n'),
             Mutation::DeleteLine(i) | Mutation::DoubleLine(i) => {
                 let mut lines: Vec<Vec<u8>> =
                     t.split(|&c| c == b'\n').map(<[u8]>::to_vec).collect();
@@ -155,14 +167,39 @@ fn writes_and_reloads(i: &Inputs, dir: &Path) {
     );
 }
 
+/// An error renders as the command line renders it (miette's graphical handler), without a
+/// panic, with nothing a terminal would act on, and with no line longer than the window allows.
+fn renders(e: &stalwart::error::InputError) {
+    let mut out = String::new();
+    miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+        .render_report(&mut out, e)
+        .unwrap();
+    assert!(
+        !out.chars()
+            .any(|c| c != '\n' && stalwart::visible::is_unsafe(c)),
+        "an unescaped character reaches the terminal:\n{out:?}"
+    );
+    // A quoted source line is at most the window plus its frame (messages are miette's to wrap).
+    for l in out.lines() {
+        let t = l.trim_start();
+        if t.starts_with(|c: char| c.is_ascii_digit()) && t.contains(" │ ") {
+            assert!(
+                l.chars().count() < 2 * stalwart::source::MAX_WINDOW_LINE,
+                "{l}"
+            );
+        }
+    }
+}
+
 fn run_agent(s: &Seeds, agent: &[u8], cat: &[u8]) {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("agent.yaml");
     std::fs::write(&p, agent).unwrap();
     std::fs::write(dir.path().join(s.agent_catalogue_name), cat).unwrap();
     std::fs::write(dir.path().join(s.rulebook_name), &s.rulebook).unwrap();
-    if let Ok(i) = load_agent_yaml(&p) {
-        writes_and_reloads(&i, dir.path());
+    match load_agent_yaml(&p) {
+        Ok(i) => writes_and_reloads(&i, dir.path()),
+        Err(e) => renders(&e),
     }
 }
 
@@ -172,8 +209,9 @@ fn run_export(graph: &[u8], graph_name: &str, cat: &[u8], cat_name: &str) {
     let c: PathBuf = dir.path().join(cat_name);
     std::fs::write(&g, graph).unwrap();
     std::fs::write(&c, cat).unwrap();
-    if let Ok(i) = load_export(&g, &c) {
-        writes_and_reloads(&i, dir.path());
+    match load_export(&g, &c) {
+        Ok(i) => writes_and_reloads(&i, dir.path()),
+        Err(e) => renders(&e),
     }
 }
 

@@ -127,6 +127,7 @@ fn qg023() -> Finding {
         severity: Severity::Medium,
         witness: vec![],
         other_witness: None,
+        accepted: None,
         fingerprint: fingerprint("QG023", None, "cycle:desk_model", Some("desk_model")),
     }
 }
@@ -150,6 +151,7 @@ fn qg105() -> Finding {
         severity: Severity::Review,
         witness: vec![],
         other_witness: None,
+        accepted: None,
         fingerprint: fingerprint("QG105", Some(Obligation::O8), "refund_card", Some("billing_tools")),
     }
 }
@@ -190,6 +192,7 @@ fn qg012() -> Finding {
             at(refund, Some(Loc::new(0, 10, 5))),
         ],
         other_witness: None,
+        accepted: None,
         fingerprint: fingerprint("QG012", Some(Obligation::O6), "refund_card", Some("billing_tools")),
     }
 }
@@ -204,6 +207,7 @@ fn base_report(findings: Vec<Finding>) -> Report {
         ),
         rulebook_info: None,
         export_warnings: vec![],
+        framework: stalwart::ir::Framework::Other,
         lints: seed_lints(),
         findings,
         nothing_to_read: vec![
@@ -283,6 +287,8 @@ fn base_report(findings: Vec<Finding>) -> Report {
         baseline: None,
         traces: None,
         code_checks: None,
+        triage: Default::default(),
+        known: vec![],
     }
 }
 
@@ -624,9 +630,12 @@ fn sarif_lists_every_rule_and_the_witness() {
         r["partialFingerprints"]["stalwartFingerprint/v1"],
         report.findings[0].fingerprint.as_str()
     );
-    assert!(r["partialFingerprints"]
-        .get("primaryLocationLineHash")
-        .is_none());
+    // Code scanning's own key comes from the same stable fingerprint (issue 18), so upload-sarif
+    // keeps it instead of hashing the line.
+    assert_eq!(
+        r["partialFingerprints"]["primaryLocationLineHash"],
+        format!("{}:1", report.findings[0].fingerprint)
+    );
     assert_eq!(r["properties"]["obligation"], "O6");
     let flow = r["codeFlows"][0]["threadFlows"][0]["locations"]
         .as_array()

@@ -1,4 +1,5 @@
-//! Properties over generated graphs (SPEC 3, 4, 9): every witness replays on the plain
+//! Properties over generated graphs (SPEC 3, 4, 9; with per-call reviews, outside input and flags
+//! on the top end and subgraph nodes, SPEC 3.1, 12): every witness replays on the plain
 //! interpreter, witnesses are shortest-first and end at the violating call, and findings do not
 //! change when nodes are renamed or the export's lists are reordered.
 
@@ -62,6 +63,9 @@ fn cases() -> u64 {
 fn generated_witnesses_replay() {
     let mut violations = 0;
     let mut every_depth = 0;
+    // Witnesses through a reviewed call (SPEC 12.2), and through a turn that starts tainted
+    // (SPEC 2.2 `input.reads_outside`).
+    let (mut reviewed, mut from_input) = (0, 0);
     for seed in 0..cases() {
         let g = gen::random(seed, 3 + (seed % 6) as usize, 2 + (seed % 4) as usize);
         let (_d, inputs) = load(&g);
@@ -90,6 +94,8 @@ fn generated_witnesses_replay() {
                     Some(v.turn),
                     "seed {seed}: the witness ends in its turn"
                 );
+                reviewed += usize::from(v.witness.iter().any(|s| s.when == Some("call")));
+                from_input += usize::from(m.input_taint.is_some());
             }
         }
     }
@@ -100,6 +106,10 @@ fn generated_witnesses_replay() {
     assert!(
         every_depth > 10,
         "some searches should reach their fixpoint, got {every_depth}"
+    );
+    assert!(
+        reviewed > 10 && from_input > 10,
+        "witnesses should pass reviewed calls ({reviewed}) and outside input ({from_input})"
     );
 }
 

@@ -106,6 +106,74 @@ fn the_json_script_has_every_step_and_what_it_changed() {
     snap("replay_shop.json", &r.stdout);
 }
 
+/// `stalwart verify --graph F/graph.json --catalogue F/catalogue.json --replay FINDING` with
+/// `more` arguments, for fixture folder `f`, which must reproduce (exit 0).
+fn replay_fixture(f: &str, finding: &str, more: &[&str]) -> String {
+    let (g, c) = (format!("{f}/graph.json"), format!("{f}/catalogue.json"));
+    let mut args = vec![
+        "verify",
+        "--graph",
+        &g,
+        "--catalogue",
+        &c,
+        "--replay",
+        finding,
+    ];
+    args.extend_from_slice(more);
+    let r = stalwart(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    r.stdout
+}
+
+/// SPEC 12.2: a reviewed call's step says the person's answer, in the walkthrough and in the
+/// script (`"when": "call"`, `"yes"`), so a harness answers each call as the witness did.
+#[test]
+fn a_reviewed_call_replays_with_the_persons_answer() {
+    let f = "fixtures/QG014/breaks-all-declined-batch-moves-on";
+    let out = replay_fixture(f, "1d41f998", &[]);
+    assert!(
+        out.contains("    4          call send (plain, reviewed: no, not run)\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("    7          call notify (plain)  <- breaks O3"),
+        "{out}"
+    );
+    snap("replay_reviewed.txt", &out);
+    let script = replay_fixture(f, "1d41f998", &["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&script).expect("json");
+    let send = &v["steps"][3];
+    assert_eq!(
+        [
+            &send["kind"],
+            &send["tool"],
+            &send["when"],
+            &send["yes"],
+            &send["refused"]
+        ],
+        [
+            &serde_json::json!("call"),
+            &serde_json::json!("send"),
+            &serde_json::json!("call"),
+            &serde_json::json!(false),
+            &serde_json::json!(true)
+        ]
+    );
+    snap("replay_reviewed.json", &script);
+    // A yes runs the call, and the walkthrough says so.
+    let out = replay_fixture("fixtures/QG014/breaks-reviewed-call", "fb51d9f3", &[]);
+    assert!(
+        out.contains("call send_email (plain, reviewed: yes)\n                count[send_email] = 1; wrote = true\n"),
+        "{out}"
+    );
+    // Outside input: the turn starts tainted, as the first step shows.
+    let out = replay_fixture("fixtures/QG011/breaks-input-reads-outside", "c3e82489", &[]);
+    assert!(
+        out.contains("    1  turn 1  enter __start__\n                tainted += breaks-input-reads-outside\n"),
+        "{out}"
+    );
+}
+
 #[test]
 fn a_witness_that_does_not_reproduce_is_qg312() {
     let inputs = stalwart::input::load_agent_yaml(std::path::Path::new("fixtures/shop/agent.yaml"))
@@ -305,14 +373,14 @@ fn the_python_harness_replays_scripts_on_the_real_langgraph_graph() {
     let cases = [
         (
             "react_agent",
-            "build",
+            "graph",
             "4",
             "['read_inbox', 'refund_order']",
         ),
-        ("react_agent", "build", "1", "['get_order']"),
+        ("react_agent", "graph", "1", "['get_order']"),
         (
             "react_agent_interrupt",
-            "build_with_interrupt",
+            "graph_with_interrupt",
             // QG105 on refund_order, by fingerprint (numbers move when findings are added).
             "318bf36b",
             "['refund_order', 'refund_order']",
@@ -361,14 +429,14 @@ fn the_python_harness_replays_scripts_on_the_real_langgraph_graph() {
         .arg("replay_harness.py")
         .arg(&script)
         .arg(&catalogue)
-        .args(["--graph", "demo_agent:build_with_interrupt"])
+        .args(["--graph", "demo_agent:graph_with_interrupt"])
         .current_dir(root().join("examples/langgraph_replay"))
         .output()
         .expect("run the harness");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(
-        stdout.contains("the run pauses at ('tools',) and the script has no answer"),
+        stdout.contains("the run pauses at tools and the witness has no answer for it"),
         "{stdout}"
     );
     let _ = std::fs::remove_dir_all(&dir);

@@ -118,8 +118,9 @@ const SEED_TABLE: &[(&str, &str, &str, bool, bool)] = &[
 ];
 
 /// Files in `rules/` that are data, not rules: QG022's advisories (SPEC 5), and the code checks
-/// (`code_checks.toml`, read by `src/checks/code.rs`, held by `tests/python_tools.rs`).
-const NOT_RULES: &[&str] = &["advisories.toml", "code_checks.toml"];
+/// (`code_checks.toml`, read by `src/checks/code.rs`, held by `tests/python_tools.rs`), and
+/// NeMo Guardrails' own names QG010 knows (`nemo_library.toml`, `src/rulebook/library.rs`).
+const NOT_RULES: &[&str] = &["advisories.toml", "code_checks.toml", "nemo_library.toml"];
 
 /// Columns every rule file must have, each non-empty.
 const COLUMNS: &[&str] = &[
@@ -197,7 +198,7 @@ fn every_rule_file_parses_with_every_column_and_its_id_as_name() {
             };
             assert!(!empty, "rules/{name}: `{col}` is empty");
         }
-        for col in ["fix_rulebook", "nothing_to_read"] {
+        for col in ["fix_rulebook", "fix_langgraph", "nothing_to_read"] {
             if let Some(v) = table.get(col) {
                 assert!(
                     v.as_str().is_some_and(|s| !s.trim().is_empty()),
@@ -366,6 +367,7 @@ fn prose_is_in_house_style() {
             ("description", Some(&r.description)),
             ("fix", Some(&r.fix)),
             ("fix_rulebook", r.fix_rulebook.as_ref()),
+            ("fix_langgraph", r.fix_langgraph.as_ref()),
             ("proves", Some(&r.proves)),
             ("does_not_prove", Some(&r.does_not_prove)),
         ] {
@@ -395,6 +397,37 @@ fn prose_is_in_house_style() {
         ] {
             for p in rules::placeholders(text) {
                 assert!(allowed.contains(&p), "{id}: {col} uses {{{p}}}");
+            }
+        }
+    }
+}
+
+// (d') SPEC 12: the rules whose fix a LangGraph user applies in their own code say how, naming the
+// guard with an example, in the same placeholders.
+#[test]
+fn the_langgraph_fixes_name_the_guard() {
+    for r in rules::all() {
+        let wanted = ["QG001", "QG011", "QG012", "QG013", "QG014"].contains(&r.id.as_str());
+        assert_eq!(
+            r.fix_langgraph.is_some(),
+            wanted,
+            "{}: fix_langgraph is for QG001 and QG011-QG014",
+            r.id
+        );
+        if let Some(f) = &r.fix_langgraph {
+            assert!(f.starts_with("In LangGraph,"), "{}: {f}", r.id);
+            assert!(
+                f.contains("from stalwart_export import")
+                    && f.contains("Guard(\"catalogue.json\")"),
+                "{}: names the guard with an example: {f}",
+                r.id
+            );
+            for p in rules::placeholders(f) {
+                assert!(
+                    rules::FIX_PLACEHOLDERS.contains(&p),
+                    "{}: uses {{{p}}}",
+                    r.id
+                );
             }
         }
     }

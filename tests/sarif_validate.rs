@@ -24,6 +24,8 @@ fn every_fixture_sarif_validates() {
     let mut dirs: Vec<_> = common::cases().into_iter().map(|(_, d)| d).collect();
     dirs.push(common::root().join("fixtures/shop"));
     dirs.push(common::root().join("fixtures/shop-plain"));
+    // A LangGraph export: the rules' help gives the LangGraph fix.
+    dirs.push(common::root().join("fixtures/langgraph-plain"));
     // Python tool modules: the code checks' rules, and their results.
     dirs.push(common::root().join("fixtures/shop-python"));
     dirs.push(common::root().join("fixtures/code-checks"));
@@ -51,5 +53,53 @@ fn every_fixture_sarif_validates() {
     assert!(
         !text.contains("error"),
         "validate-sarif reported an error:\n{text}"
+    );
+}
+
+/// The SARIF of issue 18's snapshots - accepted results with `suppressions`, known results with
+/// `baselineState` - passes the validator too.
+#[test]
+fn suppressions_and_baseline_states_validate() {
+    let Some(shared) = common::shared("suppressions_and_baseline_states_validate") else {
+        return;
+    };
+    let script = shared.join("sarif/validate-sarif");
+    if !script.exists() {
+        common::skip("skipped suppressions_and_baseline_states_validate: no validate-sarif");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut files = Vec::new();
+    for name in ["project-accepted.sarif", "project-baseline.sarif"] {
+        let snap = std::fs::read_to_string(
+            common::root()
+                .join("snapshots")
+                .join(format!("{name}.snap")),
+        )
+        .expect("the snapshot is there");
+        // An insta snapshot: a `---` header, then the document.
+        let body = snap.splitn(3, "---\n").nth(2).expect("a snapshot body");
+        assert!(body.contains(if name.contains("accepted") {
+            "\"suppressions\""
+        } else {
+            "\"baselineState\""
+        }));
+        let p = dir.path().join(name);
+        std::fs::write(&p, body).expect("write");
+        files.push(p);
+    }
+    let out = Command::new("bash")
+        .arg(&script)
+        .args(&files)
+        .output()
+        .expect("run validate-sarif");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && !text.contains("error"),
+        "validate-sarif:\n{text}"
     );
 }

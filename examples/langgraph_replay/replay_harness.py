@@ -1,17 +1,26 @@
-"""Replay a stalwart-verify witness on the real LangGraph graph, with stub tools.
+"""Replay a stalwart-verify witness on the real LangGraph graph, unmodified, with stub tools.
 
 `stalwart verify ... --replay FINDING --format json` writes a script (format
-`stalwart-replay/1`): the witness's steps in order. This harness turns the script into
-the messages of a scripted chat model, builds the graph with stub tools that record
-their calls, runs it, and checks that the run enters the same nodes and makes the same
-tool calls as the witness. If it does, the finding is a real route of the graph that
-runs, not only of the export.
+`stalwart-replay/1`): the witness's steps in order. This harness loads the user's own compiled
+graph, puts a scripted chat model in place of every chat model it runs and a stub in place of
+every tool it binds, runs it (subgraphs included), and checks that the run enters the same nodes
+and makes the same tool calls as the witness. If it does, the finding is a real route of the graph
+that runs, not only of the export.
 
-    python replay_harness.py SCRIPT.json CATALOGUE.json --graph demo_agent:build
+    python replay_harness.py SCRIPT.json CATALOGUE.json --graph myapp.agent:graph [--input input.json]
 
-`--graph module:function` names a function `build(model, tools)` returning the compiled
-graph, built the way the application builds it but with the model and tools given.
-Exit 0: the run reproduces the witness; 1: it does not (the differences are printed).
+`--graph MODULE:ATTR` names the compiled graph as the application builds it (or a function of no
+arguments returning it), importable from the working directory or PYTHONPATH; nothing in it
+needs changing. The scripted model answers each model node's turn with the witness's choice:
+the tool calls the witness makes next (until the next model choice), each with arguments valid
+for the tool's schema, or a plain answer. The stubs record each call and return a fixed text; the
+real tools never run. `--input FILE` is the JSON the graph starts each turn with (default: a
+user message `{"messages": [{"role": "user", "content": "turn N"}]}`). `--answers FILE` is a JSON
+list of resume values for the graph's `interrupt()` pauses, in order (default: the witness's yes
+or no: `True`/`False`; a compile-time pause resumes with no value).
+
+Exit 0: the run follows the witness. 1: it does not, one line saying at which step and why.
+2: the harness could not run (a bad argument or file, a graph that cannot be loaded), one line.
 
 Tested with the versions in requirements.txt (langgraph 1.2.24, langchain-core 1.8.3).
 """
@@ -19,114 +28,332 @@ Tested with the versions in requirements.txt (langgraph 1.2.24, langchain-core 1
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import inspect
 import json
+import os
 import sys
-from typing import Any
-
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
-from langchain_core.messages import AIMessage, HumanMessage
-from langchain_core.tools import StructuredTool
-from langgraph.types import Command
+import uuid
+from typing import Any, Iterator
 
 SCRIPT_FORMAT = "stalwart-replay/1"
 MODEL_KINDS = {"model", "router"}
 END_KINDS = {"start", "end"}
 
 
-class ScriptedModel(FakeMessagesListChatModel):
-    """A chat model that answers with the script's messages, in order."""
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> "ScriptedModel":
-        # The stock fakes do not implement bind_tools; the choices are scripted anyway.
-        return self
+class HarnessError(Exception):
+    """A one-line reason the replay could not run (exit 2)."""
 
 
-def model_messages(steps: list[dict]) -> list[AIMessage]:
-    """One AI message per choice a model node makes: the tool calls made at the tool node
-    it chooses (until that node is left), or a plain answer when it chooses no tool node."""
-    messages: list[AIMessage] = []
+class NotFollowed(Exception):
+    """A one-line reason the run does not follow the witness (exit 1)."""
+
+
+# ---------------------------------------------------------------------------- the script
+def model_turns(steps: list[dict]) -> dict[str, list[list[str]]]:
+    """Per model node (qualified id), the calls of each of its choices in order: the tools the
+    witness calls after the choice, until the next choice of a model node or the turn's end."""
+    turns: dict[str, list[list[str]]] = {}
     for i, step in enumerate(steps):
         if step["kind"] != "choose" or step.get("node_kind") not in MODEL_KINDS:
             continue
         calls = []
-        for later in steps[i + 1 :]:
-            if later["kind"] == "choose" or later["kind"] == "turn_end":
+        for later in steps[i + 1:]:
+            if later["kind"] == "turn_end" or (later["kind"] == "choose" and later.get("node_kind") in MODEL_KINDS):
                 break
-            if later["kind"] == "call" and later["node"] == step["to"]:
+            if later["kind"] == "call":
                 calls.append(later["tool"])
-        tool_calls = [
-            {"name": tool, "args": {}, "id": f"call_{i}_{k}", "type": "tool_call"}
-            for k, tool in enumerate(calls)
-        ]
-        messages.append(AIMessage(content="" if tool_calls else "done", tool_calls=tool_calls))
-    return messages
+        turns.setdefault(step["node"], []).append(calls)
+    return turns
 
 
-def stub_tools(catalogue: dict, calls: list[str]) -> list[StructuredTool]:
-    """A stub for every catalogue tool: records its name in `calls`, returns a fixed text."""
+def example_value(schema: dict, defs: dict) -> Any:
+    """A value valid for a JSON schema (the first `enum` value, else one of its type)."""
+    if "$ref" in schema:
+        schema = defs.get(schema["$ref"].rsplit("/", 1)[-1], {})
+    if "enum" in schema and schema["enum"]:
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if schema.get(key):
+            return example_value(schema[key][0], defs)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "integer":
+        return max(1, int(schema.get("minimum", 1)))
+    if kind == "number":
+        return float(schema.get("minimum", 1.0))
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return [example_value(schema.get("items", {}), defs)] if schema.get("minItems") else []
+    if kind == "object":
+        return arguments(schema, defs)
+    if kind == "null":
+        return None
+    return "x" * max(1, int(schema.get("minLength", 1)))
 
-    def make(name: str, spec: dict) -> StructuredTool:
-        def run(**kwargs: Any) -> str:
-            calls.append(name)
-            return f"stub result of {name}"
 
-        schema = {
-            "type": "object",
-            "properties": {arg: {"type": "string"} for arg in spec.get("args", {})},
-        }
-        return StructuredTool.from_function(
-            func=run,
-            name=name,
-            description=spec.get("description") or name,
-            args_schema=schema,
-        )
-
-    return [make(name, spec) for name, spec in catalogue.get("tools", {}).items()]
+def arguments(schema: dict, defs: dict | None = None) -> dict:
+    """Arguments valid for a tool's JSON schema: every required property with a valid value."""
+    defs = {**(defs or {}), **schema.get("$defs", {}), **schema.get("definitions", {})}
+    props = schema.get("properties", {}) or {}
+    return {name: example_value(props.get(name, {}), defs) for name in schema.get("required", []) or []}
 
 
-def replay(script: dict, catalogue: dict, build) -> list[str]:
-    """Runs the graph as the script says; returns the differences (empty: reproduced)."""
+def tool_schema(tool: Any) -> dict:
+    try:
+        schema = tool.get_input_schema().model_json_schema()
+    except Exception:  # noqa: BLE001 - a schema given as a dict
+        schema = getattr(tool, "args_schema", None)
+        schema = schema if isinstance(schema, dict) else {}
+    return schema
+
+
+# ---------------------------------------------------------------------------- the graph
+def load_graph(spec: str) -> Any:
+    """The compiled graph MODULE:ATTR names (called when it is a function of no arguments)."""
+    module, _, attr = spec.partition(":")
+    if not module or not attr:
+        raise HarnessError(f"--graph {spec!r}: give MODULE:ATTR, e.g. myapp.agent:graph")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            obj: Any = importlib.import_module(module)
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+            if callable(obj) and not hasattr(obj, "invoke") and not inspect.isclass(obj):
+                obj = obj()
+    except Exception as e:  # noqa: BLE001 - the user's module: one line
+        raise HarnessError(f"cannot load {spec}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from e
+    if not hasattr(obj, "stream") or not hasattr(obj, "get_state"):
+        raise HarnessError(f"{spec} is a {type(obj).__name__}, not a compiled LangGraph graph")
+    return obj
+
+
+def graph_tools(graph: Any) -> list:
+    """Every LangChain tool the graph binds: through stalwart_export when it is installed (tool
+    nodes, steps calling tools, subgraphs), else every ToolNode's tools (subgraphs included)."""
+    try:
+        from stalwart_export import graph_tools as exported
+
+        return list(exported(graph))
+    except ImportError:
+        pass
+    from langgraph.prebuilt import ToolNode
+
+    out: dict[str, Any] = {}
+
+    def walk(g: Any, depth: int = 0) -> None:
+        if depth > 16:
+            return
+        for node in getattr(g, "nodes", {}).values():
+            r = getattr(node, "bound", None)
+            for _ in range(8):
+                inner = getattr(r, "runnable", None) or getattr(r, "bound", None)
+                if isinstance(r, ToolNode) or inner is None:
+                    break
+                r = inner
+            if isinstance(r, ToolNode):
+                for t in r.tools_by_name.values():
+                    out.setdefault(t.name, t)
+            for sub in getattr(node, "subgraphs", None) or []:
+                walk(sub, depth + 1)
+
+    walk(graph)
+    return list(out.values())
+
+
+def qualified(ns: Any) -> str:
+    """A LangGraph namespace or checkpoint_ns (`worker:<task>|agent:<task>`) as an export id."""
+    parts = ns.split("|") if isinstance(ns, str) else list(ns)
+    return "/".join(p.split(":", 1)[0] for p in parts if p)
+
+
+class Stand:
+    """The scripted model and the stub tools, in place while the replay runs."""
+
+    def __init__(self, turns: dict[str, list[list[str]]], tools: list) -> None:
+        self.turns = {k: list(v) for k, v in turns.items()}
+        self.tools = {t.name: t for t in tools}
+        self.calls: list[tuple[str, str]] = []  # (node, tool)
+        self.n = 0
+
+    def answer(self, node: str) -> Any:
+        from langchain_core.messages import AIMessage
+
+        queue = self.turns.get(node)
+        if not queue:
+            return AIMessage(content="done")
+        calls = []
+        for tool in queue.pop(0):
+            t = self.tools.get(tool)
+            if t is None:
+                raise NotFollowed(f"the witness calls {tool!r}, which the graph binds to no tool node")
+            self.n += 1
+            calls.append({"name": tool, "args": arguments(tool_schema(t)), "id": f"call_{self.n}", "type": "tool_call"})
+        return AIMessage(content="" if calls else "done", tool_calls=calls)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        from langchain_core.language_models.chat_models import BaseChatModel
+        from langchain_core.runnables.config import ensure_config
+
+        stand = self
+
+        def invoke(model, input, config=None, **kwargs):  # noqa: A002 - LangChain's name
+            meta = ensure_config(config).get("metadata", {})
+            node = qualified(meta.get("langgraph_checkpoint_ns", "")) or meta.get("langgraph_node", "")
+            return stand.answer(node)
+
+        async def ainvoke(model, input, config=None, **kwargs):  # noqa: A002
+            return invoke(model, input, config, **kwargs)
+
+        def bind_tools(model, tools, **kwargs):
+            return model
+
+        saved_tools = {name: (t.__dict__.get("func"), t.__dict__.get("coroutine")) for name, t in self.tools.items()}
+        patched = {"invoke": invoke, "ainvoke": ainvoke, "bind_tools": bind_tools}
+        saved = {k: BaseChatModel.__dict__.get(k) for k in patched}
+        try:
+            for k, v in patched.items():
+                setattr(BaseChatModel, k, v)
+            for name, t in self.tools.items():
+                object.__setattr__(t, "func", self.stub(name, t))
+                if getattr(t, "coroutine", None) is not None:
+                    object.__setattr__(t, "coroutine", self.astub(name, t))
+            yield
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    delattr(BaseChatModel, k)
+                else:
+                    setattr(BaseChatModel, k, v)
+            for name, (f, c) in saved_tools.items():
+                object.__setattr__(self.tools[name], "func", f)
+                object.__setattr__(self.tools[name], "coroutine", c)
+
+    def stub(self, name: str, tool: Any):
+        def run(*args: Any, **kwargs: Any) -> Any:
+            from langgraph.config import get_config
+
+            try:
+                meta = get_config().get("metadata", {})
+                node = qualified(meta.get("langgraph_checkpoint_ns", "")) or meta.get("langgraph_node", "")
+            except RuntimeError:
+                node = "?"
+            self.calls.append((node, name))
+            text = f"stub result of {name}"
+            return (text, None) if getattr(tool, "response_format", "content") == "content_and_artifact" else text
+
+        return run
+
+    def astub(self, name: str, tool: Any):
+        sync = self.stub(name, tool)
+
+        async def run(*args: Any, **kwargs: Any) -> Any:
+            return sync(*args, **kwargs)
+
+        return run
+
+
+# ---------------------------------------------------------------------------- the replay
+def replay(script: dict, graph: Any, inputs: Any = None, answers: list | None = None) -> str | None:
+    """Runs the graph as the script says; None when it follows the witness, else one line."""
     if script.get("format") != SCRIPT_FORMAT:
-        return [f"not a {SCRIPT_FORMAT} script"]
-    steps = script["steps"]
-    calls: list[str] = []
-    messages = model_messages(steps)
-    # After the last scripted message the model answers plainly, so the run ends.
-    model = ScriptedModel(responses=messages + [AIMessage(content="done")] * 4)
-    graph = build(model, stub_tools(catalogue, calls))
-    config = {"configurable": {"thread_id": "stalwart-replay"}}
+        raise HarnessError(f"not a {SCRIPT_FORMAT} script (format {script.get('format')!r})")
+    steps = script.get("steps") or []
+    stand = Stand(model_turns(steps), graph_tools(graph))
+    config = {"configurable": {"thread_id": f"stalwart-replay-{uuid.uuid4()}"}, "recursion_limit": 200}
     visited: list[str] = []
-    turns = max(s["turn"] for s in steps)
-    for turn in range(1, turns + 1):
-        answers = [s for s in steps if s["turn"] == turn and s["kind"] == "confirm"]
-        payload: Any = {"messages": [HumanMessage(content=f"turn {turn}")]}
-        while True:
-            for update in graph.stream(payload, config, stream_mode="updates"):
-                for node in update:
-                    if node != "__interrupt__":
-                        visited.append(node)
-            pending = graph.get_state(config).next if getattr(graph, "checkpointer", None) else ()
-            if not pending:
-                break
-            if not answers:
-                return [f"turn {turn}: the run pauses at {pending} and the script has no answer"]
-            answer = answers.pop(0)
-            if answer.get("when") == "inside":
-                payload = Command(resume=bool(answer.get("yes", True)))
-            else:
-                payload = None  # a `before`/`after` pause answered yes: go on
-    want_nodes = collapse(
-        [s["node"] for s in steps if s["kind"] == "enter" and s.get("node_kind") not in END_KINDS]
-    )
-    want_calls = [s["tool"] for s in steps if s["kind"] == "call" and not s.get("refused")]
-    got_nodes = collapse(visited)
-    diffs = []
-    if got_nodes[: len(want_nodes)] != want_nodes:
-        diffs.append(f"nodes: the witness enters {want_nodes}, the run entered {got_nodes}")
-    if calls[: len(want_calls)] != want_calls:
-        diffs.append(f"calls: the witness calls {want_calls}, the run called {calls}")
-    return diffs
+    opened: list[str] = []  # subgraph nodes whose inside is running
+    answers = list(answers or [])
+    from langgraph.types import Command
+
+    turns = max((s.get("turn", 1) for s in steps), default=1)
+    try:
+        with stand.installed():
+            for turn in range(1, turns + 1):
+                confirms = [s for s in steps if s.get("turn") == turn and s["kind"] == "confirm"]
+                payload: Any = inputs if inputs is not None else {
+                    "messages": [{"role": "user", "content": f"turn {turn}"}]}
+                while True:
+                    for ns, update in graph.stream(payload, config, stream_mode="updates", subgraphs=True):
+                        for node in update or {}:
+                            if node != "__interrupt__":
+                                enter(visited, opened, qualified(ns), node)
+                    pending = graph.get_state(config).next if getattr(graph, "checkpointer", None) else ()
+                    if not pending:
+                        break
+                    if not confirms:
+                        raise NotFollowed(f"turn {turn}: the run pauses at {', '.join(pending)} and the witness "
+                                          "has no answer for it")
+                    c = confirms.pop(0)
+                    if c.get("when") in ("before", "after"):
+                        payload = None if c.get("yes", True) else Command(resume=False)
+                    else:
+                        payload = Command(resume=answers.pop(0) if answers else bool(c.get("yes", True)))
+    except NotFollowed:
+        raise
+    except Exception as e:  # noqa: BLE001 - the graph's own failure: one line
+        raise NotFollowed(f"the run raised {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''} "
+                          f"after entering {collapse(visited)[-3:]}") from e
+    return compare(steps, collapse(visited), stand.calls)
+
+
+def enter(visited: list[str], opened: list[str], ns: str, node: str) -> None:
+    """Record a node's update as the witness orders steps: a subgraph node is entered before its
+    inner nodes (LangGraph streams its own update when its inside has finished, which is not a
+    step of its own)."""
+    full = f"{ns}/{node}" if ns else node
+    if full in opened:  # the subgraph node's update as its inside ends
+        del opened[opened.index(full):]
+        return
+    while opened and not (ns == opened[-1] or ns.startswith(opened[-1] + "/")):
+        opened.pop()
+    parts = ns.split("/") if ns else []
+    for k in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:k])
+        if prefix not in opened:
+            opened.append(prefix)
+            visited.append(prefix)
+    visited.append(full)
+
+
+def compare(steps: list[dict], got_nodes: list[str], calls: list[tuple[str, str]]) -> str | None:
+    """The first step of the witness the run did not take, as one line; None when it took them."""
+    want = [(s["step"], s["node"]) for s in steps if s["kind"] == "enter" and s.get("node_kind") not in END_KINDS]
+    want_nodes = collapse([n for _, n in want])
+    for k, node in enumerate(want_nodes):
+        if k >= len(got_nodes):
+            return f"step {_step_of(want, node, k)} (enter {node!r}): the run stopped after {got_nodes[-3:]}"
+        if got_nodes[k] != node:
+            before = got_nodes[k - 1] if k else "__start__"
+            return (f"step {_step_of(want, node, k)} (enter {node!r}): after {before!r} the run entered "
+                    f"{got_nodes[k]!r}")
+    want_calls = [(s["step"], s["node"], s["tool"]) for s in steps if s["kind"] == "call" and not s.get("refused")]
+    for k, (step, node, tool) in enumerate(want_calls):
+        if k >= len(calls):
+            return f"step {step} (call {tool!r} at {node!r}): the run made no more calls after {calls[-3:]}"
+        if calls[k][1] != tool:
+            return f"step {step} (call {tool!r} at {node!r}): the run called {calls[k][1]!r} at {calls[k][0]!r}"
+    return None
+
+
+def _step_of(want: list[tuple[int, str]], node: str, k: int) -> int:
+    seen = -1
+    prev = None
+    for step, n in want:
+        if n != prev:
+            seen += 1
+            prev = n
+        if seen == k:
+            return step
+    return want[-1][0] if want else 0
 
 
 def collapse(nodes: list[str]) -> list[str]:
@@ -138,30 +365,43 @@ def collapse(nodes: list[str]) -> list[str]:
     return out
 
 
-def load_builder(spec: str):
-    module, _, name = spec.partition(":")
-    if not name:
-        raise SystemExit(f"--graph {spec!r}: give module:function, e.g. demo_agent:build")
-    return getattr(importlib.import_module(module), name)
+def read_json(path: str, what: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        raise HarnessError(f"cannot read {what} {path!r}: {e.strerror or e}") from e
+    except json.JSONDecodeError as e:
+        raise HarnessError(f"{what} {path!r} is not JSON: line {e.lineno} column {e.colno}: {e.msg}") from e
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("script", help="the --replay FINDING --format json output")
     parser.add_argument("catalogue", help="the qls-catalogue/1 the graph's tools are classified by")
-    parser.add_argument("--graph", required=True, help="module:function building the graph")
+    parser.add_argument("--graph", required=True, help="MODULE:ATTR of the compiled graph (unmodified)")
+    parser.add_argument("--input", help="JSON file: what the graph starts each turn with")
+    parser.add_argument("--answers", help="JSON file: a list of resume values for interrupt() pauses, in order")
     args = parser.parse_args(argv)
-    with open(args.script, encoding="utf-8") as f:
-        script = json.load(f)
-    with open(args.catalogue, encoding="utf-8") as f:
-        catalogue = json.load(f)
-    diffs = replay(script, catalogue, load_builder(args.graph))
-    finding = script.get("finding", {})
-    name = f"finding {finding.get('index')} ({finding.get('rule')} on {finding.get('subject')})"
-    if diffs:
-        print(f"{name}: the real graph does not follow the witness")
-        for d in diffs:
-            print(f"  {d}")
+    try:
+        script = read_json(args.script, "the script")
+        read_json(args.catalogue, "the catalogue")
+        inputs = read_json(args.input, "the input") if args.input else None
+        answers = read_json(args.answers, "the answers") if args.answers else None
+        if answers is not None and not isinstance(answers, list):
+            raise HarnessError(f"the answers {args.answers!r} must be a JSON list of resume values")
+        graph = load_graph(args.graph)
+        finding = script.get("finding", {}) if isinstance(script, dict) else {}
+        name = f"finding {finding.get('index')} ({finding.get('rule')} on {finding.get('subject')})"
+        try:
+            why = replay(script, graph, inputs, answers)
+        except NotFollowed as e:
+            why = str(e)
+    except HarnessError as e:
+        print(f"replay_harness: error: {e}", file=sys.stderr)
+        return 2
+    if why:
+        print(f"{name}: the real graph does not follow the witness: {why}")
         return 1
     calls = [s["tool"] for s in script["steps"] if s["kind"] == "call"]
     print(f"{name}: the real graph follows the witness and makes its calls {calls}")

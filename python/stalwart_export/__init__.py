@@ -5,11 +5,16 @@
     catalogue = export_catalogue(app, words={"refund_order": {"kind": "write"}})
 
 Then: `stalwart verify --graph graph.json --catalogue catalogue.json`.
+
+The guard (the tool check at run time, SPEC 12.1): `Guard(catalogue, ...)`, used as
+`create_agent(..., middleware=[guard])`, `guard.tool_node(tools)` or `guard.call(tool, args,
+state)`; see `stalwart_export.guard`.
 Tested with langgraph 1.2.24 (see python/requirements-test.txt).
 """
 
 from .catalogue import catalogue_words, export_catalogue, tool_words
 from .graph import escape_id, export_graph, graph_tools, unescape_id
+from .guard import HISTORY_KEY, Guard, GuardConfigError, GuardHistory, GuardState, read_history
 
 __all__ = [
     "export_graph",
@@ -19,5 +24,11 @@ __all__ = [
     "tool_words",
     "escape_id",
     "unescape_id",
+    "Guard",
+    "GuardConfigError",
+    "GuardHistory",
+    "GuardState",
+    "HISTORY_KEY",
+    "read_history",
 ]
 __version__ = "0.1.0"

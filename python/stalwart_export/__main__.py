@@ -5,7 +5,10 @@ path, then PYTHONPATH), a compiled LangGraph graph (`StateGraph(...).compile()`,
 `create_agent(...)`, ...) or a function of no arguments that returns one. `ATTR` may be dotted
 (`agents.support`). Writes qls-graph/1 to `-o` (stdout if absent) and, with `--catalogue`, the
 qls-catalogue/1 of the graph's tools; `--words` (only with `--catalogue`) is a JSON file
-`{tool: {word: value}}` of catalogue words. Output the module prints while it is imported goes
+`{tool: {word: value}}` of catalogue words, with optionally `"input": {"reads_outside": true}`
+and `"nodes": {node: {"calls": {effect: {word: value}}, "reviews": [tool, ...]}}`
+(stalwart_export/_words.py); a word naming a node or tool the graph lacks is an error at its
+line and column. Output the module prints while it is imported goes
 to stderr, so stdout holds only the export.
 
 Exit 0 on success (warnings on stderr), 2 on any error: one line `stalwart-export: error: ...`
@@ -167,12 +170,15 @@ def load(spec: str) -> Any:
     return obj
 
 
-def read_words(path: str) -> dict:
-    """The `{tool: {word: value}}` mapping in the JSON file `path`, checked (`check_words`);
-    `UsageError` naming the file (and line and column for bad JSON) otherwise."""
-    from .catalogue import check_words
+def read_words(path: str) -> Any:
+    """The words in the JSON file `path` (`_words.py`: catalogue words per tool, `input`,
+    `nodes`), checked; `UsageError` naming the file (and the line and column of bad JSON or of a
+    bad word) otherwise. Returns a `_words.Words` whose errors later name the word's place."""
+    from . import _words
+    from .guard import doc
 
-    fix = 'it must be a JSON object {"tool": {"word": value}}, e.g. {"refund_order": {"kind": "write"}}'
+    fix = ('it must be a JSON object {"tool": {"word": value}}, e.g. {"refund_order": {"kind": "write"}}, '
+           'with optionally "input" and "nodes"')
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -182,17 +188,47 @@ def read_words(path: str) -> dict:
     except UnicodeDecodeError as e:
         raise UsageError(f"words file {path!r} is not UTF-8 text: {e.reason}: {fix}") from e
     try:
-        words = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise UsageError(f"words file {path!r} is not valid JSON: line {e.lineno} column {e.colno}: {e.msg}: "
-                         f"{fix}") from e
+        tree = doc.parse_json(text, path)
+    except doc.GuardConfigError as e:
+        raise UsageError(f"words file {path!r} is not valid JSON: line {e.line} column {e.column}: "
+                         f"{e.message.removeprefix('invalid JSON: ')}: {fix}") from e
+
+    def where(keys: tuple) -> str | None:
+        node = tree
+        loc = None
+        for k in keys:
+            if node.kind == "map":
+                e = node.entry(str(k))
+                if e is None:
+                    break
+                loc, node = e.key_loc, e.value
+            elif node.kind == "seq" and str(k).isdigit() and int(k) < len(node.items):
+                node = node.items[int(k)]
+                loc = node.loc
+            else:
+                break
+        return f"{path}:{loc.line}:{loc.column}" if loc is not None else None
+
+    words = tree.to_py()
     try:
-        check_words(words)
+        return _words.split(words, where=where)
+    except _words.WordsError as e:
+        msg = str(e)
+        if not msg.startswith(path):
+            msg = f"words file {path!r}: {msg}"
+        raise UsageError(f"{msg}: correct it in the file") from e
     except TypeError as e:  # the shape
         raise UsageError(f"words file {path!r}: {e}: {fix}") from e
     except ValueError as e:  # a value; the message says which values are allowed
         raise UsageError(f"words file {path!r}: {e}: correct it in the file") from e
-    return words
+
+
+def _origin(spec: str) -> tuple[str, str] | None:
+    """(the module's file, the attribute) MODULE:ATTR named, for the exporter's locations."""
+    mod_name, parts = parse_spec(spec)
+    mod = sys.modules.get(mod_name)
+    file = getattr(mod, "__file__", None)
+    return (file, parts[0]) if file else None
 
 
 def _check_writable(path: str, what: str) -> None:
@@ -225,7 +261,13 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--catalogue", metavar="FILE", help="also write the qls-catalogue/1 of the graph's tools here")
     ap.add_argument("--words", metavar="FILE",
                     help="JSON file {tool: {word: value}} of catalogue words, e.g. "
-                         '{"refund_order": {"kind": "write"}}; only with --catalogue (refused without it)')
+                         '{"refund_order": {"kind": "write"}}, and optionally "input": {"reads_outside": true} and '
+                         '"nodes": {NODE: {"calls": {...}, "reviews": [...]}}; only with --catalogue (refused without it)')
+    ap.add_argument("--init-words", metavar="FILE",
+                    help="write a words file to start from: an entry for every tool the graph binds, with its "
+                         "description, arguments and the words its MCP annotations or catalogue_words declare, each "
+                         "saying where it came from under _from; a tool nothing declares gets \"kind\": null (listed "
+                         "until set). Refuses to overwrite an existing file")
     ap.add_argument("--name", help="the graph's name in the export (default: the compiled graph's name)")
     ap.add_argument("--no-provenance", action="store_true", help="leave out the langgraph provenance objects")
     return ap
@@ -233,10 +275,11 @@ def parser() -> argparse.ArgumentParser:
 
 def run(argv: list[str] | None) -> int:
     from . import export_catalogue, export_graph
+    from .catalogue import init_words
 
     args = parser().parse_args(argv)
     if args.words and not args.catalogue:
-        raise UsageError("--words is used only with --catalogue (the words go into the catalogue): "
+        raise UsageError("--words is used only with --catalogue (the words go into the catalogue and the graph): "
                          "add --catalogue catalogue.json, or drop --words")
     if args.output:
         _check_writable(args.output, "the graph")
@@ -244,15 +287,30 @@ def run(argv: list[str] | None) -> int:
         _check_writable(args.catalogue, "the catalogue")
         if args.output and os.path.abspath(args.output) == os.path.abspath(args.catalogue):
             raise UsageError(f"-o and --catalogue are the same file {args.output!r}: give two files")
+    if args.init_words:
+        _check_writable(args.init_words, "the words")
+        if os.path.exists(args.init_words):
+            raise UsageError(f"--init-words {args.init_words!r} exists: it is yours to edit, so it is not overwritten; "
+                             "give a new file name, or remove it to start again")
+        if args.words and os.path.abspath(args.words) == os.path.abspath(args.init_words):
+            raise UsageError("--words and --init-words are the same file: give two files")
     words = read_words(args.words) if args.words else {}
 
     graph = load(args.graph)
+    from ._words import WordsError
+
     try:
-        out = export_graph(graph, name=args.name, provenance=not args.no_provenance)
+        base = os.path.dirname(os.path.abspath(args.output)) if args.output else os.getcwd()
+        out = export_graph(graph, name=args.name, provenance=not args.no_provenance, words=words, base=base,
+                           origin=_origin(args.graph))
+        started = init_words(graph) if args.init_words else None
+        cat, cat_warns = (export_catalogue(graph, words, with_warnings=True) if args.catalogue else (None, []))
     except TypeError as e:
         # export_graph refuses what it cannot read (an @entrypoint, a RemoteGraph at the top).
         raise UsageError(f"{args.graph}: {e}") from None
-    cat, cat_warns = (export_catalogue(graph, words, with_warnings=True) if args.catalogue else (None, []))
+    except WordsError as e:
+        raise UsageError(f"words file {args.words!r}: {e}" if args.words and not str(e).startswith(args.words)
+                         else str(e)) from None
 
     text = json.dumps(out, indent=1) + "\n"
     if args.output:
@@ -261,6 +319,11 @@ def run(argv: list[str] | None) -> int:
         sys.stdout.write(text)
     if cat is not None:
         _write(args.catalogue, json.dumps(cat, indent=1) + "\n", "the catalogue")
+    if started is not None:
+        _write(args.init_words, json.dumps(started, indent=1) + "\n", "the words")
+        unset = [t for t, e in started.items() if e.get("kind") is None]
+        print(f"wrote {args.init_words}: {len(started)} tools" + (
+            f"; kind not declared (null) for {', '.join(unset)}: set read or write" if unset else ""), file=sys.stderr)
     for w in out["warnings"] + cat_warns:
         print(f"warning: {w}", file=sys.stderr)
     return 0

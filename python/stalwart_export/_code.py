@@ -34,23 +34,100 @@ _SKIP_MODULES = (
 )
 
 
+def attr(obj: Any, name: str, default: Any = None) -> Any:
+    """`getattr(obj, name, default)` that never raises: a wrapper's `__getattr__` may run code
+    (`RunnableWithFallbacks` delegates to its runnable and evaluates type hints there, which can
+    raise `NameError`), and reading what a node is must never fail on it."""
+    try:
+        return getattr(obj, name, default)
+    except Exception:  # noqa: BLE001 - any failure is "not there"
+        return default
+
+
+#: Runnable wrappers seen through to what they wrap (langchain-core 1.x): the attribute holding
+#: the wrapped runnable. `RunnableRetry` (`.with_retry()`), `RunnableBinding` (`.bind()`,
+#: `.with_config()`, `.with_listeners()`) and its subclasses keep it in `bound`;
+#: `RunnableWithFallbacks` (`.with_fallbacks()`) in `runnable` (its `fallbacks` run only when
+#: that one raises).
+_WRAPPER_FIELDS = (("RunnableWithFallbacks", "runnable"), ("RunnableBindingBase", "bound"))
+
+
+def unwrap_runnable(obj: Any) -> tuple[Any, list[str], list[Any]]:
+    """What a node's runnable is under its wrappers: `(inner, wrappers, fallbacks)`.
+
+    `inner` is the runnable the wrappers run (a `ToolNode`, a `RunnableCallable`, a chat model,
+    ...); `wrappers` names each wrapper met, outermost first (`RunnableWithFallbacks`,
+    `RunnableRetry`, `RunnableBinding`); `fallbacks` are the runnables a `with_fallbacks` runs
+    when the inner one raises (the caller reads them as code of the same node). Reads fields
+    with `attr`, never through a wrapper's `__getattr__`."""
+    wrappers: list[str] = []
+    fallbacks: list[Any] = []
+    for _ in range(16):
+        mro = [c.__name__ for c in type(obj).__mro__]
+        field = next((f for cls, f in _WRAPPER_FIELDS if cls in mro), None)
+        if field is None:
+            break
+        inner = (vars(obj) if hasattr(obj, "__dict__") else {}).get(field) or attr(obj, field)
+        if inner is None or inner is obj:
+            break
+        wrappers.append(type(obj).__name__)
+        if field == "runnable":
+            fallbacks += list(attr(obj, "fallbacks", None) or [])
+        obj = inner
+    return obj, wrappers, fallbacks
+
+
+def user_callable(obj: Any) -> Callable | None:
+    """The function an object runs when it is called, if the object is an instance of a class
+    of the user's own with a `__call__` (the customer-support tutorial's `Assistant(runnable)`):
+    the bound `__call__`, whose `__self__` holds what the instance was built with. None for
+    functions, classes, runnables and library objects."""
+    if inspect.isfunction(obj) or inspect.ismethod(obj) or isinstance(obj, type) or not callable(obj):
+        return None
+    call = attr(type(obj), "__call__")
+    if call is None or not inspect.isfunction(call):
+        return None
+    mod = getattr(type(obj), "__module__", "") or ""
+    if any(mod == m or mod.startswith(m + ".") for m in _SKIP_MODULES + ("langchain", "langgraph")):
+        return None
+    return attr(obj, "__call__")
+
+
+def unwrap_decorated(fn: Any) -> Any:
+    """A decorated function's own function: `__wrapped__` followed (`functools.wraps`, langsmith's
+    `@traceable`), so its location and its code are the user's, not the decorator's."""
+    if inspect.ismethod(fn):
+        inner = unwrap_decorated(fn.__func__)
+        return fn if inner is fn.__func__ else inner.__get__(fn.__self__)
+    try:
+        return inspect.unwrap(fn)
+    except ValueError:  # a __wrapped__ cycle
+        return fn
+
+
 def unwrap_callable(obj: Any) -> Callable | None:
     """The plain Python function behind a node's runnable or callable, or None.
 
-    Reads `RunnableCallable.func`/`.afunc` (langgraph._internal._runnable, private API in
-    langgraph 1.x), `RunnableLambda.func`/`.afunc`, bound methods, and functools.partial.
+    Reads runnable wrappers (`unwrap_runnable`), `RunnableCallable.func`/`.afunc`
+    (langgraph._internal._runnable, private API in langgraph 1.x), `RunnableLambda.func`/`.afunc`,
+    bound methods, functools.partial, an instance of the user's class with `__call__`
+    (`user_callable`), and decorators (`unwrap_decorated`).
     """
     seen = 0
     while obj is not None and seen < 8:
         seen += 1
+        obj = unwrap_runnable(obj)[0]
         if isinstance(obj, functools.partial):
             obj = obj.func
             continue
         if inspect.ismethod(obj):
-            return obj  # keep the bound method: its __self__ matters (middleware)
+            return unwrap_decorated(obj)  # keep the bound method: its __self__ matters (middleware)
         if inspect.isfunction(obj):
-            return obj
-        func = getattr(obj, "func", None) or getattr(obj, "afunc", None)
+            return unwrap_decorated(obj)
+        call = user_callable(obj)
+        if call is not None:
+            return unwrap_decorated(call)
+        func = attr(obj, "func") or attr(obj, "afunc")
         if func is not None and func is not obj:
             obj = func
             continue
@@ -69,21 +146,43 @@ def qualname(obj: Any) -> str:
     return f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', getattr(target, '__name__', '?'))}"
 
 
-def location(fn: Any) -> dict | None:
-    """`{"file", "line"}` of the function's `def` line, the file relative to the working
-    directory when it lies under it; None when Python cannot tell (builtins, C code)."""
-    fn = plain_function(fn)
+def location(fn: Any, base: str | None = None) -> dict | None:
+    """`{"file", "line"}` of the function's `def` line (for the bound `__call__` of an instance
+    of the user's class, the `class` line: the node is the instance), or None when Python cannot
+    tell (builtins, C code). The file is relative to `base` (the folder the export is written to;
+    default the working directory) when it lies under the repository holding it (see
+    `rel_file`), else absolute."""
+    target = unwrap_decorated(fn)
+    self_obj = getattr(target, "__self__", None)
+    if inspect.ismethod(target) and target.__func__.__name__ == "__call__" and user_callable(self_obj) is not None:
+        target = type(self_obj)
+    else:
+        target = plain_function(target)
     try:
-        file = inspect.getsourcefile(fn)
-        _, line = inspect.getsourcelines(fn)
+        file = inspect.getsourcefile(target)
+        lines, line = inspect.getsourcelines(target)
     except (OSError, TypeError):
         return None
     if not file:
         return None
-    rel = os.path.relpath(file)
-    if not rel.startswith(".."):
-        file = rel
-    return {"file": file.replace(os.sep, "/"), "line": max(int(line), 1)}
+    # getsourcelines starts at the first decorator: point at the `def` (or `class`) itself
+    for k, text in enumerate(lines):
+        if text.lstrip().startswith(("def ", "async def ", "class ")):
+            line += k
+            break
+    return {"file": rel_file(file, base), "line": max(int(line), 1)}
+
+
+def rel_file(file: str, base: str | None = None) -> str:
+    """`file` as an export's `location.file` (SPEC 12.4): relative to `base` (the export's folder;
+    default the working directory), with forward slashes; it may climb out with `../`, as
+    `../app/agent.py` from `build/graph.json`. Absolute only when no relative path exists (another
+    drive)."""
+    base = os.path.abspath(base or os.getcwd())
+    try:
+        return os.path.relpath(os.path.abspath(file), base).replace(os.sep, "/")
+    except ValueError:  # another drive
+        return os.path.abspath(file).replace(os.sep, "/")
 
 
 def is_library(fn: Any) -> bool:
@@ -99,12 +198,12 @@ def _code_names(code) -> set[str]:
     return names
 
 
-def referenced_objects(fn: Any, depth: int = 4) -> Iterator[tuple[str, Any]]:
+def referenced_objects(fn: Any, depth: int = 4, closed: frozenset[int] = frozenset()) -> Iterator[tuple[str, Any]]:
     """(name, object) for every object `fn`'s code can reach by name: closure cells, the
     globals its code (and nested code) names, a bound method's `self` and the attributes
     its code names on it, partial arguments; functions reached this way are followed up
     to `depth` (skipping framework modules). Containers (list, tuple, dict values) are
-    opened one level."""
+    opened one level, except those whose `id` is in `closed` (yielded, not opened)."""
     seen: set[int] = set()
 
     def emit(name: str, obj: Any, d: int) -> Iterator[tuple[str, Any]]:
@@ -112,6 +211,8 @@ def referenced_objects(fn: Any, depth: int = 4) -> Iterator[tuple[str, Any]]:
             return
         seen.add(id(obj))
         yield name, obj
+        if id(obj) in closed:
+            return
         if isinstance(obj, (list, tuple, set, frozenset)):
             for item in list(obj)[:64]:
                 yield from emit(name, item, d)

@@ -97,8 +97,9 @@ def check_words(words: Any) -> None:
             continue
         if not isinstance(given, Mapping):
             raise TypeError(f"words for tool {name!r} must be an object {{word: value}}, not {_json_type(given)}")
-        if "kind" in given and given["kind"] not in ("read", "write"):
-            raise ValueError(f"tool {name!r}: kind must be 'read' or 'write', not {given['kind']!r}")
+        if "kind" in given and given["kind"] not in ("read", "write", None):
+            raise ValueError(f"tool {name!r}: kind must be 'read', 'write' or null (not yet declared), "
+                             f"not {given['kind']!r}")
         args = given.get("args")
         if args is not None:
             if not isinstance(args, Mapping):
@@ -125,37 +126,45 @@ def _json_type(v: Any) -> str:
     return f"a {type(v).__name__}"
 
 
-def export_catalogue(tools: Iterable[Any], words: Mapping[str, Mapping[str, Any]] | None = None,
+def export_catalogue(tools: Iterable[Any], words: Any = None,
                      *, with_warnings: bool = False) -> dict | tuple[dict, list[str]]:
     """A qls-catalogue/1 dict for LangChain tools.
 
     `tools`: `BaseTool` objects (what `@tool`, `StructuredTool.from_function` and the handoff
     helpers make), or a compiled graph (its tools are collected with `graph_tools`).
-    `words`: optional `{tool name: {word: value}}`, merged over the decorator's words (the
-    mapping wins). A mapping entry `args` merges per argument into the schema read from the
-    tool (so `{"args": {"to": {"role": "destination"}}}` adds a role).
+    `words`: optional `{tool name: {word: value}}` (the exporter's words, `_words.py`: also
+    `nodes.<step>.calls`, whose effects get entries of their own), merged over the decorator's
+    words (the mapping wins). A mapping entry `args` merges per argument into the schema read
+    from the tool (so `{"args": {"to": {"role": "destination"}}}` adds a role).
 
     Each entry: `description` and `args` (JSON-schema properties: type, description, enum)
     read from the tool; the user's words. Handoff tools of langgraph-swarm and
     langgraph-supervisor (tool metadata `__handoff_destination`) get `kind: "read"` unless the
     user says otherwise: they only move the conversation to another agent. Nothing else is
-    inferred. Returns the catalogue, or `(catalogue, warnings)` with `with_warnings=True`;
-    the warnings name tools left without a `kind` and words given for tools not present.
+    inferred. A tool a guard of the graph decides (`stalwart_export.Guard`) gets the guard's own
+    catalogue entry, so the verifier proves the words the guard enforces; words that differ from
+    it are named in a warning. Returns the catalogue, or `(catalogue, warnings)` with
+    `with_warnings=True`; the warnings name tools left without a `kind`.
     Raises `TypeError` for a `StateGraph` that was not compiled or an object that is neither a
-    compiled graph nor tools, and `ValueError`/`TypeError` for malformed `words`
-    (`check_words`) or a decorator `kind` other than `read`/`write`.
+    compiled graph nor tools, `ValueError`/`TypeError` for malformed `words` (`check_words`) or
+    a decorator `kind` other than `read`/`write`, and `WordsError` (a `ValueError`) for words
+    naming a tool the graph does not have.
     """
-    from .graph import BUILDER_FIX, describe, graph_tools, is_builder, is_graph
+    from . import _mcp, _words
+    from .graph import BUILDER_FIX, describe, graph_tools_and_guards, is_builder, is_graph
 
     if is_builder(tools):
         raise TypeError(f"export_catalogue: {BUILDER_FIX}")
+    guards: list = []
     if is_graph(tools):
-        tools = graph_tools(tools)
+        tools, guards = graph_tools_and_guards(tools)
     elif hasattr(tools, "get_graph") or isinstance(tools, (str, bytes)) or not hasattr(tools, "__iter__"):
         raise TypeError(f"export_catalogue expects a compiled LangGraph graph or a list of LangChain tools, "
                         f"got {describe(tools)}")
-    check_words(words)
-    words = dict(words or {})
+    tools = list(tools)
+    w = _words.split(words)
+    _words.check_tools(w, [getattr(t, "name", "") for t in tools])
+    words = w.catalogue_words()
     warnings: list[str] = []
     out: dict[str, dict] = {}
     for tool in tools:
@@ -166,6 +175,9 @@ def export_catalogue(tools: Iterable[Any], words: Mapping[str, Mapping[str, Any]
         meta = getattr(tool, "metadata", None) or {}
         if HANDOFF_KEY in meta:
             entry["kind"] = "read"
+        hints = _mcp.annotations(tool)
+        if hints:
+            entry.update(_mcp.words(hints)[0])
         given = tool_words(tool)
         given.update(words.get(name, {}) or {})
         desc = (getattr(tool, "description", "") or "").strip()
@@ -176,13 +188,70 @@ def export_catalogue(tools: Iterable[Any], words: Mapping[str, Mapping[str, Any]
             args.setdefault(arg, {}).update(extra or {})
         entry["args"] = args
         entry.update(given)
+        out[name] = entry
+    for name, given in words.items():  # effects declared with `nodes.<step>.calls`
+        if name not in out:
+            out[name] = {"args": {}, **given}
+    for g in guards:
+        for name in list(out):
+            mine = g.catalogue.raw.get(name)
+            if mine is None:
+                continue
+            differ = sorted(k for k, v in (words.get(name) or {}).items() if mine.get(k) != v)
+            if differ:
+                warnings.append(f"tool {name!r}: the words {differ} differ from the guard's catalogue "
+                                f"({g.catalogue.source}); the guard's entry is written, since it is what the guard "
+                                "enforces")
+            out[name] = dict(mine)
+    for name, entry in out.items():
+        if "kind" in entry and entry["kind"] is None:
+            warnings.append(f"tool {name!r} has kind null (not yet declared): the verifier reads it as a write and "
+                            "lists it (kind_unset) until you set read or write in the words")
+            continue
         if entry.get("kind") not in ("read", "write"):
             if "kind" in entry:
                 raise ValueError(f"tool {name!r}: kind must be 'read' or 'write', not {entry['kind']!r}")
             warnings.append(f"tool {name!r} has no kind (read or write): give it with catalogue_words or the words mapping")
-        out[name] = entry
-    for name in words:
-        if name not in out:
-            warnings.append(f"words given for {name!r}, which is not a tool of the graph")
     cat = {"format": "qls-catalogue/1", "tools": dict(sorted(out.items()))}
     return (cat, warnings) if with_warnings else cat
+
+
+def init_words(compiled: Any) -> dict:
+    """A words mapping to start from (`--init-words`): an entry for every tool the graph binds,
+    with what is known and, under `_from`, where each word came from: `description` and `args`
+    from the tool; `kind` and the other words from MCP annotations (`_mcp.py`), from
+    `catalogue_words`, or `read` for a hand-off tool; a tool nothing declares gets `kind: null`,
+    which the exporter and the verifier list until it is set. Nothing is guessed from a name.
+    Keys starting with `_` are notes: `--words` ignores them."""
+    from . import _mcp
+    from .graph import graph_tools
+
+    out: dict[str, dict] = {}
+    for tool in graph_tools(compiled):
+        name = getattr(tool, "name", None)
+        if not name or name in out:
+            continue
+        entry: dict[str, Any] = {"kind": None}
+        why: dict[str, str] = {"kind": "not declared: set read or write"}
+        meta = getattr(tool, "metadata", None) or {}
+        if HANDOFF_KEY in meta:
+            entry["kind"], why["kind"] = "read", "a hand-off tool (it moves the conversation to another agent)"
+        hints = _mcp.annotations(tool)
+        if hints:
+            w, f = _mcp.words(hints)
+            entry.update(w)
+            why.update(f)
+        for k, v in tool_words(tool).items():
+            entry[k] = v
+            why[k] = "catalogue_words on the tool"
+        desc = (getattr(tool, "description", "") or "").strip()
+        if desc:
+            entry["description"] = desc
+            why["description"] = "the tool's description"
+        args = _arg_schema(tool)
+        if args:
+            entry["args"] = args
+            why["args"] = "the tool's argument schema"
+        entry["_from"] = why
+        out[name] = entry
+    return dict(sorted(out.items()))

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import json
 from typing import Any
 
-from . import _code
+from . import _code, _guarded, _picks, _review, _routes, _sources, _words
 
 START = "__start__"
 END = "__end__"
@@ -120,7 +121,8 @@ def check_graph(obj: Any, who: str) -> None:
         raise TypeError(f"{who} expects a compiled LangGraph graph ({GRAPH_EXAMPLES}), got {describe(obj)}")
 
 
-def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = True) -> dict:
+def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = True, words: Any = None,
+                 base: str | None = None, origin: tuple[str, str] | None = None) -> dict:
     """Export a compiled LangGraph graph as a qls-graph/1 dict (SPEC 2.2).
 
     `compiled`: a `CompiledStateGraph` (what `StateGraph.compile()`, `create_react_agent`,
@@ -170,15 +172,52 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     be skipped (a `when` predicate, an `interrupt()` under a condition) is not written, and a
     warning says so: a skippable pause is not a confirmation.
 
+    Guarded nodes (SPEC 12.1; `_guarded.py`): a tool node from `guard.tool_node`, a `ToolNode`
+    whose innermost tool-call wrapper is a `Guard`'s (create_agent's `middleware=[..., guard]`),
+    and a step whose every tool call goes through `guard.call` are `tools`, unless the guard's
+    history would not outlive the subgraph the node is in (a warning says so). A guard built with
+    `input_reads_outside=True` makes the export's `input.reads_outside` true.
+
+    Per-call reviews (SPEC 12.2): `HumanInTheLoopMiddleware` is a `call` interrupt on the tool
+    node for each tool it gates; a step that asks about each tool call with `interrupt()` and runs
+    the tool only when the answer accepts or edits it (`_review.py`) is a `call` interrupt for
+    each tool it reviews; a step that calls `interrupt()` and tools in another shape is `inside`,
+    with a warning.
+
+    `words` (`_words.py`): `{"input": {"reads_outside": true}}`, `{"nodes": {N: {"calls": {...},
+    "reviews": [...]}}}` (and catalogue words, used by `export_catalogue`). Raises `WordsError`
+    (a `ValueError`) for malformed words or words naming a node or tool the graph lacks.
+
+    Locations (SPEC 12.4, `_sources.py`): a node running a function of the user's at its `def`
+    (an instance of the user's class with `__call__` at its `class`; a decorated function at its
+    own `def`, `__wrapped__` followed); a node whose code is the framework's (a `ToolNode`, a
+    prebuilt agent's nodes, a subgraph) at the user's `add_node(...)` call, or at the prebuilt
+    constructor's call (`create_agent(...)`); a node with neither has no location (the verifier
+    points at the export and says why). `tool_locations` gives each tool's definition (its
+    function's `def`, its class), which findings on the tool show as a related location.
+    `location.file` is relative to `base` (the folder the export is written to; default the
+    working directory). `origin` is `(file, attribute)` the graph was loaded from (the CLI's
+    MODULE:ATTR), read as the user's code too.
+
     Raises `TypeError` when `compiled` is not a compiled LangGraph graph. Node names containing `/`
     are escaped (`escape_id`) with a warning.
     """
     check_graph(compiled, "export_graph")
+    w = _words.split(words)
     ex = _Exporter(provenance=provenance)
     top = ex.graph(compiled, parent=None)
     out = {"format": "qls-graph/1", "name": name or getattr(compiled, "name", None) or "LangGraph"}
     out.update(top)
     out["subgraphs"] = ex.subgraphs
+    tool_locations = ex.finish_locations(base, origin)
+    if tool_locations:
+        out["tool_locations"] = tool_locations
+    _words.apply(out, w)
+    if any(g.input_reads_outside for g in ex.guards):
+        if w.input_reads_outside is False:
+            ex.warn("the words say the input is the person's (input.reads_outside: false), but a guard of the graph "
+                    "was built with input_reads_outside=True: the export follows the guard")
+        out["input"] = {"reads_outside": True}
     out["producer"] = {"exporter": EXPORTER, "versions": versions()}
     out["warnings"] = ex.warnings
     if not provenance:
@@ -200,10 +239,17 @@ def graph_tools(compiled: Any) -> list:
     """Every LangChain tool the compiled graph (and its subgraphs) binds to a tool node or
     whose code references directly, once each by name, in the order met. For
     `export_catalogue`. Raises `TypeError` as `export_graph` does for anything else."""
+    return graph_tools_and_guards(compiled)[0]
+
+
+def graph_tools_and_guards(compiled: Any) -> tuple[list, list]:
+    """`graph_tools(compiled)`, and the guards (`stalwart_export.Guard`) that decide the calls of
+    its guarded nodes."""
     check_graph(compiled, "graph_tools")
     ex = _Exporter(provenance=False)
     ex.graph(compiled, parent=None)
-    return list(ex.tools_seen.values())
+    guards = list({id(g): g for g in ex.guards}.values())
+    return list(ex.tools_seen.values()), guards
 
 
 class _Exporter:
@@ -214,6 +260,70 @@ class _Exporter:
         self._sub_names: dict[int, str] = {}
         self._unknown_parent: set[str] = set()
         self.tools_seen: dict[str, Any] = {}
+        #: The guards found deciding a node's calls (stalwart_export.Guard).
+        self.guards: list[Any] = []
+        #: While a subgraph is exported: why the guard's history would not outlive it, if so.
+        self.history_lost: str | None = None
+        #: The user's files read for the lines that built nodes (`_sources.py`).
+        self.sources = _sources.SourceIndex()
+        #: (graph export, node name, node dict, its function or None), located at the end.
+        self.to_locate: list[tuple[Any, str, dict, Any]] = []
+
+    def finish_locations(self, base: str | None, origin: tuple[str, str] | None) -> dict[str, dict]:
+        """Give every node its location (SPEC 12.4) and return each tool's definition
+        (`tool_locations`), once every file the graph's code lives in is known."""
+        if origin is not None:
+            self.sources.add(origin[0])
+        for t in self.tools_seen.values():
+            for obj in _tool_code(t):
+                self.sources.add_object(obj)
+        for _g, _name, _node, fn in self.to_locate:
+            if fn is not None:
+                self.sources.add_object(fn)
+        for g, name, node, fn in self.to_locate:
+            loc = None
+            how = None
+            if fn is not None and _sources.is_user_file(_sources.source_file(fn)):
+                loc = _code.location(fn, base)
+                how = "the function it runs"
+            if loc is None:
+                call = None if g.prebuilt else self.sources.add_node_call(list(g.builder.nodes), name)
+                how = "add_node(...)" if call else None
+                if call is None and name in g.sub_of:
+                    call = self.sources.constructor_call(getattr(g.sub_of[name], "name", None), None)
+                    how = "the subgraph's constructor call" if call else None
+                if call is None and g.prebuilt:
+                    call = self.sources.constructor_call(getattr(g.compiled, "name", None),
+                                                         origin if g.parent is None else None)
+                    how = "the prebuilt agent's constructor call" if call else None
+                loc = _sources.loc_of(call, base)
+            node.pop("location", None)
+            if loc is not None:
+                node["location"] = loc
+                if self.provenance:
+                    node.setdefault("langgraph", {})["located_at"] = how
+        # a prebuilt agent's nodes found nowhere else: where the node running the agent is
+        by_graph = {n.get("graph"): n for _g, _n, n, _f in self.to_locate if n.get("kind") == "subgraph"}
+        for _ in range(8):
+            changed = False
+            for g, _name, node, _fn in self.to_locate:
+                outer = by_graph.get(g.parent) if g.parent else None
+                if "location" not in node and g.prebuilt and outer is not None and "location" in outer:
+                    node["location"] = dict(outer["location"])
+                    if self.provenance:
+                        node.setdefault("langgraph", {})["located_at"] = "the node running the prebuilt agent"
+                    changed = True
+            if not changed:
+                break
+        out: dict[str, dict] = {}
+        for tname, t in self.tools_seen.items():
+            for obj in _tool_code(t):
+                if _sources.is_user_file(_sources.source_file(obj)):
+                    loc = _code.location(obj, base)
+                    if loc is not None:
+                        out[tname] = {"location": loc}
+                        break
+        return out
 
     def warn(self, msg: str) -> None:
         if msg not in self.warnings:
@@ -247,7 +357,9 @@ class _Exporter:
             self._unknown_parent.add(parent)
         return out
 
-    def subgraph_name(self, sub: Any, hint: str) -> str:
+    def subgraph_name(self, sub: Any, hint: str, lost: str | None = None) -> str:
+        """The name `sub` is exported under (exporting it the first time). `lost`: why the guard's
+        history would not outlive a run of it (read by nodes it guards)."""
         key = id(sub)
         if key in self._sub_names:
             return self._sub_names[key]
@@ -261,7 +373,12 @@ class _Exporter:
             i += 1
         self._sub_names[key] = name
         self.subgraphs[name] = {}  # reserve (and stop recursion on cycles)
-        exported = self.graph(sub, parent=name)
+        saved = self.history_lost
+        self.history_lost = saved or lost
+        try:
+            exported = self.graph(sub, parent=name)
+        finally:
+            self.history_lost = saved
         self.subgraphs[name] = exported
         return name
 
@@ -283,7 +400,26 @@ class _GraphExport:
         self.kinds: dict[str, str] = {}
         self.parent_unknown = False  # a Command.PARENT with an unknown destination
         self.parent_dests: set[str] = set()
+        #: True when no node runs the user's own code: a prebuilt constructor's graph
+        #: (create_agent, create_react_agent, create_supervisor, create_swarm), located at its call.
+        self.prebuilt = False
+        #: Subgraph nodes: name -> the compiled graph they run.
+        self.sub_of: dict[str, Any] = {}
+        #: Model nodes bound with `parallel_tool_calls=False`: one tool call a message.
+        self.single_call: set[str] = set()
+        #: id(edge) -> {destination: the tools its visit may call after this route}.
+        self.route_calls: dict[int, dict[str, list[str]]] = {}
         self.hitl: list[tuple[str, Any]] = []  # (node name, HumanInTheLoopMiddleware)
+        self.toolnodes: set[str] = set()  # nodes that are a ToolNode (guarded or not)
+        self.hitl_seen: set[str] = set()
+        #: Each node's runnable under its wrappers (`_code.unwrap_runnable`).
+        self._inner: dict[str, Any] = {}
+
+    def runnable(self, name: str) -> Any:
+        """Node `name`'s runnable seen through `with_fallbacks`, `with_retry` and bindings."""
+        if name not in self._inner:
+            self._inner[name] = _code.unwrap_runnable(self.builder.nodes[name].runnable)[0]
+        return self._inner[name]
 
     def label(self, what: str) -> str:
         return f"{what} in subgraph '{self.parent}'" if self.parent else what
@@ -311,7 +447,11 @@ class _GraphExport:
             self.qid(name)
         self.nodes.append({"id": START, "kind": "start"})
         for name, spec in b.nodes.items():
-            self.nodes.append(self.node(name, spec))
+            node = self.node(name, spec)
+            self.nodes.append(node)
+            self.ex.to_locate.append((self, name, node, _code.unwrap_callable(self.runnable(name))))
+        fns = [_code.unwrap_callable(self.runnable(n)) for n in b.nodes]
+        self.prebuilt = all(f is None or not _sources.is_user_file(_sources.source_file(f)) for f in fns)
         self.nodes.append({"id": END, "kind": "end"})
 
         has_out: set[str] = set()
@@ -337,6 +477,7 @@ class _GraphExport:
                 self.edges.append(self.lg({"from": self.qid(name), "kind": "conditional", "destinations": [END]},
                                           implicit=True, enforced=True,
                                           source="no outgoing edge: the branch halts unless a Command routes"))
+        self.narrow_by_routes()
         self.compile_interrupts()
         self.hitl_interrupts()
         return {"nodes": self.nodes, "edges": self.edges, "sends": self.sends, "interrupts": self.interrupts}
@@ -346,15 +487,18 @@ class _GraphExport:
         from langgraph.pregel import Pregel
 
         qid = self.qid(name)
-        runnable = spec.runnable
+        runnable, wrappers, fallbacks = _code.unwrap_runnable(spec.runnable)
+        self._inner[name] = runnable
         fn = _code.unwrap_callable(runnable)
         node: dict[str, Any] = {"id": qid}
         prov: dict[str, Any] = {"runnable": _code.qualname(runnable)}
+        if wrappers:
+            prov["wrappers"] = wrappers
+        if fallbacks:
+            prov["fallbacks"] = [_code.qualname(_code.unwrap_callable(f) or f) for f in fallbacks]
+            self.check_fallbacks(name, fallbacks)
         if fn is not None:
             prov["func"] = _code.qualname(fn)
-            loc = _code.location(fn)
-            if loc:
-                node["location"] = loc
 
         # subgraph
         sub = None
@@ -373,7 +517,15 @@ class _GraphExport:
                 if found:
                     sub = found[0]
         if sub is not None:
-            gname = self.ex.subgraph_name(sub, hint=name)
+            where = f"subgraph '{self.parent}'" if self.parent else "the top graph"
+            if not direct:
+                lost = f"node {name!r} runs it inside its function, which passes on only what its code returns"
+            elif not _guarded.keeps_history(self.compiled):
+                lost = f"{where} has no `stalwart_guard` in its state"
+            else:
+                lost = None
+            self.sub_of[name] = sub
+            gname = self.ex.subgraph_name(sub, hint=name, lost=lost)
             node.update(kind="subgraph", graph=gname)
             if not direct:
                 self.ex.warn(self.label(
@@ -388,13 +540,17 @@ class _GraphExport:
 
         if isinstance(runnable, ToolNode):
             tools = list(runnable.tools_by_name.values())
-            node.update(kind="tools_plain", tools=[t.name for t in tools])
+            self.toolnodes.add(name)
             for t in tools:
                 self.ex.tools_seen.setdefault(t.name, t)
             wrap = getattr(runnable, "_wrap_tool_call", None)
             prov["wrap_tool_call"] = _code.qualname(wrap) if wrap else None
-            self.kinds[name] = "tools_plain"
-            node.pop("location", None)
+            guard, why = _guarded.tool_node_guard(runnable)
+            kind = self.guarded_kind(name, guard, why, "tools_plain")
+            if kind == "tools":
+                prov["guard"] = "stalwart_export.Guard"
+            node.update(kind=kind, tools=[t.name for t in tools])
+            self.kinds[name] = kind
             return self.lg(node, **prov)
 
         # middleware node (langchain.agents create_agent): "<Middleware>.<hook>"
@@ -412,6 +568,9 @@ class _GraphExport:
         if model is not None:
             node["kind"] = "model"
             prov["model"] = model
+            if _one_call_a_message(runnable, fn):
+                self.single_call.add(name)
+                prov["parallel_tool_calls"] = False
             if bound is not None:
                 prov["bound_tools"] = bound
             self.kinds[name] = "model"
@@ -421,15 +580,26 @@ class _GraphExport:
         node["kind"] = "step"
         prov["opaque"] = True
         if fn is not None:
-            from langchain_core.tools import BaseTool
-
-            direct_tools = []
-            for _, o in _code.referenced_objects(fn, depth=3):
-                if isinstance(o, BaseTool) and o.name not in direct_tools:
-                    direct_tools.append(o.name)
-                    self.ex.tools_seen.setdefault(o.name, o)
+            direct_tools, handwritten = self.step_tools(name, fn)
             if direct_tools:
                 node["tools"] = direct_tools
+                if handwritten:
+                    # a hand-written tool node: it runs the calls the model made (issue 16, item 5)
+                    prov.pop("opaque", None)
+                    prov["tool_node"] = f"runs each tool call of the model's message through {handwritten!r}"
+                    guard, why = _guarded.step_guard(fn, direct_tools)
+                    kind = self.guarded_kind(name, guard, why, "tools_plain")
+                    node["kind"] = kind
+                    self.kinds[name] = kind
+                    return self.lg(node, **prov)
+                guard, why = _guarded.step_guard(fn, direct_tools)
+                kind = self.guarded_kind(name, guard, why, "step")
+                if kind == "tools":
+                    node["kind"] = "tools"
+                    prov.pop("opaque", None)
+                    prov["guard"] = "stalwart_export.Guard (guard.call)"
+                    self.kinds[name] = "tools"
+                    return self.lg(node, **prov)
                 self.ex.warn(self.label(
                     f"node {name!r} (step) calls tools {direct_tools} directly, outside any tool node: "
                     "those calls skip the tool check and any pause on a tool node"))
@@ -437,6 +607,89 @@ class _GraphExport:
             self.ex.warn(self.label(f"node {name!r}: cannot read its code ({prov['runnable']}); exported as an opaque step"))
         self.kinds[name] = "step"
         return self.lg(node, **prov)
+
+    def step_tools(self, name: str, fn: Any) -> tuple[list[str], str | None]:
+        """The tools a step's code runs, and the mapping it dispatches the model's tool calls
+        through when it is a hand-written tool node (`_picks.dispatch`). A list of tools the code
+        only takes tools from by name (`_picks.selections`) gives only the tools named; one it
+        takes from by a name that is not a literal gives all its tools, with a warning."""
+        from langchain_core.tools import BaseTool
+
+        picks = _picks.selections(fn)
+        mapping = _picks.dispatch(fn)
+        narrowed: dict[int, tuple[str, set[str] | None, Any]] = {}
+        for var, names in picks.items():
+            if var == mapping:
+                continue
+            obj = _code.resolve_name(fn, ast.Name(id=var))
+            if isinstance(obj, (list, tuple, dict)):
+                narrowed[id(obj)] = (var, names, obj)
+        closed = frozenset(k for k, (_, names, _) in narrowed.items() if names is not None)
+        out: list[str] = []
+
+        def add(tool: Any) -> None:
+            if tool.name not in out:
+                out.append(tool.name)
+                self.ex.tools_seen.setdefault(tool.name, tool)
+
+        for _, o in _code.referenced_objects(fn, depth=3, closed=closed):
+            if isinstance(o, BaseTool):
+                add(o)
+        for var, names, obj in narrowed.values():
+            items = list(obj.values()) if isinstance(obj, dict) else list(obj)
+            tools = [t for t in items if isinstance(t, BaseTool)]
+            if names is None:
+                self.ex.warn(self.label(
+                    f"node {name!r} takes a tool from {var!r} by a name that is not a literal: every tool of "
+                    f"{var!r} is kept ({', '.join(t.name for t in tools)})"))
+                continue
+            for t in tools:
+                if t.name in names:
+                    add(t)
+            missing = sorted(names - {t.name for t in tools})
+            if missing:
+                self.ex.warn(self.label(f"node {name!r} takes {missing} from {var!r}, which holds no such tool"))
+        return out, (mapping if out else None)
+
+    def check_fallbacks(self, name: str, fallbacks: list) -> None:
+        """A `with_fallbacks` handler runs when the node raises, instead of it: its code is read
+        as a step's would be. A handler that calls tools or a model, or whose code cannot be read,
+        is a warning naming it (the export keeps the node as what its primary runnable is)."""
+        from langchain_core.language_models import BaseLanguageModel
+        from langchain_core.tools import BaseTool
+
+        for fb in fallbacks:
+            fn = _code.unwrap_callable(fb)
+            if fn is None:
+                self.ex.warn(self.label(f"node {name!r}: its fallback {_code.qualname(fb)} cannot be read: "
+                                        "what it does when the node fails is not in the export"))
+                continue
+            if _code.is_library(fn):
+                continue
+            found = sorted({getattr(o, "name", None) or _code.qualname(o)
+                            for _, o in _code.referenced_objects(fn, depth=3)
+                            if isinstance(o, (BaseTool, BaseLanguageModel))})
+            if found:
+                self.ex.warn(self.label(
+                    f"node {name!r}: its fallback {_code.qualname(fn)} reaches {found} when the node fails; "
+                    "the export reads the node as its primary runnable only"))
+
+    def guarded_kind(self, name: str, guard: Any, why: str | None, plain: str) -> str:
+        """`tools` when `guard` decides every call of node `name` and the guard's history is kept
+        for the whole session, else `plain`, with a warning saying why not."""
+        if guard is None:
+            if why:
+                self.ex.warn(self.label(f"node {name!r} is not guarded: {why}"))
+            return plain
+        self.ex.guards.append(guard)
+        lost = self.ex.history_lost
+        if lost:
+            self.ex.warn(self.label(
+                f"node {name!r} calls tools through the guard, but the guard's history does not outlive this "
+                f"subgraph ({lost}): its session rules would restart each time the subgraph runs, so the node is "
+                "exported unguarded; declare `stalwart_guard: GuardHistory` in every enclosing graph's state"))
+            return plain
+        return "tools"
 
     def find_model(self, runnable: Any, fn: Any) -> tuple[str | None, list[str] | None]:
         from langchain_core.language_models import BaseLanguageModel
@@ -498,12 +751,81 @@ class _GraphExport:
             self.ex.warn(self.label(
                 f"conditional edge from {src!r} ({rname}): no path_map and no Literal return annotation "
                 "-> destinations null"))
-        self.edges.append(self.lg({"from": self.qid(src), "kind": "conditional", "destinations": dests}, **prov))
+        edge = self.lg({"from": self.qid(src), "kind": "conditional", "destinations": dests}, **prov)
+        if router is not None and dests is not None and self.kinds.get(src) == "model":
+            self.tool_routes(src, edge, router, dict(ends or {}))
+        self.edges.append(edge)
         if router is not None:
             self.scan_sends(src, router, via="conditional", rname=rname)
         else:
             self.sends.append(self.lg({"from": self.qid(src), "destinations": None}, via="conditional", router=rname))
             self.ex.warn(self.label(f"router of {src!r} ({rname}): cannot read its code; it may Send anywhere"))
+
+    def tool_routes(self, src: str, edge: dict, router: Any, ends: dict) -> None:
+        """Per destination a tool-calling node, the tools its visit may call after this router
+        chose it, where the router's code narrows them (`_routes.py`); `narrow_by_routes` applies
+        them. A router that narrows only when the model makes one call a message, on a model that
+        may make several, is a warning."""
+        single = src in self.single_call
+        routes = _routes.tool_routes(router, single)
+        if not single and not routes and _routes.tool_routes(router, True):
+            self.ex.warn(self.label(
+                f"the router of {src!r} ({_code.qualname(router)}) sends calls by tool name, but the model may make "
+                "several calls a message, so any call may reach each destination; bind the model with "
+                "parallel_tool_calls=False to make each route exact"))
+        calls: dict[str, list[str]] = {}
+        for ret, allowed in routes.items():
+            dest = self.qid(ends.get(ret, ret))
+            if dest not in (edge["destinations"] or []):
+                continue
+            node = next((n for n in self.nodes if n["id"] == dest), None)
+            if node is None or node["kind"] not in ("tools", "tools_plain", "step") or not node.get("tools"):
+                continue
+            only = _routes.restrict(node["tools"], allowed)
+            if only != node["tools"]:
+                calls[dest] = only
+        if calls:
+            self.route_calls[id(edge)] = calls
+            if self.ex.provenance:
+                edge.setdefault("langgraph", {})["calls"] = calls
+
+    def narrow_by_routes(self) -> None:
+        """A tool node every route into which is a router's route that narrows its calls
+        (`tool_routes`) can only be asked for those calls: its `tools` become theirs. A node with
+        any other way in (another edge, a send, a `null` edge, a hand-off from a subgraph) keeps
+        every tool it binds."""
+        narrowed: dict[str, list[str]] = {}
+        blocked: set[str] = set()
+        for e in self.edges:
+            if e["destinations"] is None:
+                return  # a null edge may reach any node
+            for d in e["destinations"]:
+                got = self.route_calls.get(id(e), {}).get(d)
+                if got is None:
+                    blocked.add(d)
+                else:
+                    narrowed.setdefault(d, [])
+                    narrowed[d] += [t for t in got if t not in narrowed[d]]
+        for snd in self.sends:
+            if snd["destinations"] is None:
+                return
+            blocked.update(snd["destinations"])
+        for name in self.sub_of:
+            sub = self.ex.subgraphs.get(self.ex.subgraph_name(self.sub_of[name], hint=name), {})
+            if self.ex.parent_unknown(self.ex.subgraph_name(self.sub_of[name], hint=name)):
+                return
+            for e in sub.get("edges", []):
+                blocked.update(d[3:] for d in e.get("destinations") or [] if d.startswith("../"))
+        for node in self.nodes:
+            nid = node["id"]
+            if nid in blocked or nid not in narrowed or not node.get("tools"):
+                continue
+            only = [t for t in node["tools"] if t in narrowed[nid]]
+            if only != node["tools"]:
+                if self.ex.provenance:
+                    node.setdefault("langgraph", {})["bound_tools"] = list(node["tools"])
+                    node["langgraph"]["tools_narrowed_by"] = "the routes into it (the router reads the tool names)"
+                node["tools"] = only
 
     def scan_sends(self, src: str, fn: Any, via: str, rname: str) -> None:
         from langgraph.types import Send
@@ -533,7 +855,7 @@ class _GraphExport:
     def commands(self, name: str, spec: Any) -> None:
         from langgraph.types import Command
 
-        runnable = spec.runnable
+        runnable = self.runnable(name)
         fn = _code.unwrap_callable(runnable)
         kind = self.kinds.get(name)
         prov: dict[str, Any] = {"enforced": False}
@@ -563,7 +885,7 @@ class _GraphExport:
             gname = next((n.get("graph") for n in self.nodes if n["id"] == self.qid(name)), None)
             if declared is None and gname and self.ex.parent_unknown(gname):
                 unknown_goto = True
-        if kind == "tools_plain":
+        if name in self.toolnodes:
             for tool in runnable.tools_by_name.values():
                 meta = getattr(tool, "metadata", None) or {}
                 if HANDOFF_KEY in meta:
@@ -707,8 +1029,8 @@ class _GraphExport:
                     continue
                 src = f"compile(interrupt_{when}=" + ('"*"' if listed == "*" else "list") + ")"
                 spec = self.builder.nodes[name]
-                if when == "before" and self.kinds.get(name) == "tools_plain":
-                    for t in spec.runnable.tools_by_name:
+                if when == "before" and name in self.toolnodes:
+                    for t in self.runnable(name).tools_by_name:
                         self.interrupts.append(self.lg({"node": self.qid(name), "when": "before", "tool": t},
                                                        source=src, guaranteed=True))
                 else:
@@ -717,8 +1039,8 @@ class _GraphExport:
         # interrupt() in node code, and at the top of a tool's code
         for name, spec in self.builder.nodes.items():
             kind = self.kinds.get(name)
-            if kind == "tools_plain":
-                for tname, tool in spec.runnable.tools_by_name.items():
+            if name in self.toolnodes:
+                for tname, tool in self.runnable(name).tools_by_name.items():
                     tfn = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
                     if tfn is None:
                         continue
@@ -736,30 +1058,50 @@ class _GraphExport:
                         self.ex.warn(self.label(
                             f"tool {tname!r} calls interrupt() under a condition; not written as a confirmation"))
                 continue
-            if kind not in ("step", "model"):
+            if kind not in ("step", "model", "tools", "tools_plain"):
                 continue
-            fn = _code.unwrap_callable(spec.runnable)
+            fn = _code.unwrap_callable(self.runnable(name))
             if fn is None or _is_middleware(getattr(fn, "__self__", None)) or _code.is_library(fn):
                 continue
             tree = _code.parse_function(fn)
             if tree is None:
                 continue
             calls = _code.calls_to(fn, tree, interrupt, "interrupt")
-            if calls:
-                self.interrupts.append(self.lg({"node": self.qid(name), "when": "inside", "tool": None},
-                                               source="interrupt() call in the node's code",
-                                               unconditional=any(_code.top_level_call(tree, c) for c, _ in calls)))
+            if not calls:
+                continue
+            tools = next((n.get("tools") or [] for n in self.nodes if n["id"] == self.qid(name)), [])
+            if tools and kind != "model":
+                reviewed, why = _review.review_shape(fn, tools)
+                if reviewed is not None:
+                    for t in reviewed:
+                        self.interrupts.append(self.lg({"node": self.qid(name), "when": "call", "tool": t},
+                                                       source="interrupt() for each tool call, the tool run only "
+                                                              "when the answer accepts or edits it"))
+                    continue
+                self.ex.warn(self.label(
+                    f"node {name!r} calls interrupt() and the tools {tools}, but the review is not recognised "
+                    f"({why}): written as an `inside` pause, which confirms nothing; if the node puts each call to "
+                    f"a person and runs it only when accepted, declare it in the words: "
+                    f'{{"nodes": {{"{name}": {{"reviews": {json.dumps(tools)}}}}}}}'))
+            self.interrupts.append(self.lg({"node": self.qid(name), "when": "inside", "tool": None},
+                                           source="interrupt() call in the node's code",
+                                           unconditional=any(_code.top_level_call(tree, c) for c, _ in calls)))
 
     def hitl_interrupts(self) -> None:
+        """HumanInTheLoopMiddleware reviews each call of the tools its `interrupt_on` gates: a
+        `call` interrupt (SPEC 12.2) on each tool node binding the tool. In `batched` mode the
+        person answers in `after_model` for every call of the model's message, and a rejected
+        call never reaches the tool node; in `per_call` mode the tool node's wrapper asks about
+        each call. Either way each call runs only on a yes (or as edited)."""
         for name, mw in self.hitl:
             mode = getattr(mw, "interrupt_mode", "batched")
             configs = getattr(mw, "interrupt_on", {}) or {}
-            if mode == "per_call":
-                targets = [n for n, k in self.kinds.items() if k == "tools_plain"]
-                src = "HumanInTheLoopMiddleware(interrupt_mode='per_call') in ToolNode.wrap_tool_call"
-            else:
-                targets = [name]
-                src = f"HumanInTheLoopMiddleware(interrupt_mode={mode!r}).after_model"
+            if name in self.hitl_seen:
+                continue
+            self.hitl_seen.add(name)
+            targets = sorted(self.toolnodes)
+            src = (f"HumanInTheLoopMiddleware(interrupt_mode={mode!r})"
+                   + (" in ToolNode.wrap_tool_call" if mode == "per_call" else ".after_model"))
             for tool, cfg in configs.items():
                 if not cfg:
                     continue
@@ -770,12 +1112,38 @@ class _GraphExport:
                     continue
                 decisions = list(cfg.get("allowed_decisions", [])) if isinstance(cfg, dict) else []
                 for t in targets:
-                    if mode == "per_call":
-                        tn = self.builder.nodes[t].runnable
-                        if tool not in getattr(tn, "tools_by_name", {}):
-                            continue
-                    self.interrupts.append(self.lg({"node": self.qid(t), "when": "before", "tool": tool},
-                                                   source=src, guaranteed=True, decisions=decisions))
+                    tn = self.runnable(t)
+                    if tool not in getattr(tn, "tools_by_name", {}):
+                        continue
+                    where = {"asked_in": self.qid(name)} if mode != "per_call" else {}
+                    self.interrupts.append(self.lg({"node": self.qid(t), "when": "call", "tool": tool},
+                                                   source=src, guaranteed=True, decisions=decisions, **where))
+
+
+def _one_call_a_message(runnable: Any, fn: Any) -> bool:
+    """True when the model a node runs is bound with `parallel_tool_calls=False` (one tool call a
+    message), in the runnable or what its code references."""
+    def bound_single(o: Any, depth: int = 0) -> bool:
+        if depth > 6:
+            return False
+        kwargs = _code.attr(o, "kwargs", None)
+        if isinstance(kwargs, dict) and kwargs.get("parallel_tool_calls") is False:
+            return True
+        inner = _code.attr(o, "bound", None)
+        if inner is not None and inner is not o and bound_single(inner, depth + 1):
+            return True
+        return any(bound_single(st, depth + 1) for st in (_code.attr(o, "steps", None) or []))
+
+    if bound_single(runnable):
+        return True
+    return fn is not None and any(bound_single(o) for _, o in _code.referenced_objects(fn, depth=4))
+
+
+def _tool_code(tool: Any) -> list:
+    """What a tool's definition is, to locate it: its function and coroutine (decorators
+    followed), else its class (a `BaseTool` subclass of the user's)."""
+    out = [f for f in (getattr(tool, "func", None), getattr(tool, "coroutine", None)) if f is not None]
+    return out or [type(tool)]
 
 
 def _is_middleware(obj: Any) -> bool:

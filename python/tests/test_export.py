@@ -16,11 +16,16 @@ from stalwart_export import escape_id, export_graph, unescape_id
 #:   tools its code calls directly"); the corpus kept them in provenance only;
 #: - interrupt() in a node is `inside` (SPEC 2.2), the corpus wrote `before`;
 #: - a HumanInTheLoopMiddleware pause with a `when` predicate is left out (it may be skipped),
-#:   the corpus wrote it with `guaranteed: false`.
+#:   the corpus wrote it with `guaranteed: false`;
+#: - HumanInTheLoopMiddleware reviews each call: `call` on the tool node (SPEC 12.2, issue 15),
+#:   where the corpus wrote `before` (on after_model in batched mode).
 DIFFERENCES = {
     "interrupt_review_node": {"interrupts": ({("human_review_node", "inside", None)},
                                              {("human_review_node", "before", None)})},
-    "hitl_middleware_per_call": {"interrupts": (set(), {("tools", "before", "refund_order")})},
+    "hitl_middleware": {"interrupts": ({("tools", "call", "refund_order")},
+                                       {("HumanInTheLoopMiddleware.after_model", "before", "refund_order")})},
+    "hitl_middleware_per_call": {"interrupts": ({("tools", "call", "get_order")},
+                                                {("tools", "before", "refund_order"), ("tools", "before", "get_order")})},
 }
 
 
@@ -113,10 +118,9 @@ def test_interrupt_styles():
     g = ex("interrupt_in_tool")
     assert [(i["node"], i["when"], i["tool"]) for i in g["interrupts"]] == [("tools", "before", "refund_order")]
     g = ex("hitl_middleware")
-    assert [(i["node"], i["when"], i["tool"]) for i in g["interrupts"]] == [
-        ("HumanInTheLoopMiddleware.after_model", "before", "refund_order")]
+    assert [(i["node"], i["when"], i["tool"]) for i in g["interrupts"]] == [("tools", "call", "refund_order")]
     g = ex("hitl_middleware_per_call")
-    assert [(i["node"], i["when"], i["tool"]) for i in g["interrupts"]] == [("tools", "before", "get_order")]
+    assert [(i["node"], i["when"], i["tool"]) for i in g["interrupts"]] == [("tools", "call", "get_order")]
     assert any("when" in w and "refund_order" in w for w in g["warnings"])
     g = ex("edge_cases")
     assert [(i["node"], i["when"], i["tool"]) for i in g["interrupts"]] == [("merge", "after", None)]

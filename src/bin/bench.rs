@@ -1,4 +1,4 @@
-//! Benchmark harness: `cargo run --release --bin bench [-- [FAMILY,...] [SIZE...] [--write DIR]]`.
+//! Benchmark harness: `cargo run --release --features bench --bin bench [-- [FAMILY,...] [SIZE...] [--write DIR]]`.
 //!
 //! For each graph family (`react`, `mesh`, `subgraphs`, `chain`, `wide`; see `stalwart::gen`) and size
 //! (default 10, 100 and 1,000 nodes; give 10000 to add the largest), it generates an export with

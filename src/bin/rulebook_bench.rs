@@ -1,5 +1,5 @@
 //! Rulebook benchmark:
-//! `cargo run --release --bin rulebook_bench [-- CORPUS_DIR] [ROUNDS] [--flows N]`.
+//! `cargo run --release --features bench --bin rulebook_bench [-- CORPUS_DIR] [ROUNDS] [--flows N]`.
 //!
 //! Parses every Colang file of the corpus (default `../shared/corpus/colang`: `v1/*.co` read as
 //! Colang 1.0, `v2/*.co` as 2.x), lowers it and compiles it (routes, path conditions, the rules'

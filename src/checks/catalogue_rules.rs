@@ -48,9 +48,22 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
                 if let Some(first) = flagged.first() {
                     let mut f = on(rule, "");
                     f.message = format!("{} (argument {})", f.message, args.join(", "));
-                    // At the argument's role; the tool's entry beside it.
-                    f.location = Some(first.loc);
+                    // At the tool's definition in the user's source when the export gives it
+                    // (SPEC 12.4), else at the argument's role; the entry beside it.
                     f.related = vec![(d.loc, format!("'{}' is declared here", d.name))];
+                    match d.defined {
+                        Some(def) => {
+                            f.location = Some(def);
+                            f.related.insert(
+                                0,
+                                (
+                                    first.loc,
+                                    format!("the role of '{}' is declared here", first.name),
+                                ),
+                            );
+                        }
+                        None => f.location = Some(first.loc),
+                    }
                     out.push(f);
                 }
             }
@@ -87,8 +100,9 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
     out
 }
 
-/// A finding of `rule` on tool `d`, located at its entry (so not also related), `detail` filling
-/// the template's `{detail}`.
+/// A finding of `rule` on tool `d`, located at its definition in the user's source when the export
+/// gives it (SPEC 12.4; the entry related), else at its entry (so not also related), `detail`
+/// filling the template's `{detail}`.
 fn on_tool(rule: &'static str, d: &ToolDef, detail: &str) -> Finding {
     let mut f = finding(
         Subject {
@@ -97,13 +111,17 @@ fn on_tool(rule: &'static str, d: &ToolDef, detail: &str) -> Finding {
             subject: d.name.clone(),
             tool: Some(d),
             node: None,
-            location: Some(d.loc),
+            location: Some(d.defined.unwrap_or(d.loc)),
         },
         None,
         Vec::new(),
         &[("detail", detail)],
     );
-    f.related.clear();
+    if d.defined.is_none() {
+        f.related.clear();
+    } else {
+        f.related.retain(|(l, _)| Some(*l) != d.defined);
+    }
     f
 }
 

@@ -80,6 +80,9 @@ const ENV_CALLS: &[&str] = &[
 pub struct CodeCheck {
     /// `CC001`.
     pub id: String,
+    /// The CWE weaknesses it finds (`CWE-798`), for SARIF.
+    #[serde(default)]
+    pub cwe: Vec<String>,
     /// A short title (`Undeclared network call`).
     pub title: String,
     /// The default severity's word (`High`).

@@ -2,10 +2,10 @@
 //! QG012 (O6), QG013 (O7), QG105 (O8), QG003 for O1-O6 first broken at a later turn, and QG006 for
 //! an instance the search could not decide.
 
-use super::{finding, Subject};
+use super::{finding, finding_in, Subject};
 use crate::engine::{Class, Depth, InstanceResult, Violation};
 use crate::findings::{Finding, Obligation};
-use crate::ir::NotAfter;
+use crate::ir::{Framework, NotAfter};
 use crate::model::{FlatModel, NodeIx, ToolIx};
 use std::collections::BTreeMap;
 
@@ -55,8 +55,9 @@ fn order_detail(m: &FlatModel, ob: Obligation, t: ToolIx) -> String {
     }
 }
 
-/// Turns the verdicts into findings.
-pub fn findings(m: &FlatModel, results: &[InstanceResult]) -> Vec<Finding> {
+/// Turns the verdicts into findings, their fixes in the terms of the `framework` the export
+/// was made with (SPEC 12: a LangGraph export is told the LangGraph remedy).
+pub fn findings(m: &FlatModel, results: &[InstanceResult], framework: Framework) -> Vec<Finding> {
     let mut out = Vec::new();
     // QG003 candidates merged per (obligation, tool, node): the earliest turn wins.
     let mut later: BTreeMap<(Obligation, ToolIx, NodeIx), &Violation> = BTreeMap::new();
@@ -103,16 +104,26 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult]) -> Vec<Finding> {
                 }
                 continue;
             }
-            out.push(violation_finding(m, v, base_rule(v.obligation, v.class)));
+            out.push(violation_finding(
+                m,
+                v,
+                base_rule(v.obligation, v.class),
+                framework,
+            ));
         }
     }
     for v in later.values() {
-        out.push(violation_finding(m, v, "QG003"));
+        out.push(violation_finding(m, v, "QG003", framework));
     }
     out
 }
 
-fn violation_finding(m: &FlatModel, v: &Violation, rule: &'static str) -> Finding {
+fn violation_finding(
+    m: &FlatModel,
+    v: &Violation,
+    rule: &'static str,
+    framework: Framework,
+) -> Finding {
     let tool = &m.tools[v.tool];
     let node = &m.nodes[v.node];
     let detail = match v.obligation {
@@ -128,7 +139,7 @@ fn violation_finding(m: &FlatModel, v: &Violation, rule: &'static str) -> Findin
     };
     let obligation = format!("{} ({})", v.obligation.as_str(), v.obligation.describe());
     let depth = v.turn.to_string();
-    finding(
+    finding_in(
         Subject {
             rule,
             obligation: Some(v.obligation),
@@ -137,6 +148,7 @@ fn violation_finding(m: &FlatModel, v: &Violation, rule: &'static str) -> Findin
             node: Some(node.qid.clone()),
             location: Some(node.loc),
         },
+        framework,
         Some(v.turn),
         v.witness.clone(),
         &[

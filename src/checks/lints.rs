@@ -1,7 +1,8 @@
 //! The runtime lints (SPEC 6): warnings the runtime itself would give, which never block.
 //! Order, as the seed prints them: per tool in catalogue order `write_not_retry_safe`,
 //! `write_without_result_schema`, `compensation_not_retry_safe`; then `compensation_out_of_reach`,
-//! `interrupt_confirms_nothing`, `tool_never_bound`, `unknown_word`.
+//! `interrupt_confirms_nothing`, `tool_never_bound`, `unknown_word`; first of all `kind_unset`
+//! (a tool whose entry says `kind: null`, read as a write until it is declared).
 
 use crate::findings::Lint;
 use crate::ir::{Catalogue, Compensation};
@@ -16,6 +17,14 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
         message,
         loc: Some(loc),
     };
+    for t in m.tools.iter().filter(|t| t.kind_unset) {
+        out.push(lint(
+            "kind_unset",
+            &t.name,
+            "`kind: null`: not yet declared, so it is read as a write; set `kind: read` or `kind: write`".into(),
+            t.loc,
+        ));
+    }
     for t in &m.tools {
         if !t.is_write() {
             continue;
@@ -93,6 +102,20 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
                         "the interrupt {} '{}' names no tool, so the person's yes confirms no call",
                         p.when.as_str(),
                         n.qid
+                    ),
+                    p.loc,
+                ));
+            }
+        }
+        for p in &n.reviews {
+            let Some(t) = p.tool else { continue };
+            if !(n.calls_tools() && n.tools.contains(&t)) {
+                out.push(lint(
+                    "interrupt_confirms_nothing",
+                    &n.qid,
+                    format!(
+                        "the interrupt call '{}' reviews the calls of '{}', which '{}' does not call, so the person's answers confirm no call: put it on the node that calls '{}'",
+                        n.qid, m.tools[t].name, n.qid, m.tools[t].name
                     ),
                     p.loc,
                 ));

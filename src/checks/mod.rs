@@ -16,11 +16,12 @@ pub mod engines;
 pub mod graph;
 pub mod lints;
 pub mod rulebook;
+pub mod rulebook_names;
 pub mod structure;
 pub mod traces;
 
 use crate::findings::{fingerprint, Finding, Obligation, Severity, Step};
-use crate::ir::ToolDef;
+use crate::ir::{Framework, ToolDef};
 use crate::rules::{self, RuleType};
 use crate::source::Loc;
 
@@ -73,6 +74,18 @@ pub fn finding(
     witness: Vec<Step>,
     vars: &[(&str, &str)],
 ) -> Finding {
+    finding_in(s, Framework::Other, depth, witness, vars)
+}
+
+/// [`finding`] on an export made with `framework`: its fix in that framework's terms where the
+/// rule has them ([`crate::rules::Rule::fix_template`], SPEC 12).
+pub fn finding_in(
+    s: Subject<'_>,
+    framework: Framework,
+    depth: Option<u32>,
+    witness: Vec<Step>,
+    vars: &[(&str, &str)],
+) -> Finding {
     let tool_name = s.tool.map(|t| t.name.clone()).unwrap_or_default();
     let node = s.node.clone().unwrap_or_default();
     let mut all: Vec<(&str, &str)> = vec![
@@ -82,11 +95,15 @@ pub fn finding(
     ];
     all.extend_from_slice(vars);
     let (message, fix) = match rules::get(s.rule) {
-        Some(r) => (r.message_with(&all), r.fix_with(&all)),
+        Some(r) => (
+            r.message_with(&all),
+            rules::fill(r.fix_template(framework), &all),
+        ),
         None => (String::new(), String::new()),
     };
     let mut related = Vec::new();
     if let Some(t) = s.tool {
+        related.extend(defined_here(t));
         related.push((t.loc, format!("'{}' is declared here", t.name)));
     }
     Finding {
@@ -103,7 +120,32 @@ pub fn finding(
         fix,
         witness,
         other_witness: None,
+        accepted: None,
     }
+}
+
+/// Makes every fingerprint unique (issue 18: two findings never share one, or code scanning
+/// merges their alerts). Findings are in their sorted order; the first of a run of equal
+/// fingerprints keeps its own, the n-th (n >= 2) hashes its subject with `#n` appended (two null
+/// edges from one node, QG015: the edge is keyed by its place among its node's, and an unrelated
+/// edit keeps both).
+pub fn unique_fingerprints(findings: &mut [Finding]) {
+    let mut seen: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    for f in findings.iter_mut() {
+        let n = seen.entry(f.fingerprint.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            let keyed = format!("{}#{n}", f.subject);
+            f.fingerprint = fingerprint(f.rule, f.obligation, &keyed, f.node.as_deref());
+        }
+    }
+}
+
+/// The tool's definition in the user's source (an export's `tool_locations`, SPEC 12.4) as a
+/// finding's related location, when the export gave one.
+pub fn defined_here(t: &crate::ir::ToolDef) -> Option<(crate::source::Loc, String)> {
+    t.defined
+        .map(|l| (l, format!("'{}' is defined here", t.name)))
 }
 
 /// Sorts findings as the outputs list them: QG312 first, then by rule, subject, node.

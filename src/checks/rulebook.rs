@@ -58,7 +58,7 @@ pub struct Context<'a> {
 }
 
 impl Context<'_> {
-    fn loc(&self, p: Place) -> Loc {
+    pub(crate) fn loc(&self, p: Place) -> Loc {
         let file = self.loaded.file_ids.get(p.file).copied().unwrap_or(0);
         Loc::new(file, p.line as u32, p.column as u32)
     }
@@ -101,7 +101,7 @@ impl Context<'_> {
 }
 
 /// A finding of a rulebook rule; `key` makes the fingerprint unique without line numbers.
-fn rb_finding(
+pub(crate) fn rb_finding(
     rule: &'static str,
     subject: String,
     tool: Option<&ToolDef>,
@@ -175,6 +175,7 @@ pub fn findings(ctx: &Context<'_>) -> Vec<Finding> {
     read_before_written(ctx, &mut out);
     bot_lines(ctx, &mut out);
     dead(ctx, &routes, &mut out);
+    super::rulebook_names::findings(ctx, &mut out);
     advisories(ctx, &mut out);
     out
 }
@@ -646,8 +647,9 @@ fn dead(ctx: &Context<'_>, routes: &Routes<'_>, out: &mut Vec<Finding>) {
     let sheet = c.files.first().is_some_and(|f| f.version == "sheet");
     for e in &c.executes {
         let Some(u) = routes.names.of(&e.action) else {
-            // A Colang action may be Python code; a sheet's rule names a tool, so a name the
-            // catalogue lacks is a rule that governs nothing.
+            // A sheet's rule names a tool, so a name the catalogue lacks is a rule that governs
+            // nothing; a Colang action may be NeMo's or the configuration's own Python, which
+            // [`super::rulebook_names`] reads.
             if sheet {
                 let detail =
                     "the catalogue has no such tool, so the rule governs nothing".to_string();

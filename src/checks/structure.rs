@@ -45,8 +45,9 @@ pub fn unbounded_loops(m: &FlatModel) -> Vec<Finding> {
         if !inner[c] || exit[c] {
             continue;
         }
+        // Declaration order (SPEC 3.1): the file's order, the first use of a subgraph first.
         let mut sorted: Vec<usize> = comp.iter().map(|&n| g[n]).collect();
-        sorted.sort_unstable();
+        sorted.sort_unstable_by_key(|&n| (m.nodes[n].decl, n));
         let model = sorted
             .iter()
             .copied()

@@ -8,12 +8,17 @@
 //! start them; when no new turn-start state appears, every later turn would repeat an earlier one
 //! and the verdict holds at every depth (the fixpoint of SPEC 9).
 //!
+//! A call a node reviews (SPEC 12.2) branches on the person's answer like a guarded write: a yes
+//! runs it confirmed on clean content, a no runs nothing. With `input.reads_outside` the turn's
+//! first state is tainted in the top graph's region. The top end's own flags apply on the edge
+//! into it, before the turn's reset.
+//!
 //! A state is a vector of 64-bit words: word 0 packs the node, the phase and whether the batch
 //! has made a call; then the flags, the `exit_after` counters and the sliced latches of
 //! [`Slice`], laid out by `Layout`.
 
 use super::slice::Slice;
-use super::steps::{enter_steps, leave_steps, number_run_steps};
+use super::steps::{call_step, enter_steps, leave_steps, number_run_steps};
 use super::{interp, Class, Depth, Instance, InstanceResult, Limits, Violation};
 use crate::findings::{Obligation, Step, StepKind};
 use crate::ir::{FlagScope, NotAfter, When};
@@ -302,6 +307,7 @@ impl<'a> Search<'a> {
             }
         }
         let mut start: Key = SmallVec::from_elem(0, self.lay.len);
+        self.input_taint(&mut start);
         Self::set_head(&mut start, self.m.entry, PHASE_START, false);
         let mut seen_starts: HashSet<Key> = HashSet::default();
         seen_starts.insert(start.clone());
@@ -477,7 +483,7 @@ impl<'a> Search<'a> {
                 if node.calls_tools() {
                     let guarded = node.guarded();
                     for &u in &node.tools {
-                        for &runs in self.call_options(k, u, guarded) {
+                        for &runs in self.call_options(k, n, u) {
                             self.event(r, k, n, u, guarded, runs, turn);
                             let mut s2 = Key::from_slice(k);
                             if runs {
@@ -518,6 +524,9 @@ impl<'a> Search<'a> {
                         *v += 1;
                     }
                     if m.top_ends.contains(&edge.to) {
+                        // SPEC 3.1: the top end's own flags apply as the turn ends, before the
+                        // turn's reset.
+                        self.flags_of(&mut s2, edge.to);
                         ends.push((r, e as u32, s2));
                         continue;
                     }
@@ -586,13 +595,16 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// The outcomes a call of `u` may have: `true` runs, `false` is refused. A plain call runs. A
-    /// guarded call runs when its tool check (order rules and gate, SPEC 3) allows it, and may be
-    /// refused when it does not or when it is a write (the person may say no). Where the latches
-    /// `u`'s check reads are not kept, both outcomes are allowed.
-    fn call_options(&self, k: &[u64], u: ToolIx, guarded: bool) -> &'static [bool] {
-        if !guarded {
-            return &[true];
+    /// The outcomes a call of `u` at node `n` may have: `true` runs, `false` is refused. A plain
+    /// call runs, unless the node reviews it (SPEC 12.2: the person may decline it). A guarded
+    /// call runs when its tool check (order rules and gate, SPEC 3) allows it, and may be refused
+    /// when it does not, when it is a write (the person may say no) or when the node reviews it.
+    /// Where the latches `u`'s check reads are not kept, both outcomes are allowed.
+    fn call_options(&self, k: &[u64], n: NodeIx, u: ToolIx) -> &'static [bool] {
+        let node = &self.m.nodes[n];
+        let reviewed = node.reviews_calls_of(u);
+        if !node.guarded() {
+            return if reviewed { &[true, false] } else { &[true] };
         }
         let check = &self.checks[u];
         let allowed = if self.exact[u] || check.reads_nothing() {
@@ -601,7 +613,7 @@ impl<'a> Search<'a> {
             None
         };
         match allowed {
-            Some(true) if self.m.tools[u].is_write() => &[true, false],
+            Some(true) if self.m.tools[u].is_write() || reviewed => &[true, false],
             Some(true) => &[true],
             Some(false) => &[false],
             None => &[true, false],
@@ -635,7 +647,12 @@ impl<'a> Search<'a> {
             if self.s.unrec == Some(u) {
                 s[lay.misc] = (s[lay.misc] & 0xffff_ffff) | ((n as u64 + 1) << 32);
             }
-            if !guarded && def.irreversible && self.s.irrev_unconf {
+            // A reviewed call the person let run is confirmed (SPEC 12.2).
+            if !guarded
+                && def.irreversible
+                && self.s.irrev_unconf
+                && !self.m.nodes[n].reviews_calls_of(u)
+            {
                 let confirmed = self.conf_ix[u].is_some_and(|i| get(s, lay.conf, i));
                 if !confirmed {
                     s[lay.misc] |= 1;
@@ -686,8 +703,8 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// Leaving node `n`: its clears then sets, a remote node's taint, its `after` pauses.
-    fn leave(&self, s: &mut [u64], n: NodeIx) {
+    /// Node `n`'s own `clears` then `sets`.
+    fn flags_of(&self, s: &mut [u64], n: NodeIx) {
         let node = &self.m.nodes[n];
         for &f in &node.clears {
             put(s, self.lay.flags, f, false);
@@ -695,6 +712,12 @@ impl<'a> Search<'a> {
         for &f in &node.sets {
             put(s, self.lay.flags, f, true);
         }
+    }
+
+    /// Leaving node `n`: its clears then sets, a remote node's taint, its `after` pauses.
+    fn leave(&self, s: &mut [u64], n: NodeIx) {
+        let node = &self.m.nodes[n];
+        self.flags_of(s, n);
         // A remote node's answer taints the run as it is left, before its `after` pauses: a
         // person confirming there has seen that answer.
         if node.taints_on_leave && self.s.tainted {
@@ -723,7 +746,15 @@ impl<'a> Search<'a> {
         k[lay.conf..lay.conf + lay.conf_words].fill(0);
         k[lay.clean..lay.clean + lay.clean_words].fill(0);
         k[lay.misc] = 0;
+        self.input_taint(k);
         Self::set_head(k, self.m.entry, PHASE_START, false);
+    }
+
+    /// SPEC 2.2 `input.reads_outside`: the turn starts tainted in the top graph's region.
+    fn input_taint(&self, k: &mut [u64]) {
+        if let (Some(r), true) = (self.m.input_taint, self.s.tainted) {
+            put(k, self.lay.taint, self.region_bit[r], true);
+        }
     }
 
     /// Checks the obligation at a call of `u` at `n` and records a violation's witness.
@@ -738,10 +769,16 @@ impl<'a> Search<'a> {
         runs: bool,
         turn: u32,
     ) {
+        // A call that runs nothing (refused, or declined by the person) is no call event.
+        if !runs {
+            return;
+        }
         let lay = &self.lay;
         let m = self.m;
         let target = self.inst.tool;
         let is_t = target == Some(u);
+        // A call the person reviewed and let run is confirmed, on clean content (SPEC 12.2).
+        let reviewed = m.nodes[n].reviews_calls_of(u);
         let mut hits: Vec<(ToolIx, NodeIx, Class)> = Vec::new();
         match self.inst.obligation {
             Obligation::O1 => {
@@ -750,7 +787,11 @@ impl<'a> Search<'a> {
                 }
             }
             Obligation::O2 => {
-                if is_t && !guarded && !self.conf_ix[u].is_some_and(|i| get(k, lay.conf, i)) {
+                if is_t
+                    && !guarded
+                    && !reviewed
+                    && !self.conf_ix[u].is_some_and(|i| get(k, lay.conf, i))
+                {
                     hits.push((u, n, Class::Plain));
                 }
             }
@@ -791,7 +832,7 @@ impl<'a> Search<'a> {
                 }
             }
             Obligation::O6 => {
-                let clean = self.clean_ix[u].is_some_and(|i| get(k, lay.clean, i));
+                let clean = reviewed || self.clean_ix[u].is_some_and(|i| get(k, lay.clean, i));
                 if is_t && !guarded && any(k, lay.taint, lay.region_words) && !clean {
                     let region = self.region_bit[m.nodes[n].region];
                     let only_here = (0..lay.region_words).all(|w| {
@@ -819,7 +860,7 @@ impl<'a> Search<'a> {
                 }
             }
             Obligation::O9 => {
-                let confirmed = self.conf_ix[u].is_some_and(|i| get(k, lay.conf, i));
+                let confirmed = reviewed || self.conf_ix[u].is_some_and(|i| get(k, lay.conf, i));
                 let leaked = self
                     .confidential
                     .iter()
@@ -829,7 +870,7 @@ impl<'a> Search<'a> {
                 }
             }
             Obligation::O10 => {
-                let clean = self.clean_ix[u].is_some_and(|i| get(k, lay.clean, i));
+                let clean = reviewed || self.clean_ix[u].is_some_and(|i| get(k, lay.clean, i));
                 if is_t && runs && any(k, lay.taint, lay.region_words) && !clean {
                     hits.push((u, n, Class::Plain));
                 }
@@ -851,12 +892,8 @@ impl<'a> Search<'a> {
                 continue;
             }
             let mut witness = self.witness(r);
-            let mut call = Step::new(StepKind::Call, &m.nodes[n].qid, turn);
-            call.tool = Some(m.tools[u].name.clone());
-            call.guarded = Some(guarded);
-            call.refused = !runs;
+            let mut call = call_step(m, n, u, turn, false);
             call.violation = true;
-            call.loc = Some(m.nodes[n].loc);
             witness.push(call);
             number_run_steps(m, &mut witness);
             self.found.insert(
@@ -912,12 +949,7 @@ impl<'a> Search<'a> {
                 }
                 Label::Call { tool, refused } => {
                     let n = Self::node_of(&rec.key);
-                    let mut c = Step::new(StepKind::Call, &m.nodes[n].qid, turn);
-                    c.tool = Some(m.tools[tool as usize].name.clone());
-                    c.guarded = Some(m.nodes[n].guarded());
-                    c.refused = refused;
-                    c.loc = Some(m.nodes[n].loc);
-                    steps.push(c);
+                    steps.push(call_step(m, n, tool as usize, turn, refused));
                 }
                 Label::Move { edge, branch } => {
                     let e = &m.edges[edge as usize];
@@ -935,9 +967,18 @@ impl<'a> Search<'a> {
     }
 }
 
-/// How many distinct (tool, node, class) violations `inst` could have at most.
+/// How many distinct (tool, node, class) violations `inst` could have at most. A node reviewing
+/// the tool's calls confirms each (SPEC 12.2), so O2, O6, O9 and O10 cannot break there.
 fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
-    let binds = |n: &crate::model::FlatNode, t: ToolIx| n.calls_tools() && n.tools.contains(&t);
+    let binds = |n: &crate::model::FlatNode, t: ToolIx| {
+        n.calls_tools()
+            && n.tools.contains(&t)
+            && !(n.reviews_calls_of(t)
+                && matches!(
+                    inst.obligation,
+                    Obligation::O2 | Obligation::O6 | Obligation::O9 | Obligation::O10
+                ))
+    };
     match (inst.obligation, inst.tool) {
         (Obligation::O1, None) => m
             .nodes

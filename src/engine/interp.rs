@@ -4,8 +4,11 @@
 //! It is written apart from the explicit engine on purpose: a witness the engine produced is
 //! trusted only when this interpreter, reading SPEC 3 on its own, agrees that every step is legal
 //! (the node entered is a destination of a usable edge, the step limit holds, the pauses are
-//! answered, the call is bound, a guarded call's outcome is one the tool check can give) and that
-//! the last call breaks the obligation.
+//! answered, the call is bound, a guarded call's outcome is one the tool check can give, only a
+//! call its node reviews (SPEC 12.2) or a guarded one runs nothing) and that the last call breaks
+//! the obligation. [`Run`] drives the same walk step by step for a harness that decides each call
+//! as the interpreter reads it ([`call_outcomes`]), as `tests/guard_parity.rs` does against the
+//! Python guard.
 
 use super::{Class, Violation};
 use crate::findings::{Obligation, Step, StepKind};
@@ -120,6 +123,43 @@ pub fn order_allows(m: &FlatModel, l: &Latches, u: ToolIx) -> bool {
     })
 }
 
+/// What SPEC 3 lets a call of a tool at a node do, given the latches before it: whether it may
+/// run, whether it may run nothing (refused by the tool check, or declined by the person), and
+/// whether the person is asked when the check lets it through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallOutcomes {
+    /// The call may run: a plain call always; a guarded one when its tool check allows it.
+    pub may_run: bool,
+    /// The call may run nothing: a guarded call the check refuses, a guarded write the person
+    /// declines (SPEC 3.1 "Declined guarded writes"), a reviewed call the person declines
+    /// (SPEC 12.2).
+    pub may_refuse: bool,
+    /// A person is asked before it runs: a guarded write the check allows (the tool check
+    /// confirms every write), or a call its node reviews (`call` interrupt) that may run.
+    pub asks: bool,
+}
+
+/// [`CallOutcomes`] of a call of `u` at node `n` over `l` (SPEC 3, 3.1, 12.2): the one reading
+/// the replay and the guard parity test share.
+pub fn call_outcomes(m: &FlatModel, l: &Latches, n: NodeIx, u: ToolIx) -> CallOutcomes {
+    let node = &m.nodes[n];
+    let reviewed = node.reviews_calls_of(u);
+    if !node.guarded() {
+        return CallOutcomes {
+            may_run: true,
+            may_refuse: reviewed,
+            asks: reviewed,
+        };
+    }
+    let allowed = order_allows(m, l, u);
+    let asks = allowed && (m.tools[u].is_write() || reviewed);
+    CallOutcomes {
+        may_run: allowed,
+        may_refuse: !allowed || asks,
+        asks,
+    }
+}
+
 /// Replays a violation's witness and checks it breaks its obligation at its node and class.
 pub fn replay_violation(m: &FlatModel, v: &Violation) -> Result<(), ReplayError> {
     replay(m, &v.witness, v.obligation, v.tool, v.node, v.class)
@@ -137,6 +177,39 @@ struct Walk<'a> {
     left: bool,
     expect_enter: Option<NodeIx>,
     pauses_left: Vec<usize>,
+    /// Steps taken so far (the index of the next one).
+    taken: usize,
+}
+
+/// A concrete run of the flattened graph driven step by step, every latch kept (SPEC 10's
+/// interpreter, as `--replay` walks a witness). A harness feeds it the steps of a run it builds
+/// (entering nodes, choices, calls, answers, turn ends) and reads, before each call, what the
+/// interpreter lets that call do ([`Run::call_outcomes`]); each step is checked as a witness's
+/// would be.
+pub struct Run<'a>(Walk<'a>);
+
+impl<'a> Run<'a> {
+    /// A run at the start of a session of `m`: the entry is the next node entered.
+    pub fn new(m: &'a FlatModel) -> Run<'a> {
+        Run(Walk::new(m))
+    }
+
+    /// Takes `st` (with the turn it names). Errors: the step cannot happen where the run
+    /// stands ([`ReplayError::Illegal`]), or a guarded call's outcome is not one the tool check
+    /// can give ([`ReplayError::GuardDiffers`]).
+    pub fn take(&mut self, st: &Step) -> Result<(), ReplayError> {
+        self.0.take(st, false).map(|_| ())
+    }
+
+    /// The latches now.
+    pub fn latches(&self) -> &Latches {
+        &self.0.l
+    }
+
+    /// What a call of `tool` at the node the run is at may do now (see [`call_outcomes`]).
+    pub fn call_outcomes(&self, tool: ToolIx) -> CallOutcomes {
+        call_outcomes(self.0.m, &self.0.l, self.0.node, tool)
+    }
 }
 
 /// Replays `witness` and checks its last call breaks `ob` about `tool` at `node` with `class`.
@@ -164,24 +237,57 @@ pub fn replay_observed(
     class: Class,
     observe: &mut dyn FnMut(usize, &Latches),
 ) -> Result<(), ReplayError> {
-    let mut w = Walk {
-        m,
-        l: Latches::new(m),
-        node: m.entry,
-        steps: 0,
-        turn: 1,
-        pending_ran: Vec::new(),
-        pending_taint: BTreeSet::new(),
-        made: false,
-        left: false,
-        expect_enter: Some(m.entry),
-        pauses_left: Vec::new(),
-    };
+    let mut w = Walk::new(m);
     let last = witness
         .len()
         .checked_sub(1)
         .ok_or_else(|| ReplayError::NoViolation("empty witness".into()))?;
     for (i, st) in witness.iter().enumerate() {
+        if let Some((t, runs)) = w.take(st, i == last)? {
+            return w.check(ob, tool, node, class, t, runs);
+        }
+        observe(i, &w.l);
+    }
+    Err(ReplayError::NoViolation(
+        "the witness does not end with a call".into(),
+    ))
+}
+
+impl<'a> Walk<'a> {
+    fn new(m: &'a FlatModel) -> Walk<'a> {
+        let mut w = Walk {
+            m,
+            l: Latches::new(m),
+            node: m.entry,
+            steps: 0,
+            turn: 1,
+            pending_ran: Vec::new(),
+            pending_taint: BTreeSet::new(),
+            made: false,
+            left: false,
+            expect_enter: Some(m.entry),
+            pauses_left: Vec::new(),
+            taken: 0,
+        };
+        w.input_taint();
+        w
+    }
+
+    /// SPEC 2.2 `input.reads_outside`: a turn starts tainted in the top graph's region (as if a
+    /// `reads_outside` read had run before anything else).
+    fn input_taint(&mut self) {
+        if let Some(r) = self.m.input_taint {
+            self.l.tainted.insert(r);
+        }
+    }
+
+    /// Takes step `st`. When `last` and it is a call, the call is not made: returns its tool and
+    /// whether it runs, for the obligation to be judged on the latches before it.
+    fn take(&mut self, st: &Step, last: bool) -> Result<Option<(ToolIx, bool)>, ReplayError> {
+        let i = self.taken;
+        self.taken += 1;
+        let m = self.m;
+        let w = self;
         let bad = |why: String| ReplayError::Illegal { step: i, why };
         if st.turn != w.turn {
             return Err(bad(format!("says turn {} during turn {}", st.turn, w.turn)));
@@ -271,16 +377,27 @@ pub fn replay_observed(
                     ));
                 }
                 let runs = !st.refused;
-                if nd.guarded() {
-                    let allowed = order_allows(m, &w.l, t);
-                    if (runs && !allowed) || (!runs && allowed && !m.tools[t].is_write()) {
-                        return Err(ReplayError::GuardDiffers { step: i, tool: t });
-                    }
-                } else if !runs {
-                    return Err(bad("a plain call cannot be refused".into()));
+                if st.when == Some(When::Call.as_str()) && !nd.reviews_calls_of(t) {
+                    return Err(bad(format!(
+                        "'{}' does not review the calls of '{}'",
+                        nd.qid, m.tools[t].name
+                    )));
                 }
-                if i == last {
-                    return w.check(ob, tool, node, class, t, runs);
+                if st.yes.is_some_and(|yes| yes != runs) {
+                    return Err(bad(
+                        "the person's answer to the call differs from whether it ran".into(),
+                    ));
+                }
+                let o = call_outcomes(m, &w.l, n, t);
+                if (runs && !o.may_run) || (!runs && !o.may_refuse) {
+                    return Err(if nd.guarded() {
+                        ReplayError::GuardDiffers { step: i, tool: t }
+                    } else {
+                        bad("a plain call the node does not review cannot be refused".into())
+                    });
+                }
+                if last {
+                    return Ok(Some((t, runs)));
                 }
                 if runs {
                     w.call(t);
@@ -331,6 +448,9 @@ pub fn replay_observed(
                 if m.top_ends.contains(&to) {
                     w.expect_enter = None;
                     w.node = to;
+                    // SPEC 3.1: the top end's own flags apply as the turn ends, before the
+                    // turn's reset.
+                    w.own_flags(to);
                 }
             }
             StepKind::Flow | StepKind::Fact => {
@@ -347,14 +467,9 @@ pub fn replay_observed(
                 w.new_turn();
             }
         }
-        observe(i, &w.l);
+        Ok(None)
     }
-    Err(ReplayError::NoViolation(
-        "the witness does not end with a call".into(),
-    ))
-}
 
-impl Walk<'_> {
     fn confirm(&mut self, tool: Option<ToolIx>, answer: Option<usize>, yes: bool) {
         if let Some(t) = tool {
             self.l.confirmed[t] = true;
@@ -368,10 +483,12 @@ impl Walk<'_> {
     fn call(&mut self, t: ToolIx) {
         let m = self.m;
         let d = &m.tools[t];
-        let guarded = m.nodes[self.node].guarded();
+        let node = &m.nodes[self.node];
+        // A reviewed call the person let run is confirmed (SPEC 12.2).
+        let confirmed = node.guarded() || node.reviews_calls_of(t) || self.l.confirmed[t];
         self.l.count[t] += 1;
         if d.is_write() {
-            if !guarded && d.irreversible && !self.l.confirmed[t] {
+            if d.irreversible && !confirmed {
                 self.l.irrev_unconf = true;
             }
             self.l.wrote = true;
@@ -400,16 +517,22 @@ impl Walk<'_> {
                 .extend(std::mem::take(&mut self.pending_taint));
             self.l.clean.iter_mut().for_each(|c| *c = false);
         }
+        self.own_flags(self.node);
         let nd = &self.m.nodes[self.node];
+        if nd.taints_on_leave {
+            self.l.tainted.insert(nd.region);
+            self.l.clean.iter_mut().for_each(|c| *c = false);
+        }
+    }
+
+    /// Node `n`'s own `clears`, then its `sets`.
+    fn own_flags(&mut self, n: NodeIx) {
+        let nd = &self.m.nodes[n];
         for &f in &nd.clears {
             self.l.flags[f] = false;
         }
         for &f in &nd.sets {
             self.l.flags[f] = true;
-        }
-        if nd.taints_on_leave {
-            self.l.tainted.insert(nd.region);
-            self.l.clean.iter_mut().for_each(|c| *c = false);
         }
     }
 
@@ -434,6 +557,7 @@ impl Walk<'_> {
         self.steps = 0;
         self.node = m.entry;
         self.expect_enter = Some(m.entry);
+        self.input_taint();
     }
 
     /// Checks that the call of `u` (running or refused) breaks `ob` as claimed.
@@ -450,7 +574,12 @@ impl Walk<'_> {
         let l = &self.l;
         let n = self.node;
         let plain = !m.nodes[n].guarded();
+        // A call the person reviewed and let run is confirmed, on clean content (SPEC 12.2).
+        let reviewed = m.nodes[n].reviews_calls_of(u);
         let no = |why: &str| Err(ReplayError::NoViolation(why.to_string()));
+        if !runs {
+            return no("the last call runs nothing (refused or declined), so it breaks nothing");
+        }
         if ob != Obligation::O8 && (u != tool || n != node) {
             return no("the last call is not the tool and node claimed");
         }
@@ -458,7 +587,9 @@ impl Walk<'_> {
         let ran = |name: &str| m.tool_ix(name).is_some_and(|t| l.ran[t]);
         let ok = match ob {
             Obligation::O1 => plain,
-            Obligation::O2 => plain && m.interrupted[u] && m.tools[u].is_write() && !l.confirmed[u],
+            Obligation::O2 => {
+                plain && !reviewed && m.interrupted[u] && m.tools[u].is_write() && !l.confirmed[u]
+            }
             Obligation::O3 => plain && o.after.iter().any(|a| !ran(&a.name)),
             Obligation::O4 => {
                 plain
@@ -479,6 +610,7 @@ impl Walk<'_> {
                     && m.write_or_privileged(u)
                     && !l.tainted.is_empty()
                     && !l.clean[u]
+                    && !reviewed
                     && got == class
             }
             Obligation::O7 => runs && u == tool && l.irrev_unconf,
@@ -486,8 +618,10 @@ impl Walk<'_> {
                 runs && ((u == tool && n == node && l.wrote)
                     || (m.tools[u].is_write() && l.ran_at[tool] == Some(node)))
             }
-            Obligation::O9 => runs && !l.confirmed[u] && m.confidential().any(|c| l.ran[c]),
-            Obligation::O10 => runs && !l.tainted.is_empty() && !l.clean[u],
+            Obligation::O9 => {
+                runs && !reviewed && !l.confirmed[u] && m.confidential().any(|c| l.ran[c])
+            }
+            Obligation::O10 => runs && !reviewed && !l.tainted.is_empty() && !l.clean[u],
         };
         if ok {
             Ok(())

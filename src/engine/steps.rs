@@ -5,7 +5,7 @@
 
 use crate::findings::{Step, StepKind};
 use crate::ir::When;
-use crate::model::{FlatModel, NodeIx};
+use crate::model::{FlatModel, NodeIx, ToolIx};
 
 /// Sets each step's `run_steps`: node steps taken in its turn so far.
 pub fn number_run_steps(m: &FlatModel, steps: &mut [Step]) {
@@ -22,6 +22,23 @@ pub fn number_run_steps(m: &FlatModel, steps: &mut [Step]) {
         }
         s.run_steps = count;
     }
+}
+
+/// The step of a call of `tool` at node `n` in `turn` (`refused`: it ran nothing). A call the
+/// node reviews (a `call` interrupt, SPEC 12.2) carries the person's answer: `when` is `call` and
+/// `yes` is whether it ran.
+pub fn call_step(m: &FlatModel, n: NodeIx, tool: ToolIx, turn: u32, refused: bool) -> Step {
+    let node = &m.nodes[n];
+    let mut c = Step::new(StepKind::Call, &node.qid, turn);
+    c.tool = Some(m.tools[tool].name.clone());
+    c.guarded = Some(node.guarded());
+    c.refused = refused;
+    if node.reviews_calls_of(tool) {
+        c.when = Some(When::Call.as_str());
+        c.yes = Some(!refused);
+    }
+    c.loc = Some(node.loc);
+    c
 }
 
 /// Appends the `after` confirmations of leaving node `n` in `turn`.

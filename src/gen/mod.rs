@@ -199,7 +199,8 @@ pub fn mesh(
 /// A small random graph for property tests: a start, `n` nodes of random kinds with random edges
 /// (some guarded, some with `exit_after`), interrupts, and now and then a subgraph node (with a
 /// `../` hand-off out), a remote agent and a Send, over `t` tools with order rules and, for about
-/// a third of them, a rulebook gate ([`Generated::gates`]).
+/// a third of them, a rulebook gate ([`Generated::gates`]); and now and then per-call reviews,
+/// `input.reads_outside` and flags on the top end and the subgraph node (SPEC 3.1, 12).
 pub fn random(seed: u64, n: usize, t: usize) -> Generated {
     let mut rng = Rng::new(seed);
     let kinds = ["model", "tools", "tools_plain", "step", "router"];
@@ -293,11 +294,12 @@ pub fn random(seed: u64, n: usize, t: usize) -> Generated {
     if rng.chance(30) {
         sends.push(json!({"from": id(rng.below(n)), "destinations": [id(rng.below(n))]}));
     }
-    let graph = json!({
+    let mut graph = json!({
         "format": "qls-graph/1", "name": "random", "recursion_limit": 6 + rng.below(6), "session_steps": 1 + rng.below(2),
         "state": {"f": {"scope": if rng.chance(50) { "session" } else { "turn" }}},
         "nodes": ns, "edges": es, "interrupts": ints, "sends": sends, "subgraphs": subgraphs
     });
+    add_reviews_and_input(seed, &mut graph, t);
     let mut cat = catalogue(&mut rng, t, t / 2, &|i| format!("t{i}"));
     if let Some(Value::Object(tools)) = cat.get_mut("tools") {
         for (_, v) in tools.iter_mut() {
@@ -326,6 +328,58 @@ pub fn random(seed: u64, n: usize, t: usize) -> Generated {
         graph,
         catalogue: cat,
         gates: random_gates(seed, t),
+    }
+}
+
+/// SPEC 12's words and SPEC 3.1's flag readings on a [`random`] graph, from their own generator
+/// (so a seed's graph is otherwise the one it always was): now and then `call` reviews (SPEC
+/// 12.2) of a tool a node calls (guarded, plain or step; once in a while of a tool it does not),
+/// `input.reads_outside` (SPEC 2.2), and `sets`/`clears` on the top `end` and on the subgraph
+/// node (which apply as the turn ends, and on leaving the subgraph's inner end).
+fn add_reviews_and_input(seed: u64, graph: &mut Value, t: usize) {
+    let mut rng = Rng::new(seed ^ 0x0015_ca11_5eed_1215);
+    let callers: Vec<(String, Vec<String>)> = graph["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|n| matches!(n["kind"].as_str(), Some("tools" | "tools_plain" | "step")))
+        .filter_map(|n| {
+            let tools: Vec<String> = n["tools"]
+                .as_array()?
+                .iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect();
+            Some((n["id"].as_str()?.to_string(), tools))
+        })
+        .filter(|(_, tools)| !tools.is_empty())
+        .collect();
+    if !callers.is_empty() && rng.chance(55) {
+        for _ in 0..1 + rng.below(2) {
+            let (node, tools) = &callers[rng.below(callers.len())];
+            let tool = if rng.chance(90) {
+                tools[rng.below(tools.len())].clone()
+            } else {
+                format!("t{}", rng.below(t))
+            };
+            if let Some(ints) = graph["interrupts"].as_array_mut() {
+                ints.push(json!({"node": node, "when": "call", "tool": tool}));
+            }
+        }
+    }
+    if rng.chance(20) {
+        graph["input"] = json!({"reads_outside": true});
+    }
+    let flag = |rng: &mut Rng| if rng.chance(50) { "sets" } else { "clears" };
+    for n in graph["nodes"].as_array_mut().into_iter().flatten() {
+        let word = flag(&mut rng);
+        let odds = match n["kind"].as_str() {
+            Some("end") => 25,
+            Some("subgraph") => 50,
+            _ => 0,
+        };
+        if rng.chance(odds) {
+            n[word] = json!(["f"]);
+        }
     }
 }
 

@@ -223,19 +223,35 @@ pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
         None => None,
         Some(rb) => {
             let (resolved, shown) = resolve_path(path, &rb.name);
-            if !resolved.exists() {
-                return Err(r
-                    .err(
+            match crate::files::confine(&resolved, path) {
+                Ok(()) => {}
+                Err(crate::files::ReadError::NotFound) => {
+                    return Err(r
+                        .err(
+                            rb.loc,
+                            format!(
+                                "the rulebook '{}' does not exist (looked for {shown})",
+                                rb.name
+                            ),
+                            "check the path: it is read relative to agent.yaml's folder",
+                        )
+                        .with_label("no such file"))
+                }
+                Err(e) => {
+                    return Err(InputError::unreadable_at(
+                        r.sources,
                         rb.loc,
-                        format!(
-                            "the rulebook '{}' does not exist (looked for {shown})",
-                            rb.name
-                        ),
-                        "check the path: it is read relative to agent.yaml's folder",
-                    )
-                    .with_label("no such file"));
+                        &format!("the rulebook '{}'", rb.name),
+                        &shown,
+                        &e,
+                    ))
+                }
             }
-            Some(shown)
+            Some(super::RulebookRef {
+                shown,
+                at: rb.loc,
+                named_by: path.to_path_buf(),
+            })
         }
     };
 
@@ -307,7 +323,7 @@ fn read_python(
             )
             .with_label("no such module"));
     };
-    if !super::in_workspace(&file, agent_path) {
+    if !crate::files::in_workspace(&file, agent_path) {
         return Err(r
             .err(
                 module.loc,
@@ -322,13 +338,13 @@ fn read_python(
         .display()
         .to_string();
     let id = tree::read_file(sources, &file, shown.clone()).map_err(|e| {
-        Reader { sources: &*sources }
-            .err(
-                module.loc,
-                format!("cannot read the module '{}' ({shown}): {e}", module.name),
-                "check the file is readable UTF-8 Python source",
-            )
-            .with_label("cannot read")
+        InputError::unreadable_at(
+            sources,
+            module.loc,
+            &format!("the module '{}'", module.name),
+            &shown,
+            &e,
+        )
     })?;
     let tools = python::read(sources, id)?;
     let mut out = PyModule {
@@ -392,30 +408,18 @@ fn collect_tools(
                 ));
             }
             let (resolved, shown) = resolve_path(agent_path, &rel.name);
-            if resolved.exists() && !super::in_workspace(&resolved, agent_path) {
-                return Err(r
-                    .err(
-                        rel.loc,
-                        format!("the catalogue '{}' ({shown}) lies outside agent.yaml's folder and the current directory", rel.name),
-                        "keep the catalogue in the repository, beside agent.yaml or below it",
-                    )
-                    .with_label("outside the repository"));
-            }
-            let id: FileId = match tree::read_file(sources, &resolved, shown.clone()) {
+            let read = crate::files::confine(&resolved, agent_path)
+                .and_then(|()| tree::read_file(sources, &resolved, shown.clone()));
+            let id: FileId = match read {
                 Ok(id) => id,
                 Err(e) => {
-                    let why = match e.kind() {
-                        std::io::ErrorKind::NotFound => "no such file".to_string(),
-                        std::io::ErrorKind::InvalidData => "it is not UTF-8 text".to_string(),
-                        _ => e.to_string(),
-                    };
-                    return Err(Reader { sources: &*sources }
-                        .err(
-                            rel.loc,
-                            format!("cannot read the catalogue '{}' ({shown}): {why}", rel.name),
-                            "check the path: it is read relative to agent.yaml's folder",
-                        )
-                        .with_label("cannot read"));
+                    return Err(InputError::unreadable_at(
+                        sources,
+                        rel.loc,
+                        &format!("the catalogue '{}'", rel.name),
+                        &shown,
+                        &e,
+                    ))
                 }
             };
             let croot = tree::parse(sources, id)?;

@@ -253,7 +253,11 @@ fn read_tool(
 ) -> Result<ToolDef, InputError> {
     let t = &name.name;
     let what = |w: &str| format!("`{w}` of tool '{t}'");
+    // `kind: null` is a kind not yet declared (an exporter's --init-words writes it): read as a
+    // write, the worst case, and named in the `kind_unset` lint until it is set.
+    let unset = m.get("kind").is_some_and(Node::is_null);
     let kind = match m.get_some("kind") {
+        None if unset => ToolKind::Write,
         None => {
             let in_python = r
                 .sources
@@ -287,6 +291,7 @@ fn read_tool(
         }
     };
     let mut tool = ToolDef::new(t, kind, name.loc);
+    tool.kind_unset = unset;
     tool.description = r
         .opt_text(m, "description", &what("description"))?
         .map(|n| n.name);

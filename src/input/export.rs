@@ -10,8 +10,8 @@ use std::collections::HashSet;
 
 use crate::error::InputError;
 use crate::ir::{
-    Budget, EdgeDef, EdgeKind, Export, FlagDecl, FlagScope, GraphDef, InterruptDef, Named, NodeDef,
-    NodeKind, SendDef, When,
+    Budget, EdgeDef, EdgeKind, Export, FlagDecl, FlagScope, Framework, GraphDef, InterruptDef,
+    Named, NodeDef, NodeKind, SendDef, When,
 };
 use crate::source::Loc;
 
@@ -73,8 +73,86 @@ pub(crate) fn read_export(r: Reader<'_>, root: &Node) -> Result<Export, InputErr
         }
     }
     export.state = state;
+    export.input_reads_outside = read_input(r, map)?;
     export.graph = read_graph(r, map, &flags, true, 0)?;
+    export.tool_locations = read_tool_locations(r, map)?;
+    let producer = map.get_some("producer");
+    export.framework = framework(producer);
+    export.producer = producer.map(Node::to_json);
     Ok(export)
+}
+
+/// `tool_locations` (SPEC 12.4): `{"refund_order": {"location": {"file", "line", "column"?}}}`,
+/// where each tool is defined in the user's source. Absent or null: none. Errors: not a mapping,
+/// an entry without a `location` mapping, a bad location (as a node's).
+fn read_tool_locations(
+    r: Reader<'_>,
+    map: Map<'_>,
+) -> Result<Vec<(String, Loc, Option<String>)>, InputError> {
+    let Some(n) = map.get_some("tool_locations") else {
+        return Ok(Vec::new());
+    };
+    let m = r.map(n, "`tool_locations`")?;
+    let mut out = Vec::new();
+    for e in m.entries {
+        let what = format!("`tool_locations.{}`", e.key);
+        let entry = r.map(&e.value, &what)?;
+        let Some(l) = entry.get_some("location") else {
+            return Err(r.err(
+                e.value.loc,
+                format!("{what} has no `location`"),
+                "write `{\"location\": {\"file\": \"agent.py\", \"line\": 12}}`, or leave the tool out",
+            ));
+        };
+        if let Some((loc, file)) = read_location(r, l, &format!("`location` of {what}"))? {
+            out.push((e.key.clone(), loc, file));
+        }
+    }
+    Ok(out)
+}
+
+/// `input` (SPEC 2.2, 12.3): `{"reads_outside": true}` when each turn starts with content from
+/// outside. Absent or null: the person's own words. Other keys of `input` are ignored, as SPEC 2.2
+/// ignores fields it does not name. Errors: `input` not a mapping, `reads_outside` not a bool.
+fn read_input(r: Reader<'_>, map: Map<'_>) -> Result<bool, InputError> {
+    let Some(n) = map.get_some("input") else {
+        return Ok(false);
+    };
+    if n.as_map().is_none() {
+        return Err(r
+            .err(
+                n.loc,
+                format!("`input` is {}, not a mapping", n.describe()),
+                "write `\"input\": {\"reads_outside\": true}` when each turn starts with content from outside (an inbound e-mail, a webhook), or leave `input` out",
+            )
+            .with_label("a mapping"));
+    }
+    let m = r.map(n, "`input`")?;
+    r.flag(m, "reads_outside", "`reads_outside` of `input`")
+}
+
+/// The framework that made the export, from its `producer` metadata (SPEC 2.2): LangGraph when
+/// `producer.versions` names `langgraph` or `producer.exporter` is `stalwart_export` (what
+/// `python/stalwart_export/graph.py` writes, with or without provenance). Never an error:
+/// metadata is not part of the contract.
+fn framework(producer: Option<&Node>) -> Framework {
+    let entry = |key: &str| {
+        producer
+            .and_then(Node::as_map)
+            .and_then(|es| es.iter().find(|e| e.key == key))
+            .map(|e| &e.value)
+    };
+    let exporter = entry("exporter")
+        .and_then(Node::as_text)
+        .is_some_and(|x| x == "stalwart_export");
+    let versions = entry("versions")
+        .and_then(Node::as_map)
+        .is_some_and(|es| es.iter().any(|e| e.key == "langgraph"));
+    if exporter || versions {
+        Framework::LangGraph
+    } else {
+        Framework::Other
+    }
 }
 
 /// `{steps, turns}` or null. Its presence is what QG023 reads.
@@ -504,12 +582,13 @@ fn read_interrupt(r: Reader<'_>, i: &Node) -> Result<InterruptDef, InputError> {
         "write the id of the node it pauses at as `node`",
     )?;
     let what = |w: &str| format!("`{w}` of the interrupt at '{}'", node.name);
+    let times = "write `when`: before, after, inside or call";
     let when = match m.get_some("when") {
         None => {
             return Err(r.err(
                 i.loc,
                 format!("the interrupt at '{}' has no `when`", node.name),
-                "add `when`: before, after or inside",
+                "add `when`: before, after, inside or call",
             ))
         }
         Some(w) => {
@@ -518,21 +597,48 @@ fn read_interrupt(r: Reader<'_>, i: &Node) -> Result<InterruptDef, InputError> {
                 "before" => When::Before,
                 "after" => When::After,
                 "inside" => When::Inside,
+                "call" => When::Call,
                 other => {
                     return Err(r
-                        .err(
-                            w.loc,
-                            format!("unknown interrupt time '{other}'"),
-                            "write `when`: before, after or inside",
-                        )
-                        .with_label("before, after or inside"))
+                        .err(w.loc, format!("unknown interrupt time '{other}'"), times)
+                        .with_label("before, after, inside or call"))
                 }
             }
         }
     };
+    let tool = r.opt_text(m, "tool", &what("tool"))?;
+    let answer = r.opt_text(m, "answer", &what("answer"))?;
+    if when == When::Call {
+        // SPEC 2.2, 12.2: a review of each call names the tool whose calls it reviews, and its
+        // answer is per call, so no state flag holds it.
+        if tool.is_none() {
+            return Err(r
+                .err(
+                    m.get("tool").map_or(i.loc, |t| t.loc),
+                    format!(
+                        "the `call` interrupt at '{}' names no `tool`: a review of each call reviews the calls of one tool",
+                        node.name
+                    ),
+                    "name the tool whose calls the person reviews (`\"tool\": \"send_email\"`), one interrupt per tool",
+                )
+                .with_label("no tool"));
+        }
+        if let Some(a) = &answer {
+            return Err(r
+                .err(
+                    a.loc,
+                    format!(
+                        "the `call` interrupt at '{}' has an `answer` ('{}'): the person answers each call, so no flag holds the answer",
+                        node.name, a.name
+                    ),
+                    "remove `answer`; a no declines that one call. To route on a single answer, use `\"when\": \"inside\"` with `answer`",
+                )
+                .with_label("not allowed on a call review"));
+        }
+    }
     Ok(InterruptDef {
-        tool: r.opt_text(m, "tool", &what("tool"))?,
-        answer: r.opt_text(m, "answer", &what("answer"))?,
+        tool,
+        answer,
         when,
         loc: i.loc,
         node,

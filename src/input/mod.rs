@@ -24,6 +24,7 @@ mod catalogue;
 mod export;
 mod facts;
 pub mod guard;
+pub mod mcp;
 pub(crate) mod python;
 pub mod traces;
 pub(crate) mod tree;
@@ -48,9 +49,9 @@ pub struct Inputs {
     pub input_display: String,
     /// True when the input was an agent.yaml.
     pub from_agent_yaml: bool,
-    /// agent.yaml's `rulebook:`, resolved against agent.yaml's folder, as displayed
-    /// (e.g. `examples/shop/policy.co`); the file exists. `None` for exports.
-    pub rulebook: Option<String>,
+    /// agent.yaml's `rulebook:`, resolved against agent.yaml's folder; it exists and lies in the
+    /// workspace. `None` for exports.
+    pub rulebook: Option<RulebookRef>,
     /// agent.yaml's `facts:` (SPEC 2.1): where each rulebook fact comes from. Empty for exports.
     pub facts: Vec<crate::ir::Fact>,
     /// agent.yaml's `settings.colang_version`, when given (`1.0`, `2.x`).
@@ -63,6 +64,18 @@ pub struct Inputs {
     /// `stores`), so `--export-only` can write words the IR does not keep (schemas, `bind`,
     /// unknown words) verbatim.
     pub catalogue_json: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Where agent.yaml names its rulebook (SPEC 2.1 `rulebook:`), so that reading it is held to the
+/// rule every path an input names follows ([`crate::files`]), with errors at this line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RulebookRef {
+    /// The path resolved against agent.yaml's folder, as displayed (`examples/shop/policy.co`).
+    pub shown: String,
+    /// The value of the `rulebook:` key.
+    pub at: crate::source::Loc,
+    /// agent.yaml's path: the rulebook's files lie under its folder or the current directory.
+    pub named_by: PathBuf,
 }
 
 /// Reads and compiles a Bot Builder agent.yaml (SPEC 2.1) with the catalogues its `tools:` names.
@@ -95,12 +108,22 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
     let r = tree::Reader { sources: &sources };
     let groot = tree::parse(&sources, gid)?;
     let mut export = export::read_export(r, &groot)?;
-    resolve_locations(&mut export.graph, &mut sources, graph, gid);
+    let mut unlocated = Vec::new();
+    resolve_locations(&mut export.graph, &mut sources, graph, gid, "", &mut unlocated);
+    if export.framework == crate::ir::Framework::LangGraph {
+        // SPEC 12.4: a finding falls back to the export only where no source line is known,
+        // and the report says so (the export's warnings are shown in it).
+        export.warnings.extend(unlocated);
+    }
+    let defined = resolve_tool_locations(&export, &mut sources, graph, gid);
     let r = tree::Reader { sources: &sources };
     let croot = tree::parse(&sources, cid)?;
     let mut parts = catalogue::Parts::default();
     catalogue::collect(r, &croot, &mut parts)?;
-    let cat = catalogue::build(r, &parts)?;
+    let mut cat = catalogue::build(r, &parts)?;
+    for t in &mut cat.tools {
+        t.defined = defined.get(&t.name).copied();
+    }
     validate::validate(r, &export, &cat, &cdisplay, false)?;
     let catalogue_json = parts.to_json();
     Ok(Inputs {
@@ -122,17 +145,41 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
 /// export's folder, then the current directory, and read as a source when it lies under one of
 /// them. A file that cannot be read, or lies elsewhere, leaves the node at its own entry in the
 /// export, so no location points at a line of the wrong file.
+///
+/// `unlocated` gets, for each node that may carry a finding (not a start or an end) and is left
+/// at its entry in the export, a sentence saying why (`prefix` qualifies subgraph nodes).
 fn resolve_locations(
     g: &mut crate::ir::GraphDef,
     sources: &mut SourceMap,
     export: &Path,
     own: usize,
+    prefix: &str,
+    unlocated: &mut Vec<String>,
 ) {
+    use crate::ir::NodeKind;
     for n in &mut g.nodes {
+        let shown = if prefix.is_empty() {
+            n.id.name.clone()
+        } else {
+            format!("{}' of subgraph '{prefix}", n.id.name)
+        };
+        let carries = !matches!(n.kind, NodeKind::Start | NodeKind::End);
         match resolve_file(n.declared_file.as_deref(), sources, export, own) {
             Ok(Some(i)) => n.loc.file = i,
-            Ok(None) => {}
+            Ok(None) => {
+                if carries && n.declared_file.is_none() {
+                    unlocated.push(format!(
+                        "node '{shown}' has no source line (the exporter found none): findings on it point at the export"
+                    ));
+                }
+            }
             Err(()) => {
+                if carries {
+                    unlocated.push(format!(
+                        "node '{shown}': its location names {}, which cannot be read from here or lies outside the repository: findings on it point at the export",
+                        n.declared_file.as_deref().unwrap_or("?")
+                    ));
+                }
                 n.loc = n.object_loc;
                 n.declared_location = false;
             }
@@ -141,13 +188,50 @@ fn resolve_locations(
     for e in &mut g.edges {
         match resolve_file(e.declared_file.as_deref(), sources, export, own) {
             Ok(Some(i)) => e.loc.file = i,
+            // An edge with no line of its own is the router's: findings on it (QG015) point at
+            // the `from` node's source line when the user's code holds one (SPEC 12.4).
+            Ok(None) if e.declared_file.is_none() => {
+                if let Some(n) = g
+                    .nodes
+                    .iter()
+                    .find(|n| n.id.name == e.from.name && n.loc.file != own)
+                {
+                    e.loc = n.loc;
+                }
+            }
             Ok(None) => {}
             Err(()) => e.loc = e.object_loc,
         }
     }
-    for (_, sub) in &mut g.subgraphs {
-        resolve_locations(sub, sources, export, own);
+    for (name, sub) in &mut g.subgraphs {
+        resolve_locations(sub, sources, export, own, &name.name, unlocated);
     }
+}
+
+/// Each tool's definition an export's `tool_locations` gives (SPEC 12.4), resolved as a node's
+/// `location.file` is; a location whose file cannot be read (or lies outside the repository) is
+/// left out, so a related location never points at a line of the wrong file.
+fn resolve_tool_locations(
+    export: &crate::ir::Export,
+    sources: &mut SourceMap,
+    path: &Path,
+    own: usize,
+) -> std::collections::HashMap<String, crate::source::Loc> {
+    let mut out = std::collections::HashMap::new();
+    for (tool, loc, file) in &export.tool_locations {
+        match resolve_file(file.as_deref(), sources, path, own) {
+            Ok(Some(i)) => {
+                let mut l = *loc;
+                l.file = i;
+                out.insert(tool.clone(), l);
+            }
+            Ok(None) if file.is_none() => {
+                out.insert(tool.clone(), *loc);
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The source id of `file` as a location names it: `Ok(None)` for no file or the export itself,
@@ -170,7 +254,7 @@ fn resolve_file(
     let found = near
         .or_else(|| Some(PathBuf::from(f)).filter(|p| p.is_file()))
         .ok_or(())?;
-    if !in_workspace(&found, export) {
+    if !crate::files::in_repository(&found, export) {
         return Err(());
     }
     let canon = std::fs::canonicalize(&found).ok();
@@ -181,27 +265,29 @@ fn resolve_file(
     {
         return Ok(Some(i));
     }
-    let text = std::fs::read_to_string(&found).map_err(|_| ())?;
-    let shown = found.display().to_string();
+    let text = crate::files::read_text(&found).map_err(|_| ())?;
+    let shown = lexical(&found).display().to_string();
     Ok(Some(sources.add(shown, found, text)))
 }
 
-/// True when `path` lies under the folder of `base` (the file that names it) or under the current
-/// directory (the repository a CI job runs in). Files a run reads on an input's say-so must: an
-/// input must not make the report print, say, `/proc/self/environ` into a CI log.
-pub(crate) fn in_workspace(path: &Path, base: &Path) -> bool {
-    let Ok(canon) = std::fs::canonicalize(path) else {
-        return false;
-    };
-    let base_dir = match base.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    [Some(base_dir), std::env::current_dir().ok()]
-        .into_iter()
-        .flatten()
-        .filter_map(|d| std::fs::canonicalize(d).ok())
-        .any(|d| canon.starts_with(d))
+/// `path` with its `.` and `name/..` components removed, as a report shows it
+/// (`build/../app/agent.py` is `app/agent.py`).
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out: Vec<Component<'_>> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    if out.is_empty() {
+        return PathBuf::from(".");
+    }
+    out.iter().collect()
 }
 
 /// `rel` as written in the file at `base`: resolved against `base`'s folder (unless absolute),

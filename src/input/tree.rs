@@ -176,37 +176,15 @@ fn looks_numeric(text: &str) -> bool {
         && text.chars().any(|c| c.is_ascii_digit())
 }
 
-/// Reads `path` into `sources` under `display` and returns its id.
-/// The largest input file read (64 MiB): far above any real export or catalogue.
-const MAX_FILE_BYTES: u64 = 64 << 20;
-
+/// Reads `path` into `sources` under `display` and returns its id, through the one reader
+/// ([`crate::files::read_text`]: a regular file of at most 64 MiB, UTF-8, a byte-order mark
+/// dropped).
 pub(crate) fn read_file(
     sources: &mut SourceMap,
     path: &Path,
     display: String,
-) -> Result<FileId, std::io::Error> {
-    // A regular file of sane size: `/dev/zero` or a FIFO would otherwise be read until memory
-    // runs out.
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("larger than {} MiB", MAX_FILE_BYTES >> 20),
-        ));
-    }
-    let bytes = std::fs::read(path)?;
-    let mut text = String::from_utf8(bytes)
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8"))?;
-    // A byte-order mark is invisible in editors: drop it, so columns on line 1 match.
-    if text.starts_with('\u{feff}') {
-        text.drain(..'\u{feff}'.len_utf8());
-    }
+) -> Result<FileId, crate::files::ReadError> {
+    let text = crate::files::read_text(path)?;
     Ok(sources.add(display, path.to_path_buf(), text))
 }
 

@@ -75,10 +75,10 @@ pub(crate) fn validate(
         tools: catalogue.tools.iter().map(|t| t.name.as_str()).collect(),
     };
     for t in &catalogue.tools {
-        if t.name.chars().any(char::is_control) {
+        if t.name.chars().any(crate::visible::is_unsafe) {
             return Err(r.err(
                 t.loc,
-                format!("the tool name {:?} holds a control character", t.name),
+                format!("the tool name {:?} holds a control character, a line separator or a bidirectional override", t.name),
                 "name tools with letters, digits and `_` only",
             ));
         }
@@ -348,10 +348,10 @@ impl Validator<'_> {
                     )
                     .with_label("empty id"));
             }
-            if id.name.chars().any(char::is_control) {
+            if id.name.chars().any(crate::visible::is_unsafe) {
                 return Err(r.err(
                     id.loc,
-                    format!("node id {:?} in {label} holds a control character", id.name),
+                    format!("node id {:?} in {label} holds a control character, a line separator or a bidirectional override", id.name),
                     "name nodes with letters, digits, `_`, `-` and `.` only",
                 ));
             }

@@ -175,6 +175,12 @@ pub(crate) fn export_json(inputs: &Inputs) -> Value {
         })
         .collect();
     m.insert("state".into(), Value::Object(state));
+    if e.input_reads_outside {
+        m.insert("input".into(), json!({"reads_outside": true}));
+    }
+    if let Some(p) = &e.producer {
+        m.insert("producer".into(), p.clone());
+    }
     graph_json(&inputs.sources, &e.graph, &mut m);
     m.insert(
         "warnings".into(),

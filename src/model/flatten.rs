@@ -1,8 +1,12 @@
 //! Flattening (SPEC 3, 3.1): subgraphs inlined under qualified ids, `null` destinations expanded,
-//! sends turned into edges, interrupts attached to the nodes they pause at.
+//! sends turned into edges, interrupts attached to the nodes they pause at (`call` reviews as the
+//! node's `reviews`), a subgraph node's own flags moved to its inner ends, every
+//! node ranked in the file's declaration order, and `input.reads_outside` as the region each turn
+//! starts tainted in.
 //!
 //! The input has been validated by [`crate::input`]; anything still inconsistent here is reported
-//! as an error string (never a panic), which the command line turns into exit 2.
+//! as a [`FlattenError`] (never a panic), which the command line turns into exit 2, at the line of
+//! the node that crossed a limit.
 
 use super::{EdgeOrigin, FlagIx, FlatEdge, FlatModel, FlatNode, Names, NodeIx, NullEdge, Pause};
 use crate::ir::{Catalogue, EdgeKind, Export, GraphDef, NodeKind, When};
@@ -14,15 +18,38 @@ const MAX_DEPTH: usize = 64;
 /// graph past this is refused rather than searched for hours.
 pub const MAX_NODES: usize = 200_000;
 
+/// Why a graph could not be flattened: what is wrong and, for the whole-graph limits, the
+/// declaration of the node where the limit was crossed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlattenError {
+    /// What is wrong, naming the qualified node.
+    pub message: String,
+    /// The node's declaration, when one node is where it went wrong.
+    pub at: Option<crate::source::Loc>,
+}
+
+impl From<String> for FlattenError {
+    fn from(message: String) -> FlattenError {
+        FlattenError { message, at: None }
+    }
+}
+
+impl std::fmt::Display for FlattenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// Flattens `export` with its `catalogue` into one [`FlatModel`].
 ///
 /// `session_steps` is the number of turns to search (already chosen from the flag or the input).
-/// Errors: a name that does not resolve, or subgraphs nested deeper than 64 (a loop).
+/// Errors: a name that does not resolve, subgraphs nested deeper than 64 (a loop), or more than
+/// [`MAX_NODES`] nodes after inlining (located at the node that crossed it).
 pub fn flatten(
     export: &Export,
     catalogue: &Catalogue,
     session_steps: u32,
-) -> Result<FlatModel, String> {
+) -> Result<FlatModel, FlattenError> {
     let flags: Vec<(String, crate::ir::FlagScope)> = export
         .state
         .iter()
@@ -53,6 +80,7 @@ pub fn flatten(
             top_budget: export.budget.is_some(),
             interrupted: vec![false; catalogue.tools.len()],
             gates: vec![None; catalogue.tools.len()],
+            input_taint: None,
             persists: catalogue
                 .tools
                 .iter()
@@ -70,8 +98,15 @@ pub fn flatten(
         },
         top_name: export.name.clone().unwrap_or_else(|| "graph".to_string()),
         region_ix: HashMap::new(),
+        decl_base: HashMap::new(),
     };
+    let mut next = 0;
+    b.number_definitions(&export.graph, &mut next, 0);
     let top = b.inline(&export.graph, "", &[], &mut Vec::new(), 0)?;
+    if export.input_reads_outside {
+        let top_region = b.top_name.clone();
+        b.m.input_taint = Some(b.region(&top_region));
+    }
     b.m.entry = top
         .entry
         .ok_or_else(|| "the top graph has no `start` node and no `entry`".to_string())?;
@@ -88,6 +123,9 @@ struct Builder {
     m: FlatModel,
     top_name: String,
     region_ix: HashMap<String, usize>,
+    /// Per graph definition (by address: each is one object of the file), the declaration rank
+    /// of its first node (SPEC 3.1 declaration order).
+    decl_base: HashMap<*const GraphDef, usize>,
 }
 
 /// What inlining one graph gives its caller.
@@ -121,6 +159,19 @@ impl Builder {
         self.m.regions.len() - 1
     }
 
+    /// Numbers the nodes of `g` and of every subgraph definition under it in declaration order
+    /// (SPEC 3.1): `g`'s nodes, then each definition its `subgraphs` lists, depth first.
+    fn number_definitions(&mut self, g: &GraphDef, next: &mut usize, depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        self.decl_base.insert(std::ptr::from_ref(g), *next);
+        *next += g.nodes.len();
+        for (_, d) in &g.subgraphs {
+            self.number_definitions(d, next, depth + 1);
+        }
+    }
+
     /// Inlines `g` under `prefix` (`""` or `kb/`). `scopes` are the enclosing graphs, innermost
     /// first, for looking up subgraph names; `maps` the id maps of the enclosing graphs, for `../`.
     fn inline(
@@ -130,16 +181,15 @@ impl Builder {
         scopes: &[&GraphDef],
         maps: &mut Vec<HashMap<String, NodeIx>>,
         depth: usize,
-    ) -> Result<Inlined, String> {
-        if depth > MAX_DEPTH {
-            return Err(format!(
-                "subgraphs are nested more than {MAX_DEPTH} levels deep at '{}': flatten some of them into their parents",
-                prefix.trim_end_matches('/')
-            ));
-        }
+    ) -> Result<Inlined, FlattenError> {
         let path = prefix.trim_end_matches('/').to_string();
         let mut local: HashMap<String, NodeIx> = HashMap::new();
-        for n in &g.nodes {
+        let base = self
+            .decl_base
+            .get(&std::ptr::from_ref(g))
+            .copied()
+            .unwrap_or(usize::MAX / 2);
+        for (pos, n) in g.nodes.iter().enumerate() {
             let region_name = match (&n.agent, path.is_empty()) {
                 (Some(a), _) => a.clone(),
                 (None, false) => path.clone(),
@@ -163,10 +213,13 @@ impl Builder {
                 .collect::<Result<Vec<_>, _>>()?;
             let ix = self.m.nodes.len();
             if ix >= MAX_NODES {
-                return Err(format!(
-                    "inlining the subgraphs gives more than {MAX_NODES} nodes (reached at '{prefix}{}'): a subgraph used several times at each of several levels multiplies; use it fewer times or export it as one node",
-                    n.id.name
-                ));
+                return Err(FlattenError {
+                    message: format!(
+                        "inlining the subgraphs gives more than {MAX_NODES} nodes (reached at '{prefix}{}'): a subgraph used several times at each of several levels multiplies; use it fewer times or export it as one node",
+                        n.id.name
+                    ),
+                    at: Some(n.loc),
+                });
             }
             self.m.nodes.push(FlatNode {
                 qid: format!("{prefix}{}", n.id.name),
@@ -178,10 +231,12 @@ impl Builder {
                 clears,
                 on_enter: Vec::new(),
                 on_leave: Vec::new(),
+                reviews: Vec::new(),
                 taints_on_leave: n.kind == NodeKind::Remote,
                 channel: n.channel.clone(),
                 path: path.clone(),
                 loc: n.loc,
+                decl: base + pos,
             });
             local.insert(n.id.name.clone(), ix);
         }
@@ -224,19 +279,20 @@ impl Builder {
             match def {
                 Some(d) if !d.nodes.is_empty() => {
                     let qid = self.m.nodes[s].qid.clone();
+                    if depth >= MAX_DEPTH {
+                        return Err(FlattenError {
+                            message: format!(
+                                "subgraphs are nested more than {MAX_DEPTH} levels deep at '{qid}': flatten some of them into their parents"
+                            ),
+                            at: Some(n.loc),
+                        });
+                    }
                     let inner =
                         self.inline(d, &format!("{qid}/"), &inner_scopes, maps, depth + 1)?;
                     match inner.entry {
                         Some(e) => {
                             self.push_edge(s, e, None, None, EdgeOrigin::SubgraphEntry, n.loc);
-                            // The subgraph node's own sets/clears and `after` pauses happen when its
-                            // run leaves through an inner end.
-                            for &end in &inner.ends {
-                                let (sets, clears) =
-                                    (self.m.nodes[s].sets.clone(), self.m.nodes[s].clears.clone());
-                                self.m.nodes[end].clears.extend(clears);
-                                self.m.nodes[end].sets.extend(sets);
-                            }
+                            self.move_flags_to_ends(s, &inner.ends);
                             leave_from.insert(s, inner.ends);
                         }
                         None => self.m.opaque_subgraphs.push((s, name)),
@@ -361,6 +417,12 @@ impl Builder {
                 loc: i.loc,
             };
             match i.when {
+                When::Call => {
+                    // One review per tool: a second names nothing new.
+                    if !self.m.nodes[node].reviews.iter().any(|p| p.tool == tool) {
+                        self.m.nodes[node].reviews.push(pause);
+                    }
+                }
                 When::Before | When::Inside => self.m.nodes[node].on_enter.push(pause),
                 When::After => {
                     for src in sources(node) {
@@ -376,6 +438,26 @@ impl Builder {
                 .sort_by_key(|p| p.when != When::Before);
         }
         Ok(Inlined { entry, ends })
+    }
+
+    /// SPEC 3.1: a `subgraph` node's own `sets`/`clears` apply once, when its run leaves the
+    /// subgraph's inner `end`, after that end's own (never on entering the subgraph node; a
+    /// hand-off out with `../` leaves without them). Applying the end's clears, its sets, then
+    /// the node's clears and sets in turn is one clears-then-sets step: clears `Ce ∪ Cs`, sets
+    /// `(Se \ Cs) ∪ Ss`.
+    fn move_flags_to_ends(&mut self, s: NodeIx, ends: &[NodeIx]) {
+        let sets = std::mem::take(&mut self.m.nodes[s].sets);
+        let clears = std::mem::take(&mut self.m.nodes[s].clears);
+        for &end in ends {
+            let e = &mut self.m.nodes[end];
+            e.sets.retain(|f| !clears.contains(f));
+            e.clears.extend(clears.iter().copied());
+            e.sets.extend(sets.iter().copied());
+            e.clears.sort_unstable();
+            e.clears.dedup();
+            e.sets.sort_unstable();
+            e.sets.dedup();
+        }
     }
 
     fn push_edge(

@@ -9,7 +9,7 @@ pub mod flatten;
 use crate::ir::{FlagScope, Guard, NodeKind, NotAfter, ToolDef, When};
 use crate::source::Loc;
 
-pub use flatten::flatten;
+pub use flatten::{flatten, FlattenError};
 
 /// Index of a node in [`FlatModel::nodes`].
 pub type NodeIx = usize;
@@ -55,6 +55,10 @@ pub struct FlatNode {
     pub on_enter: Vec<Pause>,
     /// Pauses on leaving (`after`).
     pub on_leave: Vec<Pause>,
+    /// Reviews of each call (`call` interrupts, SPEC 12.2), one per tool reviewed: every call of
+    /// the tool at a visit of this node is put to the person first; a yes runs it confirmed and
+    /// confirmed on clean content for that call alone, a no runs nothing.
+    pub reviews: Vec<Pause>,
     /// True when leaving the node taints the run (a `remote` node).
     pub taints_on_leave: bool,
     /// A `remote` node's channel (SPEC 2.2 `channel`), for QG107.
@@ -63,6 +67,11 @@ pub struct FlatNode {
     pub path: String,
     /// The declaring line (SPEC 7 location).
     pub loc: Loc,
+    /// Rank in declaration order (SPEC 3.1): the top graph's nodes in their order, then each
+    /// subgraph definition's nodes in the order the `subgraphs` objects list them (a definition's
+    /// own `subgraphs` right after its nodes), each definition once. Nodes inlined from one
+    /// definition at several subgraph nodes share its rank; the first use comes first by index.
+    pub decl: usize,
 }
 
 impl FlatNode {
@@ -77,6 +86,11 @@ impl FlatNode {
     /// True when this node's calls go through the tool check.
     pub fn guarded(&self) -> bool {
         self.kind == NodeKind::Tools
+    }
+
+    /// True when a call of `tool` at this node is reviewed by the person first (SPEC 12.2).
+    pub fn reviews_calls_of(&self, tool: ToolIx) -> bool {
+        self.reviews.iter().any(|p| p.tool == Some(tool))
     }
 
     /// True when entering the node costs a step (SPEC 3.1: every node but start and end).
@@ -129,7 +143,8 @@ pub struct NullEdge {
 /// The flattened model.
 #[derive(Debug, Clone)]
 pub struct FlatModel {
-    /// Nodes, in declaration order (a subgraph's nodes right after its subgraph node).
+    /// Nodes, in the order of inlining: the top graph's nodes, then each subgraph node's inner
+    /// nodes (depth first). Declaration order (SPEC 3.1) is [`FlatNode::decl`].
     pub nodes: Vec<FlatNode>,
     /// Edges; [`FlatModel::out`] indexes them by source.
     pub edges: Vec<FlatEdge>,
@@ -172,6 +187,9 @@ pub struct FlatModel {
     /// hash, not a scan (a graph may have 200,000 nodes and a witness step names one). Built by
     /// [`flatten`]; a name it does not hold, or holds for another index, is looked up by scan.
     pub names: Names,
+    /// `input.reads_outside` (SPEC 2.2, 12.3): the region (the top graph's) every turn starts
+    /// tainted in, as if a `reads_outside` read had run at the entry before anything else.
+    pub input_taint: Option<usize>,
 }
 
 /// Node qualified ids and tool names to their indices ([`FlatModel::names`]).

@@ -47,11 +47,33 @@ pub fn render(report: &Report, repo_root: Option<&Path>) -> String {
             out.push('\n');
         }
     }
+    // Accepts that do not apply: a warning each (an error under strict-accepts).
+    let command = if report.triage.strict {
+        "error"
+    } else {
+        "warning"
+    };
+    for w in &report.triage.warnings {
+        let file = repo_relative(&report.sources.file(w.at.file).path, root);
+        out.push_str(&format!(
+            "::{command} file={},line={},col={},title={}::{}\n",
+            property(&file),
+            w.at.line,
+            w.at.column,
+            property("stalwart-verify: an accept that does not apply"),
+            data(&w.message)
+        ));
+    }
     let gate = report.gate.as_str();
-    if blocking == 0 {
+    if blocking == 0 && report.passed() {
         out.push_str(&format!(
             "Gate: passed. Nothing blocks this agent under the {gate} gate ({} finding(s) to weigh).\n",
             report.findings.len()
+        ));
+    } else if blocking == 0 {
+        out.push_str(&format!(
+            "Gate: failed. {} accept(s) do not apply under strict-accepts.\n",
+            report.triage.warnings.len()
         ));
     } else {
         out.push_str(&format!(
@@ -130,11 +152,35 @@ fn code_line(report: &Report, root: &Path, f: &crate::checks::code::CodeFinding)
     )
 }
 
-/// A command's message, escaped as `@actions/core` does (`escapeData`).
+/// The workflow command `--format github` writes when the run could not prove anything (exit 2):
+/// `::error file=F,line=L,col=C,title=stalwart-verify could not run::MESSAGE` (no file when the
+/// error has no place), ending with a newline.
+pub fn error(message: &str, location: Option<&(String, u32, u32)>) -> String {
+    let title = property("stalwart-verify could not run");
+    match location {
+        Some((file, line, col)) => format!(
+            "::error file={},line={line},col={col},title={title}::{}\n",
+            property(file),
+            data(message)
+        ),
+        None => format!("::error title={title}::{}\n", data(message)),
+    }
+}
+
+/// A command's message, escaped as `@actions/core` does (`escapeData`), and every other character
+/// a terminal or a log viewer would act on (ESC, OSC 8 hyperlinks, NUL, U+2028, bidi overrides)
+/// made visible ([`crate::visible`]).
 fn data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '\r' => out.push_str("%0D"),
+            '\n' => out.push_str("%0A"),
+            c => crate::visible::push_escaped(&mut out, c),
+        }
+    }
+    out
 }
 
 /// A command property, escaped as `@actions/core` does (`escapeProperty`).
@@ -153,5 +199,10 @@ mod tests {
         // A forged command inside a name stays inside its property.
         let forged = property("x\n::error file=evil::gate passed");
         assert!(!forged.contains('\n') && !forged.contains("::"), "{forged}");
+        // Terminal sequences are shown, not acted on.
+        assert_eq!(
+            data("\u{1b}]8;;https://e.invalid\u{7}x\u{1b}[2J\0\u{2028}"),
+            "\\u{1b}]8;;https://e.invalid\\u{7}x\\u{1b}[2J\\0\\u{2028}"
+        );
     }
 }

@@ -18,7 +18,8 @@
 //!     "files": ["policy.co"], "routes": n,     // routes to an execute
 //!     "governed": ["refund_card"]              // catalogue tools some route executes
 //!   } | null,
-//!   "gate": {"mode": "ci" | "start", "passed": bool, "exit": 0 | 1},
+//!   "gate": {"mode": "ci" | "start", "passed": bool, "exit": 0 | 1,
+//!            "accepted": n},                   // only when findings were accepted
 //!   "baseline": {"path": "old.sarif", "known": n} | null,  // --baseline: n known findings hidden
 //!   "traces": {                                // --traces RUNS.jsonl; null when none was given
 //!     "path": "runs.jsonl", "runs": n,         // the runs read
@@ -49,15 +50,23 @@
 //!       "to": "<node>",                         // choose only
 //!       "tool": "<tool>" | null,                // call and confirm; null otherwise
 //!       "guarded": bool | null,                 // call; null otherwise
-//!       "refused": true,                        // only on a refused guarded call
-//!       "yes": bool,                            // confirm only
-//!       "when": "before" | "after" | "inside",  // confirm only
+//!       "refused": true,                        // only on a call that ran nothing: a
+//!                                               // guarded call refused, or a reviewed call
+//!                                               // the person declined
+//!       "yes": bool,                            // confirm; and a reviewed call (SPEC 12.2):
+//!                                               // the person's answer to that call
+//!       "when": "before" | "after" | "inside"   // confirm
+//!             | "call",                         // a call its node reviews (`call` interrupt)
 //!       "turn": 1,
 //!       "violation": true,                      // only on the violating call (the last step)
 //!       "unmodelled_from": "<node>",            // QG016, enter only: the step came from this
 //!                                               // node by a transition the export does not have
 //!       "location": LOCATION | null
-//!     }]
+//!     }],
+//!     "accepted": {                             // only on an accepted finding (it does not block)
+//!       "reason": "...", "kind": "external" | "inSource",  // stalwart.toml, or a comment on its line
+//!       "at": LOCATION, "until": "2027-06-30" | null
+//!     }
 //!   }],
 //!   "lints": [{"id": "write_not_retry_safe", "tool": "...", "message": "...", "location": LOCATION | null}],
 //!   "code_checks": {                           // the code checks over the Python tool modules
@@ -91,7 +100,15 @@
 //!   },
 //!   COUNTS = "obligations", "holds_every_depth", "holds_to_bound", "violated", "undecided"
 //!   "warnings": ["<the exporter's warnings>"],
-//!   "limits": ["<known limits of the reading>"]
+//!   "limits": ["<known limits of the reading>"],
+//!   "config": {                                // only when a project configuration was read, or
+//!                                              // an accept comment did not apply
+//!     "path": "stalwart.toml" | null,
+//!     "off": [{"id": "O1", "what": "the tool check", "reason": "...", "removed": n}],
+//!     "min_severity": "Medium" | null, "below_min_severity": n,   // findings not shown
+//!     "strict_accepts": bool,
+//!     "accept_warnings": [{"at": LOCATION, "message": "... matches no finding"}]
+//!   }
 //! }
 //! LOCATION = {"file": "<as the report names it>", "line": 1-based, "column": 1-based}
 //! ```
@@ -111,14 +128,25 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// Renders `report` as pretty-printed JSON in the schema above, ending with a newline.
 pub fn render(report: &Report) -> String {
-    let mut s =
-        serde_json::to_string_pretty(&to_value(report)).unwrap_or_else(|_| "{}".to_string());
-    s.push('\n');
-    s
+    crate::visible::json_pretty(&to_value(report))
 }
 
 /// The report as a JSON value in the schema above (keys in schema order).
 pub fn to_value(report: &Report) -> Value {
+    let mut v = to_value_base(report);
+    if let Value::Object(m) = &mut v {
+        if let Some(c) = config(report) {
+            m.insert("config".into(), c);
+        }
+        let accepted = report.accepted();
+        if let Some(Value::Object(g)) = m.get_mut("gate").filter(|_| accepted > 0) {
+            g.insert("accepted".into(), json!(accepted));
+        }
+    }
+    v
+}
+
+fn to_value_base(report: &Report) -> Value {
     let src = &report.sources;
     let sc = &report.scope;
     json!({
@@ -255,7 +283,52 @@ pub(crate) fn finding(report: &Report, f: &Finding) -> Value {
             json!({"engine": engine, "witness": w.iter().map(|s| step(src, s)).collect::<Vec<_>>()}),
         );
     }
+    if let (Some(a), Value::Object(m)) = (&f.accepted, &mut v) {
+        m.insert(
+            "accepted".into(),
+            json!({
+                "reason": a.reason,
+                "kind": a.kind.sarif(),
+                "at": location(src, Some(a.at)),
+                "until": a.until,
+            }),
+        );
+    }
     v
+}
+
+/// The document `--format json` writes when the run could not prove anything (exit 2):
+/// `{"error": {"message", "help", "location": LOCATION | null}, "exit": 2}`, ending with a newline.
+pub fn error(message: &str, help: &str, location: Option<&(String, u32, u32)>) -> String {
+    let v = json!({
+        "error": {
+            "message": message,
+            "help": help,
+            "location": location.map(|(f, l, c)| json!({"file": f, "line": l, "column": c})),
+        },
+        "exit": 2,
+    });
+    crate::visible::json_pretty(&v)
+}
+
+/// The `config` section: what the project configuration settled.
+fn config(report: &Report) -> Option<Value> {
+    let t = &report.triage;
+    if t.config.is_none() && t.warnings.is_empty() {
+        return None;
+    }
+    Some(json!({
+        "path": t.config,
+        "off": t.off.iter().map(|o| json!({
+            "id": o.id, "what": o.what, "reason": o.reason, "removed": o.removed,
+        })).collect::<Vec<_>>(),
+        "min_severity": t.below.map(|(s, _)| s.as_str()),
+        "below_min_severity": t.below.map_or(0, |(_, n)| n),
+        "strict_accepts": t.strict,
+        "accept_warnings": t.warnings.iter().map(|w| json!({
+            "at": location(&report.sources, Some(w.at)), "message": w.message,
+        })).collect::<Vec<_>>(),
+    }))
 }
 
 /// One witness step; optional keys are left out when they do not apply.

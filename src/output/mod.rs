@@ -8,22 +8,38 @@
 //! - [`json`]: a stable, documented schema of the same content (the schema is the module's doc).
 //! - [`sarif`]: SARIF 2.1.0 for GitHub code scanning (the only module that uses `serde_sarif`).
 //! - [`github`]: GitHub Actions workflow commands, one annotation per finding.
+//! - [`concise`]: one line a finding (`--format concise`), and a count per rule (`--statistics`).
+//! - [`picture`]: the graph in Mermaid or Graphviz DOT, with one finding's witness highlighted.
+//! - [`summary`]: the Markdown job summary (`--summary FILE`), with the picture of the first
+//!   blocking finding's route.
 //! - [`rules_cmd`]: `stalwart rules list|explain`.
 //!
 //! Every renderer is deterministic: the same report gives the same bytes (no times, no absolute
 //! paths).
 
+pub mod concise;
 pub mod github;
 pub mod json;
+pub mod picture;
 pub mod replay;
 pub mod rules_cmd;
 pub mod sarif;
+pub mod summary;
 pub mod text;
 
 use crate::findings::{Finding, Step, StepKind};
 use crate::report::Report;
 use crate::rules::RuleType;
 use crate::source::Loc;
+
+/// `1 finding`, `2 findings`.
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
 
 /// How loudly a finding is shown, the same in SARIF (`level`) and in workflow commands (SPEC 8):
 /// `Error` when it fails the report's gate, `Note` for a Security hotspot, else `Warning`.
@@ -77,12 +93,18 @@ pub(crate) fn describe_step(step: &Step, obligation: &str) -> String {
         },
         StepKind::Call => {
             let tool = step.tool.as_deref().unwrap_or("?");
-            let how = match (step.guarded, step.refused) {
-                (Some(true), true) => "guarded, refused",
-                (Some(true), false) => "guarded",
-                (Some(false), _) => "plain",
-                (None, true) => "refused",
-                (None, false) => "",
+            // A reviewed call (SPEC 12.2) says the person's answer.
+            let reviewed = step.when == Some(crate::ir::When::Call.as_str());
+            let how = match (step.guarded, step.refused, reviewed) {
+                (Some(true), true, true) => "guarded, refused or declined",
+                (Some(true), false, true) => "guarded, reviewed: yes",
+                (Some(false), true, true) => "plain, reviewed: no, not run",
+                (Some(false), false, true) => "plain, reviewed: yes",
+                (Some(true), true, _) => "guarded, refused",
+                (Some(true), false, _) => "guarded",
+                (Some(false), _, _) => "plain",
+                (None, true, _) => "refused",
+                (None, false, _) => "",
             };
             if how.is_empty() {
                 format!("call {tool}")

@@ -20,7 +20,10 @@
 //!     "kind": "enter" | "choose" | "call" | "confirm" | "turn_end",
 //!     "node": "agent", "to": "tools",          // choose: the node left, the destination
 //!     "tool": "refund_order", "guarded": false, "refused": true,    // call
-//!     "yes": true, "when": "before",           // confirm: the person's answer
+//!     "yes": true, "when": "before",           // confirm: the person's answer; on a call its
+//!                                              // node reviews (SPEC 12.2): "when": "call" and
+//!                                              // "yes", the person's answer to that call (a no
+//!                                              // is also "refused": it ran nothing)
 //!     "turn": 1, "violation": true, "location": LOCATION | null,
 //!     "run_steps": 2,                          // node steps taken in this turn's run
 //!     "changes": ["ran[get_order] = true"]     // latches the step changed (SPEC 3 names)
@@ -32,7 +35,9 @@
 //! A harness drives the real graph from `steps`: at a model (or router) node a `choose` is the
 //! destination its scripted model picks; the `call`s at the tool node entered next are the tool
 //! calls that model's message asks for (in LangGraph, one AI message with those tool calls); a
-//! `confirm` is the person's answer to the interrupt; a `turn_end` starts the next user turn.
+//! `confirm` is the person's answer to the interrupt, and a reviewed call's `yes` the answer to
+//! that call's review (accept, or reject: the call does not run); a `turn_end` starts the next
+//! user turn.
 //! Each tool is a stub that records its call; the run reproduces the finding when it makes the
 //! same calls at the same nodes. `examples/langgraph_replay/` has such a harness.
 
@@ -50,7 +55,12 @@ use crate::report::Report;
 pub const SCRIPT_FORMAT: &str = "stalwart-replay/1";
 
 /// The walkthrough as text, ending with a newline. `color` adds ANSI colours (ariadne's labels).
+/// Text from the inputs is escaped ([`crate::visible::neutralise`]), as in the report.
 pub fn text(report: &Report, w: &Walkthrough, color: bool) -> String {
+    crate::visible::neutralise(&text_raw(report, w, color), color)
+}
+
+fn text_raw(report: &Report, w: &Walkthrough, color: bool) -> String {
     let f = &w.finding;
     let ob = f.obligation.map(|o| o.as_str()).unwrap_or(f.rule);
     let mut out = String::new();
@@ -157,7 +167,13 @@ fn source_view(report: &Report, w: &Walkthrough, color: bool) -> String {
     let ob = w.finding.obligation.map(|o| o.as_str()).unwrap_or("");
     let stopped = w.unreproduced.as_ref().and_then(|(_, s)| *s);
     for (i, s) in w.steps.iter().enumerate() {
-        let Some(loc) = s.step.loc.filter(|l| l.file < src.files.len()) else {
+        // A line too long to draw (a minified export) is left out of the picture: the steps
+        // above name every node.
+        let Some(loc) = s.step.loc.filter(|l| {
+            l.file < src.files.len()
+                && src.file(l.file).line_text(l.line).chars().count()
+                    <= crate::source::MAX_WINDOW_LINE
+        }) else {
             continue;
         };
         let span = src.file(loc.file).word_span(loc);
@@ -293,7 +309,5 @@ pub fn json(report: &Report, w: &Walkthrough) -> String {
         "steps": steps,
         "latches_at_last_step": w.at_violation,
     });
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".to_string());
-    s.push('\n');
-    s
+    crate::visible::json_pretty(&v)
 }

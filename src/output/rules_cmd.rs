@@ -1,6 +1,9 @@
 //! `stalwart rules list` and `stalwart rules explain ID` (SPEC 1): the rule pages, printed from the
-//! metadata in `rules/` ([`crate::rules`]).
+//! metadata in `rules/` ([`crate::rules`]) and the code checks' (`rules/code_checks.toml`).
 
+use serde_json::json;
+
+use crate::checks::code::{self, CodeCheck};
 use crate::rules::{self, Rule};
 
 /// Width the prose of [`explain`] is wrapped to.
@@ -54,7 +57,51 @@ pub fn list() -> String {
         "{} rules; this version checks {checked}. `stalwart rules explain <RULE>` prints a rule's page.\n",
         rules::all().len()
     ));
+    let checks = code::all();
+    if !checks.is_empty() {
+        out.push_str("\nCode checks over the Python tool modules (they do not change the gate):\n");
+        let cw = checks
+            .iter()
+            .map(|c| c.title.chars().count())
+            .max()
+            .unwrap_or(0);
+        for c in checks {
+            let line = format!(
+                "  {}  {:<cw$}  {}",
+                c.id,
+                c.title,
+                c.default_severity().as_str()
+            );
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+    }
     out
+}
+
+/// [`list`] as JSON: `{"rules": [{"id", "title", "type", "gate", "stops", "severity", "status",
+/// "owasp", "cwe"}], "code_checks": [{"id", "title", "severity", "cwe"}]}`, ending with a newline.
+pub fn list_json() -> String {
+    let v = json!({
+        "rules": rules::all().iter().map(|r| json!({
+            "id": r.id,
+            "title": r.title,
+            "type": r.rule_type.as_str(),
+            "gate": r.gate,
+            "stops": r.stops,
+            "severity": r.severity.as_str(),
+            "status": r.status(),
+            "owasp": r.owasp,
+            "cwe": r.cwe,
+        })).collect::<Vec<_>>(),
+        "code_checks": code::all().iter().map(|c| json!({
+            "id": c.id,
+            "title": c.title,
+            "severity": c.default_severity().as_str(),
+            "cwe": c.cwe,
+        })).collect::<Vec<_>>(),
+    });
+    crate::visible::json_pretty(&v)
 }
 
 /// The page of rule `id` (case-insensitive: `qg011` is `QG011`), every field readable: title, type,
@@ -63,11 +110,14 @@ pub fn list() -> String {
 /// unknown id.
 pub fn explain(id: &str) -> Option<String> {
     let id = id.trim().to_ascii_uppercase();
+    if let Some(c) = code::get(&id) {
+        return Some(explain_check(c));
+    }
     let r = rules::get(&id)?;
 
     let mut out = String::new();
     out.push_str(&format!("{} {}\n\n", r.id, r.title));
-    let facts: [(&str, String); 7] = [
+    let facts: [(&str, String); 8] = [
         ("Type", r.rule_type.as_str().to_string()),
         (
             "Fails the gate",
@@ -79,6 +129,14 @@ pub fn explain(id: &str) -> Option<String> {
         ),
         ("Severity", severity_words(r)),
         ("OWASP", r.owasp.join(", ")),
+        (
+            "CWE",
+            if r.cwe.is_empty() {
+                "-".to_string()
+            } else {
+                r.cwe.join(", ")
+            },
+        ),
         ("Status", status_words(r).to_string()),
         ("Rule file", format!("rules/{}.toml", r.id)),
     ];
@@ -93,6 +151,9 @@ pub fn explain(id: &str) -> Option<String> {
     if let Some(f) = &r.fix_rulebook {
         section(&mut out, "How to fix it, when the rulebook raises it", f);
     }
+    if let Some(f) = &r.fix_langgraph {
+        section(&mut out, "How to fix it, in a LangGraph graph", f);
+    }
     section(&mut out, "What a clean result proves", &r.proves);
     section(&mut out, "What it does not prove", &r.does_not_prove);
     if let Some(n) = &r.nothing_to_read {
@@ -103,6 +164,46 @@ pub fn explain(id: &str) -> Option<String> {
         );
     }
     Some(out)
+}
+
+/// The page of a code check: title, severity, CWE, what it flags, why it matters, its message
+/// and fix, and that it does not change the gate.
+fn explain_check(c: &CodeCheck) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("{} {}\n\n", c.id, c.title));
+    let facts = [
+        (
+            "Type",
+            "Code check over the Python tool modules".to_string(),
+        ),
+        (
+            "Fails the gate",
+            "no: code findings are evidence about the tools' code, not a proof about the graph"
+                .to_string(),
+        ),
+        (
+            "Severity",
+            format!("{} by default", c.default_severity().as_str()),
+        ),
+        (
+            "CWE",
+            if c.cwe.is_empty() {
+                "-".to_string()
+            } else {
+                c.cwe.join(", ")
+            },
+        ),
+        ("Rule file", "rules/code_checks.toml".to_string()),
+    ];
+    let label = facts.iter().map(|(k, _)| k.len()).max().unwrap_or(0) + 1;
+    for (k, v) in &facts {
+        out.push_str(&format!("  {:<label$} {v}\n", format!("{k}:")));
+    }
+    section(&mut out, "What it finds", c.finds.trim());
+    section(&mut out, "Why it matters", c.why.trim());
+    section(&mut out, "Message (template)", c.message.trim());
+    section(&mut out, "How to fix it", c.fix.trim());
+    out
 }
 
 fn yes_no(b: bool) -> &'static str {
@@ -158,23 +259,51 @@ fn section(out: &mut String, title: &str, text: &str) {
     }
 }
 
-/// Greedy word wrap; a word longer than `width` gets a line of its own.
+/// Greedy word wrap; a word longer than `width` gets a line of its own. A `code span` is one
+/// word, so an example (`create_agent(model, tools, middleware=[guard])`) stays on one line.
 fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
-    for word in text.split_whitespace() {
+    for word in words(text) {
         if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
             lines.push(std::mem::take(&mut line));
         }
         if !line.is_empty() {
             line.push(' ');
         }
-        line.push_str(word);
+        line.push_str(&word);
     }
     if !line.is_empty() {
         lines.push(line);
     }
     lines
+}
+
+/// The words of `text` for [`wrap`]: split at whitespace outside backtick code spans.
+fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut in_code = false;
+    for c in text.chars() {
+        if c == '`' {
+            in_code = !in_code;
+        }
+        if c.is_whitespace() && !in_code {
+            if !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+        } else if c.is_whitespace() {
+            if !word.ends_with(' ') {
+                word.push(' ');
+            }
+        } else {
+            word.push(c);
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
 }
 
 #[cfg(test)]

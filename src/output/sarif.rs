@@ -7,27 +7,38 @@
 //! - `id`; `name`, the title in PascalCase (`ConfusedDeputy`); `shortDescription` the title;
 //!   `fullDescription` the description; `help.text` and `help.markdown`: the description, what a
 //!   clean result proves and does not prove, and the fix.
-//! - `defaultConfiguration.level`: `error` for a rule that fails the `ci` gate, else `warning`,
-//!   and `note` for a Security hotspot.
-//! - `properties.tags`: `security`, the rule's type (`vulnerability`, `bug`, `security-hotspot`)
-//!   and its OWASP entries (at most 20, GitHub's limit); `properties.precision`: `very-high` for the
-//!   graph reachability rules (an engine found a route, with its witness), `high` otherwise;
-//!   `properties.security-severity` for a Vulnerability only (its default severity: Critical 9.5,
-//!   High 8.0, Medium 5.5, Low 3.0), which makes GitHub treat its results as security alerts;
+//! - `defaultConfiguration.level`: `error` for a rule that fails the report's gate (`ci` or
+//!   `start`), else `warning`, and `note` for a Security hotspot.
+//! - `helpUri`: the MITRE page of the rule's first CWE, when its rule file names one (`cwe`).
+//! - `properties.tags`: `security`, the rule's type (`vulnerability`, `bug`, `security-hotspot`),
+//!   its OWASP entries and its CWEs as CodeQL tags them (`external/cwe/cwe-862`), at most 20,
+//!   GitHub's limit; `properties.precision`: `very-high` for the graph reachability rules (an
+//!   engine found a route, with its witness), `high` otherwise; `properties.security-severity` for
+//!   a Vulnerability only (its default severity: Critical 9.5, High 8.0, Medium 5.5, Low 3.0, but
+//!   at most 6.5 for a rule that does not fail the report's gate: GitHub's default check fails on
+//!   `error` and on a `high` or `critical` security severity, and must fail exactly when the gate
+//!   does), which makes GitHub treat its results as security alerts;
 //!   `properties.problem.severity` for the others (`error` when the rule fails the gate,
 //!   `warning` for a Bug, `recommendation` for a Security hotspot).
 //!
 //! Each finding is a result (at most 25,000, GitHub's limit): `ruleId`, `ruleIndex`, `level`
 //! (`error` when the finding blocks in the report's gate mode, else `warning`, and `note` for a
-//! Security hotspot), `message.text` (the finding's message as a sentence, then
-//! `[text](id)` links to its related locations), one location (the line
+//! Security hotspot; an accepted finding does not block), `message.text` (the finding's message
+//! as a sentence, then `[text](id)` links to its related locations), one location (the line
 //! that declared the node: a `physicalLocation` whose `uri` is the file's path relative to the
 //! repository root, with forward slashes and no scheme, and a `region` over the declaring word),
 //! `relatedLocations` (the finding's related places, `id` 1..; at most [`MAX_RELATED`]), the
-//! witness as `codeFlows[0].threadFlows[0].locations` (each step at its node's location, else at the
-//! finding's; a traced run's steps (QG016) at their lines of the traces file; at most 1,000 steps), `partialFingerprints["stalwartFingerprint/v1"]` (the finding's
-//! fingerprint; GitHub's `primaryLocationLineHash` is left to upload-sarif to compute), and
-//! `properties` (`severity`, `obligation`, `depth`, `subject`, `node`).
+//! witness as `codeFlows[0].threadFlows[0].locations` (each step at its node's location, else at
+//! the finding's; a traced run's steps (QG016) at their lines of the traces file; at most 1,000
+//! steps), `partialFingerprints` (`stalwartFingerprint/v1`, the finding's fingerprint, and
+//! `primaryLocationLineHash`, `<fingerprint>:1`: code scanning tracks alerts by it, and
+//! upload-sarif keeps a value the tool gives, so two findings on one line stay two alerts and an
+//! edit of the line keeps each alert), `suppressions` for an accepted finding (kind `external`
+//! for `stalwart.toml`, `inSource` for a comment on its line; status `accepted`, the reason as the
+//! justification), `baselineState` when `--baseline` was given (`new`, or `unchanged` for a
+//! finding the baseline already has: those are written too, so uploading the log does not close
+//! their alerts as fixed), and `properties` (`severity`, `obligation`, `depth`, `subject`,
+//! `node`).
 //!
 //! When Python tool modules were read, the three code checks (`rules/code_checks.toml`, CC001-CC003)
 //! follow the rules in `tool.driver.rules` (precision `medium`, level `warning`, their
@@ -46,7 +57,7 @@ use serde_json::json;
 use serde_sarif::sarif::{
     ArtifactLocation, CodeFlow, Invocation, Location, Message, MultiformatMessageString,
     PhysicalLocation, PropertyBag, Region, ReportingConfiguration, ReportingDescriptor,
-    Result as SarifResult, ResultLevel, Run, RunAutomationDetails, Sarif, ThreadFlow,
+    Result as SarifResult, ResultLevel, Run, RunAutomationDetails, Sarif, Suppression, ThreadFlow,
     ThreadFlowLocation, Tool, ToolComponent,
 };
 
@@ -61,6 +72,8 @@ use super::{level, primary_loc, Level};
 pub const SCHEMA_URL: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 /// The key of the finding's fingerprint in `partialFingerprints`.
 pub const FINGERPRINT_KEY: &str = "stalwartFingerprint/v1";
+/// GitHub's own fingerprint key, which code scanning tracks alerts by.
+pub const LINE_HASH_KEY: &str = "primaryLocationLineHash";
 /// Results written at most (GitHub rejects a run with more).
 pub const MAX_RESULTS: usize = 25_000;
 /// Witness steps written per code flow at most (GitHub keeps 1,000).
@@ -100,9 +113,7 @@ pub fn render_in_category(
         None => PathBuf::from("."),
     };
     let log = build(report, &root, category);
-    let mut s = serde_json::to_string_pretty(&log).unwrap_or_else(|_| "{}".to_string());
-    s.push('\n');
-    s
+    crate::visible::json_pretty(&log)
 }
 
 /// Builds the log.
@@ -119,7 +130,8 @@ fn build(report: &Report, root: &Path, category: Option<&str>) -> Sarif {
     };
 
     let rules: &[Rule] = crate::rules::all();
-    let mut descriptors: Vec<ReportingDescriptor> = rules.iter().map(descriptor).collect();
+    let mut descriptors: Vec<ReportingDescriptor> =
+        rules.iter().map(|r| descriptor(report, r)).collect();
     // A finding whose rule has no file still needs a descriptor for its ruleIndex.
     let mut extra: Vec<&'static str> = Vec::new();
     for f in &report.findings {
@@ -129,11 +141,20 @@ fn build(report: &Report, root: &Path, category: Option<&str>) -> Sarif {
         }
     }
 
-    let mut results: Vec<SarifResult> = report
+    // Findings a baseline already has are results too, `baselineState: "unchanged"`: dropping
+    // them would close their alerts as fixed when the log is uploaded.
+    let known = report.known.iter().map(|f| (f, "unchanged"));
+    let all: Vec<(&Finding, &str)> = report
         .findings
         .iter()
+        .map(|f| (f, "new"))
+        .chain(known)
+        .collect();
+    let baselined = report.baseline.is_some();
+    let mut results: Vec<SarifResult> = all
+        .iter()
         .take(MAX_RESULTS)
-        .map(|f| {
+        .map(|&(f, state)| {
             let index = rules
                 .iter()
                 .position(|r| r.id == f.rule)
@@ -144,12 +165,16 @@ fn build(report: &Report, root: &Path, category: Option<&str>) -> Sarif {
                         .map(|i| i + rules.len())
                 })
                 .unwrap_or(0);
-            result(report, &ctx, f, index as i64)
+            let mut r = result(report, &ctx, f, index as i64);
+            if baselined {
+                r.baseline_state = Some(json!(state));
+            }
+            r
         })
         .collect();
 
     // The code checks: their rules after the graph rules, when modules were read.
-    let mut omitted = report.findings.len().saturating_sub(MAX_RESULTS);
+    let mut omitted = all.len().saturating_sub(MAX_RESULTS);
     if let Some(cc) = &report.code_checks {
         let base = descriptors.len();
         let checks = crate::checks::code::all();
@@ -303,10 +328,7 @@ fn result(report: &Report, ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> Sarif
                 .text(message_text(f, report.sources.files.len()))
                 .build(),
         )
-        .partial_fingerprints(BTreeMap::from([(
-            FINGERPRINT_KEY.to_string(),
-            f.fingerprint.clone(),
-        )]))
+        .partial_fingerprints(fingerprints(&f.fingerprint))
         .properties(PropertyBag::builder().additional_properties(props).build())
         .build();
     if let Some(loc) = primary.and_then(|l| ctx.location(l, None, None)) {
@@ -329,6 +351,16 @@ fn result(report: &Report, ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> Sarif
     if !related.is_empty() {
         r.related_locations = Some(related);
     }
+    if let Some(a) = &f.accepted {
+        r.suppressions = Some(vec![Suppression {
+            kind: json!(a.kind.sarif()),
+            status: Some(json!("accepted")),
+            justification: Some(a.reason.clone()),
+            location: ctx.location(a.at, None, None),
+            guid: None,
+            properties: None,
+        }]);
+    }
     if !f.witness.is_empty() {
         let mut flows = vec![code_flow(ctx, f, &f.witness, None, primary)];
         if let Some((engine, w)) = &f.other_witness {
@@ -337,6 +369,17 @@ fn result(report: &Report, ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> Sarif
         r.code_flows = Some(flows);
     }
     r
+}
+
+/// A result's `partialFingerprints`: our own key, and GitHub's `primaryLocationLineHash` from the
+/// same stable fingerprint (`<16 hex digits>:1`). upload-sarif keeps a value the tool gives; left
+/// out, it would hash the line's text, so two findings on one line would merge into one alert
+/// and an edit of that line would re-key it.
+fn fingerprints(fingerprint: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (FINGERPRINT_KEY.to_string(), fingerprint.to_string()),
+        (LINE_HASH_KEY.to_string(), format!("{fingerprint}:1")),
+    ])
 }
 
 /// The result's message: the finding's message as a sentence, then a link to each related
@@ -515,10 +558,13 @@ fn code_descriptor(c: &crate::checks::code::CodeCheck) -> ReportingDescriptor {
     );
     let mut props = BTreeMap::new();
     props.insert("precision".to_string(), json!("medium"));
+    // Code findings never fail the gate: their security severity stays below `high`.
     props.insert(
         "security-severity".to_string(),
-        json!(security_severity(c.default_severity())),
+        json!(security_severity(c.default_severity(), false)),
     );
+    let mut tags = vec!["security".to_string(), "code-check".to_string()];
+    tags.extend(c.cwe.iter().map(|x| crate::rules::cwe_tag(x)));
     assemble(Described {
         id: c.id.clone(),
         title: &c.title,
@@ -526,19 +572,26 @@ fn code_descriptor(c: &crate::checks::code::CodeCheck) -> ReportingDescriptor {
         text,
         markdown,
         level: "warning",
-        tags: vec!["security".to_string(), "code-check".to_string()],
+        tags,
         props,
+        help_uri: c.cwe.first().map(|x| crate::rules::cwe_uri(x)),
     })
 }
 
-/// The `reportingDescriptor` of a rule of `rules/`.
-fn descriptor(r: &Rule) -> ReportingDescriptor {
+/// The `reportingDescriptor` of a rule of `rules/`, for the report's gate mode and framework: a
+/// rule that does not fail the gate in that mode has level `warning` (`note` for a hotspot) and a
+/// security severity below 7.0, so its alerts cannot turn GitHub's default check red (it fails on
+/// `error` and on a `high` or `critical` security severity); its help gives the fix in the terms
+/// of the framework the export was made with (SPEC 12).
+fn descriptor(report: &Report, r: &Rule) -> ReportingDescriptor {
+    let blocks = report.rule_blocks(&r.id);
+    let framework = report.framework;
     let placeholders = [
         ("tool", "<tool>"),
         ("node", "<node>"),
         ("subject", "<subject>"),
     ];
-    let fix = crate::rules::fill(&r.fix, &placeholders);
+    let fix = crate::rules::fill(r.fix_template(framework), &placeholders);
     let yes_no = |b: bool| if b { "yes" } else { "no" };
     let owasp = if r.owasp.is_empty() {
         String::new()
@@ -573,9 +626,14 @@ fn descriptor(r: &Rule) -> ReportingDescriptor {
     );
 
     let mut tags = vec!["security".to_string(), type_tag(r.rule_type).to_string()];
-    for o in &r.owasp {
-        if !tags.contains(o) {
-            tags.push(o.clone());
+    for o in r
+        .owasp
+        .iter()
+        .cloned()
+        .chain(r.cwe.iter().map(|c| crate::rules::cwe_tag(c)))
+    {
+        if !tags.contains(&o) {
+            tags.push(o);
         }
     }
     tags.truncate(MAX_TAGS);
@@ -590,10 +648,10 @@ fn descriptor(r: &Rule) -> ReportingDescriptor {
     if r.rule_type == RuleType::Vulnerability {
         props.insert(
             "security-severity".to_string(),
-            json!(security_severity(r.severity)),
+            json!(security_severity(r.severity, blocks)),
         );
     } else {
-        let problem = if r.gate {
+        let problem = if blocks {
             "error"
         } else if r.rule_type == RuleType::Bug {
             "warning"
@@ -609,9 +667,10 @@ fn descriptor(r: &Rule) -> ReportingDescriptor {
         description: &r.description,
         text,
         markdown,
-        level: default_level(r),
+        level: default_level(r, blocks),
         tags,
         props,
+        help_uri: r.cwe.first().map(|c| crate::rules::cwe_uri(c)),
     })
 }
 
@@ -629,12 +688,15 @@ struct Described<'a> {
     level: &'static str,
     tags: Vec<String>,
     props: BTreeMap<String, serde_json::Value>,
+    /// Where to read more: the MITRE page of the rule's first CWE, when it has one.
+    help_uri: Option<String>,
 }
 
 /// A `reportingDescriptor`: name in PascalCase, short and full descriptions clipped, the help,
 /// the default level, the tags and properties.
 fn assemble(d: Described<'_>) -> ReportingDescriptor {
-    ReportingDescriptor::builder()
+    let help_uri = d.help_uri.clone();
+    let mut desc = ReportingDescriptor::builder()
         .id(d.id)
         .name(pascal_case(d.title))
         .short_description(
@@ -664,7 +726,9 @@ fn assemble(d: Described<'_>) -> ReportingDescriptor {
                 .additional_properties(d.props)
                 .build(),
         )
-        .build()
+        .build();
+    desc.help_uri = help_uri;
+    desc
 }
 
 /// A descriptor for a rule id with no file in `rules/` (should not happen; kept so that every
@@ -693,9 +757,9 @@ fn bare_descriptor(id: &str) -> ReportingDescriptor {
         .build()
 }
 
-/// `error` for a rule that fails the `ci` gate, `note` for a hotspot, else `warning`.
-fn default_level(r: &Rule) -> &'static str {
-    if r.gate {
+/// `error` for a rule that fails the report's gate, `note` for a hotspot, else `warning`.
+fn default_level(r: &Rule, blocks: bool) -> &'static str {
+    if blocks {
         "error"
     } else if r.rule_type == RuleType::SecurityHotspot {
         "note"
@@ -704,11 +768,14 @@ fn default_level(r: &Rule) -> &'static str {
     }
 }
 
-/// GitHub's security severity score for a Vulnerability's default severity.
-fn security_severity(s: Severity) -> &'static str {
+/// GitHub's security severity score for a Vulnerability's default severity; for a rule that
+/// does not fail the gate at most 6.5 (GitHub's `medium`), since GitHub fails its default check
+/// on `high` (7.0 and over).
+fn security_severity(s: Severity, blocks: bool) -> &'static str {
     match s {
-        Severity::Critical => "9.5",
-        Severity::High => "8.0",
+        Severity::Critical if blocks => "9.5",
+        Severity::High if blocks => "8.0",
+        Severity::Critical | Severity::High => "6.5",
         Severity::Medium | Severity::Review => "5.5",
         Severity::Low => "3.0",
     }

@@ -45,6 +45,7 @@ use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::termcolor::{Ansi, NoColor, WriteColor};
 use codespan_reporting::term::{self, Chars, Config};
 
+use super::plural;
 use crate::findings::{Finding, StepKind};
 use crate::report::Report;
 use crate::source::{Loc, SourceMap};
@@ -58,38 +59,7 @@ const WRAP: usize = 100;
 /// excerpts); without it the output is plain text, byte for byte the same for the same report.
 /// The result ends with a newline.
 pub fn render(report: &Report, color: bool) -> String {
-    neutralise(&render_raw(report, color), color)
-}
-
-/// Escapes control characters an input smuggled into names or warnings (`\u{1b}` for ESC,
-/// `\r`, ...), keeping the report's own line breaks and, with colour on, its own colour codes: a
-/// crafted export must not hide lines or forge a `Gate: passed` in a terminal or CI log.
-fn neutralise(text: &str, color: bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\n' => out.push(c),
-            // Our own SGR colour codes: ESC [ digits/semicolons m.
-            '\u{1b}' if color && chars.peek() == Some(&'[') => {
-                let seq: String = chars.clone().take_while(|&x| x != 'm').collect();
-                if seq.len() < 16 && seq[1..].chars().all(|x| x.is_ascii_digit() || x == ';') {
-                    out.push(c);
-                } else {
-                    out.push_str("\\u{1b}");
-                }
-            }
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("    "),
-            c if c.is_control()
-                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') =>
-            {
-                out.push_str(&format!("\\u{{{:x}}}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    crate::visible::neutralise(&render_raw(report, color), color)
 }
 
 fn render_raw(report: &Report, color: bool) -> String {
@@ -110,6 +80,7 @@ fn render_raw(report: &Report, color: bool) -> String {
             push_indented(&mut out, 2, &w.replace('\n', "\\n"));
         }
     }
+    push_triage(&mut out, report, &p);
     if !report.lints.is_empty() {
         let _ = writeln!(
             out,
@@ -123,13 +94,14 @@ fn render_raw(report: &Report, color: bool) -> String {
             );
         }
     }
-
     if let Some(cc) = &report.code_checks {
         push_code_checks(&mut out, report, cc);
     }
 
+    let (accepted, open): (Vec<&Finding>, Vec<&Finding>) =
+        report.findings.iter().partition(|f| f.accepted.is_some());
     let (blocking, warnings): (Vec<&Finding>, Vec<&Finding>) =
-        report.findings.iter().partition(|f| report.blocks(f));
+        open.into_iter().partition(|f| report.blocks(f));
     let files = Files::of(&report.sources);
     let gate = report.gate.as_str();
     if !blocking.is_empty() {
@@ -162,7 +134,20 @@ fn render_raw(report: &Report, color: bool) -> String {
             "."
         });
         let _ = writeln!(out, "{}", p.yellow(&head));
-        for f in &warnings {
+        push_grouped(&mut out, report, &files, &warnings, color);
+    }
+    if !accepted.is_empty() {
+        let head = format!(
+            "Accepted: {} the project accepted with a reason; {} not fail the gate.",
+            plural(accepted.len(), "finding", "findings"),
+            if accepted.len() == 1 {
+                "it does"
+            } else {
+                "they do"
+            }
+        );
+        let _ = writeln!(out, "{head}");
+        for f in &accepted {
             push_finding(&mut out, report, &files, f, color);
         }
     }
@@ -205,12 +190,127 @@ fn render_raw(report: &Report, color: bool) -> String {
             let _ = writeln!(out, "{l}");
         }
     }
-    let _ = writeln!(
-        out,
-        "{}",
-        gate_line(report, blocking.len(), warnings.len(), &p)
-    );
+    let mut gate = gate_line(report, blocking.len(), warnings.len(), &p);
+    if !accepted.is_empty() {
+        let _ = write!(
+            gate,
+            " {} accepted with a reason.",
+            plural(accepted.len(), "finding", "findings")
+        );
+    }
+    if report.triage.strict && !report.triage.warnings.is_empty() && blocking.is_empty() {
+        gate = p.red(&format!(
+            "Gate: failed. {} under strict-accepts: fix or remove them and re-run.",
+            plural(
+                report.triage.warnings.len(),
+                "accept does not apply",
+                "accepts do not apply"
+            )
+        ));
+    }
+    let _ = writeln!(out, "{gate}");
     out
+}
+
+/// Pushes `findings`, the unbounded loops (QG023) of a large agent as one entry: when two or
+/// more cycles have no budget, one heading counts them, each cycle gets a line with its place and
+/// message, and the shared fix is said once (each is still its own finding in JSON and SARIF).
+fn push_grouped(
+    out: &mut String,
+    report: &Report,
+    files: &Files,
+    findings: &[&Finding],
+    color: bool,
+) {
+    let loops: Vec<&&Finding> = findings.iter().filter(|f| f.rule == "QG023").collect();
+    let grouped = loops.len() >= 2;
+    let mut said = false;
+    for f in findings {
+        if !(grouped && f.rule == "QG023") {
+            push_finding(out, report, files, f, color);
+            continue;
+        }
+        if said {
+            continue;
+        }
+        said = true;
+        push_indented(
+            out,
+            2,
+            &format!(
+                "QG023 {} on {} cycles without a budget (one entry here; each is its own finding in JSON and SARIF)",
+                f.severity.as_str(),
+                loops.len()
+            ),
+        );
+        for l in &loops {
+            let at = l
+                .location
+                .filter(|x| valid(&report.sources, *x))
+                .map(|x| format!(" ({})", report.sources.file_line(x)))
+                .unwrap_or_default();
+            push_indented(out, 4, &format!("{}{at}: {}", l.subject, l.message));
+        }
+        if let Some(r) = crate::rules::get("QG023").filter(|r| !r.owasp.is_empty()) {
+            push_indented(out, 4, &format!("OWASP {}", r.owasp.join(", ")));
+        }
+        if !f.fix.is_empty() {
+            push_indented(out, 4, &format!("Fix, for each: {}", f.fix));
+        }
+    }
+}
+
+/// What the project configuration settled: the rules and obligations it is not held to (said
+/// once, with why), what `min-severity` left out, and the accepts that did not apply.
+fn push_triage(out: &mut String, report: &Report, p: &Paint) {
+    let t = &report.triage;
+    let config = t.config.as_deref().unwrap_or("the configuration");
+    for o in &t.off {
+        let removed = match o.removed {
+            0 => String::new(),
+            n => format!(" ({} not raised)", plural(n, "finding", "findings")),
+        };
+        let line = format!(
+            "Not held to {} ({}), as {config} says: {}{removed}.",
+            o.id,
+            o.what,
+            o.reason.trim_end_matches('.')
+        );
+        for l in wrap(&line, WRAP, 2) {
+            let _ = writeln!(out, "{l}");
+        }
+    }
+    if let Some((min, n)) = t.below.filter(|(_, n)| *n > 0) {
+        let line = format!(
+            "Below {config}'s min-severity {}: {} not shown.",
+            min.as_str(),
+            plural(n, "finding", "findings")
+        );
+        for l in wrap(&line, WRAP, 2) {
+            let _ = writeln!(out, "{l}");
+        }
+    }
+    if !t.warnings.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}",
+            p.yellow(&format!(
+                "Accepts that do not apply ({}):",
+                if t.strict {
+                    "strict-accepts: each fails the gate"
+                } else {
+                    "--strict-accepts would fail the gate"
+                }
+            ))
+        );
+        for w in &t.warnings {
+            push_indented(
+                out,
+                2,
+                &format!("{}: {}", report.sources.file_line(w.at), w.message),
+            );
+        }
+    }
 }
 
 /// The code checks' line, then each code finding with its fix (no source excerpt: the line may
@@ -338,15 +438,6 @@ fn proof_line(report: &Report) -> String {
     )
 }
 
-/// `1 turn`, `2 turns`.
-fn plural(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
-    }
-}
-
 /// Appends one finding: the header, the message, the OWASP entries, the fix, then the excerpt.
 fn push_finding(out: &mut String, report: &Report, files: &Files, f: &Finding, color: bool) {
     let rule = crate::rules::get(f.rule);
@@ -361,6 +452,22 @@ fn push_finding(out: &mut String, report: &Report, files: &Files, f: &Finding, c
     }
     if !f.fix.is_empty() {
         push_indented(out, 4, &format!("Fix: {}", f.fix));
+    }
+    if let Some(a) = &f.accepted {
+        let until = a
+            .until
+            .as_ref()
+            .map(|u| format!(", until {u}"))
+            .unwrap_or_default();
+        push_indented(
+            out,
+            4,
+            &format!(
+                "Accepted ({}{until}): {}",
+                report.sources.file_line(a.at),
+                a.reason
+            ),
+        );
     }
     let excerpt = excerpt(report, files, f, color);
     for line in excerpt.lines() {
@@ -403,7 +510,7 @@ struct Spot {
 /// location become notes, and a witness longer than [`MAX_WITNESS_LABELS`] loses its middle to a
 /// note. Returns an empty string when there is nothing to point at. Trailing blank lines are cut.
 /// Lines longer than this are not quoted in an excerpt (minified JSON): the place is named.
-const MAX_EXCERPT_LINE: usize = 240;
+const MAX_EXCERPT_LINE: usize = crate::source::MAX_WINDOW_LINE;
 
 /// The excerpt's heading: where the finding is declared, or how far into the run its route goes.
 fn route_message(f: &Finding) -> String {

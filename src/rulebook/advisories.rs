@@ -55,7 +55,7 @@ pub fn parse(text: &str) -> Result<Vec<Advisory>, String> {
 pub fn load(extra: Option<&Path>) -> Result<Vec<Advisory>, String> {
     let mut all = parse(BUILT_IN).map_err(|e| format!("rules/advisories.toml: {e}"))?;
     if let Some(p) = extra {
-        let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let text = crate::files::read_text(p).map_err(|e| format!("{}: {e}", p.display()))?;
         all.extend(parse(&text).map_err(|e| format!("{}: {e}", p.display()))?);
     }
     Ok(all)

@@ -164,6 +164,10 @@ pub struct Compiled {
     pub else_execs: Vec<ElseExec>,
     /// Flows defined and called, and imports.
     pub uses: Vec<Use>,
+    /// The actions the configuration defines in Python beside the rulebook (`actions.py`,
+    /// `actions/`: [`super::actions`]), by name; QG010 reads them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub defined_actions: Vec<String>,
 }
 
 impl Compiled {

@@ -50,19 +50,10 @@ impl<'a> ToolNames<'a> {
         if let Some(i) = action.strip_prefix("execute_").and_then(find) {
             return Some(i);
         }
-        let base = action.strip_suffix("Action")?;
-        let mut snake = String::new();
-        for (k, ch) in base.chars().enumerate() {
-            if ch.is_uppercase() {
-                if k > 0 {
-                    snake.push('_');
-                }
-                snake.extend(ch.to_lowercase());
-            } else {
-                snake.push(ch);
-            }
+        if !action.ends_with("Action") {
+            return None;
         }
-        find(&snake)
+        find(&super::library::action_key(action))
     }
 }
 

@@ -18,7 +18,7 @@ use super::budget::{self, Budget, Budgets, Overrun};
 use super::compile::{self, Compiled, Place};
 use super::flows::{FileFlows, Version};
 use super::record::{self, Record};
-use super::{colang1, colang2, sheet, SyntaxError};
+use super::{actions, colang1, colang2, sheet, SyntaxError};
 
 /// `.co` files a folder may hold before it is refused (a guard against walking a home folder).
 pub const MAX_FILES: usize = 2000;
@@ -63,6 +63,90 @@ pub struct Loaded {
     pub record_hash: Option<String>,
 }
 
+/// Where a rulebook was named, which decides where its files may lie and where an error about
+/// reading them points (issue 14).
+///
+/// Every file read for a rulebook (the file, each `.co` under a folder, a `record.json`, the
+/// `config.yml` beside it) must be a regular file of at most [`crate::files::MAX_FILE_BYTES`]
+/// under `within` or the current directory, symlinks resolved first ([`crate::files`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// The line that named the rulebook (agent.yaml's `rulebook:`), when a file named it; read
+    /// errors are located there and print nothing of the file.
+    pub at: Option<Loc>,
+    /// The folder its files must lie under (or the current directory).
+    pub within: PathBuf,
+}
+
+impl Origin {
+    /// A rulebook the command line names (`--rulebook`, `rules compile POLICY`): the user's own
+    /// choice, so the path itself is not confined, but the files under a folder, and the
+    /// `config.yml` beside a file, must lie under it.
+    pub fn command_line(path: &Path) -> Origin {
+        let within = if path.is_dir() {
+            path.to_path_buf()
+        } else {
+            crate::files::folder_of(path)
+        };
+        Origin { at: None, within }
+    }
+
+    /// The rulebook agent.yaml names at `at`: every file under agent.yaml's folder (`named_by`
+    /// is agent.yaml's path) or the current directory.
+    pub fn named(at: Loc, named_by: &Path) -> Origin {
+        Origin {
+            at: Some(at),
+            within: crate::files::folder_of(named_by),
+        }
+    }
+
+    /// Reads `path` (shown as `shown`) into `sources`, held to the rule; errors are located at
+    /// [`Origin::at`] when a file named the rulebook.
+    fn read(
+        &self,
+        sources: &mut SourceMap,
+        path: &Path,
+        shown: &str,
+        what: &str,
+    ) -> Result<FileId, LoadError> {
+        crate::files::confine_to(path, &self.within)
+            .and_then(|()| tree::read_file(sources, path, shown.to_string()))
+            .map_err(|e| LoadError::Input(self.error(sources, path, shown, what, &e)))
+    }
+
+    /// The error for `path` that could not be read.
+    fn error(
+        &self,
+        sources: &SourceMap,
+        path: &Path,
+        shown: &str,
+        what: &str,
+        e: &crate::files::ReadError,
+    ) -> InputError {
+        match self.at {
+            Some(at) => InputError::unreadable_at(sources, at, what, shown, e),
+            None => InputError::io(path, clone_read_error(e)),
+        }
+    }
+}
+
+/// A copy of `e` for a message (the OS error is rebuilt from its kind and text).
+fn clone_read_error(e: &crate::files::ReadError) -> crate::files::ReadError {
+    use crate::files::ReadError as R;
+    match e {
+        R::NotFound => R::NotFound,
+        R::Directory => R::Directory,
+        R::NotRegular(w) => R::NotRegular(w),
+        R::TooLarge(n) => R::TooLarge(*n),
+        R::NotUtf8 { line, column } => R::NotUtf8 {
+            line: *line,
+            column: *column,
+        },
+        R::Outside(p) => R::Outside(p.clone()),
+        R::Io(io) => R::Io(std::io::Error::new(io.kind(), io.to_string())),
+    }
+}
+
 /// Why a rulebook could not be read.
 #[derive(Debug)]
 pub enum LoadError {
@@ -84,28 +168,39 @@ impl LoadError {
 
 /// Reads and compiles the rulebook at `path` (shown as `display`), its files added to `sources`,
 /// within `budgets` ([`budget`]: past one, [`LoadError::Unshippable`] at the line that crossed
-/// it). `declared` is agent.yaml's `settings.colang_version`, when given.
+/// it). `declared` is agent.yaml's `settings.colang_version`, when given; `origin` says where the
+/// rulebook was named, which decides where its files may lie ([`Origin`]).
+///
+/// Errors: [`LoadError::Unshippable`] for a rulebook that does not compile or passes a budget;
+/// [`LoadError::Input`] for one that cannot be read (missing, not a regular file, larger than the
+/// input limit, not UTF-8, a file or symlink out of the workspace, an unreadable `config.yml`,
+/// an edited record).
 pub fn load(
     sources: &mut SourceMap,
     path: &Path,
     display: &str,
     declared: Option<VersionChoice>,
+    origin: &Origin,
     budgets: &Budgets,
 ) -> Result<Loaded, LoadError> {
-    let meta = std::fs::metadata(path).map_err(|e| LoadError::Input(InputError::io(path, e)))?;
+    let what = "the rulebook";
+    let meta = std::fs::metadata(path)
+        .map_err(|e| LoadError::Input(origin.error(sources, path, display, what, &e.into())))?;
     if meta.is_dir() {
         let rec = path.join(record::FILE_NAME);
-        if rec.is_file() {
+        if std::fs::symlink_metadata(&rec).is_ok() {
             return load_record(
                 sources,
                 &rec,
                 &format!("{}/{}", display.trim_end_matches('/'), record::FILE_NAME),
                 display,
+                origin,
                 budgets,
             );
         }
         let mut files = Vec::new();
-        collect_co(path, 0, &mut files).map_err(|e| LoadError::Input(InputError::io(path, e)))?;
+        collect_co(path, 0, &mut files)
+            .map_err(|e| LoadError::Input(origin.error(sources, path, display, what, &e.into())))?;
         if files.is_empty() {
             return Err(LoadError::Input(InputError::plain(
                 format!("the rulebook folder {display} holds no .co file and no {}", record::FILE_NAME),
@@ -126,16 +221,21 @@ pub fn load(
                 (f, d)
             })
             .collect();
-        return load_colang(sources, &shown, path, display, declared, budgets);
+        let what = ColangFiles {
+            files: &shown,
+            root: path,
+            display,
+            one_file: false,
+        };
+        return load_colang(sources, what, declared, origin, budgets);
     }
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let lower = name.to_ascii_lowercase();
     if lower.ends_with(".json") {
-        return load_record(sources, path, display, display, budgets);
+        return load_record(sources, path, display, display, origin, budgets);
     }
     if lower.ends_with(".yaml") || lower.ends_with(".yml") {
-        let file = tree::read_file(sources, path, display.to_string())
-            .map_err(|e| LoadError::Input(InputError::io(path, e)))?;
+        let file = read_named(sources, path, display, origin)?;
         if !sheet::is_sheet(&sources.files[file].text) {
             return Err(LoadError::Input(InputError::at(
                 sources,
@@ -168,15 +268,31 @@ pub fn load(
             budgets,
         );
     }
-    let folder = path.parent().unwrap_or(Path::new("."));
-    load_colang(
-        sources,
-        &[(path.to_path_buf(), display.to_string())],
-        folder,
+    let folder = crate::files::folder_of(path);
+    let one = [(path.to_path_buf(), display.to_string())];
+    let what = ColangFiles {
+        files: &one,
+        root: &folder,
         display,
-        declared,
-        budgets,
-    )
+        one_file: true,
+    };
+    load_colang(sources, what, declared, origin, budgets)
+}
+
+/// Reads the file the rulebook names (the file itself, not one under a folder): a path the
+/// command line names is the user's own and is not confined; one agent.yaml names was confined
+/// when agent.yaml was read, and is checked again here (it may have changed since).
+fn read_named(
+    sources: &mut SourceMap,
+    path: &Path,
+    display: &str,
+    origin: &Origin,
+) -> Result<FileId, LoadError> {
+    if origin.at.is_some() {
+        return origin.read(sources, path, display, "the rulebook");
+    }
+    tree::read_file(sources, path, display.to_string())
+        .map_err(|e| LoadError::Input(origin.error(sources, path, display, "the rulebook", &e)))
 }
 
 fn collect_co(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -198,22 +314,36 @@ fn collect_co(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> std::io::Resu
     Ok(())
 }
 
-/// The version declared by a NeMo `config.yml`/`config.yaml` in `dir`, if any.
-fn config_version(dir: &Path) -> Option<Version> {
+/// The version declared by a NeMo `config.yml`/`config.yaml` in `dir`, if any. A config file that
+/// is there but cannot be read (not a regular file, too large, not UTF-8, out of the workspace)
+/// is an error, never ignored: it may be what declares the version.
+fn config_version(
+    sources: &SourceMap,
+    dir: &Path,
+    origin: &Origin,
+) -> Result<Option<Version>, LoadError> {
     for name in ["config.yml", "config.yaml"] {
-        let Ok(text) = std::fs::read_to_string(dir.join(name)) else {
+        let p = dir.join(name);
+        if std::fs::symlink_metadata(&p).is_err() {
             continue;
-        };
+        }
+        let shown = p.display().to_string();
+        let what = format!("the {name} beside the rulebook");
+        let text = crate::files::confine_to(&p, &origin.within)
+            .and_then(|()| crate::files::read_text(&p))
+            .map_err(|e| LoadError::Input(origin.error(sources, &p, &shown, &what, &e)))?;
         for line in text.lines() {
             if let Some(v) = line.trim_start().strip_prefix("colang_version:") {
                 if line.starts_with(' ') || line.starts_with('\t') {
                     continue;
                 }
-                return parse_version(v.trim().trim_matches(|c| c == '"' || c == '\''));
+                return Ok(parse_version(
+                    v.trim().trim_matches(|c| c == '"' || c == '\''),
+                ));
             }
         }
     }
-    None
+    Ok(None)
 }
 
 /// `1.0`/`1` → 1.0, `2.x`/`2`/`2.0` → 2.x.
@@ -232,35 +362,65 @@ fn parse_as(v: Version, text: &str) -> Result<FileFlows, SyntaxError> {
     }
 }
 
+/// The Colang files of one rulebook, as [`load`] found them: each file with how it is shown,
+/// the rulebook's folder, how the rulebook is shown, and whether it was named as one file
+/// (whose read errors are located where it was named).
+struct ColangFiles<'a> {
+    files: &'a [(PathBuf, String)],
+    root: &'a Path,
+    display: &'a str,
+    one_file: bool,
+}
+
 fn load_colang(
     sources: &mut SourceMap,
-    files: &[(PathBuf, String)],
-    root: &Path,
-    display: &str,
+    what: ColangFiles<'_>,
     declared: Option<VersionChoice>,
+    origin: &Origin,
     budgets: &Budgets,
 ) -> Result<Loaded, LoadError> {
+    let ColangFiles {
+        files,
+        root,
+        display,
+        one_file,
+    } = what;
     let mut ids = Vec::new();
     // Bytes of the files read, and of the record spent by them (it keeps every source whole).
     let (mut read, mut spent) = (0usize, 0usize);
     let mut lowered = Vec::new();
     let mut chosen: Option<VersionChoice> = None;
     for (path, shown) in files {
-        let id = tree::read_file(sources, path, shown.clone())
-            .map_err(|e| LoadError::Input(InputError::io(path, e)))?;
-        let choice = declared.clone().unwrap_or_else(|| {
-            let dir = path.parent().unwrap_or(root);
-            match config_version(dir).or_else(|| config_version(root)) {
-                Some(v) => VersionChoice {
-                    version: v,
-                    from: "config.yml beside the rulebook".into(),
-                },
-                None => VersionChoice {
-                    version: Version::V1,
-                    from: "the default: nothing declares a version".into(),
-                },
+        let id = if one_file {
+            read_named(sources, path, shown, origin)?
+        } else {
+            origin.read(
+                sources,
+                path,
+                shown,
+                &format!("the rulebook's file {shown}"),
+            )?
+        };
+        let choice = match declared.clone() {
+            Some(c) => c,
+            None => {
+                let dir = path.parent().unwrap_or(root);
+                let found = match config_version(sources, dir, origin)? {
+                    Some(v) => Some(v),
+                    None => config_version(sources, root, origin)?,
+                };
+                match found {
+                    Some(v) => VersionChoice {
+                        version: v,
+                        from: "config.yml beside the rulebook".into(),
+                    },
+                    None => VersionChoice {
+                        version: Version::V1,
+                        from: "the default: nothing declares a version".into(),
+                    },
+                }
             }
-        });
+        };
         let text_len = sources.files[id].text.len();
         if read.saturating_add(text_len) > budgets.source_bytes {
             let o = budget::sources_overrun(&sources.files[id].text, read, budgets);
@@ -291,9 +451,11 @@ fn load_colang(
             flows: f,
         })
         .collect();
-    let compiled = compile::compile_measured(&inputs, budgets, spent)
+    let mut compiled = compile::compile_measured(&inputs, budgets, spent)
         .0
         .map_err(|o| LoadError::Unshippable(o.into_error(sources, &ids)))?;
+    compiled.defined_actions = defined_actions(sources, root, display, origin)?;
+    config_rails(sources, root, display, origin, &mut compiled, &mut ids)?;
     within_record_budget(
         Loaded {
             display: display.to_string(),
@@ -306,6 +468,107 @@ fn load_colang(
         sources,
         budgets,
     )
+}
+
+/// The actions the configuration in `root` defines in Python ([`actions`]), each file read
+/// under the rulebook's [`Origin`] and shown beside `display`. Errors: a file that cannot be
+/// read, or read statically, at its line.
+fn defined_actions(
+    sources: &mut SourceMap,
+    root: &Path,
+    display: &str,
+    origin: &Origin,
+) -> Result<Vec<String>, LoadError> {
+    let mut names = Vec::new();
+    for p in actions::files_beside(root) {
+        let shown = shown_beside(display, root, &p);
+        let id = origin.read(sources, &p, &shown, "the rulebook's actions")?;
+        for n in actions::read(sources, id).map_err(LoadError::Input)? {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// `p`, a file in the rulebook's folder `root`, shown as the rulebook `display` is.
+fn shown_beside(display: &str, root: &Path, p: &Path) -> String {
+    let rel = p.strip_prefix(root).unwrap_or(p);
+    let base = if Path::new(display).is_dir() {
+        PathBuf::from(display)
+    } else {
+        crate::files::folder_of(Path::new(display))
+    };
+    base.join(rel).display().to_string()
+}
+
+/// The rails `config.yml` in `root` lists (`rails: <kind>: flows: [...]`, as NeMo Guardrails
+/// reads them), added to `compiled` as uses (`how: "rail"`) located in the config file, which
+/// becomes one of the rulebook's files (version `config`, its id pushed to `ids`). Nothing is
+/// added when there is no config file or it lists no rail. Errors: a config file that cannot be
+/// read or is not YAML, at its line.
+fn config_rails(
+    sources: &mut SourceMap,
+    root: &Path,
+    display: &str,
+    origin: &Origin,
+    compiled: &mut Compiled,
+    ids: &mut Vec<FileId>,
+) -> Result<(), LoadError> {
+    let Some(p) = ["config.yml", "config.yaml"]
+        .iter()
+        .map(|n| root.join(n))
+        .find(|p| std::fs::symlink_metadata(p).is_ok())
+    else {
+        return Ok(());
+    };
+    let shown = shown_beside(display, root, &p);
+    let id = origin.read(sources, &p, &shown, "the config.yml beside the rulebook")?;
+    let doc = tree::parse(sources, id).map_err(LoadError::Input)?;
+    let mut rails = Vec::new();
+    let kinds = doc
+        .as_map()
+        .and_then(|m| m.iter().find(|e| e.key == "rails"))
+        .and_then(|e| e.value.as_map())
+        .unwrap_or(&[]);
+    for kind in kinds {
+        let flows = kind
+            .value
+            .as_map()
+            .and_then(|m| m.iter().find(|e| e.key == "flows"));
+        if let Some(tree::Value::Seq(items)) = flows.map(|e| &e.value.value) {
+            for item in items {
+                if let Some(text) = item.as_text() {
+                    // `content safety check input $model=content_safety`: the flow and its
+                    // arguments, as NeMo splits them.
+                    let name = text.split(" $").next().unwrap_or(text).trim();
+                    rails.push((name.to_string(), item.loc));
+                }
+            }
+        }
+    }
+    if rails.is_empty() {
+        return Ok(());
+    }
+    let file = compiled.files.len();
+    compiled.files.push(compile::SourceInfo {
+        path: shown,
+        version: "config".into(),
+    });
+    ids.push(id);
+    for (name, loc) in rails {
+        compiled.uses.push(compile::Use {
+            name,
+            at: Place {
+                file,
+                line: loc.line as usize,
+                column: loc.column as usize,
+            },
+            how: "rail".into(),
+        });
+    }
+    Ok(())
 }
 
 /// `l` if its record is within the record budget; else the overrun, at its last route's
@@ -389,10 +652,14 @@ fn load_record(
     path: &Path,
     shown: &str,
     display: &str,
+    origin: &Origin,
     budgets: &Budgets,
 ) -> Result<Loaded, LoadError> {
-    let file = tree::read_file(sources, path, shown.to_string())
-        .map_err(|e| LoadError::Input(InputError::io(path, e)))?;
+    let file = if shown == display {
+        read_named(sources, path, shown, origin)?
+    } else {
+        origin.read(sources, path, shown, "the rulebook's record")?
+    };
     let rec = Record::from_json(&sources.files[file].text).map_err(|why| {
         LoadError::Input(InputError::at(
             sources,

@@ -6,6 +6,7 @@
 //! which mirrors NeMo Guardrails' reading of the file (checked against NeMo's own parsers on the
 //! corpus); `lower` maps that tree onto [`flows::FileFlows`], which everything after reads.
 
+pub mod actions;
 pub mod advisories;
 pub mod budget;
 pub mod colang1;
@@ -14,6 +15,7 @@ pub mod compile;
 pub mod cond;
 pub mod flows;
 pub mod gate;
+pub mod library;
 pub mod load;
 pub mod logic;
 pub mod record;

@@ -188,3 +188,33 @@ pub fn without_times(json: &str) -> String {
     *version = serde_json::json!("[libz3 version]");
     serde_json::to_string_pretty(&v).expect("json") + "\n"
 }
+
+/// The cases of a Colang corpus laid out as `root/<version>/*.co` with what NeMo's parsers read
+/// in `root/expected/<stem>.json` (the shared corpus, `tests/data/nemo_probes`): `(stem, source,
+/// NeMo's reading)`, by file name. Panics, naming the file, when one cannot be read.
+pub fn oracle_cases(root: &Path, version: &str) -> Vec<(String, String, serde_json::Value)> {
+    let dir = root.join(version);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "co"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| {
+            let stem = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let src = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let at = root.join("expected").join(format!("{stem}.json"));
+            let text =
+                std::fs::read_to_string(&at).unwrap_or_else(|e| panic!("{}: {e}", at.display()));
+            let expected =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", at.display()));
+            (stem, src, expected)
+        })
+        .collect()
+}

@@ -4,10 +4,10 @@
 
 use super::plan::{Group, Part};
 use super::unroll::{Frame, Unrolling};
-use crate::engine::steps::{enter_steps, leave_steps, number_run_steps};
+use crate::engine::steps::{call_step, enter_steps, leave_steps, number_run_steps};
 use crate::engine::Violation;
 use crate::findings::{Obligation, Step, StepKind};
-use crate::model::{FlatModel, NodeIx, ToolIx};
+use crate::model::{NodeIx, ToolIx};
 use z3::ast::Bool;
 use z3::Model;
 
@@ -16,15 +16,6 @@ fn truth(model: &Model, v: &Bool) -> bool {
         .eval(v, true)
         .and_then(|x| x.as_bool())
         .unwrap_or(false)
-}
-
-fn call(m: &FlatModel, n: NodeIx, tool: ToolIx, turn: u32, refused: bool) -> Step {
-    let mut c = Step::new(StepKind::Call, &m.nodes[n].qid, turn);
-    c.tool = Some(m.tools[tool].name.clone());
-    c.guarded = Some(m.nodes[n].guarded());
-    c.refused = refused;
-    c.loc = Some(m.nodes[n].loc);
-    c
 }
 
 /// The answers to frame `fr`'s `inside` pauses as a bitmask (bit j: the j-th said yes).
@@ -51,19 +42,23 @@ fn batch(un: &Unrolling, model: &Model, fr: &Frame, n: NodeIx, steps: &mut Vec<S
     let before = steps.len();
     for &u in &tools {
         for _ in 0..calls(model, fr, u) {
-            steps.push(call(m, n, u, fr.turn, false));
+            steps.push(call_step(m, n, u, fr.turn, false));
         }
     }
     for &u in &tools {
-        if fr.y[u].as_ref().is_some_and(|y| truth(model, y)) && m.nodes[n].guarded() {
-            steps.push(call(m, n, u, fr.turn, true));
+        let decided = m.nodes[n].guarded() || m.nodes[n].reviews_calls_of(u);
+        if fr.y[u].as_ref().is_some_and(|y| truth(model, y)) && decided {
+            steps.push(call_step(m, n, u, fr.turn, true));
         }
     }
     if steps.len() == before {
         if let Some(&u) = tools.iter().find(|&&u| un.p.xcap[u] == 0) {
-            let refused = m.nodes[n].guarded()
-                && (m.tools[u].is_write() || !truth(model, &un.order_static(fr, u)));
-            steps.push(call(m, n, u, fr.turn, refused));
+            // Its outcome changes nothing the obligation reads: a refusal (or a person's no)
+            // wherever one can happen, since it changes nothing at all.
+            let refused = m.nodes[n].reviews_calls_of(u)
+                || (m.nodes[n].guarded()
+                    && (m.tools[u].is_write() || !truth(model, &un.order_static(fr, u))));
+            steps.push(call_step(m, n, u, fr.turn, refused));
         }
     }
 }
@@ -134,9 +129,9 @@ pub fn violations(un: &Unrolling, model: &Model, iv: usize, group: &Group) -> Ve
         .map(|(&(tool, node, class), (_, pre, last))| {
             let mut w = steps.clone();
             for u in pre {
-                w.push(call(m, n, u, turn, false));
+                w.push(call_step(m, n, u, turn, false));
             }
-            let mut v = call(m, n, last, turn, false);
+            let mut v = call_step(m, n, last, turn, false);
             v.violation = true;
             w.push(v);
             number_run_steps(m, &mut w);

@@ -318,6 +318,16 @@ pub fn groups(m: &FlatModel, binders: &[Vec<NodeIx>], inst: Instance) -> Vec<Gro
             for &ix in binders.get(t).map(Vec::as_slice).unwrap_or_default() {
                 let n = &m.nodes[ix];
                 let at = |class| Part::At { node: ix, class };
+                // A node reviewing the tool's calls confirms each on clean content (SPEC 12.2):
+                // O2, O6, O9 and O10 cannot break there.
+                let confirmed_here = n.reviews_calls_of(t)
+                    && matches!(
+                        ob,
+                        Obligation::O2 | Obligation::O6 | Obligation::O9 | Obligation::O10
+                    );
+                if confirmed_here {
+                    continue;
+                }
                 match ob {
                     Obligation::O7 | Obligation::O9 | Obligation::O10 => out.push(Group {
                         keys: vec![(t, ix, Class::Plain)],

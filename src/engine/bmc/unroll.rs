@@ -16,7 +16,8 @@
 //!   `count`, taint bits, `confirmed`, `confirmed_clean`, `irreversible_unconfirmed`, `wrote`, the
 //!   node where the unrecoverable tool last ran);
 //! - the choices: each `inside` pause's answer, and per counted tool the number of its calls in
-//!   the batch that run (`x`) and whether one more was refused (`y`).
+//!   the batch that run (`x`) and whether one more ran nothing (`y`: refused by the tool check,
+//!   or declined by the person at a guarded write or a call the node reviews, SPEC 12.2).
 //!
 //! Everything is propositional (see [`super::bits`]). Batch semantics follow SPEC 3.1 exactly:
 //! calls see the batch's starting `ran`, taint and `confirmed`; `count` and the per-run write
@@ -29,7 +30,7 @@ use super::bits::{width, Code, OneHot, Therm};
 use super::plan::{Part, Plan};
 use crate::findings::Obligation;
 use crate::ir::{FlagScope, NotAfter, When};
-use crate::model::{CheckLit, FlatGuard, FlatModel, NodeIx, ToolIx};
+use crate::model::{CheckLit, FlatGuard, FlatModel, FlatNode, NodeIx, ToolIx};
 use z3::ast::Bool;
 use z3::{Params, Solver};
 
@@ -296,8 +297,11 @@ impl<'a> Unrolling<'a> {
                 continue;
             }
             x[u] = Some(self.therm("x", p.xcap[u] as usize));
-            let guarded_binds = p.binders[u].iter().any(|&n| m.nodes[n].guarded());
-            if guarded_binds {
+            // A call can be refused where the check or a person decides it.
+            let decided = p.binders[u]
+                .iter()
+                .any(|&n| m.nodes[n].guarded() || m.nodes[n].reviews_calls_of(u));
+            if decided {
                 y[u] = Some(Bool::fresh_const("y"));
             }
         }
@@ -377,6 +381,8 @@ impl<'a> Unrolling<'a> {
             let nz = fr.calls_at_least(u, 1);
             let plain_at = self.binds_at(fr, u, false);
             let guard_at = self.binds_at(fr, u, true);
+            // A node reviewing `u`'s calls: the person may decline any of them (SPEC 12.2).
+            let review_at = self.reviews_at(fr, u);
             slv.assert(nz.implies(Bool::or(&[&plain_at, &guard_at])));
             // A guarded call runs only while its tool check (order rules and gate) allows it
             // (where the plan decides its guard; elsewhere the check may allow or refuse it).
@@ -391,10 +397,13 @@ impl<'a> Unrolling<'a> {
                     } else {
                         Bool::or(&[&ok.not(), &room.1])
                     };
-                    slv.assert(y.implies(Bool::and(&[&guard_at, &can_refuse])));
+                    slv.assert(y.implies(Bool::or(&[
+                        &Bool::and(&[&guard_at, &can_refuse]),
+                        &review_at,
+                    ])));
                 }
             } else if let Some(y) = &fr.y[u] {
-                slv.assert(y.implies(&guard_at));
+                slv.assert(y.implies(Bool::or(&[&guard_at, &review_at])));
             }
         }
         // A batch is never empty: where every bound tool is counted, one is called.
@@ -409,7 +418,7 @@ impl<'a> Unrolling<'a> {
                 .iter()
                 .flat_map(|&u| {
                     let mut v = vec![fr.calls_at_least(u, 1)];
-                    if node.guarded() {
+                    if node.guarded() || node.reviews_calls_of(u) {
                         if let Some(y) = &fr.y[u] {
                             v.push(y.clone());
                         }
@@ -423,9 +432,25 @@ impl<'a> Unrolling<'a> {
 
     /// True when the frame is at a node binding `u` that is guarded (`guarded`) or plain.
     pub fn binds_at(&self, fr: &Frame, u: ToolIx, guarded: bool) -> Bool {
+        self.binder_at(fr, u, &|n| n.guarded() == guarded)
+    }
+
+    /// True when the frame is at a node binding `u` that reviews its calls (SPEC 12.2).
+    pub fn reviews_at(&self, fr: &Frame, u: ToolIx) -> Bool {
+        self.binder_at(fr, u, &|n| n.reviews_calls_of(u))
+    }
+
+    /// True when the frame is at a node binding `u` whose calls of `u` run unconfirmed: plain
+    /// and not reviewing them.
+    fn unconfirmed_at(&self, fr: &Frame, u: ToolIx) -> Bool {
+        self.binder_at(fr, u, &|n| !n.guarded() && !n.reviews_calls_of(u))
+    }
+
+    /// True when the frame is at a node binding `u` for which `which` holds.
+    fn binder_at(&self, fr: &Frame, u: ToolIx, which: &dyn Fn(&FlatNode) -> bool) -> Bool {
         let v: Vec<Bool> = self.p.binders[u]
             .iter()
-            .filter(|&&n| self.m.nodes[n].guarded() == guarded)
+            .filter(|&&n| which(&self.m.nodes[n]))
             .filter_map(|&n| fr.at[n].clone())
             .collect();
         or(&v)
@@ -500,9 +525,19 @@ impl<'a> Unrolling<'a> {
                 c.push(cnt.at_least(am.count as usize + 1).not());
             }
         }
+        let input = self.input_taint_bit();
         if !self.arbitrary {
             c.extend(s.ran.iter().flatten().map(|r| r.not()));
-            c.extend(s.taint.iter().map(|r| r.not()));
+            c.extend(
+                s.taint
+                    .iter()
+                    .enumerate()
+                    .filter(|(b, _)| Some(*b) != input)
+                    .map(|(_, r)| r.not()),
+            );
+        }
+        if let Some(b) = input {
+            c.push(s.taint[b].clone());
         }
         c.extend(s.conf.iter().flatten().map(|r| r.not()));
         c.extend(s.clean.iter().flatten().map(|r| r.not()));
@@ -557,7 +592,7 @@ impl<'a> Unrolling<'a> {
                 if d.is_write() && d.irreversible && fr.x[u].is_some() {
                     let confirmed = fr.conf_e[u].clone().unwrap_or_else(f);
                     w.push(Bool::and(&[
-                        &self.binds_at(fr, u, false),
+                        &self.unconfirmed_at(fr, u),
                         &ran_call[u],
                         &confirmed.not(),
                     ]));
@@ -683,8 +718,29 @@ impl<'a> Unrolling<'a> {
                 s.ctr[c] = s.ctr[c].plus_one_if(&or(inc));
             }
         }
-        // The turn's end resets what a turn resets; an idle frame keeps its state.
-        let reset = self.reset(&s);
+        // The turn's end: the top end's own flags (SPEC 3.1), then what a turn resets; an idle
+        // frame keeps its state.
+        let mut at_end = s.clone();
+        for &end in &m.top_ends {
+            let into: Vec<Bool> = fr
+                .edges
+                .iter()
+                .enumerate()
+                .filter(|(_, &e)| m.edges[e].to == end)
+                .map(|(j, _)| fr.ed.is(j as u64))
+                .collect();
+            if into.is_empty() {
+                continue;
+            }
+            let here = or(&into);
+            for &fl in &m.nodes[end].clears {
+                at_end.flags[fl] = here.ite(&f(), &at_end.flags[fl]);
+            }
+            for &fl in &m.nodes[end].sets {
+                at_end.flags[fl] = here.ite(&t(), &at_end.flags[fl]);
+            }
+        }
+        let reset = self.reset(&at_end);
         let ended = or(&ends);
         slv.assert(is_done.ite(
             &state_eq(&nx.s, &fr.s),
@@ -727,7 +783,19 @@ impl<'a> Unrolling<'a> {
         r.irrev = f();
         r.wrote = f();
         r.unrec = Code::constant(0, self.wn);
+        if let Some(b) = self.input_taint_bit() {
+            r.taint[b] = t();
+        }
         r
+    }
+
+    /// SPEC 2.2 `input.reads_outside`: the taint bit every turn starts with (the top graph's
+    /// region), where the plan keeps taint.
+    fn input_taint_bit(&self) -> Option<usize> {
+        self.m
+            .input_taint
+            .filter(|_| self.p.taint_bits > 0)
+            .map(|r| self.p.region_bit[r])
     }
 
     /// The condition under which `part` breaks the obligation at frame `i` (see the module doc).
@@ -800,7 +868,8 @@ impl<'a> Unrolling<'a> {
                         if !n.guarded() {
                             for &w in &n.tools {
                                 let d = &m.tools[w];
-                                if d.is_write() && d.irreversible {
+                                // A reviewed call that ran was confirmed (SPEC 12.2).
+                                if d.is_write() && d.irreversible && !n.reviews_calls_of(w) {
                                     let conf = fr.conf_e[w].clone().unwrap_or_else(f);
                                     let need = if w == t0 { 2 } else { 1 };
                                     why.push(Bool::and(&[

@@ -149,7 +149,12 @@ impl Parser {
                 text = text.replace(&format!("`{param}`"), &format!("${param}"));
             }
         }
-        Ok(text)
+        // An utterance whose string spans lines: NeMo's Markdown stage reads its first line as
+        // the item and passes over the rest.
+        match text.split_once('\n') {
+            Some((first, _)) => Ok(first.to_string()),
+            None => Ok(text),
+        }
     }
 }
 

@@ -221,14 +221,43 @@ impl Lines {
 /// A line-splitting failure: (1-based line, 1-based column, message).
 pub(super) type LineError = (usize, usize, String);
 
-/// The file's logical lines (NeMo's `get_numbered_lines`).
+/// The file's logical lines (NeMo's `get_numbered_lines`): comments and blank lines dropped,
+/// `\` and ` or` continued, and a line that opens a `"` string it does not close joined with
+/// the lines up to the one that ends in `"` (numbered as that last line, indented as the first;
+/// one never closed is dropped, as NeMo drops it).
 pub(super) fn numbered_lines(content: &str) -> Result<Vec<Line>, LineError> {
     let raw: Vec<&str> = content.split('\n').collect();
     let mut lines = Vec::new();
     let mut i = 0usize;
     let mut multiline = false;
+    // A quoted string that spans lines (NeMo 0.24's `multiline_string`): its text so far, and
+    // the indentation and column of its first line.
+    let mut string: Option<(String, usize, usize)> = None;
     while i < raw.len() {
         let stripped = py_strip(raw[i]);
+        if let Some((mut text, ind, column)) = string.take() {
+            text.push('\n');
+            text.push_str(stripped);
+            if stripped.ends_with('"') {
+                lines.push(Line {
+                    text,
+                    number: i + 1,
+                    indentation: ind,
+                    column,
+                });
+            } else {
+                string = Some((text, ind, column));
+            }
+            i += 1;
+            continue;
+        }
+        if stripped.starts_with('"') && !stripped.starts_with("\"\"\"") && !stripped.ends_with('"')
+        {
+            let lead = raw[i].chars().take_while(|&c| is_py_space(c)).count();
+            string = Some((stripped.to_string(), lead, lead + 1));
+            i += 1;
+            continue;
+        }
         if stripped.is_empty() || stripped.starts_with('#') {
             i += 1;
             continue;

@@ -309,6 +309,9 @@ impl Parser<'_> {
             }
         }
         let w = self.word(t);
+        if let Some(rest) = fused_keyword(&w, "if") {
+            return self.fused_if(t, &w, rest);
+        }
         if let Some(op) = SpecOp::from_word(&w) {
             self.bump();
             let spec = self.spec_expr(true)?;
@@ -528,11 +531,68 @@ impl Parser<'_> {
     fn if_stmt(&mut self) -> PResult<StmtKind> {
         self.bump();
         let v = self.test()?;
+        let cond = self.span_text(v);
+        self.if_rest(cond)
+    }
+
+    /// A statement whose first word begins with `if` but is longer (`ifx`, `if2`): NeMo's lexer
+    /// takes any such word as the keyword `if` (`_IF.1: /if/`) followed by the rest, so `if2`
+    /// is `if 2` and `ifx`, `if_ready`, whose rest is a bare name, are its syntax errors.
+    fn fused_if(&mut self, t: Token, w: &str, rest: &str) -> PResult<StmtKind> {
+        let cond = self.fused_cond(t, w, "if", rest)?;
+        self.if_rest(cond)
+    }
+
+    /// The condition of a fused `if`/`elif` word (`if2` → `2`), the word taken; an error at the
+    /// word unless its rest is a number ending the condition.
+    fn fused_cond(&mut self, t: Token, w: &str, kw: &str, rest: &str) -> PResult<String> {
+        let next = self.peek_at(1).tok;
+        if rest.chars().all(|c| c.is_ascii_digit())
+            && matches!(next, Tok::Punct(":") | Tok::Newline | Tok::Eof)
+        {
+            self.bump();
+            return Ok(rest.to_string());
+        }
+        Err(self.error_at(
+            t,
+            format!("`{w}` begins with the keyword `{kw}`: NeMo Guardrails' lexer reads it as `{kw} {rest}`, which is not a condition it accepts"),
+            &format!("rename it so it does not begin with `{kw}` (at the start of a statement NeMo takes any word beginning with `{kw}` as the keyword), or write the `{kw}` with a space and a condition"),
+        ))
+    }
+
+    /// What follows an `if`'s condition: its block, `elif`s and `else`.
+    fn if_rest(&mut self, cond: String) -> PResult<StmtKind> {
         self.colon_opt();
         let then = self.suite("`if`")?;
         let mut elifs = Vec::new();
-        while self.at_elif() {
+        loop {
             let kw = self.peek();
+            let w = self.word(kw);
+            // `elifx` / `else ifx`: NeMo's `_ELSE_IF.1: /(elif|else[^\S\r\n]+if)/` takes the
+            // keyword from the front of the word, as `_IF` does.
+            let fused = if let Some(rest) = fused_keyword(&w, "elif") {
+                Some((kw, format!("elif{rest}"), "elif", rest.to_string()))
+            } else if w == "else" {
+                let n = self.peek_at(1);
+                let nw = self.word(n);
+                fused_keyword(&nw, "if")
+                    .map(|rest| (n, format!("else {nw}"), "else if", rest.to_string()))
+            } else {
+                None
+            };
+            if let Some((word_tok, word, k, rest)) = fused {
+                if w == "else" {
+                    self.bump();
+                }
+                let c = self.fused_cond(word_tok, &word, k, &rest)?;
+                self.colon_opt();
+                let body = self.suite("`elif`")?;
+                elifs.push((kw, c, body));
+                continue;
+            }
+            if !self.at_elif() {
+                break;
+            }
             if self.is_word("else") {
                 self.bump();
             }
@@ -564,7 +624,7 @@ impl Parser<'_> {
             else_ = Some(vec![nested]);
         }
         Ok(StmtKind::If {
-            cond: self.span_text(v),
+            cond,
             then,
             else_,
             elif: false,
@@ -594,4 +654,9 @@ impl Parser<'_> {
         }
         Ok(StmtKind::When { branches, else_ })
     }
+}
+
+/// The rest of `w` when it begins with the keyword `kw` and is longer (`ifx` → `x`).
+fn fused_keyword<'w>(w: &'w str, kw: &str) -> Option<&'w str> {
+    w.strip_prefix(kw).filter(|rest| !rest.is_empty())
 }

@@ -1,0 +1,150 @@
+"""Which nodes' calls pass the guard (SPEC 12.1: "a node whose tool calls pass through the guard is
+exported as `tools`, guarded").
+
+A node is guarded when every call it makes is decided by a `Guard`:
+
+* a tool node from `guard.tool_node(...)` (it carries `stalwart_guard`);
+* a `ToolNode` whose tool-call wrappers (`_wrap_tool_call` and `_awrap_tool_call`, which
+  `create_agent` composes from its middleware, first = outermost) end with the guard's
+  `wrap_tool_call`/`awrap_tool_call`: the guard must be the innermost wrapper, the last to see a
+  call before it runs, or a wrapper inside it could change the call after the check;
+* a step whose code passes every tool it references to `guard.call(tool, ...)` and calls none
+  any other way.
+
+The reading of composed wrappers follows langchain 1.5.2's `_chain_tool_call_wrappers`
+(closures `outer`/`inner`) and langsmith's `traceable` (`__wrapped__`).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from typing import Any
+
+from . import _code
+
+
+def _guard_class() -> Any:
+    from .guard import Guard
+
+    return Guard
+
+
+def _wrappers(fn: Any, depth: int = 0) -> list[Any]:
+    """The tool-call wrappers a composed wrapper runs, outermost first (each a function or a
+    bound method)."""
+    if fn is None or depth > 32:
+        return []
+    while hasattr(fn, "__wrapped__") and depth < 32:  # functools.wraps, langsmith traceable
+        fn = fn.__wrapped__
+        depth += 1
+    if isinstance(fn, functools.partial):
+        return _wrappers(fn.func, depth + 1)
+    plain = getattr(fn, "__func__", fn)
+    code = getattr(plain, "__code__", None)
+    closure = getattr(plain, "__closure__", None)
+    if code is not None and closure and {"outer", "inner"} <= set(code.co_freevars):
+        cells = dict(zip(code.co_freevars, closure))
+        try:
+            outer, inner = cells["outer"].cell_contents, cells["inner"].cell_contents
+        except ValueError:
+            return [fn]
+        return _wrappers(outer, depth + 1) + _wrappers(inner, depth + 1)
+    return [fn]
+
+
+def _guard_of(fn: Any) -> Any:
+    """The Guard whose `wrap_tool_call`/`awrap_tool_call` `fn` is, else None."""
+    me = getattr(fn, "__self__", None)
+    if isinstance(me, _guard_class()) and getattr(fn, "__name__", "") in ("wrap_tool_call", "awrap_tool_call"):
+        return me
+    return None
+
+
+def tool_node_guard(node: Any) -> tuple[Any, str | None]:
+    """(the Guard that decides every call of ToolNode `node`, or None; why not, when a guard is
+    among its wrappers but does not decide every call)."""
+    g = getattr(node, "stalwart_guard", None)
+    if isinstance(g, _guard_class()):
+        return g, None
+    chains = [c for c in (_wrappers(getattr(node, "_wrap_tool_call", None)),
+                          _wrappers(getattr(node, "_awrap_tool_call", None))) if c]
+    if not any(_guard_of(w) for c in chains for w in c):
+        return None, None
+    lasts = [_guard_of(c[-1]) for c in chains]
+    if any(g is None for g in lasts) or len({id(g) for g in lasts}) != 1:
+        inner = sorted({_code.qualname(c[-1]) for c in chains if _guard_of(c[-1]) is None})
+        why = (f"{', '.join(inner)} runs inside it and may change a call after the check" if inner
+               else "two different guards wrap it")
+        return None, f"the guard is not the innermost tool-call wrapper ({why}): put the guard last in `middleware=[...]`"
+    return lasts[0], None
+
+
+def step_guard(fn: Any, tool_names: list[str]) -> tuple[Any, str | None]:
+    """(the Guard every tool call of step function `fn` goes through, or None; why not).
+
+    Every name in `fn`'s code that denotes a tool (or a container of tools) must be the first
+    argument of a `<guard>.call(...)` whose `<guard>` is a Guard; a tool used any other way (its
+    `invoke`, passed elsewhere, or in a helper function the AST does not show) is a call the
+    guard does not decide."""
+    from langchain_core.tools import BaseTool
+
+    tree = _code.parse_function(fn)
+    if tree is None:
+        return None, "its source cannot be read"
+    Guard = _guard_class()
+
+    def holds_tool(obj: Any) -> bool:
+        if isinstance(obj, BaseTool):
+            return True
+        if isinstance(obj, dict):
+            return any(isinstance(v, BaseTool) for v in list(obj.values())[:64])
+        if isinstance(obj, (list, tuple, set, frozenset)):
+            return any(isinstance(v, BaseTool) for v in list(obj)[:64])
+        return False
+
+    guarded_args: set[int] = set()
+    guard = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "call":
+            g = _code.resolve_name(fn, node.func.value)
+            if isinstance(g, Guard):
+                if guard is not None and g is not guard:
+                    return None, "it calls tools through two different guards"
+                guard = g
+                first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "tool"), None)
+                if first is not None:
+                    guarded_args.update(id(n) for n in ast.walk(first))
+    if guard is None:
+        return None, None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in guarded_args:
+            obj = _code.resolve_name(fn, node)
+            if holds_tool(obj):
+                name = node.id if isinstance(node, ast.Name) else node.attr
+                return None, f"it uses the tool {name!r} outside guard.call (line {node.lineno} of its source)"
+    # Tools reached only through helper functions are not in this function's AST.
+    direct = {getattr(o, "name", None) for _, o in _code.referenced_objects(fn, depth=0) if isinstance(o, BaseTool)}
+    hidden = [t for t in tool_names if t not in direct and not _named_in_containers(fn, t)]
+    if hidden:
+        return None, f"it reaches {hidden} through other functions, where the exporter cannot see guard.call"
+    return guard, None
+
+
+def _named_in_containers(fn: Any, tool: str) -> bool:
+    from langchain_core.tools import BaseTool
+
+    for _, o in _code.referenced_objects(fn, depth=0):
+        items = list(o.values()) if isinstance(o, dict) else list(o) if isinstance(o, (list, tuple, set)) else []
+        if any(isinstance(v, BaseTool) and v.name == tool for v in items[:64]):
+            return True
+    return False
+
+
+def keeps_history(compiled: Any) -> bool:
+    """Does the compiled graph's state keep the guard's history (a `stalwart_guard` channel with
+    the guard's reducer)?"""
+    from .guard import HISTORY_KEY, merge_history
+
+    ch = (getattr(compiled, "channels", None) or {}).get(HISTORY_KEY)
+    return ch is not None and getattr(ch, "operator", None) is merge_history

@@ -1,0 +1,20 @@
+"""The guard: the tool check at run time for LangGraph agents (SPEC 12.1).
+
+    from stalwart_export import Guard
+    guard = Guard("catalogue.json", rulebook="compiled/", facts="agent.yaml", trace="runs.jsonl")
+    agent = guard.traced(create_agent(model, tools, middleware=[guard], checkpointer=saver))
+
+Modules, each one job: `doc` (reading JSON/YAML with positions, as the verifier), `catalogue`,
+`facts`, `rulebook` (the compiled record and its routes), `history` (the hash chain in the
+graph's state), `args` (argument schema and destinations), `decide` (the rules, in order),
+`review` (what the person is asked and their answer), `core` (a batch through the check),
+`middleware` (the `Guard`), `node` (`guard.tool_node`), `trace` (the `--traces` lines).
+"""
+
+from .decide import REASON_TEXT
+from .doc import GuardConfigError
+from .history import HISTORY_KEY, GuardHistory, merge_history, read_history
+from .middleware import CallResult, Guard, GuardState
+
+__all__ = ["Guard", "GuardConfigError", "GuardHistory", "GuardState", "CallResult", "HISTORY_KEY",
+           "REASON_TEXT", "merge_history", "read_history"]

@@ -1,0 +1,146 @@
+"""One batch of calls through the tool check: decide each call, ask the person where a call must
+be confirmed, and record what happened (SPEC 12.1 "confirm", "refuse").
+
+A batch is the calls one model message asked for. `Batch.settle` decides the calls it is given
+over the history before the batch (`decide.py`), then asks the person about each call that needs
+it, in the batch's order, through LangGraph's `interrupt()` (`review.py`), before anything runs.
+An answer settles the call:
+
+* approve: the call runs with exactly the arguments shown (a deep copy taken when it was shown);
+* edit: the edited call is a new call, checked again from rule 1; if the rules refuse it, it does
+  not run; if they would ask again, the edit is the person's approval of exactly that call (they
+  wrote it), so it runs as edited;
+* reject (or an answer the guard cannot read): nothing runs; the model is told the person
+  declined.
+
+`Outcome` says what to do with each call; `Batch.entry` makes its history entry once the call
+ran (or was refused), so the entry records the call that really ran and the facts its answer
+gave. Asking before running matters in LangGraph: a node that pauses is run again from its start
+when the run resumes, so a tool that ran before the pause would run twice.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .decide import ALLOW, CONFIRM, REFUSE, Call, Decision, Rules, decide, facts_of
+from .history import ENTRY_VERSION, Chain, Session
+from .review import APPROVE, EDIT, question, read_answer
+
+
+@dataclass
+class Outcome:
+    """What happens to one call: `run` it (as `call`, possibly edited) or not; the `decision`
+    that settled it; the person's `answer` (approve, edit, reject, or None when not asked);
+    `proposed`, the model's call when the person edited it; `message` for a refusal."""
+
+    index: int
+    call: Call
+    run: bool
+    decision: Decision
+    answer: str | None = None
+    proposed: Call | None = None
+    message: str = ""
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Batch:
+    """The calls of one batch as the guard sees them: `calls` in the model's order, the verified
+    `session` before the batch, the `turn`, the `node` (qualified id) they are made at, and the
+    tools it binds (`bound`, None for any)."""
+
+    rules: Rules
+    chain: Chain
+    calls: list[Call]
+    session: Session
+    turn: int
+    node: str | None
+    bound: set[str] | None
+    context: dict
+
+    def decisions(self) -> list[Decision]:
+        """Rules 1-8 for every call of the batch, in order (each sees the ones before it)."""
+        out: list[Decision] = []
+        earlier: list[tuple[Call, Decision]] = []
+        for c in self.calls:
+            d = decide(self.rules, c, self.session, turn=self.turn, earlier=earlier, bound=self.bound,
+                       context=self.context)
+            out.append(d)
+            earlier.append((c, d))
+        return out
+
+    def settle(self, indexes: list[int], ask: Callable[[dict], Any],
+               deny_asking: str | None = None) -> list[Outcome]:
+        """The outcomes of the calls at `indexes`: decided, then the person asked (with `ask`,
+        LangGraph's `interrupt`) about each that needs it, in order. With `deny_asking`, a call
+        that needs a person is refused with that message instead (no one can be asked safely)."""
+        decisions = self.decisions()
+        out: list[Outcome] = []
+        for i in indexes:
+            call, d = self.calls[i], decisions[i]
+            if d.outcome == REFUSE:
+                out.append(Outcome(i, call, False, d, message=d.message, reasons=list(d.reasons)))
+            elif d.outcome == ALLOW:
+                out.append(Outcome(i, call, True, d, reasons=list(d.reasons)))
+            elif deny_asking is not None:
+                out.append(Outcome(i, call, False, d, message=deny_asking, reasons=["guard_error"]))
+            else:
+                out.append(self._confirm(i, call, d, decisions[:i], ask))
+        return out
+
+    def _confirm(self, i: int, call: Call, d: Decision, before: list[Decision], ask: Callable[[dict], Any]) -> Outcome:
+        shown = Call(call.tool, copy.deepcopy(call.args), call.call_id)
+        q = question(shown, d, self.session.head)
+        answer = read_answer(ask(q), shown, q["digest"])
+        if answer.kind == APPROVE:
+            return Outcome(i, shown, True, d, answer=APPROVE, reasons=list(d.reasons))
+        if answer.kind == EDIT and answer.call is not None:
+            edited = answer.call
+            earlier = list(zip(self.calls[:i], before))
+            d2 = decide(self.rules, edited, self.session, turn=self.turn, earlier=earlier, bound=self.bound,
+                        context=self.context)
+            if d2.outcome == REFUSE:
+                return Outcome(i, edited, False, d2, answer=EDIT, proposed=shown,
+                               message=f"the person's edit of the call is refused: {d2.message}",
+                               reasons=list(d2.reasons))
+            return Outcome(i, edited, True, d2, answer=EDIT, proposed=shown, reasons=list(d2.reasons))
+        why = answer.unreadable or (f"the person declined it: {answer.message}" if answer.message
+                                    else "the person declined it")
+        return Outcome(i, shown, False, d, answer="reject", message=f"'{call.tool}' did not run: {why}",
+                       reasons=list(d.reasons) + ["declined"])
+
+    def entry(self, o: Outcome, result: Any = None) -> str:
+        """The sealed history record of outcome `o` (`history.py`); `result` is the tool's answer
+        when it ran."""
+        tool = self.rules.catalogue.get(o.call.tool)
+        ran = o.run
+        e = {
+            "v": ENTRY_VERSION,
+            "batch": len(self.session.entries),
+            "i": o.index,
+            "turn": self.turn,
+            "node": self.node,
+            "tool": o.call.tool,
+            "args": o.call.args,
+            "call_id": o.call.call_id,
+            # The check's decision on the call recorded: an approved or edited call that ran was
+            # confirmed; an edit the rules refused is a refusal.
+            "decision": CONFIRM if (ran and o.answer is not None) else o.decision.outcome,
+            "reasons": o.reasons,
+            "answer": o.answer,
+            "ran": ran,
+            "outside": bool(ran and tool is not None and tool.reads_outside),
+            "facts": facts_of(self.rules, o.call.tool, result) if ran else {},
+            "proposed": None if o.proposed is None else {"tool": o.proposed.tool, "args": o.proposed.args},
+            "prev": self.session.head,
+        }
+        return self.chain.seal(e)
+
+
+def refusal_text(o: Outcome) -> str:
+    """What the model is told about a call that did not run: the reasons and the rule."""
+    codes = ", ".join(o.reasons) or "refused"
+    return f"Refused by the tool check ({codes}): {o.message}"

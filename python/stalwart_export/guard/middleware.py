@@ -1,0 +1,501 @@
+"""The guard in LangGraph and LangChain (SPEC 12.1): `Guard`, usable three ways, all deciding every
+call the same way (`decide.py`, `core.py`):
+
+* `create_agent(model, tools, middleware=[..., guard])`: a langchain 1.x `AgentMiddleware` whose
+  `wrap_tool_call`/`awrap_tool_call` decide each call (put it last, so that no other middleware
+  can change a call after the guard has checked it); its `state_schema` adds the history key;
+* `guard.tool_node(tools, name="tools")`: a ready guarded tool node (a `ToolNode`) for a
+  hand-built `StateGraph`, which asks about every call of a batch before it runs any;
+* `guard.call(tool, args, state)`: for a step whose code calls a tool itself.
+
+`ToolNode(tools, wrap_tool_call=guard.wrap_tool_call)` works too, for batches of one call or
+calls run as separate tasks (as `create_agent` and `create_react_agent` run them); a call that
+needs a person in a batch of several calls run in one task is refused instead, since LangGraph
+would run the batch's other calls again when the run resumes.
+
+The history lives in the graph's state under `HISTORY_KEY` (`history.py`): `create_agent` gets
+it from the middleware's state schema; a hand-built graph declares it (`GuardState`, or
+`stalwart_guard: GuardHistory` in its own state). A graph whose state has no such channel would
+lose the history after every step, so every call is then refused (`history_invalid`) with the
+fix. The guard writes its entries into the task's own writes (LangGraph's `__pregel_send`), so
+a tool's result (a `ToolMessage`, or a `Command` such as a hand-off) is returned as the tool
+made it.
+
+LangGraph internals read (langgraph 1.2.24, langgraph-prebuilt 1.1.3, langchain 1.5.2): the
+task config's `__pregel_read` and `__pregel_send`, `ToolNode._parse_input`,
+`ToolNode._extract_state` and `ToolNode._func`/`_afunc`, and the config metadata
+`langgraph_checkpoint_ns` and `langgraph_path`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .catalogue import load_catalogue
+from .core import Batch, Outcome, refusal_text
+from .decide import Call, Rules
+from .doc import GuardConfigError
+from .facts import load_facts
+from .history import HISTORY_KEY, Chain, GuardHistory, merge_history, parse, verify
+from .rulebook import load_rulebook
+from .trace import NO_THREAD, TraceWriter, make_tracer, qualified_node
+
+CONFIG_KEY_READ = "__pregel_read"
+CONFIG_KEY_SEND = "__pregel_send"
+CONFIG_KEY_TASK_ID = "__pregel_task_id"
+
+try:  # langchain 1.x: create_agent's middleware
+    from langchain.agents.middleware import AgentMiddleware as _Base
+    from langchain.agents.middleware.types import AgentState as _AgentState
+    from langchain.agents.middleware.types import OmitFromInput as _OmitFromInput
+except ImportError:  # pragma: no cover - without langchain the guard still guards tool nodes and steps
+    _Base = object
+    _AgentState = None
+    _OmitFromInput = None
+
+
+def _agent_state_schema() -> Any:
+    """create_agent's state with the history key (kept out of the input schema; LangGraph reads the
+    reducer from the last item of `Annotated`)."""
+    if _AgentState is None:
+        return None
+    from typing import Annotated
+
+    from typing_extensions import NotRequired
+
+    ns = {"__annotations__": {HISTORY_KEY: NotRequired[Annotated[list, _OmitFromInput, merge_history]]}}
+    return type("GuardAgentState", (_AgentState,), ns)
+
+
+def _guard_state() -> Any:
+    from langgraph.graph import MessagesState
+
+    ns = {"__annotations__": {HISTORY_KEY: GuardHistory}, "__doc__":
+          "MessagesState with the guard's history (`stalwart_guard`), for a hand-built graph."}
+    return type("GuardState", (MessagesState,), ns)
+
+
+GuardState = _guard_state()
+
+
+@dataclass
+class CallResult:
+    """What `guard.call` did: `ran`; the tool's `output` (None when it did not run); the
+    `decision` (`allow`, `confirm`, `refuse`) and `reasons`; `message`, what to tell the model
+    when it did not run; `entry`, the history entry (a mapping); `update`, the state update that
+    records it (`{HISTORY_KEY: [record]}`; inside a graph it is already written)."""
+
+    ran: bool
+    output: Any
+    decision: str
+    reasons: list[str]
+    message: str
+    entry: dict
+    update: dict
+
+
+class Guard(_Base):  # type: ignore[misc,valid-type]
+    """The tool check for LangGraph agents (SPEC 12.1).
+
+    `Guard(catalogue, *, rulebook=None, facts=None, taint_policy="confirm", trace=None, key=None,
+    context=None, input_reads_outside=False)`:
+
+    * `catalogue`: the qls-catalogue/1 file (JSON or YAML) `stalwart verify` reads, or its
+      mapping (what `export_catalogue` returns);
+    * `rulebook`: the folder (or `record.json`) `stalwart rules compile` wrote;
+    * `facts`: agent.yaml-style facts, a mapping or a YAML/JSON file with `facts:`;
+    * `taint_policy`: `confirm` (a write after content from outside is put to the person) or
+      `refuse`;
+    * `trace`: a path: each turn is appended there as a `--traces` line (wrap the graph with
+      `guard.traced(graph)` so that its node steps are written too);
+    * `key`: bytes or text: the history chain is HMAC-SHA-256 with it, so nobody without the key
+      can rewrite the history consistently;
+    * `context`: the application's values for `from: caller` facts and rulebook comparisons: a
+      mapping, or a function of the state returning one;
+    * `input_reads_outside`: every turn's input is content from outside (an inbound e-mail, a
+      webhook), so every turn starts tainted (the export's `input.reads_outside`).
+
+    Raises `GuardConfigError` (a `ValueError`) naming the file, line and column for a catalogue,
+    facts or record it cannot read or the verifier would refuse, and for a bad `taint_policy`.
+    """
+
+    def __init__(self, catalogue: Any, *, rulebook: Any = None, facts: Any = None, taint_policy: str = "confirm",
+                 trace: Any = None, key: bytes | str | None = None, context: Any = None,
+                 input_reads_outside: bool = False) -> None:
+        if taint_policy not in ("confirm", "refuse"):
+            raise GuardConfigError(f"taint_policy must be 'confirm' or 'refuse', not {taint_policy!r}",
+                                   "write taint_policy='confirm' (ask the person) or 'refuse'")
+        cat = load_catalogue(catalogue)
+        self.rules = Rules(cat, load_rulebook(rulebook), load_facts(facts, cat), taint_policy,
+                           bool(input_reads_outside))
+        self.chain = Chain(key)
+        self.trace = TraceWriter(trace) if trace is not None else None
+        if context is not None and not (callable(context) or isinstance(context, dict)):
+            raise GuardConfigError(f"context must be a mapping or a function of the state, not {type(context).__name__}",
+                                   "give context={'fact': value} or context=lambda state: {...}")
+        self._context = context
+        #: Writes guard.call ran per step task (a few hundred recent tasks), to refuse a pause after one.
+        self._step_writes: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ AgentMiddleware
+    state_schema = _agent_state_schema() or dict
+
+    @property
+    def name(self) -> str:
+        return "StalwartGuard"
+
+    @property
+    def catalogue(self):
+        """The catalogue the guard decides from (`guard.catalogue.tools`: name -> ToolSpec)."""
+        return self.rules.catalogue
+
+    @property
+    def input_reads_outside(self) -> bool:
+        return self.rules.input_reads_outside
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        """Decide one tool call of `ToolNode` (or create_agent), then run it through `handler`
+        only if it is allowed or confirmed; a refusal answers with a ToolMessage naming it."""
+        answer, settled = self._begin(request)
+        if settled is None:
+            return answer
+        o, batch, ctx, to_run = settled
+        return self._ran(o, batch, ctx, handler(to_run))
+
+    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        """The async `wrap_tool_call`."""
+        answer, settled = self._begin(request)
+        if settled is None:
+            return answer
+        o, batch, ctx, to_run = settled
+        return self._ran(o, batch, ctx, await handler(to_run))
+
+    def _begin(self, request: Any, plan: tuple | None = None) -> tuple[Any, tuple | None]:
+        """(the answer to return, None) when the call does not run, else (None, (outcome, batch,
+        context, the request that runs exactly the settled call)). `plan`: the call already
+        settled (by the guarded tool node); else it is decided here, an error refusing it."""
+        if plan is None:
+            try:
+                plan = self._prepare(request)
+            except _BubbleUp:
+                raise
+            except Exception as e:  # noqa: BLE001 - fail closed: nothing runs
+                return _internal_refusal(request.tool_call, e), None
+        o, batch, ctx = plan
+        to_run = self._override(request, o) if o.run else None
+        if o.run and to_run is None:
+            o = _not_bound(o)
+        if not o.run:
+            return self._refused(o, batch, ctx), None
+        return None, (o, batch, ctx, to_run)
+
+    # ------------------------------------------------------------------ the three uses
+    def tool_node(self, tools: list, name: str = "tools", **kwargs: Any) -> Any:
+        """A guarded tool node over `tools` for `StateGraph.add_node(name, node)`: a `ToolNode`
+        whose every call passes the guard, asking about all the calls of a batch that need a
+        person before it runs any. Raises `GuardConfigError` naming a tool the catalogue lacks
+        (the verifier would refuse the export). `kwargs` go to `ToolNode`."""
+        from .node import guarded_tool_node
+
+        return guarded_tool_node(self, tools, name, **kwargs)
+
+    def call(self, tool: Any, args: dict, state: dict, *, config: Any = None) -> CallResult:
+        """Decide a call `tool(**args)` that a step's code makes itself (SPEC 12.1, the seed's
+        `Guard.call_with`), ask the person if it must be confirmed, and run it only if allowed.
+
+        `tool`: a LangChain tool (or any object with `name` and `invoke(args)`); `state`: the
+        node's state. The entry is added to `state[HISTORY_KEY]` (so a second call in the same
+        step sees it) and, inside a graph, written to the state; outside one, return
+        `result.update` with the step's own update. Calls made one after another in one step are
+        each a batch of their own. A call that needs a person after a write of this step already
+        ran is refused: when the run resumes, LangGraph runs the step again from its
+        start, and the earlier call would run twice (ask first, or split the step); reads may
+        run again."""
+        from langchain_core.messages import ToolMessage
+
+        name = getattr(tool, "name", None) or getattr(tool, "__name__", None)
+        if not isinstance(name, str):
+            raise TypeError(f"guard.call expects a tool (with a name), got {type(tool).__name__}")
+        cfg = config if config is not None else _current_config()
+        ctx = _Context.of(cfg, state)
+        c = Call(name, dict(args or {}), None)
+        problem = _channel_problem(cfg) if cfg is not None else None
+        batch = self._batch([c], state, ctx, problem)
+        task = ctx.task_id
+        deny = None
+        if task is not None:
+            with self._lock:
+                if self._step_writes.get(task):
+                    deny = ("a call that needs a person after another guarded call of this step ran: when the run "
+                            "resumes LangGraph runs the step again from its start and that call would run twice; "
+                            "make the confirmed call first, or in a step of its own")
+        o = batch.settle([0], _interrupt, deny_asking=deny)[0]
+        output = None
+        if o.run:
+            output = tool.invoke(o.call.args)
+            spec = self.rules.catalogue.get(o.call.tool)
+            if task is not None and spec is not None and spec.is_write:
+                with self._lock:
+                    self._step_writes[task] = self._step_writes.pop(task, 0) + 1
+                    while len(self._step_writes) > 256:  # the oldest steps' counts are done with
+                        self._step_writes.popitem(last=False)
+        record = batch.entry(o, output.content if isinstance(output, ToolMessage) else output)
+        if isinstance(state, dict):
+            state[HISTORY_KEY] = merge_history(state.get(HISTORY_KEY), [record])
+        _send(cfg, record)
+        entry = self._trace_call(ctx, o, record)
+        return CallResult(o.run, output, entry["decision"], list(o.reasons),
+                          "" if o.run else refusal_text(o), entry, {HISTORY_KEY: [record]})
+
+    def traced(self, graph: Any) -> Any:
+        """`graph` (a compiled graph) with the guard's trace attached: every node the run enters
+        and every call the guard decides is written to `trace`, a line per turn. Returns a copy
+        (`graph.with_config(callbacks=[...])`), still a compiled graph the exporter reads.
+        Raises `ValueError` when the guard was built without `trace=`."""
+        if self.trace is None:
+            raise ValueError("guard.traced(graph) needs a trace file: build the guard with Guard(..., trace='runs.jsonl')")
+        tracer = make_tracer(self.trace)
+        out = graph.with_config(callbacks=[tracer])
+        tracer.graph = out  # the copy whose runs it traces: it reads whether a run paused from it
+        return out
+
+    # ------------------------------------------------------------------ internals
+    def _context_of(self, state: Any) -> dict:
+        if self._context is None:
+            return {}
+        if callable(self._context):
+            try:
+                got = self._context(state)
+            except Exception as e:  # noqa: BLE001 - a context that fails gives nothing: facts read false
+                raise _ContextFailed(f"{type(e).__name__}: {e}") from e
+            return dict(got or {})
+        return dict(self._context)
+
+    def _batch(self, calls: list[Call], state: Any, ctx: "_Context", problem: str | None,
+               bound: set[str] | None = None) -> Batch:
+        hist = state.get(HISTORY_KEY) if isinstance(state, dict) else None
+        from dataclasses import replace
+
+        session = verify(hist, self.chain)  # may be shared with later calls: replaced, never changed
+        if problem is not None and session.problem is None:
+            session = replace(session, problem=problem)
+        try:
+            context = self._context_of(state)
+        except _ContextFailed as e:
+            if session.problem is None:
+                session = replace(session, problem=f"the guard's context function failed ({e})",
+                                  problem_reason="guard_error")
+            context = {}
+        return Batch(self.rules, self.chain, calls, session, _turn_of(state), ctx.node, bound, context)
+
+    def _prepare(self, request: Any) -> tuple[Outcome, Batch, "_Context"]:
+        """(outcome, batch, context) of a ToolNode request: decided, and the person asked."""
+        tc = request.tool_call
+        state = request.state
+        cfg = getattr(request.runtime, "config", None) or {}
+        ctx = _Context.of(cfg, state)
+        problem = None if isinstance(state, dict) else (
+            "the tool node's state is not a mapping, so the guard's history cannot be kept in it")
+        problem = problem or _channel_problem(cfg)
+        calls, index = _batch_calls(state, tc)
+        bound = None
+        tools = getattr(request.runtime, "tools", None)
+        if tools:
+            bound = {t.name for t in tools}
+        batch = self._batch(calls, state, ctx, problem, bound)
+        deny = None
+        if len(calls) > 1 and not ctx.own_task:
+            deny = (f"this tool node runs the {len(calls)} calls of the model's message in one task, and a pause there "
+                    "would make LangGraph run the others again when the run resumes: use guard.tool_node(...) "
+                    "or create_agent(..., middleware=[guard]), which ask before running")
+        return batch.settle([index], _interrupt, deny_asking=deny)[0], batch, ctx
+
+    def _override(self, request: Any, o: Outcome) -> Any:
+        """The request that runs exactly the settled call, or None when the call names a tool
+        (an edit to another tool) this node does not have."""
+        tc = dict(request.tool_call)
+        tc["name"], tc["args"] = o.call.tool, o.call.args
+        if o.call.tool != request.tool_call.get("name"):
+            tools = getattr(request.runtime, "tools", None) or []
+            tool = next((t for t in tools if t.name == o.call.tool), None)
+            return None if tool is None else request.override(tool_call=tc, tool=tool)
+        return request.override(tool_call=tc)
+
+    def _refused(self, o: Outcome, batch: Batch, ctx: "_Context") -> Any:
+        from langchain_core.messages import ToolMessage
+
+        record = batch.entry(o)
+        _send(ctx.config, record)
+        entry = self._trace_call(ctx, o, record)
+        return ToolMessage(content=refusal_text(o), name=o.call.tool, tool_call_id=o.call.call_id or "",
+                           status="error", additional_kwargs={"stalwart_guard": {
+                               "decision": entry["decision"], "reasons": o.reasons}})
+
+    def _ran(self, o: Outcome, batch: Batch, ctx: "_Context", result: Any) -> Any:
+        record = batch.entry(o, _answer_of(result, o.call.call_id))
+        _send(ctx.config, record)
+        self._trace_call(ctx, o, record)
+        return result
+
+    def _trace_call(self, ctx: "_Context", o: Outcome, record: str) -> dict:
+        """The entry of `record`, after writing its step to the trace (when there is one)."""
+        entry = dict(parse(record) or {})
+        if self.trace is None:
+            return entry
+        step: dict[str, Any] = {"node": ctx.node or "?"}
+        step["tool" if o.run else "call"] = o.call.tool
+        step.update(decision=entry["decision"], reasons=list(o.reasons), answer=o.answer, call_id=o.call.call_id)
+        if not o.run:
+            step["ran"] = False
+        if o.proposed is not None:
+            step["proposed"] = {"tool": o.proposed.tool, "args": o.proposed.args}
+        self.trace.call(ctx.thread, step)
+        return entry
+
+
+class _ContextFailed(Exception):
+    pass
+
+
+@dataclass
+class _Context:
+    """Where a call is made: the task config, the node's qualified id, the thread, the task id,
+    and whether the call has a task of its own (a `Send` per call, as create_agent runs them)."""
+
+    config: Any
+    node: str | None
+    thread: str
+    task_id: str | None
+    own_task: bool
+
+    @staticmethod
+    def of(cfg: Any, state: Any) -> "_Context":
+        if not cfg:
+            return _Context(None, None, NO_THREAD, None, True)
+        md = cfg.get("metadata") or {}
+        conf = cfg.get("configurable") or {}
+        ns = md.get("langgraph_checkpoint_ns") or conf.get("checkpoint_ns")
+        path = md.get("langgraph_path") or ()
+        own = bool(path) and path[0] == "__pregel_push"
+        thread = str(conf.get("thread_id") or md.get("thread_id") or NO_THREAD)
+        return _Context(cfg, qualified_node(ns), thread, conf.get(CONFIG_KEY_TASK_ID), own)
+
+
+try:  # LangGraph's pause (interrupt) and hand-off signals must pass through the guard
+    from langgraph.errors import GraphBubbleUp as _BubbleUp
+except ImportError:  # pragma: no cover
+    class _BubbleUp(Exception):  # type: ignore[no-redef]
+        pass
+
+
+def _not_bound(o: Outcome) -> Outcome:
+    """`o` refused: its call names a tool the node does not bind."""
+    from dataclasses import replace
+
+    return replace(o, run=False, reasons=["unknown_tool"],
+                   message=f"'{o.call.tool}' is not bound where it was called")
+
+
+def _internal_refusal(tool_call: dict, e: BaseException) -> Any:
+    """The answer to a call the guard could not even read: refused (`guard_error`), nothing run."""
+    from langchain_core.messages import ToolMessage
+
+    return ToolMessage(content=f"Refused by the tool check (guard_error): the tool check could not decide the call "
+                               f"({type(e).__name__}: {e})", name=tool_call.get("name", "?"),
+                       tool_call_id=tool_call.get("id") or "", status="error",
+                       additional_kwargs={"stalwart_guard": {"decision": "refuse", "reasons": ["guard_error"]}})
+
+
+def _current_config() -> Any:
+    try:
+        from langgraph.config import get_config
+
+        return get_config()
+    except (ImportError, RuntimeError):
+        return None
+
+
+def _interrupt(value: dict) -> Any:
+    from langgraph.types import interrupt
+
+    return interrupt(value)
+
+
+def _channel_problem(cfg: Any) -> str | None:
+    """Why the graph's state cannot keep the history (no `HISTORY_KEY` channel, or one without
+    the guard's reducer), or None. Reads the task config's `__pregel_read`."""
+    conf = (cfg or {}).get("configurable") or {}
+    read = conf.get(CONFIG_KEY_READ)
+    if read is None:
+        return None
+    fix = (f"declare it in the graph's state: `{HISTORY_KEY}: GuardHistory` (from stalwart_export import "
+           "GuardHistory), or use GuardState")
+    try:
+        read(HISTORY_KEY, False)
+    except KeyError:
+        return f"the graph's state has no `{HISTORY_KEY}` key, so the guard's history would be lost: {fix}"
+    except Exception:  # noqa: BLE001 - an unreadable channel: refuse
+        return f"the graph's state `{HISTORY_KEY}` cannot be read: {fix}"
+    channels = getattr(read, "args", (None, None))[1] if len(getattr(read, "args", ())) > 1 else None
+    ch = channels.get(HISTORY_KEY) if isinstance(channels, dict) else None
+    if ch is not None and getattr(ch, "operator", None) is not merge_history:
+        return f"the graph's state declares `{HISTORY_KEY}` without the guard's reducer, so entries could be lost: {fix}"
+    return None
+
+
+def _send(cfg: Any, record: str) -> None:
+    """Write `record` to the history channel as one of the task's own writes."""
+    conf = (cfg or {}).get("configurable") or {}
+    send = conf.get(CONFIG_KEY_SEND)
+    if send is not None:
+        send([(HISTORY_KEY, [record])])
+
+
+def _turn_of(state: Any) -> int:
+    """The turn: how many of the person's messages the conversation holds (0 without messages)."""
+    msgs = state.get("messages") if isinstance(state, dict) else None
+    if not isinstance(msgs, list):
+        return 0
+    from langchain_core.messages import HumanMessage
+
+    return sum(1 for m in msgs if isinstance(m, HumanMessage))
+
+
+def _batch_calls(state: Any, tc: dict) -> tuple[list[Call], int]:
+    """The calls of the model message that asked for `tc`, and its index there."""
+    msgs = state.get("messages") if isinstance(state, dict) else None
+    me = Call(tc.get("name", ""), dict(tc.get("args") or {}), tc.get("id"))
+    if isinstance(msgs, list) and tc.get("id") is not None:
+        from langchain_core.messages import AIMessage
+
+        for m in reversed(msgs):
+            if isinstance(m, AIMessage):
+                ids = [c.get("id") for c in m.tool_calls]
+                if tc["id"] in ids:
+                    calls = [Call(c.get("name", ""), dict(c.get("args") or {}), c.get("id")) for c in m.tool_calls]
+                    i = ids.index(tc["id"])
+                    calls[i] = me
+                    return calls, i
+    return [me], 0
+
+
+def _answer_of(result: Any, call_id: str | None) -> Any:
+    """A tool's answer, for reading facts: a ToolMessage's artifact (a mapping) or content."""
+    from langchain_core.messages import ToolMessage
+
+    def of_msg(m: Any) -> Any:
+        art = getattr(m, "artifact", None)
+        return art if isinstance(art, dict) else m.content
+
+    if isinstance(result, ToolMessage):
+        return of_msg(result)
+    upd = getattr(result, "update", None)
+    if isinstance(upd, dict):
+        for m in upd.get("messages") or []:
+            if isinstance(m, ToolMessage) and (call_id is None or m.tool_call_id == call_id):
+                return of_msg(m)
+    return None

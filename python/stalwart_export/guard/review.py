@@ -1,0 +1,106 @@
+"""What the person is asked, and how their answer is read (SPEC 12.1 rule 8, "confirm").
+
+The guard asks through LangGraph's `interrupt()`. The value it raises is the shape
+`HumanInTheLoopMiddleware` raises per call (`type: "tool_approval"`, `tool_call_id`, `name`,
+`args`, `description`), so clients that show those show this, plus the guard's own keys:
+`reasons` (codes), `why` (each reason in words), `allowed_decisions`, and `digest`, a hash of
+exactly the call shown (tool, arguments, call id, history head), which an answer may carry back.
+
+An answer is one of (anything else is read as a refusal, so the call does not run):
+
+* approve: `{"type": "approve"}` (Agent Inbox's `{"type": "accept"}`), `True`, `"yes"`, `"approve"`;
+* edit: `{"type": "edit", "edited_action": {"name": ..., "args": {...}}}` (or Agent Inbox's
+  `{"type": "edit", "args": {"args": {...}}}`, or `{"type": "edit", "args": {...}}`);
+* reject: `{"type": "reject", "message": "..."}` (`ignore`, `response`), `False`, `"no"`.
+
+HumanInTheLoopMiddleware's batched answer `{"decisions": [d]}` and Agent Inbox's list `[d]` are
+read by their first decision. An answer carrying a `digest` other than the one shown is refused:
+it approves another call.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .decide import REASON_TEXT, Call, Decision
+
+APPROVE, EDIT, REJECT = "approve", "edit", "reject"
+ALLOWED_DECISIONS = [APPROVE, EDIT, REJECT]
+
+
+def digest(call: Call, head: str) -> str:
+    """The hash of the call exactly as shown: tool, arguments, call id and history head."""
+    body = json.dumps({"tool": call.tool, "args": call.args, "call_id": call.call_id, "head": head},
+                      sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def question(call: Call, decision: Decision, head: str) -> dict:
+    """The interrupt value for confirming `call`."""
+    why = [REASON_TEXT.get(r, r) for r in decision.reasons]
+    lines = [f"The tool check asks you to confirm a call of {call.tool}."]
+    lines += [f"  {k}: {json.dumps(v, ensure_ascii=False, default=str)}" for k, v in call.args.items()]
+    lines += [f"Because: {w}." for w in why]
+    return {
+        "type": "tool_approval",
+        "tool_call_id": call.call_id,
+        "name": call.tool,
+        "args": copy.deepcopy(call.args),
+        "description": "\n".join(lines),
+        "guard": "stalwart",
+        "reasons": list(decision.reasons),
+        "why": why,
+        "allowed_decisions": list(ALLOWED_DECISIONS),
+        "digest": digest(call, head),
+    }
+
+
+@dataclass
+class Answer:
+    """The person's answer: `kind` (approve, edit, reject); for an edit, the new call; for a
+    reject, their message; `unreadable` when the answer was not one the guard reads."""
+
+    kind: str
+    call: Call | None = None
+    message: str = ""
+    unreadable: str | None = None
+
+
+def read_answer(value: Any, call: Call, shown_digest: str) -> Answer:
+    """The person's answer to the question about `call` (see the module docs)."""
+    if isinstance(value, dict) and isinstance(value.get("decisions"), list) and value["decisions"]:
+        value = value["decisions"][0]
+    elif isinstance(value, list) and value:
+        value = value[0]
+    if value is True or (isinstance(value, str) and value.strip().lower() in ("yes", "y", "approve", "accept")):
+        return Answer(APPROVE)
+    if value is False or (isinstance(value, str) and value.strip().lower() in ("no", "n", "reject", "ignore")):
+        return Answer(REJECT)
+    if not isinstance(value, dict):
+        return Answer(REJECT, unreadable=f"the answer {value!r:.80} is not one the guard reads")
+    d = value.get("digest")
+    if d is not None and d != shown_digest:
+        return Answer(REJECT, unreadable="the answer approves another call than the one shown (its digest differs)")
+    kind = str(value.get("type", value.get("action", ""))).lower()
+    if kind in ("approve", "accept", "continue", "yes"):
+        return Answer(APPROVE)
+    if kind in ("edit", "update"):
+        action = value.get("edited_action")
+        if not isinstance(action, dict):
+            action = value.get("args")
+            if isinstance(action, dict) and isinstance(action.get("args"), dict):
+                action = {"name": action.get("action", action.get("name", call.tool)), "args": action["args"]}
+            elif isinstance(action, dict):
+                action = {"name": call.tool, "args": action}
+        if not isinstance(action, dict) or not isinstance(action.get("args"), dict):
+            return Answer(REJECT, unreadable="the edit carries no arguments")
+        name = action.get("name") or call.tool
+        return Answer(EDIT, Call(str(name), copy.deepcopy(action["args"]), call.call_id))
+    if kind in ("reject", "ignore", "response", "respond", "no"):
+        msg = value.get("message", value.get("args"))
+        return Answer(REJECT, message=msg if isinstance(msg, str) else "")
+    return Answer(REJECT, unreadable=f"the answer type {kind!r} is not one the guard reads")

@@ -1,0 +1,550 @@
+//! Project configuration (issue 18): `stalwart.toml`, or `[tool.stalwart]` in a `pyproject.toml`,
+//! found from the input's folder upward to the repository root, or named with `--config FILE`.
+//!
+//! Every key, with its meaning (the names are the command-line flags without `--`; a flag given
+//! on the command line overrides the file):
+//!
+//! ```toml
+//! session-steps = 2            # turns to search when the input declares none (1..=16)
+//! gate = "ci"                  # ci | start
+//! engine = "both"              # explicit | z3 | both
+//! max-states = 4000000         # the state budget per obligation (then QG006)
+//! max-run-states = 20000000    # the run's state budget, all obligations together (then QG006)
+//! solver-timeout-ms = 10000    # Z3's time per query (then QG006)
+//! solver-max-unrolling = 150000
+//! min-severity = "medium"      # critical | high | medium | low | review: findings below are not shown
+//! strict-accepts = false       # an accept that matches nothing, or has expired, fails the gate
+//!
+//! [off]                        # rules or obligations this project is not held to, each with why
+//! O1 = "this graph runs with no tool check at all; QG011 and QG014 say what matters"
+//! QG023 = "the runtime's budget middleware bounds every loop"
+//!
+//! [[accept]]                   # one finding accepted, with a reason (and optionally until a date)
+//! fingerprint = "451f34ab9c0e7d12"           # or: rule = "QG105", subject = "refund_card", node = "billing_tools"
+//! reason = "refunds are reconciled by finance every night"
+//! until = 2027-06-30
+//! ```
+//!
+//! An unknown key, a value of the wrong kind, an unknown rule or obligation, an accept with no
+//! reason or with neither a fingerprint nor a rule is an [`InputError`] at its line (exit 2).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::error::InputError;
+use crate::findings::{GateMode, Obligation, Severity};
+use crate::source::{FileId, Loc, SourceMap};
+
+/// The file names looked for in each folder, in order.
+pub const FILE_NAME: &str = "stalwart.toml";
+const PYPROJECT: &str = "pyproject.toml";
+
+/// The engines a configuration may choose (the `engine` key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// The explicit-state search only.
+    Explicit,
+    /// The Z3 bounded model checker only.
+    Z3,
+    /// Both, compared.
+    Both,
+}
+
+/// What `[off]` turns off: a rule, or an obligation (its findings under any rule, QG003's
+/// included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Off {
+    /// A rule id (`QG023`, `CC001`).
+    Rule(&'static str),
+    /// An obligation (`O1`).
+    Obligation(Obligation),
+}
+
+/// One `[off]` entry: what, why, and where it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffEntry {
+    /// The rule or obligation.
+    pub what: Off,
+    /// Why the project is not held to it.
+    pub reason: String,
+    /// The key's line in the configuration.
+    pub loc: Loc,
+}
+
+/// Which findings an `[[accept]]` entry matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Matcher {
+    /// A fingerprint, or a unique prefix of at least 8 hex digits.
+    Fingerprint(String),
+    /// A rule, and optionally the subject and the qualified node.
+    Rule {
+        /// The rule id.
+        rule: &'static str,
+        /// The finding's subject (`refund_card`, `cycle:agent`), when given.
+        subject: Option<String>,
+        /// The finding's qualified node, when given.
+        node: Option<String>,
+    },
+}
+
+/// A calendar date (`until`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Date {
+    /// The year.
+    pub year: u16,
+    /// 1..=12.
+    pub month: u8,
+    /// 1..=31.
+    pub day: u8,
+}
+
+impl std::fmt::Display for Date {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)
+    }
+}
+
+impl Date {
+    /// Today's date (UTC), from the system clock.
+    pub fn today() -> Date {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        Date::from_days(i64::try_from(secs / 86_400).unwrap_or(0))
+    }
+
+    /// The date `days` days after 1970-01-01 (the civil-from-days algorithm of H. Hinnant).
+    pub fn from_days(days: i64) -> Date {
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z.rem_euclid(146_097);
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = doy - (153 * mp + 2) / 5 + 1;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 };
+        let year = yoe + era * 400 + i64::from(month <= 2);
+        Date {
+            year: u16::try_from(year).unwrap_or(0),
+            month: u8::try_from(month).unwrap_or(1),
+            day: u8::try_from(day).unwrap_or(1),
+        }
+    }
+}
+
+/// One `[[accept]]` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcceptEntry {
+    /// Which findings it accepts.
+    pub matcher: Matcher,
+    /// Why (required).
+    pub reason: String,
+    /// The last day it accepts, when given.
+    pub until: Option<Date>,
+    /// Where the entry was written.
+    pub loc: Loc,
+}
+
+/// A project configuration, read. Every field is `None` (or empty) when the file does not set
+/// it; the command line's flags win over every field.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    /// The file read (`None`: no configuration was found).
+    pub file: Option<FileId>,
+    /// `session-steps`.
+    pub session_steps: Option<u32>,
+    /// `gate`.
+    pub gate: Option<GateMode>,
+    /// `engine`.
+    pub engine: Option<Engine>,
+    /// `max-states`.
+    pub max_states: Option<usize>,
+    /// `max-run-states`.
+    pub max_run_states: Option<u64>,
+    /// `solver-timeout-ms`.
+    pub solver_timeout_ms: Option<u32>,
+    /// `solver-max-unrolling`.
+    pub solver_max_unrolling: Option<usize>,
+    /// `min-severity`.
+    pub min_severity: Option<Severity>,
+    /// `strict-accepts`.
+    pub strict_accepts: Option<bool>,
+    /// `[off]`, in the file's order.
+    pub off: Vec<OffEntry>,
+    /// `[[accept]]`, in the file's order.
+    pub accepts: Vec<AcceptEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Raw {
+    session_steps: Option<Spanned<i64>>,
+    gate: Option<Spanned<String>>,
+    engine: Option<Spanned<String>>,
+    max_states: Option<Spanned<i64>>,
+    max_run_states: Option<Spanned<i64>>,
+    solver_timeout_ms: Option<Spanned<i64>>,
+    solver_max_unrolling: Option<Spanned<i64>>,
+    min_severity: Option<Spanned<String>>,
+    strict_accepts: Option<bool>,
+    off: Option<toml::map::Map<String, toml::Value>>,
+    accept: Option<Vec<Spanned<RawAccept>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAccept {
+    fingerprint: Option<Spanned<String>>,
+    rule: Option<Spanned<String>>,
+    subject: Option<String>,
+    node: Option<String>,
+    reason: Option<Spanned<String>>,
+    until: Option<Spanned<toml::value::Datetime>>,
+}
+
+#[derive(Deserialize)]
+struct Pyproject {
+    tool: Option<PyTool>,
+}
+
+#[derive(Deserialize)]
+struct PyTool {
+    stalwart: Option<Spanned<Raw>>,
+}
+
+/// The configuration that applies to `input` (agent.yaml or the export): the first
+/// `stalwart.toml`, or `pyproject.toml` with a `[tool.stalwart]` table, in the input's folder or
+/// a folder above it, stopping at the repository root (the folder holding `.git`). Without a
+/// repository above it, only the input's own folder is looked in. `Ok(None)`: none found.
+pub fn find(input: &Path) -> Option<PathBuf> {
+    let start = std::fs::canonicalize(input)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))?;
+    let in_repo = start.ancestors().any(|d| d.join(".git").exists());
+    for dir in start.ancestors() {
+        let toml = dir.join(FILE_NAME);
+        if toml.is_file() {
+            return Some(toml);
+        }
+        let py = dir.join(PYPROJECT);
+        if py.is_file() && crate::files::read_text(&py).is_ok_and(|t| t.contains("[tool.stalwart]"))
+        {
+            return Some(py);
+        }
+        if !in_repo || dir.join(".git").exists() {
+            break;
+        }
+    }
+    None
+}
+
+/// Reads the configuration at `path` (a `stalwart.toml`, or a `pyproject.toml` whose
+/// `[tool.stalwart]` table is read) into `sources`.
+///
+/// Errors (each an [`InputError`] at its line, exit 2): the file cannot be read (see
+/// [`crate::files`]); TOML syntax; an unknown key; a value of the wrong kind or out of range; an
+/// `[off]` key that is no rule or obligation, or an empty reason; an `[[accept]]` with no
+/// `reason`, with neither `fingerprint` nor `rule`, with both, or with a rule that does not exist.
+pub fn read(sources: &mut SourceMap, path: &Path) -> Result<Config, InputError> {
+    // Shown relative to the current directory when it lies under it (`find` resolves the path).
+    let display = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| std::fs::canonicalize(cwd).ok())
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.to_path_buf())
+        .display()
+        .to_string();
+    let text = crate::files::read_text(path).map_err(|e| InputError::io(path, e))?;
+    let file = sources.add(display, path.to_path_buf(), text);
+    let text = &sources.file(file).text;
+    let at = |span: std::ops::Range<usize>| {
+        let (line, column) = sources.file(file).line_col(span.start);
+        Loc::new(file, line, column)
+    };
+    let de_err = |e: toml::de::Error| {
+        let loc = e.span().map_or(Loc::new(file, 1, 1), at);
+        InputError::at(
+            sources,
+            loc,
+            format!("invalid configuration: {}", e.message().trim()),
+            "see the keys `stalwart.toml` takes in the README (Project configuration)",
+        )
+    };
+    let is_py = path.file_name().is_some_and(|n| n == PYPROJECT);
+    let raw: Raw = if is_py {
+        let py: Pyproject = toml::from_str(text).map_err(de_err)?;
+        match py.tool.and_then(|t| t.stalwart) {
+            Some(s) => s.into_inner(),
+            None => {
+                return Ok(Config {
+                    file: Some(file),
+                    ..Config::default()
+                })
+            }
+        }
+    } else {
+        toml::from_str(text).map_err(de_err)?
+    };
+    resolve(sources, file, raw)
+}
+
+fn resolve(sources: &SourceMap, file: FileId, raw: Raw) -> Result<Config, InputError> {
+    let at = |span: std::ops::Range<usize>| {
+        let (line, column) = sources.file(file).line_col(span.start);
+        Loc::new(file, line, column)
+    };
+    let err = |span: std::ops::Range<usize>, msg: String, help: &str| {
+        InputError::at(sources, at(span), msg, help)
+    };
+    let number = |v: &Option<Spanned<i64>>, key: &str, lo: i64, hi: i64| {
+        v.as_ref()
+            .map(|n| {
+                let x = *n.get_ref();
+                if (lo..=hi).contains(&x) {
+                    Ok(x)
+                } else {
+                    Err(err(
+                        n.span(),
+                        format!("`{key}` is {x}, outside {lo}..={hi}"),
+                        "give a number in the range",
+                    ))
+                }
+            })
+            .transpose()
+    };
+    let word = |v: &Option<Spanned<String>>, key: &str, words: &[&str]| {
+        v.as_ref()
+            .map(|w| {
+                let s = w.get_ref().to_ascii_lowercase();
+                if words.contains(&s.as_str()) {
+                    Ok(s)
+                } else {
+                    Err(err(
+                        w.span(),
+                        format!("`{key}` is '{}'", w.get_ref()),
+                        &format!("give one of: {}", words.join(", ")),
+                    ))
+                }
+            })
+            .transpose()
+    };
+    let as_usize = |x: Option<i64>| x.map(|v| usize::try_from(v).unwrap_or(usize::MAX));
+    let mut c = Config {
+        file: Some(file),
+        session_steps: number(&raw.session_steps, "session-steps", 1, 16)?
+            .map(|v| u32::try_from(v).unwrap_or(1)),
+        gate: word(&raw.gate, "gate", &["ci", "start"])?.map(|g| match g.as_str() {
+            "start" => GateMode::Start,
+            _ => GateMode::Ci,
+        }),
+        engine: word(&raw.engine, "engine", &["explicit", "z3", "both"])?.map(|e| {
+            match e.as_str() {
+                "explicit" => Engine::Explicit,
+                "z3" => Engine::Z3,
+                _ => Engine::Both,
+            }
+        }),
+        max_states: as_usize(number(&raw.max_states, "max-states", 1, i64::MAX)?),
+        max_run_states: number(&raw.max_run_states, "max-run-states", 1, i64::MAX)?
+            .map(|n| n as u64),
+        solver_timeout_ms: number(
+            &raw.solver_timeout_ms,
+            "solver-timeout-ms",
+            1,
+            u32::MAX.into(),
+        )?
+        .map(|v| u32::try_from(v).unwrap_or(u32::MAX)),
+        solver_max_unrolling: as_usize(number(
+            &raw.solver_max_unrolling,
+            "solver-max-unrolling",
+            1,
+            i64::MAX,
+        )?),
+        min_severity: word(
+            &raw.min_severity,
+            "min-severity",
+            &["critical", "high", "medium", "low", "review"],
+        )?
+        .and_then(|s| {
+            let mut cap = s.clone();
+            if let Some(f) = cap.get_mut(0..1) {
+                f.make_ascii_uppercase();
+            }
+            Severity::parse(&cap)
+        }),
+        strict_accepts: raw.strict_accepts,
+        off: Vec::new(),
+        accepts: Vec::new(),
+    };
+    if let Some(off) = raw.off {
+        for (key, value) in off {
+            let loc = key_loc(sources, file, "off", &key);
+            let what = parse_off(&key).ok_or_else(|| {
+                InputError::at(
+                    sources,
+                    loc,
+                    format!("`[off]` names '{key}', which is no rule or obligation"),
+                    "name a rule (`stalwart rules list`) or an obligation O1..O10",
+                )
+            })?;
+            let reason = match value {
+                toml::Value::String(s) if !s.trim().is_empty() => s,
+                _ => return Err(InputError::at(
+                    sources,
+                    loc,
+                    format!("`[off]` turns off '{key}' without a reason"),
+                    "write the reason as its value: `O1 = \"why this project is not held to it\"`",
+                )),
+            };
+            c.off.push(OffEntry { what, reason, loc });
+        }
+        // TOML tables keep no order: the file's is the order of the lines.
+        c.off.sort_by_key(|o| (o.loc.line, o.loc.column));
+    }
+    for a in raw.accept.unwrap_or_default() {
+        let span = a.span();
+        let a = a.into_inner();
+        let reason = match &a.reason {
+            Some(r) if !r.get_ref().trim().is_empty() => r.get_ref().clone(),
+            _ => {
+                return Err(err(
+                    span,
+                    "an `[[accept]]` without a reason".into(),
+                    "give `reason = \"...\"`: why this finding is accepted",
+                ))
+            }
+        };
+        let matcher = match (&a.fingerprint, &a.rule) {
+            (Some(fp), None) => {
+                let f = fp.get_ref().to_ascii_lowercase();
+                if f.len() < 8 || !f.chars().all(|c| c.is_ascii_hexdigit()) {
+                    return Err(err(
+                        fp.span(),
+                        format!("`fingerprint` '{}' is not a finding's fingerprint", fp.get_ref()),
+                        "copy the fingerprint the report prints (16 hex digits; at least 8)",
+                    ));
+                }
+                Matcher::Fingerprint(f)
+            }
+            (None, Some(rule)) => {
+                let id = rule.get_ref().to_ascii_uppercase();
+                let known = crate::rules::get(&id).map(|r| r.id.as_str()).or_else(|| {
+                    crate::checks::code::all()
+                        .iter()
+                        .find(|c| c.id == id)
+                        .map(|c| c.id.as_str())
+                });
+                let Some(rule_id) = known.and_then(static_id) else {
+                    return Err(err(
+                        rule.span(),
+                        format!("`rule` '{}' is no rule", rule.get_ref()),
+                        "name a rule `stalwart rules list` shows",
+                    ));
+                };
+                Matcher::Rule {
+                    rule: rule_id,
+                    subject: a.subject.clone(),
+                    node: a.node.clone(),
+                }
+            }
+            _ => {
+                return Err(err(
+                    span,
+                    "an `[[accept]]` names a finding by `fingerprint` or by `rule` (with `subject` and `node`), one of the two".into(),
+                    "copy the finding's fingerprint from the report, or give its rule, subject and node",
+                ))
+            }
+        };
+        if matches!(matcher, Matcher::Fingerprint(_)) && (a.subject.is_some() || a.node.is_some()) {
+            return Err(err(
+                span,
+                "`subject` and `node` go with `rule`, not with `fingerprint`".into(),
+                "keep the fingerprint alone, or name the finding by rule, subject and node",
+            ));
+        }
+        let until = match &a.until {
+            None => None,
+            Some(u) => match u.get_ref().date {
+                Some(d) if u.get_ref().time.is_none() => Some(Date {
+                    year: d.year,
+                    month: d.month,
+                    day: d.day,
+                }),
+                _ => {
+                    return Err(err(
+                        u.span(),
+                        "`until` is a date, written `until = 2027-06-30`".into(),
+                        "give the last day the accept holds, as YYYY-MM-DD without quotes",
+                    ))
+                }
+            },
+        };
+        c.accepts.push(AcceptEntry {
+            matcher,
+            reason,
+            until,
+            loc: at(span),
+        });
+    }
+    Ok(c)
+}
+
+/// The `&'static str` of a rule id that exists (rule files and code checks live for the run).
+fn static_id(id: &str) -> Option<&'static str> {
+    crate::rules::all()
+        .iter()
+        .map(|r| r.id.as_str())
+        .chain(crate::checks::code::all().iter().map(|c| c.id.as_str()))
+        .find(|r| *r == id)
+}
+
+/// `QG023` → a rule, `O1` → an obligation.
+fn parse_off(key: &str) -> Option<Off> {
+    let k = key.to_ascii_uppercase();
+    if let Some(o) = Obligation::ALL.iter().find(|o| o.as_str() == k).copied() {
+        return Some(Off::Obligation(o));
+    }
+    static_id(&k).map(Off::Rule)
+}
+
+/// Where `key` is written under the table `table`: the first line after `[table]` starting with
+/// the key (TOML keeps no span for a map's keys).
+fn key_loc(sources: &SourceMap, file: FileId, table: &str, key: &str) -> Loc {
+    let f = sources.file(file);
+    let mut in_table = false;
+    for (i, line) in f.text.lines().enumerate() {
+        let t = line.trim_start();
+        if t.starts_with('[') {
+            in_table = t.trim_end().trim_matches(['[', ']']).trim() == table
+                || t.starts_with(&format!("[tool.stalwart.{table}]"));
+            continue;
+        }
+        if in_table && (t.starts_with(key) || t.starts_with(&format!("\"{key}\""))) {
+            let col = line.len() - t.len() + 1;
+            return Loc::new(file, i as u32 + 1, col as u32);
+        }
+    }
+    Loc::new(file, 1, 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Date;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(Date::from_days(0).to_string(), "1970-01-01");
+        assert_eq!(Date::from_days(20_454).to_string(), "2026-01-01");
+        assert_eq!(Date::from_days(11_016).to_string(), "2000-02-29");
+        assert!(
+            Date::from_days(20_789)
+                > Date {
+                    year: 2026,
+                    month: 12,
+                    day: 1
+                }
+        );
+    }
+}

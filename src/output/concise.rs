@@ -1,0 +1,161 @@
+//! `--format concise` and `--statistics` (issue 18): a large agent at a glance.
+//!
+//! **concise**: one line a finding, `file:line:column: RULE Severity subject: message`, blocking
+//! findings first, then the others, then the accepted ones (`[accepted: reason]`), then the code
+//! findings; the runtime's lints after the findings, one line each; the gate line last.
+//!
+//! **statistics**: a count per rule (and per code check), most first: the count, how many of them
+//! block, the rule and its title; then the gate line.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::findings::Finding;
+use crate::report::Report;
+
+/// `file:line:column` of a finding, as the report names the file; `-` when it has no place.
+fn place(report: &Report, f: &Finding) -> String {
+    match f.location.filter(|l| l.file < report.sources.files.len()) {
+        Some(l) => format!(
+            "{}:{}:{}",
+            report.sources.file(l.file).display,
+            l.line,
+            l.column
+        ),
+        None => "-".to_string(),
+    }
+}
+
+/// The one-line form of a finding.
+fn line(report: &Report, f: &Finding) -> String {
+    let mut s = format!(
+        "{}: {} {} {}: {}",
+        place(report, f),
+        f.rule,
+        f.severity.as_str(),
+        f.subject,
+        f.message
+    );
+    if let Some(a) = &f.accepted {
+        let _ = write!(s, " [accepted: {}]", a.reason);
+    }
+    s
+}
+
+/// The concise report, ending with a newline.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let (accepted, open): (Vec<&Finding>, Vec<&Finding>) =
+        report.findings.iter().partition(|f| f.accepted.is_some());
+    let (blocking, others): (Vec<&Finding>, Vec<&Finding>) =
+        open.into_iter().partition(|f| report.blocks(f));
+    for f in blocking.iter().chain(&others).chain(&accepted) {
+        let _ = writeln!(out, "{}", line(report, f));
+    }
+    if let Some(cc) = &report.code_checks {
+        for f in &cc.findings {
+            let at = format!(
+                "{}:{}:{}",
+                report.sources.file(f.loc.file).display,
+                f.loc.line,
+                f.loc.column
+            );
+            let _ = writeln!(
+                out,
+                "{at}: {} {} {}: {}",
+                f.check,
+                f.severity.as_str(),
+                f.tool.as_deref().unwrap_or("-"),
+                f.message
+            );
+        }
+    }
+    for w in &report.triage.warnings {
+        let _ = writeln!(
+            out,
+            "{}: accept: {}",
+            report.sources.file_line(w.at),
+            w.message
+        );
+    }
+    for l in &report.lints {
+        let _ = writeln!(out, "lint {} on {}: {}", l.id, l.tool, l.message);
+    }
+    let _ = writeln!(out, "{}", summary(report, blocking.len(), accepted.len()));
+    crate::visible::neutralise(&out, false)
+}
+
+/// The closing line of both forms.
+fn summary(report: &Report, blocking: usize, accepted: usize) -> String {
+    let n = report.findings.len();
+    let mut s = format!(
+        "{} ({blocking} blocking",
+        super::plural(n, "finding", "findings")
+    );
+    if accepted > 0 {
+        let _ = write!(s, ", {accepted} accepted");
+    }
+    let _ = write!(
+        s,
+        "); gate {} under {}.",
+        if report.passed() { "passed" } else { "failed" },
+        report.gate.as_str()
+    );
+    s
+}
+
+/// The statistics: a count per rule, most first (then by rule id), ending with the gate line.
+pub fn statistics(report: &Report) -> String {
+    #[derive(Default)]
+    struct Row {
+        count: usize,
+        blocking: usize,
+        accepted: usize,
+        title: String,
+    }
+    let mut rows: BTreeMap<String, Row> = BTreeMap::new();
+    for f in &report.findings {
+        let r = rows.entry(f.rule.to_string()).or_default();
+        r.count += 1;
+        r.blocking += usize::from(report.blocks(f));
+        r.accepted += usize::from(f.accepted.is_some());
+        r.title = crate::rules::get(f.rule)
+            .map(|x| x.title.clone())
+            .unwrap_or_default();
+    }
+    if let Some(cc) = &report.code_checks {
+        for f in &cc.findings {
+            let r = rows.entry(f.check.to_string()).or_default();
+            r.count += 1;
+            r.title = crate::checks::code::get(f.check)
+                .map(|c| c.title.clone())
+                .unwrap_or_default();
+        }
+    }
+    let mut sorted: Vec<(String, Row)> = rows.into_iter().collect();
+    sorted.sort_by(|a, b| b.1.count.cmp(&a.1.count).then_with(|| a.0.cmp(&b.0)));
+    let width = sorted
+        .iter()
+        .map(|(_, r)| r.count.to_string().len())
+        .max()
+        .unwrap_or(1);
+    let mut out = String::new();
+    for (id, r) in &sorted {
+        let mut notes = Vec::new();
+        if r.blocking > 0 {
+            notes.push(format!("{} blocking", r.blocking));
+        }
+        if r.accepted > 0 {
+            notes.push(format!("{} accepted", r.accepted));
+        }
+        let notes = if notes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", notes.join(", "))
+        };
+        let _ = writeln!(out, "{:>width$}  {id}  {}{notes}", r.count, r.title);
+    }
+    let blocking = report.findings.iter().filter(|f| report.blocks(f)).count();
+    let _ = writeln!(out, "{}", summary(report, blocking, report.accepted()));
+    crate::visible::neutralise(&out, false)
+}

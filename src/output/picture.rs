@@ -1,0 +1,399 @@
+//! A picture of the route (issue 18): `--format mermaid` and `--format dot` draw the flattened
+//! graph, with one finding's witness highlighted (`--witness N|FINGERPRINT`).
+//!
+//! What is drawn, in both languages:
+//! - each node with its qualified id and kind, shaped by kind (start and end round, a model a
+//!   hexagon, a router a rhombus, a tool node a box with double sides, a step a box, a subgraph
+//!   node a folder, a remote agent a trapezoid); a guarded tool node (`tools`) green and a plain
+//!   one (`tools_plain`, or a step calling tools) red, each listing its tools;
+//! - each node's pauses for a person (`before`, `after`, `inside`, `call` with the tool);
+//! - subgraphs as clusters, nested as their paths are (`kb`, `kb/inner`);
+//! - each edge once per source and destination, with its guard when it has one;
+//! - the witness: the nodes it enters and the edges it takes in red, thicker, and the call that
+//!   breaks the obligation named in the title.
+//!
+//! Both are deterministic: the same model and finding give the same bytes. Labels are escaped for
+//! their language, and every character a terminal would act on is escaped ([`crate::visible`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use crate::findings::{Finding, StepKind};
+use crate::ir::NodeKind;
+use crate::model::FlatModel;
+
+/// The witness to highlight: the nodes entered and the edges (from, to) taken, by node index.
+struct Route {
+    nodes: BTreeSet<usize>,
+    edges: BTreeSet<(usize, usize)>,
+    title: String,
+}
+
+fn route(m: &FlatModel, f: Option<&Finding>) -> Option<Route> {
+    let f = f?;
+    let ix: BTreeMap<&str, usize> = m
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.qid.as_str(), i))
+        .collect();
+    let mut nodes = BTreeSet::new();
+    let mut edges = BTreeSet::new();
+    for s in &f.witness {
+        match s.kind {
+            StepKind::Enter | StepKind::Call => {
+                if let Some(&i) = ix.get(s.node.as_str()) {
+                    nodes.insert(i);
+                }
+            }
+            StepKind::Choose => {
+                if let (Some(&a), Some(&b)) = (
+                    ix.get(s.node.as_str()),
+                    s.to.as_deref().and_then(|t| ix.get(t)),
+                ) {
+                    edges.insert((a, b));
+                    nodes.insert(b);
+                }
+            }
+            _ => {}
+        }
+    }
+    let on = f
+        .node
+        .as_deref()
+        .map(|n| format!(" at {n}"))
+        .unwrap_or_default();
+    Some(Route {
+        nodes,
+        edges,
+        title: format!(
+            "{} {} on {}{on}: {}",
+            f.rule,
+            f.severity.as_str(),
+            f.subject,
+            f.message
+        ),
+    })
+}
+
+/// A node's label: its id, its kind (guarded or plain for tool nodes), its tools and pauses.
+fn label(m: &FlatModel, i: usize) -> Vec<String> {
+    let n = &m.nodes[i];
+    let kind = match n.kind {
+        NodeKind::Tools => "tools, guarded".to_string(),
+        NodeKind::ToolsPlain => "tools_plain, not checked".to_string(),
+        NodeKind::Step if !n.tools.is_empty() => "step, calls tools unchecked".to_string(),
+        k => k.as_str().to_string(),
+    };
+    let mut lines = vec![format!("{} ({kind})", n.qid)];
+    if !n.tools.is_empty() && !matches!(n.kind, NodeKind::Model) {
+        let names: Vec<&str> = n.tools.iter().map(|&t| m.tools[t].name.as_str()).collect();
+        lines.push(clip_list(&names));
+    } else if n.kind == NodeKind::Model && !n.tools.is_empty() {
+        let names: Vec<&str> = n.tools.iter().map(|&t| m.tools[t].name.as_str()).collect();
+        lines.push(format!("offers {}", clip_list(&names)));
+    }
+    for p in n.on_enter.iter().chain(&n.on_leave).chain(&n.reviews) {
+        let when = p.when.as_str();
+        let tool = p
+            .tool
+            .map(|t| m.tools[t].name.as_str())
+            .unwrap_or("nothing");
+        lines.push(format!("pause {when}: {tool}"));
+    }
+    lines
+}
+
+/// A list of names, at most six shown.
+fn clip_list(names: &[&str]) -> String {
+    if names.len() <= 6 {
+        names.join(", ")
+    } else {
+        format!("{}, and {} more", names[..6].join(", "), names.len() - 6)
+    }
+}
+
+/// The edges to draw: one per (from, to), in the model's order, with the first guard seen.
+fn edges(m: &FlatModel) -> Vec<(usize, usize, Option<String>)> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for e in &m.edges {
+        if seen.insert((e.from, e.to)) {
+            let guard = e.guard.as_ref().map(|g| guard_text(m, g));
+            out.push((e.from, e.to, guard));
+        }
+    }
+    out
+}
+
+/// A guard in the export's own words (`approved && !refunded`).
+fn guard_text(m: &FlatModel, g: &crate::model::FlatGuard) -> String {
+    use crate::ir::Guard;
+    fn named(m: &FlatModel, g: &crate::model::FlatGuard) -> Guard {
+        match g {
+            Guard::Flag(f) => Guard::Flag(m.flags[*f].0.clone()),
+            Guard::Not(x) => Guard::Not(Box::new(named(m, x))),
+            Guard::And(a, b) => Guard::And(Box::new(named(m, a)), Box::new(named(m, b))),
+            Guard::Or(a, b) => Guard::Or(Box::new(named(m, a)), Box::new(named(m, b))),
+        }
+    }
+    format!("guard: {}", named(m, g))
+}
+
+/// The subgraph paths, each with its nodes (the top graph's are under `""`).
+fn clusters(m: &FlatModel) -> BTreeMap<String, Vec<usize>> {
+    let mut c: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, n) in m.nodes.iter().enumerate() {
+        c.entry(n.path.clone()).or_default().push(i);
+        // Every enclosing path exists, even one that holds no node of its own.
+        let mut p = n.path.as_str();
+        while let Some((parent, _)) = p.rsplit_once('/') {
+            c.entry(parent.to_string()).or_default();
+            p = parent;
+        }
+    }
+    c
+}
+
+/// The subgraph paths directly inside `path`.
+fn children<'a>(groups: &'a BTreeMap<String, Vec<usize>>, path: &str) -> Vec<&'a String> {
+    groups
+        .keys()
+        .filter(|k| {
+            !k.is_empty()
+                && match k.rsplit_once('/') {
+                    Some((parent, _)) => parent == path,
+                    None => path.is_empty(),
+                }
+        })
+        .collect()
+}
+
+/// Mermaid text for a label: `"` and `#` are entities, lines joined by `<br/>`.
+fn mermaid_text(lines: &[String]) -> String {
+    lines
+        .iter()
+        .map(|l| {
+            crate::visible::visible(l)
+                .replace('#', "#35;")
+                .replace('"', "#quot;")
+                .replace('<', "#lt;")
+                .replace('>', "#gt;")
+        })
+        .collect::<Vec<_>>()
+        .join("<br/>")
+}
+
+/// The Mermaid flowchart of `m`, with `witness`'s route highlighted; ends with a newline.
+pub fn mermaid(m: &FlatModel, witness: Option<&Finding>) -> String {
+    let r = route(m, witness);
+    let mut out = String::from("flowchart TD\n");
+    if let Some(r) = &r {
+        let _ = writeln!(out, "  %% {}", mermaid_comment(&r.title));
+    }
+    let shape = |k: NodeKind, text: &str| -> String {
+        match k {
+            NodeKind::Start | NodeKind::End => format!("([\"{text}\"])"),
+            NodeKind::Model => format!("{{{{\"{text}\"}}}}"),
+            NodeKind::Router => format!("{{\"{text}\"}}"),
+            NodeKind::Tools | NodeKind::ToolsPlain => format!("[[\"{text}\"]]"),
+            NodeKind::Subgraph => format!("[/\"{text}\"\\]"),
+            NodeKind::Remote => format!("[\\\"{text}\"/]"),
+            NodeKind::Step => format!("[\"{text}\"]"),
+        }
+    };
+    let groups = clusters(m);
+    fn emit(
+        out: &mut String,
+        m: &FlatModel,
+        groups: &BTreeMap<String, Vec<usize>>,
+        path: &str,
+        depth: usize,
+        counter: &mut usize,
+        shape: &dyn Fn(NodeKind, &str) -> String,
+    ) {
+        let pad = "  ".repeat(depth + 1);
+        for &i in groups.get(path).map(Vec::as_slice).unwrap_or(&[]) {
+            let text = mermaid_text(&label(m, i));
+            let _ = writeln!(out, "{pad}n{i}{}", shape(m.nodes[i].kind, &text));
+        }
+        for c in children(groups, path) {
+            let id = *counter;
+            *counter += 1;
+            let _ = writeln!(
+                out,
+                "{pad}subgraph sg{id}[\"{}\"]",
+                mermaid_text(&[format!("subgraph {c}")])
+            );
+            emit(out, m, groups, c, depth + 1, counter, shape);
+            let _ = writeln!(out, "{pad}end");
+        }
+    }
+    let mut counter = 0;
+    emit(&mut out, m, &groups, "", 0, &mut counter, &shape);
+    let es = edges(m);
+    let mut hot = Vec::new();
+    for (k, (a, b, guard)) in es.iter().enumerate() {
+        match guard {
+            Some(g) => {
+                let _ = writeln!(
+                    out,
+                    "  n{a} -->|\"{}\"| n{b}",
+                    mermaid_text(std::slice::from_ref(g))
+                );
+            }
+            None => {
+                let _ = writeln!(out, "  n{a} --> n{b}");
+            }
+        }
+        if r.as_ref().is_some_and(|r| r.edges.contains(&(*a, *b))) {
+            hot.push(k.to_string());
+        }
+    }
+    out.push_str("  classDef guarded fill:#e6f4ea,stroke:#1e8e3e\n");
+    out.push_str("  classDef plain fill:#fce8e6,stroke:#d93025\n");
+    out.push_str("  classDef route stroke:#d93025,stroke-width:3px\n");
+    let guarded: Vec<String> = m
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.kind == NodeKind::Tools)
+        .map(|(i, _)| format!("n{i}"))
+        .collect();
+    let plain: Vec<String> = m
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| {
+            n.kind == NodeKind::ToolsPlain || (n.kind == NodeKind::Step && !n.tools.is_empty())
+        })
+        .map(|(i, _)| format!("n{i}"))
+        .collect();
+    if !guarded.is_empty() {
+        let _ = writeln!(out, "  class {} guarded", guarded.join(","));
+    }
+    if !plain.is_empty() {
+        let _ = writeln!(out, "  class {} plain", plain.join(","));
+    }
+    if let Some(r) = &r {
+        if !r.nodes.is_empty() {
+            let ns: Vec<String> = r.nodes.iter().map(|i| format!("n{i}")).collect();
+            let _ = writeln!(out, "  class {} route", ns.join(","));
+        }
+    }
+    if !hot.is_empty() {
+        let _ = writeln!(
+            out,
+            "  linkStyle {} stroke:#d93025,stroke-width:3px",
+            hot.join(",")
+        );
+    }
+    out
+}
+
+/// A Mermaid comment line: no line break, no `%%` inside.
+fn mermaid_comment(s: &str) -> String {
+    crate::visible::visible(s).replace("%%", "%")
+}
+
+/// A DOT string's contents: `"` and `\` escaped, lines joined by `\n`.
+fn dot_text(lines: &[String]) -> String {
+    lines
+        .iter()
+        .map(|l| {
+            crate::visible::visible(l)
+                .replace('\\', "\\\\")
+                .replace('"', "\\\"")
+        })
+        .collect::<Vec<_>>()
+        .join("\\n")
+}
+
+/// The Graphviz DOT digraph of `m`, with `witness`'s route highlighted; ends with a newline.
+pub fn dot(m: &FlatModel, witness: Option<&Finding>) -> String {
+    let r = route(m, witness);
+    let mut out = String::from("digraph stalwart {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n");
+    if let Some(r) = &r {
+        let _ = writeln!(
+            out,
+            "  labelloc=t;\n  label=\"{}\";",
+            dot_text(std::slice::from_ref(&r.title))
+        );
+    }
+    let groups = clusters(m);
+    let attrs = |i: usize| -> String {
+        let n = &m.nodes[i];
+        let (shape, extra) = match n.kind {
+            NodeKind::Start => ("circle", ""),
+            NodeKind::End => ("doublecircle", ""),
+            NodeKind::Model => ("hexagon", ""),
+            NodeKind::Router => ("diamond", ""),
+            NodeKind::Tools => (
+                "box3d",
+                ", style=filled, fillcolor=\"#e6f4ea\", color=\"#1e8e3e\"",
+            ),
+            NodeKind::ToolsPlain => (
+                "box3d",
+                ", style=filled, fillcolor=\"#fce8e6\", color=\"#d93025\"",
+            ),
+            NodeKind::Step if !n.tools.is_empty() => (
+                "box",
+                ", style=filled, fillcolor=\"#fce8e6\", color=\"#d93025\"",
+            ),
+            NodeKind::Step => ("box", ""),
+            NodeKind::Subgraph => ("folder", ""),
+            NodeKind::Remote => ("trapezium", ""),
+        };
+        let hot = if r.as_ref().is_some_and(|r| r.nodes.contains(&i)) {
+            ", penwidth=3, color=\"#d93025\""
+        } else {
+            ""
+        };
+        format!(
+            "shape={shape}, label=\"{}\"{extra}{hot}",
+            dot_text(&label(m, i))
+        )
+    };
+    fn emit(
+        out: &mut String,
+        groups: &BTreeMap<String, Vec<usize>>,
+        path: &str,
+        depth: usize,
+        counter: &mut usize,
+        attrs: &dyn Fn(usize) -> String,
+    ) {
+        let pad = "  ".repeat(depth + 1);
+        for &i in groups.get(path).map(Vec::as_slice).unwrap_or(&[]) {
+            let _ = writeln!(out, "{pad}n{i} [{}];", attrs(i));
+        }
+        for c in children(groups, path) {
+            let id = *counter;
+            *counter += 1;
+            let _ = writeln!(
+                out,
+                "{pad}subgraph cluster_{id} {{\n{pad}  label=\"{}\";\n{pad}  style=rounded;",
+                dot_text(&[format!("subgraph {c}")])
+            );
+            emit(out, groups, c, depth + 1, counter, attrs);
+            let _ = writeln!(out, "{pad}}}");
+        }
+    }
+    let mut counter = 0;
+    emit(&mut out, &groups, "", 0, &mut counter, &attrs);
+    for (a, b, guard) in edges(m) {
+        let mut at = Vec::new();
+        if let Some(g) = guard {
+            at.push(format!("label=\"{}\"", dot_text(&[g])));
+        }
+        if r.as_ref().is_some_and(|r| r.edges.contains(&(a, b))) {
+            at.push("color=\"#d93025\", penwidth=3".to_string());
+        }
+        if at.is_empty() {
+            let _ = writeln!(out, "  n{a} -> n{b};");
+        } else {
+            let _ = writeln!(out, "  n{a} -> n{b} [{}];", at.join(", "));
+        }
+    }
+    out.push_str("}\n");
+    out
+}

@@ -1,0 +1,75 @@
+//! The job summary (issue 18; `--summary FILE`, which the Action points at
+//! `$GITHUB_STEP_SUMMARY`): Markdown that GitHub renders on the run's page. The gate, a table of
+//! the findings per rule (how many, how many block, how many are accepted), and the Mermaid
+//! picture of the first blocking finding's route ([`super::picture::mermaid`]), which GitHub draws.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::model::FlatModel;
+use crate::report::Report;
+
+/// Markdown table cell text: `|` escaped, no line breaks, nothing a terminal acts on.
+fn cell(s: &str) -> String {
+    crate::visible::visible(s)
+        .replace('|', "\\|")
+        .replace('\n', " ")
+}
+
+/// The summary of `report` (its graph `model`), ending with a newline.
+pub fn render(report: &Report, model: &FlatModel) -> String {
+    let mut out = String::new();
+    let verdict = if report.passed() { "passed" } else { "failed" };
+    let _ = writeln!(
+        out,
+        "### stalwart-verify: {} - gate {verdict} ({})\n",
+        cell(&report.input),
+        report.gate.as_str()
+    );
+    let mut rows: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
+    for f in &report.findings {
+        let r = rows.entry(f.rule).or_default();
+        r.0 += 1;
+        r.1 += usize::from(report.blocks(f));
+        r.2 += usize::from(f.accepted.is_some());
+    }
+    if rows.is_empty() {
+        out.push_str("No finding.\n");
+    } else {
+        out.push_str(
+            "| Rule | Title | Findings | Blocking | Accepted |\n|---|---|---:|---:|---:|\n",
+        );
+        for (rule, (n, b, a)) in &rows {
+            let title = crate::rules::get(rule)
+                .map(|r| r.title.clone())
+                .unwrap_or_default();
+            let _ = writeln!(out, "| {rule} | {} | {n} | {b} | {a} |", cell(&title));
+        }
+    }
+    if let Some(b) = &report.baseline {
+        let _ = writeln!(
+            out,
+            "\n{} known to the baseline `{}` not shown.",
+            super::plural(b.known, "finding", "findings"),
+            cell(&b.path)
+        );
+    }
+    if let Some(f) = report.findings.iter().find(|f| report.blocks(f)) {
+        let on = f
+            .node
+            .as_deref()
+            .map(|n| format!(" at `{}`", cell(n)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "\nThe route of the first blocking finding, {} on `{}`{on} (fingerprint `{}`):\n",
+            f.rule,
+            cell(&f.subject),
+            f.fingerprint
+        );
+        out.push_str("```mermaid\n");
+        out.push_str(&super::picture::mermaid(model, Some(f)));
+        out.push_str("```\n");
+    }
+    out
+}

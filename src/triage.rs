@@ -1,0 +1,236 @@
+//! What a project settles about a run's findings (issue 18), after the proof and before the
+//! outputs, in this order:
+//!
+//! 1. **Off** (`[off]` of the configuration): findings of a rule turned off, or of an obligation
+//!    turned off (under any rule, QG003's naming it included), are removed; the report says once
+//!    which it does not hold the graph to and why. QG312 (the engines disagree) cannot be turned
+//!    off: it is about the verifier itself.
+//! 2. **Accepted**: an `[[accept]]` entry (by fingerprint, or by rule with an optional subject
+//!    and node) or a `# stalwart: accept QG105 -- reason` comment on the line a finding points at
+//!    accepts it: the finding stays in the report with its reason and does not fail the gate. An
+//!    entry whose `until` has passed accepts nothing. An accept that matches nothing, has expired,
+//!    or (a comment) gives no reason is a warning naming it; under `strict-accepts` a warning
+//!    fails the gate. QG312 is never accepted.
+//! 3. **Below the shown severity** (`min-severity`): findings of a lower severity are not shown
+//!    and do not fail the gate; the report counts them. QG312 is always shown.
+
+use crate::config::{AcceptEntry, Config, Date, Matcher, Off};
+use crate::findings::{AcceptKind, Acceptance, Finding};
+use crate::report::{AcceptWarning, OffNote, Report};
+use crate::source::Loc;
+
+/// The marker of an in-source accept, after a `#`.
+pub const MARKER: &str = "stalwart: accept";
+
+/// Applies `config` to `report` (see the module's docs); `today` decides which `until` dates
+/// have passed. `strict` is `strict-accepts`, from the command line or the configuration.
+pub fn apply(report: &mut Report, config: &Config, today: Date, strict: bool) {
+    report.triage.config = config.file.map(|f| report.sources.file(f).display.clone());
+    report.triage.strict = strict;
+    turn_off(report, config);
+    accept_configured(report, &config.accepts, today);
+    accept_in_source(report);
+    if let Some(min) = config.min_severity {
+        let before = report.findings.len();
+        report
+            .findings
+            .retain(|f| f.rule == "QG312" || f.severity <= min);
+        report.triage.below = Some((min, before - report.findings.len()));
+    }
+}
+
+fn turn_off(report: &mut Report, config: &Config) {
+    for o in &config.off {
+        let before = report.findings.len();
+        let (id, what) = match o.what {
+            Off::Rule(r) => {
+                report.findings.retain(|f| f.rule != r || r == "QG312");
+                if let Some(cc) = report.code_checks.as_mut() {
+                    cc.findings.retain(|f| f.check != r);
+                }
+                let title = crate::rules::get(r)
+                    .map(|x| x.title.clone())
+                    .or_else(|| {
+                        crate::checks::code::all()
+                            .iter()
+                            .find(|c| c.id == r)
+                            .map(|c| c.title.clone())
+                    })
+                    .unwrap_or_default();
+                (r.to_string(), title)
+            }
+            Off::Obligation(ob) => {
+                report
+                    .findings
+                    .retain(|f| f.obligation != Some(ob) || f.rule == "QG312");
+                (ob.as_str().to_string(), ob.describe().to_string())
+            }
+        };
+        report.triage.off.push(OffNote {
+            id,
+            what,
+            reason: o.reason.clone(),
+            removed: before - report.findings.len(),
+        });
+    }
+}
+
+/// True when `m` names `f`.
+fn matches(m: &Matcher, f: &Finding) -> bool {
+    match m {
+        Matcher::Fingerprint(fp) => f.fingerprint.starts_with(fp.as_str()),
+        Matcher::Rule {
+            rule,
+            subject,
+            node,
+        } => {
+            f.rule == *rule
+                && subject.as_ref().is_none_or(|s| *s == f.subject)
+                && node.as_ref().is_none_or(|n| Some(n) == f.node.as_ref())
+        }
+    }
+}
+
+fn describe(m: &Matcher) -> String {
+    match m {
+        Matcher::Fingerprint(fp) => format!("the accept of fingerprint {fp}"),
+        Matcher::Rule {
+            rule,
+            subject,
+            node,
+        } => {
+            let mut s = format!("the accept of {rule}");
+            if let Some(x) = subject {
+                s.push_str(&format!(" on {x}"));
+            }
+            if let Some(n) = node {
+                s.push_str(&format!(" at {n}"));
+            }
+            s
+        }
+    }
+}
+
+fn accept_configured(report: &mut Report, accepts: &[AcceptEntry], today: Date) {
+    for a in accepts {
+        if let Some(until) = a.until.filter(|u| *u < today) {
+            report.triage.warnings.push(AcceptWarning {
+                at: a.loc,
+                message: format!(
+                    "{} expired on {until}: it accepts nothing now",
+                    describe(&a.matcher)
+                ),
+            });
+            continue;
+        }
+        let mut n = 0;
+        for f in report
+            .findings
+            .iter_mut()
+            .filter(|f| f.rule != "QG312" && matches(&a.matcher, f))
+        {
+            if f.accepted.is_none() {
+                f.accepted = Some(Acceptance {
+                    reason: a.reason.clone(),
+                    kind: AcceptKind::External,
+                    at: a.loc,
+                    until: a.until.map(|u| u.to_string()),
+                });
+            }
+            n += 1;
+        }
+        if n == 0 {
+            report.triage.warnings.push(AcceptWarning {
+                at: a.loc,
+                message: format!("{} matches no finding", describe(&a.matcher)),
+            });
+        }
+    }
+}
+
+/// An in-source accept: the rules it names and its reason (`None`: no `-- reason` given).
+struct Comment {
+    at: Loc,
+    rules: Vec<String>,
+    reason: Option<String>,
+}
+
+/// The accept comments of every file read: `# stalwart: accept QG105, QG101 -- reason`.
+fn comments(report: &Report) -> Vec<Comment> {
+    let mut out = Vec::new();
+    for (id, f) in report.sources.files.iter().enumerate() {
+        if !f.text.contains(MARKER) {
+            continue;
+        }
+        for (i, line) in f.text.lines().enumerate() {
+            let Some(hash) = line.find('#') else { continue };
+            let comment = line[hash + 1..].trim_start();
+            let Some(rest) = comment.strip_prefix(MARKER) else {
+                continue;
+            };
+            let (ids, reason) = match rest.split_once("--") {
+                Some((ids, reason)) => (ids, Some(reason.trim().to_string())),
+                None => (rest, None),
+            };
+            let col = line[..hash].chars().count() + 1;
+            out.push(Comment {
+                at: Loc::new(id, i as u32 + 1, col as u32),
+                rules: ids
+                    .split([',', ' '])
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_ascii_uppercase)
+                    .collect(),
+                reason: reason.filter(|r| !r.is_empty()),
+            });
+        }
+    }
+    out
+}
+
+fn accept_in_source(report: &mut Report) {
+    for c in comments(report) {
+        let Some(reason) = c.reason else {
+            report.triage.warnings.push(AcceptWarning {
+                at: c.at,
+                message: format!(
+                    "the accept comment gives no reason: write `# {MARKER} {} -- why`",
+                    c.rules.join(", ")
+                ),
+            });
+            continue;
+        };
+        if c.rules.is_empty() {
+            report.triage.warnings.push(AcceptWarning {
+                at: c.at,
+                message: "the accept comment names no rule".into(),
+            });
+            continue;
+        }
+        let mut n = 0;
+        for f in report.findings.iter_mut().filter(|f| {
+            f.rule != "QG312"
+                && c.rules.iter().any(|r| r == f.rule)
+                && f.location
+                    .is_some_and(|l| l.file == c.at.file && l.line == c.at.line)
+        }) {
+            if f.accepted.is_none() {
+                f.accepted = Some(Acceptance {
+                    reason: reason.clone(),
+                    kind: AcceptKind::InSource,
+                    at: c.at,
+                    until: None,
+                });
+            }
+            n += 1;
+        }
+        if n == 0 {
+            report.triage.warnings.push(AcceptWarning {
+                at: c.at,
+                message: format!(
+                    "the accept comment for {} matches no finding on this line",
+                    c.rules.join(", ")
+                ),
+            });
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! The readings SPEC 3.1 and 12 settle, each pinned by a small fixture and checked in all three
+//! engines: the explicit search and the Z3 engine give exactly the findings listed (rule,
+//! subject, node, first turn), and every witness either engine gives replays on the plain
+//! interpreter, which reads SPEC 3 on its own.
+//!
+//! - A guarded write the person declines runs nothing, and both answers are routes
+//!   (`fixtures/QG014/breaks-declined-guarded-write`).
+//! - A `subgraph` node's own `sets`/`clears` apply once, when its run leaves the subgraph's inner
+//!   `end`, after that end's own, never on entering (`fixtures/QG001/*subgraph-flags*`).
+//! - The top `end`'s own flags apply as the turn ends, before turn-scoped flags reset
+//!   (`fixtures/QG003/*end*`).
+//! - Declaration order (QG023's subject) is the file's (`fixtures/QG023/breaks-subgraph-declaration-order`).
+//! - A review of each call (`when: "call"`, SPEC 12.2) confirms that call on clean content, runs
+//!   nothing on a no, checks no history, and a batch it declined whole still moves on.
+//! - `input.reads_outside` (SPEC 2.2) starts every turn tainted.
+
+mod common;
+
+use stalwart::engine::{interp, EngineChoice};
+use stalwart::findings::StepKind;
+use stalwart::verify::{self, Options};
+use std::path::PathBuf;
+
+type Found = (String, String, Option<String>, Option<u32>);
+
+/// The findings of `fixture` with `engine` alone: (rule, subject, node, first turn), as listed.
+fn findings(fixture: &str, engine: EngineChoice) -> Vec<Found> {
+    let dir = common::root().join("fixtures").join(fixture);
+    let inputs = common::load(&dir);
+    let mut opts = Options::new(common::steps(&inputs));
+    opts.engine = engine;
+    let r = verify::verify(inputs, &opts).unwrap_or_else(|e| panic!("{fixture}: {e}"));
+    r.findings
+        .iter()
+        .map(|f| {
+            (
+                f.rule.to_string(),
+                f.subject.clone(),
+                f.node.clone(),
+                f.depth,
+            )
+        })
+        .collect()
+}
+
+fn want(rows: &[(&str, &str, Option<&str>, Option<u32>)]) -> Vec<Found> {
+    rows.iter()
+        .map(|(r, s, n, d)| (r.to_string(), s.to_string(), n.map(str::to_string), *d))
+        .collect()
+}
+
+/// Both engines give `expected`, and every witness of each replays on the interpreter.
+fn holds_in_all_three(fixture: &str, expected: &[(&str, &str, Option<&str>, Option<u32>)]) {
+    let expected = want(expected);
+    for engine in [EngineChoice::Explicit, EngineChoice::Z3, EngineChoice::Both] {
+        assert_eq!(
+            findings(fixture, engine),
+            expected,
+            "{fixture} with {engine:?}"
+        );
+    }
+    let dir: PathBuf = common::root().join("fixtures").join(fixture);
+    for engine in [EngineChoice::Explicit, EngineChoice::Z3] {
+        let inputs = common::load(&dir);
+        let (m, o) = common::outcome(&inputs, engine);
+        for v in o
+            .runs
+            .iter()
+            .flat_map(|r| &r.results)
+            .flat_map(|r| &r.violations)
+        {
+            if let Err(e) = interp::replay_violation(&m, v) {
+                panic!(
+                    "{fixture}: a {engine:?} witness does not replay: {e}\n{:#?}",
+                    v.witness
+                );
+            }
+        }
+    }
+}
+
+/// The witness of the first finding of `rule` on `subject` in `fixture` (both engines).
+fn witness_of(fixture: &str, rule: &str, subject: &str) -> Vec<stalwart::findings::Step> {
+    let r = common::report(&common::root().join("fixtures").join(fixture));
+    r.findings
+        .iter()
+        .find(|f| f.rule == rule && f.subject == subject)
+        .unwrap_or_else(|| panic!("{fixture}: no {rule} on {subject}"))
+        .witness
+        .clone()
+}
+
+#[test]
+fn a_declined_guarded_write_runs_nothing_and_both_answers_are_routes() {
+    let f = "QG014/breaks-declined-guarded-write";
+    // `ship` must come after `charge`, whose only caller is the guarded `pay`: the person's no
+    // leaves `ran[charge]` unset (QG014 on ship); the yes makes `charge` a write in a run with
+    // another (QG105 on charge).
+    holds_in_all_three(
+        f,
+        &[
+            ("QG001", "ship", Some("ship"), Some(1)),
+            ("QG014", "ship", Some("ship"), Some(1)),
+            ("QG101", "charge", None, None),
+            ("QG104", "charge", None, None),
+            ("QG105", "charge", Some("pay"), Some(1)),
+        ],
+    );
+    let w = witness_of(f, "QG014", "ship");
+    let charge = w
+        .iter()
+        .find(|s| s.kind == StepKind::Call && s.tool.as_deref() == Some("charge"))
+        .expect("the witness calls charge");
+    assert!(charge.refused && charge.guarded == Some(true), "{w:#?}");
+    let w = witness_of(f, "QG105", "charge");
+    assert!(w.iter().all(|s| !s.refused), "{w:#?}");
+}
+
+#[test]
+fn a_subgraph_nodes_own_flags_apply_on_leaving_its_inner_end() {
+    // `review` clears `approved` when its run leaves the subgraph, not on entering it: inside,
+    // `approved` still holds, so the plain `act` is reachable (reading them on entering hid it).
+    holds_in_all_three(
+        "QG001/breaks-subgraph-flags-on-leaving",
+        &[
+            ("QG001", "send", Some("review/act"), Some(1)),
+            ("QG101", "send", None, None),
+            ("QG105", "send", Some("review/act"), Some(1)),
+        ],
+    );
+    // The inner end clears `done`, then `kb`'s own sets it: the guard `!done` after `kb` fails.
+    holds_in_all_three(
+        "QG001/holds-subgraph-flags-after-inner-end",
+        &[("QG101", "send", None, None)],
+    );
+}
+
+#[test]
+fn the_top_ends_own_flags_apply_as_the_turn_ends() {
+    // `__end__` sets the session flag `seen`: the next turn can take the edge it guards.
+    holds_in_all_three(
+        "QG003/breaks-end-flags-kept-to-next-turn",
+        &[
+            ("QG003", "send", Some("act"), Some(2)),
+            ("QG101", "send", None, None),
+            ("QG105", "send", Some("act"), Some(2)),
+        ],
+    );
+    // A turn flag set there is reset before the next turn starts.
+    holds_in_all_three(
+        "QG003/holds-end-turn-flag-reset",
+        &[("QG101", "send", None, None)],
+    );
+}
+
+#[test]
+fn declaration_order_is_the_files_order() {
+    // `x` (first in the top graph) runs the definition `second`, `y` runs `first`; `subgraphs`
+    // lists `first` first, so `y/m1` is declared before `x/m2` (inlining reaches `x/m2` first).
+    holds_in_all_three(
+        "QG023/breaks-subgraph-declaration-order",
+        &[("QG023", "cycle:y/m1", Some("y/m1"), None)],
+    );
+}
+
+#[test]
+fn a_reviewed_call_is_confirmed_on_clean_content_and_checks_no_history() {
+    // Every send is reviewed: no QG011 after the inbox was read, but the calls are plain (QG001).
+    holds_in_all_three(
+        "QG011/holds-reviewed-each-call",
+        &[
+            ("QG001", "read_inbox", Some("tools"), Some(1)),
+            ("QG001", "send_email", Some("tools"), Some(1)),
+            ("QG101", "send_email", None, None),
+            ("QG105", "send_email", Some("tools"), Some(1)),
+        ],
+    );
+    // A person reviewing a call does not count calls: `at_most: 1` breaks (QG014).
+    holds_in_all_three(
+        "QG014/breaks-reviewed-call",
+        &[
+            ("QG001", "read_inbox", Some("tools"), Some(1)),
+            ("QG001", "send_email", Some("tools"), Some(1)),
+            ("QG014", "send_email", Some("tools"), Some(1)),
+            ("QG105", "send_email", Some("tools"), Some(1)),
+        ],
+    );
+    // A reviewed irreversible call that ran was confirmed: no QG013 on the compensable write.
+    holds_in_all_three(
+        "QG013/holds-reviewed-irreversible",
+        &[
+            ("QG001", "charge_card", Some("tools"), Some(1)),
+            ("QG001", "send_receipt", Some("tools"), Some(1)),
+            ("QG101", "charge_card", None, None),
+            ("QG101", "send_receipt", None, None),
+        ],
+    );
+    // A reviewed send after a confidential read was confirmed: no QG019.
+    holds_in_all_three(
+        "QG019/holds-reviewed-send",
+        &[
+            ("QG001", "get_record", Some("tools"), Some(1)),
+            ("QG001", "send_email", Some("tools"), Some(1)),
+            ("QG101", "send_email", None, None),
+            ("QG105", "send_email", Some("tools"), Some(1)),
+        ],
+    );
+}
+
+#[test]
+fn a_declined_call_runs_nothing_and_its_batch_still_counts() {
+    let f = "QG014/breaks-all-declined-batch-moves-on";
+    holds_in_all_three(
+        f,
+        &[
+            ("QG001", "notify", Some("later"), Some(1)),
+            ("QG001", "send", Some("act"), Some(1)),
+            ("QG014", "notify", Some("later"), Some(1)),
+            ("QG101", "send", None, None),
+            ("QG104", "send", None, None),
+            ("QG105", "send", Some("act"), Some(1)),
+        ],
+    );
+    // `notify` must follow `send`: only the person's no to the one call of `send` lets the run
+    // reach it without `send` having run.
+    let w = witness_of(f, "QG014", "notify");
+    let send = w
+        .iter()
+        .find(|s| s.kind == StepKind::Call && s.tool.as_deref() == Some("send"))
+        .expect("the witness calls send");
+    assert_eq!(
+        (send.refused, send.yes, send.when),
+        (true, Some(false), Some("call")),
+        "{w:#?}"
+    );
+}
+
+#[test]
+fn outside_input_taints_every_turn() {
+    holds_in_all_three(
+        "QG011/breaks-input-reads-outside",
+        &[
+            ("QG001", "refund", Some("tools"), Some(1)),
+            ("QG011", "refund", Some("tools"), Some(1)),
+            ("QG101", "refund", None, None),
+            ("QG105", "refund", Some("tools"), Some(1)),
+        ],
+    );
+    holds_in_all_three(
+        "QG011/holds-input-reads-outside-guarded",
+        &[
+            ("QG101", "refund", None, None),
+            ("QG105", "refund", Some("tools"), Some(1)),
+        ],
+    );
+}
