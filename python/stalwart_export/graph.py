@@ -16,7 +16,7 @@ import importlib.metadata
 import json
 from typing import Any
 
-from . import _code, _guarded, _picks, _review, _routes, _sources, _words
+from . import _code, _fallbacks, _guarded, _picks, _review, _routes, _sources, _words
 
 START = "__start__"
 END = "__end__"
@@ -414,6 +414,8 @@ class _GraphExport:
         self.hitl_seen: set[str] = set()
         #: Each node's runnable under its wrappers (`_code.unwrap_runnable`).
         self._inner: dict[str, Any] = {}
+        #: Nodes under a `with_fallbacks` that catches `GraphInterrupt`: the wrapper, as written.
+        self.swallows: dict[str, str] = {}
 
     def runnable(self, name: str) -> Any:
         """Node `name`'s runnable seen through `with_fallbacks`, `with_retry` and bindings."""
@@ -484,6 +486,15 @@ class _GraphExport:
 
     # -------------------------------------------------------------- nodes
     def node(self, name: str, spec: Any) -> dict:
+        """Node `name` as the export writes it: what its runnable is (`node_of`), then what its
+        `with_fallbacks` wrappers can run instead (`fallbacks`)."""
+        node = self.node_of(name, spec)
+        layers = _fallbacks.layers(spec.runnable)
+        if layers:
+            self.fallbacks(name, node, layers)
+        return node
+
+    def node_of(self, name: str, spec: Any) -> dict:
         from langgraph.pregel import Pregel
 
         qid = self.qid(name)
@@ -496,7 +507,6 @@ class _GraphExport:
             prov["wrappers"] = wrappers
         if fallbacks:
             prov["fallbacks"] = [_code.qualname(_code.unwrap_callable(f) or f) for f in fallbacks]
-            self.check_fallbacks(name, fallbacks)
         if fn is not None:
             prov["func"] = _code.qualname(fn)
 
@@ -651,28 +661,80 @@ class _GraphExport:
                 self.ex.warn(self.label(f"node {name!r} takes {missing} from {var!r}, which holds no such tool"))
         return out, (mapping if out else None)
 
-    def check_fallbacks(self, name: str, fallbacks: list) -> None:
-        """A `with_fallbacks` handler runs when the node raises, instead of it: its code is read
-        as a step's would be. A handler that calls tools or a model, or whose code cannot be read,
-        is a warning naming it (the export keeps the node as what its primary runnable is)."""
-        from langchain_core.language_models import BaseLanguageModel
-        from langchain_core.tools import BaseTool
+    def fallbacks(self, name: str, node: dict, layers: list) -> None:
+        """What node `name`'s `with_fallbacks` wrappers can run instead of it (SPEC 12.1: a node is
+        guarded only when every call it can make passes the guard).
 
-        for fb in fallbacks:
-            fn = _code.unwrap_callable(fb)
-            if fn is None:
-                self.ex.warn(self.label(f"node {name!r}: its fallback {_code.qualname(fb)} cannot be read: "
-                                        "what it does when the node fails is not in the export"))
-                continue
-            if _code.is_library(fn):
-                continue
-            found = sorted({getattr(o, "name", None) or _code.qualname(o)
-                            for _, o in _code.referenced_objects(fn, depth=3)
-                            if isinstance(o, (BaseTool, BaseLanguageModel))})
-            if found:
+        Every fallback is read: a tool node, or a function reaching tools, whose calls do not pass
+        the guard makes the node `tools_plain` with the tools of all (a warning names the
+        wrapper); one whose code cannot be read, or that reaches a model, is a warning. A wrapper
+        whose `exceptions_to_handle` catches `GraphInterrupt` (the default `(Exception,)` does)
+        swallows every pause inside the node: the guard's confirmation, `interrupt()` in its code
+        or its tools, a review never reaches the person, so none is credited (`swallows`, read by
+        `compile_interrupts`) and a guarded node is exported `tools_plain`, with a warning naming
+        the fix."""
+        from langchain_core.language_models import BaseLanguageModel
+
+        kind = node.get("kind")
+        tools = list(node.get("tools") or [])
+        plain: list[tuple[Any, Any]] = []  # (layer, part) running tools unguarded
+        for layer in layers:
+            for fb in layer.fallbacks:
+                for part in _fallbacks.fallback_parts(fb):
+                    for t in part.objects:
+                        self.ex.tools_seen.setdefault(t.name, t)
+                    if not part.readable:
+                        self.ex.warn(self.label(
+                            f"node {name!r}: its fallback {part.what} ({layer.describe()}) cannot be read: what it "
+                            "does when the node fails is not in the export"))
+                    elif part.tools and part.guard is None:
+                        plain.append((layer, part))
+                    elif part.tools:
+                        self.ex.guards.append(part.guard)
+                    fn = _code.unwrap_callable(fb)
+                    if fn is not None and not _code.is_library(fn) and any(
+                            isinstance(o, BaseLanguageModel) for _, o in _code.referenced_objects(fn, depth=3)):
+                        self.ex.warn(self.label(
+                            f"node {name!r}: its fallback {part.what} ({layer.describe()}) reaches a model when the "
+                            "node fails; the export reads the node as its primary runnable only"))
+                    for t in part.tools:
+                        if t not in tools:
+                            tools.append(t)
+        catching = next((layer for layer in layers if layer.catches_pause), None)
+        if catching is not None:
+            self.swallows[name] = catching.describe()
+        prov = node.setdefault("langgraph", {}) if self.ex.provenance else {}
+        if plain:
+            ran = "; ".join(f"{p.what} runs {p.tools}" for _, p in plain)
+            wrapper = plain[0][0].describe()
+            if kind in ("tools", "tools_plain"):
+                node["kind"] = "tools_plain"
+            elif kind == "step":
+                node["kind"] = "step"
+            else:
                 self.ex.warn(self.label(
-                    f"node {name!r}: its fallback {_code.qualname(fn)} reaches {found} when the node fails; "
-                    "the export reads the node as its primary runnable only"))
+                    f"node {name!r} ({kind}) has a fallback that runs tools ({ran}); the export keeps it {kind}"))
+            if node["kind"] in ("tools_plain", "step"):
+                node["tools"] = tools
+            self.kinds[name] = node["kind"]
+            self.ex.warn(self.label(
+                f"node {name!r} is not guarded: its {wrapper} runs when the node raises ({ran}, without the guard)"
+                + (" - and it catches the guard's pause (GraphInterrupt), so a write the guard would put to the "
+                   "person runs unconfirmed" if plain[0][0].catches_pause else "")
+                + ": exported tools_plain with the tools of all; give every fallback the guard "
+                  "(guard.tool_node(...)) or drop the fallback"))
+            prov["fallback_unguarded"] = [p.what for _, p in plain]
+            return
+        if catching is not None and kind == "tools":
+            node["kind"] = "tools_plain"
+            self.kinds[name] = "tools_plain"
+            prov["pause_swallowed_by"] = catching.describe()
+            self.ex.warn(self.label(
+                f"node {name!r} is not guarded: its {catching.describe()} catches GraphInterrupt (an Exception, via "
+                "GraphBubbleUp), so the guard's confirmation never reaches the person (the fallback runs instead "
+                "and the model receives what it returns); exported tools_plain: " + _fallbacks.FIX))
+        elif catching is not None:
+            prov["pause_swallowed_by"] = catching.describe()
 
     def guarded_kind(self, name: str, guard: Any, why: str | None, plain: str) -> str:
         """`tools` when `guard` decides every call of node `name` and the guard's history is kept
@@ -1030,7 +1092,7 @@ class _GraphExport:
                 src = f"compile(interrupt_{when}=" + ('"*"' if listed == "*" else "list") + ")"
                 spec = self.builder.nodes[name]
                 if when == "before" and name in self.toolnodes:
-                    for t in self.runnable(name).tools_by_name:
+                    for t in self.node_tools(name):
                         self.interrupts.append(self.lg({"node": self.qid(name), "when": "before", "tool": t},
                                                        source=src, guaranteed=True))
                 else:
@@ -1039,6 +1101,9 @@ class _GraphExport:
         # interrupt() in node code, and at the top of a tool's code
         for name, spec in self.builder.nodes.items():
             kind = self.kinds.get(name)
+            if name in self.swallows:
+                self.swallowed_pauses(name)
+                continue
             if name in self.toolnodes:
                 for tname, tool in self.runnable(name).tools_by_name.items():
                     tfn = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
@@ -1087,6 +1152,31 @@ class _GraphExport:
                                            source="interrupt() call in the node's code",
                                            unconditional=any(_code.top_level_call(tree, c) for c, _ in calls)))
 
+    def node_tools(self, name: str) -> list[str]:
+        """The tools exported on node `name` (a tool node's, and its fallbacks')."""
+        return next((n.get("tools") or [] for n in self.nodes if n["id"] == self.qid(name)), [])
+
+    def swallowed_pauses(self, name: str) -> None:
+        """Warn about each `interrupt()` inside node `name` (its code, its tools' code) that its
+        `with_fallbacks` catches: no pause, so no confirmation or review, is written for it."""
+        from langgraph.types import interrupt
+
+        where: list[str] = []
+        fns = [(f"tool {t!r}", getattr(tool, "func", None) or getattr(tool, "coroutine", None))
+               for t, tool in (getattr(self.runnable(name), "tools_by_name", None) or {}).items()]
+        fn = _code.unwrap_callable(self.runnable(name))
+        if fn is not None and not _code.is_library(fn) and not _is_middleware(getattr(fn, "__self__", None)):
+            fns.append(("its code", fn))
+        for what, f in fns:
+            tree = _code.parse_function(f) if f is not None else None
+            if tree is not None and _code.calls_to(f, tree, interrupt, "interrupt"):
+                where.append(what)
+        if where:
+            self.ex.warn(self.label(
+                f"node {name!r}: interrupt() in {', '.join(where)} never pauses the run: its {self.swallows[name]} "
+                "catches GraphInterrupt (an Exception, via GraphBubbleUp), runs the fallback instead and the model "
+                "receives what it returns; no confirmation or review is written for it: " + _fallbacks.FIX))
+
     def hitl_interrupts(self) -> None:
         """HumanInTheLoopMiddleware reviews each call of the tools its `interrupt_on` gates: a
         `call` interrupt (SPEC 12.2) on each tool node binding the tool. In `batched` mode the
@@ -1112,6 +1202,11 @@ class _GraphExport:
                     continue
                 decisions = list(cfg.get("allowed_decisions", [])) if isinstance(cfg, dict) else []
                 for t in targets:
+                    if t in self.swallows:
+                        self.ex.warn(self.label(
+                            f"HumanInTheLoopMiddleware's question about {tool!r} on node {t!r} never reaches the "
+                            f"person: its {self.swallows[t]} catches GraphInterrupt; not written as a confirmation"))
+                        continue
                     tn = self.runnable(t)
                     if tool not in getattr(tn, "tools_by_name", {}):
                         continue
