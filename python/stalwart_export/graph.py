@@ -1142,6 +1142,16 @@ class _GraphExport:
                         self.interrupts.append(self.lg({"node": self.qid(name), "when": "call", "tool": t},
                                                        source="interrupt() for each tool call, the tool run only "
                                                               "when the answer accepts or edits it"))
+                    if not self.one_call_reaches(name):
+                        self.ex.warn(self.label(
+                            f"node {name!r} runs a tool before a later interrupt() in the same run: when the run "
+                            "resumes LangGraph runs the node again from its start, so with several tool calls in one "
+                            "message every call it ran before the later pause (an accepted call, or one it runs "
+                            "unreviewed) runs again, unasked, each time a later call is answered; the review is "
+                            "credited (each call runs only with the arguments the person accepted, and the verifier "
+                            "counts a call run again as any plain call: at_most QG014, recovery QG105); fix: ask "
+                            "about every call first (collect every answer), then run the tools, or bind the model "
+                            "with parallel_tool_calls=False"))
                     continue
                 self.ex.warn(self.label(
                     f"node {name!r} calls interrupt() and the tools {tools}, but the review is not recognised "
@@ -1151,6 +1161,16 @@ class _GraphExport:
             self.interrupts.append(self.lg({"node": self.qid(name), "when": "inside", "tool": None},
                                            source="interrupt() call in the node's code",
                                            unconditional=any(_code.top_level_call(tree, c) for c, _ in calls)))
+
+    def one_call_reaches(self, name: str) -> bool:
+        """Does every node with an edge to node `name` make one tool call a message (a model
+        bound with `parallel_tool_calls=False`)? False when any other node, or an edge whose
+        destinations are unknown, leads there."""
+        q = self.qid(name)
+        sources = {e["from"] for e in self.edges if e["destinations"] is None or q in e["destinations"]}
+        sources |= {e["from"] for e in self.sends if e.get("destinations") is None or q in e["destinations"]}
+        singles = {self.qid(n) for n in self.single_call}
+        return bool(sources) and sources <= singles
 
     def node_tools(self, name: str) -> list[str]:
         """The tools exported on node `name` (a tool node's, and its fallbacks')."""
