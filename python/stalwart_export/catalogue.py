@@ -144,7 +144,8 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
     inferred. A tool a guard of the graph decides (`stalwart_export.Guard`) gets the guard's own
     catalogue entry, so the verifier proves the words the guard enforces; words that differ from
     it are named in a warning. Returns the catalogue, or `(catalogue, warnings)` with
-    `with_warnings=True`; the warnings name tools left without a `kind`.
+    `with_warnings=True`; the warnings name tools left without a `kind` (written `kind: null`,
+    which the verifier reads as a write and lists, `kind_unset`).
     Raises `TypeError` for a `StateGraph` that was not compiled or an object that is neither a
     compiled graph nor tools, `ValueError`/`TypeError` for malformed `words` (`check_words`) or
     a decorator `kind` other than `read`/`write`, and `WordsError` (a `ValueError`) for words
@@ -211,7 +212,10 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
         if entry.get("kind") not in ("read", "write"):
             if "kind" in entry:
                 raise ValueError(f"tool {name!r}: kind must be 'read' or 'write', not {entry['kind']!r}")
-            warnings.append(f"tool {name!r} has no kind (read or write): give it with catalogue_words or the words mapping")
+            # as --init-words does: the verifier reads kind null as a write and lists it (kind_unset)
+            entry["kind"] = None
+            warnings.append(f"tool {name!r} has no kind (read or write): written kind: null, which the verifier reads "
+                            "as a write and lists (kind_unset); give it with catalogue_words or the words mapping")
     cat = {"format": "qls-catalogue/1", "tools": dict(sorted(out.items()))}
     return (cat, warnings) if with_warnings else cat
 

@@ -556,7 +556,7 @@ class _GraphExport:
             wrap = getattr(runnable, "_wrap_tool_call", None)
             prov["wrap_tool_call"] = _code.qualname(wrap) if wrap else None
             guard, why = _guarded.tool_node_guard(runnable)
-            kind = self.guarded_kind(name, guard, why, "tools_plain")
+            kind = self.guarded_kind(name, guard, why, "tools_plain", [t.name for t in tools])
             if kind == "tools":
                 prov["guard"] = "stalwart_export.Guard"
             node.update(kind=kind, tools=[t.name for t in tools])
@@ -598,12 +598,12 @@ class _GraphExport:
                     prov.pop("opaque", None)
                     prov["tool_node"] = f"runs each tool call of the model's message through {handwritten!r}"
                     guard, why = _guarded.step_guard(fn, direct_tools)
-                    kind = self.guarded_kind(name, guard, why, "tools_plain")
+                    kind = self.guarded_kind(name, guard, why, "tools_plain", direct_tools)
                     node["kind"] = kind
                     self.kinds[name] = kind
                     return self.lg(node, **prov)
                 guard, why = _guarded.step_guard(fn, direct_tools)
-                kind = self.guarded_kind(name, guard, why, "step")
+                kind = self.guarded_kind(name, guard, why, "step", direct_tools)
                 if kind == "tools":
                     node["kind"] = "tools"
                     prov.pop("opaque", None)
@@ -736,14 +736,22 @@ class _GraphExport:
         elif catching is not None:
             prov["pause_swallowed_by"] = catching.describe()
 
-    def guarded_kind(self, name: str, guard: Any, why: str | None, plain: str) -> str:
+    def guarded_kind(self, name: str, guard: Any, why: str | None, plain: str, tools: list[str]) -> str:
         """`tools` when `guard` decides every call of node `name` and the guard's history is kept
-        for the whole session, else `plain`, with a warning saying why not."""
+        for the whole session, else `plain`, with a warning saying why not. A tool of the node
+        the guard's catalogue lacks is a warning: the guard refuses every call of it."""
         if guard is None:
             if why:
                 self.ex.warn(self.label(f"node {name!r} is not guarded: {why}"))
             return plain
         self.ex.guards.append(guard)
+        missing = [t for t in tools if guard.catalogue.get(t) is None]
+        if missing:
+            self.ex.warn(self.label(
+                f"node {name!r}: the guard's catalogue ({guard.catalogue.source}) does not declare "
+                f"{', '.join(repr(t) for t in missing)}, so the guard refuses every call of "
+                f"{'it' if len(missing) == 1 else 'them'} (unknown_tool): declare "
+                f"{'it' if len(missing) == 1 else 'each'} in the catalogue (kind: read or write)"))
         lost = self.ex.history_lost
         if lost:
             self.ex.warn(self.label(

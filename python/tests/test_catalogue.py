@@ -22,15 +22,15 @@ def test_words_from_decorator_and_mapping():
     assert "irreversible" not in t["refund_order"]  # never invented
 
 
-def test_missing_kind_is_a_warning_and_left_out():
+def test_missing_kind_is_a_warning_and_written_null():
     @tool
     def mystery(x: str) -> str:
         """Does something."""
         return x
 
     cat, warns = export_catalogue([mystery], with_warnings=True)
-    assert "kind" not in cat["tools"]["mystery"]
-    assert any("mystery" in w and "kind" in w for w in warns)
+    assert "kind" in cat["tools"]["mystery"] and cat["tools"]["mystery"]["kind"] is None
+    assert any("mystery" in w and "kind: null" in w for w in warns)
 
 
 def test_roles_merge_into_args_and_bad_kind_raises():
@@ -66,7 +66,7 @@ def test_malformed_words_are_refused_before_anything_is_read():
     from stalwart_export.catalogue import check_words
 
     check_words({"refund_order": {"kind": "write", "args": {"order_id": {"role": "user_id"}}}, "x": None})
-    with pytest.raises(ValueError, match="'wire_money': kind must be 'read' or 'write', not 'delete'"):
+    with pytest.raises(ValueError, match=r"'wire_money': kind must be 'read', 'write' or null \(not yet declared\), not 'delete'"):
         export_catalogue(graphs.TOOLS, {"wire_money": {"kind": "delete"}})  # not a tool of the list: still checked
     for bad, needle in (([], "not a list"), ({"refund_order": "write"}, "must be an object"),
                         ({"refund_order": {"args": ["order_id"]}}, "args must be an object"),
@@ -74,3 +74,61 @@ def test_malformed_words_are_refused_before_anything_is_read():
         with pytest.raises(TypeError) as e:
             export_catalogue(graphs.TOOLS, bad)
         assert needle in str(e.value)
+
+
+def test_a_tool_nothing_declares_is_written_kind_null_and_the_verifier_lists_it(binary, tmp_path):
+    """Issue 15 item 5: a tool without a kind is written `kind: null` (as --init-words writes it),
+    which the verifier reads as a write and names in the kind_unset lint, instead of an entry
+    without `kind` the verifier refuses."""
+    import json
+    import subprocess
+
+    from langchain.agents import create_agent
+
+    from graphs import model
+    from stalwart_export import export_graph
+
+    @tool
+    def rename_file(path: str, new_name: str) -> str:
+        """Rename a file."""
+        return "renamed"
+
+    graph = create_agent(model("done"), [graphs.get_order, rename_file], name="files")
+    cat, warnings = export_catalogue(graph, with_warnings=True)
+    assert "kind" in cat["tools"]["rename_file"] and cat["tools"]["rename_file"]["kind"] is None
+    assert warnings == ["tool 'rename_file' has no kind (read or write): written kind: null, which the verifier "
+                        "reads as a write and lists (kind_unset); give it with catalogue_words or the words mapping"]
+    gp, cp = tmp_path / "graph.json", tmp_path / "catalogue.json"
+    gp.write_text(json.dumps(export_graph(graph)))
+    cp.write_text(json.dumps(cat))
+    p = subprocess.run([binary, "verify", "--graph", str(gp), "--catalogue", str(cp), "--format", "json"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1, p.stderr
+    report = json.loads(p.stdout)
+    assert [x["tool"] for x in report["lints"] if x["id"] == "kind_unset"] == ["rename_file"]
+
+
+def test_a_guard_whose_catalogue_lacks_a_bound_tool_is_warned_and_refuses_it():
+    """Issue 15 item 5: create_agent(..., middleware=[guard]) over a tool its catalogue lacks: the
+    guard refuses every call of it (unknown_tool), and the export says so."""
+    from langchain.agents import create_agent
+    from langchain_core.messages import HumanMessage
+
+    from graphs import call, model
+    from stalwart_export import Guard, export_graph
+
+    @tool
+    def rename_file(path: str, new_name: str) -> str:
+        """Rename a file."""
+        raise AssertionError("the guard let a call of a tool it does not know run")
+
+    guard = Guard(export_catalogue([graphs.get_order]))
+    graph = create_agent(model([call("rename_file", {"path": "a", "new_name": "b"})], "done"),
+                         [graphs.get_order, rename_file], middleware=[guard], name="files")
+    e = export_graph(graph)
+    assert {n["id"]: n["kind"] for n in e["nodes"]}["tools"] == "tools"
+    [w] = [w for w in e["warnings"] if "does not declare" in w]
+    assert w.startswith("node 'tools': the guard's catalogue (") and "'rename_file'" in w and "unknown_tool" in w
+    out = graph.invoke({"messages": [HumanMessage(content="go")]})
+    refused = [m for m in out["messages"] if getattr(m, "status", None) == "error"]
+    assert len(refused) == 1 and "unknown_tool" in refused[0].content
