@@ -93,7 +93,13 @@ def split(words: Any, where: Any = None) -> Words:
     # keys starting with `_` are notes (`--init-words` writes `_from`): not words
     tools = {k: ({w: x for w, x in v.items() if not str(w).startswith("_")} if isinstance(v, Mapping) else v)
              for k, v in words.items() if k not in GRAPH_KEYS and not str(k).startswith("_")}
-    check_words(tools)  # TypeError for a wrong shape, ValueError for a bad kind (as before)
+    try:
+        check_words(tools)  # TypeError for a wrong shape, ValueError for a bad kind (as before)
+    except (TypeError, ValueError) as e:
+        loc = where(getattr(e, "path", ())) if where is not None and getattr(e, "path", None) else None
+        if loc is None:
+            raise
+        raise type(e)(f"{loc}: {e}") from None
     w.tools = dict(tools)
     inp = words.get("input")
     if inp is not None:
@@ -128,7 +134,7 @@ def split(words: Any, where: Any = None) -> Words:
                 try:
                     check_words(calls)
                 except (TypeError, ValueError) as e:
-                    raise WordsError(f"{w.at('nodes', name, 'calls')}: {e}") from None
+                    raise WordsError(f"{w.at('nodes', name, 'calls', *getattr(e, 'path', ()))}: {e}") from None
                 out.calls = {k: dict(v or {}) for k, v in calls.items()}
             reviews = nw.get("reviews")
             if reviews is not None:

@@ -87,7 +87,9 @@ def check_words(words: Any) -> None:
     names to mappings (or `None`); `kind`, when given, `read` or `write`; `args`, when given,
     `{argument: {key: value}}`. Other words are not checked here (the verifier lints unknown
     words and checks values). Raises `TypeError` for a wrong shape, `ValueError` for a bad
-    `kind`; the message names the tool and the word."""
+    `kind`; the message names the tool and the word, and the error's `path` attribute is the
+    keys leading to the bad value (`("refund_order", "kind")`), for the caller to give its place
+    in the file."""
     if words is None:
         return
     if not isinstance(words, Mapping):
@@ -96,19 +98,26 @@ def check_words(words: Any) -> None:
         if given is None:
             continue
         if not isinstance(given, Mapping):
-            raise TypeError(f"words for tool {name!r} must be an object {{word: value}}, not {_json_type(given)}")
+            raise _at(TypeError(f"words for tool {name!r} must be an object {{word: value}}, not {_json_type(given)}"),
+                      name)
         if "kind" in given and given["kind"] not in ("read", "write", None):
-            raise ValueError(f"tool {name!r}: kind must be 'read', 'write' or null (not yet declared), "
-                             f"not {given['kind']!r}")
+            raise _at(ValueError(f"tool {name!r}: kind must be 'read', 'write' or null (not yet declared), "
+                                 f"not {given['kind']!r}"), name, "kind")
         args = given.get("args")
         if args is not None:
             if not isinstance(args, Mapping):
-                raise TypeError(f"tool {name!r}: args must be an object {{argument: {{key: value}}}}, "
-                                f"not {_json_type(args)}")
+                raise _at(TypeError(f"tool {name!r}: args must be an object {{argument: {{key: value}}}}, "
+                                    f"not {_json_type(args)}"), name, "args")
             for arg, extra in args.items():
                 if extra is not None and not isinstance(extra, Mapping):
-                    raise TypeError(f"tool {name!r}: args[{arg!r}] must be an object such as "
-                                    f"{{\"role\": \"destination\"}}, not {_json_type(extra)}")
+                    raise _at(TypeError(f"tool {name!r}: args[{arg!r}] must be an object such as "
+                                        f"{{\"role\": \"destination\"}}, not {_json_type(extra)}"), name, "args", arg)
+
+
+def _at(e: Exception, *path: Any) -> Exception:
+    """`e` with the keys of the bad value as its `path`."""
+    e.path = tuple(path)  # type: ignore[attr-defined]
+    return e
 
 
 def _json_type(v: Any) -> str:

@@ -292,6 +292,16 @@ def test_cli_words_errors_name_the_word_in_the_file(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("stalwart-export: error: words.json:4:5: ")
     assert "no node 'sendd'" in lines[0]
     assert not (tmp_path / "g.json").exists()
+    # a bad kind is at its word too (issue 15 item 6), at the top and in a node's calls
+    for text, at in (('{\n  "read_inbox": {"kind": "wrte"}\n}\n', "words.json:2:18: "),
+                     ('{"nodes": {"send": {"calls": {"gmail_send":\n  {"kind": "delete"}}}}}\n', "words.json:2:4: ")):
+        (tmp_path / "words.json").write_text(text)
+        p = subprocess.run([sys.executable, "-m", "stalwart_export", "mailapp:graph", "-o", "g.json", "--catalogue",
+                            "c.json", "--words", "words.json"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120)
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1, p.stderr
+        assert lines[0].startswith("stalwart-export: error: " + at) and "kind must be 'read', 'write'" in lines[0]
     (tmp_path / "words.json").write_text(json.dumps(MAIL_WORDS))
     p = subprocess.run([sys.executable, "-m", "stalwart_export", "mailapp:graph", "-o", "g.json", "--catalogue",
                         "c.json", "--words", "words.json"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
