@@ -198,11 +198,10 @@ def _find(export: dict, name: str, escape_id: Any) -> tuple[dict, dict | None]:
     return g, None
 
 
-def check_tools(words: Words, tools: list[str]) -> None:
-    """Catalogue words must name tools the graph has (a node's `calls` count as its tools)."""
+def unbound_tools(words: Words, tools: list[str]) -> list[str]:
+    """The tools the catalogue words declare that the graph does not bind (a node's `calls`
+    count as its tools), in the words' order. They are kept (a project-wide words file declares
+    tools of other graphs, and the tools an order rule names): `export_catalogue` writes their
+    entries, and warns about those no rule of the graph names."""
     have = set(tools) | {t for nw in words.nodes.values() for t in nw.calls}
-    for name in words.tools:
-        if name not in have:
-            raise WordsError(f"{words.at(name)}: words are given for {name!r}, which is not a tool of the graph "
-                             f"(its tools: {', '.join(sorted(have)) or 'none'}; effects a step has without a tool "
-                             "go under `nodes.<step>.calls`)")
+    return [name for name in words.tools if name not in have]

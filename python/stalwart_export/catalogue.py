@@ -173,7 +173,7 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
                         f"got {describe(tools)}")
     tools = list(tools)
     w = _words.split(words)
-    _words.check_tools(w, [getattr(t, "name", "") for t in tools])
+    unbound = _words.unbound_tools(w, [getattr(t, "name", "") for t in tools])
     words = w.catalogue_words()
     warnings: list[str] = []
     out: dict[str, dict] = {}
@@ -213,8 +213,11 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
                                 f"({g.catalogue.source}); the guard's entry is written, since it is what the guard "
                                 "enforces")
             out[name] = dict(mine)
+    _named_tools(out, words, unbound, warnings)
     for name, entry in out.items():
         if "kind" in entry and entry["kind"] is None:
+            if any(w.startswith(f"tool {name!r} is named by the rules") for w in warnings):
+                continue
             warnings.append(f"tool {name!r} has kind null (not yet declared): the verifier reads it as a write and "
                             "lists it (kind_unset) until you set read or write in the words")
             continue
@@ -227,6 +230,49 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
                             "as a write and lists (kind_unset); give it with catalogue_words or the words mapping")
     cat = {"format": "qls-catalogue/1", "tools": dict(sorted(out.items()))}
     return (cat, warnings) if with_warnings else cat
+
+
+def _rule_names(entry: dict) -> list[str]:
+    """The tools a catalogue entry's rules name: `order.after`, `order.not_after` (not
+    `untrusted`) and its `compensation`/`undo`."""
+    names: list[str] = []
+    order = entry.get("order")
+    if isinstance(order, Mapping):
+        for key in ("after", "not_after"):
+            got = order.get(key)
+            for t in ([got] if isinstance(got, str) else got if isinstance(got, list) else []):
+                if isinstance(t, str) and t != "untrusted":
+                    names.append(t)
+    for key in ("compensation", "undo"):
+        c = entry.get(key)
+        c = c.get("tool") if isinstance(c, Mapping) else c
+        if isinstance(c, str) and c != "none":
+            names.append(c)
+    return names
+
+
+def _named_tools(out: dict[str, dict], words: dict, unbound: list[str], warnings: list[str]) -> None:
+    """The tools the graph does not bind, in `out`: each the words declare is written from them
+    (with a warning when no rule of the graph's tools names it: declared, but not bound here);
+    each a rule names that nothing declares is written `kind: null`, with a warning (else the
+    verifier would refuse the catalogue: a rule naming a tool it does not declare)."""
+    bound = [n for n in out if n not in unbound]
+    named: dict[str, list[str]] = {}
+    for n in bound:
+        for t in _rule_names(out[n]):
+            named.setdefault(t, []).append(n)
+    for name in unbound:
+        out.setdefault(name, {"args": {}, **(words.get(name) or {})})
+        if name not in named:
+            warnings.append(f"tool {name!r} is declared in the words but not bound by this graph: its entry is written "
+                            "(a project-wide words file may declare the tools of other graphs); if it should be bound "
+                            "here, check the name")
+    for name, by in named.items():
+        if name not in out:
+            out[name] = {"args": {}, "kind": None}
+            warnings.append(f"tool {name!r} is named by the rules of {', '.join(repr(b) for b in by)} but neither bound "
+                            "by this graph nor declared in the words: written with kind null; declare it in the words "
+                            f'(e.g. {{"{name}": {{"kind": "read"}}}})')
 
 
 def init_words(compiled: Any) -> dict:

@@ -132,3 +132,54 @@ def test_a_guard_whose_catalogue_lacks_a_bound_tool_is_warned_and_refuses_it():
     out = graph.invoke({"messages": [HumanMessage(content="go")]})
     refused = [m for m in out["messages"] if getattr(m, "status", None) == "error"]
     assert len(refused) == 1 and "unknown_tool" in refused[0].content
+
+
+def test_a_project_wide_words_file_declares_tools_this_graph_does_not_bind(binary, tmp_path):
+    """Issue 15 item 7: refund_order's order rule names lookup_order, which this graph does not
+    bind. The words may declare it (its entry is written, so the verifier reads the catalogue
+    instead of exiting 2); a tool declared for another graph is a warning, not an error; a rule
+    naming a tool nothing declares gets a kind: null entry and a warning. The guard built on that
+    catalogue refuses the refund (lookup_order can never run here), as the verifier finds."""
+    import json
+    import subprocess
+
+    from langchain.agents import create_agent
+
+    from graphs import call, model
+    from stalwart_export import Guard, export_graph
+
+    @catalogue_words(kind="write", order={"after": ["lookup_order"]})
+    @tool
+    def refund(order_id: str) -> str:
+        """Refund an order."""
+        raise AssertionError("refunded although lookup_order never ran")
+
+    words = {"lookup_order": {"kind": "read"}, "cancel_order": {"kind": "write"}}
+    plain = create_agent(model("done"), [refund], name="shop")
+    cat, warnings = export_catalogue(plain, words, with_warnings=True)
+    assert cat["tools"]["lookup_order"] == {"args": {}, "kind": "read"}
+    assert cat["tools"]["cancel_order"] == {"args": {}, "kind": "write"}
+    assert warnings == ["tool 'cancel_order' is declared in the words but not bound by this graph: its entry is "
+                        "written (a project-wide words file may declare the tools of other graphs); if it should "
+                        "be bound here, check the name"]
+    bare, warnings = export_catalogue(plain, with_warnings=True)
+    assert bare["tools"]["lookup_order"] == {"args": {}, "kind": None}
+    assert len(warnings) == 1 and warnings[0].startswith("tool 'lookup_order' is named by the rules of 'refund'")
+    guard = Guard(cat)
+    graph = create_agent(model([call("refund", {"order_id": "42"})], "done"), [refund], middleware=[guard],
+                         name="shop")
+    gp, cp = tmp_path / "graph.json", tmp_path / "catalogue.json"
+    gp.write_text(json.dumps(export_graph(plain)))
+    for c in (cat, bare):
+        cp.write_text(json.dumps(c))
+        p = subprocess.run([binary, "verify", "--graph", str(gp), "--catalogue", str(cp), "--format", "json"],
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 1, p.stderr
+        report = json.loads(p.stdout)
+        assert ("QG014", "refund", "tools") in {(f["rule"], f["subject"], f["node"]) for f in report["findings"]}
+        assert ("tool_never_bound", "lookup_order") in {(x["id"], x.get("tool")) for x in report["lints"]}
+    from langchain_core.messages import HumanMessage
+
+    out = graph.invoke({"messages": [HumanMessage(content="refund 42")]})
+    refused = [m for m in out["messages"] if getattr(m, "status", None) == "error"]
+    assert len(refused) == 1 and "order_rule" in refused[0].content and "lookup_order" in refused[0].content

@@ -262,7 +262,6 @@ def test_effects_without_a_tool_and_input_from_outside(binary, tmp_path):
     ({"nodes": {"sendd": {"calls": {"x": {"kind": "write"}}}}}, "the graph has no node 'sendd'"),
     ({"nodes": {"review": {"calls": {"x": {"kind": "write"}}}, "send": {"reviews": ["gmail_sendd"]}}},
      "does not call 'gmail_sendd'"),
-    ({"refund_ordr": {"kind": "write"}}, "'refund_ordr', which is not a tool of the graph"),
     ({"input": {"reads_outside": "yes"}}, "must be true or false"),
     ({"input": {"from": "mail"}}, "unknown word 'from'"),
     ({"nodes": {"send": {"review": ["x"]}}}, "unknown word 'review'"),
