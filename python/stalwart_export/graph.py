@@ -218,11 +218,30 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
             ex.warn("the words say the input is the person's (input.reads_outside: false), but a guard of the graph "
                     "was built with input_reads_outside=True: the export follows the guard")
         out["input"] = {"reads_outside": True}
+    if ex.guards:
+        for where in ex.plain_handoffs:
+            ex.warn(f"{where} calls hand-off tools ({', '.join(sorted(_node_tools(out, where)))}) without the guard, "
+                    "though the graph has one: for create_supervisor, give the supervisor the guard's tool node "
+                    "over a hand-off tool for each agent, "
+                    "tools=guard.tool_node([create_handoff_tool(agent_name=...) for each agent]) "
+                    "(langgraph_supervisor.create_handoff_tool; declare them kind: read in the catalogue)")
     out["producer"] = {"exporter": EXPORTER, "versions": versions()}
     out["warnings"] = ex.warnings
     if not provenance:
         _strip(out)
     return out
+
+
+def _node_tools(export: dict, where: str) -> list[str]:
+    """The tools of the node a warning's `where` ("node 'x'", or "node 'x' in subgraph 'g'") names."""
+    import re
+
+    m = re.match(r"node '(.*?)'(?: in subgraph '(.*)')?$", where)
+    if m is None:
+        return []
+    g = export["subgraphs"].get(m.group(2), {}) if m.group(2) else export
+    node = next((n for n in g.get("nodes", []) if n["id"] == escape_id(m.group(1))), {})
+    return list(node.get("tools") or [])
 
 
 def _strip(obj: Any) -> None:
@@ -262,8 +281,10 @@ class _Exporter:
         self.tools_seen: dict[str, Any] = {}
         #: The guards found deciding a node's calls (stalwart_export.Guard).
         self.guards: list[Any] = []
-        #: While a subgraph is exported: why the guard's history would not outlive it, if so.
-        self.history_lost: str | None = None
+        #: While a subgraph is exported: why the guard's history would not outlive it, and the fix.
+        self.history_lost: tuple[str, str] | None = None
+        #: Tool nodes binding only hand-off tools, unguarded (a supervisor's), for a hint.
+        self.plain_handoffs: list[str] = []
         #: The user's files read for the lines that built nodes (`_sources.py`).
         self.sources = _sources.SourceIndex()
         #: (graph export, node name, node dict, its function or None), located at the end.
@@ -357,9 +378,9 @@ class _Exporter:
             self._unknown_parent.add(parent)
         return out
 
-    def subgraph_name(self, sub: Any, hint: str, lost: str | None = None) -> str:
+    def subgraph_name(self, sub: Any, hint: str, lost: tuple[str, str] | None = None) -> str:
         """The name `sub` is exported under (exporting it the first time). `lost`: why the guard's
-        history would not outlive a run of it (read by nodes it guards)."""
+        history would not outlive a run of it, and the fix (read by nodes it guards)."""
         key = id(sub)
         if key in self._sub_names:
             return self._sub_names[key]
@@ -528,16 +549,25 @@ class _GraphExport:
                     sub = found[0]
         if sub is not None:
             where = f"subgraph '{self.parent}'" if self.parent else "the top graph"
-            if not direct:
-                lost = f"node {name!r} runs it inside its function, which passes on only what its code returns"
+            passes_state = not direct and _passes_whole_state(fn)
+            lost: tuple[str, str] | None
+            if not direct and not passes_state:
+                lost = (f"node {name!r} runs it inside its function, which passes on only what its code returns",
+                        f"add the compiled subgraph itself as the node (add_node({name!r}, subgraph)), so that "
+                        "LangGraph passes the history in and out")
             elif not _guarded.keeps_history(self.compiled):
-                lost = f"{where} has no `stalwart_guard` in its state"
+                lost = (f"{where} has no `stalwart_guard` in its state",
+                        f"declare `stalwart_guard: GuardHistory` in the state of {where} (and of every graph "
+                        "enclosing it)")
             else:
                 lost = None
             self.sub_of[name] = sub
             gname = self.ex.subgraph_name(sub, hint=name, lost=lost)
             node.update(kind="subgraph", graph=gname)
-            if not direct:
+            if passes_state:
+                prov["subgraph_via"] = ("langgraph_supervisor's call_agent: the whole state in, the agent's whole "
+                                        "output out")
+            elif not direct:
                 self.ex.warn(self.label(
                     f"node {name!r} runs subgraph {gname!r} inside a function; its input/output mapping "
                     "and any other code are opaque"))
@@ -557,6 +587,9 @@ class _GraphExport:
             prov["wrap_tool_call"] = _code.qualname(wrap) if wrap else None
             guard, why = _guarded.tool_node_guard(runnable)
             kind = self.guarded_kind(name, guard, why, "tools_plain", [t.name for t in tools])
+            if kind == "tools_plain" and tools and all(HANDOFF_KEY in (getattr(t, "metadata", None) or {})
+                                                       for t in tools):
+                self.ex.plain_handoffs.append(self.label(f"node {name!r}"))
             if kind == "tools":
                 prov["guard"] = "stalwart_export.Guard"
             node.update(kind=kind, tools=[t.name for t in tools])
@@ -754,10 +787,11 @@ class _GraphExport:
                 f"{'it' if len(missing) == 1 else 'each'} in the catalogue (kind: read or write)"))
         lost = self.ex.history_lost
         if lost:
+            why, fix = lost
             self.ex.warn(self.label(
                 f"node {name!r} calls tools through the guard, but the guard's history does not outlive this "
-                f"subgraph ({lost}): its session rules would restart each time the subgraph runs, so the node is "
-                "exported unguarded; declare `stalwart_guard: GuardHistory` in every enclosing graph's state"))
+                f"subgraph ({why}): its session rules would restart each time the subgraph runs, so the node is "
+                f"exported unguarded; {fix}"))
             return plain
         return "tools"
 
@@ -1241,6 +1275,22 @@ class _GraphExport:
                     where = {"asked_in": self.qid(name)} if mode != "per_call" else {}
                     self.interrupts.append(self.lg({"node": self.qid(t), "when": "call", "tool": tool},
                                                    source=src, guaranteed=True, decisions=decisions, **where))
+
+
+#: Functions that run a subgraph with the node's whole state and return the subgraph's whole
+#: output (so the guard's history goes in and comes out): langgraph-supervisor 0.0.31's worker
+#: node (`_make_call_agent`: `agent.invoke(state, config)`, then `{**output, "messages": ...}`).
+_WHOLE_STATE_CALLERS = (
+    ("langgraph_supervisor.supervisor", "_make_call_agent.<locals>.call_agent"),
+    ("langgraph_supervisor.supervisor", "_make_call_agent.<locals>.acall_agent"),
+)
+
+
+def _passes_whole_state(fn: Any) -> bool:
+    """Does node function `fn` run its subgraph with the whole state and return its whole output
+    (`_WHOLE_STATE_CALLERS`)?"""
+    plain = _code.plain_function(fn) if fn is not None else None
+    return (getattr(plain, "__module__", None), getattr(plain, "__qualname__", None)) in _WHOLE_STATE_CALLERS
 
 
 def _one_call_a_message(runnable: Any, fn: Any) -> bool:

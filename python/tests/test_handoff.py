@@ -147,3 +147,60 @@ def test_guard_tool_node_carries_every_record_of_the_batch_over_the_hand_off():
     assert [(d[0], d[2]) for d in G.decisions(out)] == [
         ("read_inbox", True), ("transfer_to_cashier", True), ("get_order", True), ("refund_order", False)]
     assert "content from outside" in G.tool_messages(out)[-1].content
+
+
+# ------------------------------------------------------------------ item 8: a guarded supervisor
+def supervisor(guard, guarded_handoffs=True):
+    """create_supervisor over a researcher and a cashier, each create_agent(middleware=[guard]);
+    the supervisor's hand-offs through guard.tool_node (the recipe) or create_supervisor's own."""
+    from langgraph.prebuilt.chat_agent_executor import AgentState
+    from langgraph_supervisor import create_handoff_tool as supervisor_handoff
+    from langgraph_supervisor import create_supervisor
+
+    class TeamState(AgentState):
+        stalwart_guard: GuardHistory
+
+    researcher = create_agent(model([call("read_inbox")], "found it"), [G.read_inbox], middleware=[guard],
+                              name="researcher")
+    cashier = create_agent(model(*CASHIER), [G.get_order, G.refund_order], middleware=[guard], name="cashier")
+    boss = model([call("transfer_to_researcher")], [call("transfer_to_cashier", i=1)], "all done")
+    tools = guard.tool_node([supervisor_handoff(agent_name="researcher"), supervisor_handoff(agent_name="cashier")]) \
+        if guarded_handoffs else None
+    return create_supervisor([researcher, cashier], model=boss, tools=tools,
+                             state_schema=TeamState).compile(checkpointer=InMemorySaver(), name="team")
+
+
+def test_a_supervisor_whose_hand_offs_and_workers_pass_the_guard_is_guarded(binary, tmp_path):
+    guard = Guard(catalogue())
+    g = supervisor(guard)
+    e = export_graph(g)
+    kinds = {(name, n["id"]): n["kind"] for name, sub in e["subgraphs"].items() for n in sub["nodes"] if n.get("tools")}
+    assert kinds == {("supervisor", "tools"): "tools", ("researcher", "tools"): "tools", ("cashier", "tools"): "tools"}
+    assert not [w for w in e["warnings"] if "guard" in w], e["warnings"]
+    assert e["subgraphs"]["researcher"] and next(n for n in e["nodes"] if n["id"] == "researcher")["langgraph"][
+        "subgraph_via"].startswith("langgraph_supervisor's call_agent")
+    gp, cp = tmp_path / "graph.json", tmp_path / "catalogue.json"
+    gp.write_text(json.dumps(e))
+    cp.write_text(json.dumps(catalogue()))
+    p = subprocess.run([binary, "verify", "--graph", str(gp), "--catalogue", str(cp), "--format", "json"],
+                       capture_output=True, text=True, timeout=300)
+    found = {(f["rule"], f["subject"], f["node"]) for f in json.loads(p.stdout)["findings"]}
+    assert p.returncode == 0 and not {f for f in found if f[0] in BLOCKING}, sorted(found)
+    out, asked = G.turn(g, G.thread())
+    assert asked == [] and G.RAN == {"read_inbox": 1, "get_order": 1}
+    assert [(d[0], d[2]) for d in G.decisions(out)] == [
+        ("transfer_to_researcher", True), ("read_inbox", True), ("transfer_to_cashier", True),
+        ("get_order", True), ("refund_order", False)]
+    # the refusal is the cashier's (create_supervisor passes on its last message only)
+    assert G.entries(out)[-1]["reasons"] == ["order_rule"] and G.entries(out)[-1]["node"] == "cashier/tools"
+
+
+def test_create_supervisors_own_hand_offs_are_plain_and_the_warning_gives_the_recipe(binary, tmp_path):
+    guard = Guard(catalogue())
+    e = export_graph(supervisor(guard, guarded_handoffs=False))
+    sup = {n["id"]: n for n in e["subgraphs"]["supervisor"]["nodes"]}
+    assert sup["tools"]["kind"] == "tools_plain"
+    [w] = [w for w in e["warnings"] if "hand-off tools" in w]
+    assert w.startswith("node 'tools' in subgraph 'supervisor' calls hand-off tools (transfer_to_cashier, "
+                        "transfer_to_researcher) without the guard")
+    assert "tools=guard.tool_node([create_handoff_tool(agent_name=...) for each agent])" in w
