@@ -175,7 +175,9 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     Guarded nodes (SPEC 12.1; `_guarded.py`): a tool node from `guard.tool_node`, a `ToolNode`
     whose innermost tool-call wrapper is a `Guard`'s (create_agent's `middleware=[..., guard]`),
     and a step whose every tool call goes through `guard.call` are `tools`, unless the guard's
-    history would not outlive the subgraph the node is in (a warning says so). A guard built with
+    history would not outlive the subgraph the node is in (a warning says so), or a
+    `with_fallbacks` around it can run tools unguarded or swallows the guard's pause
+    (`_fallbacks.py`: a node is guarded only when every runnable it can run is). A guard built with
     `input_reads_outside=True` makes the export's `input.reads_outside` true.
 
     Per-call reviews (SPEC 12.2): `HumanInTheLoopMiddleware` is a `call` interrupt on the tool
