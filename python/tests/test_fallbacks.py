@@ -6,9 +6,6 @@ verifier's findings."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-
 import pytest
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableLambda
@@ -21,6 +18,7 @@ from langgraph.types import interrupt
 import guarded as G
 from graphs import call, model
 from stalwart_export import Guard, GuardState, export_graph
+from test_review_words import verify as verify_with
 
 BLOCKING = {"QG001", "QG003", "QG011", "QG012", "QG014"}
 
@@ -83,13 +81,7 @@ LOOKUP_THEN_REFUND = ([call("get_order", {"order_id": "42"})],
 
 def verify(binary, tmp_path, export):
     """`stalwart verify` of `export` with CATALOGUE: (exit, {(rule, subject, node)})."""
-    gp, cp = tmp_path / "graph.json", tmp_path / "catalogue.json"
-    gp.write_text(json.dumps(export))
-    cp.write_text(json.dumps(CATALOGUE))
-    p = subprocess.run([binary, "verify", "--graph", str(gp), "--catalogue", str(cp), "--format", "json"],
-                       capture_output=True, text=True, timeout=300)
-    assert p.returncode in (0, 1), p.stderr
-    return p.returncode, {(f["rule"], f["subject"], f["node"]) for f in json.loads(p.stdout)["findings"]}
+    return verify_with(binary, tmp_path, export, CATALOGUE)
 
 
 def tools_node(export):

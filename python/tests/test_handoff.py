@@ -6,9 +6,6 @@ fake chat models: after the researcher read outside content and handed off, the 
 
 from __future__ import annotations
 
-import json
-import subprocess
-
 import pytest
 from langchain.agents import create_agent
 from langgraph.checkpoint.memory import InMemorySaver
@@ -18,6 +15,7 @@ from langgraph_swarm import create_handoff_tool, create_swarm
 import guarded as G
 from graphs import call, model
 from stalwart_export import Guard, GuardHistory, export_catalogue, export_graph
+from test_review_words import verify
 
 BLOCKING = {"QG001", "QG003", "QG011", "QG012", "QG014"}
 
@@ -67,13 +65,8 @@ def test_after_a_hand_off_the_next_agent_sees_what_the_first_read(binary, tmp_pa
     e = export_graph(g)
     kinds = {(name, n["id"]): n["kind"] for name, sub in e["subgraphs"].items() for n in sub["nodes"] if n.get("tools")}
     assert kinds == {("researcher", "tools"): "tools", ("cashier", "tools"): "tools"}
-    gp, cp = tmp_path / "graph.json", tmp_path / "catalogue.json"
-    gp.write_text(json.dumps(e))
-    cp.write_text(json.dumps(catalogue()))
-    p = subprocess.run([binary, "verify", "--graph", str(gp), "--catalogue", str(cp), "--format", "json"],
-                       capture_output=True, text=True, timeout=300)
-    found = {(f["rule"], f["subject"], f["node"]) for f in json.loads(p.stdout)["findings"]}
-    assert p.returncode == 0 and not {f for f in found if f[0] in BLOCKING}, sorted(found)
+    code, found = verify(binary, tmp_path, e, catalogue())
+    assert code == 0 and not {f for f in found if f[0] in BLOCKING}, sorted(found)
     # the run: the researcher's read reaches the shared history, so the refund is refused
     out, asked = G.turn(g, G.thread())
     assert asked == []
@@ -179,13 +172,8 @@ def test_a_supervisor_whose_hand_offs_and_workers_pass_the_guard_is_guarded(bina
     assert not [w for w in e["warnings"] if "guard" in w], e["warnings"]
     assert e["subgraphs"]["researcher"] and next(n for n in e["nodes"] if n["id"] == "researcher")["langgraph"][
         "subgraph_via"].startswith("langgraph_supervisor's call_agent")
-    gp, cp = tmp_path / "graph.json", tmp_path / "catalogue.json"
-    gp.write_text(json.dumps(e))
-    cp.write_text(json.dumps(catalogue()))
-    p = subprocess.run([binary, "verify", "--graph", str(gp), "--catalogue", str(cp), "--format", "json"],
-                       capture_output=True, text=True, timeout=300)
-    found = {(f["rule"], f["subject"], f["node"]) for f in json.loads(p.stdout)["findings"]}
-    assert p.returncode == 0 and not {f for f in found if f[0] in BLOCKING}, sorted(found)
+    code, found = verify(binary, tmp_path, e, catalogue())
+    assert code == 0 and not {f for f in found if f[0] in BLOCKING}, sorted(found)
     out, asked = G.turn(g, G.thread())
     assert asked == [] and G.RAN == {"read_inbox": 1, "get_order": 1}
     assert [(d[0], d[2]) for d in G.decisions(out)] == [
