@@ -213,7 +213,7 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
                                 f"({g.catalogue.source}); the guard's entry is written, since it is what the guard "
                                 "enforces")
             out[name] = dict(mine)
-    _named_tools(out, words, unbound, warnings)
+    _named_tools(out, w, unbound, warnings)
     for name, entry in out.items():
         if "kind" in entry and entry["kind"] is None:
             if any(w.startswith(f"tool {name!r} is named by the rules") for w in warnings):
@@ -251,22 +251,28 @@ def _rule_names(entry: dict) -> list[str]:
     return names
 
 
-def _named_tools(out: dict[str, dict], words: dict, unbound: list[str], warnings: list[str]) -> None:
-    """The tools the graph does not bind, in `out`: each the words declare is written from them
-    (with a warning when no rule of the graph's tools names it: declared, but not bound here);
-    each a rule names that nothing declares is written `kind: null`, with a warning (else the
-    verifier would refuse the catalogue: a rule naming a tool it does not declare)."""
+def _named_tools(out: dict[str, dict], w: Any, unbound: list[str], warnings: list[str]) -> None:
+    """The tools the graph does not bind, in `out`. One the words declare is written from them
+    when a rule of the graph's tools names it (an order rule's `after`/`not_after`, a
+    compensation), so the verifier can read that rule; one no rule names is an error at the word
+    (SPEC 12.3: a word naming a tool the graph lacks is a typo until shown otherwise). A tool a
+    rule names that nothing declares is written `kind: null`, with a warning (else the verifier
+    would refuse the catalogue: a rule naming a tool it does not declare)."""
+    from . import _words
+
+    words = w.catalogue_words()
     bound = [n for n in out if n not in unbound]
     named: dict[str, list[str]] = {}
     for n in bound:
         for t in _rule_names(out[n]):
             named.setdefault(t, []).append(n)
     for name in unbound:
-        out.setdefault(name, {"args": {}, **(words.get(name) or {})})
         if name not in named:
-            warnings.append(f"tool {name!r} is declared in the words but not bound by this graph: its entry is written "
-                            "(a project-wide words file may declare the tools of other graphs); if it should be bound "
-                            "here, check the name")
+            raise _words.WordsError(
+                f"{w.at(name)}: words are given for {name!r}, which is not a tool of the graph and no rule of its "
+                f"tools names (its tools: {', '.join(sorted(bound)) or 'none'}; effects a step has without a tool go "
+                "under `nodes.<step>.calls`; a tool an order rule or a compensation names may be declared here)")
+        out.setdefault(name, {"args": {}, **(words.get(name) or {})})
     for name, by in named.items():
         if name not in out:
             out[name] = {"args": {}, "kind": None}

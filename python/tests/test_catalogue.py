@@ -137,7 +137,7 @@ def test_a_guard_whose_catalogue_lacks_a_bound_tool_is_warned_and_refuses_it():
 def test_a_project_wide_words_file_declares_tools_this_graph_does_not_bind(binary, tmp_path):
     """Issue 15 item 7: refund_order's order rule names lookup_order, which this graph does not
     bind. The words may declare it (its entry is written, so the verifier reads the catalogue
-    instead of exiting 2); a tool declared for another graph is a warning, not an error; a rule
+    instead of exiting 2); a tool no rule names is still an error at the word; a rule
     naming a tool nothing declares gets a kind: null entry and a warning. The guard built on that
     catalogue refuses the refund (lookup_order can never run here), as the verifier finds."""
     import json
@@ -154,14 +154,15 @@ def test_a_project_wide_words_file_declares_tools_this_graph_does_not_bind(binar
         """Refund an order."""
         raise AssertionError("refunded although lookup_order never ran")
 
-    words = {"lookup_order": {"kind": "read"}, "cancel_order": {"kind": "write"}}
+    words = {"lookup_order": {"kind": "read"}}
     plain = create_agent(model("done"), [refund], name="shop")
     cat, warnings = export_catalogue(plain, words, with_warnings=True)
     assert cat["tools"]["lookup_order"] == {"args": {}, "kind": "read"}
-    assert cat["tools"]["cancel_order"] == {"args": {}, "kind": "write"}
-    assert warnings == ["tool 'cancel_order' is declared in the words but not bound by this graph: its entry is "
-                        "written (a project-wide words file may declare the tools of other graphs); if it should "
-                        "be bound here, check the name"]
+    assert warnings == []
+    # A word for a tool the graph lacks and no rule names is a typo until shown otherwise (SPEC 12.3).
+    with pytest.raises(ValueError, match=r"words are given for 'cancel_order', which is not a tool of the graph "
+                                         r"and no rule of its tools names \(its tools: refund;"):
+        export_catalogue(plain, {**words, "cancel_order": {"kind": "write"}})
     bare, warnings = export_catalogue(plain, with_warnings=True)
     assert bare["tools"]["lookup_order"] == {"args": {}, "kind": None}
     assert len(warnings) == 1 and warnings[0].startswith("tool 'lookup_order' is named by the rules of 'refund'")
