@@ -217,10 +217,12 @@ def read_words(path: str) -> Any:
         if not msg.startswith(path):
             msg = f"words file {path!r}: {msg}"
         raise UsageError(f"{msg}: correct it in the file") from e
-    except TypeError as e:  # the shape
-        raise UsageError(f"words file {path!r}: {e}: {fix}") from e
+    except TypeError as e:  # the shape (at its line and column when known)
+        msg = str(e) if str(e).startswith(path) else f"words file {path!r}: {e}"
+        raise UsageError(f"{msg}: {fix}") from e
     except ValueError as e:  # a value; the message says which values are allowed
-        raise UsageError(f"words file {path!r}: {e}: correct it in the file") from e
+        msg = str(e) if str(e).startswith(path) else f"words file {path!r}: {e}"
+        raise UsageError(f"{msg}: correct it in the file") from e
 
 
 def _origin(spec: str) -> tuple[str, str] | None:

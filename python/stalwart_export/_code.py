@@ -49,7 +49,7 @@ def attr(obj: Any, name: str, default: Any = None) -> Any:
 #: `.with_config()`, `.with_listeners()`) and its subclasses keep it in `bound`;
 #: `RunnableWithFallbacks` (`.with_fallbacks()`) in `runnable` (its `fallbacks` run only when
 #: that one raises).
-_WRAPPER_FIELDS = (("RunnableWithFallbacks", "runnable"), ("RunnableBindingBase", "bound"))
+WRAPPER_FIELDS = (("RunnableWithFallbacks", "runnable"), ("RunnableBindingBase", "bound"))
 
 
 def unwrap_runnable(obj: Any) -> tuple[Any, list[str], list[Any]]:
@@ -64,7 +64,7 @@ def unwrap_runnable(obj: Any) -> tuple[Any, list[str], list[Any]]:
     fallbacks: list[Any] = []
     for _ in range(16):
         mro = [c.__name__ for c in type(obj).__mro__]
-        field = next((f for cls, f in _WRAPPER_FIELDS if cls in mro), None)
+        field = next((f for cls, f in WRAPPER_FIELDS if cls in mro), None)
         if field is None:
             break
         inner = (vars(obj) if hasattr(obj, "__dict__") else {}).get(field) or attr(obj, field)

@@ -93,7 +93,13 @@ def split(words: Any, where: Any = None) -> Words:
     # keys starting with `_` are notes (`--init-words` writes `_from`): not words
     tools = {k: ({w: x for w, x in v.items() if not str(w).startswith("_")} if isinstance(v, Mapping) else v)
              for k, v in words.items() if k not in GRAPH_KEYS and not str(k).startswith("_")}
-    check_words(tools)  # TypeError for a wrong shape, ValueError for a bad kind (as before)
+    try:
+        check_words(tools)  # TypeError for a wrong shape, ValueError for a bad kind (as before)
+    except (TypeError, ValueError) as e:
+        loc = where(getattr(e, "path", ())) if where is not None and getattr(e, "path", None) else None
+        if loc is None:
+            raise
+        raise type(e)(f"{loc}: {e}") from None
     w.tools = dict(tools)
     inp = words.get("input")
     if inp is not None:
@@ -128,7 +134,7 @@ def split(words: Any, where: Any = None) -> Words:
                 try:
                     check_words(calls)
                 except (TypeError, ValueError) as e:
-                    raise WordsError(f"{w.at('nodes', name, 'calls')}: {e}") from None
+                    raise WordsError(f"{w.at('nodes', name, 'calls', *getattr(e, 'path', ()))}: {e}") from None
                 out.calls = {k: dict(v or {}) for k, v in calls.items()}
             reviews = nw.get("reviews")
             if reviews is not None:
@@ -192,11 +198,10 @@ def _find(export: dict, name: str, escape_id: Any) -> tuple[dict, dict | None]:
     return g, None
 
 
-def check_tools(words: Words, tools: list[str]) -> None:
-    """Catalogue words must name tools the graph has (a node's `calls` count as its tools)."""
+def unbound_tools(words: Words, tools: list[str]) -> list[str]:
+    """The tools the catalogue words declare that the graph does not bind (a node's `calls`
+    count as its tools), in the words' order. They are kept (a project-wide words file declares
+    tools of other graphs, and the tools an order rule names): `export_catalogue` writes their
+    entries, and warns about those no rule of the graph names."""
     have = set(tools) | {t for nw in words.nodes.values() for t in nw.calls}
-    for name in words.tools:
-        if name not in have:
-            raise WordsError(f"{words.at(name)}: words are given for {name!r}, which is not a tool of the graph "
-                             f"(its tools: {', '.join(sorted(have)) or 'none'}; effects a step has without a tool "
-                             "go under `nodes.<step>.calls`)")
+    return [name for name in words.tools if name not in have]

@@ -87,7 +87,9 @@ def check_words(words: Any) -> None:
     names to mappings (or `None`); `kind`, when given, `read` or `write`; `args`, when given,
     `{argument: {key: value}}`. Other words are not checked here (the verifier lints unknown
     words and checks values). Raises `TypeError` for a wrong shape, `ValueError` for a bad
-    `kind`; the message names the tool and the word."""
+    `kind`; the message names the tool and the word, and the error's `path` attribute is the
+    keys leading to the bad value (`("refund_order", "kind")`), for the caller to give its place
+    in the file."""
     if words is None:
         return
     if not isinstance(words, Mapping):
@@ -96,19 +98,26 @@ def check_words(words: Any) -> None:
         if given is None:
             continue
         if not isinstance(given, Mapping):
-            raise TypeError(f"words for tool {name!r} must be an object {{word: value}}, not {_json_type(given)}")
+            raise _at(TypeError(f"words for tool {name!r} must be an object {{word: value}}, not {_json_type(given)}"),
+                      name)
         if "kind" in given and given["kind"] not in ("read", "write", None):
-            raise ValueError(f"tool {name!r}: kind must be 'read', 'write' or null (not yet declared), "
-                             f"not {given['kind']!r}")
+            raise _at(ValueError(f"tool {name!r}: kind must be 'read', 'write' or null (not yet declared), "
+                                 f"not {given['kind']!r}"), name, "kind")
         args = given.get("args")
         if args is not None:
             if not isinstance(args, Mapping):
-                raise TypeError(f"tool {name!r}: args must be an object {{argument: {{key: value}}}}, "
-                                f"not {_json_type(args)}")
+                raise _at(TypeError(f"tool {name!r}: args must be an object {{argument: {{key: value}}}}, "
+                                    f"not {_json_type(args)}"), name, "args")
             for arg, extra in args.items():
                 if extra is not None and not isinstance(extra, Mapping):
-                    raise TypeError(f"tool {name!r}: args[{arg!r}] must be an object such as "
-                                    f"{{\"role\": \"destination\"}}, not {_json_type(extra)}")
+                    raise _at(TypeError(f"tool {name!r}: args[{arg!r}] must be an object such as "
+                                        f"{{\"role\": \"destination\"}}, not {_json_type(extra)}"), name, "args", arg)
+
+
+def _at(e: Exception, *path: Any) -> Exception:
+    """`e` with the keys of the bad value as its `path`."""
+    e.path = tuple(path)  # type: ignore[attr-defined]
+    return e
 
 
 def _json_type(v: Any) -> str:
@@ -144,7 +153,8 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
     inferred. A tool a guard of the graph decides (`stalwart_export.Guard`) gets the guard's own
     catalogue entry, so the verifier proves the words the guard enforces; words that differ from
     it are named in a warning. Returns the catalogue, or `(catalogue, warnings)` with
-    `with_warnings=True`; the warnings name tools left without a `kind`.
+    `with_warnings=True`; the warnings name tools left without a `kind` (written `kind: null`,
+    which the verifier reads as a write and lists, `kind_unset`).
     Raises `TypeError` for a `StateGraph` that was not compiled or an object that is neither a
     compiled graph nor tools, `ValueError`/`TypeError` for malformed `words` (`check_words`) or
     a decorator `kind` other than `read`/`write`, and `WordsError` (a `ValueError`) for words
@@ -163,7 +173,7 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
                         f"got {describe(tools)}")
     tools = list(tools)
     w = _words.split(words)
-    _words.check_tools(w, [getattr(t, "name", "") for t in tools])
+    unbound = _words.unbound_tools(w, [getattr(t, "name", "") for t in tools])
     words = w.catalogue_words()
     warnings: list[str] = []
     out: dict[str, dict] = {}
@@ -203,17 +213,72 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
                                 f"({g.catalogue.source}); the guard's entry is written, since it is what the guard "
                                 "enforces")
             out[name] = dict(mine)
+    _named_tools(out, w, unbound, warnings)
     for name, entry in out.items():
         if "kind" in entry and entry["kind"] is None:
+            if any(w.startswith(f"tool {name!r} is named by the rules") for w in warnings):
+                continue
             warnings.append(f"tool {name!r} has kind null (not yet declared): the verifier reads it as a write and "
                             "lists it (kind_unset) until you set read or write in the words")
             continue
         if entry.get("kind") not in ("read", "write"):
             if "kind" in entry:
                 raise ValueError(f"tool {name!r}: kind must be 'read' or 'write', not {entry['kind']!r}")
-            warnings.append(f"tool {name!r} has no kind (read or write): give it with catalogue_words or the words mapping")
+            # as --init-words does: the verifier reads kind null as a write and lists it (kind_unset)
+            entry["kind"] = None
+            warnings.append(f"tool {name!r} has no kind (read or write): written kind: null, which the verifier reads "
+                            "as a write and lists (kind_unset); give it with catalogue_words or the words mapping")
     cat = {"format": "qls-catalogue/1", "tools": dict(sorted(out.items()))}
     return (cat, warnings) if with_warnings else cat
+
+
+def _rule_names(entry: dict) -> list[str]:
+    """The tools a catalogue entry's rules name: `order.after`, `order.not_after` (not
+    `untrusted`) and its `compensation`/`undo`."""
+    names: list[str] = []
+    order = entry.get("order")
+    if isinstance(order, Mapping):
+        for key in ("after", "not_after"):
+            got = order.get(key)
+            for t in ([got] if isinstance(got, str) else got if isinstance(got, list) else []):
+                if isinstance(t, str) and t != "untrusted":
+                    names.append(t)
+    for key in ("compensation", "undo"):
+        c = entry.get(key)
+        c = c.get("tool") if isinstance(c, Mapping) else c
+        if isinstance(c, str) and c != "none":
+            names.append(c)
+    return names
+
+
+def _named_tools(out: dict[str, dict], w: Any, unbound: list[str], warnings: list[str]) -> None:
+    """The tools the graph does not bind, in `out`. One the words declare is written from them
+    when a rule of the graph's tools names it (an order rule's `after`/`not_after`, a
+    compensation), so the verifier can read that rule; one no rule names is an error at the word
+    (SPEC 12.3: a word naming a tool the graph lacks is a typo until shown otherwise). A tool a
+    rule names that nothing declares is written `kind: null`, with a warning (else the verifier
+    would refuse the catalogue: a rule naming a tool it does not declare)."""
+    from . import _words
+
+    words = w.catalogue_words()
+    bound = [n for n in out if n not in unbound]
+    named: dict[str, list[str]] = {}
+    for n in bound:
+        for t in _rule_names(out[n]):
+            named.setdefault(t, []).append(n)
+    for name in unbound:
+        if name not in named:
+            raise _words.WordsError(
+                f"{w.at(name)}: words are given for {name!r}, which is not a tool of the graph and no rule of its "
+                f"tools names (its tools: {', '.join(sorted(bound)) or 'none'}; effects a step has without a tool go "
+                "under `nodes.<step>.calls`; a tool an order rule or a compensation names may be declared here)")
+        out.setdefault(name, {"args": {}, **(words.get(name) or {})})
+    for name, by in named.items():
+        if name not in out:
+            out[name] = {"args": {}, "kind": None}
+            warnings.append(f"tool {name!r} is named by the rules of {', '.join(repr(b) for b in by)} but neither bound "
+                            "by this graph nor declared in the words: written with kind null; declare it in the words "
+                            f'(e.g. {{"{name}": {{"kind": "read"}}}})')
 
 
 def init_words(compiled: Any) -> dict:

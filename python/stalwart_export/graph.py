@@ -16,7 +16,7 @@ import importlib.metadata
 import json
 from typing import Any
 
-from . import _code, _guarded, _picks, _review, _routes, _sources, _words
+from . import _code, _fallbacks, _guarded, _picks, _review, _routes, _sources, _words
 
 START = "__start__"
 END = "__end__"
@@ -175,7 +175,9 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     Guarded nodes (SPEC 12.1; `_guarded.py`): a tool node from `guard.tool_node`, a `ToolNode`
     whose innermost tool-call wrapper is a `Guard`'s (create_agent's `middleware=[..., guard]`),
     and a step whose every tool call goes through `guard.call` are `tools`, unless the guard's
-    history would not outlive the subgraph the node is in (a warning says so). A guard built with
+    history would not outlive the subgraph the node is in (a warning says so), or a
+    `with_fallbacks` around it can run tools unguarded or swallows the guard's pause
+    (`_fallbacks.py`: a node is guarded only when every runnable it can run is). A guard built with
     `input_reads_outside=True` makes the export's `input.reads_outside` true.
 
     Per-call reviews (SPEC 12.2): `HumanInTheLoopMiddleware` is a `call` interrupt on the tool
@@ -218,11 +220,30 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
             ex.warn("the words say the input is the person's (input.reads_outside: false), but a guard of the graph "
                     "was built with input_reads_outside=True: the export follows the guard")
         out["input"] = {"reads_outside": True}
+    if ex.guards:
+        for where in ex.plain_handoffs:
+            ex.warn(f"{where} calls hand-off tools ({', '.join(sorted(_node_tools(out, where)))}) without the guard, "
+                    "though the graph has one: for create_supervisor, give the supervisor the guard's tool node "
+                    "over a hand-off tool for each agent, "
+                    "tools=guard.tool_node([create_handoff_tool(agent_name=...) for each agent]) "
+                    "(langgraph_supervisor.create_handoff_tool; declare them kind: read in the catalogue)")
     out["producer"] = {"exporter": EXPORTER, "versions": versions()}
     out["warnings"] = ex.warnings
     if not provenance:
         _strip(out)
     return out
+
+
+def _node_tools(export: dict, where: str) -> list[str]:
+    """The tools of the node a warning's `where` ("node 'x'", or "node 'x' in subgraph 'g'") names."""
+    import re
+
+    m = re.match(r"node '(.*?)'(?: in subgraph '(.*)')?$", where)
+    if m is None:
+        return []
+    g = export["subgraphs"].get(m.group(2), {}) if m.group(2) else export
+    node = next((n for n in g.get("nodes", []) if n["id"] == escape_id(m.group(1))), {})
+    return list(node.get("tools") or [])
 
 
 def _strip(obj: Any) -> None:
@@ -262,8 +283,10 @@ class _Exporter:
         self.tools_seen: dict[str, Any] = {}
         #: The guards found deciding a node's calls (stalwart_export.Guard).
         self.guards: list[Any] = []
-        #: While a subgraph is exported: why the guard's history would not outlive it, if so.
-        self.history_lost: str | None = None
+        #: While a subgraph is exported: why the guard's history would not outlive it, and the fix.
+        self.history_lost: tuple[str, str] | None = None
+        #: Tool nodes binding only hand-off tools, unguarded (a supervisor's), for a hint.
+        self.plain_handoffs: list[str] = []
         #: The user's files read for the lines that built nodes (`_sources.py`).
         self.sources = _sources.SourceIndex()
         #: (graph export, node name, node dict, its function or None), located at the end.
@@ -357,9 +380,9 @@ class _Exporter:
             self._unknown_parent.add(parent)
         return out
 
-    def subgraph_name(self, sub: Any, hint: str, lost: str | None = None) -> str:
+    def subgraph_name(self, sub: Any, hint: str, lost: tuple[str, str] | None = None) -> str:
         """The name `sub` is exported under (exporting it the first time). `lost`: why the guard's
-        history would not outlive a run of it (read by nodes it guards)."""
+        history would not outlive a run of it, and the fix (read by nodes it guards)."""
         key = id(sub)
         if key in self._sub_names:
             return self._sub_names[key]
@@ -414,6 +437,8 @@ class _GraphExport:
         self.hitl_seen: set[str] = set()
         #: Each node's runnable under its wrappers (`_code.unwrap_runnable`).
         self._inner: dict[str, Any] = {}
+        #: Nodes under a `with_fallbacks` that catches `GraphInterrupt`: the wrapper, as written.
+        self.swallows: dict[str, str] = {}
 
     def runnable(self, name: str) -> Any:
         """Node `name`'s runnable seen through `with_fallbacks`, `with_retry` and bindings."""
@@ -484,6 +509,15 @@ class _GraphExport:
 
     # -------------------------------------------------------------- nodes
     def node(self, name: str, spec: Any) -> dict:
+        """Node `name` as the export writes it: what its runnable is (`node_of`), then what its
+        `with_fallbacks` wrappers can run instead (`fallbacks`)."""
+        node = self.node_of(name, spec)
+        layers = _fallbacks.layers(spec.runnable)
+        if layers:
+            self.fallbacks(name, node, layers)
+        return node
+
+    def node_of(self, name: str, spec: Any) -> dict:
         from langgraph.pregel import Pregel
 
         qid = self.qid(name)
@@ -496,7 +530,6 @@ class _GraphExport:
             prov["wrappers"] = wrappers
         if fallbacks:
             prov["fallbacks"] = [_code.qualname(_code.unwrap_callable(f) or f) for f in fallbacks]
-            self.check_fallbacks(name, fallbacks)
         if fn is not None:
             prov["func"] = _code.qualname(fn)
 
@@ -518,16 +551,25 @@ class _GraphExport:
                     sub = found[0]
         if sub is not None:
             where = f"subgraph '{self.parent}'" if self.parent else "the top graph"
-            if not direct:
-                lost = f"node {name!r} runs it inside its function, which passes on only what its code returns"
+            passes_state = not direct and _passes_whole_state(fn)
+            lost: tuple[str, str] | None
+            if not direct and not passes_state:
+                lost = (f"node {name!r} runs it inside its function, which passes on only what its code returns",
+                        f"add the compiled subgraph itself as the node (add_node({name!r}, subgraph)), so that "
+                        "LangGraph passes the history in and out")
             elif not _guarded.keeps_history(self.compiled):
-                lost = f"{where} has no `stalwart_guard` in its state"
+                lost = (f"{where} has no `stalwart_guard` in its state",
+                        f"declare `stalwart_guard: GuardHistory` in the state of {where} (and of every graph "
+                        "enclosing it)")
             else:
                 lost = None
             self.sub_of[name] = sub
             gname = self.ex.subgraph_name(sub, hint=name, lost=lost)
             node.update(kind="subgraph", graph=gname)
-            if not direct:
+            if passes_state:
+                prov["subgraph_via"] = ("langgraph_supervisor's call_agent: the whole state in, the agent's whole "
+                                        "output out")
+            elif not direct:
                 self.ex.warn(self.label(
                     f"node {name!r} runs subgraph {gname!r} inside a function; its input/output mapping "
                     "and any other code are opaque"))
@@ -546,7 +588,10 @@ class _GraphExport:
             wrap = getattr(runnable, "_wrap_tool_call", None)
             prov["wrap_tool_call"] = _code.qualname(wrap) if wrap else None
             guard, why = _guarded.tool_node_guard(runnable)
-            kind = self.guarded_kind(name, guard, why, "tools_plain")
+            kind = self.guarded_kind(name, guard, why, "tools_plain", [t.name for t in tools])
+            if kind == "tools_plain" and tools and all(HANDOFF_KEY in (getattr(t, "metadata", None) or {})
+                                                       for t in tools):
+                self.ex.plain_handoffs.append(self.label(f"node {name!r}"))
             if kind == "tools":
                 prov["guard"] = "stalwart_export.Guard"
             node.update(kind=kind, tools=[t.name for t in tools])
@@ -588,12 +633,12 @@ class _GraphExport:
                     prov.pop("opaque", None)
                     prov["tool_node"] = f"runs each tool call of the model's message through {handwritten!r}"
                     guard, why = _guarded.step_guard(fn, direct_tools)
-                    kind = self.guarded_kind(name, guard, why, "tools_plain")
+                    kind = self.guarded_kind(name, guard, why, "tools_plain", direct_tools)
                     node["kind"] = kind
                     self.kinds[name] = kind
                     return self.lg(node, **prov)
                 guard, why = _guarded.step_guard(fn, direct_tools)
-                kind = self.guarded_kind(name, guard, why, "step")
+                kind = self.guarded_kind(name, guard, why, "step", direct_tools)
                 if kind == "tools":
                     node["kind"] = "tools"
                     prov.pop("opaque", None)
@@ -651,43 +696,104 @@ class _GraphExport:
                 self.ex.warn(self.label(f"node {name!r} takes {missing} from {var!r}, which holds no such tool"))
         return out, (mapping if out else None)
 
-    def check_fallbacks(self, name: str, fallbacks: list) -> None:
-        """A `with_fallbacks` handler runs when the node raises, instead of it: its code is read
-        as a step's would be. A handler that calls tools or a model, or whose code cannot be read,
-        is a warning naming it (the export keeps the node as what its primary runnable is)."""
+    def fallbacks(self, name: str, node: dict, layers: list) -> None:
+        """What node `name`'s `with_fallbacks` wrappers can run instead of it (SPEC 12.1: a node is
+        guarded only when every call it can make passes the guard).
+
+        Every fallback is read: a tool node, or a function reaching tools, whose calls do not pass
+        the guard makes the node `tools_plain` with the tools of all (a warning names the
+        wrapper); one whose code cannot be read, or that reaches a model, is a warning. A wrapper
+        whose `exceptions_to_handle` catches `GraphInterrupt` (the default `(Exception,)` does)
+        swallows every pause inside the node: the guard's confirmation, `interrupt()` in its code
+        or its tools, a review never reaches the person, so none is credited (`swallows`, read by
+        `compile_interrupts`) and a guarded node is exported `tools_plain`, with a warning naming
+        the fix."""
         from langchain_core.language_models import BaseLanguageModel
-        from langchain_core.tools import BaseTool
 
-        for fb in fallbacks:
-            fn = _code.unwrap_callable(fb)
-            if fn is None:
-                self.ex.warn(self.label(f"node {name!r}: its fallback {_code.qualname(fb)} cannot be read: "
-                                        "what it does when the node fails is not in the export"))
-                continue
-            if _code.is_library(fn):
-                continue
-            found = sorted({getattr(o, "name", None) or _code.qualname(o)
-                            for _, o in _code.referenced_objects(fn, depth=3)
-                            if isinstance(o, (BaseTool, BaseLanguageModel))})
-            if found:
+        kind = node.get("kind")
+        tools = list(node.get("tools") or [])
+        plain: list[tuple[Any, Any]] = []  # (layer, part) running tools unguarded
+        for layer in layers:
+            for fb in layer.fallbacks:
+                for part in _fallbacks.fallback_parts(fb):
+                    for t in part.objects:
+                        self.ex.tools_seen.setdefault(t.name, t)
+                    if not part.readable:
+                        self.ex.warn(self.label(
+                            f"node {name!r}: its fallback {part.what} ({layer.describe()}) cannot be read: what it "
+                            "does when the node fails is not in the export"))
+                    elif part.tools and part.guard is None:
+                        plain.append((layer, part))
+                    elif part.tools:
+                        self.ex.guards.append(part.guard)
+                    fn = _code.unwrap_callable(fb)
+                    if fn is not None and not _code.is_library(fn) and any(
+                            isinstance(o, BaseLanguageModel) for _, o in _code.referenced_objects(fn, depth=3)):
+                        self.ex.warn(self.label(
+                            f"node {name!r}: its fallback {part.what} ({layer.describe()}) reaches a model when the "
+                            "node fails; the export reads the node as its primary runnable only"))
+                    for t in part.tools:
+                        if t not in tools:
+                            tools.append(t)
+        catching = next((layer for layer in layers if layer.catches_pause), None)
+        if catching is not None:
+            self.swallows[name] = catching.describe()
+        prov = node.setdefault("langgraph", {}) if self.ex.provenance else {}
+        if plain:
+            ran = "; ".join(f"{p.what} runs {p.tools}" for _, p in plain)
+            wrapper = plain[0][0].describe()
+            if kind in ("tools", "tools_plain"):
+                node["kind"] = "tools_plain"
+            elif kind == "step":
+                node["kind"] = "step"
+            else:
                 self.ex.warn(self.label(
-                    f"node {name!r}: its fallback {_code.qualname(fn)} reaches {found} when the node fails; "
-                    "the export reads the node as its primary runnable only"))
+                    f"node {name!r} ({kind}) has a fallback that runs tools ({ran}); the export keeps it {kind}"))
+            if node["kind"] in ("tools_plain", "step"):
+                node["tools"] = tools
+            self.kinds[name] = node["kind"]
+            self.ex.warn(self.label(
+                f"node {name!r} is not guarded: its {wrapper} runs when the node raises ({ran}, without the guard)"
+                + (" - and it catches the guard's pause (GraphInterrupt), so a write the guard would put to the "
+                   "person runs unconfirmed" if plain[0][0].catches_pause else "")
+                + ": exported tools_plain with the tools of all; give every fallback the guard "
+                  "(guard.tool_node(...)) or drop the fallback"))
+            prov["fallback_unguarded"] = [p.what for _, p in plain]
+            return
+        if catching is not None and kind == "tools":
+            node["kind"] = "tools_plain"
+            self.kinds[name] = "tools_plain"
+            prov["pause_swallowed_by"] = catching.describe()
+            self.ex.warn(self.label(
+                f"node {name!r} is not guarded: its {catching.describe()} catches GraphInterrupt (an Exception, via "
+                "GraphBubbleUp), so the guard's confirmation never reaches the person (the fallback runs instead "
+                "and the model receives what it returns); exported tools_plain: " + _fallbacks.FIX))
+        elif catching is not None:
+            prov["pause_swallowed_by"] = catching.describe()
 
-    def guarded_kind(self, name: str, guard: Any, why: str | None, plain: str) -> str:
+    def guarded_kind(self, name: str, guard: Any, why: str | None, plain: str, tools: list[str]) -> str:
         """`tools` when `guard` decides every call of node `name` and the guard's history is kept
-        for the whole session, else `plain`, with a warning saying why not."""
+        for the whole session, else `plain`, with a warning saying why not. A tool of the node
+        the guard's catalogue lacks is a warning: the guard refuses every call of it."""
         if guard is None:
             if why:
                 self.ex.warn(self.label(f"node {name!r} is not guarded: {why}"))
             return plain
         self.ex.guards.append(guard)
+        missing = [t for t in tools if guard.catalogue.get(t) is None]
+        if missing:
+            self.ex.warn(self.label(
+                f"node {name!r}: the guard's catalogue ({guard.catalogue.source}) does not declare "
+                f"{', '.join(repr(t) for t in missing)}, so the guard refuses every call of "
+                f"{'it' if len(missing) == 1 else 'them'} (unknown_tool): declare "
+                f"{'it' if len(missing) == 1 else 'each'} in the catalogue (kind: read or write)"))
         lost = self.ex.history_lost
         if lost:
+            why, fix = lost
             self.ex.warn(self.label(
                 f"node {name!r} calls tools through the guard, but the guard's history does not outlive this "
-                f"subgraph ({lost}): its session rules would restart each time the subgraph runs, so the node is "
-                "exported unguarded; declare `stalwart_guard: GuardHistory` in every enclosing graph's state"))
+                f"subgraph ({why}): its session rules would restart each time the subgraph runs, so the node is "
+                f"exported unguarded; {fix}"))
             return plain
         return "tools"
 
@@ -1030,7 +1136,7 @@ class _GraphExport:
                 src = f"compile(interrupt_{when}=" + ('"*"' if listed == "*" else "list") + ")"
                 spec = self.builder.nodes[name]
                 if when == "before" and name in self.toolnodes:
-                    for t in self.runnable(name).tools_by_name:
+                    for t in self.node_tools(name):
                         self.interrupts.append(self.lg({"node": self.qid(name), "when": "before", "tool": t},
                                                        source=src, guaranteed=True))
                 else:
@@ -1039,6 +1145,9 @@ class _GraphExport:
         # interrupt() in node code, and at the top of a tool's code
         for name, spec in self.builder.nodes.items():
             kind = self.kinds.get(name)
+            if name in self.swallows:
+                self.swallowed_pauses(name)
+                continue
             if name in self.toolnodes:
                 for tname, tool in self.runnable(name).tools_by_name.items():
                     tfn = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
@@ -1077,6 +1186,16 @@ class _GraphExport:
                         self.interrupts.append(self.lg({"node": self.qid(name), "when": "call", "tool": t},
                                                        source="interrupt() for each tool call, the tool run only "
                                                               "when the answer accepts or edits it"))
+                    if not self.one_call_reaches(name):
+                        self.ex.warn(self.label(
+                            f"node {name!r} runs a tool before a later interrupt() in the same run: when the run "
+                            "resumes LangGraph runs the node again from its start, so with several tool calls in one "
+                            "message every call it ran before the later pause (an accepted call, or one it runs "
+                            "unreviewed) runs again, unasked, each time a later call is answered; the review is "
+                            "credited (each call runs only with the arguments the person accepted, and the verifier "
+                            "counts a call run again as any plain call: at_most QG014, recovery QG105); fix: ask "
+                            "about every call first (collect every answer), then run the tools, or bind the model "
+                            "with parallel_tool_calls=False"))
                     continue
                 self.ex.warn(self.label(
                     f"node {name!r} calls interrupt() and the tools {tools}, but the review is not recognised "
@@ -1086,6 +1205,41 @@ class _GraphExport:
             self.interrupts.append(self.lg({"node": self.qid(name), "when": "inside", "tool": None},
                                            source="interrupt() call in the node's code",
                                            unconditional=any(_code.top_level_call(tree, c) for c, _ in calls)))
+
+    def one_call_reaches(self, name: str) -> bool:
+        """Does every node with an edge to node `name` make one tool call a message (a model
+        bound with `parallel_tool_calls=False`)? False when any other node, or an edge whose
+        destinations are unknown, leads there."""
+        q = self.qid(name)
+        sources = {e["from"] for e in self.edges if e["destinations"] is None or q in e["destinations"]}
+        sources |= {e["from"] for e in self.sends if e.get("destinations") is None or q in e["destinations"]}
+        singles = {self.qid(n) for n in self.single_call}
+        return bool(sources) and sources <= singles
+
+    def node_tools(self, name: str) -> list[str]:
+        """The tools exported on node `name` (a tool node's, and its fallbacks')."""
+        return next((n.get("tools") or [] for n in self.nodes if n["id"] == self.qid(name)), [])
+
+    def swallowed_pauses(self, name: str) -> None:
+        """Warn about each `interrupt()` inside node `name` (its code, its tools' code) that its
+        `with_fallbacks` catches: no pause, so no confirmation or review, is written for it."""
+        from langgraph.types import interrupt
+
+        where: list[str] = []
+        fns = [(f"tool {t!r}", getattr(tool, "func", None) or getattr(tool, "coroutine", None))
+               for t, tool in (getattr(self.runnable(name), "tools_by_name", None) or {}).items()]
+        fn = _code.unwrap_callable(self.runnable(name))
+        if fn is not None and not _code.is_library(fn) and not _is_middleware(getattr(fn, "__self__", None)):
+            fns.append(("its code", fn))
+        for what, f in fns:
+            tree = _code.parse_function(f) if f is not None else None
+            if tree is not None and _code.calls_to(f, tree, interrupt, "interrupt"):
+                where.append(what)
+        if where:
+            self.ex.warn(self.label(
+                f"node {name!r}: interrupt() in {', '.join(where)} never pauses the run: its {self.swallows[name]} "
+                "catches GraphInterrupt (an Exception, via GraphBubbleUp), runs the fallback instead and the model "
+                "receives what it returns; no confirmation or review is written for it: " + _fallbacks.FIX))
 
     def hitl_interrupts(self) -> None:
         """HumanInTheLoopMiddleware reviews each call of the tools its `interrupt_on` gates: a
@@ -1112,12 +1266,33 @@ class _GraphExport:
                     continue
                 decisions = list(cfg.get("allowed_decisions", [])) if isinstance(cfg, dict) else []
                 for t in targets:
+                    if t in self.swallows:
+                        self.ex.warn(self.label(
+                            f"HumanInTheLoopMiddleware's question about {tool!r} on node {t!r} never reaches the "
+                            f"person: its {self.swallows[t]} catches GraphInterrupt; not written as a confirmation"))
+                        continue
                     tn = self.runnable(t)
                     if tool not in getattr(tn, "tools_by_name", {}):
                         continue
                     where = {"asked_in": self.qid(name)} if mode != "per_call" else {}
                     self.interrupts.append(self.lg({"node": self.qid(t), "when": "call", "tool": tool},
                                                    source=src, guaranteed=True, decisions=decisions, **where))
+
+
+#: Functions that run a subgraph with the node's whole state and return the subgraph's whole
+#: output (so the guard's history goes in and comes out): langgraph-supervisor 0.0.31's worker
+#: node (`_make_call_agent`: `agent.invoke(state, config)`, then `{**output, "messages": ...}`).
+_WHOLE_STATE_CALLERS = (
+    ("langgraph_supervisor.supervisor", "_make_call_agent.<locals>.call_agent"),
+    ("langgraph_supervisor.supervisor", "_make_call_agent.<locals>.acall_agent"),
+)
+
+
+def _passes_whole_state(fn: Any) -> bool:
+    """Does node function `fn` run its subgraph with the whole state and return its whole output
+    (`_WHOLE_STATE_CALLERS`)?"""
+    plain = _code.plain_function(fn) if fn is not None else None
+    return (getattr(plain, "__module__", None), getattr(plain, "__qualname__", None)) in _WHOLE_STATE_CALLERS
 
 
 def _one_call_a_message(runnable: Any, fn: Any) -> bool:

@@ -199,8 +199,8 @@ def test_cli_bad_words_file_is_exit_2(tmp_path):
     one_error(cli(tmp_path, *base, "bad.json"), "words file 'bad.json' is not valid JSON: line 2 column 6")
     one_error(cli(tmp_path, *base, "missing.json"), "cannot read words file 'missing.json'", "No such file")
     (tmp_path / "kind.json").write_text('{"wire_money": {"kind": "delete"}}')
-    one_error(cli(tmp_path, *base, "kind.json"), "words file 'kind.json'", "'wire_money'",
-              "kind must be 'read' or 'write', not 'delete'")
+    one_error(cli(tmp_path, *base, "kind.json"), "kind.json:1:17: ", "'wire_money'",
+              "kind must be 'read', 'write' or null (not yet declared), not 'delete'")
     (tmp_path / "list.json").write_text('[{"wire_money": {"kind": "write"}}]')
     one_error(cli(tmp_path, *base, "list.json"), "words file 'list.json'", "not a list", '{"tool": {"word": value}}')
     (tmp_path / "flat.json").write_text('{"wire_money": "write"}')

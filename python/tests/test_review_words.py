@@ -131,11 +131,74 @@ def test_the_agent_inbox_review_loop_is_a_call_review_of_the_tools_it_asks_about
     export = export_graph(graph)
     assert interrupts(export) == {("interrupt_handler", "call", "refund_order")}
     node = next(n for n in export["nodes"] if n["id"] == "interrupt_handler")
-    assert node["kind"] == "step" and set(node["tools"]) == set(TOOLS_BY_NAME)
+    # a loop running tools_by_name[call["name"]] is a hand-written tool node (issue 16, item 5)
+    assert node["kind"] == "tools_plain" and set(node["tools"]) == set(TOOLS_BY_NAME)
     code, found = verify(binary, tmp_path, export, export_catalogue(graph, graphs.WORDS))
     # the calls are plain (QG001), but the reviewed refund is confirmed on clean content: no QG011
     assert ("QG001", "refund_order", "interrupt_handler") in found
     assert not any(f[0] == "QG011" for f in found), sorted(found)
+
+
+def rerun_graph(single_call=False):
+    """The Agent Inbox loop over guarded.py's counting tools; the model asks for two reviewed
+    calls in one message (or, bound with parallel_tool_calls=False, one call a message)."""
+    import guarded as G
+
+    by_name = {t.name: t for t in (G.refund_order, G.close_account)}
+    m = model([call("refund_order", {"order_id": "42", "amount": 5.0}), call("close_account", {"account": "a1"}, i=1)],
+              "done")
+    bound = m.bind(parallel_tool_calls=False) if single_call else m
+
+    def agent(state: MessagesState):
+        return {"messages": [bound.invoke(state["messages"])]}
+
+    def review(state: MessagesState):
+        out = []
+        for tool_call in state["messages"][-1].tool_calls:
+            answer = interrupt({"action": tool_call["name"], "args": tool_call["args"]})
+            if answer["type"] == "accept":
+                out.append(ToolMessage(str(by_name[tool_call["name"]].invoke(tool_call["args"])),
+                                       tool_call_id=tool_call["id"]))
+            else:
+                out.append(ToolMessage("rejected by the person", tool_call_id=tool_call["id"]))
+        return {"messages": out}
+
+    g = StateGraph(MessagesState)
+    g.add_node("agent", agent)
+    g.add_node("review", review)
+    g.add_edge(START, "agent")
+    g.add_conditional_edges("agent", lambda s: "review" if s["messages"][-1].tool_calls else END, ["review", END])
+    g.add_edge("review", END)
+    return g.compile(checkpointer=InMemorySaver(), name="rerun")
+
+
+def test_a_review_loop_that_runs_a_tool_before_a_later_pause_is_warned_and_its_rerun_found(binary, tmp_path):
+    """Issue 15 item 4: LangGraph runs the node again from its start on resume, so the refund the
+    person accepted runs again when the second call is answered. The review is credited (the refund
+    runs only as accepted) and the warning says why and how to fix it; the rerun past at_most is
+    the verifier's QG014 (and QG105), as for any plain call, even on a node visited once."""
+    import guarded as G
+    from helpers import run_steps
+
+    G.reset()
+    graph = rerun_graph()
+    export = export_graph(graph)
+    assert interrupts(export) == {("review", "call", "refund_order"), ("review", "call", "close_account")}
+    [w] = [w for w in export["warnings"] if "before a later interrupt()" in w]
+    assert w.startswith("node 'review' runs a tool before a later interrupt() in the same run: ")
+    assert "runs again, unasked" in w and "collect every answer" in w and "parallel_tool_calls=False" in w
+    cat = {"format": "qls-catalogue/1", "tools": {
+        "refund_order": dict(G.CATALOGUE["tools"]["refund_order"], order={"at_most": 1}),
+        "close_account": G.CATALOGUE["tools"]["close_account"]}}
+    code, found = verify(binary, tmp_path, export, cat)
+    assert {("QG014", "refund_order", "review"), ("QG105", "refund_order", "review")} <= found, sorted(found)
+    assert ("QG011", "refund_order", "review") not in found
+    # the run: one accept, then one ignore; the accepted refund ran twice, the account stayed open
+    run_steps(graph, {"messages": [{"role": "user", "content": "go"}]}, [{"type": "accept"}, {"type": "ignore"}])
+    assert G.RAN == {"refund_order": 2}
+    # one call a message: no later pause in the same run, no warning
+    single = export_graph(rerun_graph(single_call=True))
+    assert not [w for w in single["warnings"] if "before a later interrupt()" in w], single["warnings"]
 
 
 def test_the_same_loop_without_its_review_is_a_confirmed_nothing(binary, tmp_path):
@@ -199,7 +262,6 @@ def test_effects_without_a_tool_and_input_from_outside(binary, tmp_path):
     ({"nodes": {"sendd": {"calls": {"x": {"kind": "write"}}}}}, "the graph has no node 'sendd'"),
     ({"nodes": {"review": {"calls": {"x": {"kind": "write"}}}, "send": {"reviews": ["gmail_sendd"]}}},
      "does not call 'gmail_sendd'"),
-    ({"refund_ordr": {"kind": "write"}}, "'refund_ordr', which is not a tool of the graph"),
     ({"input": {"reads_outside": "yes"}}, "must be true or false"),
     ({"input": {"from": "mail"}}, "unknown word 'from'"),
     ({"nodes": {"send": {"review": ["x"]}}}, "unknown word 'review'"),
@@ -229,6 +291,16 @@ def test_cli_words_errors_name_the_word_in_the_file(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("stalwart-export: error: words.json:4:5: ")
     assert "no node 'sendd'" in lines[0]
     assert not (tmp_path / "g.json").exists()
+    # a bad kind is at its word too (issue 15 item 6), at the top and in a node's calls
+    for text, at in (('{\n  "read_inbox": {"kind": "wrte"}\n}\n', "words.json:2:18: "),
+                     ('{"nodes": {"send": {"calls": {"gmail_send":\n  {"kind": "delete"}}}}}\n', "words.json:2:4: ")):
+        (tmp_path / "words.json").write_text(text)
+        p = subprocess.run([sys.executable, "-m", "stalwart_export", "mailapp:graph", "-o", "g.json", "--catalogue",
+                            "c.json", "--words", "words.json"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120)
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1, p.stderr
+        assert lines[0].startswith("stalwart-export: error: " + at) and "kind must be 'read', 'write'" in lines[0]
     (tmp_path / "words.json").write_text(json.dumps(MAIL_WORDS))
     p = subprocess.run([sys.executable, "-m", "stalwart_export", "mailapp:graph", "-o", "g.json", "--catalogue",
                         "c.json", "--words", "words.json"], cwd=tmp_path, capture_output=True, text=True, timeout=120)

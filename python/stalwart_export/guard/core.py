@@ -50,7 +50,8 @@ class Outcome:
 class Batch:
     """The calls of one batch as the guard sees them: `calls` in the model's order, the verified
     `session` before the batch, the `turn`, the `node` (qualified id) they are made at, and the
-    tools it binds (`bound`, None for any)."""
+    tools it binds (`bound`, None for any); `records`, the history before it, and `written`, the
+    records of its calls (`history_after()` is both, what a hand-off carries)."""
 
     rules: Rules
     chain: Chain
@@ -60,6 +61,10 @@ class Batch:
     node: str | None
     bound: set[str] | None
     context: dict
+    #: The history's records before the batch, as the state held them.
+    records: tuple = ()
+    #: The records of the batch's calls made so far (`entry`), in the order they were made.
+    written: list = field(default_factory=list)
 
     def decisions(self) -> list[Decision]:
         """Rules 1-8 for every call of the batch, in order (each sees the ones before it)."""
@@ -137,7 +142,13 @@ class Batch:
             "proposed": None if o.proposed is None else {"tool": o.proposed.tool, "args": o.proposed.args},
             "prev": self.session.head,
         }
-        return self.chain.seal(e)
+        record = self.chain.seal(e)
+        self.written.append(record)
+        return record
+
+    def history_after(self) -> list:
+        """The history's records with the batch's calls made so far: what a hand-off carries."""
+        return list(self.records) + list(self.written)
 
 
 def refusal_text(o: Outcome) -> str:

@@ -39,6 +39,8 @@ from .core import Batch, Outcome, refusal_text
 from .decide import Call, Rules
 from .doc import GuardConfigError
 from .facts import load_facts
+from .handoff import carry as carry_history
+from .handoff import hands_off
 from .history import HISTORY_KEY, Chain, GuardHistory, merge_history, parse, verify
 from .rulebook import load_rulebook
 from .trace import NO_THREAD, TraceWriter, make_tracer, qualified_node
@@ -50,23 +52,23 @@ CONFIG_KEY_TASK_ID = "__pregel_task_id"
 try:  # langchain 1.x: create_agent's middleware
     from langchain.agents.middleware import AgentMiddleware as _Base
     from langchain.agents.middleware.types import AgentState as _AgentState
-    from langchain.agents.middleware.types import OmitFromInput as _OmitFromInput
 except ImportError:  # pragma: no cover - without langchain the guard still guards tool nodes and steps
     _Base = object
     _AgentState = None
-    _OmitFromInput = None
 
 
 def _agent_state_schema() -> Any:
-    """create_agent's state with the history key (kept out of the input schema; LangGraph reads the
-    reducer from the last item of `Annotated`)."""
+    """create_agent's state with the history key. It is part of the agent's input: an agent run as
+    a subgraph (a swarm's or a supervisor's worker) is entered with its parent's state, and only
+    the keys of its input schema pass, so a history left out of the input would restart at every
+    visit. LangGraph reads the reducer from the last item of `Annotated`."""
     if _AgentState is None:
         return None
     from typing import Annotated
 
     from typing_extensions import NotRequired
 
-    ns = {"__annotations__": {HISTORY_KEY: NotRequired[Annotated[list, _OmitFromInput, merge_history]]}}
+    ns = {"__annotations__": {HISTORY_KEY: NotRequired[Annotated[list, merge_history]]}}
     return type("GuardAgentState", (_AgentState,), ns)
 
 
@@ -290,7 +292,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 session = replace(session, problem=f"the guard's context function failed ({e})",
                                   problem_reason="guard_error")
             context = {}
-        return Batch(self.rules, self.chain, calls, session, _turn_of(state), ctx.node, bound, context)
+        records = tuple(hist) if isinstance(hist, list) else ()
+        return Batch(self.rules, self.chain, calls, session, _turn_of(state), ctx.node, bound, context, records)
 
     def _prepare(self, request: Any) -> tuple[Outcome, Batch, "_Context"]:
         """(outcome, batch, context) of a ToolNode request: decided, and the person asked."""
@@ -335,10 +338,20 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                            status="error", additional_kwargs={"stalwart_guard": {
                                "decision": entry["decision"], "reasons": o.reasons}})
 
-    def _ran(self, o: Outcome, batch: Batch, ctx: "_Context", result: Any) -> Any:
+    def _ran(self, o: Outcome, batch: Batch, ctx: "_Context", result: Any, *, carry: bool = True) -> Any:
+        """Record the call that ran and return its `result`. A result handing off to the parent
+        graph (`handoff.py`) carries the history, this call included, in its Command (with
+        `carry`; the guarded tool node carries the whole batch's once every call ran). Made in a
+        batch of several calls run as tasks of their own (create_agent), a hand-off is not
+        passed on: LangGraph would drop the other calls' results and records at the hand-off, so
+        the model is told to hand off alone."""
         record = batch.entry(o, _answer_of(result, o.call.call_id))
         _send(ctx.config, record)
         self._trace_call(ctx, o, record)
+        if carry and hands_off(result):
+            if len(batch.calls) > 1:
+                return _handoff_not_made(o, len(batch.calls))
+            return carry_history(result, batch.history_after())
         return result
 
     def _trace_call(self, ctx: "_Context", o: Outcome, record: str) -> dict:
@@ -398,6 +411,16 @@ def _not_bound(o: Outcome) -> Outcome:
 
     return replace(o, run=False, reasons=["unknown_tool"],
                    message=f"'{o.call.tool}' is not bound where it was called")
+
+
+def _handoff_not_made(o: Outcome, n: int) -> Any:
+    """The answer to a hand-off asked for with other calls in one message (see `Guard._ran`)."""
+    from langchain_core.messages import ToolMessage
+
+    return ToolMessage(content=f"The hand-off '{o.call.tool}' was not made: it was asked for with {n - 1} other call(s) "
+                               "in one message, and a hand-off drops the results of the others; hand off in a "
+                               "message of its own", name=o.call.tool, tool_call_id=o.call.call_id or "",
+                       status="error", additional_kwargs={"stalwart_guard": {"decision": "allow", "handoff": False}})
 
 
 def _internal_refusal(tool_call: dict, e: BaseException) -> Any:

@@ -18,6 +18,8 @@ from typing import Any
 
 from .decide import Call
 from .doc import GuardConfigError
+from .handoff import carry as carry_history
+from .handoff import hands_off
 
 
 def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
@@ -49,7 +51,7 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
                     "declare each tool the node binds in the catalogue (kind: read or write)")
 
         # -- settle the batch, then let ToolNode run it
-        def _settle(self, input: Any, config: Any) -> list[int]:
+        def _settle(self, input: Any, config: Any) -> tuple[list[int], Any]:
             tool_calls, _ = self._parse_input(input)
             state = self._extract_state(input, config)
             ctx = _Context.of(config, state)
@@ -63,7 +65,7 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
                 for c, o in zip(tool_calls, outcomes):
                     self._plans[id(c)] = (o, batch, ctx)
                     keys.append(id(c))
-            return keys
+            return keys, batch
 
         def _forget(self, keys: list[int]) -> None:
             with self._plans_lock:
@@ -71,18 +73,22 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
                     self._plans.pop(k, None)
 
         def _func(self, input: Any, config: RunnableConfig, runtime: Runtime) -> Any:
-            keys = self._settle(input, config)
+            keys, batch = self._settle(input, config)
             try:
-                return super()._func(input, config, runtime)
+                out = super()._func(input, config, runtime)
             finally:
                 self._forget(keys)
+            # every call of the batch ran: a hand-off carries all their records (guard/handoff.py)
+            return carry_history(out, batch.history_after()) if hands_off(out) else out
 
         async def _afunc(self, input: Any, config: RunnableConfig, runtime: Runtime) -> Any:
-            keys = self._settle(input, config)
+            keys, batch = self._settle(input, config)
             try:
-                return await super()._afunc(input, config, runtime)
+                out = await super()._afunc(input, config, runtime)
             finally:
                 self._forget(keys)
+            # every call of the batch ran: a hand-off carries all their records (guard/handoff.py)
+            return carry_history(out, batch.history_after()) if hands_off(out) else out
 
         # -- run one settled call
         def _plan(self, request: Any) -> tuple[Any, Any, Any] | None:
@@ -95,13 +101,13 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
             if settled is None:
                 return answer
             o, batch, ctx, to_run = settled
-            return guard._ran(o, batch, ctx, execute(to_run))
+            return guard._ran(o, batch, ctx, execute(to_run), carry=False)
 
         async def _awrap(self, request: Any, execute: Any) -> Any:
             answer, settled = guard._begin(request, self._plan(request))
             if settled is None:
                 return answer
             o, batch, ctx, to_run = settled
-            return guard._ran(o, batch, ctx, await execute(to_run))
+            return guard._ran(o, batch, ctx, await execute(to_run), carry=False)
 
     return GuardedToolNode()
