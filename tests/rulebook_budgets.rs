@@ -77,8 +77,8 @@ fn verify(dir: &Path, policy: &str, extra: &[&str]) -> (i32, Vec<(u64, String)>,
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {stderr}"));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stderr}"));
     let qg005 = v["findings"]
         .as_array()
         .unwrap()
@@ -95,7 +95,13 @@ fn verify(dir: &Path, policy: &str, extra: &[&str]) -> (i32, Vec<(u64, String)>,
 }
 
 /// The one QG005 of a run, which must name `budget` and `flag` at `line` and fail the gate.
-fn stopped_at(case: &str, run: (i32, Vec<(u64, String)>, String), line: u64, budget: &str, flag: &str) {
+fn stopped_at(
+    case: &str,
+    run: (i32, Vec<(u64, String)>, String),
+    line: u64,
+    budget: &str,
+    flag: &str,
+) {
     let (code, found, stderr) = run;
     assert_eq!(code, 1, "{case}: the gate fails on QG005 ({stderr})");
     assert_eq!(found.len(), 1, "{case}: one QG005, got {found:?}");

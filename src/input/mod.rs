@@ -109,7 +109,14 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
     let groot = tree::parse(&sources, gid)?;
     let mut export = export::read_export(r, &groot)?;
     let mut unlocated = Vec::new();
-    resolve_locations(&mut export.graph, &mut sources, graph, gid, "", &mut unlocated);
+    resolve_locations(
+        &mut export.graph,
+        &mut sources,
+        graph,
+        gid,
+        "",
+        &mut unlocated,
+    );
     if export.framework == crate::ir::Framework::LangGraph {
         // SPEC 12.4: a finding falls back to the export only where no source line is known,
         // and the report says so (the export's warnings are shown in it).
