@@ -646,17 +646,19 @@ fn machine_output_is_never_silenced() {
         .contains("\"findings\""));
 }
 
+/// `stalwart verify` on the shop's export with no tool check: the findings a large agent has.
+const SHOP_PLAIN: [&str; 5] = [
+    "verify",
+    "--graph",
+    "fixtures/shop-plain/graph.json",
+    "--catalogue",
+    "fixtures/shop-plain/catalogue.json",
+];
+
 #[test]
 fn a_large_agent_at_a_glance() {
     let root = common::root();
-    let plain = [
-        "verify",
-        "--graph",
-        "fixtures/shop-plain/graph.json",
-        "--catalogue",
-        "fixtures/shop-plain/catalogue.json",
-    ];
-    let mut a = plain.to_vec();
+    let mut a = SHOP_PLAIN.to_vec();
     a.extend(["--format", "concise"]);
     let r = run_in(&root, &a);
     assert_eq!(r.code, 1);
@@ -762,14 +764,7 @@ fn mermaid_parses(file: &Path) -> Option<Result<(), String>> {
 #[test]
 fn a_picture_of_the_route() {
     let root = common::root();
-    let plain = [
-        "verify",
-        "--graph",
-        "fixtures/shop-plain/graph.json",
-        "--catalogue",
-        "fixtures/shop-plain/catalogue.json",
-    ];
-    let mut a = plain.to_vec();
+    let mut a = SHOP_PLAIN.to_vec();
     a.extend(["--format", "mermaid"]);
     let m = run_in(&root, &a);
     assert_eq!(m.code, 1);
@@ -783,7 +778,7 @@ fn a_picture_of_the_route() {
         "the witness's edges are drawn"
     );
     snap("shop-plain.mermaid", &m.stdout);
-    let mut d = plain.to_vec();
+    let mut d = SHOP_PLAIN.to_vec();
     d.extend(["--format", "dot", "--witness", "2"]);
     let dot = run_in(&root, &d);
     assert!(dot.stdout.starts_with("digraph stalwart {"));
@@ -816,7 +811,7 @@ fn a_picture_of_the_route() {
 
     // The job summary: the gate, a table per rule, the first blocking finding's picture.
     let s = dir.path().join("summary.md");
-    let mut a = plain.to_vec();
+    let mut a = SHOP_PLAIN.to_vec();
     let ss = s.to_string_lossy().into_owned();
     a.extend(["--summary", &ss]);
     assert_eq!(run_in(&root, &a).code, 1);

@@ -36,20 +36,8 @@ fn every_fixture_sarif_validates() {
         std::fs::write(&p, sarif).expect("write");
         files.push(p);
     }
-    let out = Command::new("bash")
-        .arg(&script)
-        .args(&files)
-        .output()
-        .expect("run validate-sarif");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success(),
-        "validate-sarif found problems:\n{text}"
-    );
+    let (ok, text) = validate(&script, &files);
+    assert!(ok, "validate-sarif found problems:\n{text}");
     assert!(
         !text.contains("error"),
         "validate-sarif reported an error:\n{text}"
@@ -88,9 +76,15 @@ fn suppressions_and_baseline_states_validate() {
         std::fs::write(&p, body).expect("write");
         files.push(p);
     }
+    let (ok, text) = validate(&script, &files);
+    assert!(ok && !text.contains("error"), "validate-sarif:\n{text}");
+}
+
+/// Runs `validate-sarif` on `files`: whether it passed, and all it printed.
+fn validate(script: &std::path::Path, files: &[std::path::PathBuf]) -> (bool, String) {
     let out = Command::new("bash")
-        .arg(&script)
-        .args(&files)
+        .arg(script)
+        .args(files)
         .output()
         .expect("run validate-sarif");
     let text = format!(
@@ -98,8 +92,5 @@ fn suppressions_and_baseline_states_validate() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(
-        out.status.success() && !text.contains("error"),
-        "validate-sarif:\n{text}"
-    );
+    (out.status.success(), text)
 }
