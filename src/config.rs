@@ -503,7 +503,7 @@ fn static_id(id: &str) -> Option<&'static str> {
 /// `QG023` → a rule, `O1` → an obligation.
 fn parse_off(key: &str) -> Option<Off> {
     let k = key.to_ascii_uppercase();
-    if let Some(o) = Obligation::ALL.iter().find(|o| o.as_str() == k).copied() {
+    if let Some(o) = Obligation::parse(&k) {
         return Some(Off::Obligation(o));
     }
     static_id(&k).map(Off::Rule)

@@ -10,9 +10,10 @@
 
 use crate::engine::interp::{self, Latches, ReplayError};
 use crate::engine::Class;
-use crate::findings::{Finding, Obligation, Step, StepKind};
+use crate::findings::{Finding, Step, StepKind};
 use crate::model::FlatModel;
 use crate::report::Report;
+use crate::rules::RuleId;
 
 /// One step of the walk: the witness's step and what it changed.
 #[derive(Debug, Clone)]
@@ -153,11 +154,9 @@ pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough,
         ));
     };
     // QG011 is the local class of O6, QG012 the cascade; a QG003 or QG312 on O6 may be either.
-    let classes: &[Class] = match (ob, f.rule) {
-        (Obligation::O6, "QG011") => &[Class::Local],
-        (Obligation::O6, "QG012") => &[Class::Cascade],
-        (Obligation::O6, _) => &[Class::Local, Class::Cascade],
-        _ => &[Class::Plain],
+    let classes: &[Class] = match RuleId::parse(f.rule) {
+        Some(rule) => ob.spec().classes_of(rule),
+        None => ob.spec().classes(),
     };
     let mut tries = classes.iter().map(|&class| {
         let mut before = Latches::new(m);

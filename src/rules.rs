@@ -40,6 +40,32 @@ mod index {
     include!(concat!(env!("OUT_DIR"), "/rules_index.rs"));
 }
 
+pub use index::RuleId;
+
+impl RuleId {
+    /// The id `id` names exactly (`QG011`), if there is a rule file for it.
+    pub fn parse(id: &str) -> Option<RuleId> {
+        RuleId::ALL.iter().copied().find(|r| r.as_str() == id)
+    }
+
+    /// Its rule's metadata: every id has a file, so this cannot fail.
+    pub fn rule(self) -> &'static Rule {
+        &all()[self as usize]
+    }
+}
+
+impl fmt::Display for RuleId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for RuleId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// Placeholders a `fix` (or `fix_rulebook`) template may use: the finding's tool, the qualified id
 /// of the node where the call happens, and the finding's subject (a tool, `cycle:<node>`,
 /// `edge:<from>`, or a rulebook line), as SPEC 7 names them.
@@ -497,6 +523,18 @@ mod tests {
         }
         assert!(get("QG999").is_none());
         assert!(get("qg011").is_none());
+    }
+
+    #[test]
+    fn rules_every_id_has_its_file_at_its_index() {
+        assert_eq!(RuleId::ALL.len(), all().len());
+        for (k, id) in RuleId::ALL.iter().enumerate() {
+            assert_eq!(*id as usize, k);
+            assert_eq!(id.rule().id, id.as_str());
+            assert_eq!(RuleId::parse(id.as_str()), Some(*id));
+        }
+        assert_eq!(RuleId::parse("QG999"), None);
+        assert_eq!(RuleId::QG011.to_string(), "QG011");
     }
 
     #[test]

@@ -3,57 +3,11 @@
 //! an instance the search could not decide.
 
 use super::{finding, finding_in, Subject};
-use crate::engine::{Class, Depth, InstanceResult, Violation};
+use crate::engine::{Depth, InstanceResult, Violation};
 use crate::findings::{Finding, Obligation};
-use crate::ir::{Framework, NotAfter};
+use crate::ir::Framework;
 use crate::model::{FlatModel, NodeIx, ToolIx};
 use std::collections::BTreeMap;
-
-/// The base rule of an obligation's violation.
-fn base_rule(ob: Obligation, class: Class) -> &'static str {
-    match ob {
-        Obligation::O1 | Obligation::O2 => "QG001",
-        Obligation::O3 | Obligation::O4 | Obligation::O5 => "QG014",
-        Obligation::O6 if class == Class::Cascade => "QG012",
-        Obligation::O6 => "QG011",
-        Obligation::O7 => "QG013",
-        Obligation::O8 => "QG105",
-        Obligation::O9 => "QG019",
-        Obligation::O10 => "QG021",
-    }
-}
-
-/// The clause a QG014 message ends with: which order rule is broken.
-fn order_detail(m: &FlatModel, ob: Obligation, t: ToolIx) -> String {
-    let o = &m.tools[t].order;
-    match ob {
-        Obligation::O3 => {
-            let a: Vec<String> = o.after.iter().map(|a| format!("'{}'", a.name)).collect();
-            format!(
-                "it can run before {} has run, though its rule says after",
-                a.join(", ")
-            )
-        }
-        Obligation::O4 => {
-            let b: Vec<String> = o
-                .not_after
-                .iter()
-                .map(|b| match b {
-                    NotAfter::Tool(n) => format!("'{}'", n.name),
-                    NotAfter::Untrusted => "content from outside".to_string(),
-                })
-                .collect();
-            format!(
-                "it can run after {}, which its rule says it must never follow",
-                b.join(" or ")
-            )
-        }
-        _ => {
-            let n = o.at_most.as_ref().map(|a| a.count).unwrap_or(0);
-            format!("it can run more than {n} time(s), past its at_most rule")
-        }
-    }
-}
 
 /// Turns the verdicts into findings, their fixes in the terms of the `framework` the export
 /// was made with (SPEC 12: a LangGraph export is told the LangGraph remedy).
@@ -93,7 +47,8 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult], framework: Framework)
             out.push(f);
         }
         for v in &r.violations {
-            let early = v.obligation >= Obligation::O7 || v.turn == 1;
+            let spec = v.obligation.spec();
+            let early = !spec.later_turn_is_qg003 || v.turn == 1;
             if !early {
                 let key = (v.obligation, v.tool, v.node);
                 let keep = later
@@ -107,7 +62,7 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult], framework: Framework)
             out.push(violation_finding(
                 m,
                 v,
-                base_rule(v.obligation, v.class),
+                spec.rule_for(v.class).as_str(),
                 framework,
             ));
         }
@@ -126,17 +81,7 @@ fn violation_finding(
 ) -> Finding {
     let tool = &m.tools[v.tool];
     let node = &m.nodes[v.node];
-    let detail = match v.obligation {
-        Obligation::O1 => "without the tool check: a plain call skips it (O1)".to_string(),
-        Obligation::O2 => format!(
-            "before a person confirmed it, though the graph pauses elsewhere for a person to confirm '{}' (O2)",
-            tool.name
-        ),
-        Obligation::O3 | Obligation::O4 | Obligation::O5 => {
-            format!("{} ({})", order_detail(m, v.obligation, v.tool), v.obligation.as_str())
-        }
-        _ => String::new(),
-    };
+    let detail = (v.obligation.spec().detail)(m, v.tool);
     let obligation = format!("{} ({})", v.obligation.as_str(), v.obligation.describe());
     let depth = v.turn.to_string();
     finding_in(

@@ -21,6 +21,7 @@ use super::slice::Slice;
 use super::steps::{call_step, enter_steps, leave_steps, number_run_steps};
 use super::{interp, Class, Depth, Instance, InstanceResult, Limits, Violation};
 use crate::findings::{Obligation, Step, StepKind};
+use crate::obligation::Judges;
 use crate::ir::{FlagScope, NotAfter, When};
 use crate::model::{CheckLit, FlatModel, NodeIx, ToolCheck, ToolIx};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -286,17 +287,9 @@ impl<'a> Search<'a> {
     }
 
     fn run(mut self) -> InstanceResult {
-        // O1-O6 need a plain call of the tool: with no plain node binding it, nothing to search.
-        let needs_plain = matches!(
-            self.inst.obligation,
-            Obligation::O1
-                | Obligation::O2
-                | Obligation::O3
-                | Obligation::O4
-                | Obligation::O5
-                | Obligation::O6
-        );
-        if needs_plain {
+        // An obligation judging plain calls (O1-O6) needs a plain call of the tool: with no plain
+        // node binding it, nothing to search.
+        if self.inst.obligation.spec().judges == Judges::Plain {
             let plain_binds = self.m.nodes.iter().any(|n| {
                 n.calls_tools()
                     && !n.guarded()
@@ -967,40 +960,26 @@ impl<'a> Search<'a> {
     }
 }
 
-/// How many distinct (tool, node, class) violations `inst` could have at most. A node reviewing
-/// the tool's calls confirms each (SPEC 12.2), so O2, O6, O9 and O10 cannot break there.
+/// How many distinct (tool, node, class) violations `inst` could have at most: one per class at
+/// each node binding the tool that the obligation judges (a plain node, or any node for one
+/// judging every running call), except where the node reviewing the tool's calls confirms each
+/// (SPEC 12.2, [`crate::obligation::Spec::confirmed_by_review`]).
 fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
-    let binds = |n: &crate::model::FlatNode, t: ToolIx| {
-        n.calls_tools()
-            && n.tools.contains(&t)
-            && !(n.reviews_calls_of(t)
-                && matches!(
-                    inst.obligation,
-                    Obligation::O2 | Obligation::O6 | Obligation::O9 | Obligation::O10
-                ))
-    };
-    match (inst.obligation, inst.tool) {
-        (Obligation::O1, None) => m
+    let spec = inst.obligation.spec();
+    let Some(t) = inst.tool else {
+        // Asked about every tool at once (O1): each plain node, once per tool it binds.
+        return m
             .nodes
             .iter()
             .filter(|n| n.calls_tools() && !n.guarded())
             .map(|n| n.tools.iter().collect::<BTreeSet<_>>().len())
-            .sum(),
-        (Obligation::O7 | Obligation::O8 | Obligation::O9 | Obligation::O10, Some(t)) => {
-            m.nodes.iter().filter(|n| binds(n, t)).count()
-        }
-        (Obligation::O6, Some(t)) => {
-            2 * m
-                .nodes
-                .iter()
-                .filter(|n| binds(n, t) && !n.guarded())
-                .count()
-        }
-        (_, Some(t)) => m
-            .nodes
-            .iter()
-            .filter(|n| binds(n, t) && !n.guarded())
-            .count(),
-        (_, None) => usize::MAX,
-    }
+            .sum();
+    };
+    let judged = |n: &crate::model::FlatNode| {
+        n.calls_tools()
+            && n.tools.contains(&t)
+            && !(spec.confirmed_by_review && n.reviews_calls_of(t))
+            && (spec.judges == Judges::Running || !n.guarded())
+    };
+    spec.classes().len() * m.nodes.iter().filter(|n| judged(n)).count()
 }

@@ -14,8 +14,8 @@ pub mod slice;
 pub mod steps;
 
 use crate::findings::{Obligation, Step};
-use crate::ir::Compensation;
 use crate::model::{FlatModel, NodeIx, ToolIx};
+use crate::obligation::{Facts, Scope, TABLE};
 use rayon::prelude::*;
 
 /// One question: obligation `obligation` about `tool` (`None` only for O1: every tool at once).
@@ -27,16 +27,7 @@ pub struct Instance {
     pub tool: Option<ToolIx>,
 }
 
-/// How a taint violation (O6) relates to the acting node's region (SPEC 3.1 Regions).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Class {
-    /// Not a taint violation.
-    Plain,
-    /// Every origin is in the acting node's region: QG011.
-    Local,
-    /// Some origin is in another region: QG012.
-    Cascade,
-}
+pub use crate::obligation::Class;
 
 /// A reachable violation, with its shortest witness.
 #[derive(Debug, Clone)]
@@ -128,77 +119,30 @@ impl Default for Limits {
 /// Instances the explicit engine searches in parallel between two looks at the run's budget.
 pub const RUN_BATCH: usize = 16;
 
-/// Lists the obligation instances of `model` (SPEC 4's table). Instances that no plain node can
-/// break (O1-O6 need a plain call of the tool) are still listed; the search answers them at once.
+/// Lists the obligation instances of `model` (SPEC 4's table, [`crate::obligation::TABLE`]):
+/// one per obligation asked about every tool at once, then per tool (in catalogue order) one per
+/// obligation that applies to it, in obligation order. Instances that no plain node can break are
+/// still listed; the search answers them at once.
 pub fn instances(model: &FlatModel) -> Vec<Instance> {
-    let mut out = vec![Instance {
-        obligation: Obligation::O1,
-        tool: None,
-    }];
-    let any_plain_irreversible = model.nodes.iter().any(|n| {
-        n.calls_tools()
-            && !n.guarded()
-            && n.tools
+    let facts = Facts::of(model);
+    let mut out: Vec<Instance> = TABLE
+        .iter()
+        .filter(|s| matches!(s.scope, Scope::AllTools))
+        .map(|s| Instance {
+            obligation: s.obligation,
+            tool: None,
+        })
+        .collect();
+    for t in 0..model.tools.len() {
+        out.extend(
+            TABLE
                 .iter()
-                .any(|&t| model.tools[t].irreversible && model.tools[t].is_write())
-    });
-    let any_confidential = model.confidential().next().is_some();
-    for (t, d) in model.tools.iter().enumerate() {
-        let tool = Some(t);
-        if d.is_write() && model.interrupted[t] {
-            out.push(Instance {
-                obligation: Obligation::O2,
-                tool,
-            });
-        }
-        if !d.order.after.is_empty() {
-            out.push(Instance {
-                obligation: Obligation::O3,
-                tool,
-            });
-        }
-        if !d.order.not_after.is_empty() {
-            out.push(Instance {
-                obligation: Obligation::O4,
-                tool,
-            });
-        }
-        if d.order.at_most.is_some() {
-            out.push(Instance {
-                obligation: Obligation::O5,
-                tool,
-            });
-        }
-        if model.write_or_privileged(t) {
-            out.push(Instance {
-                obligation: Obligation::O6,
-                tool,
-            });
-        }
-        if matches!(d.compensation, Compensation::Tool(_)) && any_plain_irreversible {
-            out.push(Instance {
-                obligation: Obligation::O7,
-                tool,
-            });
-        }
-        if d.is_write() && d.compensation == Compensation::Absent && !d.irreversible {
-            out.push(Instance {
-                obligation: Obligation::O8,
-                tool,
-            });
-        }
-        if d.sends_out && any_confidential {
-            out.push(Instance {
-                obligation: Obligation::O9,
-                tool,
-            });
-        }
-        if model.persists[t] {
-            out.push(Instance {
-                obligation: Obligation::O10,
-                tool,
-            });
-        }
+                .filter(|s| s.applies(model, &facts, t))
+                .map(|s| Instance {
+                    obligation: s.obligation,
+                    tool: Some(t),
+                }),
+        );
     }
     out
 }

@@ -11,22 +11,8 @@
 //! `exact_guards` (counterexample-guided refinement), so reported witnesses are always real.
 
 use crate::findings::Obligation;
-use crate::ir::NotAfter;
-use crate::model::{CheckLit, FlatModel, ToolIx};
+use crate::model::{CheckLit, FlatModel, Latch as Var, ToolIx};
 use std::collections::BTreeSet;
-
-/// One latch variable of SPEC 3's table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Var {
-    Ran(ToolIx),
-    Count(ToolIx),
-    Tainted,
-    Confirmed(ToolIx),
-    ConfClean(ToolIx),
-    IrrevUnconf,
-    Wrote,
-    Unrec(ToolIx),
-}
 
 /// The latches kept for one obligation instance.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -63,51 +49,9 @@ impl Slice {
     ) -> Slice {
         let mut need: BTreeSet<Var> = BTreeSet::new();
         if let Some(t) = tool {
-            let o = &model.tools[t].order;
-            match ob {
-                Obligation::O1 => {}
-                Obligation::O2 => {
-                    need.insert(Var::Confirmed(t));
-                }
-                Obligation::O3 => need.extend(
-                    o.after
-                        .iter()
-                        .filter_map(|a| model.tool_ix(&a.name))
-                        .map(Var::Ran),
-                ),
-                Obligation::O4 => {
-                    for b in &o.not_after {
-                        match b {
-                            NotAfter::Tool(n) => need.extend(model.tool_ix(&n.name).map(Var::Ran)),
-                            NotAfter::Untrusted => {
-                                need.insert(Var::Tainted);
-                            }
-                        }
-                    }
-                }
-                Obligation::O5 => {
-                    need.insert(Var::Count(t));
-                }
-                Obligation::O6 => {
-                    need.insert(Var::Tainted);
-                    need.insert(Var::ConfClean(t));
-                }
-                Obligation::O7 => {
-                    need.insert(Var::IrrevUnconf);
-                }
-                Obligation::O8 => {
-                    need.insert(Var::Wrote);
-                    need.insert(Var::Unrec(t));
-                }
-                Obligation::O9 => {
-                    need.insert(Var::Confirmed(t));
-                    need.extend(model.confidential().map(Var::Ran));
-                }
-                Obligation::O10 => {
-                    need.insert(Var::Tainted);
-                    need.insert(Var::ConfClean(t));
-                }
-            }
+            let mut seed = Vec::new();
+            (ob.spec().latches)(model, t, &mut seed);
+            need.extend(seed);
         }
         // Close over the update rules, and over the order latches of exactly-decided guards.
         let mut work: Vec<Var> = need.iter().copied().collect();
@@ -198,7 +142,7 @@ impl Slice {
 /// keep taint this finely, so their classes agree.
 pub fn taint_bits(model: &FlatModel, inst: crate::engine::Instance) -> (Vec<usize>, usize) {
     let mut bit = vec![0usize; model.regions.len()];
-    if inst.obligation != Obligation::O6 {
+    if !inst.obligation.spec().split_by_region() {
         return (bit, 1);
     }
     let mut own: Vec<usize> = model

@@ -18,6 +18,28 @@ pub type ToolIx = usize;
 /// Index of a state flag in [`FlatModel::flags`].
 pub type FlagIx = usize;
 
+/// One latch of SPEC 3's table, as a slice (SPEC 9) and an obligation's row
+/// ([`crate::obligation::Spec::latches`]) name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Latch {
+    /// `ran` of a tool.
+    Ran(ToolIx),
+    /// `count` of a tool.
+    Count(ToolIx),
+    /// `tainted`, with its origin regions.
+    Tainted,
+    /// `confirmed` of a tool.
+    Confirmed(ToolIx),
+    /// `confirmed_clean` of a tool.
+    ConfClean(ToolIx),
+    /// `irreversible_unconfirmed`.
+    IrrevUnconf,
+    /// `wrote`: a write ran in this run.
+    Wrote,
+    /// The unrecoverable tool's call node (O8).
+    Unrec(ToolIx),
+}
+
 /// A guard with flags resolved to indices.
 pub type FlatGuard = Guard<FlagIx>;
 

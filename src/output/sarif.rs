@@ -86,11 +86,6 @@ const MAX_TAGS: usize = 20;
 /// Characters GitHub accepts in a short or full description.
 const MAX_DESCRIPTION: usize = 1024;
 
-/// The rules whose findings are graph reachability results: an engine found a route, and the
-/// witness is it. Their precision is `very-high`; every other rule's is `high`.
-const REACHABILITY_RULES: &[&str] = &[
-    "QG001", "QG003", "QG011", "QG012", "QG013", "QG014", "QG105",
-];
 
 /// Renders `report` as a SARIF 2.1.0 log (pretty JSON, ending with a newline).
 ///
@@ -639,7 +634,10 @@ fn descriptor(report: &Report, r: &Rule) -> ReportingDescriptor {
     tags.truncate(MAX_TAGS);
 
     let mut props = BTreeMap::new();
-    let precision = if REACHABILITY_RULES.contains(&r.id.as_str()) {
+    // Graph reachability results (an engine found a route, and the witness replays) are
+    // `very-high`; every other rule's are `high`.
+    let reachability = crate::obligation::reachability_rules();
+    let precision = if reachability.iter().any(|id| id.as_str() == r.id) {
         "very-high"
     } else {
         "high"

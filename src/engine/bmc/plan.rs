@@ -6,6 +6,7 @@
 use crate::engine::slice::Slice;
 use crate::engine::{Class, Instance};
 use crate::findings::Obligation;
+use crate::obligation::Judges;
 use crate::model::{FlatModel, NodeIx, ToolCheck, ToolIx};
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -270,12 +271,8 @@ fn xcaps(m: &FlatModel, inst: Instance, s: &Slice, bound: &[bool]) -> Vec<u32> {
         }
     }
     if let Some(t) = inst.tool {
-        match inst.obligation {
-            // A second call of the tool itself can be the one that breaks.
-            Obligation::O7 | Obligation::O8 => raise(t, 2),
-            Obligation::O5 => raise(t, 1),
-            _ => {}
-        }
+        // A later call of the tool itself can be the one that breaks.
+        raise(t, inst.obligation.spec().own_calls);
     }
     // A tool no calling node binds is never called.
     for (c, &b) in cap.iter_mut().zip(bound) {
@@ -318,38 +315,26 @@ pub fn groups(m: &FlatModel, binders: &[Vec<NodeIx>], inst: Instance) -> Vec<Gro
             for &ix in binders.get(t).map(Vec::as_slice).unwrap_or_default() {
                 let n = &m.nodes[ix];
                 let at = |class| Part::At { node: ix, class };
+                let spec = ob.spec();
                 // A node reviewing the tool's calls confirms each on clean content (SPEC 12.2):
-                // O2, O6, O9 and O10 cannot break there.
-                let confirmed_here = n.reviews_calls_of(t)
-                    && matches!(
-                        ob,
-                        Obligation::O2 | Obligation::O6 | Obligation::O9 | Obligation::O10
-                    );
-                if confirmed_here {
+                // an obligation that such a confirmation settles cannot break there.
+                if spec.confirmed_by_review && n.reviews_calls_of(t) {
                     continue;
                 }
-                match ob {
-                    Obligation::O7 | Obligation::O9 | Obligation::O10 => out.push(Group {
-                        keys: vec![(t, ix, Class::Plain)],
-                        parts: vec![at(Class::Plain)],
-                    }),
-                    Obligation::O8 => out.push(Group {
-                        keys: vec![(t, ix, Class::Plain)],
-                        parts: vec![at(Class::Plain), Part::Unrec { node: ix }],
-                    }),
-                    Obligation::O6 if plain(n) => {
-                        for class in [Class::Local, Class::Cascade] {
-                            out.push(Group {
-                                keys: vec![(t, ix, class)],
-                                parts: vec![at(class)],
-                            });
-                        }
+                if spec.judges == Judges::Plain && !plain(n) {
+                    continue;
+                }
+                for &class in spec.classes() {
+                    let mut parts = vec![at(class)];
+                    // The Z3 reading of recovery (O8): the unrecoverable tool's earlier call is
+                    // caught at the later write.
+                    if ob == Obligation::O8 {
+                        parts.push(Part::Unrec { node: ix });
                     }
-                    _ if plain(n) => out.push(Group {
-                        keys: vec![(t, ix, Class::Plain)],
-                        parts: vec![at(Class::Plain)],
-                    }),
-                    _ => {}
+                    out.push(Group {
+                        keys: vec![(t, ix, class)],
+                        parts,
+                    });
                 }
             }
         }

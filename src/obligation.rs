@@ -1,0 +1,485 @@
+//! The obligations of SPEC 4, declared once: [`TABLE`] says, per obligation, what every part of
+//! the verifier that is not a violation predicate needs to know about it.
+//!
+//! Which tools an obligation is asked about ([`crate::engine::instances`]), which calls it judges
+//! (the explicit engine's early exit, both engines' count of what can break), its rule and
+//! classes (the findings, `--replay`, SARIF's precision), whether a later turn makes it QG003,
+//! the latches a slice starts from ([`crate::engine::slice`]), the in-batch calls of its own tool
+//! the Z3 unrolling must allow, and the clause its message ends with: all read from here.
+//!
+//! What a violation *is* is deliberately not here: the explicit engine
+//! ([`crate::engine::explicit`]), the Z3 unrolling ([`crate::engine::bmc`]) and the plain
+//! interpreter every witness replays on ([`crate::engine::interp`]) each say it in their own
+//! words, because their independence is what the engines' agreement checks (SPEC 9). Adding an
+//! obligation is a row here, a variant of [`Obligation`], and the three predicates, which the
+//! compiler asks for (their matches are exhaustive).
+
+use crate::ir::{Compensation, NotAfter};
+use crate::model::{FlatModel, Latch, ToolIx};
+use crate::rules::RuleId;
+use serde::Serialize;
+
+/// The obligations of SPEC 4, the graph rules' questions. Their order is [`TABLE`]'s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Obligation {
+    /// The tool check: the call is plain.
+    O1,
+    /// The confirmation: a write the graph has an interrupt for runs plain, unconfirmed.
+    O2,
+    /// Order `after`.
+    O3,
+    /// Order `not_after`.
+    O4,
+    /// Order `at_most`.
+    O5,
+    /// Taint.
+    O6,
+    /// The saga: a compensable write after an unconfirmed irreversible one.
+    O7,
+    /// Recovery: an unrecoverable write with another write in the run.
+    O8,
+    /// QG019 (SPEC 6), a reachability question numbered after SPEC 4's table: a `sends_out`
+    /// tool runs after a `confidential` tool ran in the session, and the send is not confirmed.
+    O9,
+    /// QG021 (SPEC 6): a tool that writes a `persistent` store runs while the run is tainted
+    /// and the call was not confirmed on clean content.
+    O10,
+}
+
+/// How a violation relates to the acting node's region (SPEC 3.1 Regions): only the taint rule
+/// (O6) is split, into QG011 and QG012.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    /// Not a taint violation.
+    Plain,
+    /// Every origin is in the acting node's region: QG011.
+    Local,
+    /// Some origin is in another region: QG012.
+    Cascade,
+}
+
+/// Which calls of its tool an obligation judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judges {
+    /// Plain calls only (a guarded call is the tool check's to refuse): with no plain node
+    /// binding the tool, nothing can break.
+    Plain,
+    /// Every call that runs, guarded or plain.
+    Running,
+}
+
+/// The rule a violation is reported under (SPEC 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleOf {
+    /// One rule, [`Class::Plain`].
+    One(RuleId),
+    /// Split by region (SPEC 3.1): `local` for [`Class::Local`], `cascade` for
+    /// [`Class::Cascade`].
+    ByRegion {
+        /// Every origin in the acting node's region.
+        local: RuleId,
+        /// Some origin in another region.
+        cascade: RuleId,
+    },
+}
+
+/// What [`Spec::applies`] may read about the whole model, found once per model.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts {
+    /// Some plain node binds an irreversible write (O7 needs one).
+    pub any_plain_irreversible: bool,
+    /// Some tool is declared `confidential` (O9 needs one).
+    pub any_confidential: bool,
+}
+
+impl Facts {
+    /// The facts of `model`.
+    pub fn of(model: &FlatModel) -> Facts {
+        Facts {
+            any_plain_irreversible: model.nodes.iter().any(|n| {
+                n.calls_tools()
+                    && !n.guarded()
+                    && n.tools
+                        .iter()
+                        .any(|&t| model.tools[t].irreversible && model.tools[t].is_write())
+            }),
+            any_confidential: model.confidential().next().is_some(),
+        }
+    }
+}
+
+/// Which tools an obligation is asked about.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope {
+    /// One question about every tool at once (O1: every plain call).
+    AllTools,
+    /// One question per tool for which the predicate holds.
+    EachTool(fn(&FlatModel, &Facts, ToolIx) -> bool),
+}
+
+/// One row of SPEC 4's table.
+#[derive(Debug, Clone, Copy)]
+pub struct Spec {
+    /// The obligation.
+    pub obligation: Obligation,
+    /// `O1`..`O10`.
+    pub id: &'static str,
+    /// What it says, in a few words (for messages).
+    pub describe: &'static str,
+    /// Which calls it judges.
+    pub judges: Judges,
+    /// The rule its violations are reported under.
+    pub rule: RuleOf,
+    /// True when a violation first reachable at a later turn than the first is reported as
+    /// QG003 (the state a session carries), not under [`Spec::rule`].
+    pub later_turn_is_qg003: bool,
+    /// True when a node reviewing each call of the tool (`when: "call"`, SPEC 12.2) confirms
+    /// the call on clean content, so the obligation cannot break at that node.
+    pub confirmed_by_review: bool,
+    /// Which tools it is asked about.
+    pub scope: Scope,
+    /// The latches it reads about `tool` (a slice's seed, SPEC 9), added to the set.
+    pub latches: fn(&FlatModel, ToolIx, &mut Vec<Latch>),
+    /// Calls of its own tool one tool batch must allow for a violation to show (the Z3
+    /// unrolling's call caps): a second call of the tool itself can be the one that breaks.
+    pub own_calls: u32,
+    /// The clause a finding's message ends with, about `tool` (empty when the rule's message
+    /// says it all).
+    pub detail: fn(&FlatModel, ToolIx) -> String,
+}
+
+/// Every obligation, in [`Obligation`]'s order.
+pub static TABLE: [Spec; 10] = [
+    Spec {
+        obligation: Obligation::O1,
+        id: "O1",
+        describe: "the tool check",
+        judges: Judges::Plain,
+        rule: RuleOf::One(RuleId::QG001),
+        later_turn_is_qg003: true,
+        confirmed_by_review: false,
+        scope: Scope::AllTools,
+        latches: |_, _, _| {},
+        own_calls: 0,
+        detail: |_, _| "without the tool check: a plain call skips it (O1)".to_string(),
+    },
+    Spec {
+        obligation: Obligation::O2,
+        id: "O2",
+        describe: "the confirmation",
+        judges: Judges::Plain,
+        rule: RuleOf::One(RuleId::QG001),
+        later_turn_is_qg003: true,
+        confirmed_by_review: true,
+        scope: Scope::EachTool(|m, _, t| m.tools[t].is_write() && m.interrupted[t]),
+        latches: |_, t, out| out.push(Latch::Confirmed(t)),
+        own_calls: 0,
+        detail: |m, t| {
+            format!(
+                "before a person confirmed it, though the graph pauses elsewhere for a person \
+                 to confirm '{}' (O2)",
+                m.tools[t].name
+            )
+        },
+    },
+    Spec {
+        obligation: Obligation::O3,
+        id: "O3",
+        describe: "the order rule `after`",
+        judges: Judges::Plain,
+        rule: RuleOf::One(RuleId::QG014),
+        later_turn_is_qg003: true,
+        confirmed_by_review: false,
+        scope: Scope::EachTool(|m, _, t| !m.tools[t].order.after.is_empty()),
+        latches: |m, t, out| {
+            let after = &m.tools[t].order.after;
+            out.extend(after.iter().filter_map(|a| m.tool_ix(&a.name)).map(Latch::Ran));
+        },
+        own_calls: 0,
+        detail: |m, t| {
+            let a: Vec<String> = m.tools[t]
+                .order
+                .after
+                .iter()
+                .map(|a| format!("'{}'", a.name))
+                .collect();
+            format!(
+                "it can run before {} has run, though its rule says after (O3)",
+                a.join(", ")
+            )
+        },
+    },
+    Spec {
+        obligation: Obligation::O4,
+        id: "O4",
+        describe: "the order rule `not_after`",
+        judges: Judges::Plain,
+        rule: RuleOf::One(RuleId::QG014),
+        later_turn_is_qg003: true,
+        confirmed_by_review: false,
+        scope: Scope::EachTool(|m, _, t| !m.tools[t].order.not_after.is_empty()),
+        latches: |m, t, out| {
+            for b in &m.tools[t].order.not_after {
+                match b {
+                    NotAfter::Tool(n) => out.extend(m.tool_ix(&n.name).map(Latch::Ran)),
+                    NotAfter::Untrusted => out.push(Latch::Tainted),
+                }
+            }
+        },
+        own_calls: 0,
+        detail: |m, t| {
+            let b: Vec<String> = m.tools[t]
+                .order
+                .not_after
+                .iter()
+                .map(|b| match b {
+                    NotAfter::Tool(n) => format!("'{}'", n.name),
+                    NotAfter::Untrusted => "content from outside".to_string(),
+                })
+                .collect();
+            format!(
+                "it can run after {}, which its rule says it must never follow (O4)",
+                b.join(" or ")
+            )
+        },
+    },
+    Spec {
+        obligation: Obligation::O5,
+        id: "O5",
+        describe: "the order rule `at_most`",
+        judges: Judges::Plain,
+        rule: RuleOf::One(RuleId::QG014),
+        later_turn_is_qg003: true,
+        confirmed_by_review: false,
+        scope: Scope::EachTool(|m, _, t| m.tools[t].order.at_most.is_some()),
+        latches: |_, t, out| out.push(Latch::Count(t)),
+        own_calls: 1,
+        detail: |m, t| {
+            let n = m.tools[t].order.at_most.as_ref().map(|a| a.count).unwrap_or(0);
+            format!("it can run more than {n} time(s), past its at_most rule (O5)")
+        },
+    },
+    Spec {
+        obligation: Obligation::O6,
+        id: "O6",
+        describe: "the taint rule",
+        judges: Judges::Plain,
+        rule: RuleOf::ByRegion {
+            local: RuleId::QG011,
+            cascade: RuleId::QG012,
+        },
+        later_turn_is_qg003: true,
+        confirmed_by_review: true,
+        scope: Scope::EachTool(|m, _, t| m.write_or_privileged(t)),
+        latches: |_, t, out| out.extend([Latch::Tainted, Latch::ConfClean(t)]),
+        own_calls: 0,
+        detail: |_, _| String::new(),
+    },
+    Spec {
+        obligation: Obligation::O7,
+        id: "O7",
+        describe: "the saga",
+        judges: Judges::Running,
+        rule: RuleOf::One(RuleId::QG013),
+        later_turn_is_qg003: false,
+        confirmed_by_review: false,
+        scope: Scope::EachTool(|m, f, t| {
+            matches!(m.tools[t].compensation, Compensation::Tool(_)) && f.any_plain_irreversible
+        }),
+        latches: |_, _, out| out.push(Latch::IrrevUnconf),
+        own_calls: 2,
+        detail: |_, _| String::new(),
+    },
+    Spec {
+        obligation: Obligation::O8,
+        id: "O8",
+        describe: "recovery",
+        judges: Judges::Running,
+        rule: RuleOf::One(RuleId::QG105),
+        later_turn_is_qg003: false,
+        confirmed_by_review: false,
+        scope: Scope::EachTool(|m, _, t| {
+            let d = &m.tools[t];
+            d.is_write() && d.compensation == Compensation::Absent && !d.irreversible
+        }),
+        latches: |_, t, out| out.extend([Latch::Wrote, Latch::Unrec(t)]),
+        own_calls: 2,
+        detail: |_, _| String::new(),
+    },
+    Spec {
+        obligation: Obligation::O9,
+        id: "O9",
+        describe: "confidential data stays in",
+        judges: Judges::Running,
+        rule: RuleOf::One(RuleId::QG019),
+        later_turn_is_qg003: false,
+        confirmed_by_review: true,
+        scope: Scope::EachTool(|m, f, t| m.tools[t].sends_out && f.any_confidential),
+        latches: |m, t, out| {
+            out.push(Latch::Confirmed(t));
+            out.extend(m.confidential().map(Latch::Ran));
+        },
+        own_calls: 0,
+        detail: |_, _| String::new(),
+    },
+    Spec {
+        obligation: Obligation::O10,
+        id: "O10",
+        describe: "nothing untrusted persisted",
+        judges: Judges::Running,
+        rule: RuleOf::One(RuleId::QG021),
+        later_turn_is_qg003: false,
+        confirmed_by_review: true,
+        scope: Scope::EachTool(|m, _, t| m.persists[t]),
+        latches: |_, t, out| out.extend([Latch::Tainted, Latch::ConfClean(t)]),
+        own_calls: 0,
+        detail: |_, _| String::new(),
+    },
+];
+
+impl Obligation {
+    /// Every obligation, in order.
+    pub const ALL: [Obligation; 10] = [
+        Obligation::O1,
+        Obligation::O2,
+        Obligation::O3,
+        Obligation::O4,
+        Obligation::O5,
+        Obligation::O6,
+        Obligation::O7,
+        Obligation::O8,
+        Obligation::O9,
+        Obligation::O10,
+    ];
+
+    /// Its row of [`TABLE`].
+    pub fn spec(self) -> &'static Spec {
+        &TABLE[self as usize]
+    }
+
+    /// `O1`..`O10`.
+    pub fn as_str(self) -> &'static str {
+        self.spec().id
+    }
+
+    /// What the obligation says, in a few words (for messages).
+    pub fn describe(self) -> &'static str {
+        self.spec().describe
+    }
+
+    /// The obligation named `id` (`O1`..`O10`).
+    pub fn parse(id: &str) -> Option<Obligation> {
+        TABLE.iter().find(|s| s.id == id).map(|s| s.obligation)
+    }
+}
+
+impl Spec {
+    /// The rule a violation of class `class` is reported under when it is not a QG003.
+    pub fn rule_for(&self, class: Class) -> RuleId {
+        match self.rule {
+            RuleOf::One(r) => r,
+            RuleOf::ByRegion { cascade, .. } if class == Class::Cascade => cascade,
+            RuleOf::ByRegion { local, .. } => local,
+        }
+    }
+
+    /// The classes its violations come in: [`Class::Plain`], or local and cascade.
+    pub fn classes(&self) -> &'static [Class] {
+        match self.rule {
+            RuleOf::One(_) => &[Class::Plain],
+            RuleOf::ByRegion { .. } => &[Class::Local, Class::Cascade],
+        }
+    }
+
+    /// The classes a finding under `rule` may have been drawn from: the one class `rule` names,
+    /// or (for QG003 and QG312, which carry no class) every class.
+    pub fn classes_of(&self, rule: RuleId) -> &'static [Class] {
+        match self.rule {
+            RuleOf::ByRegion { local, .. } if rule == local => &[Class::Local],
+            RuleOf::ByRegion { cascade, .. } if rule == cascade => &[Class::Cascade],
+            _ => self.classes(),
+        }
+    }
+
+    /// True when its violations are split by region (QG011/QG012): the taint bits then tell
+    /// the acting node's regions apart (SPEC 3.1).
+    pub fn split_by_region(&self) -> bool {
+        matches!(self.rule, RuleOf::ByRegion { .. })
+    }
+
+    /// True when it is asked about `tool`.
+    pub fn applies(&self, model: &FlatModel, facts: &Facts, tool: ToolIx) -> bool {
+        match self.scope {
+            Scope::AllTools => false,
+            Scope::EachTool(p) => p(model, facts, tool),
+        }
+    }
+}
+
+/// The rules an obligation's violation can be reported under (SPEC 6): each row's rules, and
+/// QG003 for a later turn. These are reachability verdicts, replayed witnesses (SARIF's
+/// `precision: very-high`).
+pub fn reachability_rules() -> Vec<RuleId> {
+    let mut out = vec![RuleId::QG003];
+    for s in &TABLE {
+        match s.rule {
+            RuleOf::One(r) => out.push(r),
+            RuleOf::ByRegion { local, cascade } => out.extend([local, cascade]),
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_has_every_obligation_in_order() {
+        assert_eq!(TABLE.len(), Obligation::ALL.len());
+        for (k, (s, o)) in TABLE.iter().zip(Obligation::ALL).enumerate() {
+            assert_eq!(s.obligation, o, "row {k}");
+            assert_eq!(o as usize, k, "{o:?} is row {k}");
+            assert_eq!(s.id, format!("O{}", k + 1));
+            assert_eq!(Obligation::parse(s.id), Some(o));
+        }
+        assert_eq!(Obligation::parse("O11"), None);
+    }
+
+    #[test]
+    fn only_o1_is_asked_about_every_tool_at_once() {
+        for s in &TABLE {
+            assert_eq!(
+                matches!(s.scope, Scope::AllTools),
+                s.obligation == Obligation::O1,
+                "{}",
+                s.id
+            );
+        }
+    }
+
+    #[test]
+    fn reachability_rules_are_the_obligations_rules_and_qg003() {
+        let ids: Vec<&str> = reachability_rules().iter().map(|r| r.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["QG001", "QG003", "QG011", "QG012", "QG013", "QG014", "QG019", "QG021", "QG105"]
+        );
+    }
+
+    #[test]
+    fn only_the_taint_rule_is_split_by_region() {
+        for s in &TABLE {
+            let split = s.classes().len() == 2;
+            assert_eq!(split, s.split_by_region(), "{}", s.id);
+            assert_eq!(split, s.obligation == Obligation::O6, "{}", s.id);
+            assert_eq!(s.rule_for(Class::Plain), s.rule_for(Class::Local) , "{}", s.id);
+        }
+        let o6 = Obligation::O6.spec();
+        assert_eq!(o6.rule_for(Class::Cascade), RuleId::QG012);
+        assert_eq!(o6.classes_of(RuleId::QG011), &[Class::Local]);
+        assert_eq!(o6.classes_of(RuleId::QG003), &[Class::Local, Class::Cascade]);
+    }
+}
