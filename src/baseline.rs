@@ -10,6 +10,7 @@
 //! verifier itself and is always shown. The gate is decided on what is left; the report says how
 //! many known findings it hid.
 
+use crate::rules::RuleId;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -125,7 +126,7 @@ struct JsonFinding {
 pub fn apply(report: &mut Report, baseline: &Baseline) {
     let (known, new): (Vec<_>, Vec<_>) = std::mem::take(&mut report.findings)
         .into_iter()
-        .partition(|f| f.rule != "QG312" && baseline.fingerprints.contains(&f.fingerprint));
+        .partition(|f| f.rule != RuleId::QG312 && baseline.fingerprints.contains(&f.fingerprint));
     report.findings = new;
     report.baseline = Some(BaselineInfo {
         path: baseline.path.clone(),

@@ -148,7 +148,7 @@ impl Step {
 #[derive(Debug, Clone)]
 pub struct Finding {
     /// The rule id (`QG011`).
-    pub rule: &'static str,
+    pub rule: crate::rules::RuleId,
     /// The obligation broken, for graph rules (for QG003 the one it names).
     pub obligation: Option<Obligation>,
     /// The tool, `cycle:<node>`, `edge:<from>`, or the rulebook line.

@@ -13,7 +13,7 @@ use crate::engine::Class;
 use crate::findings::{Finding, Step, StepKind};
 use crate::model::FlatModel;
 use crate::report::Report;
-use crate::rules::RuleId;
+
 
 /// One step of the walk: the witness's step and what it changed.
 #[derive(Debug, Clone)]
@@ -154,10 +154,7 @@ pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough,
         ));
     };
     // QG011 is the local class of O6, QG012 the cascade; a QG003 or QG312 on O6 may be either.
-    let classes: &[Class] = match RuleId::parse(f.rule) {
-        Some(rule) => ob.spec().classes_of(rule),
-        None => ob.spec().classes(),
-    };
+    let classes: &[Class] = ob.spec().classes_of(f.rule);
     let mut tries = classes.iter().map(|&class| {
         let mut before = Latches::new(m);
         let mut steps: Vec<WalkStep> = Vec::new();

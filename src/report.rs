@@ -190,17 +190,15 @@ impl Report {
         if finding.accepted.is_some() {
             return false;
         }
-        self.rule_blocks(finding.rule)
+        self.rule_blocks(finding.rule.rule())
     }
 
-    /// True when a finding of `rule` fails the gate in this report's mode.
-    pub fn rule_blocks(&self, rule: &str) -> bool {
-        crate::rules::get(rule)
-            .map(|r| match self.gate {
-                GateMode::Ci => r.gate,
-                GateMode::Start => r.stops,
-            })
-            .unwrap_or(true)
+    /// True when a finding of rule `r` fails the gate in this report's mode.
+    pub fn rule_blocks(&self, r: &crate::rules::Rule) -> bool {
+        match self.gate {
+            GateMode::Ci => r.gate,
+            GateMode::Start => r.stops,
+        }
     }
 
     /// True when no finding fails the gate (and, under `strict-accepts`, every accept applied).

@@ -28,7 +28,7 @@
 //!
 //! `build.rs` embeds the files at compile time (`$OUT_DIR/rules_index.rs`); they are parsed once,
 //! on first use. A file that does not parse fails this module's unit tests and the meta-test
-//! `tests/rules_meta.rs`, which also holds `status` to [`crate::checks::CHECKED_RULES`].
+//! `tests/rules_meta.rs`, which also holds `status` to [`crate::checks::coverage::checked`].
 
 use crate::findings::Severity;
 use crate::ir::Framework;
@@ -57,6 +57,20 @@ impl RuleId {
 impl fmt::Display for RuleId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// `RuleId::QG011 == "QG011"`: an id compares with the text that spells it.
+impl PartialEq<&str> for RuleId {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// `RuleId::QG011 == *"QG011"`.
+impl PartialEq<str> for RuleId {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
     }
 }
 
@@ -157,8 +171,8 @@ pub struct Rule {
     /// with a one-line example), used for a graph finding on a LangGraph export (SPEC 12), if
     /// the rule has one (placeholders: [`FIX_PLACEHOLDERS`]).
     pub fix_langgraph: Option<String>,
-    /// Whether this version checks it (`status = "checked"`): the rules of
-    /// [`crate::checks::CHECKED_RULES`].
+    /// Whether this version checks it (`status = "checked"`), held to
+    /// [`crate::checks::coverage::checked`].
     pub checked: bool,
     /// What a clean result of this rule proves.
     pub proves: String,

@@ -14,6 +14,7 @@
 //! 3. **Below the shown severity** (`min-severity`): findings of a lower severity are not shown
 //!    and do not fail the gate; the report counts them. QG312 is always shown.
 
+use crate::rules::RuleId;
 use crate::config::{AcceptEntry, Config, Date, Matcher, Off};
 use crate::findings::{AcceptKind, Acceptance, Finding};
 use crate::report::{AcceptWarning, OffNote, Report};
@@ -34,7 +35,7 @@ pub fn apply(report: &mut Report, config: &Config, today: Date, strict: bool) {
         let before = report.findings.len();
         report
             .findings
-            .retain(|f| f.rule == "QG312" || f.severity <= min);
+            .retain(|f| f.rule == RuleId::QG312 || f.severity <= min);
         report.triage.below = Some((min, before - report.findings.len()));
     }
 }
@@ -44,7 +45,7 @@ fn turn_off(report: &mut Report, config: &Config) {
         let before = report.findings.len();
         let (id, what) = match o.what {
             Off::Rule(r) => {
-                report.findings.retain(|f| f.rule != r || r == "QG312");
+                report.findings.retain(|f| f.rule.as_str() != r || r == "QG312");
                 if let Some(cc) = report.code_checks.as_mut() {
                     cc.findings.retain(|f| f.check != r);
                 }
@@ -62,7 +63,7 @@ fn turn_off(report: &mut Report, config: &Config) {
             Off::Obligation(ob) => {
                 report
                     .findings
-                    .retain(|f| f.obligation != Some(ob) || f.rule == "QG312");
+                    .retain(|f| f.obligation != Some(ob) || f.rule == RuleId::QG312);
                 (ob.as_str().to_string(), ob.describe().to_string())
             }
         };
@@ -84,7 +85,7 @@ fn matches(m: &Matcher, f: &Finding) -> bool {
             subject,
             node,
         } => {
-            f.rule == *rule
+            f.rule.as_str() == *rule
                 && subject.as_ref().is_none_or(|s| *s == f.subject)
                 && node.as_ref().is_none_or(|n| Some(n) == f.node.as_ref())
         }
@@ -127,7 +128,7 @@ fn accept_configured(report: &mut Report, accepts: &[AcceptEntry], today: Date) 
         for f in report
             .findings
             .iter_mut()
-            .filter(|f| f.rule != "QG312" && matches(&a.matcher, f))
+            .filter(|f| f.rule != RuleId::QG312 && matches(&a.matcher, f))
         {
             if f.accepted.is_none() {
                 f.accepted = Some(Acceptance {
@@ -208,8 +209,8 @@ fn accept_in_source(report: &mut Report) {
         }
         let mut n = 0;
         for f in report.findings.iter_mut().filter(|f| {
-            f.rule != "QG312"
-                && c.rules.iter().any(|r| r == f.rule)
+            f.rule != RuleId::QG312
+                && c.rules.iter().any(|r| r == f.rule.as_str())
                 && f.location
                     .is_some_and(|l| l.file == c.at.file && l.line == c.at.line)
         }) {

@@ -136,7 +136,7 @@ fn agentdojo_plain_flags_every_write_and_guarded_none() {
         let taint: Vec<_> = guarded
             .findings
             .iter()
-            .filter(|f| matches!(f.rule, "QG011" | "QG012" | "QG001" | "QG003"))
+            .filter(|f| matches!(f.rule.as_str(), "QG011" | "QG012" | "QG001" | "QG003"))
             .collect();
         assert!(
             taint.is_empty(),

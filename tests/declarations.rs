@@ -160,7 +160,7 @@ fn catalogue_rules_name_what_they_read() {
 fn the_shop_raises_no_declaration_rule() {
     // SPEC 11: the shop verifies with exactly QG023 and QG105, every declaration rule having run.
     let fs = findings("shop", EngineChoice::Both);
-    let rules: Vec<&str> = fs.iter().map(|f| f.rule).collect();
+    let rules: Vec<&str> = fs.iter().map(|f| f.rule.as_str()).collect();
     assert_eq!(rules, ["QG023", "QG105"]);
     assert!(Path::new(&common::root().join("fixtures/shop/agent.yaml")).exists());
 }

@@ -372,7 +372,7 @@ fn cases_once_disagreed_now_agree() {
                 // The engines' findings: those of an obligation (not QG015, QG023 or the
                 // declaration rules).
                 .filter(|f| f.obligation.is_some())
-                .map(|f| (f.rule, f.subject.as_str(), f.depth.unwrap_or(0)))
+                .map(|f| (f.rule.as_str(), f.subject.as_str(), f.depth.unwrap_or(0)))
                 .collect();
             assert_eq!(&got, want, "case {i}, {engine:?}");
         }

@@ -111,7 +111,7 @@ fn seed_lints() -> Vec<Lint> {
 
 fn qg023() -> Finding {
     Finding {
-        rule: "QG023",
+        rule: stalwart::rules::RuleId::QG023,
         obligation: None,
         subject: "cycle:desk_model".to_string(),
         node: Some("desk_model".to_string()),
@@ -134,7 +134,7 @@ fn qg023() -> Finding {
 
 fn qg105() -> Finding {
     Finding {
-        rule: "QG105",
+        rule: stalwart::rules::RuleId::QG105,
         obligation: Some(Obligation::O8),
         subject: "refund_card".to_string(),
         node: Some("billing_tools".to_string()),
@@ -172,7 +172,7 @@ fn qg012() -> Finding {
     refund.guarded = Some(false);
     refund.violation = true;
     Finding {
-        rule: "QG012",
+        rule: stalwart::rules::RuleId::QG012,
         obligation: Some(Obligation::O6),
         subject: "refund_card".to_string(),
         node: Some("billing_tools".to_string()),
@@ -753,7 +753,7 @@ fn text_exporter_warnings_and_rules_not_checked() {
 #[test]
 fn disagreement_shows_both_witnesses() {
     let mut f = qg012();
-    f.rule = "QG312";
+    f.rule = stalwart::rules::RuleId::QG312;
     f.message =
         "the engines disagree on O6 (the taint rule) for 'refund_card': at 'billing_tools' \
                  the explicit engine says it breaks at turn 1 and the z3 engine says it breaks at \

@@ -6,6 +6,7 @@
 //! QG019 and QG021 are reachability questions and are answered by the engines (O9, O10 in
 //! [`crate::engine`]); QG004 is in [`super::declarations`].
 
+use crate::rules::RuleId;
 use std::collections::BTreeMap;
 
 use super::{finding, Subject};
@@ -30,9 +31,9 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
         if !bound[t] {
             continue;
         }
-        let on = |rule: &'static str, detail: &str| on_tool(rule, d, detail);
+        let on = |rule: RuleId, detail: &str| on_tool(rule, d, detail);
         if chosen[t] {
-            for (rule, roles) in [("QG017", Role::CODE), ("QG018", Role::QUERY)] {
+            for (rule, roles) in [(RuleId::QG017, Role::CODE), (RuleId::QG018, Role::QUERY)] {
                 let flagged: Vec<&crate::ir::ArgDef> = d
                     .args
                     .iter()
@@ -74,7 +75,7 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
                 .iter()
                 .any(|s| &s.name == store && s.multi_tenant);
             if shared && !d.args.iter().any(|a| a.role == Some(Role::UserId)) {
-                let mut f = on("QG020", "");
+                let mut f = on(RuleId::QG020, "");
                 f.message = format!("{} (store '{store}')", f.message);
                 out.push(f);
             }
@@ -87,10 +88,10 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
             && m.gates[t].is_none()
             && !rulebook_compiled
         {
-            out.push(on("QG101", ""));
+            out.push(on(RuleId::QG101, ""));
         }
         if let Some((source, false)) = &d.source {
-            let mut f = on("QG106", "");
+            let mut f = on(RuleId::QG106, "");
             f.message = format!("{} ('{source}')", f.message);
             out.push(f);
         }
@@ -103,7 +104,7 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
 /// A finding of `rule` on tool `d`, located at its definition in the user's source when the export
 /// gives it (SPEC 12.4; the entry related), else at its entry (so not also related), `detail`
 /// filling the template's `{detail}`.
-fn on_tool(rule: &'static str, d: &ToolDef, detail: &str) -> Finding {
+fn on_tool(rule: RuleId, d: &ToolDef, detail: &str) -> Finding {
     let mut f = finding(
         Subject {
             rule,
@@ -196,7 +197,7 @@ fn peers(m: &FlatModel) -> Vec<Finding> {
                 .map(|w| format!("`{w}`"))
                 .collect::<Vec<_>>()
                 .join(" and ");
-            let mut f = on_tool("QG104", d, &detail);
+            let mut f = on_tool(RuleId::QG104, d, &detail);
             if !agent.is_empty() {
                 f.message = format!("{} (agent '{agent}')", f.message);
             }
@@ -234,7 +235,7 @@ fn channels(m: &FlatModel, cat: &Catalogue) -> Vec<Finding> {
         };
         let mut f = finding(
             Subject {
-                rule: "QG107",
+                rule: RuleId::QG107,
                 obligation: None,
                 subject: n.qid.clone(),
                 tool: None,

@@ -1,10 +1,9 @@
 //! Which rules had nothing to read (SPEC 6, "Rules with nothing to read, so nothing raised") and
 //! which this version does not check yet though the input gives them something to read.
 
-use super::CHECKED_RULES;
 use crate::ir::{Catalogue, NodeKind, Role};
 use crate::model::FlatModel;
-use crate::rules;
+use crate::rules::RuleId;
 
 /// What a run was given besides the graph and the catalogue, for [`coverage`].
 #[derive(Debug, Clone, Copy, Default)]
@@ -15,37 +14,80 @@ pub struct Given {
     pub traces: bool,
 }
 
-/// True when the input declares something rule `id` reads; `None` when the rule always has
-/// something to read (or this version cannot tell).
-fn has_input(m: &FlatModel, cat: &Catalogue, given: Given, id: &str) -> Option<bool> {
-    let store = |name: &str| cat.stores.iter().find(|s| s.name == name);
-    let roles = |want: &[Role]| {
-        m.tools.iter().any(|t| {
-            t.args
-                .iter()
-                .any(|a| a.role.is_some_and(|r| want.contains(&r)))
-        })
-    };
-    Some(match id {
-        "QG017" => roles(Role::CODE),
-        "QG018" => roles(Role::QUERY),
-        "QG019" => m.tools.iter().any(|t| t.confidential),
-        "QG020" => m.tools.iter().any(|t| {
-            t.store
-                .as_ref()
-                .is_some_and(|(s, write)| !write && store(s).is_some_and(|d| d.multi_tenant))
+/// What a rule reads beyond the graph and the catalogue, which decides whether a run gave it
+/// anything to read (SPEC 6).
+#[derive(Debug, Clone, Copy)]
+pub enum Reads {
+    /// Always has something to read (the graph's routes, the catalogue's tools).
+    Always,
+    /// The rulebook: nothing to read without one.
+    Rulebook,
+    /// Traces of real runs (`--traces`): nothing to read without them.
+    Traces,
+    /// A declaration the input may not make (a role, a store's word, a node kind): the predicate
+    /// says whether it does.
+    Declared(fn(&FlatModel, &Catalogue) -> bool),
+    /// This version does not check it yet.
+    NotChecked,
+}
+
+/// What rule `id` reads. The match is exhaustive: a new rule file does not compile until it is
+/// answered here, and [`checked`] (what `status` in the rule file is held to) follows from it.
+pub fn reads(id: RuleId) -> Reads {
+    use RuleId::*;
+    match id {
+        QG001 | QG003 | QG004 | QG006 | QG011 | QG012 | QG013 | QG014 | QG015 | QG023
+        | QG101 | QG104 | QG105 | QG312 => Reads::Always,
+        QG002 | QG005 | QG007 | QG008 | QG009 | QG010 | QG022 => Reads::Rulebook,
+        QG016 => Reads::Traces,
+        QG017 => Reads::Declared(|m, _| has_role(m, Role::CODE)),
+        QG018 => Reads::Declared(|m, _| has_role(m, Role::QUERY)),
+        QG019 => Reads::Declared(|m, _| m.tools.iter().any(|t| t.confidential)),
+        QG020 => Reads::Declared(|m, cat| {
+            m.tools.iter().any(|t| {
+                t.store.as_ref().is_some_and(|(s, write)| {
+                    !write && store(cat, s).is_some_and(|d| d.multi_tenant)
+                })
+            })
         }),
-        "QG021" => m.tools.iter().any(|t| {
-            t.store
-                .as_ref()
-                .is_some_and(|(s, write)| *write && store(s).is_some_and(|d| d.persistent))
+        QG021 => Reads::Declared(|m, cat| {
+            m.tools.iter().any(|t| {
+                t.store.as_ref().is_some_and(|(s, write)| {
+                    *write && store(cat, s).is_some_and(|d| d.persistent)
+                })
+            })
         }),
-        "QG106" => m.tools.iter().any(|t| t.source.is_some()),
-        "QG107" => m.nodes.iter().any(|n| n.kind == NodeKind::Remote),
-        "QG002" | "QG005" | "QG007" | "QG008" | "QG009" | "QG010" | "QG022" => given.rulebook,
-        "QG016" => given.traces,
-        _ => return None,
+        QG106 => Reads::Declared(|m, _| m.tools.iter().any(|t| t.source.is_some())),
+        QG107 => Reads::Declared(|m, _| m.nodes.iter().any(|n| n.kind == NodeKind::Remote)),
+    }
+}
+
+/// True when this version checks rule `id` (a rule file's `status = "checked"` is held to it).
+pub fn checked(id: RuleId) -> bool {
+    !matches!(reads(id), Reads::NotChecked)
+}
+
+fn has_role(m: &FlatModel, want: &[Role]) -> bool {
+    m.tools.iter().any(|t| {
+        t.args
+            .iter()
+            .any(|a| a.role.is_some_and(|r| want.contains(&r)))
     })
+}
+
+fn store<'c>(cat: &'c Catalogue, name: &str) -> Option<&'c crate::ir::StoreDef> {
+    cat.stores.iter().find(|s| s.name == name)
+}
+
+/// True when the input declares something rule `id` reads; `None` when the rule always has
+/// something to read.
+fn has_input(m: &FlatModel, cat: &Catalogue, given: Given, id: RuleId) -> Option<bool> {
+    match reads(id) {
+        Reads::Always | Reads::NotChecked => None,
+        Reads::Rulebook => Some(given.rulebook),
+        Reads::Traces => Some(given.traces),
+        Reads::Declared(p) => Some(p(m, cat)),
+    }
 }
 
 /// (rules with nothing to read and why, rules not checked yet that had something to read).
@@ -57,11 +99,11 @@ pub fn coverage(
 ) -> (Vec<(&'static str, String)>, Vec<&'static str>) {
     let mut nothing = Vec::new();
     let mut not_yet = Vec::new();
-    for r in rules::all() {
-        let id: &'static str = r.id.as_str();
+    for id in RuleId::ALL {
+        let r = id.rule();
         match (has_input(m, cat, given, id), &r.nothing_to_read) {
-            (Some(false), Some(why)) => nothing.push((id, why.clone())),
-            _ if !CHECKED_RULES.contains(&id) => not_yet.push(id),
+            (Some(false), Some(why)) => nothing.push((id.as_str(), why.clone())),
+            _ if !checked(id) => not_yet.push(id.as_str()),
             _ => {}
         }
     }

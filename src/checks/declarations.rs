@@ -1,6 +1,7 @@
 //! Declaration rules read from agent.yaml and the graph (SPEC 6): QG004's graph side, permissive
 //! by default.
 
+use crate::rules::RuleId;
 use std::collections::VecDeque;
 
 use super::{finding, Subject};
@@ -41,7 +42,7 @@ pub fn permissive_by_default(m: &FlatModel, inputs: &Inputs) -> Vec<Finding> {
         };
         let mut f = finding(
             Subject {
-                rule: "QG004",
+                rule: RuleId::QG004,
                 obligation: None,
                 subject: format!("agent '{}'", a.name),
                 tool: None,

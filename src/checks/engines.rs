@@ -4,6 +4,7 @@
 //! the obligations one engine decided alone (the other timed out or passed its size limit): one
 //! finding per engine that left some, so a large graph does not drown the report.
 
+use crate::rules::RuleId;
 use super::{finding, Subject};
 use crate::engine::compare::{Answer, Disagreement, Unchecked};
 use crate::findings::Finding;
@@ -53,7 +54,7 @@ pub fn disagreements(m: &FlatModel, disagreements: &[Disagreement]) -> Vec<Findi
                 .min();
             let mut f = finding(
                 Subject {
-                    rule: "QG312",
+                    rule: RuleId::QG312,
                     obligation: Some(ob),
                     subject: t.name.clone(),
                     tool: Some(t),
@@ -87,7 +88,7 @@ pub fn unchecked(list: &[Unchecked]) -> Vec<Finding> {
         );
         let mut f = finding(
             Subject {
-                rule: "QG006",
+                rule: RuleId::QG006,
                 obligation: None,
                 subject: format!("the {engine} engine's cross-check"),
                 tool: None,
@@ -128,7 +129,7 @@ pub fn unreproduced(m: &FlatModel, f: &Finding, number: usize, why: &str) -> Fin
     );
     finding(
         Subject {
-            rule: "QG312",
+            rule: RuleId::QG312,
             obligation: Some(ob),
             subject: f.subject.clone(),
             tool: m.tool_ix(&f.subject).map(|t| &m.tools[t]),

@@ -2,6 +2,7 @@
 //! QG012 (O6), QG013 (O7), QG105 (O8), QG003 for O1-O6 first broken at a later turn, and QG006 for
 //! an instance the search could not decide.
 
+use crate::rules::RuleId;
 use super::{finding, finding_in, Subject};
 use crate::engine::{Depth, InstanceResult, Violation};
 use crate::findings::{Finding, Obligation};
@@ -29,7 +30,7 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult], framework: Framework)
             );
             let mut f = finding(
                 Subject {
-                    rule: "QG006",
+                    rule: RuleId::QG006,
                     obligation: Some(r.instance.obligation),
                     subject,
                     tool: None,
@@ -62,13 +63,13 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult], framework: Framework)
             out.push(violation_finding(
                 m,
                 v,
-                spec.rule_for(v.class).as_str(),
+                spec.rule_for(v.class),
                 framework,
             ));
         }
     }
     for v in later.values() {
-        out.push(violation_finding(m, v, "QG003", framework));
+        out.push(violation_finding(m, v, RuleId::QG003, framework));
     }
     out
 }
@@ -76,7 +77,7 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult], framework: Framework)
 fn violation_finding(
     m: &FlatModel,
     v: &Violation,
-    rule: &'static str,
+    rule: RuleId,
     framework: Framework,
 ) -> Finding {
     let tool = &m.tools[v.tool];

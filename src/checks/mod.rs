@@ -20,26 +20,17 @@ pub mod rulebook_names;
 pub mod structure;
 pub mod traces;
 
+use crate::rules::RuleId;
 use crate::findings::{fingerprint, Finding, Obligation, Severity, Step};
 use crate::ir::{Framework, ToolDef};
 use crate::rules::{self, RuleType};
 use crate::source::Loc;
 
-/// Rules this version checks. A meta-test holds `rules/` to this list: a rule file marked
-/// `status = "checked"` must be here and every rule here must be so marked.
-pub const CHECKED_RULES: &[&str] = &[
-    "QG001", "QG002", "QG003", "QG004", "QG005", "QG006", "QG007", "QG008", "QG009", "QG010",
-    "QG011", "QG012", "QG013", "QG014", "QG015", "QG016", "QG017", "QG018", "QG019", "QG020",
-    "QG021", "QG022", "QG023", "QG101", "QG104", "QG105", "QG106", "QG107", "QG312",
-];
-
 /// The severity of a finding of `rule` (SPEC 7): a hotspot is Review; a finding on a tool goes
 /// by what the tool can do (destructive or irreversible write Critical, write High, read Medium);
 /// otherwise the rule's default.
-pub fn severity(rule: &str, tool: Option<&ToolDef>) -> Severity {
-    let Some(r) = rules::get(rule) else {
-        return Severity::High;
-    };
+pub fn severity(rule: RuleId, tool: Option<&ToolDef>) -> Severity {
+    let r = rule.rule();
     if r.rule_type == RuleType::SecurityHotspot {
         return Severity::Review;
     }
@@ -54,7 +45,7 @@ pub fn severity(rule: &str, tool: Option<&ToolDef>) -> Severity {
 /// What a finding is about, for its message and fix templates.
 pub struct Subject<'a> {
     /// The rule id.
-    pub rule: &'static str,
+    pub rule: RuleId,
     /// The obligation, for graph rules.
     pub obligation: Option<Obligation>,
     /// The subject as SPEC 7 spells it.
@@ -94,13 +85,11 @@ pub fn finding_in(
         ("subject", &s.subject),
     ];
     all.extend_from_slice(vars);
-    let (message, fix) = match rules::get(s.rule) {
-        Some(r) => (
-            r.message_with(&all),
-            rules::fill(r.fix_template(framework), &all),
-        ),
-        None => (String::new(), String::new()),
-    };
+    let r = s.rule.rule();
+    let (message, fix) = (
+        r.message_with(&all),
+        rules::fill(r.fix_template(framework), &all),
+    );
     let mut related = Vec::new();
     if let Some(t) = s.tool {
         related.extend(defined_here(t));
@@ -109,7 +98,7 @@ pub fn finding_in(
     Finding {
         rule: s.rule,
         obligation: s.obligation,
-        fingerprint: fingerprint(s.rule, s.obligation, &s.subject, s.node.as_deref()),
+        fingerprint: fingerprint(s.rule.as_str(), s.obligation, &s.subject, s.node.as_deref()),
         severity: severity(s.rule, s.tool),
         subject: s.subject,
         node: s.node,
@@ -136,7 +125,7 @@ pub fn unique_fingerprints(findings: &mut [Finding]) {
         *n += 1;
         if *n > 1 {
             let keyed = format!("{}#{n}", f.subject);
-            f.fingerprint = fingerprint(f.rule, f.obligation, &keyed, f.node.as_deref());
+            f.fingerprint = fingerprint(f.rule.as_str(), f.obligation, &keyed, f.node.as_deref());
         }
     }
 }
@@ -151,8 +140,8 @@ pub fn defined_here(t: &crate::ir::ToolDef) -> Option<(crate::source::Loc, Strin
 /// Sorts findings as the outputs list them: QG312 first, then by rule, subject, node.
 pub fn sort(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
-        (a.rule != "QG312", a.rule, &a.subject, &a.node, a.obligation).cmp(&(
-            b.rule != "QG312",
+        (a.rule != RuleId::QG312, a.rule, &a.subject, &a.node, a.obligation).cmp(&(
+            b.rule != RuleId::QG312,
             b.rule,
             &b.subject,
             &b.node,

@@ -4,6 +4,7 @@
 //! ([`crate::rulebook::logic`]); a model of the condition is the witness: the facts that let the
 //! call through, after the flow lines on the way.
 
+use crate::rules::RuleId;
 use std::collections::{HashMap, HashSet};
 
 use rustc_hash::FxHashMap;
@@ -102,7 +103,7 @@ impl Context<'_> {
 
 /// A finding of a rulebook rule; `key` makes the fingerprint unique without line numbers.
 pub(crate) fn rb_finding(
-    rule: &'static str,
+    rule: RuleId,
     subject: String,
     tool: Option<&ToolDef>,
     at: Loc,
@@ -123,7 +124,7 @@ pub(crate) fn rb_finding(
         witness,
         vars,
     );
-    f.fingerprint = fingerprint(rule, None, &f.subject, Some(key));
+    f.fingerprint = fingerprint(rule.as_str(), None, &f.subject, Some(key));
     f
 }
 
@@ -214,7 +215,7 @@ fn requires(ctx: &Context<'_>, routes: &Routes<'_>, out: &mut Vec<Finding>) {
             let mut w = ctx.route_steps(&r.via);
             w.extend(ctx.fact_steps(&atoms, &model));
             let mut f = rb_finding(
-                "QG001",
+                RuleId::QG001,
                 t.name.clone(),
                 Some(t),
                 ctx.loc(r.at),
@@ -222,7 +223,7 @@ fn requires(ctx: &Context<'_>, routes: &Routes<'_>, out: &mut Vec<Finding>) {
                 w,
                 &[("node", &node), ("detail", &detail)],
             );
-            if let Some(rule) = rules::get("QG001") {
+            if let Some(rule) = Some(RuleId::QG001.rule()) {
                 // The template's `{node}` is the flow here (a rulebook finding has no graph node).
                 f.message = rule.message_with(&[
                     ("tool", &t.name),
@@ -297,7 +298,7 @@ fn escapable(ctx: &Context<'_>, routes_of: &Routes<'_>, out: &mut Vec<Finding>) 
             last.violation = true;
         }
         out.push(rb_finding(
-            "QG002",
+            RuleId::QG002,
             t.name.clone(),
             Some(t),
             ctx.loc(e.else_at),
@@ -372,7 +373,7 @@ fn escapable(ctx: &Context<'_>, routes_of: &Routes<'_>, out: &mut Vec<Finding>) 
             let mut w = ctx.route_steps(&r.via);
             w.extend(ctx.fact_steps(&c.atoms, &model));
             out.push(rb_finding(
-                "QG002",
+                RuleId::QG002,
                 t.name.clone(),
                 Some(t),
                 ctx.loc(r.at),
@@ -498,7 +499,7 @@ fn uncompared(ctx: &Context<'_>, t: &ToolDef, first: &Route, n: usize, of: usize
     let mut s = Step::new(StepKind::Flow, &format!("execute {}", first.action), 1);
     s.loc = Some(ctx.loc(first.at));
     let mut f = rb_finding(
-        "QG006",
+        RuleId::QG006,
         t.name.clone(),
         Some(t),
         ctx.loc(first.at),
@@ -521,7 +522,7 @@ fn ungoverned(ctx: &Context<'_>, routes: &Routes<'_>, out: &mut Vec<Finding>) {
             continue;
         }
         let mut f = rb_finding(
-            "QG004",
+            RuleId::QG004,
             t.name.clone(),
             Some(t),
             t.loc,
@@ -535,7 +536,7 @@ fn ungoverned(ctx: &Context<'_>, routes: &Routes<'_>, out: &mut Vec<Finding>) {
             t.requires.iter().map(|r| format!("${r}")).collect::<Vec<_>>().join(" and "),
             ctx.loaded.display
         );
-        f.severity = super::severity("QG004", None);
+        f.severity = super::severity(RuleId::QG004, None);
         out.push(f);
     }
 }
@@ -558,7 +559,7 @@ fn read_before_written(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         s.loc = Some(ctx.loc(r.at));
         s.violation = true;
         let mut f = rb_finding(
-            "QG007",
+            RuleId::QG007,
             format!("${}", r.var),
             None,
             ctx.loc(r.at),
@@ -602,7 +603,7 @@ fn bot_lines(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             s.loc = Some(ctx.loc(b.at));
             s.violation = true;
             out.push(rb_finding(
-                "QG008",
+                RuleId::QG008,
                 t.name.clone(),
                 Some(t),
                 ctx.loc(b.at),
@@ -622,7 +623,7 @@ fn bot_lines(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         s.loc = Some(ctx.loc(b.at));
         s.violation = true;
         out.push(rb_finding(
-            "QG009",
+            RuleId::QG009,
             msg.to_string(),
             None,
             ctx.loc(b.at),
@@ -657,7 +658,7 @@ fn dead(ctx: &Context<'_>, routes: &Routes<'_>, out: &mut Vec<Finding>) {
                 s.loc = Some(ctx.loc(e.at));
                 s.violation = true;
                 out.push(rb_finding(
-                    "QG010",
+                    RuleId::QG010,
                     format!("the rule for '{}'", e.action),
                     None,
                     ctx.loc(e.at),
@@ -680,7 +681,7 @@ fn dead(ctx: &Context<'_>, routes: &Routes<'_>, out: &mut Vec<Finding>) {
         s.loc = Some(ctx.loc(e.at));
         s.violation = true;
         out.push(rb_finding(
-            "QG010",
+            RuleId::QG010,
             format!("execute {}", t.name),
             Some(t),
             ctx.loc(e.at),
@@ -701,7 +702,7 @@ fn dead(ctx: &Context<'_>, routes: &Routes<'_>, out: &mut Vec<Finding>) {
         s.loc = Some(ctx.loc(d.at));
         s.violation = true;
         out.push(rb_finding(
-            "QG010",
+            RuleId::QG010,
             d.what.clone(),
             None,
             ctx.loc(d.at),
@@ -737,7 +738,7 @@ fn advisories(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             s.loc = Some(ctx.loc(at));
             s.violation = true;
             out.push(rb_finding(
-                "QG022",
+                RuleId::QG022,
                 name.to_string(),
                 None,
                 ctx.loc(at),
@@ -779,7 +780,7 @@ pub fn unshippable(err: &InputError, display: &str, sources: &crate::source::Sou
     };
     let mut f = finding(
         Subject {
-            rule: "QG005",
+            rule: RuleId::QG005,
             obligation: None,
             subject: display.to_string(),
             tool: None,
@@ -790,6 +791,6 @@ pub fn unshippable(err: &InputError, display: &str, sources: &crate::source::Sou
         Vec::new(),
         &[("detail", &detail)],
     );
-    f.fingerprint = fingerprint("QG005", None, display, None);
+    f.fingerprint = fingerprint(RuleId::QG005.as_str(), None, display, None);
     f
 }

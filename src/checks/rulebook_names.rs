@@ -15,6 +15,7 @@
 //! edit away ([`library::nearest`]) and, for an action, the catalogue entry of the tool probably
 //! meant as related location.
 
+use crate::rules::RuleId;
 use std::collections::HashSet;
 
 use super::rulebook::{rb_finding, Context};
@@ -216,7 +217,7 @@ fn named_finding(
     s.loc = Some(ctx.loc(at));
     s.violation = true;
     let mut f = rb_finding(
-        "QG010",
+        RuleId::QG010,
         subject,
         None,
         ctx.loc(at),

@@ -1,6 +1,7 @@
 //! Findings from the graph's shape (SPEC 3.1, 4): QG023 (unbounded loops), QG015 (undeclared
 //! routes), QG006 (a subgraph whose graph the export does not hold).
 
+use crate::rules::RuleId;
 use super::{finding, Subject};
 use crate::findings::Finding;
 use crate::ir::NodeKind;
@@ -79,7 +80,7 @@ pub fn unbounded_loops(m: &FlatModel) -> Vec<Finding> {
         let limit = m.recursion_limit.to_string();
         out.push(finding(
             Subject {
-                rule: "QG023",
+                rule: RuleId::QG023,
                 obligation: None,
                 subject: format!("cycle:{}", node.qid),
                 tool: None,
@@ -102,7 +103,7 @@ pub fn undeclared_routes(m: &FlatModel) -> Vec<Finding> {
             let detail = format!("a {} edge", e.kind);
             finding(
                 Subject {
-                    rule: "QG015",
+                    rule: RuleId::QG015,
                     obligation: None,
                     subject: format!("edge:{}", e.from),
                     tool: None,
@@ -131,7 +132,7 @@ pub fn opaque_subgraphs(m: &FlatModel) -> Vec<Finding> {
             };
             finding(
                 Subject {
-                    rule: "QG006",
+                    rule: RuleId::QG006,
                     obligation: None,
                     subject: node.qid.clone(),
                     tool: None,

@@ -23,6 +23,7 @@
 //! witness. Findings with one fingerprint (rule, tool, node) are merged: the first run's witness is
 //! kept, and the message says how many runs showed it.
 
+use crate::rules::RuleId;
 use std::collections::HashMap;
 
 use super::{finding, Subject};
@@ -162,7 +163,7 @@ impl Group {
         let tool = &m.tools[hit.tool];
         let mut f = finding(
             Subject {
-                rule: "QG016",
+                rule: RuleId::QG016,
                 obligation: None,
                 subject: tool.name.clone(),
                 tool: Some(tool),

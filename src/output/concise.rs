@@ -119,9 +119,7 @@ pub fn statistics(report: &Report) -> String {
         r.count += 1;
         r.blocking += usize::from(report.blocks(f));
         r.accepted += usize::from(f.accepted.is_some());
-        r.title = crate::rules::get(f.rule)
-            .map(|x| x.title.clone())
-            .unwrap_or_default();
+        r.title = f.rule.rule().title.clone();
     }
     if let Some(cc) = &report.code_checks {
         for f in &cc.findings {

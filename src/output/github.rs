@@ -97,16 +97,13 @@ fn line(report: &Report, root: &Path, f: &Finding) -> String {
         ),
         None => (repo_relative(Path::new(&report.input), root), 1, 1),
     };
-    let title = match crate::rules::get(f.rule) {
-        Some(r) => format!(
-            "{} {} on {} ({})",
-            f.rule,
-            f.severity.as_str(),
-            f.subject,
-            r.title
-        ),
-        None => format!("{} {} on {}", f.rule, f.severity.as_str(), f.subject),
-    };
+    let title = format!(
+        "{} {} on {} ({})",
+        f.rule,
+        f.severity.as_str(),
+        f.subject,
+        f.rule.rule().title
+    );
     let mut message = f.message.clone();
     if !f.fix.is_empty() {
         message.push_str("\nFix: ");

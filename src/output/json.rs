@@ -259,11 +259,11 @@ fn engines(report: &Report) -> Value {
 /// One finding.
 pub(crate) fn finding(report: &Report, f: &Finding) -> Value {
     let src = &report.sources;
-    let rule = crate::rules::get(f.rule);
+    let rule = f.rule.rule();
     let mut v = json!({
         "rule": f.rule,
-        "title": rule.map(|r| r.title.as_str()),
-        "type": rule.map(|r| r.rule_type.as_str()),
+        "title": rule.title,
+        "type": rule.rule_type.as_str(),
         "severity": f.severity.as_str(),
         "obligation": f.obligation.map(|o| o.as_str()),
         "subject": f.subject,

@@ -57,7 +57,7 @@ pub(crate) enum Level {
 pub(crate) fn level(report: &Report, f: &Finding) -> Level {
     if report.blocks(f) {
         Level::Error
-    } else if crate::rules::get(f.rule).is_some_and(|r| r.rule_type == RuleType::SecurityHotspot) {
+    } else if f.rule.rule().rule_type == RuleType::SecurityHotspot {
         Level::Note
     } else {
         Level::Warning

@@ -62,7 +62,7 @@ pub fn text(report: &Report, w: &Walkthrough, color: bool) -> String {
 
 fn text_raw(report: &Report, w: &Walkthrough, color: bool) -> String {
     let f = &w.finding;
-    let ob = f.obligation.map(|o| o.as_str()).unwrap_or(f.rule);
+    let ob = f.obligation.map(|o| o.as_str()).unwrap_or(f.rule.as_str());
     let mut out = String::new();
     let _ = writeln!(
         out,

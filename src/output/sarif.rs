@@ -50,6 +50,7 @@
 //! two agents verified in one repository get two categories; `--sarif-category CAT` writes `CAT/`.
 //! Nothing absolute and no time is written: the same report and root give the same bytes.
 
+use crate::rules::RuleId;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
@@ -127,14 +128,6 @@ fn build(report: &Report, root: &Path, category: Option<&str>) -> Sarif {
     let rules: &[Rule] = crate::rules::all();
     let mut descriptors: Vec<ReportingDescriptor> =
         rules.iter().map(|r| descriptor(report, r)).collect();
-    // A finding whose rule has no file still needs a descriptor for its ruleIndex.
-    let mut extra: Vec<&'static str> = Vec::new();
-    for f in &report.findings {
-        if crate::rules::get(f.rule).is_none() && !extra.contains(&f.rule) {
-            extra.push(f.rule);
-            descriptors.push(bare_descriptor(f.rule));
-        }
-    }
 
     // Findings a baseline already has are results too, `baselineState: "unchanged"`: dropping
     // them would close their alerts as fixed when the log is uploaded.
@@ -150,16 +143,8 @@ fn build(report: &Report, root: &Path, category: Option<&str>) -> Sarif {
         .iter()
         .take(MAX_RESULTS)
         .map(|&(f, state)| {
-            let index = rules
-                .iter()
-                .position(|r| r.id == f.rule)
-                .or_else(|| {
-                    extra
-                        .iter()
-                        .position(|id| *id == f.rule)
-                        .map(|i| i + rules.len())
-                })
-                .unwrap_or(0);
+            // The descriptors are every rule in id order, `RuleId`'s order.
+            let index = f.rule as usize;
             let mut r = result(report, &ctx, f, index as i64);
             if baselined {
                 r.baseline_state = Some(json!(state));
@@ -315,7 +300,7 @@ fn result(report: &Report, ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> Sarif
     }
 
     let mut r = SarifResult::builder()
-        .rule_id(f.rule)
+        .rule_id(f.rule.as_str())
         .rule_index(rule_index)
         .level(level)
         .message(
@@ -411,7 +396,7 @@ fn code_flow(
     engine: Option<&str>,
     primary: Option<Loc>,
 ) -> CodeFlow {
-    let violated = f.obligation.map(|o| o.as_str()).unwrap_or(f.rule);
+    let violated = f.obligation.map(|o| o.as_str()).unwrap_or(f.rule.as_str());
     let n = witness.len();
     let locations: Vec<ThreadFlowLocation> = witness
         .iter()
@@ -454,7 +439,7 @@ fn code_flow(
         .map(|e| format!(" (the {e} engine's witness)"))
         .unwrap_or_default();
     let message = match f.depth {
-        _ if f.rule == "QG016" => format!("The traced run's {n} steps up to the call{shown}."),
+        _ if f.rule == RuleId::QG016 => format!("The traced run's {n} steps up to the call{shown}."),
         Some(d) => format!("A route of {n} steps that reaches the call in turn {d}{shown}{by}."),
         None => format!("A route of {n} steps that reaches the call{shown}{by}."),
     };
@@ -579,7 +564,7 @@ fn code_descriptor(c: &crate::checks::code::CodeCheck) -> ReportingDescriptor {
 /// `error` and on a `high` or `critical` security severity); its help gives the fix in the terms
 /// of the framework the export was made with (SPEC 12).
 fn descriptor(report: &Report, r: &Rule) -> ReportingDescriptor {
-    let blocks = report.rule_blocks(&r.id);
+    let blocks = report.rule_blocks(r);
     let framework = report.framework;
     let placeholders = [
         ("tool", "<tool>"),
@@ -727,32 +712,6 @@ fn assemble(d: Described<'_>) -> ReportingDescriptor {
         .build();
     desc.help_uri = help_uri;
     desc
-}
-
-/// A descriptor for a rule id with no file in `rules/` (should not happen; kept so that every
-/// result's `ruleIndex` points at its rule).
-fn bare_descriptor(id: &str) -> ReportingDescriptor {
-    let text = format!("Rule {id}: no description is available in this version.");
-    ReportingDescriptor::builder()
-        .id(id)
-        .name(id)
-        .short_description(
-            MultiformatMessageString::builder()
-                .text(format!("Rule {id}"))
-                .build(),
-        )
-        .full_description(
-            MultiformatMessageString::builder()
-                .text(text.clone())
-                .build(),
-        )
-        .help(
-            MultiformatMessageString::builder()
-                .text(text.clone())
-                .markdown(text)
-                .build(),
-        )
-        .build()
 }
 
 /// `error` for a rule that fails the report's gate, `note` for a hotspot, else `warning`.

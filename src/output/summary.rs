@@ -28,7 +28,7 @@ pub fn render(report: &Report, model: &FlatModel) -> String {
     );
     let mut rows: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
     for f in &report.findings {
-        let r = rows.entry(f.rule).or_default();
+        let r = rows.entry(f.rule.as_str()).or_default();
         r.0 += 1;
         r.1 += usize::from(report.blocks(f));
         r.2 += usize::from(f.accepted.is_some());

@@ -37,6 +37,7 @@
 //! files: agent.yaml, the catalogue, the rulebook), without colour when `color` is false. Times are
 //! never printed, so the same report gives the same bytes.
 
+use crate::rules::RuleId;
 use std::fmt::Write as _;
 use std::ops::Range;
 
@@ -222,11 +223,11 @@ fn push_grouped(
     findings: &[&Finding],
     color: bool,
 ) {
-    let loops: Vec<&&Finding> = findings.iter().filter(|f| f.rule == "QG023").collect();
+    let loops: Vec<&&Finding> = findings.iter().filter(|f| f.rule == RuleId::QG023).collect();
     let grouped = loops.len() >= 2;
     let mut said = false;
     for f in findings {
-        if !(grouped && f.rule == "QG023") {
+        if !(grouped && f.rule == RuleId::QG023) {
             push_finding(out, report, files, f, color);
             continue;
         }
@@ -440,15 +441,15 @@ fn proof_line(report: &Report) -> String {
 
 /// Appends one finding: the header, the message, the OWASP entries, the fix, then the excerpt.
 fn push_finding(out: &mut String, report: &Report, files: &Files, f: &Finding, color: bool) {
-    let rule = crate::rules::get(f.rule);
+    let rule = f.rule.rule();
     let mut head = format!("{} {} on {}", f.rule, f.severity.as_str(), f.subject);
     if let Some(loc) = f.location.filter(|l| valid(&report.sources, *l)) {
         let _ = write!(head, " ({})", report.sources.file_line(loc));
     }
     push_indented(out, 2, &head);
     push_indented(out, 4, &f.message);
-    if let Some(r) = rule.filter(|r| !r.owasp.is_empty()) {
-        push_indented(out, 4, &format!("OWASP {}", r.owasp.join(", ")));
+    if !rule.owasp.is_empty() {
+        push_indented(out, 4, &format!("OWASP {}", rule.owasp.join(", ")));
     }
     if !f.fix.is_empty() {
         push_indented(out, 4, &format!("Fix: {}", f.fix));
@@ -478,7 +479,7 @@ fn push_finding(out: &mut String, report: &Report, files: &Files, f: &Finding, c
         }
     }
     if let Some((engine, w)) = &f.other_witness {
-        let violated = f.obligation.map(|o| o.as_str()).unwrap_or(f.rule);
+        let violated = f.obligation.map(|o| o.as_str()).unwrap_or(f.rule.as_str());
         push_indented(
             out,
             4,
@@ -515,13 +516,13 @@ const MAX_EXCERPT_LINE: usize = crate::source::MAX_WINDOW_LINE;
 /// The excerpt's heading: where the finding is declared, or how far into the run its route goes.
 fn route_message(f: &Finding) -> String {
     if f.witness.is_empty() {
-        return if f.rule == "QG005" {
+        return if f.rule == RuleId::QG005 {
             "where the compiler stops".to_string()
         } else {
             "where it is declared".to_string()
         };
     }
-    if f.rule == "QG016" {
+    if f.rule == RuleId::QG016 {
         let steps = f.witness.last().map_or(0, |s| s.run_steps) as usize;
         return format!(
             "the traced run, {} up to the call",
@@ -612,9 +613,9 @@ fn excerpt(report: &Report, files: &Files, f: &Finding, color: bool) -> String {
             &mut notes,
             loc,
             true,
-            if rulebook_witness(f) || f.rule == "QG005" {
+            if rulebook_witness(f) || f.rule == RuleId::QG005 {
                 "here".to_string()
-            } else if f.rule == "QG016" {
+            } else if f.rule == RuleId::QG016 {
                 format!("the run calls {} here", f.subject)
             } else {
                 format!("declares {what}")
@@ -622,7 +623,7 @@ fn excerpt(report: &Report, files: &Files, f: &Finding, color: bool) -> String {
         );
     }
 
-    let violated = f.obligation.map(|o| o.as_str()).unwrap_or(f.rule);
+    let violated = f.obligation.map(|o| o.as_str()).unwrap_or(f.rule.as_str());
     let n = f.witness.len();
     let (head, tail) = if n > MAX_WITNESS_LABELS {
         let head = MAX_WITNESS_LABELS / 2 - 1;
