@@ -14,7 +14,7 @@ use crate::rules::RuleId;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::output::sarif::FINGERPRINT_KEY;
+use crate::findings::FINGERPRINT_KEY;
 use crate::report::{BaselineInfo, Report};
 
 /// The fingerprints an earlier run reported.

@@ -518,17 +518,12 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
         },
         None => crate::config::Config::default(),
     };
-    let session_steps = a
-        .session_steps
-        .or(inputs.export.session_steps)
-        .or(config.session_steps)
-        .unwrap_or(1);
-    if !(1..=16).contains(&session_steps) {
-        return Err(Stop::plain(
-            format!("--session-steps {session_steps} is out of range"),
-            "give a number of turns from 1 to 16",
-        ));
-    }
+    let session_steps = crate::verify::session_steps(
+        a.session_steps,
+        inputs.export.session_steps,
+        config.session_steps,
+    )
+    .map_err(Stop::Input)?;
     let engine = a.engine.or(config.engine.map(|e| match e {
         crate::config::Engine::Explicit => EngineChoice::Explicit,
         crate::config::Engine::Z3 => EngineChoice::Z3,

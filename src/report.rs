@@ -110,7 +110,7 @@ pub struct Report {
     /// The baseline compared against (`--baseline`), when one was given.
     pub baseline: Option<BaselineInfo>,
     /// What was read of the traces (`--traces`), when they were given.
-    pub traces: Option<TracesInfo>,
+    pub traces: Option<crate::checks::traces::TracesInfo>,
     /// The code checks over the Python tool modules (CC001-CC003); `None` when no module was
     /// read (then no `Code checks:` line is printed). They never change the gate.
     pub code_checks: Option<crate::checks::code::CodeChecks>,
@@ -159,20 +159,6 @@ pub struct AcceptWarning {
     pub at: crate::source::Loc,
     /// What is wrong (`matches no finding`, `expired on 2026-01-31`).
     pub message: String,
-}
-
-/// What the traces of real runs showed (`--traces RUNS.jsonl`, SPEC 2.4; JSON `traces`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct TracesInfo {
-    /// The traces file, as named.
-    pub path: String,
-    /// Runs read (non-blank lines).
-    pub runs: usize,
-    /// Runs that took at least one transition the export does not have.
-    pub unmodelled: usize,
-    /// Of those, runs that then called a write or a privileged tool (each gives, or adds to, a
-    /// QG016 finding).
-    pub privileged_after: usize,
 }
 
 /// What a baseline hid (see [`crate::baseline`]).

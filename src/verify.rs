@@ -113,13 +113,34 @@ pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, VerifyError> {
     verify_with_model(inputs, opts).map(|(report, _)| report)
 }
 
+/// The number of turns a run searches (SPEC 1): the flag's, else the export's `session_steps`,
+/// else `stalwart.toml`'s, else 1. The export's and the configuration's are range-checked where
+/// they are read (with their line); a number out of [`crate::model::SESSION_STEPS`] is an input
+/// error naming the range.
+pub fn session_steps(
+    flag: Option<u32>,
+    export: Option<u32>,
+    config: Option<u32>,
+) -> Result<u32, InputError> {
+    let n = flag.or(export).or(config).unwrap_or(1);
+    if crate::model::SESSION_STEPS.contains(&n) {
+        Ok(n)
+    } else {
+        Err(InputError::plain(
+            format!("--session-steps {n} is out of range"),
+            "give a number of turns from 1 to 16",
+        ))
+    }
+}
+
 /// [`verify`], also returning the flattened model the findings were drawn from (with the
 /// rulebook's gates), for `--replay` (SPEC 10) to walk a witness on.
 pub fn verify_with_model(
     mut inputs: Inputs,
     opts: &Options,
 ) -> Result<(Report, crate::model::FlatModel), VerifyError> {
-    let session_steps = opts.session_steps;
+    let session_steps = self::session_steps(Some(opts.session_steps), None, None)
+        .map_err(VerifyError::Input)?;
     let rulebook = rulebook(&mut inputs, opts).map_err(VerifyError::Input)?;
     let advisories =
         crate::rulebook::advisories::load(opts.advisories.as_deref()).map_err(|e| {

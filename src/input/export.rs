@@ -551,26 +551,12 @@ fn read_guard(
                     offset_loc(n, &text, start),
                     name.chars().count(),
                     format!("the guard on the edge from '{from}' reads flag '{name}', which `state` does not declare"),
-                    declare_flag_help(name, flags),
+                    validate::declare_flag_help(name, flags),
                 )
                 .with_label("undeclared flag"));
         }
     }
     Ok(guard)
-}
-
-/// The fix for an undeclared flag: declare it, or one of the declared names.
-pub(crate) fn declare_flag_help(name: &str, flags: &HashSet<String>) -> String {
-    let mut declared: Vec<&str> = flags.iter().map(String::as_str).collect();
-    declared.sort_unstable();
-    let list = if declared.is_empty() {
-        "none".to_string()
-    } else {
-        declared.join(", ")
-    };
-    format!(
-        "declare it under `state` (`\"{name}\": {{\"scope\": \"session\"}}` or `\"turn\"`), or fix the name (declared flags: {list})"
-    )
 }
 
 fn read_interrupt(r: Reader<'_>, i: &Node) -> Result<InterruptDef, InputError> {

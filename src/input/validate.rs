@@ -15,7 +15,6 @@ use std::collections::HashSet;
 use crate::error::InputError;
 use crate::ir::{Catalogue, Compensation, EdgeKind, Export, GraphDef, Named, NodeKind, NotAfter};
 
-use super::export::declare_flag_help;
 use super::tree::{Node, Reader};
 
 /// `recursion_limit`: a whole number of steps, at least 1.
@@ -36,7 +35,7 @@ pub(crate) fn recursion_limit(r: Reader<'_>, n: &Node) -> Result<u32, InputError
 /// `session_steps`: the number of conversation turns to search, 1..=16 (SPEC 1).
 pub(crate) fn session_steps(r: Reader<'_>, n: &Node) -> Result<u32, InputError> {
     let v = r.u32(n, "`session_steps`")?;
-    if !(1..=16).contains(&v) {
+    if !crate::model::SESSION_STEPS.contains(&v) {
         return Err(r
             .err(
                 n.loc,
@@ -572,4 +571,18 @@ impl Validator<'_> {
         }
         Ok(())
     }
+}
+
+/// The fix for an undeclared flag: declare it, or one of the declared names.
+pub(crate) fn declare_flag_help(name: &str, flags: &HashSet<String>) -> String {
+    let mut declared: Vec<&str> = flags.iter().map(String::as_str).collect();
+    declared.sort_unstable();
+    let list = if declared.is_empty() {
+        "none".to_string()
+    } else {
+        declared.join(", ")
+    };
+    format!(
+        "declare it under `state` (`\"{name}\": {{\"scope\": \"session\"}}` or `\"turn\"`), or fix the name (declared flags: {list})"
+    )
 }

@@ -42,7 +42,8 @@ impl std::fmt::Display for FlattenError {
 
 /// Flattens `export` with its `catalogue` into one [`FlatModel`].
 ///
-/// `session_steps` is the number of turns to search (already chosen from the flag or the input).
+/// `session_steps` is the number of turns to search, already chosen and in
+/// [`super::SESSION_STEPS`] ([`crate::verify::session_steps`]).
 /// Errors: a name that does not resolve, subgraphs nested deeper than 64 (a loop), or more than
 /// [`MAX_NODES`] nodes after inlining (located at the node that crossed it).
 pub fn flatten(
@@ -67,7 +68,7 @@ pub fn flatten(
             counters: Vec::new(),
             regions: Vec::new(),
             recursion_limit: export.recursion_limit.max(1),
-            session_steps: session_steps.max(1),
+            session_steps,
             null_edges: Vec::new(),
             opaque_subgraphs: Vec::new(),
             budget_paths: Vec::new(),

@@ -347,7 +347,7 @@ fn push_code_checks(out: &mut String, report: &Report, cc: &crate::checks::code:
 }
 
 /// The traces line: how many runs were read, and how many left the export's graph.
-fn traces_line(t: &crate::report::TracesInfo) -> String {
+fn traces_line(t: &crate::checks::traces::TracesInfo) -> String {
     let runs = plural(t.runs, "run", "runs");
     if t.unmodelled == 0 {
         return format!(

@@ -201,6 +201,16 @@ fn final_calls(
                 None => (vec![key_tool], key_tool),
             }
         }
-        _ => (Vec::new(), key_tool),
+        // The violating call alone shows these (exhaustive, so a new obligation is asked here).
+        (
+            _,
+            Obligation::O1
+            | Obligation::O2
+            | Obligation::O3
+            | Obligation::O4
+            | Obligation::O6
+            | Obligation::O9
+            | Obligation::O10,
+        ) => (Vec::new(), key_tool),
     }
 }
