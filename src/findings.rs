@@ -7,48 +7,8 @@
 use crate::source::Loc;
 use serde::Serialize;
 
-/// Severity of a finding (SPEC 7): by what the tool can do, else the rule's default; a Security
-/// hotspot is always `Review`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum Severity {
-    /// A destructive or irreversible write.
-    Critical,
-    /// A write.
-    High,
-    /// A read, or the rule's default.
-    Medium,
-    /// The rule's default for minor bugs.
-    Low,
-    /// A Security hotspot: for a person to weigh.
-    Review,
-}
-
-impl Severity {
-    /// The word the report prints.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Critical => "Critical",
-            Severity::High => "High",
-            Severity::Medium => "Medium",
-            Severity::Low => "Low",
-            Severity::Review => "Review",
-        }
-    }
-
-    /// Parses the word a rule file uses.
-    pub fn parse(s: &str) -> Option<Severity> {
-        Some(match s {
-            "Critical" => Severity::Critical,
-            "High" => Severity::High,
-            "Medium" => Severity::Medium,
-            "Low" => Severity::Low,
-            "Review" => Severity::Review,
-            _ => return None,
-        })
-    }
-}
-
 pub use crate::obligation::Obligation;
+pub use crate::rules::Severity;
 
 /// The kind of one witness step (SPEC 4, 8 `witness[].kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -193,7 +193,12 @@ pub static TABLE: [Spec; 10] = [
         scope: Scope::EachTool(|m, _, t| !m.tools[t].order.after.is_empty()),
         latches: |m, t, out| {
             let after = &m.tools[t].order.after;
-            out.extend(after.iter().filter_map(|a| m.tool_ix(&a.name)).map(Latch::Ran));
+            out.extend(
+                after
+                    .iter()
+                    .filter_map(|a| m.tool_ix(&a.name))
+                    .map(Latch::Ran),
+            );
         },
         own_calls: 0,
         detail: |m, t| {
@@ -255,7 +260,12 @@ pub static TABLE: [Spec; 10] = [
         latches: |_, t, out| out.push(Latch::Count(t)),
         own_calls: 1,
         detail: |m, t| {
-            let n = m.tools[t].order.at_most.as_ref().map(|a| a.count).unwrap_or(0);
+            let n = m.tools[t]
+                .order
+                .at_most
+                .as_ref()
+                .map(|a| a.count)
+                .unwrap_or(0);
             format!("it can run more than {n} time(s), past its at_most rule (O5)")
         },
     },
@@ -475,11 +485,19 @@ mod tests {
             let split = s.classes().len() == 2;
             assert_eq!(split, s.split_by_region(), "{}", s.id);
             assert_eq!(split, s.obligation == Obligation::O6, "{}", s.id);
-            assert_eq!(s.rule_for(Class::Plain), s.rule_for(Class::Local) , "{}", s.id);
+            assert_eq!(
+                s.rule_for(Class::Plain),
+                s.rule_for(Class::Local),
+                "{}",
+                s.id
+            );
         }
         let o6 = Obligation::O6.spec();
         assert_eq!(o6.rule_for(Class::Cascade), RuleId::QG012);
         assert_eq!(o6.classes_of(RuleId::QG011), &[Class::Local]);
-        assert_eq!(o6.classes_of(RuleId::QG003), &[Class::Local, Class::Cascade]);
+        assert_eq!(
+            o6.classes_of(RuleId::QG003),
+            &[Class::Local, Class::Cascade]
+        );
     }
 }

@@ -14,7 +14,6 @@ use crate::findings::{Finding, Step, StepKind};
 use crate::model::FlatModel;
 use crate::report::Report;
 
-
 /// One step of the walk: the witness's step and what it changed.
 #[derive(Debug, Clone)]
 pub struct WalkStep {

@@ -30,9 +30,8 @@
 //! on first use. A file that does not parse fails this module's unit tests and the meta-test
 //! `tests/rules_meta.rs`, which also holds `status` to [`crate::checks::coverage::checked`].
 
-use crate::findings::Severity;
 use crate::ir::Framework;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -74,9 +73,50 @@ impl PartialEq<str> for RuleId {
     }
 }
 
-impl serde::Serialize for RuleId {
+impl Serialize for RuleId {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
+    }
+}
+
+/// Severity of a finding (SPEC 7): by what the tool can do, else the rule's default; a Security
+/// hotspot is always `Review`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Severity {
+    /// A destructive or irreversible write.
+    Critical,
+    /// A write.
+    High,
+    /// A read, or the rule's default.
+    Medium,
+    /// The rule's default for minor bugs.
+    Low,
+    /// A Security hotspot: for a person to weigh.
+    Review,
+}
+
+impl Severity {
+    /// The word the report prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Critical => "Critical",
+            Severity::High => "High",
+            Severity::Medium => "Medium",
+            Severity::Low => "Low",
+            Severity::Review => "Review",
+        }
+    }
+
+    /// Parses the word a rule file uses.
+    pub fn parse(s: &str) -> Option<Severity> {
+        Some(match s {
+            "Critical" => Severity::Critical,
+            "High" => Severity::High,
+            "Medium" => Severity::Medium,
+            "Low" => Severity::Low,
+            "Review" => Severity::Review,
+            _ => return None,
+        })
     }
 }
 

@@ -14,10 +14,10 @@
 //! 3. **Below the shown severity** (`min-severity`): findings of a lower severity are not shown
 //!    and do not fail the gate; the report counts them. QG312 is always shown.
 
-use crate::rules::RuleId;
 use crate::config::{AcceptEntry, Config, Date, Matcher, Off};
 use crate::findings::{AcceptKind, Acceptance, Finding};
 use crate::report::{AcceptWarning, OffNote, Report};
+use crate::rules::RuleId;
 use crate::source::Loc;
 
 /// The marker of an in-source accept, after a `#`.
@@ -45,7 +45,9 @@ fn turn_off(report: &mut Report, config: &Config) {
         let before = report.findings.len();
         let (id, what) = match o.what {
             Off::Rule(r) => {
-                report.findings.retain(|f| f.rule.as_str() != r || r == "QG312");
+                report
+                    .findings
+                    .retain(|f| f.rule.as_str() != r || r == "QG312");
                 if let Some(cc) = report.code_checks.as_mut() {
                     cc.findings.retain(|f| f.check != r);
                 }

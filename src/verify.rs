@@ -139,8 +139,8 @@ pub fn verify_with_model(
     mut inputs: Inputs,
     opts: &Options,
 ) -> Result<(Report, crate::model::FlatModel), VerifyError> {
-    let session_steps = self::session_steps(Some(opts.session_steps), None, None)
-        .map_err(VerifyError::Input)?;
+    let session_steps =
+        self::session_steps(Some(opts.session_steps), None, None).map_err(VerifyError::Input)?;
     let rulebook = rulebook(&mut inputs, opts).map_err(VerifyError::Input)?;
     let advisories =
         crate::rulebook::advisories::load(opts.advisories.as_deref()).map_err(|e| {

@@ -22,7 +22,11 @@ fn holds_and_breaks() {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let report = common::report(dir);
-        let n = report.findings.iter().filter(|f| f.rule.as_str() == rule).count();
+        let n = report
+            .findings
+            .iter()
+            .filter(|f| f.rule.as_str() == rule)
+            .count();
         if name.starts_with("holds-") && n != 0 {
             bad.push(format!(
                 "{}: {n} {rule} finding(s), expected none",

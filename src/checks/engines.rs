@@ -4,11 +4,11 @@
 //! the obligations one engine decided alone (the other timed out or passed its size limit): one
 //! finding per engine that left some, so a large graph does not drown the report.
 
-use crate::rules::RuleId;
 use super::{finding, Subject};
 use crate::engine::compare::{Answer, Disagreement, Unchecked};
 use crate::findings::Finding;
 use crate::model::FlatModel;
+use crate::rules::RuleId;
 
 /// The QG312 findings of `disagreements`.
 pub fn disagreements(m: &FlatModel, disagreements: &[Disagreement]) -> Vec<Finding> {

@@ -2,12 +2,12 @@
 //! QG012 (O6), QG013 (O7), QG105 (O8), QG003 for O1-O6 first broken at a later turn, and QG006 for
 //! an instance the search could not decide.
 
-use crate::rules::RuleId;
 use super::{finding, finding_in, Subject};
 use crate::engine::{Depth, InstanceResult, Violation};
 use crate::findings::{Finding, Obligation};
 use crate::ir::Framework;
 use crate::model::{FlatModel, NodeIx, ToolIx};
+use crate::rules::RuleId;
 use std::collections::BTreeMap;
 
 /// Turns the verdicts into findings, their fixes in the terms of the `framework` the export
@@ -60,12 +60,7 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult], framework: Framework)
                 }
                 continue;
             }
-            out.push(violation_finding(
-                m,
-                v,
-                spec.rule_for(v.class),
-                framework,
-            ));
+            out.push(violation_finding(m, v, spec.rule_for(v.class), framework));
         }
     }
     for v in later.values() {
@@ -74,12 +69,7 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult], framework: Framework)
     out
 }
 
-fn violation_finding(
-    m: &FlatModel,
-    v: &Violation,
-    rule: RuleId,
-    framework: Framework,
-) -> Finding {
+fn violation_finding(m: &FlatModel, v: &Violation, rule: RuleId, framework: Framework) -> Finding {
     let tool = &m.tools[v.tool];
     let node = &m.nodes[v.node];
     let detail = (v.obligation.spec().detail)(m, v.tool);

@@ -20,9 +20,9 @@ pub mod rulebook_names;
 pub mod structure;
 pub mod traces;
 
-use crate::rules::RuleId;
 use crate::findings::{fingerprint, Finding, Obligation, Severity, Step};
 use crate::ir::{Framework, ToolDef};
+use crate::rules::RuleId;
 use crate::rules::{self, RuleType};
 use crate::source::Loc;
 
@@ -140,12 +140,19 @@ pub fn defined_here(t: &crate::ir::ToolDef) -> Option<(crate::source::Loc, Strin
 /// Sorts findings as the outputs list them: QG312 first, then by rule, subject, node.
 pub fn sort(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
-        (a.rule != RuleId::QG312, a.rule, &a.subject, &a.node, a.obligation).cmp(&(
-            b.rule != RuleId::QG312,
-            b.rule,
-            &b.subject,
-            &b.node,
-            b.obligation,
-        ))
+        (
+            a.rule != RuleId::QG312,
+            a.rule,
+            &a.subject,
+            &a.node,
+            a.obligation,
+        )
+            .cmp(&(
+                b.rule != RuleId::QG312,
+                b.rule,
+                &b.subject,
+                &b.node,
+                b.obligation,
+            ))
     });
 }

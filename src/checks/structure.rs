@@ -1,11 +1,11 @@
 //! Findings from the graph's shape (SPEC 3.1, 4): QG023 (unbounded loops), QG015 (undeclared
 //! routes), QG006 (a subgraph whose graph the export does not hold).
 
-use crate::rules::RuleId;
 use super::{finding, Subject};
 use crate::findings::Finding;
 use crate::ir::NodeKind;
 use crate::model::FlatModel;
+use crate::rules::RuleId;
 use petgraph::algo::kosaraju_scc;
 use petgraph::graph::DiGraph;
 

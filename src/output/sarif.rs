@@ -86,7 +86,6 @@ const MAX_TAGS: usize = 20;
 /// Characters GitHub accepts in a short or full description.
 const MAX_DESCRIPTION: usize = 1024;
 
-
 /// Renders `report` as a SARIF 2.1.0 log (pretty JSON, ending with a newline).
 ///
 /// File URIs are made relative to `repo_root` (default: the current directory), the way GitHub
@@ -438,7 +437,9 @@ fn code_flow(
         .map(|e| format!(" (the {e} engine's witness)"))
         .unwrap_or_default();
     let message = match f.depth {
-        _ if f.rule == RuleId::QG016 => format!("The traced run's {n} steps up to the call{shown}."),
+        _ if f.rule == RuleId::QG016 => {
+            format!("The traced run's {n} steps up to the call{shown}.")
+        }
         Some(d) => format!("A route of {n} steps that reaches the call in turn {d}{shown}{by}."),
         None => format!("A route of {n} steps that reaches the call{shown}{by}."),
     };

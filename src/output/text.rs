@@ -223,7 +223,10 @@ fn push_grouped(
     findings: &[&Finding],
     color: bool,
 ) {
-    let loops: Vec<&&Finding> = findings.iter().filter(|f| f.rule == RuleId::QG023).collect();
+    let loops: Vec<&&Finding> = findings
+        .iter()
+        .filter(|f| f.rule == RuleId::QG023)
+        .collect();
     let grouped = loops.len() >= 2;
     let mut said = false;
     for f in findings {

@@ -6,8 +6,8 @@
 use crate::engine::slice::Slice;
 use crate::engine::{Class, Instance};
 use crate::findings::Obligation;
-use crate::obligation::Judges;
 use crate::model::{FlatModel, NodeIx, ToolCheck, ToolIx};
+use crate::obligation::Judges;
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
