@@ -104,6 +104,49 @@ impl Step {
     }
 }
 
+/// What a finding's witness is, by where it came from (SPEC 7, 10): the outputs say so from
+/// this, never from the rule's id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Evidence {
+    /// No witness: the finding is a declaration of the graph, the catalogue or the rulebook.
+    Declaration,
+    /// Where the rulebook's compiler stopped (QG005): no witness, the line is the evidence.
+    CompilerStop,
+    /// A route through the graph an engine found; it replays on the interpreter (`--replay`).
+    GraphRoute,
+    /// A route through the rulebook (`Flow` steps), with the facts that let it through.
+    RulebookRoute,
+    /// A traced run of the real agent (`--traces`, QG016).
+    TracedRun,
+}
+
+impl Evidence {
+    /// What `witness` is by its shape: none, a route through the rulebook (its first step a
+    /// `Flow` or `Fact`), or a route through the graph. A traced run and a compiler's stop are
+    /// said so by the check that makes them.
+    pub fn of(witness: &[Step]) -> Evidence {
+        match witness.first() {
+            None => Evidence::Declaration,
+            Some(s) if matches!(s.kind, StepKind::Flow | StepKind::Fact) => Evidence::RulebookRoute,
+            Some(_) => Evidence::GraphRoute,
+        }
+    }
+}
+
+/// The engines' key a finding was drawn from (SPEC 4, 9): the obligation instance's violation,
+/// which `--replay` walks and QG312 names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DrawnFrom {
+    /// The obligation broken.
+    pub obligation: Obligation,
+    /// The tool, an index into the model's tools.
+    pub tool: usize,
+    /// The node where the violating call happens, an index into the model's nodes.
+    pub node: usize,
+    /// The violation's class (QG011/QG012 for O6).
+    pub class: crate::obligation::Class,
+}
+
 /// One finding (SPEC 7).
 #[derive(Debug, Clone)]
 pub struct Finding {
@@ -129,6 +172,10 @@ pub struct Finding {
     pub severity: Severity,
     /// The shortest witness, when the finding is a reachability question.
     pub witness: Vec<Step>,
+    /// What the witness is, by where it came from.
+    pub evidence: Evidence,
+    /// The engines' key the finding was drawn from, for a finding on an obligation's violation.
+    pub drawn_from: Option<DrawnFrom>,
     /// QG312: the other engine's witness, with the engine's name, when both found one.
     pub other_witness: Option<(&'static str, Vec<Step>)>,
     /// Stable hash of (rule, obligation, subject, node) - no lines, no contents.

@@ -9,8 +9,7 @@
 //! graph replays with its own stubs.
 
 use crate::engine::interp::{self, Latches, ReplayError};
-use crate::engine::Class;
-use crate::findings::{Finding, Step, StepKind};
+use crate::findings::{Evidence, Finding, Step};
 use crate::model::FlatModel;
 use crate::report::Report;
 
@@ -126,11 +125,8 @@ pub fn select(report: &Report, spec: &str) -> Result<usize, NotReplayable> {
 pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough, NotReplayable> {
     let f = &report.findings[index];
     let help = "replay a finding whose witness is a route through the graph (QG001, QG003, QG011-QG014, QG019, QG021, QG105, QG312); the report shows the others' reasons";
-    let graph_route = !f.witness.is_empty()
-        && f.witness
-            .iter()
-            .all(|s| !matches!(s.kind, StepKind::Flow | StepKind::Fact));
-    let (Some(ob), Some(node), true) = (f.obligation, f.node.as_deref(), graph_route) else {
+    // The engines' key the finding was drawn from: its obligation, tool, node and class.
+    let (Some(key), Evidence::GraphRoute) = (f.drawn_from, f.evidence) else {
         return Err(not(
             format!(
                 "finding {} ({}) has no route through the graph to replay",
@@ -140,42 +136,37 @@ pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough,
             help,
         ));
     };
-    let tool = m.tool_ix(&f.subject);
-    let node_ix = m.node_ix(node);
-    let (Some(tool), Some(node_ix)) = (tool, node_ix) else {
+    if key.tool >= m.tools.len() || key.node >= m.nodes.len() {
         return Err(not(
             format!(
-                "finding {} names '{}' at '{node}', which the model does not have",
+                "finding {} names '{}' at '{}', which the model does not have",
                 index + 1,
-                f.subject
+                f.subject,
+                f.node.as_deref().unwrap_or("")
             ),
             "re-run verify on the same input",
         ));
-    };
-    // QG011 is the local class of O6, QG012 the cascade; a QG003 or QG312 on O6 may be either.
-    let classes: &[Class] = ob.spec().classes_of(f.rule);
-    let mut tries = classes.iter().map(|&class| {
-        let mut before = Latches::new(m);
-        let mut steps: Vec<WalkStep> = Vec::new();
-        let result =
-            interp::replay_observed(m, &f.witness, ob, tool, node_ix, class, &mut |i, l| {
-                steps.push(WalkStep {
-                    step: f.witness[i].clone(),
-                    changes: changes(m, &before, l),
-                    node_kind: "",
-                });
-                before = l.clone();
-            });
-        // `before` now holds the latches after the last observed step.
-        (result, steps, before)
-    });
-    let (mut result, mut steps, mut at) = tries.next().expect("at least one class");
-    for next in tries {
-        if result.is_ok() {
-            break;
-        }
-        (result, steps, at) = next;
     }
+    let mut before = Latches::new(m);
+    let mut steps: Vec<WalkStep> = Vec::new();
+    let result = interp::replay_observed(
+        m,
+        &f.witness,
+        key.obligation,
+        key.tool,
+        key.node,
+        key.class,
+        &mut |i, l| {
+            steps.push(WalkStep {
+                step: f.witness[i].clone(),
+                changes: changes(m, &before, l),
+                node_kind: "",
+            });
+            before = l.clone();
+        },
+    );
+    // `before` now holds the latches after the last observed step.
+    let at = before;
     // The step the walk stopped at is shown too, unobserved (it changed nothing).
     let stopped = result
         .as_ref()

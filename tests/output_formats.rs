@@ -127,6 +127,8 @@ fn qg023() -> Finding {
         severity: Severity::Medium,
         witness: vec![],
         other_witness: None,
+        evidence: stalwart::findings::Evidence::Declaration,
+        drawn_from: None,
         accepted: None,
         fingerprint: fingerprint("QG023", None, "cycle:desk_model", Some("desk_model")),
     }
@@ -151,6 +153,8 @@ fn qg105() -> Finding {
         severity: Severity::Review,
         witness: vec![],
         other_witness: None,
+        evidence: stalwart::findings::Evidence::Declaration,
+        drawn_from: None,
         accepted: None,
         fingerprint: fingerprint("QG105", Some(Obligation::O8), "refund_card", Some("billing_tools")),
     }
@@ -192,6 +196,8 @@ fn qg012() -> Finding {
             at(refund, Some(Loc::new(0, 10, 5))),
         ],
         other_witness: None,
+        evidence: stalwart::findings::Evidence::GraphRoute,
+        drawn_from: None,
         accepted: None,
         fingerprint: fingerprint("QG012", Some(Obligation::O6), "refund_card", Some("billing_tools")),
     }

@@ -6,7 +6,7 @@
 
 use super::{finding, Subject};
 use crate::engine::compare::{Answer, Disagreement, Unchecked};
-use crate::findings::Finding;
+use crate::findings::{DrawnFrom, Finding};
 use crate::model::FlatModel;
 use crate::rules::RuleId;
 
@@ -66,6 +66,12 @@ pub fn disagreements(m: &FlatModel, disagreements: &[Disagreement]) -> Vec<Findi
                 &[("detail", &detail), ("obligation", &obligation)],
             );
             f.other_witness = other;
+            f.drawn_from = Some(DrawnFrom {
+                obligation: ob,
+                tool,
+                node,
+                class: d.key.2,
+            });
             f
         })
         .collect()
@@ -127,7 +133,7 @@ pub fn unreproduced(m: &FlatModel, f: &Finding, number: usize, why: &str) -> Fin
         "the concrete interpreter does not reproduce the witness of finding {number} ({}): {why}",
         f.rule
     );
-    finding(
+    let mut q = finding(
         Subject {
             rule: RuleId::QG312,
             obligation: Some(ob),
@@ -139,5 +145,7 @@ pub fn unreproduced(m: &FlatModel, f: &Finding, number: usize, why: &str) -> Fin
         f.depth,
         f.witness.clone(),
         &[("detail", &detail), ("obligation", &obligation)],
-    )
+    );
+    q.drawn_from = f.drawn_from;
+    q
 }

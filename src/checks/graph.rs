@@ -4,7 +4,7 @@
 
 use super::{finding, finding_in, Subject};
 use crate::engine::{Depth, InstanceResult, Violation};
-use crate::findings::{Finding, Obligation};
+use crate::findings::{DrawnFrom, Finding, Obligation};
 use crate::ir::Framework;
 use crate::model::{FlatModel, NodeIx, ToolIx};
 use crate::rules::RuleId;
@@ -75,7 +75,7 @@ fn violation_finding(m: &FlatModel, v: &Violation, rule: RuleId, framework: Fram
     let detail = (v.obligation.spec().detail)(m, v.tool);
     let obligation = format!("{} ({})", v.obligation.as_str(), v.obligation.describe());
     let depth = v.turn.to_string();
-    finding_in(
+    let mut f = finding_in(
         Subject {
             rule,
             obligation: Some(v.obligation),
@@ -92,5 +92,12 @@ fn violation_finding(m: &FlatModel, v: &Violation, rule: RuleId, framework: Fram
             ("obligation", &obligation),
             ("depth", &depth),
         ],
-    )
+    );
+    f.drawn_from = Some(DrawnFrom {
+        obligation: v.obligation,
+        tool: v.tool,
+        node: v.node,
+        class: v.class,
+    });
+    f
 }

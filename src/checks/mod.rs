@@ -20,7 +20,7 @@ pub mod rulebook_names;
 pub mod structure;
 pub mod traces;
 
-use crate::findings::{fingerprint, Finding, Obligation, Severity, Step};
+use crate::findings::{fingerprint, Evidence, Finding, Obligation, Severity, Step};
 use crate::ir::{Framework, ToolDef};
 use crate::rules::RuleId;
 use crate::rules::{self, RuleType};
@@ -107,7 +107,9 @@ pub fn finding_in(
         related,
         message,
         fix,
+        evidence: Evidence::of(&witness),
         witness,
+        drawn_from: None,
         other_witness: None,
         accepted: None,
     }

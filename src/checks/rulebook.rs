@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 
 use super::{finding, Subject};
 use crate::error::InputError;
-use crate::findings::{fingerprint, Finding, Step, StepKind};
+use crate::findings::{fingerprint, Evidence, Finding, Step, StepKind};
 use crate::ir::{Fact, ToolDef};
 use crate::model::FlatModel;
 use crate::rulebook::advisories::Advisory;
@@ -792,5 +792,6 @@ pub fn unshippable(err: &InputError, display: &str, sources: &crate::source::Sou
         &[("detail", &detail)],
     );
     f.fingerprint = fingerprint(RuleId::QG005.as_str(), None, display, None);
+    f.evidence = Evidence::CompilerStop;
     f
 }

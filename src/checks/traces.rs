@@ -27,7 +27,7 @@ use crate::rules::RuleId;
 use std::collections::HashMap;
 
 use super::{finding, Subject};
-use crate::findings::{Finding, Step, StepKind};
+use crate::findings::{Evidence, Finding, Step, StepKind};
 use crate::input::Trace;
 use crate::ir::NodeKind;
 use crate::model::{FlatModel, NodeIx, ToolIx};
@@ -188,6 +188,7 @@ impl Group {
             hit.witness,
             &[("detail", &detail)],
         );
+        f.evidence = Evidence::TracedRun;
         if let Some(n) = hit.node_ix {
             let node = &m.nodes[n];
             f.related

@@ -50,7 +50,6 @@
 //! two agents verified in one repository get two categories; `--sarif-category CAT` writes `CAT/`.
 //! Nothing absolute and no time is written: the same report and root give the same bytes.
 
-use crate::rules::RuleId;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
@@ -62,7 +61,7 @@ use serde_sarif::sarif::{
     ThreadFlowLocation, Tool, ToolComponent,
 };
 
-use crate::findings::{Finding, Severity};
+use crate::findings::{Evidence, Finding, Severity};
 use crate::report::Report;
 use crate::rules::{Rule, RuleType};
 use crate::source::{Loc, SourceMap};
@@ -437,7 +436,7 @@ fn code_flow(
         .map(|e| format!(" (the {e} engine's witness)"))
         .unwrap_or_default();
     let message = match f.depth {
-        _ if f.rule == RuleId::QG016 => {
+        _ if f.evidence == Evidence::TracedRun => {
             format!("The traced run's {n} steps up to the call{shown}.")
         }
         Some(d) => format!("A route of {n} steps that reaches the call in turn {d}{shown}{by}."),

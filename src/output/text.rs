@@ -47,7 +47,7 @@ use codespan_reporting::term::termcolor::{Ansi, NoColor, WriteColor};
 use codespan_reporting::term::{self, Chars, Config};
 
 use super::plural;
-use crate::findings::{Finding, StepKind};
+use crate::findings::{Evidence, Finding, StepKind};
 use crate::report::Report;
 use crate::source::{Loc, SourceMap};
 
@@ -255,7 +255,8 @@ fn push_grouped(
                 .unwrap_or_default();
             push_indented(out, 4, &format!("{}{at}: {}", l.subject, l.message));
         }
-        if let Some(r) = crate::rules::get("QG023").filter(|r| !r.owasp.is_empty()) {
+        let r = f.rule.rule();
+        if !r.owasp.is_empty() {
             push_indented(out, 4, &format!("OWASP {}", r.owasp.join(", ")));
         }
         if !f.fix.is_empty() {
@@ -519,26 +520,29 @@ const MAX_EXCERPT_LINE: usize = crate::source::MAX_WINDOW_LINE;
 /// The excerpt's heading: where the finding is declared, or how far into the run its route goes.
 fn route_message(f: &Finding) -> String {
     if f.witness.is_empty() {
-        return if f.rule == RuleId::QG005 {
+        return if f.evidence == Evidence::CompilerStop {
             "where the compiler stops".to_string()
         } else {
             "where it is declared".to_string()
         };
     }
-    if f.rule == RuleId::QG016 {
-        let steps = f.witness.last().map_or(0, |s| s.run_steps) as usize;
-        return format!(
-            "the traced run, {} up to the call",
-            plural(steps, "step", "steps")
-        );
-    }
-    if rulebook_witness(f) {
-        let facts = f.witness.iter().any(|s| s.kind == StepKind::Fact);
-        return if facts {
-            "the rulebook's route to it, and the facts that let it through".to_string()
-        } else {
-            "in the rulebook".to_string()
-        };
+    match f.evidence {
+        Evidence::TracedRun => {
+            let steps = f.witness.last().map_or(0, |s| s.run_steps) as usize;
+            return format!(
+                "the traced run, {} up to the call",
+                plural(steps, "step", "steps")
+            );
+        }
+        Evidence::RulebookRoute => {
+            let facts = f.witness.iter().any(|s| s.kind == StepKind::Fact);
+            return if facts {
+                "the rulebook's route to it, and the facts that let it through".to_string()
+            } else {
+                "in the rulebook".to_string()
+            };
+        }
+        Evidence::GraphRoute | Evidence::Declaration | Evidence::CompilerStop => {}
     }
     let steps = f.witness.last().map_or(0, |s| s.run_steps) as usize;
     let turn = f.depth.map(|d| format!(" in turn {d}")).unwrap_or_default();
@@ -546,13 +550,6 @@ fn route_message(f: &Finding) -> String {
         "a route that reaches it{turn}, {} into the run",
         plural(steps, "node step", "node steps")
     )
-}
-
-/// True for a rulebook finding: its witness walks the rulebook's lines, not the graph.
-fn rulebook_witness(f: &Finding) -> bool {
-    f.witness
-        .first()
-        .is_some_and(|s| matches!(s.kind, StepKind::Flow | StepKind::Fact))
 }
 
 /// The run's files as codespan-reporting reads them, built once per report: building one finds
@@ -616,12 +613,10 @@ fn excerpt(report: &Report, files: &Files, f: &Finding, color: bool) -> String {
             &mut notes,
             loc,
             true,
-            if rulebook_witness(f) || f.rule == RuleId::QG005 {
-                "here".to_string()
-            } else if f.rule == RuleId::QG016 {
-                format!("the run calls {} here", f.subject)
-            } else {
-                format!("declares {what}")
+            match f.evidence {
+                Evidence::RulebookRoute | Evidence::CompilerStop => "here".to_string(),
+                Evidence::TracedRun => format!("the run calls {} here", f.subject),
+                Evidence::GraphRoute | Evidence::Declaration => format!("declares {what}"),
             },
         );
     }
