@@ -265,7 +265,7 @@ fn each_code_check_fires_once_and_the_near_misses_do_not() {
     let findings = code_findings(&dir);
     let found: Vec<(&str, Option<&str>, u32)> = findings
         .iter()
-        .map(|f| (f.check, f.tool.as_deref(), f.loc.line))
+        .map(|f| (f.check.as_str(), f.tool.as_deref(), f.loc.line))
         .collect();
     assert_eq!(
         found,
@@ -583,7 +583,7 @@ def a():
     let got: Vec<(&str, Option<&str>, u32)> = cc
         .findings
         .iter()
-        .map(|f| (f.check, f.tool.as_deref(), f.loc.line))
+        .map(|f| (f.check.as_str(), f.tool.as_deref(), f.loc.line))
         .collect();
     assert_eq!(
         got,

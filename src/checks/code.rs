@@ -75,6 +75,38 @@ const ENV_CALLS: &[&str] = &[
     "os.environ.pop",
 ];
 
+mod ids {
+    include!(concat!(env!("OUT_DIR"), "/check_ids.rs"));
+}
+
+pub use ids::CheckId;
+
+impl CheckId {
+    /// The check as `rules/code_checks.toml` declares it: every id has its entry, so this cannot
+    /// fail.
+    pub fn check(self) -> &'static CodeCheck {
+        &all()[self as usize]
+    }
+
+    /// The id `id` names exactly (`CC001`), if there is such a check.
+    pub fn parse(id: &str) -> Option<CheckId> {
+        CheckId::ALL.iter().copied().find(|c| c.as_str() == id)
+    }
+}
+
+impl std::fmt::Display for CheckId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `CheckId::CC001 == "CC001"`.
+impl PartialEq<&str> for CheckId {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// One code check, as `rules/code_checks.toml` declares it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct CodeCheck {
@@ -116,7 +148,7 @@ pub fn all() -> &'static [CodeCheck] {
     ALL.get_or_init(|| {
         toml::from_str::<File>(RULES_TEXT)
             .map(|f| f.check)
-            .unwrap_or_default()
+            .expect("rules/code_checks.toml parses (held by this module's tests)")
     })
 }
 
@@ -137,7 +169,7 @@ pub fn rules_hash() -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodeFinding {
     /// The check's id, `CC001`..`CC003`.
-    pub check: &'static str,
+    pub check: CheckId,
     /// The tool whose function holds it; `None` for module-level code (CC002 only).
     pub tool: Option<String>,
     /// Where: the call, the literal or the read, in the module (1-based line and column).
@@ -431,7 +463,7 @@ impl Cx<'_> {
             format!("`{callee}` ({full})")
         };
         Some(make(
-            "CC001",
+            CheckId::CC001,
             Some(tool),
             at(n.start_byte()),
             &[("tool", tool), ("callee", &shown)],
@@ -487,7 +519,7 @@ impl Cx<'_> {
         }
         let shown = format!("`{}`", clip(&key, 60));
         Some(make(
-            "CC003",
+            CheckId::CC003,
             Some(tool),
             at(n.start_byte()),
             &[("tool", tool), ("key", &shown)],
@@ -564,7 +596,7 @@ impl Cx<'_> {
         };
         let tool = self.tool_at(n.start_byte());
         make(
-            "CC002",
+            CheckId::CC002,
             tool,
             at(n.start_byte()),
             &[
@@ -580,20 +612,18 @@ impl Cx<'_> {
 
 /// A finding of check `id` from its templates.
 fn make(
-    id: &'static str,
+    id: CheckId,
     tool: Option<&str>,
     loc: Loc,
     vars: &[(&str, &str)],
     related: Vec<(Loc, String)>,
 ) -> CodeFinding {
-    let (message, fix, severity) = match get(id) {
-        Some(c) => (
-            crate::rules::fill(c.message.trim(), vars),
-            crate::rules::fill(c.fix.trim(), vars),
-            c.default_severity(),
-        ),
-        None => (id.to_string(), String::new(), Severity::High),
-    };
+    let c = id.check();
+    let (message, fix, severity) = (
+        crate::rules::fill(c.message.trim(), vars),
+        crate::rules::fill(c.fix.trim(), vars),
+        c.default_severity(),
+    );
     CodeFinding {
         check: id,
         tool: tool.map(str::to_string),
@@ -809,4 +839,22 @@ pub fn key_shape(s: &str) -> Option<&'static str> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_check_id_has_its_entry_at_its_index() {
+        assert_eq!(CheckId::ALL.len(), all().len());
+        for (k, id) in CheckId::ALL.iter().enumerate() {
+            assert_eq!(*id as usize, k);
+            assert_eq!(id.check().id, id.as_str());
+            assert_eq!(CheckId::parse(id.as_str()), Some(*id));
+            assert_eq!(get(id.as_str()).map(|c| c.id.as_str()), Some(id.as_str()));
+        }
+        assert_eq!(CheckId::parse("CC999"), None);
+        assert_eq!(CheckId::CC002.to_string(), "CC002");
+    }
 }

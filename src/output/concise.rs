@@ -125,9 +125,7 @@ pub fn statistics(report: &Report) -> String {
         for f in &cc.findings {
             let r = rows.entry(f.check.to_string()).or_default();
             r.count += 1;
-            r.title = crate::checks::code::get(f.check)
-                .map(|c| c.title.clone())
-                .unwrap_or_default();
+            r.title = f.check.check().title.clone();
         }
     }
     let mut sorted: Vec<(String, Row)> = rows.into_iter().collect();

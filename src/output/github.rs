@@ -131,9 +131,7 @@ fn code_line(report: &Report, root: &Path, f: &crate::checks::code::CodeFinding)
     if let Some(t) = &f.tool {
         title.push_str(&format!(" on {t}"));
     }
-    if let Some(c) = crate::checks::code::get(f.check) {
-        title.push_str(&format!(" ({})", c.title));
-    }
+    title.push_str(&format!(" ({})", f.check.check().title));
     let mut message = f.message.clone();
     if !f.fix.is_empty() {
         message.push_str("\nFix: ");

@@ -195,8 +195,8 @@ fn code_checks(src: &SourceMap, cc: &crate::checks::code::CodeChecks) -> Value {
         "files": cc.files,
         "rules_hash": cc.rules_hash,
         "findings": cc.findings.iter().map(|f| json!({
-            "check": f.check,
-            "title": crate::checks::code::get(f.check).map(|c| c.title.as_str()),
+            "check": f.check.as_str(),
+            "title": f.check.check().title,
             "tool": f.tool,
             "severity": f.severity.as_str(),
             "location": location(src, Some(f.loc)),

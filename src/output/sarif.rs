@@ -161,8 +161,9 @@ fn build(report: &Report, root: &Path, category: Option<&str>) -> Sarif {
                 omitted += 1;
                 continue;
             }
-            let index = checks.iter().position(|c| c.id == f.check);
-            results.push(code_result(&ctx, f, index.map(|i| (base + i) as i64)));
+            // The code checks' descriptors are in the file's order, `CheckId`'s.
+            let index = base + f.check as usize;
+            results.push(code_result(&ctx, f, index as i64));
         }
     }
 
@@ -453,7 +454,7 @@ fn code_flow(
 fn code_result(
     ctx: &Ctx<'_>,
     f: &crate::checks::code::CodeFinding,
-    rule_index: Option<i64>,
+    rule_index: i64,
 ) -> SarifResult {
     let mut props = BTreeMap::new();
     props.insert("severity".to_string(), json!(f.severity.as_str()));
@@ -462,7 +463,7 @@ fn code_result(
     }
     props.insert("fix".to_string(), json!(f.fix));
     let fingerprint = crate::findings::fingerprint(
-        f.check,
+        f.check.as_str(),
         None,
         &f.message,
         Some(&format!(
@@ -496,13 +497,13 @@ fn code_result(
         text.push_str(&format!(" See {}.", links.join(", ")));
     }
     let mut b = SarifResult::builder()
-        .rule_id(f.check)
+        .rule_id(f.check.as_str())
         .level(ResultLevel::Warning)
         .message(Message::builder().text(text).build())
         .partial_fingerprints(BTreeMap::from([(FINGERPRINT_KEY.to_string(), fingerprint)]))
         .properties(PropertyBag::builder().additional_properties(props).build())
         .build();
-    b.rule_index = rule_index;
+    b.rule_index = Some(rule_index);
     if let Some(loc) = ctx.location(f.loc, None, None) {
         b.locations = Some(vec![loc]);
     }
