@@ -211,7 +211,7 @@ pub fn check(inputs: &Inputs) -> Option<CodeChecks> {
         files.push(m.file);
         findings.extend(check_module(&inputs.sources, m, &inputs.catalogue));
     }
-    findings.sort_by(|a, b| (a.loc, a.check).cmp(&(b.loc, b.check)));
+    findings.sort_by_key(|f| (f.loc, f.check));
     Some(CodeChecks {
         files: files.len(),
         rules_hash: rules_hash(),
