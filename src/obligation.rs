@@ -11,40 +11,14 @@
 //! ([`crate::engine::explicit`]), the Z3 unrolling ([`crate::engine::bmc`]) and the plain
 //! interpreter every witness replays on ([`crate::engine::interp`]) each say it in their own
 //! words, because their independence is what the engines' agreement checks (SPEC 9). Adding an
-//! obligation is a row here, a variant of [`Obligation`], and the three predicates, which the
-//! compiler asks for (their matches are exhaustive).
+//! obligation is a row of `obligations!` here (which makes the variant, its place in
+//! [`Obligation::ALL`] and its row of [`TABLE`]) and the three predicates, which the compiler
+//! asks for (their matches are exhaustive).
 
 use crate::ir::{Compensation, NotAfter};
 use crate::model::{FlatModel, Latch, ToolIx};
 use crate::rules::RuleId;
 use serde::Serialize;
-
-/// The obligations of SPEC 4, the graph rules' questions. Their order is [`TABLE`]'s.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum Obligation {
-    /// The tool check: the call is plain.
-    O1,
-    /// The confirmation: a write the graph has an interrupt for runs plain, unconfirmed.
-    O2,
-    /// Order `after`.
-    O3,
-    /// Order `not_after`.
-    O4,
-    /// Order `at_most`.
-    O5,
-    /// Taint.
-    O6,
-    /// The saga: a compensable write after an unconfirmed irreversible one.
-    O7,
-    /// Recovery: an unrecoverable write with another write in the run.
-    O8,
-    /// QG019 (SPEC 6), a reachability question numbered after SPEC 4's table: a `sends_out`
-    /// tool runs after a `confidential` tool ran in the session, and the send is not confirmed.
-    O9,
-    /// QG021 (SPEC 6): a tool that writes a `persistent` store runs while the run is tainted
-    /// and the call was not confirmed on clean content.
-    O10,
-}
 
 /// How a violation relates to the acting node's region (SPEC 3.1 Regions): only the taint rule
 /// (O6) is split, into QG011 and QG012.
@@ -148,11 +122,40 @@ pub struct Spec {
     pub detail: fn(&FlatModel, ToolIx) -> String,
 }
 
-/// Every obligation, in [`Obligation`]'s order.
-pub static TABLE: [Spec; 10] = [
-    Spec {
-        obligation: Obligation::O1,
-        id: "O1",
+/// Declares the obligations once: each variant of [`Obligation`] with its doc and its row of
+/// [`TABLE`], so the enum, [`Obligation::ALL`] and the table cannot disagree (clippy's
+/// `declare_clippy_lint!` shape). A row gives every field of [`Spec`] but the two the macro
+/// fills: `obligation` and `id` (the variant's name).
+macro_rules! obligations {
+    ($( $(#[$doc:meta])* $name:ident { $($field:ident : $value:expr),+ $(,)? } ),+ $(,)?) => {
+        /// The obligations of SPEC 4, the graph rules' questions. Their order is [`TABLE`]'s.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        pub enum Obligation {
+            $( $(#[$doc])* $name, )+
+        }
+
+        impl Obligation {
+            /// Every obligation, in order.
+            pub const ALL: [Obligation; COUNT] = [$(Obligation::$name),+];
+        }
+
+        /// How many obligations there are.
+        const COUNT: usize = [$(stringify!($name)),+].len();
+
+        /// Every obligation's row, in [`Obligation`]'s order.
+        pub static TABLE: [Spec; COUNT] = [$(
+            Spec {
+                obligation: Obligation::$name,
+                id: stringify!($name),
+                $($field: $value),+
+            }
+        ),+];
+    };
+}
+
+obligations! {
+    /// The tool check: the call is plain.
+    O1 {
         describe: "the tool check",
         judges: Judges::Plain,
         rule: RuleOf::One(RuleId::QG001),
@@ -163,9 +166,8 @@ pub static TABLE: [Spec; 10] = [
         own_calls: 0,
         detail: |_, _| "without the tool check: a plain call skips it (O1)".to_string(),
     },
-    Spec {
-        obligation: Obligation::O2,
-        id: "O2",
+    /// The confirmation: a write the graph has an interrupt for runs plain, unconfirmed.
+    O2 {
         describe: "the confirmation",
         judges: Judges::Plain,
         rule: RuleOf::One(RuleId::QG001),
@@ -182,9 +184,8 @@ pub static TABLE: [Spec; 10] = [
             )
         },
     },
-    Spec {
-        obligation: Obligation::O3,
-        id: "O3",
+    /// Order `after`.
+    O3 {
         describe: "the order rule `after`",
         judges: Judges::Plain,
         rule: RuleOf::One(RuleId::QG014),
@@ -214,9 +215,8 @@ pub static TABLE: [Spec; 10] = [
             )
         },
     },
-    Spec {
-        obligation: Obligation::O4,
-        id: "O4",
+    /// Order `not_after`.
+    O4 {
         describe: "the order rule `not_after`",
         judges: Judges::Plain,
         rule: RuleOf::One(RuleId::QG014),
@@ -248,9 +248,8 @@ pub static TABLE: [Spec; 10] = [
             )
         },
     },
-    Spec {
-        obligation: Obligation::O5,
-        id: "O5",
+    /// Order `at_most`.
+    O5 {
         describe: "the order rule `at_most`",
         judges: Judges::Plain,
         rule: RuleOf::One(RuleId::QG014),
@@ -269,9 +268,8 @@ pub static TABLE: [Spec; 10] = [
             format!("it can run more than {n} time(s), past its at_most rule (O5)")
         },
     },
-    Spec {
-        obligation: Obligation::O6,
-        id: "O6",
+    /// Taint.
+    O6 {
         describe: "the taint rule",
         judges: Judges::Plain,
         rule: RuleOf::ByRegion {
@@ -285,9 +283,8 @@ pub static TABLE: [Spec; 10] = [
         own_calls: 0,
         detail: |_, _| String::new(),
     },
-    Spec {
-        obligation: Obligation::O7,
-        id: "O7",
+    /// The saga: a compensable write after an unconfirmed irreversible one.
+    O7 {
         describe: "the saga",
         judges: Judges::Running,
         rule: RuleOf::One(RuleId::QG013),
@@ -300,9 +297,8 @@ pub static TABLE: [Spec; 10] = [
         own_calls: 2,
         detail: |_, _| String::new(),
     },
-    Spec {
-        obligation: Obligation::O8,
-        id: "O8",
+    /// Recovery: an unrecoverable write with another write in the run.
+    O8 {
         describe: "recovery",
         judges: Judges::Running,
         rule: RuleOf::One(RuleId::QG105),
@@ -316,9 +312,9 @@ pub static TABLE: [Spec; 10] = [
         own_calls: 2,
         detail: |_, _| String::new(),
     },
-    Spec {
-        obligation: Obligation::O9,
-        id: "O9",
+    /// QG019 (SPEC 6), a reachability question numbered after SPEC 4's table: a `sends_out`
+    /// tool runs after a `confidential` tool ran in the session, and the send is not confirmed.
+    O9 {
         describe: "confidential data stays in",
         judges: Judges::Running,
         rule: RuleOf::One(RuleId::QG019),
@@ -332,9 +328,9 @@ pub static TABLE: [Spec; 10] = [
         own_calls: 0,
         detail: |_, _| String::new(),
     },
-    Spec {
-        obligation: Obligation::O10,
-        id: "O10",
+    /// QG021 (SPEC 6): a tool that writes a `persistent` store runs while the run is tainted
+    /// and the call was not confirmed on clean content.
+    O10 {
         describe: "nothing untrusted persisted",
         judges: Judges::Running,
         rule: RuleOf::One(RuleId::QG021),
@@ -345,23 +341,9 @@ pub static TABLE: [Spec; 10] = [
         own_calls: 0,
         detail: |_, _| String::new(),
     },
-];
+}
 
 impl Obligation {
-    /// Every obligation, in order.
-    pub const ALL: [Obligation; 10] = [
-        Obligation::O1,
-        Obligation::O2,
-        Obligation::O3,
-        Obligation::O4,
-        Obligation::O5,
-        Obligation::O6,
-        Obligation::O7,
-        Obligation::O8,
-        Obligation::O9,
-        Obligation::O10,
-    ];
-
     /// Its row of [`TABLE`].
     pub fn spec(self) -> &'static Spec {
         &TABLE[self as usize]
