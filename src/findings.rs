@@ -104,6 +104,43 @@ impl Step {
     }
 }
 
+/// One of the two engines (SPEC 9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// The explicit-state search.
+    Explicit,
+    /// The Z3 bounded model checker.
+    Z3,
+}
+
+impl Engine {
+    /// Both, in the order they run and are reported.
+    pub const ALL: [Engine; 2] = [Engine::Explicit, Engine::Z3];
+
+    /// `explicit` or `z3`, as the reports and `--engine` spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Explicit => "explicit",
+            Engine::Z3 => "z3",
+        }
+    }
+
+    /// The other engine.
+    pub fn other(self) -> Engine {
+        match self {
+            Engine::Explicit => Engine::Z3,
+            Engine::Z3 => Engine::Explicit,
+        }
+    }
+}
+
+impl std::fmt::Display for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What a finding's witness is, by where it came from (SPEC 7, 10): the outputs say so from
 /// this, never from the rule's id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,7 +214,7 @@ pub struct Finding {
     /// The engines' key the finding was drawn from, for a finding on an obligation's violation.
     pub drawn_from: Option<DrawnFrom>,
     /// QG312: the other engine's witness, with the engine's name, when both found one.
-    pub other_witness: Option<(&'static str, Vec<Step>)>,
+    pub other_witness: Option<(Engine, Vec<Step>)>,
     /// Stable hash of (rule, obligation, subject, node) - no lines, no contents.
     pub fingerprint: String,
     /// When the project accepted it, with a reason ([`crate::triage`]): it is still reported,

@@ -185,9 +185,9 @@ pub fn verify_with_model(
     let engines: Vec<EngineStats> = outcome
         .runs
         .iter()
-        .map(|r| stats(r.name.to_string(), &r.results, r.millis))
+        .map(|r| stats(r.name.as_str().to_string(), &r.results, r.millis))
         .collect();
-    let names: Vec<&str> = outcome.runs.iter().map(|r| r.name).collect();
+    let names: Vec<&str> = outcome.runs.iter().map(|r| r.name.as_str()).collect();
     let millis = outcome.runs.iter().map(|r| r.millis).sum();
     let mut proof = stats(names.join(" and "), &outcome.results, millis);
     proof.states = engines.iter().map(|e| e.states).sum();

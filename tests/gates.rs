@@ -56,7 +56,10 @@ fn both(m: &FlatModel, ob: Obligation, tool: &str) -> (Outcome, [InstanceResult;
             .clone()
     };
     let r = [pick(0), pick(1)];
-    assert_eq!((o.runs[0].name, o.runs[1].name), ("explicit", "z3"));
+    assert_eq!(
+        (o.runs[0].name.as_str(), o.runs[1].name.as_str()),
+        ("explicit", "z3")
+    );
     (o, r)
 }
 

@@ -767,7 +767,7 @@ fn disagreement_shows_both_witnesses() {
             .to_string();
     let mut other = f.witness.clone();
     other.truncate(2);
-    f.other_witness = Some(("z3", other));
+    f.other_witness = Some((stalwart::findings::Engine::Z3, other));
     let report = base_report(vec![f]);
     let text = text::render(&report, false);
     assert!(

@@ -6,7 +6,7 @@
 
 use super::{finding, Subject};
 use crate::engine::compare::{Answer, Disagreement, Unchecked};
-use crate::findings::{DrawnFrom, Finding};
+use crate::findings::{DrawnFrom, Engine, Finding};
 use crate::model::FlatModel;
 use crate::rules::RuleId;
 
@@ -40,7 +40,7 @@ pub fn disagreements(m: &FlatModel, disagreements: &[Disagreement]) -> Vec<Findi
                 _ => None,
             };
             let (first, other) = match (witness(&d.explicit), witness(&d.z3)) {
-                (Some(e), Some(z)) => (e, Some(("z3", z))),
+                (Some(e), Some(z)) => (e, Some((Engine::Z3, z))),
                 (Some(e), None) => (e, None),
                 (None, Some(z)) => (z, None),
                 (None, None) => (Vec::new(), None),
@@ -80,10 +80,10 @@ pub fn disagreements(m: &FlatModel, disagreements: &[Disagreement]) -> Vec<Findi
 /// One QG006 finding per engine that left obligations to the other alone.
 pub fn unchecked(list: &[Unchecked]) -> Vec<Finding> {
     let mut out = Vec::new();
-    for engine in ["explicit", "z3"] {
+    for engine in Engine::ALL {
         let mine: Vec<&Unchecked> = list.iter().filter(|u| u.engine == engine).collect();
         let Some(first) = mine.first() else { continue };
-        let other = if engine == "z3" { "explicit" } else { "z3" };
+        let other = engine.other();
         let detail = format!(
             "the {engine} engine could not decide {} (the first, {}: {}), so the {other} engine's \
              verdict on {} stands without a cross-check",

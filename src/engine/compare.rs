@@ -9,7 +9,7 @@
 //! could not decide stays undecided (QG006); one either engine proved at every depth holds at
 //! every depth.
 
-use super::{interp, Depth, InstanceResult, Violation};
+use super::{interp, Depth, Engine, InstanceResult, Violation};
 use crate::engine::bmc::Key;
 use crate::engine::Instance;
 use std::collections::BTreeMap;
@@ -59,7 +59,7 @@ pub struct Disagreement {
 }
 
 /// The engine a witness came from, for messages.
-fn replay_note(engine: &str, v: &Violation, m: &crate::model::FlatModel) -> Option<String> {
+fn replay_note(engine: Engine, v: &Violation, m: &crate::model::FlatModel) -> Option<String> {
     interp::replay_violation(m, v)
         .err()
         .map(|e| format!("the {engine} engine's witness does not replay: {e}"))
@@ -71,7 +71,7 @@ pub struct Unchecked {
     /// The instance.
     pub instance: Instance,
     /// The engine that could not decide it.
-    pub engine: &'static str,
+    pub engine: Engine,
     /// Why (its timeout, its size limit, its state budget).
     pub why: String,
 }
@@ -124,7 +124,7 @@ pub fn compare(
             };
             let mut whys = Vec::new();
             let mut replayed = Vec::new();
-            for (name, v) in [("explicit", a), ("z3", b)] {
+            for (name, v) in [(Engine::Explicit, a), (Engine::Z3, b)] {
                 let Some(v) = v else { continue };
                 match replay_note(name, v, m) {
                     Some(n) => whys.push(n),
@@ -165,14 +165,14 @@ pub fn compare(
             (Depth::Every, _) | (_, Depth::Every) => Depth::Every,
             (d, _) => d,
         };
-        let notes: Vec<String> = [(e, "explicit"), (z, "z3")]
+        let notes: Vec<String> = [(e, Engine::Explicit), (z, Engine::Z3)]
             .iter()
             .filter(|(r, _)| ran(r) && r.depth == Depth::Undecided)
             .map(|(r, name)| format!("{} (the {name} engine)", r.note.clone().unwrap_or_default()))
             .collect();
         let note = (!notes.is_empty()).then(|| notes.join("; "));
         if depth != Depth::Undecided && ran(e) && ran(z) {
-            for (r, name) in [(e, "explicit"), (z, "z3")] {
+            for (r, name) in [(e, Engine::Explicit), (z, Engine::Z3)] {
                 if r.depth == Depth::Undecided {
                     unchecked.push(Unchecked {
                         instance: e.instance,

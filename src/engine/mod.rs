@@ -13,6 +13,7 @@ pub mod interp;
 pub mod slice;
 pub mod steps;
 
+pub use crate::findings::Engine;
 use crate::findings::{Obligation, Step};
 use crate::model::{FlatModel, NodeIx, ToolIx};
 use crate::obligation::{Facts, Scope, TABLE};
@@ -161,8 +162,8 @@ pub enum EngineChoice {
 /// One engine's results and wall time.
 #[derive(Debug, Clone)]
 pub struct EngineRun {
-    /// `explicit` or `z3`.
-    pub name: &'static str,
+    /// Which engine.
+    pub name: Engine,
     /// Its results, sorted by instance.
     pub results: Vec<InstanceResult>,
     /// Wall time in milliseconds.
@@ -235,14 +236,14 @@ pub fn run(model: &FlatModel, choice: EngineChoice, limits: Limits, cfg: &bmc::C
     let compared = compare::compare(model, &e_res, &z_res);
     if let Some((r, ms)) = explicit {
         runs.push(EngineRun {
-            name: "explicit",
+            name: Engine::Explicit,
             results: r,
             millis: ms,
         });
     }
     if let Some((r, ms)) = z3 {
         runs.push(EngineRun {
-            name: "z3",
+            name: Engine::Z3,
             results: r,
             millis: ms,
         });

@@ -342,7 +342,7 @@ fn result(report: &Report, ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> Sarif
     if !f.witness.is_empty() {
         let mut flows = vec![code_flow(ctx, f, &f.witness, None, primary)];
         if let Some((engine, w)) = &f.other_witness {
-            flows.push(code_flow(ctx, f, w, Some(engine), primary));
+            flows.push(code_flow(ctx, f, w, Some(*engine), primary));
         }
         r.code_flows = Some(flows);
     }
@@ -391,7 +391,7 @@ fn code_flow(
     ctx: &Ctx<'_>,
     f: &Finding,
     witness: &[crate::findings::Step],
-    engine: Option<&str>,
+    engine: Option<crate::findings::Engine>,
     primary: Option<Loc>,
 ) -> CodeFlow {
     let violated = f.obligation.map(|o| o.as_str()).unwrap_or(f.rule.as_str());
