@@ -27,6 +27,12 @@ pub struct EngineStats {
     pub states: u64,
     /// Solver queries asked, over all instances (Z3 engine).
     pub queries: u64,
+    /// Z3's resource units spent, over all instances (Z3 engine; `--solver-run-rlimit` bounds it).
+    pub rlimit: u64,
+    /// The most resource units one instance's queries spent (`--solver-obligation-rlimit`).
+    pub rlimit_obligation_peak: u64,
+    /// The most resource units one query spent (`--solver-rlimit`).
+    pub rlimit_query_peak: u64,
     /// Wall time in milliseconds.
     pub millis: u64,
 }

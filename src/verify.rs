@@ -319,6 +319,9 @@ fn stats(name: String, results: &[InstanceResult], millis: u64) -> EngineStats {
     for r in results {
         s.states += r.states;
         s.queries += r.queries;
+        s.rlimit += r.rlimit;
+        s.rlimit_obligation_peak = s.rlimit_obligation_peak.max(r.rlimit);
+        s.rlimit_query_peak = s.rlimit_query_peak.max(r.rlimit_peak);
         if !r.violations.is_empty() {
             s.violated += 1;
         } else {
