@@ -19,9 +19,10 @@ pub struct EngineStats {
     pub holds_every_depth: usize,
     /// Instances that hold up to the bound (`session_steps` turns of `recursion_limit` steps).
     pub holds_to_bound: usize,
-    /// Instances with a reachable violation.
+    /// Instances decided, with a reachable violation.
     pub violated: usize,
-    /// Instances the engine could not decide (state budget exhausted).
+    /// Instances the engine could not decide (a budget or size limit ran out: QG006), counted
+    /// here also where it found some of their violations first.
     pub undecided: usize,
     /// States explored, over all instances (explicit engine).
     pub states: u64,

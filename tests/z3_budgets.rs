@@ -222,6 +222,69 @@ fn a_query_budget_too_small_leaves_z3_undecided_and_says_so_in_qg006() {
 }
 
 #[test]
+fn an_obligation_z3_partly_decided_is_counted_undecided() {
+    let g = families::chain(42, 10, 3);
+    let (_dir, inputs) = load(&g);
+    let m = common::flat_gated(&inputs, &g);
+    let roomy = z3_results(&m, &bmc::Config::default());
+    // An obligation Z3 finds broken in several queries: a budget of part of what it spends
+    // leaves it with some violations found and the rest undecided.
+    let common_ = bmc::Common::new(&m);
+    let mut partly = None;
+    'search: for r in roomy
+        .iter()
+        .filter(|r| !r.violations.is_empty() && r.queries >= 3)
+    {
+        for k in 1..20 {
+            let cfg = bmc::Config {
+                obligation_rlimit: r.rlimit * k / 20,
+                ..bmc::Config::default()
+            };
+            let got = bmc::check(&m, &common_, r.instance, &cfg, &bmc::Hints::default());
+            if got.depth == Depth::Undecided && !got.violations.is_empty() {
+                partly = Some((r.instance, cfg));
+                break 'search;
+            }
+        }
+    }
+    let (inst, cfg) = partly.expect("some obligation is decided in parts");
+    let rs = z3_results(&m, &cfg);
+    let undecided = rs.iter().filter(|r| r.depth == Depth::Undecided).count();
+    assert!(rs
+        .iter()
+        .any(|r| r.instance == inst && r.depth == Depth::Undecided && !r.violations.is_empty()));
+
+    let mut opts = Options::new(3);
+    opts.engine = EngineChoice::Z3;
+    opts.z3 = cfg;
+    let report = verify::verify(inputs, &opts).expect("verify");
+    let z3 = report
+        .engines
+        .iter()
+        .find(|e| e.name == "z3")
+        .expect("the z3 engine ran");
+    assert_eq!(
+        z3.undecided, undecided,
+        "every undecided obligation is counted"
+    );
+    assert_eq!(
+        z3.violated,
+        rs.iter()
+            .filter(|r| r.depth != Depth::Undecided && !r.violations.is_empty())
+            .count()
+    );
+    assert_eq!(
+        z3.obligations,
+        z3.holds_every_depth + z3.holds_to_bound + z3.violated + z3.undecided
+    );
+    // The QG006 of that obligation names the obligation's budget.
+    assert!(report
+        .findings
+        .iter()
+        .any(|f| f.rule == "QG006" && f.message.contains("(--solver-obligation-rlimit)")));
+}
+
+#[test]
 fn the_run_budget_stops_whole_batches_in_instance_order_whatever_the_threads() {
     let g = gen::mesh(42, 12, 60, 3, 3);
     let (_dir, inputs) = load(&g);
