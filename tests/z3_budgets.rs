@@ -27,9 +27,9 @@ fn pigeonhole(solver: &Solver, n: usize) {
         solver.assert(Bool::or(row));
     }
     for h in 0..n {
-        for a in 0..=n {
-            for b in a + 1..=n {
-                solver.assert(Bool::and(&[&p[a][h], &p[b][h]]).not());
+        for (a, pa) in p.iter().enumerate() {
+            for pb in &p[a + 1..] {
+                solver.assert(Bool::and(&[&pa[h], &pb[h]]).not());
             }
         }
     }
