@@ -61,8 +61,8 @@ pub const MAX_COUNT: u32 = 64;
 
 /// The default `--solver-rlimit`: resource units one query may spend. The largest query of the
 /// test suite spends 3.1 million, of the corpus and the benchmark families at 10 and 100 nodes
-/// 15.7 million (the 100-node mesh); on this project's 2-core machine Z3 does 1-6 million units a
-/// second (BENCHMARKS.md, "Where the Z3 time goes").
+/// 15.7 million (the 100-node mesh); on this project's 2-core machine Z3 does 1.2-3.1 million
+/// units a second of `check` (BENCHMARKS.md, "Z3's budgets").
 pub const DEFAULT_QUERY_RLIMIT: u32 = 100_000_000;
 
 /// The default `--solver-obligation-rlimit`: resource units one obligation's queries may spend
