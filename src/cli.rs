@@ -204,9 +204,23 @@ struct VerifyArgs {
     /// compared (a disagreement is QG312 and fails the gate) [default: both]
     #[arg(long, value_enum)]
     engine: Option<EngineChoice>,
-    /// Milliseconds Z3 may spend on one query; a query it cannot answer in time leaves its
-    /// obligation undecided (QG006), never clean.
-    /// [default: 10000]
+    /// Z3's resource units (its deterministic `rlimit`) one query may spend; a query past it
+    /// leaves its obligation undecided (QG006), never clean. The same on every machine.
+    /// [default: 100000000]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    solver_rlimit: Option<u32>,
+    /// Z3's resource units one obligation's queries may spend together (then QG006).
+    /// [default: 300000000]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    solver_obligation_rlimit: Option<u64>,
+    /// Z3's resource units all obligations' queries may spend together; once the obligations
+    /// asked have spent this many, the rest are undecided (QG006) without a query.
+    /// [default: 1000000000]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    solver_run_rlimit: Option<u64>,
+    /// A wall-clock safety net: milliseconds Z3 may spend on one query (then QG006). Off unless
+    /// given, since an answer it cuts short depends on the machine's load; the resource limits
+    /// above are what bound Z3.
     #[arg(long, value_name = "MS")]
     solver_timeout_ms: Option<u32>,
     /// The largest unrolling (frames x (nodes + edges)) the Z3 engine builds for one obligation;
@@ -547,10 +561,19 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
             EngineChoice::Both => crate::engine::EngineChoice::Both,
         },
         z3: crate::engine::bmc::Config {
-            timeout_ms: a
-                .solver_timeout_ms
-                .or(config.solver_timeout_ms)
-                .unwrap_or(crate::engine::bmc::Config::default().timeout_ms),
+            query_rlimit: a
+                .solver_rlimit
+                .or(config.solver_rlimit)
+                .unwrap_or(crate::engine::bmc::DEFAULT_QUERY_RLIMIT),
+            obligation_rlimit: a
+                .solver_obligation_rlimit
+                .or(config.solver_obligation_rlimit)
+                .unwrap_or(crate::engine::bmc::DEFAULT_OBLIGATION_RLIMIT),
+            run_rlimit: a
+                .solver_run_rlimit
+                .or(config.solver_run_rlimit)
+                .unwrap_or(crate::engine::bmc::DEFAULT_RUN_RLIMIT),
+            timeout_ms: a.solver_timeout_ms.or(config.solver_timeout_ms),
             max_size: a
                 .solver_max_unrolling
                 .or(config.solver_max_unrolling)

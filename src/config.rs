@@ -10,7 +10,10 @@
 //! engine = "both"              # explicit | z3 | both
 //! max-states = 4000000         # the state budget per obligation (then QG006)
 //! max-run-states = 20000000    # the run's state budget, all obligations together (then QG006)
-//! solver-timeout-ms = 10000    # Z3's time per query (then QG006)
+//! solver-rlimit = 100000000    # Z3's resource units per query (then QG006)
+//! solver-obligation-rlimit = 300000000 # per obligation, its queries together (then QG006)
+//! solver-run-rlimit = 1000000000 # the run's, all obligations together (then QG006)
+//! solver-timeout-ms = 600000   # a wall-clock safety net per query, off unless given
 //! solver-max-unrolling = 150000
 //! min-severity = "medium"      # critical | high | medium | low | review: findings below are not shown
 //! strict-accepts = false       # an accept that matches nothing, or has expired, fails the gate
@@ -163,6 +166,12 @@ pub struct Config {
     pub max_states: Option<usize>,
     /// `max-run-states`.
     pub max_run_states: Option<u64>,
+    /// `solver-rlimit`.
+    pub solver_rlimit: Option<u32>,
+    /// `solver-obligation-rlimit`.
+    pub solver_obligation_rlimit: Option<u64>,
+    /// `solver-run-rlimit`.
+    pub solver_run_rlimit: Option<u64>,
     /// `solver-timeout-ms`.
     pub solver_timeout_ms: Option<u32>,
     /// `solver-max-unrolling`.
@@ -185,6 +194,9 @@ struct Raw {
     engine: Option<Spanned<String>>,
     max_states: Option<Spanned<i64>>,
     max_run_states: Option<Spanned<i64>>,
+    solver_rlimit: Option<Spanned<i64>>,
+    solver_obligation_rlimit: Option<Spanned<i64>>,
+    solver_run_rlimit: Option<Spanned<i64>>,
     solver_timeout_ms: Option<Spanned<i64>>,
     solver_max_unrolling: Option<Spanned<i64>>,
     min_severity: Option<Spanned<String>>,
@@ -348,6 +360,17 @@ fn resolve(sources: &SourceMap, file: FileId, raw: Raw) -> Result<Config, InputE
         }),
         max_states: as_usize(number(&raw.max_states, "max-states", 1, i64::MAX)?),
         max_run_states: number(&raw.max_run_states, "max-run-states", 1, i64::MAX)?
+            .map(|n| n as u64),
+        solver_rlimit: number(&raw.solver_rlimit, "solver-rlimit", 1, u32::MAX.into())?
+            .map(|v| u32::try_from(v).unwrap_or(u32::MAX)),
+        solver_obligation_rlimit: number(
+            &raw.solver_obligation_rlimit,
+            "solver-obligation-rlimit",
+            1,
+            i64::MAX,
+        )?
+        .map(|n| n as u64),
+        solver_run_rlimit: number(&raw.solver_run_rlimit, "solver-run-rlimit", 1, i64::MAX)?
             .map(|n| n as u64),
         solver_timeout_ms: number(
             &raw.solver_timeout_ms,

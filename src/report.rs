@@ -19,14 +19,21 @@ pub struct EngineStats {
     pub holds_every_depth: usize,
     /// Instances that hold up to the bound (`session_steps` turns of `recursion_limit` steps).
     pub holds_to_bound: usize,
-    /// Instances with a reachable violation.
+    /// Instances decided, with a reachable violation.
     pub violated: usize,
-    /// Instances the engine could not decide (state budget exhausted).
+    /// Instances the engine could not decide (a budget or size limit ran out: QG006), counted
+    /// here also where it found some of their violations first.
     pub undecided: usize,
     /// States explored, over all instances (explicit engine).
     pub states: u64,
     /// Solver queries asked, over all instances (Z3 engine).
     pub queries: u64,
+    /// Z3's resource units spent, over all instances (Z3 engine; `--solver-run-rlimit` bounds it).
+    pub rlimit: u64,
+    /// The most resource units one instance's queries spent (`--solver-obligation-rlimit`).
+    pub rlimit_obligation_peak: u64,
+    /// The most resource units one query spent (`--solver-rlimit`).
+    pub rlimit_query_peak: u64,
     /// Wall time in milliseconds.
     pub millis: u64,
 }

@@ -340,14 +340,17 @@ fn stats(name: String, results: &[InstanceResult], millis: u64) -> EngineStats {
     for r in results {
         s.states += r.states;
         s.queries += r.queries;
-        if !r.violations.is_empty() {
-            s.violated += 1;
-        } else {
-            match r.depth {
-                Depth::Every => s.holds_every_depth += 1,
-                Depth::Bound(_) => s.holds_to_bound += 1,
-                Depth::Undecided => s.undecided += 1,
-            }
+        s.rlimit += r.rlimit;
+        s.rlimit_obligation_peak = s.rlimit_obligation_peak.max(r.rlimit);
+        s.rlimit_query_peak = s.rlimit_query_peak.max(r.rlimit_peak);
+        // An obligation the engine could not finish is undecided, also where it found some of
+        // its violations first (they are reported, and so is its QG006): the counts say what the
+        // findings say.
+        match r.depth {
+            Depth::Undecided => s.undecided += 1,
+            _ if !r.violations.is_empty() => s.violated += 1,
+            Depth::Every => s.holds_every_depth += 1,
+            Depth::Bound(_) => s.holds_to_bound += 1,
         }
     }
     s

@@ -263,6 +263,7 @@ fn base_report(findings: Vec<Finding>) -> Report {
             states: 412,
             queries: 30,
             millis: 37,
+            ..EngineStats::default()
         },
         engines: vec![
             EngineStats {

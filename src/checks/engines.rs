@@ -105,9 +105,14 @@ pub fn unchecked(list: &[Unchecked]) -> Vec<Finding> {
             Vec::new(),
             &[("detail", &detail)],
         );
+        let room = if engine == "z3" {
+            "`--solver-rlimit`, `--solver-obligation-rlimit`, `--solver-run-rlimit`, \
+             `--solver-max-unrolling`"
+        } else {
+            "`--max-states`, `--max-run-states`"
+        };
         f.fix = format!(
-            "Give the {engine} engine more room (`--solver-max-unrolling`, `--solver-timeout-ms`, \
-             `--max-states`) and re-scan, or accept the {other} engine's verdict alone with \
+            "Give the {engine} engine more room ({room}) and re-scan, or accept the {other} engine's verdict alone with \
              `--engine {other}`; until then these verdicts are proved once, not twice."
         );
         out.push(f);

@@ -189,6 +189,8 @@ pub fn compare(
             states: e.states,
             generated: e.generated,
             queries: z.queries,
+            rlimit: z.rlimit,
+            rlimit_peak: z.rlimit_peak,
             note,
         });
     }

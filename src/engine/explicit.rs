@@ -358,6 +358,8 @@ impl<'a> Search<'a> {
             states,
             generated: self.generated,
             queries: 0,
+            rlimit: 0,
+            rlimit_peak: 0,
             note: (depth == Depth::Undecided).then(|| {
                 format!(
                     "the search ran out of its state budget after {} states",

@@ -75,6 +75,11 @@ pub struct InstanceResult {
     pub generated: u64,
     /// Solver queries asked (Z3 engine).
     pub queries: u64,
+    /// Z3's resource units its queries spent (Z3 engine; see [`bmc::budget`]): what the run's
+    /// budget counts ([`bmc::Config::run_rlimit`]).
+    pub rlimit: u64,
+    /// The most resource units one of its queries spent (Z3 engine).
+    pub rlimit_peak: u64,
     /// Why the instance is undecided, when it is.
     pub note: Option<String>,
 }
@@ -90,6 +95,8 @@ impl InstanceResult {
             states: 0,
             generated: 0,
             queries: 0,
+            rlimit: 0,
+            rlimit_peak: 0,
             note: None,
         }
     }
@@ -117,7 +124,8 @@ impl Default for Limits {
     }
 }
 
-/// Instances the explicit engine searches in parallel between two looks at the run's budget.
+/// Instances an engine answers in parallel between two looks at the run's budget (the explicit
+/// engine's states, [`Limits::max_run_states`]; Z3's resource units, [`bmc::Config::run_rlimit`]).
 pub const RUN_BATCH: usize = 16;
 
 /// Lists the obligation instances of `model` (SPEC 4's table, [`crate::obligation::TABLE`]):
@@ -213,15 +221,7 @@ pub fn run(model: &FlatModel, choice: EngineChoice, limits: Limits, cfg: &bmc::C
                     .unwrap_or_default()
             })
             .collect();
-        timed(&|| {
-            insts
-                .par_iter()
-                .zip(&hints)
-                // A fresh Z3 context per instance asked (`bmc::check`): its answers and
-                // witnesses do not depend on which instances a thread ran before.
-                .map(|(&i, h)| bmc::check(model, &common, i, cfg, h))
-                .collect()
-        })
+        timed(&|| z3_run(model, &common, &insts, &hints, cfg))
     });
     let stand_in = || -> Vec<InstanceResult> {
         let mut v: Vec<InstanceResult> = insts.iter().map(|&i| compare::not_run(i)).collect();
@@ -280,6 +280,44 @@ fn explicit_run(model: &FlatModel, insts: &[Instance], limits: Limits) -> Vec<In
             .map(|&i| explicit::check(model, &checks, i, limits))
             .collect();
         spent = spent.saturating_add(rs.iter().map(|r| r.generated).sum());
+        out.extend(rs);
+    }
+    out
+}
+
+/// The Z3 engine's answers to `insts` (with their `hints`), in their order: batch by batch in
+/// parallel until the run's resource budget is spent (see [`bmc::Config::run_rlimit`]), the rest
+/// undecided unasked. A whole batch is asked or none of it, and each instance gets a fresh Z3
+/// context (`bmc::check`), so which instances are asked, and what Z3 answers, depend only on the
+/// input.
+fn z3_run(
+    model: &FlatModel,
+    common: &bmc::Common,
+    insts: &[Instance],
+    hints: &[bmc::Hints],
+    cfg: &bmc::Config,
+) -> Vec<InstanceResult> {
+    let mut out = Vec::with_capacity(insts.len());
+    let mut spent: u64 = 0;
+    for (batch, hs) in insts.chunks(RUN_BATCH).zip(hints.chunks(RUN_BATCH)) {
+        if spent >= cfg.run_rlimit {
+            out.extend(batch.iter().map(|&i| InstanceResult {
+                depth: Depth::Undecided,
+                note: Some(format!(
+                    "not asked: the obligations asked before it spent {spent} of Z3's resource \
+                     units, past the run's budget of {} (--solver-run-rlimit)",
+                    cfg.run_rlimit
+                )),
+                ..InstanceResult::holds(i)
+            }));
+            continue;
+        }
+        let rs: Vec<InstanceResult> = batch
+            .par_iter()
+            .zip(hs)
+            .map(|(&i, h)| bmc::check(model, common, i, cfg, h))
+            .collect();
+        spent = spent.saturating_add(rs.iter().map(|r| r.rlimit).sum());
         out.extend(rs);
     }
     out

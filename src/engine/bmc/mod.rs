@@ -19,24 +19,29 @@
 //!    the plain interpreter finds the tool check would have decided otherwise makes that guard
 //!    exact and the instance is asked again (refinement, as in the explicit engine).
 //!
-//! A query Z3 answers `unknown` (its timeout, say) makes the instance undecided: QG006, never
-//! clean.
+//! A query Z3 answers `unknown` (past its resource limit, [`budget`]) makes the instance
+//! undecided: QG006, never clean. The limits are Z3's own work units, not wall-clock time, so the
+//! same input gets the same answers on any machine, however loaded.
 
 pub mod bits;
+pub mod budget;
 pub mod decode;
 pub mod induct;
 pub mod plan;
+pub mod profile;
 pub mod unroll;
 
 use super::{Depth, Instance, InstanceResult, Violation};
 use crate::engine::slice::Slice;
 use crate::model::{FlatModel, NodeIx, ToolIx};
+use budget::Budget;
 pub use plan::Common;
 use plan::{Group, Plan};
+use profile::{timed, Phase};
 use std::collections::{BTreeMap, BTreeSet};
 use unroll::Unrolling;
 use z3::ast::Bool;
-use z3::{Model, SatResult};
+use z3::Model;
 
 /// A violation key: (tool, node, class), as the engines key their violations.
 pub type Key = (ToolIx, NodeIx, super::Class);
@@ -54,11 +59,36 @@ pub struct Hints {
 /// frame); an obligation that keeps a larger one is left undecided.
 pub const MAX_COUNT: u32 = 64;
 
-/// Settings of the Z3 engine.
+/// The default `--solver-rlimit`: resource units one query may spend. The largest query of the
+/// test suite spends 3.1 million, of the corpus and the benchmark families at 10 and 100 nodes
+/// 15.7 million (the 100-node mesh); on this project's 2-core machine Z3 does 1.2-3.1 million
+/// units a second of `check` (BENCHMARKS.md, "Z3's budgets").
+pub const DEFAULT_QUERY_RLIMIT: u32 = 100_000_000;
+
+/// The default `--solver-obligation-rlimit`: resource units one obligation's queries may spend
+/// (the largest measured: 7.9 million in the tests, 30.8 million on the 100-node mesh).
+pub const DEFAULT_OBLIGATION_RLIMIT: u64 = 300_000_000;
+
+/// The default `--solver-run-rlimit`: resource units all obligations' queries may spend (the
+/// largest measured: 81 million in the tests, 184 million on the 100-node mesh with `--engine
+/// z3`, 131 million with `both`).
+pub const DEFAULT_RUN_RLIMIT: u64 = 1_000_000_000;
+
+/// Settings of the Z3 engine. The three resource limits are in Z3's `rlimit` units (see
+/// [`budget`]); a query or an obligation past its limit is undecided (QG006).
 #[derive(Debug, Clone, Copy)]
 pub struct Config {
-    /// Milliseconds Z3 may spend on one query before it answers `unknown`.
-    pub timeout_ms: u32,
+    /// Units one query may spend (`--solver-rlimit`).
+    pub query_rlimit: u32,
+    /// Units one obligation's queries may spend together (`--solver-obligation-rlimit`).
+    pub obligation_rlimit: u64,
+    /// Units every obligation's queries may spend together (`--solver-run-rlimit`): obligations
+    /// are asked in batches of [`crate::engine::RUN_BATCH`] in instance order, a whole batch or
+    /// none, and once the batches asked have spent this many the rest are undecided unasked.
+    pub run_rlimit: u64,
+    /// A wall-clock safety net per query in milliseconds (`--solver-timeout-ms`), off (`None`)
+    /// by default: where it fires, the answer depends on the machine's load.
+    pub timeout_ms: Option<u32>,
     /// Frames x (nodes + edges) one instance's unrolling may hold; past it the instance is left
     /// undecided (QG006) at once rather than handed to a solver that would time out on it.
     pub max_size: usize,
@@ -69,7 +99,10 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            timeout_ms: 10_000,
+            query_rlimit: DEFAULT_QUERY_RLIMIT,
+            obligation_rlimit: DEFAULT_OBLIGATION_RLIMIT,
+            run_rlimit: DEFAULT_RUN_RLIMIT,
+            timeout_ms: None,
             max_size: 150_000,
             broken: false,
         }
@@ -93,13 +126,23 @@ pub fn check(
     hints: &Hints,
 ) -> InstanceResult {
     let none = BTreeSet::new();
-    let slice = Slice::new(m, inst.obligation, inst.tool, &none);
-    let groups = plan::groups(m, &common.binders, inst);
-    if let Some(r) = declined(m, common, inst, &slice, &groups, cfg) {
-        return r;
-    }
-    let first = Plan::with(m, common, inst, &none, slice, groups);
-    z3::with_z3_config(&z3::Config::new(), || refine(m, common, first, cfg, hints))
+    let first = timed(Phase::Plan, || {
+        let slice = Slice::new(m, inst.obligation, inst.tool, &none);
+        let groups = plan::groups(m, &common.binders, inst);
+        match declined(m, common, inst, &slice, &groups, cfg) {
+            Some(r) => Err(r),
+            None => Ok(Plan::with(m, common, inst, &none, slice, groups)),
+        }
+    });
+    let first = match first {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    profile::obligation_asked();
+    // The context's making and dropping is the time around `refine` (the z3 crate makes it).
+    profile::around(Phase::Context, || {
+        z3::with_z3_config(&z3::Config::new(), || refine(m, common, first, cfg, hints))
+    })
 }
 
 /// Asks Z3 about `plan`, refining it until every witness replays (see [`check`]).
@@ -113,27 +156,30 @@ fn refine(
     let inst = plan.inst;
     let mut plan = plan;
     let mut exact: BTreeSet<ToolIx> = BTreeSet::new();
-    let mut queries = 0;
+    let mut budget = Budget::new(cfg);
     loop {
-        let mut res = check_plan(m, common, &plan, cfg, hints);
-        queries += res.queries;
+        let mut res = check_plan(m, common, &plan, cfg, hints, &mut budget);
+        res.queries = budget.queries;
+        res.rlimit = budget.used;
+        res.rlimit_peak = budget.peak;
         let refine: BTreeSet<ToolIx> = res
             .violations
             .iter()
-            .filter_map(|v| match super::interp::replay_violation(m, v) {
-                Err(super::interp::ReplayError::GuardDiffers { tool, .. }) => Some(tool),
-                _ => None,
-            })
+            .filter_map(
+                |v| match timed(Phase::Replay, || super::interp::replay_violation(m, v)) {
+                    Err(super::interp::ReplayError::GuardDiffers { tool, .. }) => Some(tool),
+                    _ => None,
+                },
+            )
             .filter(|t| !exact.contains(t))
             .collect();
         if refine.is_empty() {
-            res.queries = queries;
             return res;
         }
         // One refinement makes every guard exact: asking again tool by tool costs more than
         // the latches it would save.
         exact = (0..m.tools.len()).collect();
-        plan = Plan::new(m, common, inst, &exact);
+        plan = timed(Phase::Plan, || Plan::new(m, common, inst, &exact));
     }
 }
 
@@ -174,32 +220,33 @@ fn declined(
     None
 }
 
-/// Answers one instance with one plan.
+/// Answers one instance with one plan, its queries asked within `budget` (which counts them).
 fn check_plan(
     m: &FlatModel,
     common: &Common,
     plan: &Plan,
     cfg: &Config,
     hints: &Hints,
+    budget: &mut Budget,
 ) -> InstanceResult {
     let inst = plan.inst;
     if let Some(r) = declined(m, common, inst, &plan.slice, &plan.groups, cfg) {
         return r;
     }
     let mut result = InstanceResult::holds(inst);
-    let mut un = Unrolling::new(m, plan, cfg.timeout_ms, false);
+    let mut un = timed(Phase::Encode, || {
+        Unrolling::new(m, plan, cfg.timeout_ms, false)
+    });
     let mut open: Vec<bool> = vec![true; plan.groups.len()];
     let mut found: Vec<Violation> = Vec::new();
-    let mut queries = 0u64;
     for turn in 1..=m.session_steps {
         // Where no latch outlives a turn, every turn starts as the first did: nothing breaks in a
         // later turn that did not in the first, at any depth.
         if turn > 1 && !plan.has_session_state(m) {
             result.violations = sorted(found);
-            result.queries = queries;
             return result;
         }
-        un.add_turn();
+        timed(Phase::Encode, || un.add_turn());
         // Groups another engine found at this turn are asked about directly: broken within its
         // node steps (the witness), and not within fewer. Whatever the hint missed or got wrong
         // is left open for the search below, so every answer is still Z3's.
@@ -210,53 +257,58 @@ fn check_plan(
             if !open[g] {
                 continue;
             }
-            queries += 1;
-            let Some(answer) = ask(&un, &broken_within(&un, grp, turn, h)) else {
-                return undecided(result, found, queries, cfg);
+            let q = timed(Phase::Encode, || broken_within(&un, grp, turn, h));
+            let Some(answer) = budget.ask(&un.solver, &q) else {
+                return undecided(result, found, budget);
             };
             let Some(model) = answer else { continue };
-            match shortest(&un, grp, turn, h, model, Some(h), &mut queries) {
+            match shortest(&un, grp, turn, h, model, Some(h), budget) {
                 Some((model, iv)) => {
-                    found.extend(decode::violations(&un, &model, iv, grp));
+                    found.extend(timed(Phase::Model, || {
+                        decode::violations(&un, &model, iv, grp)
+                    }));
                     open[g] = false;
                 }
-                None => return undecided(result, found, queries, cfg),
+                None => return undecided(result, found, budget),
             }
         }
         loop {
             if !open.iter().any(|&o| o) {
                 result.violations = sorted(found);
-                result.queries = queries;
                 return result;
             }
-            let q = any_open(&un, plan, &open, turn, None);
-            queries += 1;
-            let Some(model) = ask(&un, &q) else {
-                return undecided(result, found, queries, cfg);
+            let q = timed(Phase::Encode, || any_open(&un, plan, &open, turn, None));
+            let Some(model) = budget.ask(&un.solver, &q) else {
+                return undecided(result, found, budget);
             };
             let Some(model) = model else { break };
             // The first open group the model breaks, and at how many steps.
             // A model of the query breaks some open group; never read one that seems not to as
             // "holds".
-            let Some((g, j0)) = first_broken(&un, plan, &open, turn, &model) else {
-                return undecided(result, found, queries, cfg);
+            let broken = timed(Phase::Model, || {
+                first_broken(&un, plan, &open, turn, &model)
+            });
+            let Some((g, j0)) = broken else {
+                budget.why = Some("a model of Z3's breaks no open violation group".into());
+                return undecided(result, found, budget);
             };
             let hint = hint_for(&plan.groups[g], hints, turn);
-            match shortest(&un, &plan.groups[g], turn, j0, model, hint, &mut queries) {
+            match shortest(&un, &plan.groups[g], turn, j0, model, hint, budget) {
                 Some((model, iv)) => {
-                    found.extend(decode::violations(&un, &model, iv, &plan.groups[g]));
+                    found.extend(timed(Phase::Model, || {
+                        decode::violations(&un, &model, iv, &plan.groups[g])
+                    }));
                     open[g] = false;
                 }
-                None => return undecided(result, found, queries, cfg),
+                None => return undecided(result, found, budget),
             }
         }
     }
     result.violations = sorted(found);
-    result.queries = queries;
     result.depth = if !open.iter().any(|&o| o) {
         Depth::Every
     } else if result.violations.is_empty() && !hints.every_depth {
-        match induct::every_depth(m, plan, cfg) {
+        match induct::every_depth(m, plan, cfg, budget) {
             Some(true) => Depth::Every,
             _ => Depth::Bound(m.session_steps),
         }
@@ -276,39 +328,22 @@ fn hint_for(grp: &Group, hints: &Hints, turn: u32) -> Option<u32> {
         .min()
 }
 
-fn undecided(
-    mut r: InstanceResult,
-    found: Vec<Violation>,
-    queries: u64,
-    cfg: &Config,
-) -> InstanceResult {
+/// `r` undecided with the violations `found` so far, its note the reason `budget` gives.
+fn undecided(mut r: InstanceResult, found: Vec<Violation>, budget: &Budget) -> InstanceResult {
     r.violations = sorted(found);
-    r.queries = queries;
     r.depth = Depth::Undecided;
-    r.note = Some(format!(
-        "Z3 answered unknown (its timeout is {} ms a query, --solver-timeout-ms)",
-        cfg.timeout_ms
-    ));
+    r.note = Some(
+        budget
+            .why
+            .clone()
+            .unwrap_or_else(|| "Z3 answered unknown".to_string()),
+    );
     r
 }
 
 fn sorted(mut v: Vec<Violation>) -> Vec<Violation> {
     v.sort_by_key(|x| (x.tool, x.node, x.class));
     v
-}
-
-/// Asks `q` under a fresh assumption: `Some(Some(model))` satisfiable, `Some(None)`
-/// unsatisfiable, `None` unknown.
-fn ask(un: &Unrolling, q: &Bool) -> Option<Option<Model>> {
-    let a = Bool::fresh_const("q");
-    un.solver.assert(a.implies(q));
-    let r = un.solver.check_assumptions(&[a]);
-
-    match r {
-        SatResult::Sat => Some(un.solver.get_model()),
-        SatResult::Unsat => Some(None),
-        SatResult::Unknown => None,
-    }
 }
 
 /// Some open group breaks at a frame of `turn` (within `steps` node steps when given).
@@ -377,15 +412,14 @@ fn shortest(
     hi: u32,
     model: Model,
     hint: Option<u32>,
-    queries: &mut u64,
+    budget: &mut Budget,
 ) -> Option<(Model, usize)> {
-    let within = |j: u32| broken_within(un, grp, turn, j);
+    let within = |j: u32| timed(Phase::Encode, || broken_within(un, grp, turn, j));
     let (mut lo, mut hi, mut best) = (0u32, hi, model);
     // The hint's two bounds first: broken within h steps, not within h - 1.
     if let Some(h) = hint.filter(|&h| h <= hi) {
         if h > 0 {
-            *queries += 1;
-            match ask(un, &within(h - 1))? {
+            match budget.ask(&un.solver, &within(h - 1))? {
                 None => lo = h,
                 Some(mdl) => {
                     best = mdl;
@@ -394,8 +428,7 @@ fn shortest(
             }
         }
         if lo == h && h < hi {
-            *queries += 1;
-            if let Some(mdl) = ask(un, &within(h))? {
+            if let Some(mdl) = budget.ask(&un.solver, &within(h))? {
                 best = mdl;
                 hi = h;
             }
@@ -403,8 +436,7 @@ fn shortest(
     }
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        *queries += 1;
-        match ask(un, &within(mid))? {
+        match budget.ask(&un.solver, &within(mid))? {
             Some(mdl) => {
                 best = mdl;
                 hi = mid;
@@ -412,8 +444,9 @@ fn shortest(
             None => lo = mid + 1,
         }
     }
-    let iv = un
-        .turn_frames(turn)
-        .find(|&i| holds(&best, &broken_at(un, grp, i, Some(hi))))?;
+    let iv = timed(Phase::Model, || {
+        un.turn_frames(turn)
+            .find(|&i| holds(&best, &broken_at(un, grp, i, Some(hi))))
+    })?;
     Some((best, iv))
 }

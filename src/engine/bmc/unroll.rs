@@ -170,16 +170,20 @@ pub struct Unrolling<'a> {
 }
 
 impl<'a> Unrolling<'a> {
-    /// An empty unrolling whose solver gives up on a query after `timeout_ms` milliseconds.
-    pub fn new(m: &'a FlatModel, p: &'a Plan, timeout_ms: u32, arbitrary: bool) -> Self {
+    /// An empty unrolling. Its queries are bounded by Z3's resource limit, set per query
+    /// ([`super::budget::Budget::ask`]); `timeout_ms`, when given, is a wall-clock safety net a
+    /// query.
+    pub fn new(m: &'a FlatModel, p: &'a Plan, timeout_ms: Option<u32>, arbitrary: bool) -> Self {
         // The formula is propositional with "exactly one" (pseudo-Boolean) constraints: the
         // finite-domain solver answers it with Z3's SAT core. (The QF_UF-configured solver was a
         // third faster but mishandles the pseudo-Boolean constraints: a route it should have
         // found, it refuted; tests/engines.rs keeps that case.)
         let solver = Solver::new_for_logic("QF_FD").unwrap_or_default();
-        let mut params = Params::new();
-        params.set_u32("timeout", timeout_ms.max(1));
-        solver.set_params(&params);
+        if let Some(ms) = timeout_ms {
+            let mut params = Params::new();
+            params.set_u32("timeout", ms.max(1));
+            solver.set_params(&params);
+        }
         let n = m.nodes.len() as u64;
         let mut cap = vec![0usize; m.tools.len()];
         for &(u, c, _) in &p.slice.count {
