@@ -138,7 +138,7 @@ fn z3_results(m: &stalwart::model::FlatModel, cfg: &bmc::Config) -> Vec<Instance
     let mut rs = engine::run(m, EngineChoice::Z3, Limits::default(), cfg)
         .runs
         .into_iter()
-        .find(|r| r.name == "z3")
+        .find(|r| r.name == engine::Engine::Z3)
         .map(|r| r.results)
         .expect("the z3 engine ran");
     let order = engine::instances(m);

@@ -105,7 +105,7 @@ pub fn unchecked(list: &[Unchecked]) -> Vec<Finding> {
             Vec::new(),
             &[("detail", &detail)],
         );
-        let room = if engine == "z3" {
+        let room = if engine == Engine::Z3 {
             "`--solver-rlimit`, `--solver-obligation-rlimit`, `--solver-run-rlimit`, \
              `--solver-max-unrolling`"
         } else {
