@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::checks;
-use crate::engine::{self, bmc, Depth, EngineChoice, InstanceResult, Limits};
+use crate::engine::{self, bmc, Depth, EngineChoice, InstanceResult, Limits, Verdict};
 use crate::error::InputError;
 use crate::findings::{Finding, GateMode};
 use crate::input::Inputs;
@@ -346,11 +346,17 @@ fn stats(name: String, results: &[InstanceResult], millis: u64) -> EngineStats {
         // An obligation the engine could not finish is undecided, also where it found some of
         // its violations first (they are reported, and so is its QG006): the counts say what the
         // findings say.
-        match r.depth {
-            Depth::Undecided => s.undecided += 1,
-            _ if !r.violations.is_empty() => s.violated += 1,
-            Depth::Every => s.holds_every_depth += 1,
-            Depth::Bound(_) => s.holds_to_bound += 1,
+        match r.verdict() {
+            Verdict::Undecided(_)
+            | Verdict::Violated {
+                undecided: Some(_), ..
+            } => s.undecided += 1,
+            Verdict::Violated {
+                undecided: None, ..
+            } => s.violated += 1,
+            Verdict::Holds(Depth::Every) => s.holds_every_depth += 1,
+            Verdict::Holds(_) => s.holds_to_bound += 1,
+            Verdict::NotRun => {}
         }
     }
     s

@@ -9,7 +9,7 @@
 //! could not decide stays undecided (QG006); one either engine proved at every depth holds at
 //! every depth.
 
-use super::{interp, Depth, Engine, InstanceResult, Violation};
+use super::{interp, Depth, Engine, InstanceResult, Verdict, Violation};
 use crate::engine::bmc::Key;
 use crate::engine::Instance;
 use std::collections::BTreeMap;
@@ -27,17 +27,14 @@ pub enum Answer {
 
 /// True unless `r` stands for an engine that did not run (see [`not_run`]).
 fn ran(r: &InstanceResult) -> bool {
-    r.note.as_deref() != Some(NOT_RUN)
+    !matches!(r.verdict(), Verdict::NotRun)
 }
-
-const NOT_RUN: &str = "not run";
 
 /// The stand-in result of an engine that did not run, to compare one engine's witnesses with
 /// the interpreter alone.
 pub fn not_run(instance: Instance) -> InstanceResult {
     InstanceResult {
-        depth: Depth::Bound(0),
-        note: Some(NOT_RUN.to_string()),
+        depth: Depth::NotRun,
         ..InstanceResult::holds(instance)
     }
 }

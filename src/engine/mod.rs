@@ -54,8 +54,32 @@ pub enum Depth {
     Every,
     /// Holds up to the bound: this many turns of at most `recursion_limit` steps.
     Bound(u32),
-    /// The search ran out of its state budget.
+    /// The search ran out of a budget (its states, Z3's resource units, the run's budget).
     Undecided,
+    /// The engine did not run (`--engine` chose the other): the stand-in result the answers of
+    /// the engine that ran are compared with.
+    NotRun,
+}
+
+/// What one engine (or both, merged) concluded about one instance: the one shape every reader
+/// of a result matches on (issue 17), drawn from [`InstanceResult`]'s fields by
+/// [`InstanceResult::verdict`].
+#[derive(Debug, Clone, Copy)]
+pub enum Verdict<'a> {
+    /// No violation: at every depth ([`Depth::Every`]) or up to the bound ([`Depth::Bound`]).
+    Holds(Depth),
+    /// Violated, with its violations. `undecided` is why the search did not finish, when it
+    /// found these before a budget ran out (the rest of the obligation is unproved: QG006).
+    Violated {
+        /// The violations found, sorted.
+        violations: &'a [Violation],
+        /// Why the search did not finish, if it did not.
+        undecided: Option<&'a str>,
+    },
+    /// No violation found and the search did not finish: why.
+    Undecided(&'a str),
+    /// The engine did not run it.
+    NotRun,
 }
 
 /// The result of one instance.
@@ -85,6 +109,40 @@ pub struct InstanceResult {
 }
 
 impl InstanceResult {
+    /// Its verdict.
+    pub fn verdict(&self) -> Verdict<'_> {
+        let why = || {
+            self.note
+                .as_deref()
+                .unwrap_or("an engine could not decide it")
+        };
+        match (self.depth, self.violations.is_empty()) {
+            (Depth::NotRun, _) => Verdict::NotRun,
+            (Depth::Undecided, true) => Verdict::Undecided(why()),
+            (Depth::Undecided, false) => Verdict::Violated {
+                violations: &self.violations,
+                undecided: Some(why()),
+            },
+            (d @ (Depth::Every | Depth::Bound(_)), true) => Verdict::Holds(d),
+            (Depth::Every | Depth::Bound(_), false) => Verdict::Violated {
+                violations: &self.violations,
+                undecided: None,
+            },
+        }
+    }
+
+    /// True when the verdict is undecided in part or whole: its search did not finish.
+    pub fn undecided(&self) -> bool {
+        matches!(
+            self.verdict(),
+            Verdict::Undecided(_)
+                | Verdict::Violated {
+                    undecided: Some(_),
+                    ..
+                }
+        )
+    }
+
     /// No violation and nothing searched or asked, holding at every depth: what an instance with
     /// nothing to break gets, and the start every other result is built from.
     pub fn holds(instance: Instance) -> InstanceResult {
@@ -342,4 +400,68 @@ fn hints_of(r: &InstanceResult) -> bmc::Hints {
 /// second engine (SPEC 9), which a later version runs beside the explicit one.
 pub fn z3_version() -> String {
     z3::full_version().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(depth: Depth, violations: usize) -> InstanceResult {
+        let i = Instance {
+            obligation: Obligation::O6,
+            tool: Some(0),
+        };
+        let v = Violation {
+            obligation: Obligation::O6,
+            tool: 0,
+            node: 1,
+            class: Class::Local,
+            turn: 1,
+            witness: Vec::new(),
+        };
+        InstanceResult {
+            violations: vec![v; violations],
+            depth,
+            note: (depth == Depth::Undecided).then(|| "its state budget".to_string()),
+            ..InstanceResult::holds(i)
+        }
+    }
+
+    #[test]
+    fn a_verdict_for_every_shape_of_result() {
+        assert!(matches!(
+            result(Depth::Every, 0).verdict(),
+            Verdict::Holds(Depth::Every)
+        ));
+        assert!(matches!(
+            result(Depth::Bound(3), 0).verdict(),
+            Verdict::Holds(Depth::Bound(3))
+        ));
+        assert!(matches!(
+            result(Depth::Bound(3), 2).verdict(),
+            Verdict::Violated {
+                violations: [_, _],
+                undecided: None
+            }
+        ));
+        // Violations found before the budget ran out: violated, and the rest undecided.
+        let partly = result(Depth::Undecided, 1);
+        assert!(matches!(
+            partly.verdict(),
+            Verdict::Violated {
+                violations: [_],
+                undecided: Some("its state budget")
+            }
+        ));
+        assert!(partly.undecided());
+        assert!(matches!(
+            result(Depth::Undecided, 0).verdict(),
+            Verdict::Undecided("its state budget")
+        ));
+        assert!(matches!(
+            compare::not_run(partly.instance).verdict(),
+            Verdict::NotRun
+        ));
+        assert!(!result(Depth::Every, 1).undecided());
+    }
 }
