@@ -383,16 +383,6 @@ impl Spec {
         }
     }
 
-    /// The classes a finding under `rule` may have been drawn from: the one class `rule` names,
-    /// or (for QG003 and QG312, which carry no class) every class.
-    pub fn classes_of(&self, rule: RuleId) -> &'static [Class] {
-        match self.rule {
-            RuleOf::ByRegion { local, .. } if rule == local => &[Class::Local],
-            RuleOf::ByRegion { cascade, .. } if rule == cascade => &[Class::Cascade],
-            _ => self.classes(),
-        }
-    }
-
     /// True when its violations are split by region (QG011/QG012): the taint bits then tell
     /// the acting node's regions apart (SPEC 3.1).
     pub fn split_by_region(&self) -> bool {
@@ -476,10 +466,7 @@ mod tests {
         }
         let o6 = Obligation::O6.spec();
         assert_eq!(o6.rule_for(Class::Cascade), RuleId::QG012);
-        assert_eq!(o6.classes_of(RuleId::QG011), &[Class::Local]);
-        assert_eq!(
-            o6.classes_of(RuleId::QG003),
-            &[Class::Local, Class::Cascade]
-        );
+        assert_eq!(o6.classes(), &[Class::Local, Class::Cascade]);
+        assert_eq!(o6.rule_for(Class::Local), RuleId::QG011);
     }
 }

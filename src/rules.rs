@@ -42,11 +42,6 @@ mod index {
 pub use index::RuleId;
 
 impl RuleId {
-    /// The id `id` names exactly (`QG011`), if there is a rule file for it.
-    pub fn parse(id: &str) -> Option<RuleId> {
-        RuleId::ALL.iter().copied().find(|r| r.as_str() == id)
-    }
-
     /// Its rule's metadata: every id has a file, so this cannot fail.
     pub fn rule(self) -> &'static Rule {
         &all()[self as usize]
@@ -63,13 +58,6 @@ impl fmt::Display for RuleId {
 impl PartialEq<&str> for RuleId {
     fn eq(&self, other: &&str) -> bool {
         self.as_str() == *other
-    }
-}
-
-/// `RuleId::QG011 == *"QG011"`.
-impl PartialEq<str> for RuleId {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
     }
 }
 
@@ -585,9 +573,8 @@ mod tests {
         for (k, id) in RuleId::ALL.iter().enumerate() {
             assert_eq!(*id as usize, k);
             assert_eq!(id.rule().id, id.as_str());
-            assert_eq!(RuleId::parse(id.as_str()), Some(*id));
+            assert_eq!(get(id.as_str()).map(|r| r.id.as_str()), Some(id.as_str()));
         }
-        assert_eq!(RuleId::parse("QG999"), None);
         assert_eq!(RuleId::QG011.to_string(), "QG011");
     }
 

@@ -87,11 +87,6 @@ impl CheckId {
     pub fn check(self) -> &'static CodeCheck {
         &all()[self as usize]
     }
-
-    /// The id `id` names exactly (`CC001`), if there is such a check.
-    pub fn parse(id: &str) -> Option<CheckId> {
-        CheckId::ALL.iter().copied().find(|c| c.as_str() == id)
-    }
 }
 
 impl std::fmt::Display for CheckId {
@@ -851,10 +846,8 @@ mod tests {
         for (k, id) in CheckId::ALL.iter().enumerate() {
             assert_eq!(*id as usize, k);
             assert_eq!(id.check().id, id.as_str());
-            assert_eq!(CheckId::parse(id.as_str()), Some(*id));
             assert_eq!(get(id.as_str()).map(|c| c.id.as_str()), Some(id.as_str()));
         }
-        assert_eq!(CheckId::parse("CC999"), None);
         assert_eq!(CheckId::CC002.to_string(), "CC002");
     }
 }

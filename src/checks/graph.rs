@@ -3,7 +3,7 @@
 //! an instance the search could not decide.
 
 use super::{finding, finding_in, Subject};
-use crate::engine::{InstanceResult, Verdict, Violation};
+use crate::engine::{InstanceResult, Violation};
 use crate::findings::{DrawnFrom, Finding, Obligation};
 use crate::ir::Framework;
 use crate::model::{FlatModel, NodeIx, ToolIx};
@@ -17,7 +17,7 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult], framework: Framework)
     // QG003 candidates merged per (obligation, tool, node): the earliest turn wins.
     let mut later: BTreeMap<(Obligation, ToolIx, NodeIx), &Violation> = BTreeMap::new();
     for r in results {
-        if r.undecided() {
+        if let Some(why) = r.undecided() {
             let tool = r.instance.tool.map(|t| &m.tools[t]);
             let subject = tool
                 .map(|t| t.name.clone())
@@ -26,14 +26,7 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult], framework: Framework)
                 "{} ({}) is undecided, not clean: {}",
                 r.instance.obligation.as_str(),
                 r.instance.obligation.describe(),
-                match r.verdict() {
-                    Verdict::Undecided(why)
-                    | Verdict::Violated {
-                        undecided: Some(why),
-                        ..
-                    } => why,
-                    _ => "an engine could not decide it",
-                }
+                why
             );
             let mut f = finding(
                 Subject {

@@ -131,16 +131,16 @@ impl InstanceResult {
         }
     }
 
-    /// True when the verdict is undecided in part or whole: its search did not finish.
-    pub fn undecided(&self) -> bool {
-        matches!(
-            self.verdict(),
-            Verdict::Undecided(_)
-                | Verdict::Violated {
-                    undecided: Some(_),
-                    ..
-                }
-        )
+    /// Why the verdict is undecided in part or whole (its search did not finish), when it is.
+    pub fn undecided(&self) -> Option<&str> {
+        match self.verdict() {
+            Verdict::Undecided(why)
+            | Verdict::Violated {
+                undecided: Some(why),
+                ..
+            } => Some(why),
+            _ => None,
+        }
     }
 
     /// No violation and nothing searched or asked, holding at every depth: what an instance with
@@ -453,7 +453,7 @@ mod tests {
                 undecided: Some("its state budget")
             }
         ));
-        assert!(partly.undecided());
+        assert_eq!(partly.undecided(), Some("its state budget"));
         assert!(matches!(
             result(Depth::Undecided, 0).verdict(),
             Verdict::Undecided("its state budget")
@@ -462,6 +462,6 @@ mod tests {
             compare::not_run(partly.instance).verdict(),
             Verdict::NotRun
         ));
-        assert!(!result(Depth::Every, 1).undecided());
+        assert_eq!(result(Depth::Every, 1).undecided(), None);
     }
 }

@@ -70,7 +70,7 @@ use super::{level, primary_loc, Level};
 
 /// The `$schema` written: the URL GitHub's documentation gives.
 pub const SCHEMA_URL: &str = "https://json.schemastore.org/sarif-2.1.0.json";
-pub use crate::findings::FINGERPRINT_KEY;
+use crate::findings::FINGERPRINT_KEY;
 /// GitHub's own fingerprint key, which code scanning tracks alerts by.
 pub const LINE_HASH_KEY: &str = "primaryLocationLineHash";
 /// Results written at most (GitHub rejects a run with more).
