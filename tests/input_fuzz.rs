@@ -552,3 +552,16 @@ fn odd_python_reads_or_fails_cleanly() {
         run_python(text.as_bytes());
     }
 }
+
+/// A case the fuzzer found in CI: a catalogue line doubled, 70,000 spaces padded in, a line
+/// deleted; the error it raised quoted a line longer than the window.
+#[test]
+fn padded_catalogue_line_is_clipped() {
+    let s = seeds();
+    let muts = [
+        Mutation::DoubleLine(1011425219477050437),
+        Mutation::Pad(15055621412360488266),
+        Mutation::DeleteLine(7316141245143654990),
+    ];
+    run_agent(&s, &s.agent, &apply(&s.agent_catalogue, &muts));
+}

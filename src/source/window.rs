@@ -33,18 +33,23 @@ pub struct Window {
 
 impl SourceFile {
     /// True when `spans` (byte ranges of the file) can be drawn from the file's own text: every
-    /// line a renderer would show around them (the labelled lines and one line of context) is at
-    /// most [`MAX_WINDOW_LINE`] characters and holds nothing [`crate::visible::is_unsafe`] but a
-    /// tab.
+    /// line a renderer could show around them (from one line before the first labelled line to
+    /// one line after the last, the lines between labels included, since a renderer joins
+    /// labels that are close) is at most [`MAX_WINDOW_LINE`] characters and holds nothing
+    /// [`crate::visible::is_unsafe`] but a tab.
     pub fn drawable(&self, spans: &[Range<usize>]) -> bool {
-        spans.iter().all(|s| {
-            let (a, _) = self.line_col(s.start);
-            let (b, _) = self.line_col(s.end.max(s.start));
-            (a.saturating_sub(CONTEXT).max(1)..=b.saturating_add(CONTEXT)).all(|l| {
-                let t = self.line_text(l);
-                t.chars().count() <= MAX_WINDOW_LINE
-                    && !t.chars().any(|c| c != '\t' && crate::visible::is_unsafe(c))
-            })
+        let Some(first) = spans.iter().map(|s| self.line_col(s.start).0).min() else {
+            return true;
+        };
+        let last = spans
+            .iter()
+            .map(|s| self.line_col(s.end.max(s.start)).0)
+            .max()
+            .unwrap_or(first);
+        (first.saturating_sub(CONTEXT).max(1)..=last.saturating_add(CONTEXT)).all(|l| {
+            let t = self.line_text(l);
+            t.chars().count() <= MAX_WINDOW_LINE
+                && !t.chars().any(|c| c != '\t' && crate::visible::is_unsafe(c))
         })
     }
 
@@ -182,5 +187,26 @@ mod tests {
         assert_eq!(w.text, "a: 1\nname: \"\\u{1b}[2J\\u{2028}bad\"\nc: 3\n");
         let span = w.spans[0].clone().expect("kept");
         assert_eq!(&w.text[span], "bad");
+    }
+
+    #[test]
+    fn a_long_line_between_two_labels_is_not_drawn_raw() {
+        let long = " ".repeat(70_000);
+        let text = format!("a: 1\nkind: write\nb: 2\nc:{long}x\nd: 4\nkind: read\ne: 5\n");
+        let mut m = SourceMap::default();
+        let id = m.add("c.yaml".into(), "c.yaml".into(), text);
+        let f = m.file(id);
+        let one = f.text.find("kind").expect("there");
+        let two = f.text.rfind("kind").expect("there");
+        let spans = [two..two + 4, one..one + 4];
+        assert!(!f.drawable(&spans));
+        let w = f.window(&spans);
+        assert_eq!(w.first_line, 1);
+        assert!(w
+            .text
+            .lines()
+            .all(|l| l.chars().count() <= super::MAX_WINDOW_LINE + 2));
+        assert_eq!(&w.text[w.spans[0].clone().expect("kept")], "kind");
+        assert_eq!(&w.text[w.spans[1].clone().expect("kept")], "kind");
     }
 }
