@@ -10,7 +10,6 @@
 //! verifier itself and is always shown. The gate is decided on what is left; the report says how
 //! many known findings it hid.
 
-use crate::rules::RuleId;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -119,14 +118,15 @@ struct JsonFinding {
     fingerprint: Option<String>,
 }
 
-/// Hides the findings of `report` that `baseline` already has (never QG312), and records how many.
+/// Hides the findings of `report` that `baseline` already has (never one of an `always_shown`
+/// rule, QG312), and records how many.
 ///
 /// The hidden findings move to [`Report::known`]: SARIF still writes them, with
 /// `baselineState: "unchanged"`, so uploading the log does not close their alerts.
 pub fn apply(report: &mut Report, baseline: &Baseline) {
     let (known, new): (Vec<_>, Vec<_>) = std::mem::take(&mut report.findings)
         .into_iter()
-        .partition(|f| f.rule != RuleId::QG312 && baseline.fingerprints.contains(&f.fingerprint));
+        .partition(|f| !f.always_shown() && baseline.fingerprints.contains(&f.fingerprint));
     report.findings = new;
     report.baseline = Some(BaselineInfo {
         path: baseline.path.clone(),

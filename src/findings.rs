@@ -222,6 +222,14 @@ pub struct Finding {
     pub accepted: Option<Acceptance>,
 }
 
+impl Finding {
+    /// True when its rule is `always_shown` (QG312): listed first, never hidden by a baseline,
+    /// an accept, a rule or obligation turned off, or `min-severity`.
+    pub fn always_shown(&self) -> bool {
+        self.rule.rule().always_shown
+    }
+}
+
 /// How a finding was accepted (issue 18): by an `[[accept]]` of the project configuration
 /// (SARIF suppression kind `external`) or by a `# stalwart: accept RULE -- reason` comment on
 /// the line it points at (`inSource`).

@@ -211,6 +211,14 @@ pub struct Rule {
     /// argument is declared as code or a shell command`); `None` when the rule always has
     /// something to read.
     pub nothing_to_read: Option<String>,
+    /// `always_shown = true`: its findings are listed first and nothing hides them (a baseline,
+    /// an accept, a rule or obligation turned off, `min-severity`). QG312's: when the engines
+    /// disagree, neither answer is a proof, so no filter may make the report look clean.
+    pub always_shown: bool,
+    /// `group = "cycles without a budget"`: the text report prints two or more of its findings as
+    /// one entry, `QG023 High on 3 cycles without a budget (...)`, with a line per finding and
+    /// the shared fix once (JSON and SARIF keep one result each).
+    pub group: Option<String>,
 }
 
 impl Rule {
@@ -280,6 +288,10 @@ struct RuleFile {
     does_not_prove: String,
     #[serde(default)]
     nothing_to_read: Option<String>,
+    #[serde(default)]
+    always_shown: bool,
+    #[serde(default)]
+    group: Option<String>,
 }
 
 /// True for `CWE-<digits>`.
@@ -368,7 +380,7 @@ pub fn parse(file_name: &str, text: &str) -> Result<Rule, RuleFileError> {
         )));
     }
 
-    let texts: [(&str, Option<&String>); 10] = [
+    let texts: [(&str, Option<&String>); 11] = [
         ("title", Some(&raw.title)),
         ("description", Some(&raw.description)),
         ("message", Some(&raw.message)),
@@ -378,6 +390,7 @@ pub fn parse(file_name: &str, text: &str) -> Result<Rule, RuleFileError> {
         ("proves", Some(&raw.proves)),
         ("does_not_prove", Some(&raw.does_not_prove)),
         ("nothing_to_read", raw.nothing_to_read.as_ref()),
+        ("group", raw.group.as_ref()),
         ("id", Some(&raw.id)),
     ];
     for (name, value) in texts {
@@ -426,6 +439,8 @@ pub fn parse(file_name: &str, text: &str) -> Result<Rule, RuleFileError> {
         proves: trim(raw.proves),
         does_not_prove: trim(raw.does_not_prove),
         nothing_to_read: raw.nothing_to_read.map(trim),
+        always_shown: raw.always_shown,
+        group: raw.group.map(trim),
     })
 }
 

@@ -17,7 +17,6 @@
 use crate::config::{AcceptEntry, Config, Date, Matcher, Off};
 use crate::findings::{AcceptKind, Acceptance, Finding};
 use crate::report::{AcceptWarning, OffNote, Report};
-use crate::rules::RuleId;
 use crate::source::Loc;
 
 /// The marker of an in-source accept, after a `#`.
@@ -35,7 +34,7 @@ pub fn apply(report: &mut Report, config: &Config, today: Date, strict: bool) {
         let before = report.findings.len();
         report
             .findings
-            .retain(|f| f.rule == RuleId::QG312 || f.severity <= min);
+            .retain(|f| f.always_shown() || f.severity <= min);
         report.triage.below = Some((min, before - report.findings.len()));
     }
 }
@@ -47,7 +46,7 @@ fn turn_off(report: &mut Report, config: &Config) {
             Off::Rule(r) => {
                 report
                     .findings
-                    .retain(|f| f.rule.as_str() != r || r == "QG312");
+                    .retain(|f| f.rule.as_str() != r || f.always_shown());
                 if let Some(cc) = report.code_checks.as_mut() {
                     cc.findings.retain(|f| f.check != r);
                 }
@@ -65,7 +64,7 @@ fn turn_off(report: &mut Report, config: &Config) {
             Off::Obligation(ob) => {
                 report
                     .findings
-                    .retain(|f| f.obligation != Some(ob) || f.rule == RuleId::QG312);
+                    .retain(|f| f.obligation != Some(ob) || f.always_shown());
                 (ob.as_str().to_string(), ob.describe().to_string())
             }
         };
@@ -130,7 +129,7 @@ fn accept_configured(report: &mut Report, accepts: &[AcceptEntry], today: Date) 
         for f in report
             .findings
             .iter_mut()
-            .filter(|f| f.rule != RuleId::QG312 && matches(&a.matcher, f))
+            .filter(|f| !f.always_shown() && matches(&a.matcher, f))
         {
             if f.accepted.is_none() {
                 f.accepted = Some(Acceptance {
@@ -211,7 +210,7 @@ fn accept_in_source(report: &mut Report) {
         }
         let mut n = 0;
         for f in report.findings.iter_mut().filter(|f| {
-            f.rule != RuleId::QG312
+            !f.always_shown()
                 && c.rules.iter().any(|r| r == f.rule.as_str())
                 && f.location
                     .is_some_and(|l| l.file == c.at.file && l.line == c.at.line)

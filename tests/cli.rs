@@ -684,6 +684,51 @@ fn a_broken_engine_fails_the_gate() {
     assert_eq!(v["gate"]["passed"], false);
 }
 
+/// An engine disagreement is never hidden (rules/QG312.toml `always_shown`): a configuration
+/// that turns QG312 and every obligation off, accepts QG312 and shows only Critical findings still
+/// lists the eight disagreements first, unaccepted, failing the gate.
+#[test]
+fn an_engine_disagreement_survives_every_filter() {
+    if !cfg!(debug_assertions) {
+        eprintln!(
+            "skipped: the broken engine exists only in debug builds (this is a release test run)"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("stalwart.toml");
+    let mut toml = String::from("min-severity = \"critical\"\n[off]\nQG312 = \"noise\"\n");
+    for o in 1..=10 {
+        toml.push_str(&format!("O{o} = \"noise\"\n"));
+    }
+    toml.push_str("\n[[accept]]\nrule = \"QG312\"\nreason = \"noise\"\n");
+    std::fs::write(&config, toml).expect("write");
+    let mut args = vec!["verify"];
+    args.extend(PLAIN);
+    let config = config.to_string_lossy().into_owned();
+    args.extend(["--config", &config, "--format", "json"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_stalwart"))
+        .args(&args)
+        .current_dir(common::root())
+        .env("STALWART_TEST_BROKEN_ENGINE", "z3")
+        .output()
+        .expect("run stalwart");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    let findings = v["findings"].as_array().expect("findings");
+    let qg312: Vec<&serde_json::Value> = findings.iter().filter(|f| f["rule"] == "QG312").collect();
+    assert_eq!(qg312.len(), 8, "{stdout}");
+    assert_eq!(findings[0]["rule"], "QG312");
+    assert!(
+        qg312
+            .iter()
+            .all(|f| f["accepted"].is_null() && f["blocks"] == true),
+        "{stdout}"
+    );
+    assert_eq!(v["gate"]["passed"], false);
+}
+
 /// Huge numbers in an export do not make the Z3 engine build huge formulas: an `exit_after` of a
 /// billion, an `at_most` of a million and a recursion limit of 5,000 end promptly, the
 /// obligations Z3 cannot encode reported undecided (QG006), never clean.

@@ -434,6 +434,39 @@ fn text_blocking_finding_with_witness() {
     assert!(text::render(&report, true).contains('\x1b'));
 }
 
+/// Two findings of a rule with a `group` (QG023's "cycles without a budget") print as one entry
+/// in the text report, a line each, the fix said once; JSON keeps both.
+#[test]
+fn text_groups_the_findings_of_a_grouped_rule() {
+    let mut second = qg023();
+    second.subject = "cycle:billing_model".to_string();
+    second.node = Some("billing_model".to_string());
+    second.location = Some(Loc::new(0, 7, 3));
+    second.message = "the cycle through 'billing_model' calls the model".to_string();
+    let report = base_report(vec![qg023(), second]);
+    let out = text::render(&report, false);
+    let lines: Vec<&str> = out.lines().collect();
+    let at = contiguous(
+        &lines,
+        &[
+            "  QG023 Medium on 2 cycles without a budget (one entry here; each is its own finding in JSON and SARIF)",
+            "    cycle:desk_model (agent.yaml:3): the cycle through 'desk_model' calls the model or a tool, and nothing \
+             declares a budget: the framework's recursion limit of 60 is the run's only ceiling",
+            "    cycle:billing_model (agent.yaml:7): the cycle through 'billing_model' calls the model",
+            "    OWASP LLM06:2026, ASI08:2026",
+        ],
+    );
+    assert!(
+        lines[at + 4].starts_with("    Fix, for each: Declare a budget"),
+        "{out}"
+    );
+    assert_eq!(out.matches("QG023").count(), 1, "{out}");
+    assert_eq!(
+        json::to_value(&report)["findings"].as_array().map(Vec::len),
+        Some(2)
+    );
+}
+
 #[test]
 fn text_long_witness_is_elided() {
     let mut f = qg012();

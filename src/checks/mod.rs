@@ -139,22 +139,16 @@ pub fn defined_here(t: &crate::ir::ToolDef) -> Option<(crate::source::Loc, Strin
         .map(|l| (l, format!("'{}' is defined here", t.name)))
 }
 
-/// Sorts findings as the outputs list them: QG312 first, then by rule, subject, node.
+/// Sorts findings as the outputs list them: those of an `always_shown` rule (QG312) first, then
+/// by rule, subject, node.
 pub fn sort(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
-        (
-            a.rule != RuleId::QG312,
-            a.rule,
-            &a.subject,
-            &a.node,
-            a.obligation,
-        )
-            .cmp(&(
-                b.rule != RuleId::QG312,
-                b.rule,
-                &b.subject,
-                &b.node,
-                b.obligation,
-            ))
+        (!a.always_shown(), a.rule, &a.subject, &a.node, a.obligation).cmp(&(
+            !b.always_shown(),
+            b.rule,
+            &b.subject,
+            &b.node,
+            b.obligation,
+        ))
     });
 }

@@ -213,9 +213,10 @@ fn render_raw(report: &Report, color: bool) -> String {
     out
 }
 
-/// Pushes `findings`, the unbounded loops (QG023) of a large agent as one entry: when two or
-/// more cycles have no budget, one heading counts them, each cycle gets a line with its place and
-/// message, and the shared fix is said once (each is still its own finding in JSON and SARIF).
+/// Pushes `findings`, those of a rule with a `group` (QG023, the unbounded loops of a large
+/// agent) as one entry: when two or more of them are there, one heading counts them, each gets a
+/// line with its place and message, and the shared fix is said once (each is still its own
+/// finding in JSON and SARIF).
 fn push_grouped(
     out: &mut String,
     report: &Report,
@@ -223,31 +224,34 @@ fn push_grouped(
     findings: &[&Finding],
     color: bool,
 ) {
-    let loops: Vec<&&Finding> = findings
-        .iter()
-        .filter(|f| f.rule == RuleId::QG023)
-        .collect();
-    let grouped = loops.len() >= 2;
-    let mut said = false;
+    let mut said: Vec<RuleId> = Vec::new();
     for f in findings {
-        if !(grouped && f.rule == RuleId::QG023) {
+        let r = f.rule.rule();
+        let members: Vec<&&Finding> = match r.group {
+            Some(_) if !said.contains(&f.rule) => {
+                findings.iter().filter(|g| g.rule == f.rule).collect()
+            }
+            _ => Vec::new(),
+        };
+        if said.contains(&f.rule) {
+            continue;
+        }
+        let Some(group) = r.group.as_deref().filter(|_| members.len() >= 2) else {
             push_finding(out, report, files, f, color);
             continue;
-        }
-        if said {
-            continue;
-        }
-        said = true;
+        };
+        said.push(f.rule);
         push_indented(
             out,
             2,
             &format!(
-                "QG023 {} on {} cycles without a budget (one entry here; each is its own finding in JSON and SARIF)",
+                "{} {} on {} {group} (one entry here; each is its own finding in JSON and SARIF)",
+                f.rule,
                 f.severity.as_str(),
-                loops.len()
+                members.len()
             ),
         );
-        for l in &loops {
+        for l in &members {
             let at = l
                 .location
                 .filter(|x| valid(&report.sources, *x))
@@ -255,7 +259,6 @@ fn push_grouped(
                 .unwrap_or_default();
             push_indented(out, 4, &format!("{}{at}: {}", l.subject, l.message));
         }
-        let r = f.rule.rule();
         if !r.owasp.is_empty() {
             push_indented(out, 4, &format!("OWASP {}", r.owasp.join(", ")));
         }
