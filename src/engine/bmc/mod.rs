@@ -396,6 +396,14 @@ fn first_broken(
     None
 }
 
+/// In `model`, the fewest node steps of a frame of `turn` where `grp` breaks.
+fn broken_steps(un: &Unrolling, grp: &Group, turn: u32, model: &Model) -> Option<u32> {
+    un.turn_frames(turn)
+        .filter(|&i| holds(model, &broken_at(un, grp, i, None)))
+        .map(|i| un.frames[i].steps_in(un.p, model))
+        .min()
+}
+
 fn holds(model: &Model, b: &Bool) -> bool {
     model
         .eval(b, true)
@@ -434,12 +442,26 @@ fn shortest(
             }
         }
     }
+    // Without a hint, the model in hand is often already the shortest (on a chain, always): ask
+    // "not within one step fewer" first, one query where halving needs log2 of the bound.
+    if hint.is_none() && lo < hi {
+        match budget.ask(&un.solver, &within(hi - 1))? {
+            None => lo = hi,
+            Some(mdl) => {
+                hi = timed(Phase::Model, || broken_steps(un, grp, turn, &mdl))
+                    .map_or(hi - 1, |s| s.clamp(lo, hi - 1));
+                best = mdl;
+            }
+        }
+    }
+    // Halving, each model tightening the upper bound to the steps at which it breaks.
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
         match budget.ask(&un.solver, &within(mid))? {
             Some(mdl) => {
+                hi = timed(Phase::Model, || broken_steps(un, grp, turn, &mdl))
+                    .map_or(mid, |s| s.clamp(lo, mid));
                 best = mdl;
-                hi = mid;
             }
             None => lo = mid + 1,
         }
