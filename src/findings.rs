@@ -155,6 +155,21 @@ pub enum Evidence {
     RulebookRoute,
     /// A traced run of the real agent (`--traces`, QG016).
     TracedRun,
+    /// A pattern in a tool's own Python code, read by a code check (`rules/code_checks.toml`):
+    /// evidence about the code, not a proof about the graph, so it never fails a gate.
+    ToolCode,
+}
+
+/// What a finding is (issue 17): the proof's (a route, a declaration, the rulebook's compiler),
+/// a traced run's, or a code check's. The outputs list each kind in its own place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A finding of the proof about the graph, the catalogue or the rulebook.
+    Proof,
+    /// A traced run's (`--traces`, QG016).
+    Trace,
+    /// A code check's, on a Python tool module (`Code checks:` in the text report).
+    Code,
 }
 
 impl Evidence {
@@ -191,7 +206,8 @@ pub struct Finding {
     pub rule: crate::rules::RuleId,
     /// The obligation broken, for graph rules (for QG003 the one it names).
     pub obligation: Option<Obligation>,
-    /// The tool, `cycle:<node>`, `edge:<from>`, or the rulebook line.
+    /// The tool, `cycle:<node>`, `edge:<from>`, or the rulebook line; for a code finding the
+    /// tool whose function holds it, empty for module-level code ([`Finding::code_tool`]).
     pub subject: String,
     /// The qualified node id where the violating call happens, when there is one.
     pub node: Option<String>,
@@ -215,7 +231,9 @@ pub struct Finding {
     pub drawn_from: Option<DrawnFrom>,
     /// QG312: the other engine's witness, with the engine's name, when both found one.
     pub other_witness: Option<(Engine, Vec<Step>)>,
-    /// Stable hash of (rule, obligation, subject, node) - no lines, no contents.
+    /// Stable hash of (rule, obligation, subject, node) - no lines, no contents. Empty for a
+    /// code finding: SARIF derives its fingerprint from the module's repository-relative URI,
+    /// which is known only when the SARIF is written.
     pub fingerprint: String,
     /// When the project accepted it, with a reason ([`crate::triage`]): it is still reported,
     /// and does not fail the gate.
@@ -223,6 +241,23 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// What the finding is, from its evidence.
+    pub fn kind(&self) -> Kind {
+        match self.evidence {
+            Evidence::TracedRun => Kind::Trace,
+            Evidence::ToolCode => Kind::Code,
+            Evidence::Declaration
+            | Evidence::CompilerStop
+            | Evidence::GraphRoute
+            | Evidence::RulebookRoute => Kind::Proof,
+        }
+    }
+
+    /// For a code finding, the tool whose function holds it (`None`: module-level code).
+    pub fn code_tool(&self) -> Option<&str> {
+        (self.kind() == Kind::Code && !self.subject.is_empty()).then_some(self.subject.as_str())
+    }
+
     /// True when its rule is `always_shown` (QG312): listed first, never hidden by a baseline,
     /// an accept, a rule or obligation turned off, or `min-severity`.
     pub fn always_shown(&self) -> bool {

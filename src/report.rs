@@ -194,6 +194,14 @@ impl Report {
         }
     }
 
+    /// The code checks' findings (none when no Python tool module was read): listed apart
+    /// from the proof's, and never failing the gate.
+    pub fn code_findings(&self) -> &[Finding] {
+        self.code_checks
+            .as_ref()
+            .map_or(&[][..], |cc| cc.findings.as_slice())
+    }
+
     /// True when no finding fails the gate (and, under `strict-accepts`, every accept applied).
     pub fn passed(&self) -> bool {
         let strict_failed = self.triage.strict && !self.triage.warnings.is_empty();

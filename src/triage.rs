@@ -48,7 +48,7 @@ fn turn_off(report: &mut Report, config: &Config) {
                     .findings
                     .retain(|f| f.rule.as_str() != r || f.always_shown());
                 if let Some(cc) = report.code_checks.as_mut() {
-                    cc.findings.retain(|f| f.check != r);
+                    cc.findings.retain(|f| f.rule.as_str() != r);
                 }
                 let title = crate::rules::get(r)
                     .map(|x| x.title.clone())

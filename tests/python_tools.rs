@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use miette::Diagnostic;
-use stalwart::checks::code::{self, CodeFinding};
+use stalwart::checks::code;
+use stalwart::findings::Finding;
 use stalwart::input::load_agent_yaml;
 use stalwart::ir::ToolKind;
 
@@ -253,7 +254,7 @@ fn no_module_no_code_checks() {
 // ------------------------------------------------------------------------------------------------
 // The code checks
 
-fn code_findings(dir: &Path) -> Vec<CodeFinding> {
+fn code_findings(dir: &Path) -> Vec<Finding> {
     let report = common::report(dir);
     report.code_checks.expect("code checks ran").findings
 }
@@ -265,7 +266,7 @@ fn each_code_check_fires_once_and_the_near_misses_do_not() {
     let findings = code_findings(&dir);
     let found: Vec<(&str, Option<&str>, u32)> = findings
         .iter()
-        .map(|f| (f.check.as_str(), f.tool.as_deref(), f.loc.line))
+        .map(|f| (f.rule.as_str(), f.code_tool(), f.location.unwrap().line))
         .collect();
     assert_eq!(
         found,
@@ -281,9 +282,18 @@ fn each_code_check_fires_once_and_the_near_misses_do_not() {
         let line = text.lines().find(|l| l.contains(marker)).unwrap();
         line.find(what).unwrap() as u32 + 1
     };
-    assert_eq!(findings[0].loc.column, col("# CC002", "\"sk-"));
-    assert_eq!(findings[1].loc.column, col("# CC001", "h.get"));
-    assert_eq!(findings[2].loc.column, col("# CC003", "os.environ"));
+    assert_eq!(
+        findings[0].location.unwrap().column,
+        col("# CC002", "\"sk-")
+    );
+    assert_eq!(
+        findings[1].location.unwrap().column,
+        col("# CC001", "h.get")
+    );
+    assert_eq!(
+        findings[2].location.unwrap().column,
+        col("# CC003", "os.environ")
+    );
     // CC001 and CC003 point back at the tool's entry (its def line).
     assert_eq!(
         findings[1].related[0].0.line,
@@ -537,7 +547,7 @@ def f():
     let got: Vec<(&str, u32)> = cc
         .findings
         .iter()
-        .map(|f| (f.tool.as_deref().unwrap(), f.loc.line))
+        .map(|f| (f.code_tool().unwrap(), f.location.unwrap().line))
         .collect();
     assert_eq!(
         got,
@@ -545,7 +555,7 @@ def f():
         "{:#?}",
         cc.findings
     );
-    assert!(cc.findings.iter().all(|f| f.check == "CC001"));
+    assert!(cc.findings.iter().all(|f| f.rule == "CC001"));
 }
 
 #[test]
@@ -583,7 +593,7 @@ def a():
     let got: Vec<(&str, Option<&str>, u32)> = cc
         .findings
         .iter()
-        .map(|f| (f.check.as_str(), f.tool.as_deref(), f.loc.line))
+        .map(|f| (f.rule.as_str(), f.code_tool(), f.location.unwrap().line))
         .collect();
     assert_eq!(
         got,

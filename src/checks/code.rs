@@ -34,19 +34,14 @@
 
 use std::collections::HashSet;
 use std::ops::Range;
-use std::sync::OnceLock;
 
-use serde::Deserialize;
 use tree_sitter::Node as TsNode;
 
-use crate::findings::Severity;
+use crate::findings::{Evidence, Finding};
 use crate::input::python::{self, PyModule};
 use crate::input::Inputs;
 use crate::ir::Catalogue;
 use crate::source::{Loc, SourceMap};
-
-/// The checks' data file, `rules/code_checks.toml`, as embedded.
-pub const RULES_TEXT: &str = include_str!("../../rules/code_checks.toml");
 
 /// Module prefixes whose calls reach the network (CC001): the module itself and everything under
 /// it (`requests.get`, `httpx.AsyncClient`, `urllib.request.urlopen`, `openai.OpenAI`).
@@ -75,119 +70,19 @@ const ENV_CALLS: &[&str] = &[
     "os.environ.pop",
 ];
 
-mod ids {
-    include!(concat!(env!("OUT_DIR"), "/check_ids.rs"));
-}
-
-pub use ids::CheckId;
-
-impl CheckId {
-    /// The check as `rules/code_checks.toml` declares it: every id has its entry, so this cannot
-    /// fail.
-    pub fn check(self) -> &'static CodeCheck {
-        &all()[self as usize]
-    }
-}
-
-impl std::fmt::Display for CheckId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// `CheckId::CC001 == "CC001"`.
-impl PartialEq<&str> for CheckId {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
-/// One code check, as `rules/code_checks.toml` declares it.
-#[derive(Debug, Clone, Deserialize)]
-pub struct CodeCheck {
-    /// `CC001`.
-    pub id: String,
-    /// The CWE weaknesses it finds (`CWE-798`), for SARIF.
-    #[serde(default)]
-    pub cwe: Vec<String>,
-    /// A short title (`Undeclared network call`).
-    pub title: String,
-    /// The default severity's word (`High`).
-    pub severity: String,
-    /// What it flags.
-    pub finds: String,
-    /// Why it matters.
-    pub why: String,
-    /// The message template (`{tool}`, `{callee}`, `{name}`, `{shown}`, `{length}`, `{key}`).
-    pub message: String,
-    /// The fix template (the same placeholders).
-    pub fix: String,
-}
-
-impl CodeCheck {
-    /// The default severity (High when the file's word is not one the crate knows).
-    pub fn default_severity(&self) -> Severity {
-        Severity::parse(&self.severity).unwrap_or(Severity::High)
-    }
-}
-
-#[derive(Deserialize)]
-struct File {
-    check: Vec<CodeCheck>,
-}
-
-/// Every code check, in `rules/code_checks.toml`'s order (CC001, CC002, CC003). Empty only if the
-/// embedded file does not parse, which `tests/python_tools.rs` holds never to happen.
-pub fn all() -> &'static [CodeCheck] {
-    static ALL: OnceLock<Vec<CodeCheck>> = OnceLock::new();
-    ALL.get_or_init(|| {
-        toml::from_str::<File>(RULES_TEXT)
-            .map(|f| f.check)
-            .expect("rules/code_checks.toml parses (held by this module's tests)")
-    })
-}
-
-/// The check with id `id`.
-pub fn get(id: &str) -> Option<&'static CodeCheck> {
-    all().iter().find(|c| c.id == id)
-}
-
-/// The first 12 hex digits of SHA-256 of `rules/code_checks.toml`'s bytes: the `rules <hash>` the
-/// report prints.
-pub fn rules_hash() -> String {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(RULES_TEXT.as_bytes());
-    digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
-}
-
-/// One thing a code check saw.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CodeFinding {
-    /// The check's id, `CC001`..`CC003`.
-    pub check: CheckId,
-    /// The tool whose function holds it; `None` for module-level code (CC002 only).
-    pub tool: Option<String>,
-    /// Where: the call, the literal or the read, in the module (1-based line and column).
-    pub loc: Loc,
-    /// What was seen (lowercase first, no final period; never the secret itself).
-    pub message: String,
-    /// What to do.
-    pub fix: String,
-    /// The check's default severity.
-    pub severity: Severity,
-    /// Related places: the tool's catalogue entry (CC001, CC003).
-    pub related: Vec<(Loc, String)>,
-}
+pub use crate::rules::code::{all, get, rules_hash, CodeCheck, RULES_TEXT};
+pub use crate::rules::RuleId;
 
 /// What the code checks concluded over every module read (the report's `Code checks:` line).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct CodeChecks {
     /// The module files read.
     pub files: usize,
     /// [`rules_hash`].
     pub rules_hash: String,
     /// The findings, by file, then line, then column, then check.
-    pub findings: Vec<CodeFinding>,
+    /// Each a [`Finding`] of a code check's rule (`RuleId::CC001`..), with [`Evidence::ToolCode`].
+    pub findings: Vec<Finding>,
 }
 
 /// Runs the code checks over `inputs.python_modules` (texts from `inputs.sources`, tools'
@@ -206,7 +101,7 @@ pub fn check(inputs: &Inputs) -> Option<CodeChecks> {
         files.push(m.file);
         findings.extend(check_module(&inputs.sources, m, &inputs.catalogue));
     }
-    findings.sort_by_key(|f| (f.loc, f.check));
+    findings.sort_by_key(|f| (f.location, f.rule));
     Some(CodeChecks {
         files: files.len(),
         rules_hash: rules_hash(),
@@ -216,11 +111,7 @@ pub fn check(inputs: &Inputs) -> Option<CodeChecks> {
 
 /// The code checks over one module. A module whose file is not in `sources`, or that does not
 /// parse, gives no finding.
-pub fn check_module(
-    sources: &SourceMap,
-    module: &PyModule,
-    catalogue: &Catalogue,
-) -> Vec<CodeFinding> {
+pub fn check_module(sources: &SourceMap, module: &PyModule, catalogue: &Catalogue) -> Vec<Finding> {
     let Some(file) = sources.files.get(module.file) else {
         return Vec::new();
     };
@@ -442,7 +333,7 @@ impl Cx<'_> {
     }
 
     /// CC001 on call `n`.
-    fn network_call(&self, n: TsNode<'_>, at: &dyn Fn(usize) -> Loc) -> Option<CodeFinding> {
+    fn network_call(&self, n: TsNode<'_>, at: &dyn Fn(usize) -> Loc) -> Option<Finding> {
         let tool = self.tool_at(n.start_byte())?;
         if self.entry(tool).is_none_or(|t| t.sends_out) {
             return None;
@@ -458,7 +349,7 @@ impl Cx<'_> {
             format!("`{callee}` ({full})")
         };
         Some(make(
-            CheckId::CC001,
+            RuleId::CC001,
             Some(tool),
             at(n.start_byte()),
             &[("tool", tool), ("callee", &shown)],
@@ -475,7 +366,7 @@ impl Cx<'_> {
     }
 
     /// CC003 on a call `os.environ.get("KEY")` / `os.getenv("KEY")`.
-    fn env_read_call(&self, n: TsNode<'_>, at: &dyn Fn(usize) -> Loc) -> Option<CodeFinding> {
+    fn env_read_call(&self, n: TsNode<'_>, at: &dyn Fn(usize) -> Loc) -> Option<Finding> {
         let tool = self.outside_tool(n)?;
         let callee = self.dotted_name(n.child_by_field_name("function")?)?;
         let full = self.resolve(&callee)?;
@@ -491,7 +382,7 @@ impl Cx<'_> {
     }
 
     /// CC003 on a subscript `os.environ["KEY"]`.
-    fn env_read_subscript(&self, n: TsNode<'_>, at: &dyn Fn(usize) -> Loc) -> Option<CodeFinding> {
+    fn env_read_subscript(&self, n: TsNode<'_>, at: &dyn Fn(usize) -> Loc) -> Option<Finding> {
         let tool = self.outside_tool(n)?;
         let value = self.dotted_name(n.child_by_field_name("value")?)?;
         if self.resolve(&value).as_deref() != Some("os.environ") {
@@ -507,14 +398,14 @@ impl Cx<'_> {
         key: TsNode<'_>,
         n: TsNode<'_>,
         at: &dyn Fn(usize) -> Loc,
-    ) -> Option<CodeFinding> {
+    ) -> Option<Finding> {
         let key = python::string_value(self.text, key)?;
         if !credential_name(&key) {
             return None;
         }
         let shown = format!("`{}`", clip(&key, 60));
         Some(make(
-            CheckId::CC003,
+            RuleId::CC003,
             Some(tool),
             at(n.start_byte()),
             &[("tool", tool), ("key", &shown)],
@@ -540,7 +431,7 @@ impl Cx<'_> {
         v: TsNode<'_>,
         at: &dyn Fn(usize) -> Loc,
         flagged: &mut HashSet<usize>,
-        out: &mut Vec<CodeFinding>,
+        out: &mut Vec<Finding>,
     ) {
         if !credential_name(name) || flagged.contains(&v.start_byte()) {
             return;
@@ -575,7 +466,7 @@ impl Cx<'_> {
         secret: &str,
         n: TsNode<'_>,
         at: &dyn Fn(usize) -> Loc,
-    ) -> CodeFinding {
+    ) -> Finding {
         let length = secret.chars().count();
         let shown_len = 4.min(length / 2);
         let prefix: String = secret.chars().take(shown_len).collect();
@@ -591,7 +482,7 @@ impl Cx<'_> {
         };
         let tool = self.tool_at(n.start_byte());
         make(
-            CheckId::CC002,
+            RuleId::CC002,
             tool,
             at(n.start_byte()),
             &[
@@ -607,26 +498,30 @@ impl Cx<'_> {
 
 /// A finding of check `id` from its templates.
 fn make(
-    id: CheckId,
+    id: RuleId,
     tool: Option<&str>,
     loc: Loc,
     vars: &[(&str, &str)],
     related: Vec<(Loc, String)>,
-) -> CodeFinding {
-    let c = id.check();
-    let (message, fix, severity) = (
-        crate::rules::fill(c.message.trim(), vars),
-        crate::rules::fill(c.fix.trim(), vars),
-        c.default_severity(),
-    );
-    CodeFinding {
-        check: id,
-        tool: tool.map(str::to_string),
-        loc,
-        message,
-        fix,
-        severity,
+) -> Finding {
+    let r = id.rule();
+    Finding {
+        rule: id,
+        obligation: None,
+        subject: tool.unwrap_or("").to_string(),
+        node: None,
+        depth: None,
+        location: Some(loc),
         related,
+        message: r.message_with(vars),
+        fix: r.fix_with(vars),
+        severity: r.severity,
+        witness: Vec::new(),
+        evidence: Evidence::ToolCode,
+        drawn_from: None,
+        other_witness: None,
+        fingerprint: String::new(),
+        accepted: None,
     }
 }
 
@@ -834,20 +729,4 @@ pub fn key_shape(s: &str) -> Option<&'static str> {
         }
     }
     None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_check_id_has_its_entry_at_its_index() {
-        assert_eq!(CheckId::ALL.len(), all().len());
-        for (k, id) in CheckId::ALL.iter().enumerate() {
-            assert_eq!(*id as usize, k);
-            assert_eq!(id.check().id, id.as_str());
-            assert_eq!(get(id.as_str()).map(|c| c.id.as_str()), Some(id.as_str()));
-        }
-        assert_eq!(CheckId::CC002.to_string(), "CC002");
-    }
 }

@@ -52,23 +52,25 @@ pub fn render(report: &Report) -> String {
     for f in blocking.iter().chain(&others).chain(&accepted) {
         let _ = writeln!(out, "{}", line(report, f));
     }
-    if let Some(cc) = &report.code_checks {
-        for f in &cc.findings {
-            let at = format!(
-                "{}:{}:{}",
-                report.sources.file(f.loc.file).display,
-                f.loc.line,
-                f.loc.column
-            );
-            let _ = writeln!(
-                out,
-                "{at}: {} {} {}: {}",
-                f.check,
-                f.severity.as_str(),
-                f.tool.as_deref().unwrap_or("-"),
-                f.message
-            );
-        }
+    for f in report.code_findings() {
+        let at = super::primary_loc(report, f)
+            .map(|l| {
+                format!(
+                    "{}:{}:{}",
+                    report.sources.file(l.file).display,
+                    l.line,
+                    l.column
+                )
+            })
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{at}: {} {} {}: {}",
+            f.rule,
+            f.severity.as_str(),
+            f.code_tool().unwrap_or("-"),
+            f.message
+        );
     }
     for w in &report.triage.warnings {
         let _ = writeln!(
@@ -114,19 +116,12 @@ pub fn statistics(report: &Report) -> String {
         title: String,
     }
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
-    for f in &report.findings {
+    for f in report.findings.iter().chain(report.code_findings()) {
         let r = rows.entry(f.rule.to_string()).or_default();
         r.count += 1;
         r.blocking += usize::from(report.blocks(f));
         r.accepted += usize::from(f.accepted.is_some());
         r.title = f.rule.rule().title.clone();
-    }
-    if let Some(cc) = &report.code_checks {
-        for f in &cc.findings {
-            let r = rows.entry(f.check.to_string()).or_default();
-            r.count += 1;
-            r.title = f.check.check().title.clone();
-        }
     }
     let mut sorted: Vec<(String, Row)> = rows.into_iter().collect();
     sorted.sort_by(|a, b| b.1.count.cmp(&a.1.count).then_with(|| a.0.cmp(&b.0)));

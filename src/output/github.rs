@@ -36,16 +36,11 @@ pub fn render(report: &Report, repo_root: Option<&Path>) -> String {
     let root = repo_root.unwrap_or(Path::new("."));
     let mut out = String::new();
     let mut blocking = 0;
-    for f in &report.findings {
+    // The proof's findings, then the code checks' (warnings: they never change the gate).
+    for f in report.findings.iter().chain(report.code_findings()) {
         blocking += usize::from(report.blocks(f));
         out.push_str(&line(report, root, f));
         out.push('\n');
-    }
-    if let Some(cc) = &report.code_checks {
-        for f in &cc.findings {
-            out.push_str(&code_line(report, root, f));
-            out.push('\n');
-        }
     }
     // Accepts that do not apply: a warning each (an error under strict-accepts).
     let command = if report.triage.strict {
@@ -97,51 +92,25 @@ fn line(report: &Report, root: &Path, f: &Finding) -> String {
         ),
         None => (repo_relative(Path::new(&report.input), root), 1, 1),
     };
-    let title = format!(
-        "{} {} on {} ({})",
-        f.rule,
-        f.severity.as_str(),
-        f.subject,
-        f.rule.rule().title
-    );
+    // A code finding in module-level code has no subject.
+    let mut title = format!("{} {}", f.rule, f.severity.as_str());
+    if !f.subject.is_empty() {
+        title.push_str(&format!(" on {}", f.subject));
+    }
+    title.push_str(&format!(" ({})", f.rule.rule().title));
     let mut message = f.message.clone();
     if !f.fix.is_empty() {
         message.push_str("\nFix: ");
         message.push_str(&f.fix);
     }
-    message.push_str("\nFingerprint: ");
-    message.push_str(&f.fingerprint);
+    // A code finding's fingerprint is SARIF's to derive (from the module's URI).
+    if !f.fingerprint.is_empty() {
+        message.push_str("\nFingerprint: ");
+        message.push_str(&f.fingerprint);
+    }
     format!(
         "::{command} file={},line={line},col={col},title={}::{}",
         property(&file),
-        property(&title),
-        data(&message)
-    )
-}
-
-/// A code finding (CC001-CC003) as a `warning`: code findings never change the gate.
-fn code_line(report: &Report, root: &Path, f: &crate::checks::code::CodeFinding) -> String {
-    let file = report
-        .sources
-        .files
-        .get(f.loc.file)
-        .map(|s| repo_relative(&s.path, root))
-        .unwrap_or_else(|| repo_relative(Path::new(&report.input), root));
-    let mut title = format!("{} {}", f.check, f.severity.as_str());
-    if let Some(t) = &f.tool {
-        title.push_str(&format!(" on {t}"));
-    }
-    title.push_str(&format!(" ({})", f.check.check().title));
-    let mut message = f.message.clone();
-    if !f.fix.is_empty() {
-        message.push_str("\nFix: ");
-        message.push_str(&f.fix);
-    }
-    format!(
-        "::warning file={},line={},col={},title={}::{}",
-        property(&file),
-        f.loc.line,
-        f.loc.column,
         property(&title),
         data(&message)
     )

@@ -63,7 +63,7 @@ use serde_sarif::sarif::{
 
 use crate::findings::{Evidence, Finding, Severity};
 use crate::report::Report;
-use crate::rules::{Rule, RuleType};
+use crate::rules::{Rule, RuleId, RuleType};
 use crate::source::{Loc, SourceMap};
 
 use super::{level, primary_loc, Level};
@@ -161,8 +161,8 @@ fn build(report: &Report, root: &Path, category: Option<&str>) -> Sarif {
                 omitted += 1;
                 continue;
             }
-            // The code checks' descriptors are in the file's order, `CheckId`'s.
-            let index = base + f.check as usize;
+            // The code checks' descriptors follow the proof's, in `RuleId`'s order.
+            let index = base + (f.rule as usize - RuleId::PROOF.len());
             results.push(code_result(&ctx, f, index as i64));
         }
     }
@@ -451,26 +451,23 @@ fn code_flow(
 
 /// The result of a code finding (CC001-CC003): level `warning` (code findings never fail the
 /// gate), at the call, literal or read, with the tool's entry as a related location.
-fn code_result(
-    ctx: &Ctx<'_>,
-    f: &crate::checks::code::CodeFinding,
-    rule_index: i64,
-) -> SarifResult {
+fn code_result(ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> SarifResult {
     let mut props = BTreeMap::new();
     props.insert("severity".to_string(), json!(f.severity.as_str()));
-    if let Some(t) = &f.tool {
+    if let Some(t) = f.code_tool() {
         props.insert("tool".to_string(), json!(t));
     }
     props.insert("fix".to_string(), json!(f.fix));
+    // From the module's repository-relative URI, known only here.
+    let uri = f
+        .location
+        .and_then(|l| ctx.uris.get(l.file))
+        .map_or("", |u| u.as_str());
     let fingerprint = crate::findings::fingerprint(
-        f.check.as_str(),
+        f.rule.as_str(),
         None,
         &f.message,
-        Some(&format!(
-            "{}#{}",
-            ctx.uris.get(f.loc.file).map_or("", |u| u.as_str()),
-            f.tool.as_deref().unwrap_or("")
-        )),
+        Some(&format!("{uri}#{}", f.code_tool().unwrap_or(""))),
     );
     let mut text = sentence(&f.message);
     let related: Vec<Location> = f
@@ -497,14 +494,14 @@ fn code_result(
         text.push_str(&format!(" See {}.", links.join(", ")));
     }
     let mut b = SarifResult::builder()
-        .rule_id(f.check.as_str())
+        .rule_id(f.rule.as_str())
         .level(ResultLevel::Warning)
         .message(Message::builder().text(text).build())
         .partial_fingerprints(BTreeMap::from([(FINGERPRINT_KEY.to_string(), fingerprint)]))
         .properties(PropertyBag::builder().additional_properties(props).build())
         .build();
     b.rule_index = Some(rule_index);
-    if let Some(loc) = ctx.location(f.loc, None, None) {
+    if let Some(loc) = f.location.and_then(|l| ctx.location(l, None, None)) {
         b.locations = Some(vec![loc]);
     }
     if !related.is_empty() {

@@ -339,12 +339,12 @@ fn push_code_checks(out: &mut String, report: &Report, cc: &crate::checks::code:
         cc.findings.len()
     );
     for f in &cc.findings {
-        let mut head = format!("{} {}", f.check, f.severity.as_str());
-        if let Some(t) = &f.tool {
+        let mut head = format!("{} {}", f.rule, f.severity.as_str());
+        if let Some(t) = f.code_tool() {
             let _ = write!(head, " on {t}");
         }
-        if valid(&report.sources, f.loc) {
-            let _ = write!(head, " ({})", report.sources.file_line(f.loc));
+        if let Some(l) = f.location.filter(|l| valid(&report.sources, *l)) {
+            let _ = write!(head, " ({})", report.sources.file_line(l));
         }
         push_indented(out, 2, &format!("{head}: {}", f.message));
         if !f.fix.is_empty() {
@@ -545,7 +545,10 @@ fn route_message(f: &Finding) -> String {
                 "in the rulebook".to_string()
             };
         }
-        Evidence::GraphRoute | Evidence::Declaration | Evidence::CompilerStop => {}
+        Evidence::GraphRoute
+        | Evidence::Declaration
+        | Evidence::CompilerStop
+        | Evidence::ToolCode => {}
     }
     let steps = f.witness.last().map_or(0, |s| s.run_steps) as usize;
     let turn = f.depth.map(|d| format!(" in turn {d}")).unwrap_or_default();
@@ -617,7 +620,9 @@ fn excerpt(report: &Report, files: &Files, f: &Finding, color: bool) -> String {
             loc,
             true,
             match f.evidence {
-                Evidence::RulebookRoute | Evidence::CompilerStop => "here".to_string(),
+                Evidence::RulebookRoute | Evidence::CompilerStop | Evidence::ToolCode => {
+                    "here".to_string()
+                }
                 Evidence::TracedRun => format!("the run calls {} here", f.subject),
                 Evidence::GraphRoute | Evidence::Declaration => format!("declares {what}"),
             },

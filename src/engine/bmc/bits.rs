@@ -197,7 +197,7 @@ fn exactly_one(prefix: &str, xs: &[&Bool]) -> Bool {
                 clauses.push(x.implies(&s[i]));
             }
             if i > 0 {
-                clauses.push(x.implies(&s[i - 1].not()));
+                clauses.push(x.implies(s[i - 1].not()));
                 if i < s.len() {
                     clauses.push(s[i - 1].implies(&s[i]));
                 }
@@ -270,7 +270,7 @@ mod tests {
                     if mask & (1 << i) != 0 {
                         s.assert(x);
                     } else {
-                        s.assert(&x.not());
+                        s.assert(x.not());
                     }
                 }
                 let want = if mask.count_ones() == 1 {
