@@ -160,6 +160,33 @@ pub enum Evidence {
     ToolCode,
 }
 
+/// Where a finding points: exactly one primary location (issue 17; zizmor's rule), a line or,
+/// for a finding about the run as a whole, none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Primary {
+    /// The line that declares what it is about (1-based line and column).
+    Line(Loc),
+    /// No one line: the run as a whole (an engine's cross-check that could not be made, QG006),
+    /// or a rulebook error its compiler placed nowhere (QG005). The text report names no line;
+    /// SARIF and GitHub place it at the input's first line (`output::primary_loc`).
+    NoLine,
+}
+
+impl Primary {
+    /// The line, when it points at one.
+    pub fn line(self) -> Option<Loc> {
+        match self {
+            Primary::Line(l) => Some(l),
+            Primary::NoLine => None,
+        }
+    }
+
+    /// At `loc` when there is one, else [`Primary::NoLine`].
+    pub fn at(loc: Option<Loc>) -> Primary {
+        loc.map_or(Primary::NoLine, Primary::Line)
+    }
+}
+
 /// What a finding is (issue 17): the proof's (a route, a declaration, the rulebook's compiler),
 /// a traced run's, or a code check's. The outputs list each kind in its own place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,8 +240,9 @@ pub struct Finding {
     pub node: Option<String>,
     /// The turn at which it is first reachable (1-based), for reachability findings.
     pub depth: Option<u32>,
-    /// The declaring line of the node (or edge) - the primary location.
-    pub location: Option<Loc>,
+    /// Where it points: the declaring line of the node, edge, tool or rulebook line, or no one
+    /// line (exactly one of the two: [`Primary`]).
+    pub location: Primary,
     /// Other places worth showing (the catalogue entry of the tool, ...).
     pub related: Vec<(Loc, String)>,
     /// The message: what is wrong, lowercase first, no trailing period.

@@ -213,6 +213,7 @@ fn accept_in_source(report: &mut Report) {
             !f.always_shown()
                 && c.rules.iter().any(|r| r == f.rule.as_str())
                 && f.location
+                    .line()
                     .is_some_and(|l| l.file == c.at.file && l.line == c.at.line)
         }) {
             if f.accepted.is_none() {

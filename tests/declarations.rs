@@ -111,7 +111,7 @@ fn catalogue_rules_name_what_they_read() {
         f.message
     );
     // At the argument's role (catalogue.yaml line 8), the tool's entry (line 3) related.
-    assert_eq!(f.location.map(|l| (l.line, l.column)), Some((8, 37)));
+    assert_eq!(f.location.line().map(|l| (l.line, l.column)), Some((8, 37)));
     assert_eq!(f.related.first().map(|(l, _)| l.line), Some(3));
     assert!(!f.fix.is_empty());
 
@@ -130,7 +130,7 @@ fn catalogue_rules_name_what_they_read() {
         q.message
     );
     // Located at the tool's catalogue entry.
-    let loc = q.location.expect("located");
+    let loc = q.location.line().expect("located");
     assert_eq!(loc.line, 4);
 
     let f = findings("QG106/breaks-unpinned-server", EngineChoice::Explicit);

@@ -116,7 +116,7 @@ fn qg023() -> Finding {
         subject: "cycle:desk_model".to_string(),
         node: Some("desk_model".to_string()),
         depth: None,
-        location: Some(Loc::new(0, 3, 3)),
+        location: stalwart::findings::Primary::Line(Loc::new(0, 3, 3)),
         related: vec![],
         message: "the cycle through 'desk_model' calls the model or a tool, and nothing declares a budget: the \
                   framework's recursion limit of 60 is the run's only ceiling"
@@ -141,7 +141,7 @@ fn qg105() -> Finding {
         subject: "refund_card".to_string(),
         node: Some("billing_tools".to_string()),
         depth: Some(1),
-        location: Some(Loc::new(0, 10, 5)),
+        location: stalwart::findings::Primary::Line(Loc::new(0, 10, 5)),
         related: vec![],
         message: "the write 'refund_card' has no compensation, is not irreversible, and runs on a path with another \
                   write"
@@ -181,7 +181,7 @@ fn qg012() -> Finding {
         subject: "refund_card".to_string(),
         node: Some("billing_tools".to_string()),
         depth: Some(1),
-        location: Some(Loc::new(0, 10, 5)),
+        location: stalwart::findings::Primary::Line(Loc::new(0, 10, 5)),
         related: vec![(Loc::new(0, 5, 5), "read_inbox reads content from outside here".to_string())],
         message: "'refund_card' can run on 'billing_tools' after content from outside entered in another agent or \
                   subgraph, with no confirmation or refusal"
@@ -441,7 +441,7 @@ fn text_groups_the_findings_of_a_grouped_rule() {
     let mut second = qg023();
     second.subject = "cycle:billing_model".to_string();
     second.node = Some("billing_model".to_string());
-    second.location = Some(Loc::new(0, 7, 3));
+    second.location = stalwart::findings::Primary::Line(Loc::new(0, 7, 3));
     second.message = "the cycle through 'billing_model' calls the model".to_string();
     let report = base_report(vec![qg023(), second]);
     let out = text::render(&report, false);

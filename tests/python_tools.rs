@@ -266,7 +266,13 @@ fn each_code_check_fires_once_and_the_near_misses_do_not() {
     let findings = code_findings(&dir);
     let found: Vec<(&str, Option<&str>, u32)> = findings
         .iter()
-        .map(|f| (f.rule.as_str(), f.code_tool(), f.location.unwrap().line))
+        .map(|f| {
+            (
+                f.rule.as_str(),
+                f.code_tool(),
+                f.location.line().unwrap().line,
+            )
+        })
         .collect();
     assert_eq!(
         found,
@@ -283,15 +289,15 @@ fn each_code_check_fires_once_and_the_near_misses_do_not() {
         line.find(what).unwrap() as u32 + 1
     };
     assert_eq!(
-        findings[0].location.unwrap().column,
+        findings[0].location.line().unwrap().column,
         col("# CC002", "\"sk-")
     );
     assert_eq!(
-        findings[1].location.unwrap().column,
+        findings[1].location.line().unwrap().column,
         col("# CC001", "h.get")
     );
     assert_eq!(
-        findings[2].location.unwrap().column,
+        findings[2].location.line().unwrap().column,
         col("# CC003", "os.environ")
     );
     // CC001 and CC003 point back at the tool's entry (its def line).
@@ -547,7 +553,7 @@ def f():
     let got: Vec<(&str, u32)> = cc
         .findings
         .iter()
-        .map(|f| (f.code_tool().unwrap(), f.location.unwrap().line))
+        .map(|f| (f.code_tool().unwrap(), f.location.line().unwrap().line))
         .collect();
     assert_eq!(
         got,
@@ -593,7 +599,13 @@ def a():
     let got: Vec<(&str, Option<&str>, u32)> = cc
         .findings
         .iter()
-        .map(|f| (f.rule.as_str(), f.code_tool(), f.location.unwrap().line))
+        .map(|f| {
+            (
+                f.rule.as_str(),
+                f.code_tool(),
+                f.location.line().unwrap().line,
+            )
+        })
         .collect();
     assert_eq!(
         got,

@@ -10,7 +10,7 @@ use crate::rules::RuleId;
 use std::collections::BTreeMap;
 
 use super::{finding, Subject};
-use crate::findings::Finding;
+use crate::findings::{Finding, Primary};
 use crate::ir::{Catalogue, NodeKind, Role, ToolDef};
 use crate::model::{FlatModel, ToolIx};
 
@@ -54,7 +54,7 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
                     f.related = vec![(d.loc, format!("'{}' is declared here", d.name))];
                     match d.defined {
                         Some(def) => {
-                            f.location = Some(def);
+                            f.location = Primary::Line(def);
                             f.related.insert(
                                 0,
                                 (
@@ -63,7 +63,7 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
                                 ),
                             );
                         }
-                        None => f.location = Some(first.loc),
+                        None => f.location = Primary::Line(first.loc),
                     }
                     out.push(f);
                 }
@@ -112,7 +112,7 @@ fn on_tool(rule: RuleId, d: &ToolDef, detail: &str) -> Finding {
             subject: d.name.clone(),
             tool: Some(d),
             node: None,
-            location: Some(d.defined.unwrap_or(d.loc)),
+            location: Primary::Line(d.defined.unwrap_or(d.loc)),
         },
         None,
         Vec::new(),
@@ -240,7 +240,7 @@ fn channels(m: &FlatModel, cat: &Catalogue) -> Vec<Finding> {
                 subject: n.qid.clone(),
                 tool: None,
                 node: Some(n.qid.clone()),
-                location: Some(n.loc),
+                location: Primary::Line(n.loc),
             },
             None,
             Vec::new(),

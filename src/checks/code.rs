@@ -37,7 +37,7 @@ use std::ops::Range;
 
 use tree_sitter::Node as TsNode;
 
-use crate::findings::{Evidence, Finding};
+use crate::findings::{Evidence, Finding, Primary};
 use crate::input::python::{self, PyModule};
 use crate::input::Inputs;
 use crate::ir::Catalogue;
@@ -511,7 +511,7 @@ fn make(
         subject: tool.unwrap_or("").to_string(),
         node: None,
         depth: None,
-        location: Some(loc),
+        location: Primary::Line(loc),
         related,
         message: r.message_with(vars),
         fix: r.fix_with(vars),

@@ -5,7 +5,7 @@ use crate::rules::RuleId;
 use std::collections::VecDeque;
 
 use super::{finding, Subject};
-use crate::findings::Finding;
+use crate::findings::{Finding, Primary};
 use crate::input::Inputs;
 use crate::ir::NodeKind;
 use crate::model::FlatModel;
@@ -47,7 +47,7 @@ pub fn permissive_by_default(m: &FlatModel, inputs: &Inputs) -> Vec<Finding> {
                 subject: format!("agent '{}'", a.name),
                 tool: None,
                 node: Some(m.nodes[start].qid.clone()),
-                location: Some(a.loc),
+                location: Primary::Line(a.loc),
             },
             None,
             Vec::new(),

@@ -6,7 +6,7 @@
 
 use super::{finding, Subject};
 use crate::engine::compare::{Answer, Disagreement, Unchecked};
-use crate::findings::{DrawnFrom, Engine, Finding};
+use crate::findings::{DrawnFrom, Engine, Finding, Primary};
 use crate::model::FlatModel;
 use crate::rules::RuleId;
 
@@ -59,7 +59,7 @@ pub fn disagreements(m: &FlatModel, disagreements: &[Disagreement]) -> Vec<Findi
                     subject: t.name.clone(),
                     tool: Some(t),
                     node: Some(n.qid.clone()),
-                    location: Some(n.loc),
+                    location: Primary::Line(n.loc),
                 },
                 depth,
                 first,
@@ -99,7 +99,7 @@ pub fn unchecked(list: &[Unchecked]) -> Vec<Finding> {
                 subject: format!("the {engine} engine's cross-check"),
                 tool: None,
                 node: None,
-                location: None,
+                location: Primary::NoLine,
             },
             None,
             Vec::new(),

@@ -4,7 +4,7 @@
 
 use super::{finding, finding_in, Subject};
 use crate::engine::{InstanceResult, Violation};
-use crate::findings::{DrawnFrom, Finding, Obligation};
+use crate::findings::{DrawnFrom, Finding, Obligation, Primary};
 use crate::ir::Framework;
 use crate::model::{FlatModel, NodeIx, ToolIx};
 use crate::rules::RuleId;
@@ -35,7 +35,7 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult], framework: Framework)
                     subject,
                     tool: None,
                     node: None,
-                    location: tool.map(|t| t.loc),
+                    location: Primary::at(tool.map(|t| t.loc)),
                 },
                 None,
                 Vec::new(),
@@ -82,7 +82,7 @@ fn violation_finding(m: &FlatModel, v: &Violation, rule: RuleId, framework: Fram
             subject: tool.name.clone(),
             tool: Some(tool),
             node: Some(node.qid.clone()),
-            location: Some(node.loc),
+            location: Primary::Line(node.loc),
         },
         framework,
         Some(v.turn),

@@ -20,11 +20,10 @@ pub mod rulebook_names;
 pub mod structure;
 pub mod traces;
 
-use crate::findings::{fingerprint, Evidence, Finding, Obligation, Severity, Step};
+use crate::findings::{fingerprint, Evidence, Finding, Obligation, Primary, Severity, Step};
 use crate::ir::{Framework, ToolDef};
 use crate::rules::RuleId;
 use crate::rules::{self, RuleType};
-use crate::source::Loc;
 
 /// The severity of a finding of `rule` (SPEC 7): a hotspot is Review; a finding on a tool goes
 /// by what the tool can do (destructive or irreversible write Critical, write High, read Medium);
@@ -54,8 +53,8 @@ pub struct Subject<'a> {
     pub tool: Option<&'a ToolDef>,
     /// The qualified node id.
     pub node: Option<String>,
-    /// The primary location.
-    pub location: Option<Loc>,
+    /// Where the finding points ([`crate::findings::Primary`]).
+    pub location: Primary,
 }
 
 /// Builds a finding from the rule's templates: `vars` add `limit`, `depth`, `obligation`, `detail`.

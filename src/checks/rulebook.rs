@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 
 use super::{finding, Subject};
 use crate::error::InputError;
-use crate::findings::{fingerprint, Evidence, Finding, Step, StepKind};
+use crate::findings::{fingerprint, Evidence, Finding, Primary, Step, StepKind};
 use crate::ir::{Fact, ToolDef};
 use crate::model::FlatModel;
 use crate::rulebook::advisories::Advisory;
@@ -118,7 +118,7 @@ pub(crate) fn rb_finding(
             subject,
             tool,
             node: None,
-            location: Some(at),
+            location: Primary::Line(at),
         },
         None,
         witness,
@@ -785,7 +785,7 @@ pub fn unshippable(err: &InputError, display: &str, sources: &crate::source::Sou
             subject: display.to_string(),
             tool: None,
             node: None,
-            location,
+            location: Primary::at(location),
         },
         None,
         Vec::new(),

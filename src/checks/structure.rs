@@ -2,7 +2,7 @@
 //! routes), QG006 (a subgraph whose graph the export does not hold).
 
 use super::{finding, Subject};
-use crate::findings::Finding;
+use crate::findings::{Finding, Primary};
 use crate::ir::NodeKind;
 use crate::model::FlatModel;
 use crate::rules::RuleId;
@@ -85,7 +85,7 @@ pub fn unbounded_loops(m: &FlatModel) -> Vec<Finding> {
                 subject: format!("cycle:{}", node.qid),
                 tool: None,
                 node: Some(node.qid.clone()),
-                location: Some(node.loc),
+                location: Primary::Line(node.loc),
             },
             None,
             Vec::new(),
@@ -108,7 +108,7 @@ pub fn undeclared_routes(m: &FlatModel) -> Vec<Finding> {
                     subject: format!("edge:{}", e.from),
                     tool: None,
                     node: Some(e.from.clone()),
-                    location: Some(e.loc),
+                    location: Primary::Line(e.loc),
                 },
                 None,
                 Vec::new(),
@@ -137,7 +137,7 @@ pub fn opaque_subgraphs(m: &FlatModel) -> Vec<Finding> {
                     subject: node.qid.clone(),
                     tool: None,
                     node: Some(node.qid.clone()),
-                    location: Some(node.loc),
+                    location: Primary::Line(node.loc),
                 },
                 None,
                 Vec::new(),

@@ -27,7 +27,7 @@ use crate::rules::RuleId;
 use std::collections::HashMap;
 
 use super::{finding, Subject};
-use crate::findings::{Evidence, Finding, Step, StepKind};
+use crate::findings::{Evidence, Finding, Primary, Step, StepKind};
 use crate::input::Trace;
 use crate::ir::NodeKind;
 use crate::model::{FlatModel, NodeIx, ToolIx};
@@ -182,7 +182,7 @@ impl Group {
                 subject: tool.name.clone(),
                 tool: Some(tool),
                 node: Some(hit.node.clone()),
-                location: Some(hit.loc),
+                location: Primary::Line(hit.loc),
             },
             None,
             hit.witness,

@@ -15,7 +15,11 @@ use crate::report::Report;
 
 /// `file:line:column` of a finding, as the report names the file; `-` when it has no place.
 fn place(report: &Report, f: &Finding) -> String {
-    match f.location.filter(|l| l.file < report.sources.files.len()) {
+    match f
+        .location
+        .line()
+        .filter(|l| l.file < report.sources.files.len())
+    {
         Some(l) => format!(
             "{}:{}:{}",
             report.sources.file(l.file).display,

@@ -68,6 +68,7 @@ pub(crate) fn level(report: &Report, f: &Finding) -> Level {
 /// first file read), so that every finding lands somewhere. `None` only when no file was read.
 pub(crate) fn primary_loc(report: &Report, f: &Finding) -> Option<Loc> {
     f.location
+        .line()
         .filter(|l| l.file < report.sources.files.len())
         .or_else(|| (!report.sources.files.is_empty()).then(|| Loc::new(0, 1, 1)))
 }

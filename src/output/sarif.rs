@@ -461,6 +461,7 @@ fn code_result(ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> SarifResult {
     // From the module's repository-relative URI, known only here.
     let uri = f
         .location
+        .line()
         .and_then(|l| ctx.uris.get(l.file))
         .map_or("", |u| u.as_str());
     let fingerprint = crate::findings::fingerprint(
@@ -501,7 +502,7 @@ fn code_result(ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> SarifResult {
         .properties(PropertyBag::builder().additional_properties(props).build())
         .build();
     b.rule_index = Some(rule_index);
-    if let Some(loc) = f.location.and_then(|l| ctx.location(l, None, None)) {
+    if let Some(loc) = f.location.line().and_then(|l| ctx.location(l, None, None)) {
         b.locations = Some(vec![loc]);
     }
     if !related.is_empty() {

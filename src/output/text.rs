@@ -254,6 +254,7 @@ fn push_grouped(
         for l in &members {
             let at = l
                 .location
+                .line()
                 .filter(|x| valid(&report.sources, *x))
                 .map(|x| format!(" ({})", report.sources.file_line(x)))
                 .unwrap_or_default();
@@ -343,7 +344,7 @@ fn push_code_checks(out: &mut String, report: &Report, cc: &crate::checks::code:
         if let Some(t) = f.code_tool() {
             let _ = write!(head, " on {t}");
         }
-        if let Some(l) = f.location.filter(|l| valid(&report.sources, *l)) {
+        if let Some(l) = f.location.line().filter(|l| valid(&report.sources, *l)) {
             let _ = write!(head, " ({})", report.sources.file_line(l));
         }
         push_indented(out, 2, &format!("{head}: {}", f.message));
@@ -450,7 +451,7 @@ fn proof_line(report: &Report) -> String {
 fn push_finding(out: &mut String, report: &Report, files: &Files, f: &Finding, color: bool) {
     let rule = f.rule.rule();
     let mut head = format!("{} {} on {}", f.rule, f.severity.as_str(), f.subject);
-    if let Some(loc) = f.location.filter(|l| valid(&report.sources, *l)) {
+    if let Some(loc) = f.location.line().filter(|l| valid(&report.sources, *l)) {
         let _ = write!(head, " ({})", report.sources.file_line(loc));
     }
     push_indented(out, 2, &head);
@@ -612,7 +613,7 @@ fn excerpt(report: &Report, files: &Files, f: &Finding, color: bool) -> String {
             }
         };
 
-    if let Some(loc) = f.location.filter(|l| valid(sources, *l)) {
+    if let Some(loc) = f.location.line().filter(|l| valid(sources, *l)) {
         let what = f.node.as_deref().unwrap_or(&f.subject);
         add(
             &mut spots,
