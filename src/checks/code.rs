@@ -4,10 +4,12 @@
 //! code; these checks read that code by patterns and report what they see. Their findings do not
 //! change the gate: they are evidence about the code, not a proof about the graph.
 //!
-//! Each check is declared once, in `rules/code_checks.toml` (embedded here): its id, title,
-//! default severity, what it finds, why it matters, and its message and fix templates. The report
-//! prints `rules <hash>`, the first 12 hex digits of SHA-256 of that file's bytes
-//! ([`rules_hash`]), so a report says which version of the checks read the code.
+//! Each check is declared once, in `rules/code_checks.toml` (embedded and parsed by
+//! [`crate::rules::code`], re-exported here): its id (a [`RuleId`], `CC001`), title, default
+//! severity, what it finds, why it matters, and its message and fix templates. A finding is a
+//! [`Finding`] of that rule with [`Evidence::ToolCode`]. The report prints `rules <hash>`, the
+//! first 12 hex digits of SHA-256 of that file's bytes ([`rules_hash`]), so a report says which
+//! version of the checks read the code.
 //!
 //! - **CC001** (network call from a tool not declared `sends_out`): inside a tool's function, a
 //!   call whose dotted callee resolves, through the module's imports (`import requests`,
