@@ -24,10 +24,11 @@ use crate::findings::{Obligation, Step, StepKind};
 use crate::ir::{FlagScope, NotAfter, When};
 use crate::model::{CheckLit, FlatModel, NodeIx, ToolCheck, ToolIx};
 use crate::obligation::Judges;
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashSet as HashSet};
 use smallvec::SmallVec;
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::BuildHasher;
 
 /// Checks one instance, refining the slice until every witness replays (see [`super::slice`]).
 ///
@@ -77,6 +78,68 @@ pub fn check_with(
 ) -> InstanceResult {
     let checks = model.tool_checks();
     Search::new(model, &checks, inst, slice, limits).run()
+}
+
+/// A state's hash in the table of seen states.
+fn hash_key(k: &[u64]) -> u64 {
+    FxBuildHasher.hash_one(k)
+}
+
+/// The records to expand, popped by (node steps, events, record index), smallest first: a
+/// uniform-cost search's queue in buckets, one per (node steps, events). Every push is into a
+/// bucket after the one being popped (each transition adds at least one event, see
+/// `Search::label_events`), so a bucket is sorted once, when its turn comes, and the pops are
+/// those of a binary heap on the triple, in the same order, at a fraction of its cost.
+#[derive(Default)]
+struct Buckets {
+    /// The buckets not yet reached.
+    later: BTreeMap<(u32, u32), Vec<u32>>,
+    /// The bucket being popped (sorted), its measure and how far it is popped.
+    now: Vec<u32>,
+    at: (u32, u32),
+    next: usize,
+    /// Emptied buckets, for their room.
+    spare: Vec<Vec<u32>>,
+}
+
+impl Buckets {
+    fn clear(&mut self) {
+        let later = std::mem::take(&mut self.later);
+        self.spare.extend(later.into_values());
+        self.now.clear();
+        self.at = (0, 0);
+        self.next = 0;
+    }
+
+    fn push(&mut self, measure: (u32, u32), r: u32) {
+        debug_assert!(measure >= self.at, "a push before the bucket being popped");
+        if measure == self.at && self.next < self.now.len() {
+            // Not made by the search (see above), but kept in order if it were.
+            let rest = self.now[self.next..].partition_point(|&x| x < r);
+            self.now.insert(self.next + rest, r);
+            return;
+        }
+        let spare = &mut self.spare;
+        self.later
+            .entry(measure)
+            .or_insert_with(|| spare.pop().unwrap_or_default())
+            .push(r);
+    }
+
+    fn pop(&mut self) -> Option<((u32, u32), u32)> {
+        while self.next == self.now.len() {
+            let (at, mut bucket) = self.later.pop_first()?;
+            bucket.sort_unstable();
+            let mut done = std::mem::replace(&mut self.now, bucket);
+            done.clear();
+            self.spare.push(done);
+            self.at = at;
+            self.next = 0;
+        }
+        let r = self.now[self.next];
+        self.next += 1;
+        Some((self.at, r))
+    }
 }
 
 const PHASE_START: u64 = 0;
@@ -173,6 +236,10 @@ struct Search<'a> {
     possible: usize,
     /// Successor states made so far (see [`InstanceResult::generated`]).
     generated: u64,
+    /// The current turn's states by record index (see `Search::turn`), kept for its room.
+    seen: HashTable<u32>,
+    /// The current turn's records to expand (see `Search::turn`), kept for its room.
+    queue: Buckets,
 }
 
 fn index_of(n: usize, list: &[ToolIx]) -> Vec<Option<usize>> {
@@ -267,6 +334,8 @@ impl<'a> Search<'a> {
             found: BTreeMap::new(),
             possible: possible_keys(m, inst),
             generated: 0,
+            seen: HashTable::new(),
+            queue: Buckets::default(),
         }
     }
 
@@ -372,28 +441,36 @@ impl<'a> Search<'a> {
     /// Searches one turn from `starts`; returns the records that reach the top end with the edge
     /// taken, or `None` when the state budget ran out.
     fn turn(&mut self, turn: u32, starts: &[u32]) -> Option<Vec<(u32, u32, Key)>> {
-        let mut seen: HashMap<Key, u32> = HashMap::default();
+        // The turn's states, each once: the record indices, hashed and compared by their keys
+        // in `recs` (the table is kept between turns for its room).
+        let mut seen = std::mem::take(&mut self.seen);
+        seen.clear();
         // Ordered by (node steps, events): fewest node steps first (SPEC 3.1), then fewest
         // witness steps (SPEC 4), so the first violation found is the shortest in both.
-        let mut dq: BinaryHeap<Reverse<(u32, u32, u32)>> = BinaryHeap::new();
+        let mut dq = std::mem::take(&mut self.queue);
+        dq.clear();
         for &r in starts {
-            seen.insert(self.recs[r as usize].key.clone(), r);
-            dq.push(Reverse((0, 0, r)));
+            let recs = &self.recs;
+            let h = hash_key(&recs[r as usize].key);
+            seen.insert_unique(h, r, |&ix| hash_key(&recs[ix as usize].key));
+            dq.push((0, 0), r);
         }
         let mut ends = Vec::new();
         let mut succ: Vec<(Key, Label, u32)> = Vec::new();
         let limit = self.m.recursion_limit;
-        while let Some(Reverse((d, ev, r))) = dq.pop() {
-            if self.found.len() >= self.possible {
+        let mut out_of_budget = false;
+        while self.found.len() < self.possible {
+            let Some(((d, ev), r)) = dq.pop() else {
                 break;
-            }
+            };
             let rec = &self.recs[r as usize];
             if rec.expanded || rec.dist != d || rec.events != ev {
                 continue;
             }
             self.recs[r as usize].expanded = true;
             if self.recs.len() > self.limits.max_states {
-                return None;
+                out_of_budget = true;
+                break;
             }
             let key = self.recs[r as usize].key.clone();
             succ.clear();
@@ -405,7 +482,9 @@ impl<'a> Search<'a> {
                     continue;
                 }
                 let ne = ev + self.label_events(label);
-                match seen.get(&k) {
+                let h = hash_key(&k);
+                let recs = &self.recs;
+                match seen.find(h, |&ix| recs[ix as usize].key[..] == k[..]) {
                     Some(&ix) => {
                         let old = &mut self.recs[ix as usize];
                         if !old.expanded && (nd, ne) < (old.dist, old.events) {
@@ -413,7 +492,7 @@ impl<'a> Search<'a> {
                             old.events = ne;
                             old.parent = r;
                             old.label = label;
-                            dq.push(Reverse((nd, ne, ix)));
+                            dq.push((nd, ne), ix);
                         }
                     }
                     None => {
@@ -424,16 +503,19 @@ impl<'a> Search<'a> {
                             dist: nd,
                             events: ne,
                             turn,
-                            key: k.clone(),
+                            key: k,
                             expanded: false,
                         });
-                        seen.insert(k, ix);
-                        dq.push(Reverse((nd, ne, ix)));
+                        let recs = &self.recs;
+                        seen.insert_unique(h, ix, |&i| hash_key(&recs[i as usize].key));
+                        dq.push((nd, ne), ix);
                     }
                 }
             }
         }
-        Some(ends)
+        self.seen = seen;
+        self.queue = dq;
+        (!out_of_budget).then_some(ends)
     }
 
     /// The witness steps a transition adds (as [`Search::witness`] writes them).
