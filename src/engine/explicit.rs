@@ -80,6 +80,12 @@ pub fn check_with(
     Search::new(model, &checks, inst, slice, limits).run()
 }
 
+/// Record `r`'s state in `keys`, `len` words a state.
+fn key_at(keys: &[u64], len: usize, r: u32) -> &[u64] {
+    let at = r as usize * len;
+    &keys[at..at + len]
+}
+
 /// A state's hash in the table of seen states.
 fn hash_key(k: &[u64]) -> u64 {
     FxBuildHasher.hash_one(k)
@@ -207,7 +213,6 @@ struct Rec {
     /// Witness steps (events) in this turn, the tie-break between routes of as many node steps.
     events: u32,
     turn: u32,
-    key: Key,
     expanded: bool,
 }
 
@@ -231,13 +236,16 @@ struct Search<'a> {
     checks: &'a [ToolCheck],
     region_bit: Vec<usize>,
     recs: Vec<Rec>,
+    /// Each record's state, `lay.len` words apiece, in record order (one allocation for all).
+    keys: Vec<u64>,
     found: BTreeMap<(ToolIx, NodeIx, Class), Violation>,
     /// Every violation key this instance could have: once all are found, the search stops.
     possible: usize,
     /// Successor states made so far (see [`InstanceResult::generated`]).
     generated: u64,
-    /// The current turn's states by record index (see `Search::turn`), kept for its room.
-    seen: HashTable<u32>,
+    /// The current turn's states: (hash, record index), compared by the record's words in
+    /// `keys` (see `Search::turn`); kept between turns for its room.
+    seen: HashTable<(u64, u32)>,
     /// The current turn's records to expand (see `Search::turn`), kept for its room.
     queue: Buckets,
 }
@@ -331,6 +339,7 @@ impl<'a> Search<'a> {
             checks,
             region_bit,
             recs: Vec::new(),
+            keys: Vec::new(),
             found: BTreeMap::new(),
             possible: possible_keys(m, inst),
             generated: 0,
@@ -379,9 +388,9 @@ impl<'a> Search<'a> {
             dist: 0,
             events: 0,
             turn: 1,
-            key: start,
             expanded: false,
         });
+        self.keys.extend_from_slice(&start);
         let mut frontier: Vec<u32> = vec![0];
         let mut depth = Depth::Bound(self.m.session_steps);
         for turn in 1..=self.m.session_steps {
@@ -407,9 +416,9 @@ impl<'a> Search<'a> {
                         dist,
                         events: 0,
                         turn: turn + 1,
-                        key: k,
                         expanded: false,
                     });
+                    self.keys.extend_from_slice(&k);
                     next.push((self.recs.len() - 1) as u32);
                 }
             }
@@ -441,18 +450,18 @@ impl<'a> Search<'a> {
     /// Searches one turn from `starts`; returns the records that reach the top end with the edge
     /// taken, or `None` when the state budget ran out.
     fn turn(&mut self, turn: u32, starts: &[u32]) -> Option<Vec<(u32, u32, Key)>> {
-        // The turn's states, each once: the record indices, hashed and compared by their keys
-        // in `recs` (the table is kept between turns for its room).
+        // The turn's states, each once: their hashes and record indices (the table is kept
+        // between turns for its room).
         let mut seen = std::mem::take(&mut self.seen);
         seen.clear();
         // Ordered by (node steps, events): fewest node steps first (SPEC 3.1), then fewest
         // witness steps (SPEC 4), so the first violation found is the shortest in both.
         let mut dq = std::mem::take(&mut self.queue);
         dq.clear();
+        let len = self.lay.len;
         for &r in starts {
-            let recs = &self.recs;
-            let h = hash_key(&recs[r as usize].key);
-            seen.insert_unique(h, r, |&ix| hash_key(&recs[ix as usize].key));
+            let h = hash_key(key_at(&self.keys, len, r));
+            seen.insert_unique(h, (h, r), |&(h, _)| h);
             dq.push((0, 0), r);
         }
         let mut ends = Vec::new();
@@ -472,7 +481,7 @@ impl<'a> Search<'a> {
                 out_of_budget = true;
                 break;
             }
-            let key = self.recs[r as usize].key.clone();
+            let key = Key::from_slice(key_at(&self.keys, len, r));
             succ.clear();
             self.expand(r, &key, turn, &mut succ, &mut ends);
             self.generated += succ.len() as u64;
@@ -483,9 +492,9 @@ impl<'a> Search<'a> {
                 }
                 let ne = ev + self.label_events(label);
                 let h = hash_key(&k);
-                let recs = &self.recs;
-                match seen.find(h, |&ix| recs[ix as usize].key[..] == k[..]) {
-                    Some(&ix) => {
+                let keys = &self.keys;
+                match seen.find(h, |&(hx, ix)| hx == h && key_at(keys, len, ix) == &k[..]) {
+                    Some(&(_, ix)) => {
                         let old = &mut self.recs[ix as usize];
                         if !old.expanded && (nd, ne) < (old.dist, old.events) {
                             old.dist = nd;
@@ -503,11 +512,10 @@ impl<'a> Search<'a> {
                             dist: nd,
                             events: ne,
                             turn,
-                            key: k,
                             expanded: false,
                         });
-                        let recs = &self.recs;
-                        seen.insert_unique(h, ix, |&i| hash_key(&recs[i as usize].key));
+                        self.keys.extend_from_slice(&k);
+                        seen.insert_unique(h, (h, ix), |&(h, _)| h);
                         dq.push((nd, ne), ix);
                     }
                 }
@@ -1004,7 +1012,7 @@ impl<'a> Search<'a> {
             match rec.label {
                 Label::Root => {}
                 Label::TurnStart { end_edge, branch } => {
-                    if Self::phase_of(&rec.key) == PHASE_START {
+                    if Self::phase_of(key_at(&self.keys, self.lay.len, i)) == PHASE_START {
                         // The turn-start record: the previous turn ended here.
                         if let Some(e) = end_edge {
                             let edge = &m.edges[e as usize];
@@ -1025,7 +1033,7 @@ impl<'a> Search<'a> {
                     }
                 }
                 Label::Call { tool, refused } => {
-                    let n = Self::node_of(&rec.key);
+                    let n = Self::node_of(key_at(&self.keys, self.lay.len, i));
                     steps.push(call_step(m, n, tool as usize, turn, refused));
                 }
                 Label::Move { edge, branch } => {
