@@ -111,7 +111,10 @@ struct Buckets {
 impl Buckets {
     fn clear(&mut self) {
         let later = std::mem::take(&mut self.later);
-        self.spare.extend(later.into_values());
+        self.spare.extend(later.into_values().map(|mut b| {
+            b.clear();
+            b
+        }));
         self.now.clear();
         self.at = (0, 0);
         self.next = 0;
@@ -1074,4 +1077,66 @@ fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
             && (spec.judges == Judges::Running || !n.guarded())
     };
     spec.classes().len() * m.nodes.iter().filter(|n| judged(n)).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Buckets;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    /// Pushes as the search does (each after the bucket being popped, a record pushed again with
+    /// a smaller measure), popping between: the buckets give the binary heap's order exactly.
+    #[test]
+    fn buckets_pop_in_the_order_of_a_binary_heap() {
+        let mut q = Buckets::default();
+        let mut heap = BinaryHeap::new();
+        let mut popped = (Vec::new(), Vec::new());
+        // A small deterministic generator (no dependency on a random crate's stream).
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for round in 0..3 {
+            q.clear();
+            heap.clear();
+            for r in 0..4 {
+                q.push((0, 0), r);
+                heap.push(Reverse((0, 0, r)));
+            }
+            let mut fresh = 4;
+            while let Some(((d, e), r)) = q.pop() {
+                let Reverse(h) = heap.pop().expect("the heap has as many entries");
+                assert_eq!((d, e, r), h, "round {round}");
+                popped.0.push((d, e, r));
+                if fresh > 400 {
+                    continue;
+                }
+                for _ in 0..next(4) {
+                    // A new record, or one pushed again (smaller indices first come back).
+                    let ix = if next(3) == 0 {
+                        next(fresh) as u32
+                    } else {
+                        fresh as u32
+                    };
+                    fresh += 1;
+                    let m = (d + next(2) as u32, e + 1 + next(3) as u32);
+                    q.push(m, ix);
+                    heap.push(Reverse((m.0, m.1, ix)));
+                }
+            }
+            assert!(heap.is_empty());
+            popped.1.push(popped.0.len());
+            // A round left part-popped: the next round's `clear` must forget all of it.
+            if round == 1 {
+                q.push((5, 5), 7);
+                q.push((6, 6), 8);
+                assert_eq!(q.pop(), Some(((5, 5), 7)));
+            }
+        }
+        assert!(popped.1[0] > 100, "the rounds popped {:?}", popped.1);
+    }
 }
