@@ -24,10 +24,11 @@ use crate::findings::{Obligation, Step, StepKind};
 use crate::ir::{FlagScope, NotAfter, When};
 use crate::model::{CheckLit, FlatModel, NodeIx, ToolCheck, ToolIx};
 use crate::obligation::Judges;
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashSet as HashSet};
 use smallvec::SmallVec;
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::BuildHasher;
 
 /// Checks one instance, refining the slice until every witness replays (see [`super::slice`]).
 ///
@@ -77,6 +78,77 @@ pub fn check_with(
 ) -> InstanceResult {
     let checks = model.tool_checks();
     Search::new(model, &checks, inst, slice, limits).run()
+}
+
+/// Record `r`'s state in `keys`, `len` words a state.
+fn key_at(keys: &[u64], len: usize, r: u32) -> &[u64] {
+    let at = r as usize * len;
+    &keys[at..at + len]
+}
+
+/// A state's hash in the table of seen states.
+fn hash_key(k: &[u64]) -> u64 {
+    FxBuildHasher.hash_one(k)
+}
+
+/// The records to expand, popped by (node steps, events, record index), smallest first: a
+/// uniform-cost search's queue in buckets, one per (node steps, events). Every push is into a
+/// bucket after the one being popped (each transition adds at least one event, see
+/// `Search::label_events`), so a bucket is sorted once, when its turn comes, and the pops are
+/// those of a binary heap on the triple, in the same order, at a fraction of its cost.
+#[derive(Default)]
+struct Buckets {
+    /// The buckets not yet reached.
+    later: BTreeMap<(u32, u32), Vec<u32>>,
+    /// The bucket being popped (sorted), its measure and how far it is popped.
+    now: Vec<u32>,
+    at: (u32, u32),
+    next: usize,
+    /// Emptied buckets, for their room.
+    spare: Vec<Vec<u32>>,
+}
+
+impl Buckets {
+    fn clear(&mut self) {
+        let later = std::mem::take(&mut self.later);
+        self.spare.extend(later.into_values().map(|mut b| {
+            b.clear();
+            b
+        }));
+        self.now.clear();
+        self.at = (0, 0);
+        self.next = 0;
+    }
+
+    fn push(&mut self, measure: (u32, u32), r: u32) {
+        debug_assert!(measure >= self.at, "a push before the bucket being popped");
+        if measure == self.at && self.next < self.now.len() {
+            // Not made by the search (see above), but kept in order if it were.
+            let rest = self.now[self.next..].partition_point(|&x| x < r);
+            self.now.insert(self.next + rest, r);
+            return;
+        }
+        let spare = &mut self.spare;
+        self.later
+            .entry(measure)
+            .or_insert_with(|| spare.pop().unwrap_or_default())
+            .push(r);
+    }
+
+    fn pop(&mut self) -> Option<((u32, u32), u32)> {
+        while self.next == self.now.len() {
+            let (at, mut bucket) = self.later.pop_first()?;
+            bucket.sort_unstable();
+            let mut done = std::mem::replace(&mut self.now, bucket);
+            done.clear();
+            self.spare.push(done);
+            self.at = at;
+            self.next = 0;
+        }
+        let r = self.now[self.next];
+        self.next += 1;
+        Some((self.at, r))
+    }
 }
 
 const PHASE_START: u64 = 0;
@@ -144,7 +216,6 @@ struct Rec {
     /// Witness steps (events) in this turn, the tie-break between routes of as many node steps.
     events: u32,
     turn: u32,
-    key: Key,
     expanded: bool,
 }
 
@@ -168,11 +239,18 @@ struct Search<'a> {
     checks: &'a [ToolCheck],
     region_bit: Vec<usize>,
     recs: Vec<Rec>,
+    /// Each record's state, `lay.len` words apiece, in record order (one allocation for all).
+    keys: Vec<u64>,
     found: BTreeMap<(ToolIx, NodeIx, Class), Violation>,
     /// Every violation key this instance could have: once all are found, the search stops.
     possible: usize,
     /// Successor states made so far (see [`InstanceResult::generated`]).
     generated: u64,
+    /// The current turn's states: (hash, record index), compared by the record's words in
+    /// `keys` (see `Search::turn`); kept between turns for its room.
+    seen: HashTable<(u64, u32)>,
+    /// The current turn's records to expand (see `Search::turn`), kept for its room.
+    queue: Buckets,
 }
 
 fn index_of(n: usize, list: &[ToolIx]) -> Vec<Option<usize>> {
@@ -264,9 +342,12 @@ impl<'a> Search<'a> {
             checks,
             region_bit,
             recs: Vec::new(),
+            keys: Vec::new(),
             found: BTreeMap::new(),
             possible: possible_keys(m, inst),
             generated: 0,
+            seen: HashTable::new(),
+            queue: Buckets::default(),
         }
     }
 
@@ -310,9 +391,9 @@ impl<'a> Search<'a> {
             dist: 0,
             events: 0,
             turn: 1,
-            key: start,
             expanded: false,
         });
+        self.keys.extend_from_slice(&start);
         let mut frontier: Vec<u32> = vec![0];
         let mut depth = Depth::Bound(self.m.session_steps);
         for turn in 1..=self.m.session_steps {
@@ -338,9 +419,9 @@ impl<'a> Search<'a> {
                         dist,
                         events: 0,
                         turn: turn + 1,
-                        key: k,
                         expanded: false,
                     });
+                    self.keys.extend_from_slice(&k);
                     next.push((self.recs.len() - 1) as u32);
                 }
             }
@@ -372,30 +453,38 @@ impl<'a> Search<'a> {
     /// Searches one turn from `starts`; returns the records that reach the top end with the edge
     /// taken, or `None` when the state budget ran out.
     fn turn(&mut self, turn: u32, starts: &[u32]) -> Option<Vec<(u32, u32, Key)>> {
-        let mut seen: HashMap<Key, u32> = HashMap::default();
+        // The turn's states, each once: their hashes and record indices (the table is kept
+        // between turns for its room).
+        let mut seen = std::mem::take(&mut self.seen);
+        seen.clear();
         // Ordered by (node steps, events): fewest node steps first (SPEC 3.1), then fewest
         // witness steps (SPEC 4), so the first violation found is the shortest in both.
-        let mut dq: BinaryHeap<Reverse<(u32, u32, u32)>> = BinaryHeap::new();
+        let mut dq = std::mem::take(&mut self.queue);
+        dq.clear();
+        let len = self.lay.len;
         for &r in starts {
-            seen.insert(self.recs[r as usize].key.clone(), r);
-            dq.push(Reverse((0, 0, r)));
+            let h = hash_key(key_at(&self.keys, len, r));
+            seen.insert_unique(h, (h, r), |&(h, _)| h);
+            dq.push((0, 0), r);
         }
         let mut ends = Vec::new();
         let mut succ: Vec<(Key, Label, u32)> = Vec::new();
         let limit = self.m.recursion_limit;
-        while let Some(Reverse((d, ev, r))) = dq.pop() {
-            if self.found.len() >= self.possible {
+        let mut out_of_budget = false;
+        while self.found.len() < self.possible {
+            let Some(((d, ev), r)) = dq.pop() else {
                 break;
-            }
+            };
             let rec = &self.recs[r as usize];
             if rec.expanded || rec.dist != d || rec.events != ev {
                 continue;
             }
             self.recs[r as usize].expanded = true;
             if self.recs.len() > self.limits.max_states {
-                return None;
+                out_of_budget = true;
+                break;
             }
-            let key = self.recs[r as usize].key.clone();
+            let key = Key::from_slice(key_at(&self.keys, len, r));
             succ.clear();
             self.expand(r, &key, turn, &mut succ, &mut ends);
             self.generated += succ.len() as u64;
@@ -405,15 +494,17 @@ impl<'a> Search<'a> {
                     continue;
                 }
                 let ne = ev + self.label_events(label);
-                match seen.get(&k) {
-                    Some(&ix) => {
+                let h = hash_key(&k);
+                let keys = &self.keys;
+                match seen.find(h, |&(hx, ix)| hx == h && key_at(keys, len, ix) == &k[..]) {
+                    Some(&(_, ix)) => {
                         let old = &mut self.recs[ix as usize];
                         if !old.expanded && (nd, ne) < (old.dist, old.events) {
                             old.dist = nd;
                             old.events = ne;
                             old.parent = r;
                             old.label = label;
-                            dq.push(Reverse((nd, ne, ix)));
+                            dq.push((nd, ne), ix);
                         }
                     }
                     None => {
@@ -424,16 +515,18 @@ impl<'a> Search<'a> {
                             dist: nd,
                             events: ne,
                             turn,
-                            key: k.clone(),
                             expanded: false,
                         });
-                        seen.insert(k, ix);
-                        dq.push(Reverse((nd, ne, ix)));
+                        self.keys.extend_from_slice(&k);
+                        seen.insert_unique(h, (h, ix), |&(h, _)| h);
+                        dq.push((nd, ne), ix);
                     }
                 }
             }
         }
-        Some(ends)
+        self.seen = seen;
+        self.queue = dq;
+        (!out_of_budget).then_some(ends)
     }
 
     /// The witness steps a transition adds (as [`Search::witness`] writes them).
@@ -922,7 +1015,7 @@ impl<'a> Search<'a> {
             match rec.label {
                 Label::Root => {}
                 Label::TurnStart { end_edge, branch } => {
-                    if Self::phase_of(&rec.key) == PHASE_START {
+                    if Self::phase_of(key_at(&self.keys, self.lay.len, i)) == PHASE_START {
                         // The turn-start record: the previous turn ended here.
                         if let Some(e) = end_edge {
                             let edge = &m.edges[e as usize];
@@ -943,7 +1036,7 @@ impl<'a> Search<'a> {
                     }
                 }
                 Label::Call { tool, refused } => {
-                    let n = Self::node_of(&rec.key);
+                    let n = Self::node_of(key_at(&self.keys, self.lay.len, i));
                     steps.push(call_step(m, n, tool as usize, turn, refused));
                 }
                 Label::Move { edge, branch } => {
@@ -984,4 +1077,66 @@ fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
             && (spec.judges == Judges::Running || !n.guarded())
     };
     spec.classes().len() * m.nodes.iter().filter(|n| judged(n)).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Buckets;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    /// Pushes as the search does (each after the bucket being popped, a record pushed again with
+    /// a smaller measure), popping between: the buckets give the binary heap's order exactly.
+    #[test]
+    fn buckets_pop_in_the_order_of_a_binary_heap() {
+        let mut q = Buckets::default();
+        let mut heap = BinaryHeap::new();
+        let mut popped = (Vec::new(), Vec::new());
+        // A small deterministic generator (no dependency on a random crate's stream).
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for round in 0..3 {
+            q.clear();
+            heap.clear();
+            for r in 0..4 {
+                q.push((0, 0), r);
+                heap.push(Reverse((0, 0, r)));
+            }
+            let mut fresh = 4;
+            while let Some(((d, e), r)) = q.pop() {
+                let Reverse(h) = heap.pop().expect("the heap has as many entries");
+                assert_eq!((d, e, r), h, "round {round}");
+                popped.0.push((d, e, r));
+                if fresh > 400 {
+                    continue;
+                }
+                for _ in 0..next(4) {
+                    // A new record, or one pushed again (smaller indices first come back).
+                    let ix = if next(3) == 0 {
+                        next(fresh) as u32
+                    } else {
+                        fresh as u32
+                    };
+                    fresh += 1;
+                    let m = (d + next(2) as u32, e + 1 + next(3) as u32);
+                    q.push(m, ix);
+                    heap.push(Reverse((m.0, m.1, ix)));
+                }
+            }
+            assert!(heap.is_empty());
+            popped.1.push(popped.0.len());
+            // A round left part-popped: the next round's `clear` must forget all of it.
+            if round == 1 {
+                q.push((5, 5), 7);
+                q.push((6, 6), 8);
+                assert_eq!(q.pop(), Some(((5, 5), 7)));
+            }
+        }
+        assert!(popped.1[0] > 100, "the rounds popped {:?}", popped.1);
+    }
 }
