@@ -170,47 +170,6 @@ impl Therm {
     }
 }
 
-/// Exactly one of `xs` holds, as clauses: one clause that some holds and, for at most one,
-/// pairwise exclusions up to [`PAIRWISE_UP_TO`] variables and Sinz's sequential counter beyond
-/// (`n - 1` fresh variables named from `prefix`, `3n` clauses). Clauses, not a pseudo-Boolean
-/// constraint, so Z3 has no cardinality to compile (issue 19, "Where the Z3 time goes").
-fn exactly_one(prefix: &str, xs: &[&Bool]) -> Bool {
-    match xs {
-        [] => return lit(false),
-        [x] => return (*x).clone(),
-        _ => {}
-    }
-    let mut clauses: Vec<Bool> = vec![Bool::or(xs)];
-    if xs.len() <= PAIRWISE_UP_TO {
-        for (i, a) in xs.iter().enumerate() {
-            for b in &xs[i + 1..] {
-                clauses.push(Bool::or(&[&a.not(), &b.not()]));
-            }
-        }
-    } else {
-        // s[i]: some of xs[0..=i] holds.
-        let s: Vec<Bool> = (0..xs.len() - 1)
-            .map(|_| Bool::fresh_const(&format!("{prefix}_amo")))
-            .collect();
-        for (i, x) in xs.iter().enumerate() {
-            if i < s.len() {
-                clauses.push(x.implies(&s[i]));
-            }
-            if i > 0 {
-                clauses.push(x.implies(s[i - 1].not()));
-                if i < s.len() {
-                    clauses.push(s[i - 1].implies(&s[i]));
-                }
-            }
-        }
-    }
-    Bool::and(&clauses)
-}
-
-/// The most variables whose "at most one" is written as pairwise exclusions (`n (n - 1) / 2`
-/// clauses); more get a sequential counter.
-const PAIRWISE_UP_TO: usize = 6;
-
 /// A choice of one value among a few, one Boolean per possible value.
 #[derive(Clone)]
 pub struct OneHot {
@@ -224,8 +183,13 @@ impl OneHot {
         let vars: Vec<Option<Bool>> = (0..size)
             .map(|v| allowed(v).then(|| Bool::fresh_const(prefix)))
             .collect();
-        let all: Vec<&Bool> = vars.iter().flatten().collect();
-        (OneHot { vars: vars.clone() }, exactly_one(prefix, &all))
+        let all: Vec<(&Bool, i32)> = vars.iter().flatten().map(|b| (b, 1)).collect();
+        let one = if all.is_empty() {
+            lit(false)
+        } else {
+            Bool::pb_eq(&all, 1)
+        };
+        (OneHot { vars }, one)
     }
 
     /// The choice is `v` (false for a value it cannot take).
@@ -247,39 +211,5 @@ impl OneHot {
             .iter()
             .position(|b| b.as_ref().is_some_and(|b| truth(model, b)))
             .unwrap_or(usize::MAX) as u64
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use z3::{SatResult, Solver};
-
-    /// For every size the encoding uses (pairwise and the sequential counter) and every
-    /// assignment of the variables, the constraint is satisfiable exactly when one holds.
-    #[test]
-    fn exactly_one_holds_for_exactly_one() {
-        for n in 0..=9usize {
-            let xs: Vec<Bool> = (0..n).map(|_| Bool::fresh_const("x")).collect();
-            let refs: Vec<&Bool> = xs.iter().collect();
-            let one = exactly_one("t", &refs);
-            for mask in 0u32..(1 << n) {
-                let s = Solver::new_for_logic("QF_FD").unwrap_or_default();
-                s.assert(&one);
-                for (i, x) in xs.iter().enumerate() {
-                    if mask & (1 << i) != 0 {
-                        s.assert(x);
-                    } else {
-                        s.assert(x.not());
-                    }
-                }
-                let want = if mask.count_ones() == 1 {
-                    SatResult::Sat
-                } else {
-                    SatResult::Unsat
-                };
-                assert_eq!(s.check(), want, "n = {n}, mask = {mask:b}");
-            }
-        }
     }
 }
