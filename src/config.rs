@@ -38,6 +38,7 @@ use toml::Spanned;
 
 use crate::error::InputError;
 use crate::findings::{GateMode, Obligation, Severity};
+use crate::rules::RuleId;
 use crate::source::{FileId, Loc, SourceMap};
 
 /// The file names looked for in each folder, in order.
@@ -59,8 +60,8 @@ pub enum Engine {
 /// included).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Off {
-    /// A rule id (`QG023`, `CC001`).
-    Rule(&'static str),
+    /// A rule, of the proof or a code check (`QG023`, `CC001`).
+    Rule(RuleId),
     /// An obligation (`O1`).
     Obligation(Obligation),
 }
@@ -83,8 +84,8 @@ pub enum Matcher {
     Fingerprint(String),
     /// A rule, and optionally the subject and the qualified node.
     Rule {
-        /// The rule id.
-        rule: &'static str,
+        /// The rule.
+        rule: RuleId,
         /// The finding's subject (`refund_card`, `cycle:agent`), when given.
         subject: Option<String>,
         /// The finding's qualified node, when given.
@@ -452,14 +453,7 @@ fn resolve(sources: &SourceMap, file: FileId, raw: Raw) -> Result<Config, InputE
                 Matcher::Fingerprint(f)
             }
             (None, Some(rule)) => {
-                let id = rule.get_ref().to_ascii_uppercase();
-                let known = crate::rules::get(&id).map(|r| r.id.as_str()).or_else(|| {
-                    crate::checks::code::all()
-                        .iter()
-                        .find(|c| c.id == id)
-                        .map(|c| c.id.as_str())
-                });
-                let Some(rule_id) = known.and_then(static_id) else {
+                let Some(rule_id) = RuleId::parse(&rule.get_ref().to_ascii_uppercase()) else {
                     return Err(err(
                         rule.span(),
                         format!("`rule` '{}' is no rule", rule.get_ref()),
@@ -514,22 +508,13 @@ fn resolve(sources: &SourceMap, file: FileId, raw: Raw) -> Result<Config, InputE
     Ok(c)
 }
 
-/// The `&'static str` of a rule id that exists (rule files and code checks live for the run).
-fn static_id(id: &str) -> Option<&'static str> {
-    crate::rules::all()
-        .iter()
-        .map(|r| r.id.as_str())
-        .chain(crate::checks::code::all().iter().map(|c| c.id.as_str()))
-        .find(|r| *r == id)
-}
-
 /// `QG023` → a rule, `O1` → an obligation.
 fn parse_off(key: &str) -> Option<Off> {
     let k = key.to_ascii_uppercase();
     if let Some(o) = Obligation::parse(&k) {
         return Some(Off::Obligation(o));
     }
-    static_id(&k).map(Off::Rule)
+    RuleId::parse(&k).map(Off::Rule)
 }
 
 /// Where `key` is written under the table `table`: the first line after `[table]` starting with

@@ -44,6 +44,11 @@ pub mod code;
 pub use index::RuleId;
 
 impl RuleId {
+    /// The id spelt exactly `id` (`QG011`, `CC001`): a rule of the proof or a code check.
+    pub fn parse(id: &str) -> Option<RuleId> {
+        RuleId::ALL.into_iter().find(|r| r.as_str() == id)
+    }
+
     /// Its rule's metadata: every id has a file (a code check's, its entry of
     /// `rules/code_checks.toml`), so this cannot fail.
     pub fn rule(self) -> &'static Rule {

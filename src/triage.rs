@@ -44,22 +44,11 @@ fn turn_off(report: &mut Report, config: &Config) {
         let before = report.findings.len();
         let (id, what) = match o.what {
             Off::Rule(r) => {
-                report
-                    .findings
-                    .retain(|f| f.rule.as_str() != r || f.always_shown());
+                report.findings.retain(|f| f.rule != r || f.always_shown());
                 if let Some(cc) = report.code_checks.as_mut() {
-                    cc.findings.retain(|f| f.rule.as_str() != r);
+                    cc.findings.retain(|f| f.rule != r);
                 }
-                let title = crate::rules::get(r)
-                    .map(|x| x.title.clone())
-                    .or_else(|| {
-                        crate::checks::code::all()
-                            .iter()
-                            .find(|c| c.id == r)
-                            .map(|c| c.title.clone())
-                    })
-                    .unwrap_or_default();
-                (r.to_string(), title)
+                (r.to_string(), r.rule().title.clone())
             }
             Off::Obligation(ob) => {
                 report
@@ -86,7 +75,7 @@ fn matches(m: &Matcher, f: &Finding) -> bool {
             subject,
             node,
         } => {
-            f.rule.as_str() == *rule
+            f.rule == *rule
                 && subject.as_ref().is_none_or(|s| *s == f.subject)
                 && node.as_ref().is_none_or(|n| Some(n) == f.node.as_ref())
         }

@@ -78,23 +78,22 @@ fn a_budget_counts_the_units_its_queries_spend_and_names_the_flag_that_ran_out()
     assert!(matches!(b2.ask(&s2, &q), Some(None)));
     assert_eq!(b2.used, spent);
 
+    // Under `cfg`, the pigeonhole asked on a fresh solver runs out: the budget's note says why.
+    let runs_out = |cfg: &bmc::Config, s: &z3::Solver| -> String {
+        pigeonhole(s, 6);
+        let mut b = Budget::new(cfg);
+        assert!(b.ask(s, &q).is_none());
+        b.why.clone().unwrap_or_default()
+    };
+
     // A query limit below what it needs: unknown, naming --solver-rlimit.
     let tight = bmc::Config {
         query_rlimit: (spent / 2) as u32,
         ..bmc::Config::default()
     };
-    let s3 = engine_solver();
-    pigeonhole(&s3, 6);
-    let mut b3 = Budget::new(&tight);
-    assert!(b3.ask(&s3, &q).is_none());
-    let why = b3.why.clone().unwrap_or_default();
-    assert!(
-        why.contains(&format!(
-            "resource limit of {} (--solver-rlimit)",
-            spent / 2
-        )),
-        "{why}"
-    );
+    let why = runs_out(&tight, &engine_solver());
+    let want = format!("resource limit of {} (--solver-rlimit)", spent / 2);
+    assert!(why.contains(&want), "{why}");
 
     // An obligation budget below it: the query gets only what is left, and the note names
     // --solver-obligation-rlimit; with nothing left, no query is asked.
@@ -102,18 +101,16 @@ fn a_budget_counts_the_units_its_queries_spend_and_names_the_flag_that_ran_out()
         obligation_rlimit: spent / 2,
         ..bmc::Config::default()
     };
+    let why = runs_out(&small, &engine_solver());
+    let want = format!(
+        "resource budget of {} (--solver-obligation-rlimit)",
+        spent / 2
+    );
+    assert!(why.contains(&want), "{why}");
     let s4 = engine_solver();
     pigeonhole(&s4, 6);
     let mut b4 = Budget::new(&small);
     assert!(b4.ask(&s4, &q).is_none());
-    let why = b4.why.clone().unwrap_or_default();
-    assert!(
-        why.contains(&format!(
-            "resource budget of {} (--solver-obligation-rlimit)",
-            spent / 2
-        )),
-        "{why}"
-    );
     assert!(b4.used > 0 && b4.used < spent, "{}", b4.used);
     // With the obligation's budget spent, a query is not asked at all.
     b4.used = small.obligation_rlimit;

@@ -57,19 +57,10 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "{}", line(report, f));
     }
     for f in report.code_findings() {
-        let at = super::primary_loc(report, f)
-            .map(|l| {
-                format!(
-                    "{}:{}:{}",
-                    report.sources.file(l.file).display,
-                    l.line,
-                    l.column
-                )
-            })
-            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{at}: {} {} {}: {}",
+            "{}: {} {} {}: {}",
+            place(report, f),
             f.rule,
             f.severity.as_str(),
             f.code_tool().unwrap_or("-"),

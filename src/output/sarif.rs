@@ -63,7 +63,7 @@ use serde_sarif::sarif::{
 
 use crate::findings::{Evidence, Finding, Severity};
 use crate::report::Report;
-use crate::rules::{Rule, RuleId, RuleType};
+use crate::rules::{Rule, RuleType};
 use crate::source::{Loc, SourceMap};
 
 use super::{level, primary_loc, Level};
@@ -153,7 +153,6 @@ fn build(report: &Report, root: &Path, category: Option<&str>) -> Sarif {
     // The code checks: their rules after the graph rules, when modules were read.
     let mut omitted = all.len().saturating_sub(MAX_RESULTS);
     if let Some(cc) = &report.code_checks {
-        let base = descriptors.len();
         let checks = crate::checks::code::all();
         descriptors.extend(checks.iter().map(code_descriptor));
         for f in &cc.findings {
@@ -161,9 +160,8 @@ fn build(report: &Report, root: &Path, category: Option<&str>) -> Sarif {
                 omitted += 1;
                 continue;
             }
-            // The code checks' descriptors follow the proof's, in `RuleId`'s order.
-            let index = base + (f.rule as usize - RuleId::PROOF.len());
-            results.push(code_result(&ctx, f, index as i64));
+            // The code checks' descriptors follow the proof's: `RuleId`'s order too.
+            results.push(code_result(&ctx, f, f.rule as i64));
         }
     }
 

@@ -226,16 +226,14 @@ fn push_grouped(
 ) {
     let mut said: Vec<RuleId> = Vec::new();
     for f in findings {
-        let r = f.rule.rule();
-        let members: Vec<&&Finding> = match r.group {
-            Some(_) if !said.contains(&f.rule) => {
-                findings.iter().filter(|g| g.rule == f.rule).collect()
-            }
-            _ => Vec::new(),
-        };
         if said.contains(&f.rule) {
             continue;
         }
+        let r = f.rule.rule();
+        let members: Vec<&&Finding> = match r.group {
+            Some(_) => findings.iter().filter(|g| g.rule == f.rule).collect(),
+            None => Vec::new(),
+        };
         let Some(group) = r.group.as_deref().filter(|_| members.len() >= 2) else {
             push_finding(out, report, files, f, color);
             continue;

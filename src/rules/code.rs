@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use super::{Rule, RuleId, RuleType, Severity};
+use super::{Rule, RuleType, Severity};
 
 /// The checks' data file, `rules/code_checks.toml`, as embedded.
 pub const RULES_TEXT: &str = include_str!("../../rules/code_checks.toml");
@@ -108,37 +108,26 @@ pub fn rules_hash() -> String {
     digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
 }
 
-impl RuleId {
-    /// True for a code check's id (`CC001`), false for a rule of the proof's.
-    pub fn is_code(self) -> bool {
-        self as usize >= RuleId::PROOF.len()
-    }
-
-    /// The code check's declaration, for a code check's id.
-    pub fn code_check(self) -> Option<&'static CodeCheck> {
-        let i = (self as usize).checked_sub(RuleId::PROOF.len())?;
-        all().get(i)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::RuleId;
 
     #[test]
     fn every_check_id_has_its_entry_at_its_index() {
         assert_eq!(RuleId::CODE.len(), all().len());
         for (k, id) in RuleId::CODE.iter().enumerate() {
             assert_eq!(*id as usize, RuleId::PROOF.len() + k);
-            assert!(id.is_code());
-            assert_eq!(id.code_check().map(|c| c.id.as_str()), Some(id.as_str()));
+            assert_eq!(all()[k].id, id.as_str());
             assert_eq!(id.rule().id, id.as_str());
+            assert_eq!(RuleId::parse(id.as_str()), Some(*id));
             assert!(!id.rule().gate && !id.rule().stops);
             assert_eq!(get(id.as_str()).map(|c| c.id.as_str()), Some(id.as_str()));
         }
         assert!(RuleId::PROOF
             .iter()
-            .all(|id| !id.is_code() && id.code_check().is_none()));
+            .all(|id| RuleId::parse(id.as_str()) == Some(*id) && id.rule().id == id.as_str()));
+        assert_eq!(RuleId::parse("qg011"), None);
         assert_eq!(RuleId::CC002.to_string(), "CC002");
     }
 }
