@@ -194,6 +194,11 @@ impl Report {
         }
     }
 
+    /// The figures of the engine named `name` (`explicit`, `z3`), when it ran.
+    pub fn engine(&self, name: &str) -> Option<&EngineStats> {
+        self.engines.iter().find(|e| e.name == name)
+    }
+
     /// The code checks' findings (none when no Python tool module was read): listed apart
     /// from the proof's, and never failing the gate.
     pub fn code_findings(&self) -> &[Finding] {

@@ -51,16 +51,8 @@ fn a_20000_wide_graph_is_stopped_by_the_run_state_budget_undecided() {
         .collect();
     assert_eq!(qg001, want);
 
-    let explicit = report
-        .engines
-        .iter()
-        .find(|e| e.name == "explicit")
-        .expect("the explicit engine ran");
-    let z3 = report
-        .engines
-        .iter()
-        .find(|e| e.name == "z3")
-        .expect("the z3 engine ran");
+    let explicit = report.engine("explicit").expect("the explicit engine ran");
+    let z3 = report.engine("z3").expect("the z3 engine ran");
     // O1 once for every tool, then the per-tool obligations its catalogue words call for.
     let obligations = 25_000;
     assert_eq!(explicit.obligations, obligations);

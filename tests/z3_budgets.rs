@@ -180,16 +180,8 @@ fn a_query_budget_too_small_leaves_z3_undecided_and_says_so_in_qg006() {
     let mut opts = Options::new(3);
     opts.z3.query_rlimit = 1;
     let report = verify::verify(inputs, &opts).expect("verify");
-    let z3 = report
-        .engines
-        .iter()
-        .find(|e| e.name == "z3")
-        .expect("the z3 engine ran");
-    let explicit = report
-        .engines
-        .iter()
-        .find(|e| e.name == "explicit")
-        .expect("the explicit engine ran");
+    let z3 = report.engine("z3").expect("the z3 engine ran");
+    let explicit = report.engine("explicit").expect("the explicit engine ran");
     assert!(z3.undecided > 0 && explicit.undecided == 0);
     let qg006: Vec<_> = report
         .findings
@@ -255,11 +247,7 @@ fn an_obligation_z3_partly_decided_is_counted_undecided() {
     opts.engine = EngineChoice::Z3;
     opts.z3 = cfg;
     let report = verify::verify(inputs, &opts).expect("verify");
-    let z3 = report
-        .engines
-        .iter()
-        .find(|e| e.name == "z3")
-        .expect("the z3 engine ran");
+    let z3 = report.engine("z3").expect("the z3 engine ran");
     assert_eq!(
         z3.undecided, undecided,
         "every undecided obligation is counted"

@@ -172,15 +172,13 @@ fn main() {
             let (report, total) = verified(&name, load(&name, &gp, &cp), &Options::new(3));
             let ms = |name: &str| {
                 report
-                    .engines
-                    .iter()
-                    .find(|e| e.name == name)
+                    .engine(name)
                     .map(|e| (e.millis as f64, e.obligations - e.undecided))
                     .unwrap_or((0.0, 0))
             };
             let (e_ms, e_decided) = ms("explicit");
             let (z_ms, z_decided) = ms("z3");
-            let z3 = report.engines.iter().find(|e| e.name == "z3");
+            let z3 = report.engine("z3");
             let rl = |f: &dyn Fn(&stalwart::report::EngineStats) -> u64| z3.map(f).unwrap_or(0);
             println!(
                 "{:<10} {:>6} {:>5} {:>5} {:>12.0} {:>12} {:>10.0} {:>10.1} {:>12} {:>7} {:>10.0} {:>9.1} {:>11} {:>11}",
@@ -287,7 +285,7 @@ fn corpus(show_profile: bool) {
         let _ = profile::take();
         opts.engine = EngineChoice::Both;
         let (report, b_ms) = verified(&name, load(&name, &g, &c), &opts);
-        let z3 = report.engines.iter().find(|e| e.name == "z3");
+        let z3 = report.engine("z3");
         let rl = |f: &dyn Fn(&stalwart::report::EngineStats) -> u64| z3.map(f).unwrap_or(0);
         println!(
             "{:<34} {:>6} {:>5} {:>5} {:>12.1} {:>10.1} {:>10.1} {:>9.1} {:>11} {:>11}",

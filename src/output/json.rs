@@ -220,8 +220,7 @@ fn counts(e: &EngineStats) -> Map<String, Value> {
 
 /// The `engines` section.
 fn engines(report: &Report) -> Value {
-    let find = |name: &str| report.engines.iter().find(|e| e.name == name);
-    let explicit = match find("explicit") {
+    let explicit = match report.engine("explicit") {
         Some(e) => {
             let mut m = Map::new();
             m.insert("ran".into(), json!(true));
@@ -233,7 +232,7 @@ fn engines(report: &Report) -> Value {
         None => json!({"ran": false}),
     };
     let version = crate::engine::z3_version();
-    let z3 = match find("z3") {
+    let z3 = match report.engine("z3") {
         Some(e) => {
             let mut m = Map::new();
             m.insert("ran".into(), json!(true));
