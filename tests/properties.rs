@@ -8,24 +8,9 @@ mod common;
 use serde_json::Value;
 use stalwart::engine::{interp, Depth};
 use stalwart::gen;
-use stalwart::input::{self, Inputs};
+use stalwart::input::Inputs;
 use stalwart::verify::{self, Options};
 use std::collections::BTreeSet;
-
-fn load(g: &gen::Generated) -> (tempfile::TempDir, Inputs) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let gp = dir.path().join("graph.json");
-    let cp = dir.path().join("catalogue.json");
-    std::fs::write(&gp, serde_json::to_string_pretty(&g.graph).expect("json")).expect("write");
-    std::fs::write(
-        &cp,
-        serde_json::to_string_pretty(&g.catalogue).expect("json"),
-    )
-    .expect("write");
-    let inputs = input::load_export(&gp, &cp)
-        .unwrap_or_else(|e| panic!("generated input rejected: {e}\n{}", g.graph));
-    (dir, inputs)
-}
 
 /// (rule, obligation, subject, node with the renaming undone, depth) of every finding.
 fn summary(
@@ -68,7 +53,7 @@ fn generated_witnesses_replay() {
     let (mut reviewed, mut from_input) = (0, 0);
     for seed in 0..cases() {
         let g = gen::random(seed, 3 + (seed % 6) as usize, 2 + (seed % 4) as usize);
-        let (_d, inputs) = load(&g);
+        let (_d, inputs) = common::load_generated(&g);
         let m = common::flat_gated(&inputs, &g);
         let results = common::results_of(&m);
         for r in &results {
@@ -170,7 +155,7 @@ fn findings_do_not_depend_on_names_or_order() {
             3 + (seed % 5) as usize,
             2 + (seed % 3) as usize,
         );
-        let (_d1, a) = load(&g);
+        let (_d1, a) = common::load_generated(&g);
         let before = summary(a, &|s| s.to_string());
         let mut h = g.clone();
         rename(&mut h.graph, &|s| format!("zz_{s}"));
@@ -179,7 +164,7 @@ fn findings_do_not_depend_on_names_or_order() {
                 list.reverse();
             }
         }
-        let (_d2, b) = load(&h);
+        let (_d2, b) = common::load_generated(&h);
         let after = summary(b, &|s| s.replace("zz_", ""));
         // Cycle subjects name the first model node in declaration order, which reordering may
         // change; compare them by rule only.
@@ -213,8 +198,8 @@ fn findings_do_not_depend_on_names_or_order() {
 #[test]
 fn output_is_deterministic() {
     let g = gen::mesh(7, 60, 20, 10, 2);
-    let (_d, a) = load(&g);
-    let (_e, b) = load(&g);
+    let (_d, a) = common::load_generated(&g);
+    let (_e, b) = common::load_generated(&g);
     let opts = Options::new(2);
     let mut ra = verify::verify(a, &opts).expect("verify");
     let mut rb = verify::verify(b, &opts).expect("verify");
@@ -247,7 +232,7 @@ fn slicing_changes_no_verdict() {
             3 + (seed % 5) as usize,
             2 + (seed % 3) as usize,
         );
-        let (_d, inputs) = load(&g);
+        let (_d, inputs) = common::load_generated(&g);
         let m = common::flat_gated(&inputs, &g);
         let results = common::results_of(&m);
         for r in &results {

@@ -13,6 +13,11 @@
 //! first state is tainted in the top graph's region. The top end's own flags apply on the edge
 //! into it, before the turn's reset.
 //!
+//! One search can answer several instances (issue 19): those [`super::share`] groups search the
+//! same states in the same order, so each is judged at its own tool's calls and concluded where
+//! its own search would stop (its violations found, the budget, the fixpoint or the bound), with
+//! the `states` and `generated` its own search reports ([`search_shared`]).
+//!
 //! A state is a vector of 64-bit words: word 0 packs the node, the phase and whether the batch
 //! has made a call; then the flags, the `exit_after` counters and the sliced latches of
 //! [`Slice`], laid out by `Layout`.
@@ -39,31 +44,92 @@ pub fn check(
     inst: Instance,
     limits: Limits,
 ) -> InstanceResult {
-    let mut exact: BTreeSet<ToolIx> = BTreeSet::new();
-    let mut total_states = 0;
-    let mut total_generated = 0;
+    let first = one(search(model, checks, &[inst], &BTreeSet::new(), limits));
+    refine(model, checks, first, limits)
+}
+
+/// The first search of instances of one search shape (see [`super::share`]), made once for
+/// them all: each result is the one its own first search gives (its violations, witnesses,
+/// depth, `states` and `generated`), to be finished by [`refine`]. One search over their common
+/// slice judges each instance at its own tool's calls and concludes each where its own search
+/// would stop.
+///
+/// `insts` share an obligation judged only at calls of the instance's own tool (not O1 or O8),
+/// their [`Slice::new`] with no exact guards and their [`super::slice::taint_bits`]. Panics on
+/// an empty `insts`.
+pub fn search_shared(
+    model: &FlatModel,
+    checks: &[ToolCheck],
+    insts: &[Instance],
+    limits: Limits,
+) -> Vec<InstanceResult> {
+    search(model, checks, insts, &BTreeSet::new(), limits)
+}
+
+/// Finishes an instance from its first search's result (no exact guards): while a witness
+/// fails to replay on a guard, searches again with that guard decided exactly (see
+/// [`super::slice`]). The `states` and `generated` returned add up every search.
+pub fn refine(
+    model: &FlatModel,
+    checks: &[ToolCheck],
+    first: InstanceResult,
+    limits: Limits,
+) -> InstanceResult {
+    let mut exact = BTreeSet::new();
+    let (mut states, mut generated) = (first.states, first.generated);
+    let mut res = first;
     loop {
-        let slice = Slice::new(model, inst.obligation, inst.tool, &exact);
-        let mut res = Search::new(model, checks, inst, &slice, limits).run();
-        total_states += res.states;
-        total_generated += res.generated;
-        let mut refine = BTreeSet::new();
-        for v in &res.violations {
-            if let Err(interp::ReplayError::GuardDiffers { tool, .. }) =
-                interp::replay_violation(model, v)
-            {
-                if !exact.contains(&tool) {
-                    refine.insert(tool);
-                }
-            }
-        }
-        if refine.is_empty() {
-            res.states = total_states;
-            res.generated = total_generated;
+        let more = refinements(model, &res, &exact);
+        if more.is_empty() {
+            res.states = states;
+            res.generated = generated;
             return res;
         }
-        exact.extend(refine);
+        exact.extend(more);
+        res = one(search(model, checks, &[res.instance], &exact, limits));
+        states += res.states;
+        generated += res.generated;
     }
+}
+
+/// One search of `insts` (one, or a group of [`search_shared`]) over their slice with the
+/// guards of `exact` decided exactly.
+fn search(
+    model: &FlatModel,
+    checks: &[ToolCheck],
+    insts: &[Instance],
+    exact: &BTreeSet<ToolIx>,
+    limits: Limits,
+) -> Vec<InstanceResult> {
+    let slice = Slice::new(model, insts[0].obligation, insts[0].tool, exact);
+    Search::new(model, checks, insts, &slice, limits).run()
+}
+
+/// The tools, not yet in `exact`, whose guarded refusal made one of `res`'s witnesses fail to
+/// replay: the next slice decides them exactly.
+fn refinements(
+    model: &FlatModel,
+    res: &InstanceResult,
+    exact: &BTreeSet<ToolIx>,
+) -> BTreeSet<ToolIx> {
+    let mut refine = BTreeSet::new();
+    for v in &res.violations {
+        if let Err(interp::ReplayError::GuardDiffers { tool, .. }) =
+            interp::replay_violation(model, v)
+        {
+            if !exact.contains(&tool) {
+                refine.insert(tool);
+            }
+        }
+    }
+    refine
+}
+
+/// The one result of a search of one instance.
+fn one(mut results: Vec<InstanceResult>) -> InstanceResult {
+    results
+        .pop()
+        .expect("a search of one instance has one result")
 }
 
 /// A state: its words inline up to eight (the common case), so states cost no allocation.
@@ -77,7 +143,7 @@ pub fn check_with(
     limits: Limits,
 ) -> InstanceResult {
     let checks = model.tool_checks();
-    Search::new(model, &checks, inst, slice, limits).run()
+    one(Search::new(model, &checks, &[inst], slice, limits).run())
 }
 
 /// Record `r`'s state in `keys`, `len` words a state.
@@ -219,9 +285,20 @@ struct Rec {
     expanded: bool,
 }
 
+/// One instance a search answers: its violations so far, and its result once its own search
+/// would have stopped.
+struct Member {
+    inst: Instance,
+    /// Every violation key the instance could have: once all are found, its search stops.
+    possible: usize,
+    found: BTreeMap<(ToolIx, NodeIx, Class), Violation>,
+    result: Option<InstanceResult>,
+}
+
 struct Search<'a> {
     m: &'a FlatModel,
-    inst: Instance,
+    /// The obligation its members share.
+    ob: Obligation,
     s: &'a Slice,
     lay: Layout,
     limits: Limits,
@@ -241,9 +318,18 @@ struct Search<'a> {
     recs: Vec<Rec>,
     /// Each record's state, `lay.len` words apiece, in record order (one allocation for all).
     keys: Vec<u64>,
-    found: BTreeMap<(ToolIx, NodeIx, Class), Violation>,
-    /// Every violation key this instance could have: once all are found, the search stops.
-    possible: usize,
+    /// The instances answered, in the order given (one, or a group of [`check_shared`]).
+    members: Vec<Member>,
+    /// Per tool: the member about it, for a group (each judged only at its own tool's calls).
+    member_of: Vec<Option<usize>>,
+    /// Members without a result yet.
+    active: usize,
+    /// Members whose every violation was found while the current record was expanded.
+    filled: Vec<usize>,
+    /// The current turn's ends as next turns' starts (see `Search::settle`): the distinct ones
+    /// no earlier turn started from, and how many of the ends they cover.
+    fresh: HashSet<Key>,
+    fresh_upto: usize,
     /// Successor states made so far (see [`InstanceResult::generated`]).
     generated: u64,
     /// The current turn's states: (hash, record index), compared by the record's words in
@@ -262,13 +348,16 @@ fn index_of(n: usize, list: &[ToolIx]) -> Vec<Option<usize>> {
 }
 
 impl<'a> Search<'a> {
+    /// A search answering `insts` (at least one; more only as [`check_shared`] groups them)
+    /// over slice `s`.
     fn new(
         m: &'a FlatModel,
         checks: &'a [ToolCheck],
-        inst: Instance,
+        insts: &[Instance],
         s: &'a Slice,
         limits: Limits,
     ) -> Search<'a> {
+        let inst = insts[0];
         let nt = m.tools.len();
         let mut track: Vec<ToolIx> = s
             .ran
@@ -325,9 +414,20 @@ impl<'a> Search<'a> {
         for &t in &s.exact_guards {
             exact[t] = true;
         }
+        let mut member_of = vec![None; if insts.len() > 1 { nt } else { 0 }];
+        for (i, x) in insts.iter().enumerate() {
+            if let (Some(t), true) = (x.tool, insts.len() > 1) {
+                debug_assert!(
+                    x.obligation == inst.obligation
+                        && !matches!(x.obligation, Obligation::O1 | Obligation::O8),
+                    "only instances judged at their own tool's calls share a search"
+                );
+                member_of[t] = Some(i);
+            }
+        }
         Search {
             m,
-            inst,
+            ob: inst.obligation,
             s,
             lay,
             limits,
@@ -343,8 +443,20 @@ impl<'a> Search<'a> {
             region_bit,
             recs: Vec::new(),
             keys: Vec::new(),
-            found: BTreeMap::new(),
-            possible: possible_keys(m, inst),
+            members: insts
+                .iter()
+                .map(|&i| Member {
+                    inst: i,
+                    possible: possible_keys(m, i),
+                    found: BTreeMap::new(),
+                    result: None,
+                })
+                .collect(),
+            member_of,
+            active: insts.len(),
+            filled: Vec::new(),
+            fresh: HashSet::default(),
+            fresh_upto: 0,
             generated: 0,
             seen: HashTable::new(),
             queue: Buckets::default(),
@@ -367,18 +479,28 @@ impl<'a> Search<'a> {
         k[0] = node as u64 | phase << 32 | u64::from(made) << 40;
     }
 
-    fn run(mut self) -> InstanceResult {
+    fn run(mut self) -> Vec<InstanceResult> {
         // An obligation judging plain calls (O1-O6) needs a plain call of the tool: with no plain
         // node binding it, nothing to search.
-        if self.inst.obligation.spec().judges == Judges::Plain {
-            let plain_binds = self.m.nodes.iter().any(|n| {
-                n.calls_tools()
-                    && !n.guarded()
-                    && self.inst.tool.is_none_or(|t| n.tools.contains(&t))
-            });
-            if !plain_binds {
-                return InstanceResult::holds(self.inst);
+        if self.ob.spec().judges == Judges::Plain {
+            for mb in &mut self.members {
+                let plain_binds = self.m.nodes.iter().any(|n| {
+                    n.calls_tools()
+                        && !n.guarded()
+                        && mb.inst.tool.is_none_or(|t| n.tools.contains(&t))
+                });
+                if !plain_binds {
+                    mb.result = Some(InstanceResult::holds(mb.inst));
+                    self.active -= 1;
+                }
             }
+        }
+        // An instance with no violation to find stops before its search's first step.
+        self.filled = (0..self.members.len())
+            .filter(|&i| self.members[i].possible == 0)
+            .collect();
+        if self.active == 0 {
+            return self.results();
         }
         let mut start: Key = SmallVec::from_elem(0, self.lay.len);
         self.input_taint(&mut start);
@@ -397,7 +519,7 @@ impl<'a> Search<'a> {
         let mut frontier: Vec<u32> = vec![0];
         let mut depth = Depth::Bound(self.m.session_steps);
         for turn in 1..=self.m.session_steps {
-            let ends = match self.turn(turn, &frontier) {
+            let ends = match self.turn(turn, &frontier, &seen_starts) {
                 Some(e) => e,
                 None => {
                     depth = Depth::Undecided;
@@ -425,34 +547,85 @@ impl<'a> Search<'a> {
                     next.push((self.recs.len() - 1) as u32);
                 }
             }
-            if next.is_empty() || self.found.len() >= self.possible {
+            if next.is_empty() {
                 depth = Depth::Every;
+                break;
+            }
+            if self.active == 0 {
                 break;
             }
             frontier = next;
         }
         let states = self.recs.len() as u64;
-        InstanceResult {
-            instance: self.inst,
-            violations: self.found.into_values().collect(),
+        for i in 0..self.members.len() {
+            self.conclude(i, depth, states);
+        }
+        self.results()
+    }
+
+    /// Member `i`'s result (unless it has one): what it found, with `depth` and `states`.
+    fn conclude(&mut self, i: usize, depth: Depth, states: u64) {
+        let mb = &mut self.members[i];
+        if mb.result.is_some() {
+            return;
+        }
+        self.active -= 1;
+        mb.result = Some(InstanceResult {
+            instance: mb.inst,
+            violations: std::mem::take(&mut mb.found).into_values().collect(),
             depth,
             states,
             generated: self.generated,
             queries: 0,
             rlimit: 0,
             rlimit_peak: 0,
-            note: (depth == Depth::Undecided).then(|| {
-                format!(
-                    "the search ran out of its state budget after {} states",
-                    self.recs.len()
-                )
-            }),
+            note: (depth == Depth::Undecided)
+                .then(|| format!("the search ran out of its state budget after {states} states")),
+        });
+    }
+
+    /// Concludes the members that found every violation they could have, as their own search
+    /// would: it stops within the turn, the turn's ends so far start the next turn's states
+    /// (counted), and it holds at every depth beyond what it found.
+    fn settle(&mut self, ends: &[(u32, u32, Key)], seen_starts: &HashSet<Key>) {
+        if self.filled.is_empty() {
+            return;
+        }
+        // The distinct new turn starts among the turn's ends, kept up to date from the ends
+        // added since the last look (a group's members settle one after another).
+        let mut fresh = std::mem::take(&mut self.fresh);
+        for (_, _, k) in &ends[self.fresh_upto..] {
+            let mut k = k.clone();
+            self.reset_turn(&mut k);
+            if !seen_starts.contains(&k) {
+                fresh.insert(k);
+            }
+        }
+        self.fresh_upto = ends.len();
+        let states = (self.recs.len() + fresh.len()) as u64;
+        self.fresh = fresh;
+        for i in std::mem::take(&mut self.filled) {
+            self.conclude(i, Depth::Every, states);
         }
     }
 
+    fn results(self) -> Vec<InstanceResult> {
+        self.members
+            .into_iter()
+            .map(|mb| mb.result.expect("every member is concluded"))
+            .collect()
+    }
+
     /// Searches one turn from `starts`; returns the records that reach the top end with the edge
-    /// taken, or `None` when the state budget ran out.
-    fn turn(&mut self, turn: u32, starts: &[u32]) -> Option<Vec<(u32, u32, Key)>> {
+    /// taken, or `None` when the state budget ran out. A member that finds every violation it
+    /// could have is concluded within the turn ([`Search::settle`]); the turn ends when none is
+    /// left.
+    fn turn(
+        &mut self,
+        turn: u32,
+        starts: &[u32],
+        seen_starts: &HashSet<Key>,
+    ) -> Option<Vec<(u32, u32, Key)>> {
         // The turn's states, each once: their hashes and record indices (the table is kept
         // between turns for its room).
         let mut seen = std::mem::take(&mut self.seen);
@@ -468,10 +641,16 @@ impl<'a> Search<'a> {
             dq.push((0, 0), r);
         }
         let mut ends = Vec::new();
+        self.fresh.clear();
+        self.fresh_upto = 0;
         let mut succ: Vec<(Key, Label, u32)> = Vec::new();
         let limit = self.m.recursion_limit;
         let mut out_of_budget = false;
-        while self.found.len() < self.possible {
+        loop {
+            self.settle(&ends, seen_starts);
+            if self.active == 0 {
+                break;
+            }
             let Some(((d, ev), r)) = dq.pop() else {
                 break;
             };
@@ -845,7 +1024,8 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// Checks the obligation at a call of `u` at `n` and records a violation's witness.
+    /// Checks the obligation at a call of `u` at `n` for each member judged there (in a group,
+    /// the member about `u`) and records a violation's witness.
     #[allow(clippy::too_many_arguments)]
     fn event(
         &mut self,
@@ -861,14 +1041,59 @@ impl<'a> Search<'a> {
         if !runs {
             return;
         }
+        let judged = if self.members.len() == 1 {
+            Some(0)
+        } else {
+            self.member_of[u]
+        };
+        let Some(i) = judged.filter(|&i| self.members[i].result.is_none()) else {
+            return;
+        };
+        let m = self.m;
+        for key in self.hits(k, n, u, guarded, self.members[i].inst.tool) {
+            if self.members[i].found.contains_key(&key) {
+                continue;
+            }
+            let mut witness = self.witness(r);
+            let mut call = call_step(m, n, u, turn, false);
+            call.violation = true;
+            witness.push(call);
+            number_run_steps(m, &mut witness);
+            let (tool, node, class) = key;
+            self.members[i].found.insert(
+                key,
+                Violation {
+                    obligation: self.ob,
+                    tool,
+                    node,
+                    class,
+                    turn,
+                    witness,
+                },
+            );
+        }
+        if self.members[i].found.len() >= self.members[i].possible {
+            self.filled.push(i);
+        }
+    }
+
+    /// The violations (tool, node, class) a running call of `u` at `n` in state `k` makes, for
+    /// the instance about `target`.
+    fn hits(
+        &self,
+        k: &[u64],
+        n: NodeIx,
+        u: ToolIx,
+        guarded: bool,
+        target: Option<ToolIx>,
+    ) -> Vec<(ToolIx, NodeIx, Class)> {
         let lay = &self.lay;
         let m = self.m;
-        let target = self.inst.tool;
         let is_t = target == Some(u);
         // A call the person reviewed and let run is confirmed, on clean content (SPEC 12.2).
         let reviewed = m.nodes[n].reviews_calls_of(u);
         let mut hits: Vec<(ToolIx, NodeIx, Class)> = Vec::new();
-        match self.inst.obligation {
+        match self.ob {
             Obligation::O1 => {
                 if !guarded && (target.is_none() || is_t) {
                     hits.push((u, n, Class::Plain));
@@ -943,7 +1168,7 @@ impl<'a> Search<'a> {
                 }
             }
             Obligation::O7 => {
-                if is_t && runs && k[lay.misc] & 1 == 1 {
+                if is_t && k[lay.misc] & 1 == 1 {
                     hits.push((u, n, Class::Plain));
                 }
             }
@@ -953,49 +1178,29 @@ impl<'a> Search<'a> {
                     .confidential
                     .iter()
                     .any(|&c| self.ran_ix[c].is_some_and(|i| get(k, lay.ran, i)));
-                if is_t && runs && !confirmed && leaked {
+                if is_t && !confirmed && leaked {
                     hits.push((u, n, Class::Plain));
                 }
             }
             Obligation::O10 => {
                 let clean = reviewed || self.clean_ix[u].is_some_and(|i| get(k, lay.clean, i));
-                if is_t && runs && any(k, lay.taint, lay.region_words) && !clean {
+                if is_t && any(k, lay.taint, lay.region_words) && !clean {
                     hits.push((u, n, Class::Plain));
                 }
             }
             Obligation::O8 => {
                 if let Some(t) = target {
-                    if is_t && runs && k[lay.misc] & 2 == 2 {
+                    if is_t && k[lay.misc] & 2 == 2 {
                         hits.push((u, n, Class::Plain));
                     }
                     let at = (k[lay.misc] >> 32) as usize;
-                    if runs && m.tools[u].is_write() && at > 0 {
+                    if m.tools[u].is_write() && at > 0 {
                         hits.push((t, at - 1, Class::Plain));
                     }
                 }
             }
         }
-        for (tool, node, class) in hits {
-            if self.found.contains_key(&(tool, node, class)) {
-                continue;
-            }
-            let mut witness = self.witness(r);
-            let mut call = call_step(m, n, u, turn, false);
-            call.violation = true;
-            witness.push(call);
-            number_run_steps(m, &mut witness);
-            self.found.insert(
-                (tool, node, class),
-                Violation {
-                    obligation: self.inst.obligation,
-                    tool,
-                    node,
-                    class,
-                    turn,
-                    witness,
-                },
-            );
-        }
+        hits
     }
 
     /// Rebuilds the steps from the first state to record `r`.

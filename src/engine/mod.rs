@@ -2,7 +2,8 @@
 //!
 //! [`instances`] lists the obligation instances a model has (SPEC 4's table, one per tool it
 //! applies to; O1 is one search for every tool). [`explicit`] answers each by breadth-first search
-//! over (node, latches, turn) with the latches [`mod@slice`] keeps; [`interp`] is the plain concrete
+//! over (node, latches, turn) with the latches [`mod@slice`] keeps, instances of one search shape
+//! together ([`share`]); [`interp`] is the plain concrete
 //! interpreter every witness is replayed on. [`run`] runs all instances in parallel (rayon) and
 //! returns the results sorted, so the output is deterministic.
 
@@ -10,6 +11,7 @@ pub mod bmc;
 pub mod compare;
 pub mod explicit;
 pub mod interp;
+pub mod share;
 pub mod slice;
 pub mod steps;
 
@@ -18,6 +20,7 @@ use crate::findings::{Obligation, Step};
 use crate::model::{FlatModel, NodeIx, ToolIx};
 use crate::obligation::{Facts, Scope, TABLE};
 use rayon::prelude::*;
+use std::sync::OnceLock;
 
 /// One question: obligation `obligation` about `tool` (`None` only for O1: every tool at once).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -169,7 +172,8 @@ pub struct Limits {
     /// [`InstanceResult::generated`]): instances are searched in batches of [`RUN_BATCH`] in
     /// [`instances`]' order, and once the batches searched have generated this many, the rest are
     /// undecided without a search (QG006 naming the budget). A whole batch is searched or none of
-    /// it, so which instances are searched depends only on the input.
+    /// it, so which instances are searched depends only on the input. An instance answered by a
+    /// shared search ([`share`]) counts what its own search would generate.
     pub max_run_states: u64,
 }
 
@@ -316,11 +320,30 @@ pub fn run(model: &FlatModel, choice: EngineChoice, limits: Limits, cfg: &bmc::C
 
 /// The explicit engine's answers to `insts`, in their order: batch by batch in parallel until the
 /// run's state budget is spent (see [`Limits::max_run_states`]), the rest undecided unsearched.
+/// The first search of the instances of one search shape ([`share::groups`]) is made once, when
+/// the first of them is reached, and each answers exactly as if searched alone.
 fn explicit_run(model: &FlatModel, insts: &[Instance], limits: Limits) -> Vec<InstanceResult> {
     let checks = model.tool_checks();
+    // Instances of one search shape are answered by one search, run when the first of them is
+    // reached; each takes its own result, so the budget counts what each search would generate
+    // alone and the same instances are searched (see `share`).
+    let groups = share::groups(model, insts);
+    let shared: Vec<OnceLock<Vec<InstanceResult>>> =
+        groups.members.iter().map(|_| OnceLock::new()).collect();
+    let answer = |ix: usize| match groups.of[ix] {
+        Some((g, place)) => {
+            let first = shared[g].get_or_init(|| {
+                let group: Vec<Instance> = groups.members[g].iter().map(|&j| insts[j]).collect();
+                explicit::search_shared(model, &checks, &group, limits)
+            })[place]
+                .clone();
+            explicit::refine(model, &checks, first, limits)
+        }
+        None => explicit::check(model, &checks, insts[ix], limits),
+    };
     let mut out = Vec::with_capacity(insts.len());
     let mut spent: u64 = 0;
-    for batch in insts.chunks(RUN_BATCH) {
+    for (b, batch) in insts.chunks(RUN_BATCH).enumerate() {
         if spent >= limits.max_run_states {
             out.extend(batch.iter().map(|&i| InstanceResult {
                 depth: Depth::Undecided,
@@ -333,9 +356,9 @@ fn explicit_run(model: &FlatModel, insts: &[Instance], limits: Limits) -> Vec<In
             }));
             continue;
         }
-        let rs: Vec<InstanceResult> = batch
-            .par_iter()
-            .map(|&i| explicit::check(model, &checks, i, limits))
+        let rs: Vec<InstanceResult> = (0..batch.len())
+            .into_par_iter()
+            .map(|j| answer(b * RUN_BATCH + j))
             .collect();
         spent = spent.saturating_add(rs.iter().map(|r| r.generated).sum());
         out.extend(rs);

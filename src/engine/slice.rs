@@ -15,7 +15,7 @@ use crate::model::{CheckLit, FlatModel, Latch as Var, ToolIx};
 use std::collections::BTreeSet;
 
 /// The latches kept for one obligation instance.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Slice {
     /// Tools whose `ran` latch is kept.
     pub ran: Vec<ToolIx>,

@@ -104,6 +104,23 @@ pub fn flat_gated(inputs: &Inputs, g: &gen::Generated) -> FlatModel {
     m
 }
 
+/// A generated export and its catalogue written to a temporary folder (kept while the returned
+/// guard lives) and read as a user's would be.
+pub fn load_generated(g: &gen::Generated) -> (tempfile::TempDir, Inputs) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gp = dir.path().join("graph.json");
+    let cp = dir.path().join("catalogue.json");
+    std::fs::write(&gp, serde_json::to_string_pretty(&g.graph).expect("json")).expect("write");
+    std::fs::write(
+        &cp,
+        serde_json::to_string_pretty(&g.catalogue).expect("json"),
+    )
+    .expect("write");
+    let inputs = input::load_export(&gp, &cp)
+        .unwrap_or_else(|e| panic!("generated input rejected: {e}\n{}", g.graph));
+    (dir, inputs)
+}
+
 /// What the chosen engines conclude on `m`.
 pub fn run(m: &FlatModel, choice: EngineChoice) -> Outcome {
     engine::run(m, choice, Limits::default(), &bmc::Config::default())
