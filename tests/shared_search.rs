@@ -82,26 +82,14 @@ fn a_shared_search_gives_each_instance_its_own_result() {
     };
     let mut families: Vec<(String, gen::Generated)> = Vec::new();
     for seed in 0..3 {
-        families.push((
-            format!("subgraphs 150 #{seed}"),
-            gen::families::subgraphs(7 + seed, 150, 3),
-        ));
-        families.push((
-            format!("subgraphs 300 #{seed}"),
-            gen::families::subgraphs(11 + seed, 300, 2),
-        ));
-        families.push((
-            format!("mesh 120 #{seed}"),
-            gen::mesh(3 + seed, 120, 12, 6, 3),
-        ));
-        families.push((
-            format!("react 120 #{seed}"),
-            gen::families::react(5 + seed, 120, 3),
-        ));
-        families.push((
-            format!("chain 120 #{seed}"),
-            gen::families::chain(9 + seed, 120, 3),
-        ));
+        let graphs = [
+            ("subgraphs 150", gen::families::subgraphs(7 + seed, 150, 3)),
+            ("subgraphs 300", gen::families::subgraphs(11 + seed, 300, 2)),
+            ("mesh 120", gen::mesh(3 + seed, 120, 12, 6, 3)),
+            ("react 120", gen::families::react(5 + seed, 120, 3)),
+            ("chain 120", gen::families::chain(9 + seed, 120, 3)),
+        ];
+        families.extend(graphs.map(|(name, g)| (format!("{name} #{seed}"), g)));
     }
     for (name, g) in &families {
         let (_d, m) = model_of(g);
