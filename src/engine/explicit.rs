@@ -318,7 +318,7 @@ struct Search<'a> {
     recs: Vec<Rec>,
     /// Each record's state, `lay.len` words apiece, in record order (one allocation for all).
     keys: Vec<u64>,
-    /// The instances answered, in the order given (one, or a group of [`check_shared`]).
+    /// The instances answered, in the order given (one, or a group of [`search_shared`]).
     members: Vec<Member>,
     /// Per tool: the member about it, for a group (each judged only at its own tool's calls).
     member_of: Vec<Option<usize>>,
@@ -348,7 +348,7 @@ fn index_of(n: usize, list: &[ToolIx]) -> Vec<Option<usize>> {
 }
 
 impl<'a> Search<'a> {
-    /// A search answering `insts` (at least one; more only as [`check_shared`] groups them)
+    /// A search answering `insts` (at least one; more only as [`search_shared`] groups them)
     /// over slice `s`.
     fn new(
         m: &'a FlatModel,
@@ -414,15 +414,19 @@ impl<'a> Search<'a> {
         for &t in &s.exact_guards {
             exact[t] = true;
         }
-        let mut member_of = vec![None; if insts.len() > 1 { nt } else { 0 }];
-        for (i, x) in insts.iter().enumerate() {
-            if let (Some(t), true) = (x.tool, insts.len() > 1) {
+        // A group's members are each judged at their own tool's calls only (see `event`).
+        let mut member_of = Vec::new();
+        if insts.len() > 1 {
+            member_of = vec![None; nt];
+            for (i, x) in insts.iter().enumerate() {
                 debug_assert!(
                     x.obligation == inst.obligation
                         && !matches!(x.obligation, Obligation::O1 | Obligation::O8),
                     "only instances judged at their own tool's calls share a search"
                 );
-                member_of[t] = Some(i);
+                if let Some(t) = x.tool {
+                    member_of[t] = Some(i);
+                }
             }
         }
         Search {
