@@ -293,6 +293,12 @@ struct VerifyArgs {
     /// An earlier run's SARIF or JSON: report only the findings whose fingerprints are new
     #[arg(long)]
     baseline: Option<PathBuf>,
+    /// A pull request's base (a git revision of the input's repository): the project
+    /// configuration and the baseline are read as they are there, and every change the checkout
+    /// makes to them, and every accept comment it adds, is named as a weakening and not applied
+    /// (SPEC 8.1). The Action gives the pull request's base commit.
+    #[arg(long, value_name = "REV")]
+    base_ref: Option<String>,
     #[command(flatten)]
     budgets: BudgetArgs,
 }
@@ -517,21 +523,16 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
             Err(e) => Err(Stop::Input(e)),
         };
     }
-    let config_path = if a.no_config {
-        None
-    } else {
-        a.config
-            .clone()
-            .or_else(|| crate::config::find(input_path(&a)))
+    let base = match &a.base_ref {
+        Some(rev) => Some(
+            crate::base_ref::BaseRef::open(rev, input_path(&a))
+                .map_err(|e| Stop::plain(e.message, &e.help))?,
+        ),
+        None => None,
     };
     let mut config_sources = crate::source::SourceMap::default();
-    let config = match &config_path {
-        Some(p) => match crate::config::read(&mut config_sources, p) {
-            Ok(c) => c,
-            Err(e) => return Err(Stop::Input(e)),
-        },
-        None => crate::config::Config::default(),
-    };
+    let (config, mut changes) = read_config(&a, base.as_ref(), &mut config_sources)?;
+    let declared_steps = inputs.export.session_steps;
     let session_steps = crate::verify::session_steps(
         a.session_steps,
         inputs.export.session_steps,
@@ -584,10 +585,7 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
         traces: a.traces.clone(),
         rulebook_budgets: a.budgets.budgets(),
     };
-    let baseline = match a.baseline.as_deref().map(crate::baseline::read).transpose() {
-        Ok(b) => b,
-        Err(e) => return Err(Stop::plain(e.message, &e.help)),
-    };
+    let baseline = read_baseline(&a, base.as_ref(), &mut changes)?;
     let progress = crate::progress::Progress::start(&format!("verifying {}", inputs.input_display));
     let verified = crate::verify::verify_with_model(inputs, &opts);
     drop(progress);
@@ -598,14 +596,21 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
             return Err(Stop::plain(e, "fix the input and re-run"))
         }
     };
-    // The configuration's file joins the report's sources, so its lines can be pointed at.
-    let config = adopt_config(&mut report, config_sources, config);
+    // The configuration's files join the report's sources, so their lines can be pointed at.
+    let config = adopt_config(&mut report, config_sources, config, &mut changes);
     let strict = a.strict_accepts || config.strict_accepts.unwrap_or(false);
-    crate::triage::apply(&mut report, &config, crate::config::Date::today(), strict);
+    crate::triage::apply(
+        &mut report,
+        &config,
+        crate::config::Date::today(),
+        strict,
+        base.as_ref(),
+    );
     // A finding a baseline would hide is still there to replay: --replay reads every finding.
     if let Some(b) = baseline.as_ref().filter(|_| a.replay.is_none()) {
         crate::baseline::apply(&mut report, b);
     }
+    report.weakened = crate::weaken::list(&report, &opts, &config, declared_steps, changes);
     let color = match a.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
@@ -754,25 +759,121 @@ fn input_path(a: &VerifyArgs) -> &std::path::Path {
         .unwrap_or(std::path::Path::new("."))
 }
 
-/// Moves the configuration's file into the report's sources, renumbering its locations.
+/// The configuration that applies, and the changes a pull request makes to it (`--base-ref`):
+/// without a base, the checkout's (`--config FILE`, or the one found upward, or none under
+/// `--no-config`); with one, the base's copy of the same file, the checkout's read only to name
+/// what it changes (SPEC 8.1). A `--config` outside the repository is not the pull request's and
+/// is read as it is. The files read go into `sources`.
+fn read_config(
+    a: &VerifyArgs,
+    base: Option<&crate::base_ref::BaseRef>,
+    sources: &mut crate::source::SourceMap,
+) -> Result<(crate::config::Config, Vec<crate::report::Weakening>), Stop> {
+    use crate::config::{self, Config};
+    if a.no_config {
+        return Ok((Config::default(), Vec::new()));
+    }
+    let path = a.config.clone().or_else(|| config::find(input_path(a)));
+    let head = match &path {
+        Some(p) => config::read(sources, p).map_err(Stop::Input)?,
+        None => Config::default(),
+    };
+    let Some(b) = base else {
+        return Ok((head, Vec::new()));
+    };
+    let plain = |e: crate::base_ref::BaseError| Stop::plain(e.message, &e.help);
+    let at_base = match &a.config {
+        Some(p) if b.relative(p).is_none() => return Ok((head, Vec::new())),
+        Some(p) => b.text(p).map_err(plain)?.map(|t| (p.clone(), t)),
+        None => b.find_config(input_path(a)).map_err(plain)?,
+    };
+    let base_config = match at_base {
+        Some((p, text)) => {
+            let display = format!("{} (at {})", p.display(), b.short());
+            config::parse(sources, display, &p, text).map_err(Stop::Input)?
+        }
+        None => Config::default(),
+    };
+    let changes = crate::weaken::config_changes(&base_config, &head, b.short());
+    Ok((base_config, changes))
+}
+
+/// The baseline (`--baseline`), as it is on the base under `--base-ref` when the file lies in the
+/// repository: a baseline the pull request adds is not applied, one it changes is read from the
+/// base, and either is named in `changes` (SPEC 8.1).
+fn read_baseline(
+    a: &VerifyArgs,
+    base: Option<&crate::base_ref::BaseRef>,
+    changes: &mut Vec<crate::report::Weakening>,
+) -> Result<Option<crate::baseline::Baseline>, Stop> {
+    let Some(path) = a.baseline.as_deref() else {
+        return Ok(None);
+    };
+    let stop = |e: crate::baseline::BaselineError| Stop::plain(e.message, &e.help);
+    let head = crate::baseline::read(path).map_err(stop)?;
+    let Some(b) = base.filter(|b| b.relative(path).is_some()) else {
+        return Ok(Some(head));
+    };
+    let shown = path.display().to_string();
+    let said = |message: String| crate::report::Weakening {
+        kind: crate::report::WeakKind::PullRequest,
+        message,
+        at: None,
+    };
+    let at_base = b.text(path).map_err(|e| Stop::plain(e.message, &e.help))?;
+    match at_base {
+        None => {
+            changes.push(said(format!(
+                "this pull request adds the baseline {shown}: not applied (the base {} has none)",
+                b.short()
+            )));
+            Ok(None)
+        }
+        Some(text) => {
+            let old = crate::baseline::parse(format!("{shown} (at {})", b.short()), &text)
+                .map_err(stop)?;
+            if old.fingerprints != head.fingerprints {
+                changes.push(said(format!(
+                    "this pull request changes the baseline {shown}: not applied (this run uses \
+                     the base's copy, at {})",
+                    b.short()
+                )));
+            }
+            Ok(Some(old))
+        }
+    }
+}
+
+/// Moves the configuration's files into the report's sources, renumbering the locations of the
+/// configuration applied and of the changes named.
 fn adopt_config(
     report: &mut crate::report::Report,
     sources: crate::source::SourceMap,
     mut config: crate::config::Config,
+    changes: &mut [crate::report::Weakening],
 ) -> crate::config::Config {
-    let Some(old) = config.file else {
-        return config;
-    };
-    let f = sources.file(old).clone();
-    let new = report
-        .sources
-        .add(f.display.clone(), f.path.clone(), f.text.clone());
-    config.file = Some(new);
+    let offset = report.sources.files.len();
+    for f in sources.files {
+        report.sources.add(f.display, f.path, f.text);
+    }
+    let shift = |loc: &mut crate::source::Loc| loc.file += offset;
+    config.file = config.file.map(|f| f + offset);
     for o in &mut config.off {
-        o.loc.file = new;
+        shift(&mut o.loc);
     }
     for a in &mut config.accepts {
-        a.loc.file = new;
+        shift(&mut a.loc);
+    }
+    for loc in config.keys.values_mut() {
+        shift(loc);
+    }
+    if let Some(p) = &mut config.undecided_pass {
+        shift(&mut p.loc);
+    }
+    for c in changes.iter_mut() {
+        if let Some(loc) = &mut c.at {
+            shift(loc);
+        }
     }
     config
 }

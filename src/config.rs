@@ -17,6 +17,8 @@
 //! solver-max-unrolling = 150000
 //! min-severity = "medium"      # critical | high | medium | low | review: findings below are not shown
 //! strict-accepts = false       # an accept that matches nothing, or has expired, fails the gate
+//! undecided = "fail"           # fail | pass: an undecided obligation of a gate-failing rule fails the gate
+//! undecided-reason = "..."     # with `undecided = "pass"`, required: why (itself a weakening, SPEC 8.1)
 //!
 //! [off]                        # rules or obligations this project is not held to, each with why
 //! O1 = "this graph runs with no tool check at all; QG011 and QG014 say what matters"
@@ -151,6 +153,15 @@ pub struct AcceptEntry {
     pub loc: Loc,
 }
 
+/// `undecided = "pass"`: the reason the configuration gives, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndecidedPass {
+    /// Why an undecided obligation may pass the gate.
+    pub reason: String,
+    /// The `undecided` key's line.
+    pub loc: Loc,
+}
+
 /// A project configuration, read. Every field is `None` (or empty) when the file does not set
 /// it; the command line's flags win over every field.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -181,6 +192,12 @@ pub struct Config {
     pub min_severity: Option<Severity>,
     /// `strict-accepts`.
     pub strict_accepts: Option<bool>,
+    /// `undecided = "pass"` with its `undecided-reason`: an obligation no engine decided does
+    /// not fail the gate (SPEC 8.1); `None` when the file says `"fail"` or nothing.
+    pub undecided_pass: Option<UndecidedPass>,
+    /// Where each top-level key is written (`max-states` -> its line), for naming a key a pull
+    /// request changed (SPEC 8.1).
+    pub keys: std::collections::BTreeMap<String, Loc>,
     /// `[off]`, in the file's order.
     pub off: Vec<OffEntry>,
     /// `[[accept]]`, in the file's order.
@@ -201,7 +218,9 @@ struct Raw {
     solver_timeout_ms: Option<Spanned<i64>>,
     solver_max_unrolling: Option<Spanned<i64>>,
     min_severity: Option<Spanned<String>>,
-    strict_accepts: Option<bool>,
+    strict_accepts: Option<Spanned<bool>>,
+    undecided: Option<Spanned<String>>,
+    undecided_reason: Option<Spanned<String>>,
     off: Option<toml::map::Map<String, toml::Value>>,
     accept: Option<Vec<Spanned<RawAccept>>>,
 }
@@ -270,6 +289,21 @@ pub fn read(sources: &mut SourceMap, path: &Path) -> Result<Config, InputError> 
         .display()
         .to_string();
     let text = crate::files::read_text(path).map_err(|e| InputError::io(path, e))?;
+    parse(sources, display, path, text)
+}
+
+/// Reads a configuration from `text`, shown as `display` and named by `path` (whose file name
+/// says whether it is a `pyproject.toml`): [`read`]'s work once the text is in hand, also used
+/// for the copy a git revision holds (`--base-ref`, SPEC 8.1).
+///
+/// # Errors
+/// As [`read`], but for reading the file.
+pub fn parse(
+    sources: &mut SourceMap,
+    display: String,
+    path: &Path,
+    text: String,
+) -> Result<Config, InputError> {
     let file = sources.add(display, path.to_path_buf(), text);
     let text = &sources.file(file).text;
     let at = |span: std::ops::Range<usize>| {
@@ -398,10 +432,83 @@ fn resolve(sources: &SourceMap, file: FileId, raw: Raw) -> Result<Config, InputE
             }
             Severity::parse(&cap)
         }),
-        strict_accepts: raw.strict_accepts,
+        strict_accepts: raw.strict_accepts.as_ref().map(|b| *b.get_ref()),
+        undecided_pass: None,
+        keys: std::collections::BTreeMap::new(),
         off: Vec::new(),
         accepts: Vec::new(),
     };
+    let spans = [
+        (
+            "session-steps",
+            raw.session_steps.as_ref().map(Spanned::span),
+        ),
+        ("gate", raw.gate.as_ref().map(Spanned::span)),
+        ("engine", raw.engine.as_ref().map(Spanned::span)),
+        ("max-states", raw.max_states.as_ref().map(Spanned::span)),
+        (
+            "max-run-states",
+            raw.max_run_states.as_ref().map(Spanned::span),
+        ),
+        (
+            "solver-rlimit",
+            raw.solver_rlimit.as_ref().map(Spanned::span),
+        ),
+        (
+            "solver-obligation-rlimit",
+            raw.solver_obligation_rlimit.as_ref().map(Spanned::span),
+        ),
+        (
+            "solver-run-rlimit",
+            raw.solver_run_rlimit.as_ref().map(Spanned::span),
+        ),
+        (
+            "solver-timeout-ms",
+            raw.solver_timeout_ms.as_ref().map(Spanned::span),
+        ),
+        (
+            "solver-max-unrolling",
+            raw.solver_max_unrolling.as_ref().map(Spanned::span),
+        ),
+        ("min-severity", raw.min_severity.as_ref().map(Spanned::span)),
+        (
+            "strict-accepts",
+            raw.strict_accepts.as_ref().map(Spanned::span),
+        ),
+        ("undecided", raw.undecided.as_ref().map(Spanned::span)),
+    ];
+    for (key, span) in spans {
+        if let Some(span) = span {
+            c.keys.insert(key.to_string(), at(span));
+        }
+    }
+    let reason = raw
+        .undecided_reason
+        .as_ref()
+        .map(|r| r.get_ref().trim().to_string());
+    match word(&raw.undecided, "undecided", &["fail", "pass"])?.as_deref() {
+        Some("pass") => {
+            let Some(reason) = reason.filter(|r| !r.is_empty()) else {
+                let span = raw.undecided.as_ref().map_or(0..0, Spanned::span);
+                return Err(err(
+                    span,
+                    "`undecided = \"pass\"` without a reason".into(),
+                    "give `undecided-reason = \"...\"`: why an obligation no engine decided may pass the gate",
+                ));
+            };
+            let loc = at(raw.undecided.as_ref().map_or(0..0, Spanned::span));
+            c.undecided_pass = Some(UndecidedPass { reason, loc });
+        }
+        _ => {
+            if let Some(r) = &raw.undecided_reason {
+                return Err(err(
+                    r.span(),
+                    "`undecided-reason` without `undecided = \"pass\"`".into(),
+                    "remove it, or say `undecided = \"pass\"` with it",
+                ));
+            }
+        }
+    }
     if let Some(off) = raw.off {
         for (key, value) in off {
             let loc = key_loc(sources, file, "off", &key);

@@ -266,6 +266,10 @@ pub struct Finding {
     /// When the project accepted it, with a reason ([`crate::triage`]): it is still reported,
     /// and does not fail the gate.
     pub accepted: Option<Acceptance>,
+    /// For a QG006 on an obligation no engine decided: the rules its violations are reported
+    /// under. Such a finding fails the gate when one of them does, unless the configuration says
+    /// `undecided = "pass"` (SPEC 8.1: undecided does not pass). Empty for every other finding.
+    pub unproved: Vec<crate::rules::RuleId>,
 }
 
 impl Finding {

@@ -7,6 +7,7 @@
 //! [`findings`]; [`report`] gathers them and [`output`] prints text, JSON or SARIF. [`rules`] holds
 //! the rule metadata every stage reads; [`cli`] wires the stages together.
 
+pub mod base_ref;
 pub mod baseline;
 pub mod checks;
 pub mod cli;
@@ -30,3 +31,4 @@ pub mod source;
 pub mod triage;
 pub mod verify;
 pub mod visible;
+pub mod weaken;

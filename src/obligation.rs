@@ -375,6 +375,19 @@ impl Spec {
         }
     }
 
+    /// Every rule its violations can be reported under: its own (both regions' for a split
+    /// one), and QG003 when a later turn's violation is reported so. An undecided instance fails
+    /// the gate when one of these does (SPEC 8.1).
+    pub fn rules(&self) -> Vec<RuleId> {
+        let mut out: Vec<RuleId> = self.classes().iter().map(|c| self.rule_for(*c)).collect();
+        if self.later_turn_is_qg003 {
+            out.push(RuleId::QG003);
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// The classes its violations come in: [`Class::Plain`], or local and cascade.
     pub fn classes(&self) -> &'static [Class] {
         match self.rule {

@@ -128,6 +128,66 @@ pub struct Report {
     /// SARIF, where they are results with `baselineState: "unchanged"`, so uploading the log does
     /// not close alerts that are still there.
     pub known: Vec<Finding>,
+    /// Everything that makes this run's proof weaker than the defaults (SPEC 8.1), in the
+    /// order [`crate::weaken`] lists them; every output says each one.
+    pub weakened: Vec<Weakening>,
+}
+
+/// What kind of thing weakens a proof (SPEC 8.1); JSON and SARIF spell it in snake case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WeakKind {
+    /// A change a pull request makes to the configuration, the baseline or an accept comment,
+    /// named and not applied (`--base-ref`).
+    PullRequest,
+    /// An obligation, or a region, no engine decided (QG006).
+    Undecided,
+    /// `undecided = "pass"`: undecided obligations do not fail the gate.
+    UndecidedPass,
+    /// A rule or obligation turned off (`[off]`).
+    Off,
+    /// A finding accepted, by the configuration or by a comment in the source.
+    Accept,
+    /// A state, solver or unrolling limit below its default, a solver timeout, fewer turns.
+    Limit,
+    /// One engine instead of both.
+    Engine,
+    /// The `start` gate instead of `ci`.
+    Gate,
+    /// `min-severity`: findings below it are not shown.
+    MinSeverity,
+    /// A baseline, and how many findings it hid.
+    Baseline,
+}
+
+impl WeakKind {
+    /// The snake-case name JSON and SARIF give it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WeakKind::PullRequest => "pull_request",
+            WeakKind::Undecided => "undecided",
+            WeakKind::UndecidedPass => "undecided_pass",
+            WeakKind::Off => "off",
+            WeakKind::Accept => "accept",
+            WeakKind::Limit => "limit",
+            WeakKind::Engine => "engine",
+            WeakKind::Gate => "gate",
+            WeakKind::MinSeverity => "min_severity",
+            WeakKind::Baseline => "baseline",
+        }
+    }
+}
+
+/// One thing that weakens the proof (SPEC 8.1): what, in a sentence, and the line that makes it,
+/// when one does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Weakening {
+    /// Its kind.
+    pub kind: WeakKind,
+    /// What it is, a sentence without its final period (`O1 (the tool check) is off: ...`).
+    pub message: String,
+    /// The line that makes it (a configuration key, an accept comment), when there is one.
+    pub at: Option<crate::source::Loc>,
 }
 
 /// What a project configuration settled about a run's findings (issue 18).
@@ -144,6 +204,11 @@ pub struct Triage {
     pub warnings: Vec<AcceptWarning>,
     /// `strict-accepts` (`--strict-accepts`): a warning above fails the gate.
     pub strict: bool,
+    /// `undecided = "pass"`, with its reason: an obligation no engine decided does not fail the
+    /// gate (SPEC 8.1).
+    pub undecided_pass: Option<crate::config::UndecidedPass>,
+    /// Accept comments a pull request added (`--base-ref`): they accept nothing (SPEC 8.1).
+    pub added_accepts: Vec<AcceptWarning>,
 }
 
 /// One rule or obligation a project is not held to.
@@ -179,9 +244,15 @@ pub struct BaselineInfo {
 
 impl Report {
     /// True when `finding` fails the gate in this report's mode (an accepted finding does not).
+    /// A QG006 on an obligation no engine decided fails it when a rule the obligation's
+    /// violations are reported under does, unless the configuration says `undecided = "pass"`
+    /// (SPEC 8.1: undecided does not pass).
     pub fn blocks(&self, finding: &Finding) -> bool {
         if finding.accepted.is_some() {
             return false;
+        }
+        if !finding.unproved.is_empty() && self.triage.undecided_pass.is_none() {
+            return finding.unproved.iter().any(|r| self.rule_blocks(r.rule()));
         }
         self.rule_blocks(finding.rule.rule())
     }

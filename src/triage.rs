@@ -14,6 +14,9 @@
 //! 3. **Below the shown severity** (`min-severity`): findings of a lower severity are not shown
 //!    and do not fail the gate; the report counts them. QG312 is always shown.
 
+mod comments;
+
+use crate::base_ref::BaseRef;
 use crate::config::{AcceptEntry, Config, Date, Matcher, Off};
 use crate::findings::{AcceptKind, Acceptance, Finding};
 use crate::report::{AcceptWarning, OffNote, Report};
@@ -24,12 +27,22 @@ pub const MARKER: &str = "stalwart: accept";
 
 /// Applies `config` to `report` (see the module's docs); `today` decides which `until` dates
 /// have passed. `strict` is `strict-accepts`, from the command line or the configuration.
-pub fn apply(report: &mut Report, config: &Config, today: Date, strict: bool) {
+/// With `base` (`--base-ref`), an accept comment whose line the base does not have is the pull
+/// request's own: it accepts nothing and is listed in [`crate::report::Triage::added_accepts`]
+/// (SPEC 8.1).
+pub fn apply(
+    report: &mut Report,
+    config: &Config,
+    today: Date,
+    strict: bool,
+    base: Option<&BaseRef>,
+) {
     report.triage.config = config.file.map(|f| report.sources.file(f).display.clone());
     report.triage.strict = strict;
+    report.triage.undecided_pass = config.undecided_pass.clone();
     turn_off(report, config);
     accept_configured(report, &config.accepts, today);
-    accept_in_source(report);
+    accept_in_source(report, base);
     if let Some(min) = config.min_severity {
         let before = report.findings.len();
         report
@@ -146,26 +159,24 @@ struct Comment {
     reason: Option<String>,
 }
 
-/// The accept comments of every file read: `# stalwart: accept QG105, QG101 -- reason`.
+/// The accept comments of every file read: `# stalwart: accept QG105, QG101 -- reason`, in a
+/// comment of a YAML or Python file ([`comments`]), never in a string or a name.
 fn comments(report: &Report) -> Vec<Comment> {
     let mut out = Vec::new();
     for (id, f) in report.sources.files.iter().enumerate() {
         if !f.text.contains(MARKER) {
             continue;
         }
-        for (i, line) in f.text.lines().enumerate() {
-            let Some(hash) = line.find('#') else { continue };
-            let comment = line[hash + 1..].trim_start();
-            let Some(rest) = comment.strip_prefix(MARKER) else {
+        for c in comments::of(&f.path.to_string_lossy(), &f.text) {
+            let Some(rest) = c.text.trim_start().strip_prefix(MARKER) else {
                 continue;
             };
             let (ids, reason) = match rest.split_once("--") {
                 Some((ids, reason)) => (ids, Some(reason.trim().to_string())),
                 None => (rest, None),
             };
-            let col = line[..hash].chars().count() + 1;
             out.push(Comment {
-                at: Loc::new(id, i as u32 + 1, col as u32),
+                at: Loc::new(id, c.line, c.column),
                 rules: ids
                     .split([',', ' '])
                     .filter(|s| !s.is_empty())
@@ -178,8 +189,37 @@ fn comments(report: &Report) -> Vec<Comment> {
     out
 }
 
-fn accept_in_source(report: &mut Report) {
+/// True when the line `at` (its text, trimmed) is in the base's copy of its file: the accept
+/// comment on it was not added by the pull request.
+fn in_base(report: &Report, base: &BaseRef, at: Loc) -> bool {
+    let f = report.sources.file(at.file);
+    let Some(line) = f.text.lines().nth(at.line as usize - 1) else {
+        return false;
+    };
+    match base.text(&f.path) {
+        Ok(Some(text)) => text.lines().any(|l| l.trim() == line.trim()),
+        _ => false,
+    }
+}
+
+fn accept_in_source(report: &mut Report, base: Option<&BaseRef>) {
     for c in comments(report) {
+        if let Some(b) = base.filter(|b| !in_base(report, b, c.at)) {
+            report.triage.added_accepts.push(AcceptWarning {
+                at: c.at,
+                message: format!(
+                    "this pull request adds an accept comment for {}: it accepts nothing until \
+                     it is on the base ({})",
+                    if c.rules.is_empty() {
+                        "no rule".to_string()
+                    } else {
+                        c.rules.join(", ")
+                    },
+                    b.short()
+                ),
+            });
+            continue;
+        }
         let Some(reason) = c.reason else {
             report.triage.warnings.push(AcceptWarning {
                 at: c.at,

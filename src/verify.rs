@@ -261,6 +261,7 @@ pub fn verify_with_model(
         code_checks,
         triage: crate::report::Triage::default(),
         known: Vec::new(),
+        weakened: Vec::new(),
     };
     Ok((report, model))
 }

@@ -524,6 +524,7 @@ fn make(
         other_witness: None,
         fingerprint: String::new(),
         accepted: None,
+        unproved: Vec::new(),
     }
 }
 

@@ -45,6 +45,7 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult], framework: Framework)
             f.fix = "Raise the bound the message names and re-scan, or make the graph smaller \
                      (fewer tools a node routes to); until then this obligation is unproved."
                 .to_string();
+            f.unproved = r.instance.obligation.spec().rules();
             out.push(f);
         }
         for v in &r.violations {

@@ -111,6 +111,7 @@ pub fn finding_in(
         drawn_from: None,
         other_witness: None,
         accepted: None,
+        unproved: Vec::new(),
     }
 }
 

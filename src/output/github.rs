@@ -59,20 +59,44 @@ pub fn render(report: &Report, repo_root: Option<&Path>) -> String {
             data(&w.message)
         ));
     }
+    // SPEC 8.1: each weakening a warning, on the line that makes it when there is one.
+    for w in &report.weakened {
+        let place = match w.at.filter(|l| l.file < report.sources.files.len()) {
+            Some(l) => format!(
+                "file={},line={},col={},",
+                property(&repo_relative(&report.sources.file(l.file).path, root)),
+                l.line,
+                l.column
+            ),
+            None => String::new(),
+        };
+        out.push_str(&format!(
+            "::warning {place}title={}::{}\n",
+            property(&format!(
+                "stalwart-verify: the proof is weakened ({})",
+                w.kind.as_str()
+            )),
+            data(&w.message)
+        ));
+    }
+    let weakened = match report.weakened.len() {
+        0 => String::new(),
+        n => format!(" The proof is weakened: {n} weakening(s), each a warning above."),
+    };
     let gate = report.gate.as_str();
     if blocking == 0 && report.passed() {
         out.push_str(&format!(
-            "Gate: passed. Nothing blocks this agent under the {gate} gate ({} finding(s) to weigh).\n",
+            "Gate: passed. Nothing blocks this agent under the {gate} gate ({} finding(s) to weigh).{weakened}\n",
             report.findings.len()
         ));
     } else if blocking == 0 {
         out.push_str(&format!(
-            "Gate: failed. {} accept(s) do not apply under strict-accepts.\n",
+            "Gate: failed. {} accept(s) do not apply under strict-accepts.{weakened}\n",
             report.triage.warnings.len()
         ));
     } else {
         out.push_str(&format!(
-            "Gate: failed. {blocking} finding(s) block this agent under the {gate} gate.\n"
+            "Gate: failed. {blocking} finding(s) block this agent under the {gate} gate.{weakened}\n"
         ));
     }
     out

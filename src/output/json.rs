@@ -20,6 +20,9 @@
 //!   } | null,
 //!   "gate": {"mode": "ci" | "start", "passed": bool, "exit": 0 | 1,
 //!            "accepted": n},                   // only when findings were accepted
+//!   "weakened": [{"kind": "pull_request" | "undecided" | "undecided_pass" | "off" | "accept"
+//!                 | "limit" | "engine" | "gate" | "min_severity" | "baseline",
+//!                 "message": "...", "location": LOCATION | null}],   // SPEC 8.1, [] when none
 //!   "baseline": {"path": "old.sarif", "known": n} | null,  // --baseline: n known findings hidden
 //!   "traces": {                                // --traces RUNS.jsonl; null when none was given
 //!     "path": "runs.jsonl", "runs": n,         // the runs read
@@ -160,6 +163,7 @@ fn to_value_base(report: &Report) -> Value {
             "passed": report.passed(),
             "exit": report.exit_code(),
         },
+        "weakened": weakened(report),
         "baseline": report.baseline.as_ref().map(|b| json!({"path": b.path, "known": b.known})),
         "traces": report.traces,
         "findings": report.findings.iter().map(|f| finding(report, f)).collect::<Vec<_>>(),
@@ -187,6 +191,23 @@ fn to_value_base(report: &Report) -> Value {
         "warnings": report.export_warnings,
         "limits": report.limits,
     })
+}
+
+/// The `weakened` section (SPEC 8.1): what makes the proof weaker than the defaults.
+pub(crate) fn weakened(report: &Report) -> Value {
+    Value::Array(
+        report
+            .weakened
+            .iter()
+            .map(|w| {
+                json!({
+                    "kind": w.kind.as_str(),
+                    "message": w.message,
+                    "location": location(&report.sources, w.at),
+                })
+            })
+            .collect(),
+    )
 }
 
 /// The `code_checks` section.

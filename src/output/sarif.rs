@@ -178,6 +178,26 @@ fn build(report: &Report, root: &Path, category: Option<&str>) -> Sarif {
     let mut run_props = BTreeMap::new();
     run_props.insert("gate".to_string(), json!(report.gate.as_str()));
     run_props.insert("passed".to_string(), json!(report.passed()));
+    // SPEC 8.1: what weakens the proof, each with its kind, its words and where it is written.
+    run_props.insert(
+        "weakened".to_string(),
+        json!(report
+            .weakened
+            .iter()
+            .map(|w| {
+                let at =
+                    w.at.filter(|l| l.file < report.sources.files.len())
+                        .map(|l| {
+                            json!({
+                                "uri": repo_relative(&report.sources.file(l.file).path, root),
+                                "line": l.line,
+                                "column": l.column,
+                            })
+                        });
+                json!({"kind": w.kind.as_str(), "message": w.message, "location": at})
+            })
+            .collect::<Vec<_>>()),
+    );
     if omitted > 0 {
         run_props.insert("resultsOmitted".to_string(), json!(omitted));
     }

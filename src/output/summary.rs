@@ -46,6 +46,20 @@ pub fn render(report: &Report, model: &FlatModel) -> String {
             let _ = writeln!(out, "| {rule} | {} | {n} | {b} | {a} |", cell(&title));
         }
     }
+    if !report.weakened.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n**The proof is weakened** ({}):\n",
+            super::plural(report.weakened.len(), "weakening", "weakenings")
+        );
+        for w in &report.weakened {
+            let at =
+                w.at.filter(|l| l.file < report.sources.files.len())
+                    .map(|l| format!("`{}`: ", cell(&report.sources.file_line(l))))
+                    .unwrap_or_default();
+            let _ = writeln!(out, "- {at}{}", cell(&w.message));
+        }
+    }
     if let Some(b) = &report.baseline {
         let _ = writeln!(
             out,

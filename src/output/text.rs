@@ -191,12 +191,20 @@ fn render_raw(report: &Report, color: bool) -> String {
             let _ = writeln!(out, "{l}");
         }
     }
+    push_weakened(&mut out, report, &p);
     let mut gate = gate_line(report, blocking.len(), warnings.len(), &p);
     if !accepted.is_empty() {
         let _ = write!(
             gate,
             " {} accepted with a reason.",
             plural(accepted.len(), "finding", "findings")
+        );
+    }
+    if !report.weakened.is_empty() {
+        let _ = write!(
+            gate,
+            " The proof is weakened: {}, listed above.",
+            plural(report.weakened.len(), "weakening", "weakenings")
         );
     }
     if report.triage.strict && !report.triage.warnings.is_empty() && blocking.is_empty() {
@@ -317,6 +325,28 @@ fn push_triage(out: &mut String, report: &Report, p: &Paint) {
                 &format!("{}: {}", report.sources.file_line(w.at), w.message),
             );
         }
+    }
+}
+
+/// What weakens the proof (SPEC 8.1), each on its own line with the place that makes it.
+fn push_weakened(out: &mut String, report: &Report, p: &Paint) {
+    if report.weakened.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "{}",
+        p.yellow(&format!(
+            "Weakened ({}): this proof is weaker than the defaults by",
+            report.weakened.len()
+        ))
+    );
+    for w in &report.weakened {
+        let line = match w.at {
+            Some(at) => format!("{}: {}.", report.sources.file_line(at), w.message),
+            None => format!("{}.", w.message),
+        };
+        push_indented(out, 2, &line);
     }
 }
 
