@@ -479,7 +479,9 @@ fn resolve(sources: &SourceMap, file: FileId, raw: Raw) -> Result<Config, InputE
     ];
     for (key, span) in spans {
         if let Some(span) = span {
-            c.keys.insert(key.to_string(), at(span));
+            // The key's line, from its first column.
+            let line = at(span).line;
+            c.keys.insert(key.to_string(), Loc::new(file, line, 1));
         }
     }
     let reason = raw

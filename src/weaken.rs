@@ -141,8 +141,7 @@ pub fn list(
         out.push(w(
             WeakKind::Baseline,
             format!(
-                "the baseline {} hides {} it already has",
-                b.path,
+                "the baseline (--baseline) hides {} it already has",
                 plural(b.known, "finding", "findings")
             ),
             None,

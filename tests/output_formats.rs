@@ -130,6 +130,7 @@ fn qg023() -> Finding {
         evidence: stalwart::findings::Evidence::Declaration,
         drawn_from: None,
         accepted: None,
+        unproved: Vec::new(),
         fingerprint: fingerprint("QG023", None, "cycle:desk_model", Some("desk_model")),
     }
 }
@@ -156,6 +157,7 @@ fn qg105() -> Finding {
         evidence: stalwart::findings::Evidence::Declaration,
         drawn_from: None,
         accepted: None,
+        unproved: Vec::new(),
         fingerprint: fingerprint("QG105", Some(Obligation::O8), "refund_card", Some("billing_tools")),
     }
 }
@@ -199,6 +201,7 @@ fn qg012() -> Finding {
         evidence: stalwart::findings::Evidence::GraphRoute,
         drawn_from: None,
         accepted: None,
+        unproved: Vec::new(),
         fingerprint: fingerprint("QG012", Some(Obligation::O6), "refund_card", Some("billing_tools")),
     }
 }
@@ -296,6 +299,7 @@ fn base_report(findings: Vec<Finding>) -> Report {
         code_checks: None,
         triage: Default::default(),
         known: vec![],
+        weakened: vec![],
     }
 }
 
@@ -507,6 +511,7 @@ fn json_has_the_schema() {
             "rulebook",
             "rulebook_info",
             "gate",
+            "weakened",
             "baseline",
             "traces",
             "findings",

@@ -511,6 +511,8 @@ fn uncompared(ctx: &Context<'_>, t: &ToolDef, first: &Route, n: usize, of: usize
         "Raise the implication budget (`{flag} N`) and re-scan; until then QG002 has not decided whether these routes of '{}' are weaker than another.",
         t.name
     );
+    // Undecided does not pass (SPEC 8.1): QG002's question, left open, fails its gate.
+    f.unproved = vec![RuleId::QG002];
     f
 }
 
