@@ -46,6 +46,9 @@ pub fn render(report: &Report, model: &FlatModel) -> String {
             let _ = writeln!(out, "| {rule} | {} | {n} | {b} | {a} |", cell(&title));
         }
     }
+    if let Some(c) = &report.triage.config {
+        let _ = writeln!(out, "\nConfiguration read: `{}`.", cell(c));
+    }
     if !report.weakened.is_empty() {
         let _ = writeln!(
             out,
