@@ -48,11 +48,30 @@ fn path_without_stalwart(first: Option<&Path>) -> String {
     dirs.join(":")
 }
 
-/// The SARIF file's results, read as JSON (it must parse).
+/// The SARIF file's results, read as JSON (it must parse), after `../shared/sarif/validate-sarif`
+/// (GitHub's schema and ingestion rules) passes it, when `../shared` is here.
 fn results(sarif: &str) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(sarif).unwrap_or_else(|e| panic!("{sarif}: {e}"));
     let v: serde_json::Value = serde_json::from_str(&text).expect("the SARIF is JSON");
     assert_eq!(v["version"], "2.1.0", "{sarif}");
+    let script =
+        common::shared("the Action's SARIF validation").map(|s| s.join("sarif/validate-sarif"));
+    if let Some(script) = script.filter(|s| s.exists()) {
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg(sarif)
+            .output()
+            .expect("run validate-sarif");
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success() && !said.contains("error"),
+            "validate-sarif: {said}"
+        );
+    }
     v["runs"][0]["results"].as_array().expect("results").clone()
 }
 

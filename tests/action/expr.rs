@@ -252,3 +252,56 @@ impl Parser<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Job {
+        failed: bool,
+    }
+
+    impl Context for Job {
+        fn lookup(&self, path: &[String]) -> Value {
+            match path.join(".").as_str() {
+                "steps.find.outputs.bin" => Value::Null,
+                "inputs.upload" => Value::Str("AUTO".into()),
+                other => panic!("{other}"),
+            }
+        }
+        fn failed(&self) -> bool {
+            self.failed
+        }
+    }
+
+    /// GitHub's rules for `if:`: without a status function a step runs only while nothing has
+    /// failed; `always()`, `!cancelled()` and `failure()` run it after a failure.
+    #[test]
+    fn status_functions_and_the_implicit_success() {
+        let ok = Job { failed: false };
+        let bad = Job { failed: true };
+        let cases: [(Option<&str>, bool, bool); 8] = [
+            (None, true, false),
+            (Some("${{ steps.find.outputs.bin == '' }}"), true, false),
+            (Some("steps.find.outputs.bin != ''"), false, false),
+            (Some("${{ always() }}"), true, true),
+            (Some("${{ !cancelled() }}"), true, true),
+            (Some("failure()"), false, true),
+            (Some("success() || failure()"), true, true),
+            (
+                Some("${{ always() && inputs.upload == 'auto' }}"),
+                true,
+                true,
+            ),
+        ];
+        for (cond, before, after) in cases {
+            assert_eq!(condition(cond, &ok), before, "{cond:?} with no failure");
+            assert_eq!(condition(cond, &bad), after, "{cond:?} after a failure");
+        }
+        assert_eq!(interpolate("${{ inputs.upload == 'auto' }}", &ok), "true");
+        assert_eq!(
+            interpolate("a/${{ steps.find.outputs.bin }}/b", &ok),
+            "a//b"
+        );
+    }
+}
