@@ -127,7 +127,7 @@ impl Ran {
 struct Ctx<'a> {
     inputs: BTreeMap<String, String>,
     outputs: &'a BTreeMap<String, String>,
-    statuses: &'a BTreeMap<String, Status>,
+    statuses: &'a BTreeMap<String, (Status, bool)>,
     event: &'a Event,
     workspace: &'a Path,
     action_path: &'a Path,
@@ -152,10 +152,12 @@ impl Context for Ctx<'_> {
                 .outputs
                 .get(&format!("{id}.outputs.{k}"))
                 .map_or(Value::Null, |v| s(v)),
-            ["steps", id, "outcome" | "conclusion"] => match self.statuses.get(*id) {
-                Some(Status::Passed | Status::WouldRun) => s("success"),
-                Some(Status::Failed(_)) => s("failure"),
-                Some(Status::Skipped) => s("skipped"),
+            ["steps", id, what @ ("outcome" | "conclusion")] => match self.statuses.get(*id) {
+                Some((Status::Passed | Status::WouldRun, _)) => s("success"),
+                // `continue-on-error`: the outcome is failure, the conclusion success.
+                Some((Status::Failed(_), true)) if *what == "conclusion" => s("success"),
+                Some((Status::Failed(_), _)) => s("failure"),
+                Some((Status::Skipped, _)) => s("skipped"),
                 None => Value::Null,
             },
             ["github", "event_name"] => s(&self.event.name),
@@ -392,6 +394,14 @@ impl Job {
                 }
                 ran.summary
                     .push_str(&std::fs::read_to_string(&summary_file).unwrap_or_default());
+                for f in ["env", "path"] {
+                    let written = files.join(format!("{f}-{n}"));
+                    assert!(
+                        std::fs::read(&written).map_or(true, |b| b.is_empty()),
+                        "step {id} writes GITHUB_{}: the runner does not model it",
+                        f.to_uppercase()
+                    );
+                }
                 let code = out.status.code().unwrap_or(-1);
                 rec.status = if code == 0 {
                     Status::Passed
@@ -405,7 +415,7 @@ impl Job {
             }
             ran.log.push_str(&rec.log);
             if !id.is_empty() {
-                statuses.insert(id.clone(), rec.status.clone());
+                statuses.insert(id.clone(), (rec.status.clone(), continue_on_error));
             }
             ran.steps.push(rec);
             if self.stop_after.as_deref() == Some(id.as_str()) {
