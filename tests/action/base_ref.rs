@@ -220,4 +220,14 @@ fn a_base_ref_that_reads_as_an_option_is_refused() {
     assert!(r.log.contains("is not a git revision"), "{}", r.log);
     assert!(!pwned.exists());
     assert!(calls.is_empty());
+    // A line break would start a workflow command of its own if the value were echoed.
+    let (r, calls) = run(
+        t.path(),
+        &repo,
+        Event::push(),
+        &[("base-ref", "HEAD\n::warning::injected")],
+    );
+    assert_eq!(status(&r, "verify"), Status::Failed(2), "{}", r.log);
+    assert!(!r.log.contains("::warning::injected"), "{}", r.log);
+    assert!(calls.is_empty());
 }
