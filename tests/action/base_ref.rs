@@ -231,3 +231,63 @@ fn a_base_ref_that_reads_as_an_option_is_refused() {
     assert!(!r.log.contains("::warning::injected"), "{}", r.log);
     assert!(calls.is_empty());
 }
+
+/// End to end with this build's verifier: a pull request that passes the plain shop's gate by
+/// turning O1, O6 and O7 off and lowering a limit in `stalwart.toml`. The base's configuration (none)
+/// applies, so the gate still fails; the SARIF is uploaded; each change is a `::warning` on the
+/// line that makes it and is listed in the job summary.
+#[test]
+fn a_pull_request_that_weakens_its_configuration_still_fails_and_says_so() {
+    let t = temp();
+    if Command::new("git").arg("--version").output().is_err() {
+        common::skip("git is not installed: the base-ref tests are not run");
+        return;
+    }
+    let repo = t.path().join("repo");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    let plain = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/shop-plain");
+    for f in ["graph.json", "catalogue.json", "agent.yaml"] {
+        std::fs::copy(plain.join(f), repo.join(f)).expect("copy");
+    }
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let base = git(&repo, &["rev-parse", "HEAD"]);
+    std::fs::write(
+        repo.join("stalwart.toml"),
+        "max-states = 1\n\n[off]\nO1 = \"not here\"\nO6 = \"nor here\"\nO7 = \"nor here\"\n",
+    )
+    .expect("write");
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "head: turn the gate green"]);
+    let graph = |j: Job| {
+        let mut j = j
+            .input("stalwart", BIN)
+            .input("graph", "graph.json")
+            .input("catalogue", "catalogue.json");
+        j.workspace = repo.clone();
+        j
+    };
+    // On a push the pull request's own configuration applies: that is what a push is.
+    let r = graph(Job::new(t.path())).run();
+    assert_eq!(r.outputs["verify.outputs.gate"], "passed", "{}", r.log);
+    // On the pull request, the base's applies.
+    let mut j = graph(Job::new(t.path()));
+    j.event = Event::pull_request("pull_request", &base, runner::REPOSITORY);
+    let r = j.run();
+    assert_eq!(r.outputs["verify.outputs.gate"], "failed", "{}", r.log);
+    assert_eq!(status(&r, UPLOAD), Status::WouldRun);
+    assert!(!results(&r.step(UPLOAD).with["sarif_file"]).is_empty());
+    assert!(r.failed, "the Gate step fails the job");
+    for line in [1, 4, 5, 6] {
+        let warning = format!("::warning file=stalwart.toml,line={line},col=1,title=stalwart-verify%3A the proof is weakened (pull_request)::this pull request");
+        assert!(r.log.contains(&warning), "{warning}\n{}", r.log);
+    }
+    assert!(
+        r.summary
+            .contains("**The proof is weakened** (4 weakenings):"),
+        "{}",
+        r.summary
+    );
+    assert!(r.summary.contains("turns off O1"), "{}", r.summary);
+}
