@@ -182,7 +182,13 @@ pub fn run(tools: &Path, out: Option<&Path>) -> i32 {
     text.push('\n');
     let written = match out {
         Some(p) => {
-            std::fs::write(p, &text).map_err(|e| format!("cannot write {}: {e}", p.display()))
+            crate::files::write::write_text(
+                p,
+                &text,
+                crate::files::write::Mode::Replace,
+                &[tools.to_path_buf()],
+            )
+            .map_err(|e| format!("cannot write {} (-o): {e}", p.display()))
         }
         None => {
             use std::io::Write;
