@@ -77,7 +77,7 @@ pub(crate) fn validate(
         if let Some(cp) = crate::visible::first_unsafe(&t.name) {
             return Err(r.err(
                 t.loc,
-                format!("the tool name {:?} holds {cp}, a control or invisible character (two names that differ by it look the same)", t.name),
+                format!("the tool name {:?} holds {cp}, a control character, a line separator or an invisible character (two names that differ by it look the same)", t.name),
                 format!("name tools with letters, digits and `_` only: delete the {cp} from the name"),
             ));
         }
@@ -350,7 +350,7 @@ impl Validator<'_> {
             if let Some(cp) = crate::visible::first_unsafe(&id.name) {
                 return Err(r.err(
                     id.loc,
-                    format!("node id {:?} in {label} holds {cp}, a control or invisible character (two ids that differ by it look the same)", id.name),
+                    format!("node id {:?} in {label} holds {cp}, a control character, a line separator or an invisible character (two ids that differ by it look the same)", id.name),
                     format!("name nodes with letters, digits, `_`, `-` and `.` only: delete the {cp} from the id"),
                 ));
             }
