@@ -675,15 +675,14 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
     inputs.extend(report.sources.files.iter().map(|f| f.path.clone()));
     if let Some(path) = &a.summary {
         let md = output::summary::render(&report, &model);
-        let appended = crate::files::write::write_text(
-            path,
-            &md,
-            crate::files::write::Mode::Append,
-            &inputs,
-        );
+        let appended =
+            crate::files::write::write_text(path, &md, crate::files::write::Mode::Append, &inputs);
         if let Err(e) = appended {
             return Err(Stop::plain(
-                format!("cannot write the summary {} (--summary): {e}", path.display()),
+                format!(
+                    "cannot write the summary {} (--summary): {e}",
+                    path.display()
+                ),
                 e.help(),
             ));
         }

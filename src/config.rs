@@ -251,7 +251,8 @@ pub fn find(input: &Path) -> Option<PathBuf> {
             )
         };
         if py.is_file()
-            && crate::files::read_text(&py).map_or_else(|e| refused(&e), |t| t.contains("[tool.stalwart]"))
+            && crate::files::read_text(&py)
+                .map_or_else(|e| refused(&e), |t| t.contains("[tool.stalwart]"))
         {
             return Some(py);
         }

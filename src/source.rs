@@ -96,7 +96,9 @@ impl SourceFile {
     /// The 1-based line a location's `line` lands on: clamped into the file, as [`Self::offset`]
     /// clamps it (a line past the end is the last line).
     pub fn clamp_line(&self, line: u32) -> u32 {
-        let last = u32::try_from(self.line_starts.len()).unwrap_or(u32::MAX).max(1);
+        let last = u32::try_from(self.line_starts.len())
+            .unwrap_or(u32::MAX)
+            .max(1);
         line.clamp(1, last)
     }
 

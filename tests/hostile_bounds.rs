@@ -18,7 +18,11 @@ const LONG: usize = 3 << 20;
 fn crafted(spots: &[(u32, u32)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let plain = common::root().join("fixtures/shop-plain");
-    std::fs::copy(plain.join("catalogue.json"), dir.path().join("catalogue.json")).unwrap();
+    std::fs::copy(
+        plain.join("catalogue.json"),
+        dir.path().join("catalogue.json"),
+    )
+    .unwrap();
     let mut g: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(plain.join("graph.json")).unwrap()).unwrap();
     for (i, n) in g["nodes"].as_array_mut().unwrap().iter_mut().enumerate() {
@@ -35,7 +39,13 @@ fn crafted(spots: &[(u32, u32)]) -> tempfile::TempDir {
 
 fn run(dir: &Path, extra: &[&str]) -> (i32, String) {
     let o = Command::new(env!("CARGO_BIN_EXE_stalwart"))
-        .args(["verify", "--graph", "graph.json", "--catalogue", "catalogue.json"])
+        .args([
+            "verify",
+            "--graph",
+            "graph.json",
+            "--catalogue",
+            "catalogue.json",
+        ])
         .args(extra)
         .current_dir(dir)
         .env("NO_COLOR", "1")
@@ -52,7 +62,10 @@ fn bounded(dir: &Path) -> String {
         let (code, out) = run(dir, &["--format", format]);
         assert_eq!(code, 1, "{format}");
         assert!(out.len() < 400_000, "{format}: {} bytes", out.len());
-        assert!(!out.contains(&"x".repeat(400)), "{format} copies the long line");
+        assert!(
+            !out.contains(&"x".repeat(400)),
+            "{format} copies the long line"
+        );
         if format == "text" {
             text = out;
         }
@@ -81,7 +94,10 @@ fn labels_around_a_huge_line_do_not_draw_it() {
     let d = crafted(&[(1, 1), (3, 1)]);
     let text = bounded(d.path());
     assert!(text.contains("a = 1") && text.contains("b = 2"), "{text}");
-    assert!(text.contains("xxxxxx…\n"), "the line between, clipped: {text}");
+    assert!(
+        text.contains("xxxxxx…\n"),
+        "the line between, clipped: {text}"
+    );
 }
 
 #[test]

@@ -117,7 +117,11 @@ fn says(haystack: &str, needle: &str) -> bool {
 /// secret shows nowhere.
 fn refused(r: &Out, path: &str, why: &str) {
     assert_eq!(r.code, 2, "{}", r.all());
-    assert!(says(&r.stderr, path), "the message names {path}: {}", r.stderr);
+    assert!(
+        says(&r.stderr, path),
+        "the message names {path}: {}",
+        r.stderr
+    );
     assert!(says(&r.stderr, why), "the message says {why}: {}", r.stderr);
     assert!(!r.all().contains(MARKER), "the secret leaked: {}", r.all());
 }
@@ -142,12 +146,22 @@ fn args(v: &[String]) -> Vec<&str> {
 fn inputs_named_on_the_command_line_do_not_follow_a_link_out() {
     let r = Repo::new();
     r.link("agent.yaml", &r.secret());
-    refused(&r.run(&["verify", "agent.yaml"]), "agent.yaml", "outside the repository");
+    refused(
+        &r.run(&["verify", "agent.yaml"]),
+        "agent.yaml",
+        "outside the repository",
+    );
 
     let r = Repo::new();
     r.link("g.json", &r.secret());
     refused(
-        &r.run(&["verify", "--graph", "g.json", "--catalogue", "catalogue.json"]),
+        &r.run(&[
+            "verify",
+            "--graph",
+            "g.json",
+            "--catalogue",
+            "catalogue.json",
+        ]),
         "g.json",
         "outside the repository",
     );
@@ -162,7 +176,13 @@ fn inputs_named_on_the_command_line_do_not_follow_a_link_out() {
     std::fs::copy(r.secret(), r.top.join("elsewhere/graph.json")).unwrap();
     r.link("sub", &r.top.join("elsewhere"));
     refused(
-        &r.run(&["verify", "--graph", "sub/graph.json", "--catalogue", "catalogue.json"]),
+        &r.run(&[
+            "verify",
+            "--graph",
+            "sub/graph.json",
+            "--catalogue",
+            "catalogue.json",
+        ]),
         "sub/graph.json",
         "outside the repository",
     );
@@ -283,11 +303,21 @@ fn an_output_never_overwrites_an_input() {
     // A bad input's error, written as JSON to -o, is not written over the input either.
     std::fs::write(r.repo.join("bad.json"), "{").unwrap();
     let out = r.run(&[
-        "verify", "--graph", "bad.json", "--catalogue", "catalogue.json", "--format", "json", "-o",
+        "verify",
+        "--graph",
+        "bad.json",
+        "--catalogue",
+        "catalogue.json",
+        "--format",
+        "json",
+        "-o",
         "bad.json",
     ]);
     assert_eq!(out.code, 2, "{}", out.all());
-    assert_eq!(std::fs::read_to_string(r.repo.join("bad.json")).unwrap(), "{");
+    assert_eq!(
+        std::fs::read_to_string(r.repo.join("bad.json")).unwrap(),
+        "{"
+    );
     assert_eq!(std::fs::read(r.repo.join("graph.json")).unwrap(), before);
 }
 
@@ -322,7 +352,11 @@ fn an_export_location_into_git_or_out_is_never_read() {
     for format in ["text", "json", "sarif", "github", "concise"] {
         let out = r.run(&args(&with(&["--format", format])));
         assert!(out.code == 0 || out.code == 1, "{format}: {}", out.all());
-        assert!(!out.all().contains(MARKER), "{format} leaked: {}", out.all());
+        assert!(
+            !out.all().contains(MARKER),
+            "{format} leaked: {}",
+            out.all()
+        );
         assert!(!out.all().contains("c2VjcmV0"), "{format} leaked the token");
     }
 }

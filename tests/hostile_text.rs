@@ -125,7 +125,10 @@ fn unescaped_markup(text: &str) -> Option<char> {
 fn check_summary(md: &str) -> (Vec<String>, String) {
     let (before, rest) = md.split_once("```mermaid\n").unwrap_or((md, ""));
     let (mermaid, after) = rest.split_once("```\n").unwrap_or((rest, ""));
-    assert!(!mermaid.contains('`'), "a backtick in the Mermaid block: {mermaid}");
+    assert!(
+        !mermaid.contains('`'),
+        "a backtick in the Mermaid block: {mermaid}"
+    );
     let mut spans = Vec::new();
     for (k, line) in before.lines().chain(after.lines()).enumerate() {
         assert!(
@@ -170,10 +173,7 @@ const NAMES: [(&str, &str); 4] = [
         "a`b ![x](http://evil/img.png) [l](http://x) <img src=http://evil/i.png> # h",
         "n` ## heading <img src=x onerror=alert(1)> [l](https:evil) ![i](https:evil)",
     ),
-    (
-        "``x``` *b* _i_ | cell |",
-        "`lead and trail`",
-    ),
+    ("``x``` *b* _i_ | cell |", "`lead and trail`"),
     (
         "t\"] --> n0\n",
         "q\"]\n  click n0 href \"https:evil\"\n  n9[\"x",
@@ -189,12 +189,26 @@ fn crafted_names_stay_text_in_the_summary_and_the_picture() {
     let plain = common::root().join("fixtures/shop-plain");
     let base = run(
         &plain,
-        &["verify", "--graph", "graph.json", "--catalogue", "catalogue.json", "--format", "mermaid"],
+        &[
+            "verify",
+            "--graph",
+            "graph.json",
+            "--catalogue",
+            "catalogue.json",
+            "--format",
+            "mermaid",
+        ],
     );
     assert_eq!(base.code, 1, "{}", base.stderr);
     for (tool, node) in NAMES {
         let d = crafted(tool, node);
-        let args = ["verify", "--graph", "graph.json", "--catalogue", "catalogue.json"];
+        let args = [
+            "verify",
+            "--graph",
+            "graph.json",
+            "--catalogue",
+            "catalogue.json",
+        ];
         let newline = tool.contains('\n') || node.contains('\n');
         let summary = d.path().join("summary.md");
         let mut a = args.to_vec();
@@ -211,8 +225,14 @@ fn crafted_names_stay_text_in_the_summary_and_the_picture() {
         assert_eq!(r.code, 1, "{tool:?} {node:?}: {}", r.stderr);
         let md = std::fs::read_to_string(&summary).unwrap();
         let (spans, mermaid) = check_summary(&md);
-        assert!(spans.iter().any(|s| s == tool), "{tool:?} whole in a span: {md}");
-        assert!(spans.iter().any(|s| s == node), "{node:?} whole in a span: {md}");
+        assert!(
+            spans.iter().any(|s| s == tool),
+            "{tool:?} whole in a span: {md}"
+        );
+        assert!(
+            spans.iter().any(|s| s == node),
+            "{node:?} whole in a span: {md}"
+        );
         // The picture: the same lines, the same shape; no directive, no click.
         let mut m = args.to_vec();
         m.extend(["--format", "mermaid"]);
@@ -259,8 +279,20 @@ fn the_markdown_escapes_are_exact() {
 #[test]
 fn invisible_characters_are_refused_in_names_and_ids() {
     let classes = [
-        '\u{200b}', '\u{200c}', '\u{200d}', '\u{200e}', '\u{2060}', '\u{2063}', '\u{00ad}',
-        '\u{034f}', '\u{180e}', '\u{feff}', '\u{202e}', '\u{2066}', '\u{061c}', '\u{e0041}',
+        '\u{200b}',
+        '\u{200c}',
+        '\u{200d}',
+        '\u{200e}',
+        '\u{2060}',
+        '\u{2063}',
+        '\u{00ad}',
+        '\u{034f}',
+        '\u{180e}',
+        '\u{feff}',
+        '\u{202e}',
+        '\u{2066}',
+        '\u{061c}',
+        '\u{e0041}',
         '\u{3164}',
     ];
     for c in classes {
@@ -269,7 +301,13 @@ fn invisible_characters_are_refused_in_names_and_ids() {
         let d = crafted(&tool, "desk_tools");
         let r = run(
             d.path(),
-            &["verify", "--graph", "graph.json", "--catalogue", "catalogue.json"],
+            &[
+                "verify",
+                "--graph",
+                "graph.json",
+                "--catalogue",
+                "catalogue.json",
+            ],
         );
         assert_eq!(r.code, 2, "{cp} in a tool name: {}", r.stderr);
         assert!(r.stderr.contains(&cp), "{cp}: {}", r.stderr);
@@ -278,7 +316,13 @@ fn invisible_characters_are_refused_in_names_and_ids() {
         let d = crafted("charge_card", &node);
         let r = run(
             d.path(),
-            &["verify", "--graph", "graph.json", "--catalogue", "catalogue.json"],
+            &[
+                "verify",
+                "--graph",
+                "graph.json",
+                "--catalogue",
+                "catalogue.json",
+            ],
         );
         assert_eq!(r.code, 2, "{cp} in a node id: {}", r.stderr);
         assert!(r.stderr.contains(&cp), "{cp}: {}", r.stderr);
@@ -296,7 +340,15 @@ fn invisible_characters_elsewhere_are_shown_escaped() {
     for format in ["text", "github", "concise", "json", "sarif"] {
         let r = run(
             d.path(),
-            &["verify", "--graph", name, "--catalogue", "catalogue.json", "--format", format],
+            &[
+                "verify",
+                "--graph",
+                name,
+                "--catalogue",
+                "catalogue.json",
+                "--format",
+                format,
+            ],
         );
         assert_eq!(r.code, 1, "{format}: {}", r.stderr);
         assert!(!r.stdout.contains('\u{200b}'), "{format} shows it raw");
@@ -313,9 +365,20 @@ fn invisible_characters_elsewhere_are_shown_escaped() {
     let ss = s.to_string_lossy().into_owned();
     let r = run(
         d.path(),
-        &["verify", "--graph", name, "--catalogue", "catalogue.json", "--summary", &ss],
+        &[
+            "verify",
+            "--graph",
+            name,
+            "--catalogue",
+            "catalogue.json",
+            "--summary",
+            &ss,
+        ],
     );
     assert_eq!(r.code, 1);
     let md = std::fs::read_to_string(&s).unwrap();
-    assert!(!md.contains('\u{200b}') && md.contains("g\\u{200b}raph.json"), "{md}");
+    assert!(
+        !md.contains('\u{200b}') && md.contains("g\\u{200b}raph.json"),
+        "{md}"
+    );
 }

@@ -124,7 +124,9 @@ pub fn write_text(
     }
     let mut f = o.open(&physical).map_err(WriteError::Io)?;
     if !f.metadata().map_err(WriteError::Io)?.is_file() {
-        return Err(WriteError::Path(ReadError::NotRegular("not a regular file")));
+        return Err(WriteError::Path(ReadError::NotRegular(
+            "not a regular file",
+        )));
     }
     f.write_all(text.as_bytes()).map_err(WriteError::Io)
 }
@@ -151,7 +153,10 @@ mod tests {
         std::fs::write(&outside, "keep").expect("write");
         std::os::unix::fs::symlink(&outside, repo.join("out.sarif")).expect("link");
         let got = write_text(&repo.join("out.sarif"), "x", Mode::Replace, &[]);
-        assert!(matches!(got, Err(WriteError::Path(ReadError::Escapes { .. }))));
+        assert!(matches!(
+            got,
+            Err(WriteError::Path(ReadError::Escapes { .. }))
+        ));
         assert_eq!(std::fs::read_to_string(&outside).expect("read"), "keep");
         let input = repo.join("agent.yaml");
         std::fs::write(&input, "a").expect("write");
@@ -161,7 +166,10 @@ mod tests {
         assert!(matches!(got, Err(WriteError::Path(ReadError::GitFolder))));
         write_text(&repo.join("r.txt"), "a", Mode::Replace, &[]).expect("writes");
         write_text(&repo.join("r.txt"), "b", Mode::Append, &[]).expect("appends");
-        assert_eq!(std::fs::read_to_string(repo.join("r.txt")).expect("read"), "ab");
+        assert_eq!(
+            std::fs::read_to_string(repo.join("r.txt")).expect("read"),
+            "ab"
+        );
         let got = write_text(&repo.join("none/r.txt"), "a", Mode::Replace, &[]);
         assert!(matches!(got, Err(WriteError::Path(ReadError::NotFound))));
     }

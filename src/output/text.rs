@@ -585,7 +585,10 @@ impl<'a> Files<'a> {
                 .split('\n')
                 .any(|l| l.len() > MAX_EXCERPT_LINE && l.chars().nth(MAX_EXCERPT_LINE).is_some());
             if !long {
-                ids.push(files.add(sf.display.clone(), std::borrow::Cow::Borrowed(sf.text.as_str())));
+                ids.push(files.add(
+                    sf.display.clone(),
+                    std::borrow::Cow::Borrowed(sf.text.as_str()),
+                ));
                 starts.push(None);
                 continue;
             }
