@@ -8,7 +8,7 @@
 //! ([`in_workspace`]): a regular file under the folder of the file that names it, or under the
 //! current directory (the repository a CI job runs in), symlinks resolved first. Paths the command
 //! line names (`--graph`, `--baseline`, `--advisories`, ...) are the user's own choice and are not
-//! confined, but they are bounded the same way.
+//! confined to a folder, but they are bounded the same way, and held to the symlink rule below.
 //!
 //! The checks are made on the opened handle (`fstat`), so a file swapped for a FIFO or a device
 //! between the check and the read is still refused; a FIFO is opened without blocking.

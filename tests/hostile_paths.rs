@@ -228,6 +228,12 @@ fn a_link_inside_the_repository_is_followed() {
     let out = r.run(&args(&with(&["--sarif", &outside_s, "-q"])));
     assert_eq!(out.code, 1, "{}", out.all());
     assert!(std::fs::read_to_string(&outside).unwrap().contains("2.1.0"));
+    // A device or a pipe the user names is written as before (git cannot commit one).
+    let out = r.run(&args(&with(&["-o", "/dev/null", "--format", "json"])));
+    assert_eq!(out.code, 1, "{}", out.all());
+    let out = r.run(&args(&with(&["-o", "/dev/stdout", "--format", "json"])));
+    assert_eq!(out.code, 1, "{}", out.all());
+    assert!(out.stdout.contains("\"findings\""), "{}", out.all());
 }
 
 #[test]

@@ -3,8 +3,9 @@
 //! a read or a write out of the repository.
 //!
 //! The rule. A path is held to its *roots*: the current directory's repository and the path's own
-//! (each the nearest folder holding `.git`, found upward from the physical folder; where there is
-//! no repository, the folder itself: the current directory, and the folder the path names).
+//! (each the nearest folder holding `.git`, found upward from the physical folder). Where the
+//! current directory is in no repository, the current directory itself is its root; a path in no
+//! repository has no root of its own (so `/dev/stdout`, a link in `/dev`, is the machine's).
 //!
 //! - A symlink followed on the way that lies inside a repository or a root must lead inside that
 //!   repository or a root; else the path is refused ([`ReadError::Escapes`]), naming the link and
@@ -155,8 +156,8 @@ impl Roots {
     }
 }
 
-/// The root of `path`'s own folder: its repository, else the folder itself, found only through
-/// symlinks that lie in no repository and no root already `known`; `None` otherwise.
+/// The root of `path`'s own folder: its repository, found only through symlinks that lie in no
+/// repository and no root already `known`; `None` otherwise, or where there is no repository.
 fn own_root(path: &Path, known: &[PathBuf]) -> Option<PathBuf> {
     let abs = lexical(&absolute(path).ok()?);
     let folder = abs.parent()?;
@@ -169,7 +170,7 @@ fn own_root(path: &Path, known: &[PathBuf]) -> Option<PathBuf> {
         Ok(())
     })
     .ok()?;
-    trusted.then(|| repository_of(&phys).unwrap_or(phys))
+    trusted.then(|| repository_of(&phys)).flatten()
 }
 
 /// Where `path` really leads, held to the rule of the module: the physical path and whether it

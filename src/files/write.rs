@@ -82,11 +82,21 @@ fn identity(path: &Path) -> Option<PathBuf> {
 ///
 /// Errors: those of [`super::resolve`], [`WriteError::Directory`], [`WriteError::Input`].
 pub fn target(path: &Path, inputs: &[PathBuf]) -> Result<PathBuf, WriteError> {
+    place(path, inputs).map(|(p, _)| p)
+}
+
+/// [`target`], and whether the last component is to be followed: only for a path that exists
+/// through a link the resolution cannot name (`/dev/stdout`, a `/proc/self/fd` link to a pipe or a
+/// terminal), reached through no symlink in a repository (else [`super::resolve`] refused it).
+fn place(path: &Path, inputs: &[PathBuf]) -> Result<(PathBuf, bool), WriteError> {
     let (physical, exists) = super::resolve(path).map_err(WriteError::Path)?;
     if !exists {
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            return Ok((path.to_path_buf(), true));
+        }
         let folder_exists = physical.parent().is_some_and(Path::is_dir);
         return if folder_exists {
-            Ok(physical)
+            Ok((physical, false))
         } else {
             Err(WriteError::Path(ReadError::NotFound))
         };
@@ -99,18 +109,20 @@ pub fn target(path: &Path, inputs: &[PathBuf]) -> Result<PathBuf, WriteError> {
             return Err(WriteError::Input(input.clone()));
         }
     }
-    Ok(physical)
+    Ok((physical, false))
 }
 
 /// Writes `text` to `path` ([`Mode`]), held to the rule of [`target`], opened without following a
 /// symlink at its last component (a link swapped in after the check is refused, not followed).
+/// A device or a pipe the user names outside the repository (`/dev/null`, `/dev/stdout`) is
+/// written as before: git cannot commit one, so a pull request cannot put one in the way.
 pub fn write_text(
     path: &Path,
     text: &str,
     mode: Mode,
     inputs: &[PathBuf],
 ) -> Result<(), WriteError> {
-    let physical = target(path, inputs)?;
+    let (physical, follow) = place(path, inputs)?;
     let mut o = std::fs::OpenOptions::new();
     o.create(true);
     match mode {
@@ -118,16 +130,13 @@ pub fn write_text(
         Mode::Append => o.append(true),
     };
     #[cfg(unix)]
-    {
+    if !follow {
         use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+        o.custom_flags(libc::O_NOFOLLOW);
     }
+    #[cfg(not(unix))]
+    let _ = follow;
     let mut f = o.open(&physical).map_err(WriteError::Io)?;
-    if !f.metadata().map_err(WriteError::Io)?.is_file() {
-        return Err(WriteError::Path(ReadError::NotRegular(
-            "not a regular file",
-        )));
-    }
     f.write_all(text.as_bytes()).map_err(WriteError::Io)
 }
 
@@ -172,5 +181,7 @@ mod tests {
         );
         let got = write_text(&repo.join("none/r.txt"), "a", Mode::Replace, &[]);
         assert!(matches!(got, Err(WriteError::Path(ReadError::NotFound))));
+        // A device the user names is written as before.
+        write_text(Path::new("/dev/null"), "x", Mode::Replace, &[]).expect("/dev/null");
     }
 }
