@@ -366,3 +366,24 @@ fn an_export_location_into_git_or_out_is_never_read() {
         assert!(!out.all().contains("c2VjcmV0"), "{format} leaked the token");
     }
 }
+
+#[test]
+fn catalogue_from_mcp_reads_and_writes_inside_the_repository() {
+    let r = Repo::new();
+    let tools = common::root().join("fixtures/mcp/tools-list.json");
+    std::fs::copy(&tools, r.repo.join("tools.json")).unwrap();
+    r.link("t.json", &r.secret());
+    let out = r.run(&["catalogue", "from-mcp", "t.json"]);
+    refused(&out, "t.json", "outside the repository");
+    r.link("cat.json", &r.victim());
+    let out = r.run(&["catalogue", "from-mcp", "tools.json", "-o", "cat.json"]);
+    refused(&out, "cat.json", "outside the repository");
+    assert!(r.victim_untouched());
+    let out = r.run(&["catalogue", "from-mcp", "tools.json", "-o", "tools.json"]);
+    assert_eq!(out.code, 2, "{}", out.all());
+    assert!(says(&out.stderr, "an input of this run"), "{}", out.stderr);
+    assert_eq!(
+        std::fs::read(r.repo.join("tools.json")).unwrap(),
+        std::fs::read(&tools).unwrap()
+    );
+}

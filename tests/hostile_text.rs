@@ -168,6 +168,42 @@ fn shape(mermaid: &str) -> Vec<String> {
         .collect()
 }
 
+/// Every `message.text` under `v`.
+fn collect_texts(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(o) => {
+            if let Some(serde_json::Value::String(t)) = o.get("message").and_then(|m| m.get("text"))
+            {
+                out.push(t.clone());
+            }
+            o.values().for_each(|x| collect_texts(x, out));
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| collect_texts(x, out)),
+        _ => {}
+    }
+}
+
+/// True when every unescaped `](` in a SARIF message leads to a number (`[text](2)`, a related
+/// location), never to a URI.
+fn only_numbered_links(t: &str) -> bool {
+    let c: Vec<char> = t.chars().collect();
+    let mut i = 0;
+    while i < c.len() {
+        if c[i] == '\\' {
+            i += 2;
+            continue;
+        }
+        if c[i] == ']' && c.get(i + 1) == Some(&'(') {
+            let target: String = c[i + 2..].iter().take_while(|&&x| x != ')').collect();
+            if target.is_empty() || !target.chars().all(|x| x.is_ascii_digit()) {
+                return false;
+            }
+        }
+        i += 1;
+    }
+    true
+}
+
 const NAMES: [(&str, &str); 4] = [
     (
         "a`b ![x](http://evil/img.png) [l](http://x) <img src=http://evil/i.png> # h",
@@ -244,6 +280,18 @@ fn crafted_names_stay_text_in_the_summary_and_the_picture() {
         assert_eq!(pic.stdout.matches("%%").count(), 1, "{}", pic.stdout);
         if format!("{tool}{node}").contains('`') {
             assert!(pic.stdout.contains("#96;"), "a backtick is an entity");
+        }
+        // SARIF: an embedded link in a message is only ours, to a related location by number.
+        let mut sa = args.to_vec();
+        sa.extend(["--format", "sarif"]);
+        let sarif: serde_json::Value = serde_json::from_str(&run(d.path(), &sa).stdout).unwrap();
+        let mut texts = Vec::new();
+        collect_texts(&sarif["runs"][0]["results"], &mut texts);
+        assert!(texts
+            .iter()
+            .any(|t| t.contains(tool.split('`').next().unwrap())));
+        for t in &texts {
+            assert!(only_numbered_links(t), "a link in a SARIF message: {t}");
         }
         // The DOT picture: every quote inside a label escaped.
         let mut dd = args.to_vec();
