@@ -393,6 +393,15 @@ fn compile_rulebook(
     };
     let rec = load::to_record(&loaded, &sources);
     let target = out.join(record::FILE_NAME);
+    let inputs: Vec<PathBuf> = sources.files.iter().map(|f| f.path.clone()).collect();
+    if let Err(e) = crate::files::write::create_folder(out)
+        .and_then(|_| crate::files::write::target(&target, &inputs))
+    {
+        return fail(
+            format!("cannot write {} (--out): {e}", target.display()),
+            e.help(),
+        );
+    }
     if std::fs::symlink_metadata(&target).is_ok() {
         let existing = match crate::files::read_text(&target) {
             Ok(t) => t,
@@ -416,12 +425,16 @@ fn compile_rulebook(
             );
         }
     }
-    if let Err(e) =
-        std::fs::create_dir_all(out).and_then(|()| std::fs::write(&target, rec.to_json()))
-    {
+    let written = crate::files::write::write_text(
+        &target,
+        &rec.to_json(),
+        crate::files::write::Mode::Replace,
+        &inputs,
+    );
+    if let Err(e) = written {
         return fail(
-            format!("cannot write {}: {e}", target.display()),
-            "check the folder is writable",
+            format!("cannot write {} (--out): {e}", target.display()),
+            e.help(),
         );
     }
     let version = match &loaded.version {
@@ -454,9 +467,10 @@ fn print_input_error(e: crate::error::InputError) -> i32 {
 fn verify(a: VerifyArgs) -> i32 {
     let format = a.format;
     let output = a.output.clone();
+    let inputs = named_inputs(&a);
     match verify_run(a) {
         Ok(code) => code,
-        Err(stop) => stopped(stop, format, output.as_deref()),
+        Err(stop) => stopped(stop, format, output.as_deref(), &inputs),
     }
 }
 
@@ -621,6 +635,7 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
         }
     };
     if let Some(spec) = &a.replay {
+        let inputs = named_inputs(&a);
         return Ok(replay(
             &report,
             &model,
@@ -628,6 +643,7 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
             a.format,
             color,
             a.output.as_deref(),
+            &inputs,
         ));
     }
     let root = a.repo_root.clone();
@@ -659,17 +675,20 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
     } else {
         text
     };
+    // No output is written over a file the run read (issue 26).
+    let mut inputs = named_inputs(&a);
+    inputs.extend(report.sources.files.iter().map(|f| f.path.clone()));
     if let Some(path) = &a.summary {
         let md = output::summary::render(&report, &model);
-        let appended = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .and_then(|mut f| std::io::Write::write_all(&mut f, md.as_bytes()));
+        let appended =
+            crate::files::write::write_text(path, &md, crate::files::write::Mode::Append, &inputs);
         if let Err(e) = appended {
             return Err(Stop::plain(
-                format!("cannot write the summary {}: {e}", path.display()),
-                "check the folder exists and is writable",
+                format!(
+                    "cannot write the summary {} (--summary): {e}",
+                    path.display()
+                ),
+                e.help(),
             ));
         }
     }
@@ -679,13 +698,13 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
             root.as_deref(),
             a.sarif_category.as_deref(),
         );
-        if let Err(code) = write_file(path, &sarif) {
+        if let Err(code) = write_file(path, &sarif, "--sarif", &inputs) {
             return Ok(code);
         }
     }
     match &a.output {
         Some(path) => {
-            if let Err(code) = write_file(path, &text) {
+            if let Err(code) = write_file(path, &text, "--output", &inputs) {
                 return Ok(code);
             }
         }
@@ -717,7 +736,12 @@ impl Stop {
 /// Says why the run stopped, as the format asks: the diagnostic on standard error always; with
 /// `--format json` also `{"error": {...}, "exit": 2}` on standard output (or `--output`), with
 /// `--format github` also an `::error` workflow command. Returns 2.
-fn stopped(stop: Stop, format: Format, output: Option<&std::path::Path>) -> i32 {
+fn stopped(
+    stop: Stop,
+    format: Format,
+    output: Option<&std::path::Path>,
+    inputs: &[PathBuf],
+) -> i32 {
     let (message, help, location) = match stop {
         Stop::Input(e) => {
             let said = (
@@ -741,7 +765,7 @@ fn stopped(stop: Stop, format: Format, output: Option<&std::path::Path>) -> i32 
     if let Some(text) = machine {
         match output {
             Some(path) => {
-                let _ = write_file(path, &text);
+                let _ = write_file(path, &text, "--output", inputs);
             }
             None => {
                 let _ = emit(&text, 2);
@@ -749,6 +773,24 @@ fn stopped(stop: Stop, format: Format, output: Option<&std::path::Path>) -> i32 
         }
     }
     2
+}
+
+/// The files the command line names for the run to read: no output is written over them.
+fn named_inputs(a: &VerifyArgs) -> Vec<PathBuf> {
+    [
+        &a.agent_yaml,
+        &a.graph,
+        &a.catalogue,
+        &a.rulebook,
+        &a.advisories,
+        &a.traces,
+        &a.config,
+        &a.baseline,
+    ]
+    .into_iter()
+    .flatten()
+    .cloned()
+    .collect()
 }
 
 /// The input's path (agent.yaml, else the export), for finding the project configuration.
@@ -888,6 +930,7 @@ fn replay(
     format: Format,
     color: bool,
     output: Option<&std::path::Path>,
+    inputs: &[PathBuf],
 ) -> i32 {
     let walk =
         crate::replay::select(report, spec).and_then(|i| crate::replay::walk(model, report, i));
@@ -901,19 +944,28 @@ fn replay(
     };
     let code = if w.reproduces() { 0 } else { 1 };
     match output {
-        Some(path) => write_file(path, &text).map_or_else(|c| c, |()| code),
+        Some(path) => write_file(path, &text, "--output", inputs).map_or_else(|c| c, |()| code),
         None => emit(&text, code),
     }
 }
 
-/// Writes `text` to `path`; `Err(2)` after saying why it could not.
-fn write_file(path: &std::path::Path, text: &str) -> Result<(), i32> {
-    std::fs::write(path, text).map_err(|e| {
-        fail(
-            format!("cannot write {}: {e}", path.display()),
-            "check the folder exists and is writable",
-        )
-    })
+/// Writes `text` to `path`, which the option `flag` named, never over one of `inputs` nor through
+/// a symlink out of the repository ([`crate::files::write`]); `Err(2)` after saying why it could
+/// not.
+fn write_file(
+    path: &std::path::Path,
+    text: &str,
+    flag: &str,
+    inputs: &[PathBuf],
+) -> Result<(), i32> {
+    crate::files::write::write_text(path, text, crate::files::write::Mode::Replace, inputs).map_err(
+        |e| {
+            fail(
+                format!("cannot write {} ({flag}): {e}", path.display()),
+                e.help(),
+            )
+        },
+    )
 }
 
 /// Writes `text` to standard output and returns `code`. A reader that went away (`| head`) is

@@ -261,7 +261,17 @@ pub fn find(input: &Path) -> Option<PathBuf> {
             return Some(toml);
         }
         let py = dir.join(PYPROJECT);
-        if py.is_file() && crate::files::read_text(&py).is_ok_and(|t| t.contains("[tool.stalwart]"))
+        // A pyproject.toml that may not be read (a symlink out of the repository) is returned,
+        // so reading it says why, rather than passed over (issue 26).
+        let refused = |e: &crate::files::ReadError| {
+            matches!(
+                e,
+                crate::files::ReadError::Escapes { .. } | crate::files::ReadError::GitFolder
+            )
+        };
+        if py.is_file()
+            && crate::files::read_text(&py)
+                .map_or_else(|e| refused(&e), |t| t.contains("[tool.stalwart]"))
         {
             return Some(py);
         }

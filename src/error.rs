@@ -272,7 +272,8 @@ impl InputError {
         err: &ReadError,
     ) -> InputError {
         let label = match err {
-            ReadError::Outside(_) => "outside the repository",
+            ReadError::Outside(_) | ReadError::Escapes { .. } => "outside the repository",
+            ReadError::GitFolder => "inside .git",
             ReadError::NotFound => "no such file",
             _ => "cannot read",
         };

@@ -8,10 +8,19 @@
 //! ([`in_workspace`]): a regular file under the folder of the file that names it, or under the
 //! current directory (the repository a CI job runs in), symlinks resolved first. Paths the command
 //! line names (`--graph`, `--baseline`, `--advisories`, ...) are the user's own choice and are not
-//! confined, but they are bounded the same way.
+//! confined to a folder, but they are bounded the same way, and held to the symlink rule below.
 //!
 //! The checks are made on the opened handle (`fstat`), so a file swapped for a FIFO or a device
 //! between the check and the read is still refused; a FIFO is opened without blocking.
+//!
+//! Every path, the command line's too, is first resolved by [`resolve`] (issue 26): a symlink in
+//! the repository that leads out of it is refused, and so is any path into a `.git` folder, before
+//! anything is opened. Writes go through [`write`] under the same rule.
+
+mod resolve;
+pub mod write;
+
+pub use resolve::{has_git_component, resolve};
 
 use std::fmt;
 use std::io::Read;
@@ -43,6 +52,16 @@ pub enum ReadError {
     },
     /// A path an input named resolves outside the workspace: where it resolves to.
     Outside(PathBuf),
+    /// A symlink in the repository on the way leads out of it ([`resolve`]): the link and where
+    /// it leads.
+    Escapes {
+        /// Where the symlink lies.
+        link: PathBuf,
+        /// Where it leads.
+        to: PathBuf,
+    },
+    /// The path, as named or resolved, has a `.git` component.
+    GitFolder,
     /// Any other failure of the operating system.
     Io(std::io::Error),
 }
@@ -64,6 +83,16 @@ impl fmt::Display for ReadError {
                 f,
                 "it resolves to {}, outside the folder of the file that names it and the current directory",
                 crate::visible::visible(&to.display().to_string())
+            ),
+            ReadError::Escapes { link, to } => write!(
+                f,
+                "it goes through the symlink {}, which leads to {}, outside the repository (nothing of it is read or written)",
+                crate::visible::visible(&link.display().to_string()),
+                crate::visible::visible(&to.display().to_string())
+            ),
+            ReadError::GitFolder => write!(
+                f,
+                "it lies in a `.git` folder, the repository's own data (its config holds the checkout's token): it is never read or written"
             ),
             ReadError::Io(e) => write!(f, "{e}"),
         }
@@ -93,6 +122,10 @@ impl ReadError {
             ReadError::Outside(_) => {
                 "keep the file in the repository, beside the file that names it or below it (a symlink out of the repository is not followed)"
             }
+            ReadError::Escapes { .. } => {
+                "name the file itself: a symlink in the repository is followed only to a place in the repository"
+            }
+            ReadError::GitFolder => "name a file outside `.git`",
             ReadError::Io(_) => "check that the file is readable",
         }
     }
@@ -125,24 +158,31 @@ fn kind_of(ft: std::fs::FileType) -> Option<&'static str> {
     Some("not a file")
 }
 
-/// Opens `path` for reading without blocking on a FIFO.
+/// Opens the physical `path` ([`resolve`]d) for reading without blocking on a FIFO and without
+/// following a symlink swapped in at its last component.
 fn open(path: &Path) -> std::io::Result<std::fs::File> {
     let mut o = std::fs::OpenOptions::new();
     o.read(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NONBLOCK);
+        o.custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW);
     }
     o.open(path)
 }
 
 /// Reads at most `limit` bytes of the regular file at `path`.
 ///
-/// Errors: [`ReadError::NotFound`], [`ReadError::Directory`], [`ReadError::NotRegular`] (checked
+/// Errors: [`ReadError::Escapes`] and [`ReadError::GitFolder`] ([`resolve`], before anything is
+/// opened), [`ReadError::NotFound`], [`ReadError::Directory`], [`ReadError::NotRegular`] (checked
 /// on the opened handle), [`ReadError::TooLarge`] (the size the handle reports, and the bytes
 /// actually read: `/proc` files report 0), or the operating system's error.
 pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    let (physical, exists) = resolve(path)?;
+    if !exists {
+        return Err(ReadError::NotFound);
+    }
+    let path = physical.as_path();
     // A FIFO is refused before it is opened where possible; the handle is checked again.
     if let Ok(meta) = std::fs::metadata(path) {
         if meta.is_dir() {

@@ -93,6 +93,48 @@ impl SourceFile {
         self.text[start..end].trim_end_matches(['\n', '\r'])
     }
 
+    /// The 1-based line a location's `line` lands on: clamped into the file, as [`Self::offset`]
+    /// clamps it (a line past the end is the last line).
+    pub fn clamp_line(&self, line: u32) -> u32 {
+        let last = u32::try_from(self.line_starts.len())
+            .unwrap_or(u32::MAX)
+            .max(1);
+        line.clamp(1, last)
+    }
+
+    /// True when 1-based `line` (clamped) has more than `max` characters; looks at no more than
+    /// `max + 1` of them, so a 60 MB line costs no more than a short one.
+    pub fn line_longer_than(&self, line: u32, max: usize) -> bool {
+        let t = self.line_text(self.clamp_line(line));
+        t.len() > max && t.chars().nth(max).is_some()
+    }
+
+    /// The line `loc` lands on, quoted (issue 26): at most [`MAX_QUOTE`] characters around its
+    /// column, with `…` where the line was clipped (on character boundaries), and every character
+    /// a terminal would act on escaped ([`crate::visible`]).
+    pub fn quote(&self, loc: Loc) -> String {
+        let t = self.line_text(self.clamp_line(loc.line));
+        let col = loc.column.max(1) as usize - 1;
+        let anchor = t.char_indices().nth(col).map_or(t.len(), |(i, _)| i);
+        let before = MAX_QUOTE / 3;
+        let from = t[..anchor]
+            .char_indices()
+            .rev()
+            .take(before)
+            .last()
+            .map_or(anchor, |(i, _)| i);
+        let shown: String = t[from..].chars().take(MAX_QUOTE).collect();
+        let mut out = String::new();
+        if from > 0 {
+            out.push('…');
+        }
+        out.push_str(&crate::visible::visible(&shown));
+        if from + shown.len() < t.len() {
+            out.push('…');
+        }
+        out
+    }
+
     /// Byte span of the word (up to whitespace, `:`, `,` or a bracket) that starts at `loc`.
     pub fn word_span(&self, loc: Loc) -> std::ops::Range<usize> {
         let start = self.offset(loc.line, loc.column);
@@ -108,6 +150,10 @@ impl SourceFile {
         start..start + len.max(usize::from(!rest.is_empty()))
     }
 }
+
+/// The most characters of one source line a report quotes where the line is too long to draw
+/// whole ([`SourceFile::quote`]).
+pub const MAX_QUOTE: usize = 200;
 
 /// Every file a run read, so that any [`Loc`] can be shown.
 #[derive(Debug, Clone, Default)]

@@ -8,22 +8,60 @@
 use std::borrow::Cow;
 
 /// True for a character that must not reach a terminal or a log as it is: a control character
-/// (C0, DEL, C1: ESC, NUL, CR, NEL...), U+2028/U+2029 (line and paragraph separators), a
-/// bidirectional embedding, override or isolate (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F,
-/// U+061C), or the byte-order mark (U+FEFF).
+/// (C0, DEL, C1: ESC, NUL, CR, NEL...), U+2028/U+2029 (line and paragraph separators), or an
+/// invisible character ([`is_invisible`]: the bidirectional controls, zero-width characters, the
+/// byte-order mark and every other format character).
 pub fn is_unsafe(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{2028}'
-                | '\u{2029}'
-                | '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{200e}'
-                | '\u{200f}'
-                | '\u{061c}'
-                | '\u{feff}'
-        )
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') || is_invisible(c)
+}
+
+/// True for a character that shows nothing, or changes how the text around it shows, so two names
+/// that differ by it look the same (issue 26): Unicode's format characters (general category Cf:
+/// U+00AD soft hyphen, U+200B-U+200F zero-width characters and marks, U+202A-U+202E and
+/// U+2066-U+2069 bidirectional controls, U+2060-U+2064, U+180E, U+FEFF, the tag characters...),
+/// and the invisible characters outside Cf: U+034F (combining grapheme joiner), the Hangul fillers
+/// (U+115F, U+1160, U+3164, U+FFA0) and U+17B4/U+17B5.
+pub fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        // General category Cf (Unicode 15.1).
+        '\u{00ad}'
+            | '\u{0600}'..='\u{0605}'
+            | '\u{061c}'
+            | '\u{06dd}'
+            | '\u{070f}'
+            | '\u{0890}'..='\u{0891}'
+            | '\u{08e2}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{110bd}'
+            | '\u{110cd}'
+            | '\u{13430}'..='\u{1343f}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0001}'
+            | '\u{e0020}'..='\u{e007f}'
+            // Invisible, though not Cf.
+            | '\u{034f}'
+            | '\u{115f}'
+            | '\u{1160}'
+            | '\u{17b4}'
+            | '\u{17b5}'
+            | '\u{3164}'
+            | '\u{ffa0}'
+    )
+}
+
+/// The first unsafe character of `s` ([`is_unsafe`]), as a refusal names it: `U+200B`.
+pub fn first_unsafe(s: &str) -> Option<String> {
+    s.chars()
+        .find(|&c| is_unsafe(c))
+        .map(|c| format!("U+{:04X}", c as u32))
 }
 
 /// The visible escape of an unsafe character (`\r`, `\t`, `\n`, `\0`, else `\u{hex}`); `None` for
@@ -112,8 +150,11 @@ pub fn json_pretty<T: serde::Serialize>(v: &T) -> String {
     let mut out = String::with_capacity(text.len() + 1);
     for c in text.chars() {
         if c != '\n' && is_unsafe(c) {
-            // Every unsafe character is in the Basic Multilingual Plane: one escape each.
-            out.push_str(&format!("\\u{:04x}", c as u32));
+            // One escape for each UTF-16 unit (a tag character takes two).
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{:04x}", u));
+            }
         } else {
             out.push(c);
         }
@@ -139,6 +180,18 @@ mod tests {
             "\\u{1b}]8;;https://evil.invalid\\u{7}link\\u{1b}]8;;\\u{7}"
         );
         assert!(matches!(visible("plain ünïcode"), Cow::Borrowed(_)));
+        // Invisible characters (issue 26): each shown by its code point.
+        assert_eq!(
+            visible("a\u{200b}b\u{ad}c\u{34f}d\u{2060}e\u{180e}f\u{e0041}"),
+            "a\\u{200b}b\\u{ad}c\\u{34f}d\\u{2060}e\\u{180e}f\\u{e0041}"
+        );
+        assert_eq!(first_unsafe("ok\u{200d}x").as_deref(), Some("U+200D"));
+        let j = json_pretty(&serde_json::json!("\u{e0041}"));
+        assert_eq!(j, "\"\\udb40\\udc41\"\n");
+        assert_eq!(
+            serde_json::from_str::<String>(&j).expect("JSON"),
+            "\u{e0041}"
+        );
         assert_eq!(visible_lines("a\nb\u{1b}c"), "a\nb\\u{1b}c");
         let j = json_pretty(&serde_json::json!({"k": "a\u{1b}\u{9b}\u{2028}\u{202e}b"}));
         assert_eq!(j, "{\n  \"k\": \"a\\u001b\\u009b\\u2028\\u202eb\"\n}\n");

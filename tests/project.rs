@@ -816,9 +816,8 @@ fn a_picture_of_the_route() {
     a.extend(["--summary", &ss]);
     assert_eq!(run_in(&root, &a).code, 1);
     let md = std::fs::read_to_string(&s).unwrap();
-    assert!(
-        md.starts_with("### stalwart-verify: fixtures/shop-plain/graph.json - gate failed (ci)\n")
-    );
+    assert!(md
+        .starts_with("### stalwart-verify: `fixtures/shop-plain/graph.json` - gate failed (ci)\n"));
     assert!(md.contains("| QG001 | Missing check | 4 | 4 | 0 |"), "{md}");
     assert!(md.contains("```mermaid\nflowchart TD\n"));
     snap("shop-plain.summary.md", &md);

@@ -181,9 +181,13 @@ pub fn run(tools: &Path, out: Option<&Path>) -> i32 {
     let mut text = serde_json::to_string_pretty(&cat).unwrap_or_else(|_| "{}".into());
     text.push('\n');
     let written = match out {
-        Some(p) => {
-            std::fs::write(p, &text).map_err(|e| format!("cannot write {}: {e}", p.display()))
-        }
+        Some(p) => crate::files::write::write_text(
+            p,
+            &text,
+            crate::files::write::Mode::Replace,
+            &[tools.to_path_buf()],
+        )
+        .map_err(|e| format!("cannot write {} (-o): {e}", p.display())),
         None => {
             use std::io::Write;
             let mut o = std::io::stdout().lock();

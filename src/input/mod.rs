@@ -109,6 +109,7 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
     let groot = tree::parse(&sources, gid)?;
     let mut export = export::read_export(r, &groot)?;
     let mut unlocated = Vec::new();
+    let mut read = Resolved::default();
     resolve_locations(
         &mut export.graph,
         &mut sources,
@@ -116,13 +117,14 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
         gid,
         "",
         &mut unlocated,
+        &mut read,
     );
     if export.framework == crate::ir::Framework::LangGraph {
         // SPEC 12.4: a finding falls back to the export only where no source line is known,
         // and the report says so (the export's warnings are shown in it).
         export.warnings.extend(unlocated);
     }
-    let defined = resolve_tool_locations(&export, &mut sources, graph, gid);
+    let defined = resolve_tool_locations(&export, &mut sources, graph, gid, &mut read);
     let r = tree::Reader { sources: &sources };
     let croot = tree::parse(&sources, cid)?;
     let mut parts = catalogue::Parts::default();
@@ -162,6 +164,7 @@ fn resolve_locations(
     own: usize,
     prefix: &str,
     unlocated: &mut Vec<String>,
+    read: &mut Resolved,
 ) {
     use crate::ir::NodeKind;
     for n in &mut g.nodes {
@@ -171,7 +174,7 @@ fn resolve_locations(
             format!("{}' of subgraph '{prefix}", n.id.name)
         };
         let carries = !matches!(n.kind, NodeKind::Start | NodeKind::End);
-        match resolve_file(n.declared_file.as_deref(), sources, export, own) {
+        match resolve_file(n.declared_file.as_deref(), sources, export, own, read) {
             Ok(Some(i)) => n.loc.file = i,
             Ok(None) => {
                 if carries && n.declared_file.is_none() {
@@ -193,7 +196,7 @@ fn resolve_locations(
         }
     }
     for e in &mut g.edges {
-        match resolve_file(e.declared_file.as_deref(), sources, export, own) {
+        match resolve_file(e.declared_file.as_deref(), sources, export, own, read) {
             Ok(Some(i)) => e.loc.file = i,
             // An edge with no line of its own is the router's: findings on it (QG015) point at
             // the `from` node's source line when the user's code holds one (SPEC 12.4).
@@ -211,7 +214,7 @@ fn resolve_locations(
         }
     }
     for (name, sub) in &mut g.subgraphs {
-        resolve_locations(sub, sources, export, own, &name.name, unlocated);
+        resolve_locations(sub, sources, export, own, &name.name, unlocated, read);
     }
 }
 
@@ -223,10 +226,11 @@ fn resolve_tool_locations(
     sources: &mut SourceMap,
     path: &Path,
     own: usize,
+    read: &mut Resolved,
 ) -> std::collections::HashMap<String, crate::source::Loc> {
     let mut out = std::collections::HashMap::new();
     for (tool, loc, file) in &export.tool_locations {
-        match resolve_file(file.as_deref(), sources, path, own) {
+        match resolve_file(file.as_deref(), sources, path, own, read) {
             Ok(Some(i)) => {
                 let mut l = *loc;
                 l.file = i;
@@ -241,15 +245,39 @@ fn resolve_tool_locations(
     out
 }
 
+/// Each `location.file` an export names, as resolved the first time (issue 26): a source file is
+/// found, checked and read once per run, however many nodes name it.
+type Resolved = std::collections::HashMap<String, Result<Option<usize>, ()>>;
+
 /// The source id of `file` as a location names it: `Ok(None)` for no file or the export itself,
-/// `Err(())` for a file that cannot be read.
+/// `Err(())` for a file that cannot be read. Looked up in `read` first.
 fn resolve_file(
     file: Option<&str>,
     sources: &mut SourceMap,
     export: &Path,
     own: usize,
+    read: &mut Resolved,
 ) -> Result<Option<usize>, ()> {
     let Some(f) = file else { return Ok(None) };
+    if let Some(known) = read.get(f) {
+        return *known;
+    }
+    let got = resolve_new_file(f, sources, export, own);
+    read.insert(f.to_string(), got);
+    got
+}
+
+/// [`resolve_file`] of a name not resolved before. A path with a `.git` component is never read,
+/// as named or as resolved (`.git/config` holds the checkout's token).
+fn resolve_new_file(
+    f: &str,
+    sources: &mut SourceMap,
+    export: &Path,
+    own: usize,
+) -> Result<Option<usize>, ()> {
+    if crate::files::has_git_component(Path::new(f)) {
+        return Err(());
+    }
     let own_name = export
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

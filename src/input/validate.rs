@@ -74,11 +74,11 @@ pub(crate) fn validate(
         tools: catalogue.tools.iter().map(|t| t.name.as_str()).collect(),
     };
     for t in &catalogue.tools {
-        if t.name.chars().any(crate::visible::is_unsafe) {
+        if let Some(cp) = crate::visible::first_unsafe(&t.name) {
             return Err(r.err(
                 t.loc,
-                format!("the tool name {:?} holds a control character, a line separator or a bidirectional override", t.name),
-                "name tools with letters, digits and `_` only",
+                format!("the tool name {:?} holds {cp}, a control character, a line separator or an invisible character (two names that differ by it look the same)", t.name),
+                format!("name tools with letters, digits and `_` only: delete the {cp} from the name"),
             ));
         }
     }
@@ -347,11 +347,11 @@ impl Validator<'_> {
                     )
                     .with_label("empty id"));
             }
-            if id.name.chars().any(crate::visible::is_unsafe) {
+            if let Some(cp) = crate::visible::first_unsafe(&id.name) {
                 return Err(r.err(
                     id.loc,
-                    format!("node id {:?} in {label} holds a control character, a line separator or a bidirectional override", id.name),
-                    "name nodes with letters, digits, `_`, `-` and `.` only",
+                    format!("node id {:?} in {label} holds {cp}, a control character, a line separator or an invisible character (two ids that differ by it look the same)", id.name),
+                    format!("name nodes with letters, digits, `_`, `-` and `.` only: delete the {cp} from the id"),
                 ));
             }
             if id.name.contains('/') {

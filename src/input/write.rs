@@ -43,11 +43,27 @@ pub fn write_export(inputs: &Inputs, out: &Path) -> Result<(), InputError> {
     let graph = pretty(&g);
     let cat = pretty(&catalogue_json(inputs));
     let cpath = catalogue_path(out);
-    for (path, text) in [(out, graph), (cpath.as_path(), cat)] {
-        std::fs::write(path, text).map_err(|e| {
+    // Neither is written over an input, nor through a symlink out of the repository (issue 26).
+    let inputs: Vec<PathBuf> = inputs
+        .sources
+        .files
+        .iter()
+        .map(|f| f.path.clone())
+        .collect();
+    for path in [out, cpath.as_path()] {
+        crate::files::write::target(path, &inputs).map_err(|e| {
             InputError::plain(
-                format!("cannot write {}: {e}", path.display()),
-                "check that the folder exists and is writable",
+                format!("cannot write {} (--export-only): {e}", path.display()),
+                e.help(),
+            )
+        })?;
+    }
+    for (path, text) in [(out, graph), (cpath.as_path(), cat)] {
+        crate::files::write::write_text(path, &text, crate::files::write::Mode::Replace, &inputs)
+            .map_err(|e| {
+            InputError::plain(
+                format!("cannot write {} (--export-only): {e}", path.display()),
+                e.help(),
             )
         })?;
     }

@@ -169,19 +169,36 @@ fn children<'a>(groups: &'a BTreeMap<String, Vec<usize>>, path: &str) -> Vec<&'a
         .collect()
 }
 
-/// Mermaid text for a label: `"` and `#` are entities, lines joined by `<br/>`.
+/// Mermaid text for a quoted label, lines joined by `<br/>` (issue 26): every character that
+/// could end the string, start markup or a directive is an entity (`#35;` for `#`, `#quot;`,
+/// `#lt;`, `#gt;`, `#96;` for a backtick, which would start a Markdown string, `#37;` for `%`,
+/// which `%%{init}%%` directives and comments need), and invisible characters are shown by their
+/// code points ([`crate::visible`]). Inside the quotes, `;`, `|`, `]` and a `click` are text, and
+/// no line break reaches the label: a crafted name stays inside it, and cannot add a node, an
+/// edge, a `click` or a directive.
 fn mermaid_text(lines: &[String]) -> String {
     lines
         .iter()
-        .map(|l| {
-            crate::visible::visible(l)
-                .replace('#', "#35;")
-                .replace('"', "#quot;")
-                .replace('<', "#lt;")
-                .replace('>', "#gt;")
-        })
+        .map(|l| mermaid_escape(l))
         .collect::<Vec<_>>()
         .join("<br/>")
+}
+
+/// One line of [`mermaid_text`].
+fn mermaid_escape(l: &str) -> String {
+    let mut out = String::with_capacity(l.len());
+    for c in crate::visible::visible(l).chars() {
+        match c {
+            '#' => out.push_str("#35;"),
+            '"' => out.push_str("#quot;"),
+            '<' => out.push_str("#lt;"),
+            '>' => out.push_str("#gt;"),
+            '`' => out.push_str("#96;"),
+            '%' => out.push_str("#37;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The Mermaid flowchart of `m`, with `witness`'s route highlighted; ends with a newline.
@@ -291,9 +308,10 @@ pub fn mermaid(m: &FlatModel, witness: Option<&Finding>) -> String {
     out
 }
 
-/// A Mermaid comment line: no line break, no `%%` inside.
+/// A Mermaid comment line: no line break, no `%` (so no `%%{init}%%` directive, which Mermaid
+/// finds anywhere in the text) and no backtick (the summary's code fence), as [`mermaid_text`].
 fn mermaid_comment(s: &str) -> String {
-    crate::visible::visible(s).replace("%%", "%")
+    mermaid_escape(s)
 }
 
 /// A DOT string's contents: `"` and `\` escaped, lines joined by `\n`.

@@ -171,8 +171,9 @@ fn source_view(report: &Report, w: &Walkthrough, color: bool) -> String {
         // above name every node.
         let Some(loc) = s.step.loc.filter(|l| {
             l.file < src.files.len()
-                && src.file(l.file).line_text(l.line).chars().count()
-                    <= crate::source::MAX_WINDOW_LINE
+                && !src
+                    .file(l.file)
+                    .line_longer_than(l.line, crate::source::MAX_WINDOW_LINE)
         }) else {
             continue;
         };

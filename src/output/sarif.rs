@@ -285,7 +285,7 @@ impl Ctx<'_> {
         let physical = self.physical(loc)?;
         Some(Location {
             id,
-            message: message.map(|m| Message::builder().text(m).build()),
+            message: message.map(|m| Message::builder().text(unlinked(&m)).build()),
             physical_location: Some(physical),
             ..Location::default()
         })
@@ -381,7 +381,7 @@ fn fingerprints(fingerprint: &str) -> BTreeMap<String, String> {
 /// The result's message: the finding's message as a sentence, then a link to each related
 /// location (`[text](id)`, SARIF's embedded links, which GitHub shows).
 fn message_text(f: &Finding, files: usize) -> String {
-    let mut text = sentence(&f.message);
+    let mut text = unlinked(&sentence(&f.message));
     if f.related.iter().any(|(loc, _)| loc.file < files) {
         let links: Vec<String> = f
             .related
@@ -389,13 +389,7 @@ fn message_text(f: &Finding, files: usize) -> String {
             .enumerate()
             .filter(|(_, (loc, _))| loc.file < files)
             .take(MAX_RELATED)
-            .map(|(i, (_, msg))| {
-                format!(
-                    "[{}]({})",
-                    msg.replace('[', "\\[").replace(']', "\\]"),
-                    i + 1
-                )
-            })
+            .map(|(i, (_, msg))| format!("[{}]({})", unlinked(msg), i + 1))
             .collect();
         text.push_str(&format!(" See {}.", links.join(", ")));
     }
@@ -488,7 +482,7 @@ fn code_result(ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> SarifResult {
         &f.message,
         Some(&format!("{uri}#{}", f.code_tool().unwrap_or(""))),
     );
-    let mut text = sentence(&f.message);
+    let mut text = unlinked(&sentence(&f.message));
     let related: Vec<Location> = f
         .related
         .iter()
@@ -502,13 +496,7 @@ fn code_result(ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> SarifResult {
             .iter()
             .take(related.len())
             .enumerate()
-            .map(|(i, (_, msg))| {
-                format!(
-                    "[{}]({})",
-                    msg.replace('[', "\\[").replace(']', "\\]"),
-                    i + 1
-                )
-            })
+            .map(|(i, (_, msg))| format!("[{}]({})", unlinked(msg), i + 1))
             .collect();
         text.push_str(&format!(" See {}.", links.join(", ")));
     }
@@ -796,6 +784,12 @@ fn clip(s: &str) -> String {
     let mut t: String = s.chars().take(MAX_DESCRIPTION - 3).collect();
     t.push_str("...");
     t
+}
+
+/// A SARIF plain-text message with its `[` and `]` escaped (SARIF 3.11.6), so a name holding
+/// `[text](https://...)` is not read as an embedded link (issue 26).
+fn unlinked(s: &str) -> String {
+    s.replace('[', "\\[").replace(']', "\\]")
 }
 
 /// Escapes the characters Markdown would read as HTML.

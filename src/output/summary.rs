@@ -9,11 +9,46 @@ use std::fmt::Write as _;
 use crate::model::FlatModel;
 use crate::report::Report;
 
-/// Markdown table cell text: `|` escaped, no line breaks, nothing a terminal acts on.
+/// Markdown text outside code (issue 26): every ASCII punctuation character a Markdown or HTML
+/// construct could start with backslash-escaped (CommonMark lets any be), so no link, image,
+/// heading, emphasis, HTML tag or table cell break can render; nothing a terminal acts on
+/// ([`crate::visible`]), no line break.
+pub fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in crate::visible::visible(s).chars() {
+        if c.is_ascii_punctuation() {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A Markdown code span holding `s` as it is (issue 26): fenced by one backtick more than the
+/// longest run of backticks in it (CommonMark), padded with a space on each side when it starts
+/// or ends with a backtick or a space (the padding is stripped when rendered), with nothing a
+/// terminal acts on ([`crate::visible`]) and no line break. Its text never ends the span, so no
+/// link, image or heading can follow from it. Not for a table cell: a `|` there ends the cell.
+pub fn code(s: &str) -> String {
+    let s = crate::visible::visible(s);
+    let mut longest = 0;
+    let mut run = 0;
+    for c in s.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if s.is_empty() || s.starts_with(['`', ' ']) || s.ends_with(['`', ' ']) {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{s}{pad}{fence}")
+}
+
+/// Markdown table cell text: [`text`], so `|` is escaped too.
 fn cell(s: &str) -> String {
-    crate::visible::visible(s)
-        .replace('|', "\\|")
-        .replace('\n', " ")
+    text(s)
 }
 
 /// The summary of `report` (its graph `model`), ending with a newline.
@@ -23,7 +58,7 @@ pub fn render(report: &Report, model: &FlatModel) -> String {
     let _ = writeln!(
         out,
         "### stalwart-verify: {} - gate {verdict} ({})\n",
-        cell(&report.input),
+        code(&report.input),
         report.gate.as_str()
     );
     let mut rows: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
@@ -66,23 +101,23 @@ pub fn render(report: &Report, model: &FlatModel) -> String {
     if let Some(b) = &report.baseline {
         let _ = writeln!(
             out,
-            "\n{} known to the baseline `{}` not shown.",
+            "\n{} known to the baseline {} not shown.",
             super::plural(b.known, "finding", "findings"),
-            cell(&b.path)
+            code(&b.path)
         );
     }
     if let Some(f) = report.findings.iter().find(|f| report.blocks(f)) {
         let on = f
             .node
             .as_deref()
-            .map(|n| format!(" at `{}`", cell(n)))
+            .map(|n| format!(" at {}", code(n)))
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "\nThe route of the first blocking finding, {} on `{}`{on} (fingerprint `{}`):\n",
+            "\nThe route of the first blocking finding, {} on {}{on} (fingerprint {}):\n",
             f.rule,
-            cell(&f.subject),
-            f.fingerprint
+            code(&f.subject),
+            code(&f.fingerprint)
         );
         out.push_str("```mermaid\n");
         out.push_str(&super::picture::mermaid(model, Some(f)));

@@ -546,7 +546,8 @@ struct Spot {
 /// declared their nodes (steps at the same place share one label). Steps whose node has no
 /// location become notes, and a witness longer than [`MAX_WITNESS_LABELS`] loses its middle to a
 /// note. Returns an empty string when there is nothing to point at. Trailing blank lines are cut.
-/// Lines longer than this are not quoted in an excerpt (minified JSON): the place is named.
+/// Lines longer than this are not drawn in an excerpt (minified JSON): the place is named and the
+/// line quoted clipped ([`crate::source::SourceFile::quote`]).
 const MAX_EXCERPT_LINE: usize = crate::source::MAX_WINDOW_LINE;
 
 /// The excerpt's heading: where the finding is declared, or how far into the run its route goes.
@@ -590,21 +591,72 @@ fn route_message(f: &Finding) -> String {
 /// The run's files as codespan-reporting reads them, built once per report: building one finds
 /// every line start of its file, so building them per finding cost the findings times the files'
 /// size (issue 14: minutes on a 20,000-tool export).
+///
+/// A file with a line longer than [`MAX_EXCERPT_LINE`] is given to the renderer with that line
+/// clipped to its first [`MAX_EXCERPT_LINE`] characters and `…` (issue 26): no label lies on such a
+/// line (its place is a note), but the renderer shows the lines between two close labels, and a
+/// 60 MB line among them was printed whole once per finding.
 struct Files<'a> {
-    files: SimpleFiles<String, &'a str>,
+    files: SimpleFiles<String, std::borrow::Cow<'a, str>>,
     /// The codespan id of each [`SourceMap`] file, by its index.
     ids: Vec<usize>,
+    /// For a clipped file, each line's start in the file and in the clipped text.
+    starts: Vec<Option<Vec<(usize, usize)>>>,
 }
 
 impl<'a> Files<'a> {
     fn of(sources: &'a SourceMap) -> Files<'a> {
         let mut files = SimpleFiles::new();
-        let ids = sources
-            .files
-            .iter()
-            .map(|sf| files.add(sf.display.clone(), sf.text.as_str()))
-            .collect();
-        Files { files, ids }
+        let mut ids = Vec::new();
+        let mut starts = Vec::new();
+        for sf in &sources.files {
+            let long = sf
+                .text
+                .split('\n')
+                .any(|l| l.len() > MAX_EXCERPT_LINE && l.chars().nth(MAX_EXCERPT_LINE).is_some());
+            if !long {
+                ids.push(files.add(
+                    sf.display.clone(),
+                    std::borrow::Cow::Borrowed(sf.text.as_str()),
+                ));
+                starts.push(None);
+                continue;
+            }
+            let mut text = String::with_capacity(sf.text.len().min(1 << 20));
+            let mut map = Vec::new();
+            let mut old = 0;
+            for line in sf.text.split_inclusive('\n') {
+                map.push((old, text.len()));
+                old += line.len();
+                let body = line.strip_suffix('\n').unwrap_or(line);
+                match body.char_indices().nth(MAX_EXCERPT_LINE) {
+                    Some((cut, _)) => {
+                        text.push_str(&body[..cut]);
+                        text.push('…');
+                        if line.ends_with('\n') {
+                            text.push('\n');
+                        }
+                    }
+                    None => text.push_str(line),
+                }
+            }
+            ids.push(files.add(sf.display.clone(), std::borrow::Cow::Owned(text)));
+            starts.push(Some(map));
+        }
+        Files { files, ids, starts }
+    }
+
+    /// `span` of the file `file` as the renderer's text holds it (a span on a short line).
+    fn span(&self, file: usize, span: Range<usize>) -> Range<usize> {
+        let Some(Some(map)) = self.starts.get(file) else {
+            return span;
+        };
+        let i = match map.binary_search_by_key(&span.start, |&(old, _)| old) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        };
+        let (old, new) = map.get(i).copied().unwrap_or((0, 0));
+        (span.start - old + new)..(span.end - old + new)
     }
 }
 
@@ -614,13 +666,17 @@ fn excerpt(report: &Report, files: &Files, f: &Finding, color: bool) -> String {
     let mut notes: Vec<String> = Vec::new();
     let add =
         |spots: &mut Vec<Spot>, notes: &mut Vec<String>, loc: Loc, primary: bool, text: String| {
-            // A minified file puts everything on one line: quote its place instead of the line.
-            if sources.file(loc.file).line_text(loc.line).chars().count() > MAX_EXCERPT_LINE {
+            // A minified file puts everything on one line: its place is named and the line quoted
+            // clipped, never whole (issue 26: a 60 MB line once per finding). The line is the one
+            // the location lands on, a line past the end being the last.
+            let file = sources.file(loc.file);
+            if file.line_longer_than(loc.line, MAX_EXCERPT_LINE) {
                 notes.push(format!(
-                    "{text} ({}:{}:{})",
-                    sources.file(loc.file).display,
+                    "{text} ({}:{}:{}): {}",
+                    file.display,
                     loc.line,
-                    loc.column
+                    loc.column,
+                    file.quote(loc)
                 ));
                 return;
             }
@@ -699,9 +755,9 @@ fn excerpt(report: &Report, files: &Files, f: &Finding, color: bool) -> String {
         .into_iter()
         .map(|s| {
             let label = if s.primary {
-                Label::primary(ids[s.file], s.span)
+                Label::primary(ids[s.file], files.span(s.file, s.span))
             } else {
-                Label::secondary(ids[s.file], s.span)
+                Label::secondary(ids[s.file], files.span(s.file, s.span))
             };
             label.with_message(s.texts.join("; "))
         })
@@ -732,7 +788,7 @@ fn excerpt(report: &Report, files: &Files, f: &Finding, color: bool) -> String {
 fn emit(
     w: &mut dyn WriteColor,
     config: &Config,
-    files: &SimpleFiles<String, &str>,
+    files: &SimpleFiles<String, std::borrow::Cow<'_, str>>,
     diagnostic: &Diagnostic<usize>,
 ) -> bool {
     term::emit(w, config, files, diagnostic).is_ok()

@@ -143,6 +143,11 @@ fn clone_read_error(e: &crate::files::ReadError) -> crate::files::ReadError {
             column: *column,
         },
         R::Outside(p) => R::Outside(p.clone()),
+        R::Escapes { link, to } => R::Escapes {
+            link: link.clone(),
+            to: to.clone(),
+        },
+        R::GitFolder => R::GitFolder,
         R::Io(io) => R::Io(std::io::Error::new(io.kind(), io.to_string())),
     }
 }
