@@ -82,7 +82,7 @@ pub fn render(report: &Report, model: &FlatModel) -> String {
         }
     }
     if let Some(c) = &report.triage.config {
-        let _ = writeln!(out, "\nConfiguration read: `{}`.", cell(c));
+        let _ = writeln!(out, "\nConfiguration read: {}.", code(c));
     }
     if !report.weakened.is_empty() {
         let _ = writeln!(
@@ -93,9 +93,9 @@ pub fn render(report: &Report, model: &FlatModel) -> String {
         for w in &report.weakened {
             let at =
                 w.at.filter(|l| l.file < report.sources.files.len())
-                    .map(|l| format!("`{}`: ", cell(&report.sources.file_line(l))))
+                    .map(|l| format!("{}: ", code(&report.sources.file_line(l))))
                     .unwrap_or_default();
-            let _ = writeln!(out, "- {at}{}", cell(&w.message));
+            let _ = writeln!(out, "- {at}{}", text(&w.message));
         }
     }
     if let Some(b) = &report.baseline {
