@@ -3,9 +3,10 @@
 //!
 //! The explicit engine's search of an instance (SPEC 9) reads the instance in three places
 //! only: its [`Slice`] (the latches kept), its taint bits
-//! ([`taint_bits`](super::slice::taint_bits)), and the violation predicate judged at each call, with when to stop (every violation it could have found). Two
-//! instances of one obligation with equal slices and taint bits therefore generate the same
-//! records in the same order until each stops, and one search can carry them all, judging each
+//! ([`taint_bits`](super::slice::taint_bits)), and the violation predicate judged at each call,
+//! with when to stop (every violation it could have found). Two instances of one obligation with
+//! equal slices and taint bits therefore generate the same records in the same order until each
+//! stops, and one search can carry them all, judging each
 //! at its own tool's calls and concluding each where its own search would (see
 //! [`super::explicit::search_shared`]): their witnesses, verdicts and state counts are the
 //! ones their own searches give. What is shared is the first search, with no guard decided
