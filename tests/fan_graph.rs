@@ -10,8 +10,8 @@
 
 mod common;
 
+use stalwart::engine;
 use stalwart::engine::slice::{self, Slice};
-use stalwart::engine::{self as engine};
 use stalwart::gen::families;
 use stalwart::verify::{self, Options};
 use std::collections::{BTreeMap, BTreeSet};
@@ -104,7 +104,12 @@ fn a_2000_wide_fan_verifies_with_the_findings_the_scans_gave() {
     );
     let z3 = report.engine("z3").expect("the z3 engine ran");
     assert_eq!(
-        (z3.obligations, z3.holds_every_depth, z3.violated, z3.undecided),
+        (
+            z3.obligations,
+            z3.holds_every_depth,
+            z3.violated,
+            z3.undecided
+        ),
         (5000, 1433, 0, 3567)
     );
     assert_eq!(
