@@ -191,8 +191,8 @@ pub fn wide(seed: u64, width: usize, session_steps: u32) -> Generated {
 /// One model node whose conditional edge fans out to `width` tool nodes (`f0`, `f1`, ...) and
 /// `__end__`, each returning to the model: even nodes guarded (`tools`), odd ones plain
 /// (`tools_plain`), node `i` binding tools `2i` and `2i + 1` of `2 width` (reads and writes,
-/// some `reads_outside`, irreversible or compensable, `width / 10` order rules; see
-/// [`super::catalogue`]). `width + 3` nodes.
+/// some `reads_outside`, irreversible or compensable, `width / 10` order rules, as the other
+/// families' catalogues). `width + 3` nodes.
 pub fn fan(seed: u64, width: usize, session_steps: u32) -> Generated {
     let mut rng = Rng::new(seed);
     let width = width.max(1);
