@@ -1,7 +1,8 @@
 //! Benchmark harness: `cargo run --release --features bench --bin bench [-- [FAMILY,...] [SIZE...] [--profile] [--write DIR]]`.
 //!
-//! For each graph family (`react`, `mesh`, `subgraphs`, `chain`, `wide`; see `stalwart::gen`) and size
-//! (default 10, 100 and 1,000 nodes; give 10000 to add the largest), it generates an export with
+//! For each graph family (`react`, `mesh`, `subgraphs`, `chain`, `wide`, `fan`; see
+//! `stalwart::gen`) and size (default 10, 100 and 1,000 nodes; give 10000 to add the largest),
+//! it generates an export with
 //! a tenth as many tools and a twentieth as many order rules at `session_steps` 3, verifies it
 //! with both engines (`--engine both`, the default) and prints: the flattened nodes, tools and
 //! obligations; each engine's wall time in milliseconds and their ratio; how many obligations
@@ -12,7 +13,9 @@
 //! and Z3's resource units (the run's total in millions, the most one obligation and one query
 //! spent, the figures the default budgets are set from). One run each: compare the figures as
 //! ratios within one run on a shared machine. The `wide` family's size is its fan-out (one model
-//! routing to that many plain tool nodes, a tool each; not in the default list).
+//! routing to that many plain tool nodes, a tool each; not in the default list), and so is the
+//! `fan` family's (guarded and plain tool nodes in turn, two tools each, reads and writes; not in
+//! the default list either).
 //!
 //! The family `corpus` (in the default list, last) is every graph of `../shared/corpus/langgraph`
 //! and `../shared/corpus/agentdojo` (skipped, saying so, where `../shared` is absent), each
@@ -43,6 +46,7 @@ fn generate(family: &str, n: usize) -> Option<Generated> {
         "subgraphs" => families::subgraphs(42, n, 3),
         "chain" => families::chain(42, n, 3),
         "wide" => families::wide(42, n, 3),
+        "fan" => families::fan(42, n, 3),
         _ => return None,
     })
 }
@@ -152,7 +156,7 @@ fn main() {
     for fam in &generated {
         for &n in &sizes {
             let Some(g) = generate(fam, n) else {
-                eprintln!("no family '{fam}' (react, mesh, subgraphs, chain, wide, corpus)");
+                eprintln!("no family '{fam}' (react, mesh, subgraphs, chain, wide, fan, corpus)");
                 std::process::exit(2);
             };
             let gp = dir.join(format!("{fam}-{n}.json"));

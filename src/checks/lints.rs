@@ -56,30 +56,43 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
             }
         }
     }
-    // compensation_out_of_reach: per agent (or region) in order of first appearance.
+    // compensation_out_of_reach: per agent (or region) in order of first appearance. Each
+    // region's calls are gathered in one pass over the nodes, and only its called tools are
+    // looked at, in ascending order (a scan per region and a search per tool were quadratic in
+    // a graph of 20,000 tool nodes, issue 26).
     let mut regions: Vec<usize> = Vec::new();
+    let mut calls: Vec<Vec<usize>> = vec![Vec::new(); m.regions.len()];
+    let mut is_agent = vec![false; m.regions.len()];
+    let mut seen = vec![false; m.regions.len()];
     for n in &m.nodes {
-        if !regions.contains(&n.region) {
+        if seen.len() <= n.region {
+            calls.resize(n.region + 1, Vec::new());
+            is_agent.resize(n.region + 1, false);
+            seen.resize(n.region + 1, false);
+        }
+        if !seen[n.region] {
+            seen[n.region] = true;
             regions.push(n.region);
         }
+        if n.calls_tools() {
+            calls[n.region].extend(n.tools.iter().copied());
+        }
+        is_agent[n.region] |= n.agent.is_some();
     }
     for r in regions {
-        let calls: Vec<usize> = m
-            .nodes
-            .iter()
-            .filter(|n| n.region == r && n.calls_tools())
-            .flat_map(|n| n.tools.iter().copied())
-            .collect();
-        let is_agent = m.nodes.iter().any(|n| n.region == r && n.agent.is_some());
-        for (ti, t) in m.tools.iter().enumerate() {
+        let mut called = std::mem::take(&mut calls[r]);
+        called.sort_unstable();
+        called.dedup();
+        for &ti in &called {
+            let t = &m.tools[ti];
             let Compensation::Tool(c) = &t.compensation else {
                 continue;
             };
             let Some(ci) = m.tool_ix(&c.name) else {
                 continue;
             };
-            if calls.contains(&ti) && !calls.contains(&ci) {
-                let who = if is_agent { "agent" } else { "graph" };
+            if called.binary_search(&ci).is_err() {
+                let who = if is_agent[r] { "agent" } else { "graph" };
                 out.push(lint(
                     "compensation_out_of_reach",
                     &t.name,
@@ -122,8 +135,14 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
             }
         }
     }
+    let mut bound = vec![false; m.tools.len()];
+    for &t in m.nodes.iter().flat_map(|n| &n.tools) {
+        if let Some(b) = bound.get_mut(t) {
+            *b = true;
+        }
+    }
     for (ti, t) in m.tools.iter().enumerate() {
-        if !m.nodes.iter().any(|n| n.tools.contains(&ti)) {
+        if !bound[ti] {
             out.push(lint(
                 "tool_never_bound",
                 &t.name,

@@ -30,7 +30,7 @@ use crate::ir::{FlagScope, NotAfter, When};
 use crate::model::{CheckLit, FlatModel, NodeIx, ToolCheck, ToolIx};
 use crate::obligation::Judges;
 use hashbrown::HashTable;
-use rustc_hash::{FxBuildHasher, FxHashSet as HashSet};
+use rustc_hash::{FxBuildHasher, FxHashMap as HashMap, FxHashSet as HashSet};
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::BuildHasher;
@@ -291,6 +291,9 @@ struct Member {
     inst: Instance,
     /// Every violation key the instance could have: once all are found, its search stops.
     possible: usize,
+    /// Some plain node binds the instance's tool (for O1, some tool): an obligation judging
+    /// plain calls has nothing to search without one.
+    binds_plain: bool,
     found: BTreeMap<(ToolIx, NodeIx, Class), Violation>,
     result: Option<InstanceResult>,
 }
@@ -447,15 +450,33 @@ impl<'a> Search<'a> {
             region_bit,
             recs: Vec::new(),
             keys: Vec::new(),
-            members: insts
-                .iter()
-                .map(|&i| Member {
-                    inst: i,
-                    possible: possible_keys(m, i),
-                    found: BTreeMap::new(),
-                    result: None,
-                })
-                .collect(),
+            members: {
+                // A group's members look at the nodes binding their own tools, found in one
+                // pass (a scan of every node per member is quadratic in a group of thousands).
+                let binders = (insts.len() > 1).then(|| binders_of(m, &member_of));
+                insts
+                    .iter()
+                    .map(|&i| {
+                        let (possible, binds_plain) = match (&binders, i.tool) {
+                            (Some(b), Some(t)) => {
+                                let ns = b.get(&t).map(Vec::as_slice).unwrap_or_default();
+                                (
+                                    possible_keys_at(m, i, ns),
+                                    ns.iter().any(|&n| !m.nodes[n].guarded()),
+                                )
+                            }
+                            _ => (possible_keys(m, i), binds_plain(m, i)),
+                        };
+                        Member {
+                            inst: i,
+                            possible,
+                            binds_plain,
+                            found: BTreeMap::new(),
+                            result: None,
+                        }
+                    })
+                    .collect()
+            },
             member_of,
             active: insts.len(),
             filled: Vec::new(),
@@ -488,12 +509,7 @@ impl<'a> Search<'a> {
         // node binding it, nothing to search.
         if self.ob.spec().judges == Judges::Plain {
             for mb in &mut self.members {
-                let plain_binds = self.m.nodes.iter().any(|n| {
-                    n.calls_tools()
-                        && !n.guarded()
-                        && mb.inst.tool.is_none_or(|t| n.tools.contains(&t))
-                });
-                if !plain_binds {
+                if !mb.binds_plain {
                     mb.result = Some(InstanceResult::holds(mb.inst));
                     self.active -= 1;
                 }
@@ -1286,6 +1302,43 @@ fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
             && (spec.judges == Judges::Running || !n.guarded())
     };
     spec.classes().len() * m.nodes.iter().filter(|n| judged(n)).count()
+}
+
+/// [`possible_keys`] for an instance about a tool, given `binders`: the nodes calling tools that
+/// bind it, each once.
+fn possible_keys_at(m: &FlatModel, inst: Instance, binders: &[NodeIx]) -> usize {
+    let spec = inst.obligation.spec();
+    let judged = |n: &crate::model::FlatNode| {
+        inst.tool.is_some_and(|t| {
+            !(spec.confirmed_by_review && n.reviews_calls_of(t))
+                && (spec.judges == Judges::Running || !n.guarded())
+        })
+    };
+    spec.classes().len() * binders.iter().filter(|&&n| judged(&m.nodes[n])).count()
+}
+
+/// True when some plain node binds `inst`'s tool (for O1, any tool).
+fn binds_plain(m: &FlatModel, inst: Instance) -> bool {
+    m.nodes
+        .iter()
+        .any(|n| n.calls_tools() && !n.guarded() && inst.tool.is_none_or(|t| n.tools.contains(&t)))
+}
+
+/// The nodes calling tools that bind each tool `member_of` names (ascending, each once), in
+/// one pass over the nodes.
+fn binders_of(m: &FlatModel, member_of: &[Option<usize>]) -> HashMap<ToolIx, Vec<NodeIx>> {
+    let mut out: HashMap<ToolIx, Vec<NodeIx>> = HashMap::default();
+    for (ix, n) in m.nodes.iter().enumerate().filter(|(_, n)| n.calls_tools()) {
+        for &t in &n.tools {
+            if member_of.get(t).is_some_and(Option::is_some) {
+                let b = out.entry(t).or_default();
+                if b.last() != Some(&ix) {
+                    b.push(ix);
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -67,6 +67,49 @@ impl std::fmt::Display for ReplayError {
     }
 }
 
+/// One latch per tool, indexed by tool: each tool's value is the default (false, zero, none)
+/// until set. Only the tools set are held, so a replay costs what its witness touches, not the
+/// catalogue's size (issue 26: every one of 20,000 violations is replayed, and a latch vector per
+/// tool for each was quadratic in the tools).
+#[derive(Debug, Clone, Default)]
+pub struct PerTool<T> {
+    set: rustc_hash::FxHashMap<ToolIx, T>,
+    default: T,
+}
+
+impl<T: Copy + Default> PerTool<T> {
+    /// Every tool at the default.
+    pub fn new() -> PerTool<T> {
+        PerTool {
+            set: Default::default(),
+            default: T::default(),
+        }
+    }
+
+    /// Every tool back to the default.
+    pub fn clear(&mut self) {
+        self.set.clear();
+    }
+
+    /// Back to the default the tools `reset` says.
+    pub fn reset_where(&mut self, reset: impl Fn(ToolIx) -> bool) {
+        self.set.retain(|&t, _| !reset(t));
+    }
+}
+
+impl<T> std::ops::Index<ToolIx> for PerTool<T> {
+    type Output = T;
+    fn index(&self, t: ToolIx) -> &T {
+        self.set.get(&t).unwrap_or(&self.default)
+    }
+}
+
+impl<T: Copy> std::ops::IndexMut<ToolIx> for PerTool<T> {
+    fn index_mut(&mut self, t: ToolIx) -> &mut T {
+        self.set.entry(t).or_insert(self.default)
+    }
+}
+
 /// Every latch of SPEC 3, concrete.
 #[derive(Debug, Clone)]
 pub struct Latches {
@@ -75,39 +118,38 @@ pub struct Latches {
     /// `exit_after` counters.
     pub counters: Vec<u32>,
     /// `ran[t]`.
-    pub ran: Vec<bool>,
+    pub ran: PerTool<bool>,
     /// `count[t]` (not saturated: exact).
-    pub count: Vec<u32>,
+    pub count: PerTool<u32>,
     /// Taint origin regions (empty: untainted).
     pub tainted: BTreeSet<usize>,
     /// `confirmed[W]`.
-    pub confirmed: Vec<bool>,
+    pub confirmed: PerTool<bool>,
     /// `confirmed_clean[W]`.
-    pub clean: Vec<bool>,
+    pub clean: PerTool<bool>,
     /// `irreversible_unconfirmed`.
     pub irrev_unconf: bool,
     /// `wrote`.
     pub wrote: bool,
     /// Where each tool last ran in this run (for O8).
-    pub ran_at: Vec<Option<NodeIx>>,
+    pub ran_at: PerTool<Option<NodeIx>>,
 }
 
 impl Latches {
     /// The latches a session starts with: every flag, counter and `ran` false or zero, nothing
     /// tainted or confirmed.
     pub fn new(m: &FlatModel) -> Latches {
-        let nt = m.tools.len();
         Latches {
             flags: vec![false; m.flags.len()],
             counters: vec![0; m.counters.len()],
-            ran: vec![false; nt],
-            count: vec![0; nt],
+            ran: PerTool::new(),
+            count: PerTool::new(),
             tainted: BTreeSet::new(),
-            confirmed: vec![false; nt],
-            clean: vec![false; nt],
+            confirmed: PerTool::new(),
+            clean: PerTool::new(),
             irrev_unconf: false,
             wrote: false,
-            ran_at: vec![None; nt],
+            ran_at: PerTool::new(),
         }
     }
 }
@@ -515,13 +557,13 @@ impl<'a> Walk<'a> {
             self.l
                 .tainted
                 .extend(std::mem::take(&mut self.pending_taint));
-            self.l.clean.iter_mut().for_each(|c| *c = false);
+            self.l.clean.clear();
         }
         self.own_flags(self.node);
         let nd = &self.m.nodes[self.node];
         if nd.taints_on_leave {
             self.l.tainted.insert(nd.region);
-            self.l.clean.iter_mut().for_each(|c| *c = false);
+            self.l.clean.clear();
         }
     }
 
@@ -544,16 +586,18 @@ impl<'a> Walk<'a> {
             }
         }
         self.l.counters.iter_mut().for_each(|c| *c = 0);
-        for (t, d) in m.tools.iter().enumerate() {
-            if d.order.at_most.as_ref().is_some_and(|a| a.per_turn) {
-                self.l.count[t] = 0;
-            }
-        }
-        self.l.confirmed.iter_mut().for_each(|c| *c = false);
-        self.l.clean.iter_mut().for_each(|c| *c = false);
+        self.l.count.reset_where(|t| {
+            m.tools[t]
+                .order
+                .at_most
+                .as_ref()
+                .is_some_and(|a| a.per_turn)
+        });
+        self.l.confirmed.clear();
+        self.l.clean.clear();
         self.l.irrev_unconf = false;
         self.l.wrote = false;
-        self.l.ran_at.iter_mut().for_each(|c| *c = None);
+        self.l.ran_at.clear();
         self.steps = 0;
         self.node = m.entry;
         self.expect_enter = Some(m.entry);

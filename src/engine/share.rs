@@ -2,10 +2,11 @@
 //! states in the same order, found so that one search answers them all.
 //!
 //! The explicit engine's search of an instance (SPEC 9) reads the instance in three places
-//! only: its [`Slice`] (the latches kept), its taint bits ([`taint_bits`]), and the violation
-//! predicate judged at each call, with when to stop (every violation it could have found). Two
-//! instances of one obligation with equal slices and taint bits therefore generate the same
-//! records in the same order until each stops, and one search can carry them all, judging each
+//! only: its [`Slice`] (the latches kept), its taint bits
+//! ([`taint_bits`](super::slice::taint_bits)), and the violation predicate judged at each call,
+//! with when to stop (every violation it could have found). Two instances of one obligation with
+//! equal slices and taint bits therefore generate the same records in the same order until each
+//! stops, and one search can carry them all, judging each
 //! at its own tool's calls and concluding each where its own search would (see
 //! [`super::explicit::search_shared`]): their witnesses, verdicts and state counts are the
 //! ones their own searches give. What is shared is the first search, with no guard decided
@@ -21,7 +22,7 @@
 //! two are equal). The Z3 engine asks every instance on its own, as before: the engines stay
 //! independent.
 
-use super::slice::{taint_bits, Slice};
+use super::slice::{irrev_confirmations, own_regions, plain_regions, Slice};
 use super::Instance;
 use crate::findings::Obligation;
 use crate::model::FlatModel;
@@ -38,24 +39,25 @@ pub struct Groups {
 }
 
 /// What two instances must share to share a search: the obligation, the slice with no exact
-/// guards, and each region's taint bit with their number.
-type Shape = (Obligation, Slice, Vec<usize>, usize);
+/// guards, and each region's taint bit with their number, held as the regions with a bit of
+/// their own ([`own_regions`]), which decide them (a model's regions can number thousands).
+type Shape = (Obligation, Slice, Vec<usize>);
 
 /// Groups `insts` (of `model`) by the search they would make (see the module's text).
 pub fn groups(model: &FlatModel, insts: &[Instance]) -> Groups {
     let none = BTreeSet::new();
+    let plain = plain_regions(model);
+    let irrev = irrev_confirmations(model);
     let mut by_shape: HashMap<Shape, Vec<usize>> = HashMap::new();
     let mut order: Vec<Shape> = Vec::new();
     for (i, inst) in insts.iter().enumerate() {
         if inst.tool.is_none() || matches!(inst.obligation, Obligation::O1 | Obligation::O8) {
             continue;
         }
-        let (bits, n) = taint_bits(model, *inst);
         let shape = (
             inst.obligation,
-            Slice::new(model, inst.obligation, inst.tool, &none),
-            bits,
-            n,
+            Slice::with_confirmations(model, inst.obligation, inst.tool, &none, &irrev),
+            own_regions(&plain, *inst).to_vec(),
         );
         let group = by_shape.entry(shape).or_insert_with_key(|s| {
             order.push(s.clone());

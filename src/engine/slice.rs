@@ -47,6 +47,28 @@ impl Slice {
         tool: Option<ToolIx>,
         exact: &BTreeSet<ToolIx>,
     ) -> Slice {
+        Slice::build(model, ob, tool, exact, None)
+    }
+
+    /// [`Slice::new`], given the model's [`irrev_confirmations`] (worked out once for the
+    /// thousands of instances of a wide graph, not a scan of every tool each).
+    pub fn with_confirmations(
+        model: &FlatModel,
+        ob: Obligation,
+        tool: Option<ToolIx>,
+        exact: &BTreeSet<ToolIx>,
+        irrev: &[ToolIx],
+    ) -> Slice {
+        Slice::build(model, ob, tool, exact, Some(irrev))
+    }
+
+    fn build(
+        model: &FlatModel,
+        ob: Obligation,
+        tool: Option<ToolIx>,
+        exact: &BTreeSet<ToolIx>,
+        irrev: Option<&[ToolIx]>,
+    ) -> Slice {
         let mut need: BTreeSet<Var> = BTreeSet::new();
         if let Some(t) = tool {
             let mut seed = Vec::new();
@@ -79,10 +101,16 @@ impl Slice {
         }
         while let Some(v) = work.pop() {
             if v == Var::IrrevUnconf {
-                for (w, def) in model.tools.iter().enumerate() {
-                    if def.is_write() && def.irreversible && model.interrupted[w] {
-                        add(Var::Confirmed(w), &mut need, &mut work);
+                let found;
+                let irrev = match irrev {
+                    Some(i) => i,
+                    None => {
+                        found = irrev_confirmations(model);
+                        &found
                     }
+                };
+                for &w in irrev {
+                    add(Var::Confirmed(w), &mut need, &mut work);
                 }
             }
         }
@@ -136,28 +164,90 @@ impl Slice {
     }
 }
 
+/// The tools whose `confirmed` latch the update of `irreversible_unconfirmed` reads (SPEC 3):
+/// the irreversible writes some interrupt names, ascending.
+pub fn irrev_confirmations(model: &FlatModel) -> Vec<ToolIx> {
+    model
+        .tools
+        .iter()
+        .enumerate()
+        .filter(|&(w, def)| def.is_write() && def.irreversible && model.interrupted[w])
+        .map(|(w, _)| w)
+        .collect()
+}
+
 /// Taint bits per region for instance `inst` (SPEC 3.1 Regions): for O6, one bit per region of a
 /// plain node binding its tool and one for every other region, enough to tell QG011 from QG012;
 /// otherwise one bit, "tainted". Returns each region's bit and the number of bits. Both engines
 /// keep taint this finely, so their classes agree.
 pub fn taint_bits(model: &FlatModel, inst: crate::engine::Instance) -> (Vec<usize>, usize) {
+    let own: Vec<usize> = match inst.tool {
+        Some(t) if inst.obligation.spec().split_by_region() => {
+            let mut own: Vec<usize> = model
+                .nodes
+                .iter()
+                .filter(|n| n.calls_tools() && !n.guarded() && n.tools.contains(&t))
+                .map(|n| n.region)
+                .collect();
+            own.sort_unstable();
+            own.dedup();
+            own
+        }
+        _ => Vec::new(),
+    };
+    taint_bits_of(model, inst, &own)
+}
+
+/// Per tool, the regions of the plain (unguarded) calling nodes that bind it, ascending and
+/// without repeats: what [`taint_bits`] finds by a scan of every node, worked out once for a
+/// model, so that the instances of thousands of tools cost a look each, not a scan each (issue
+/// 26: one model routing to 20,000 tool nodes).
+pub fn plain_regions(model: &FlatModel) -> Vec<Vec<usize>> {
+    let mut own = vec![Vec::new(); model.tools.len()];
+    for n in model
+        .nodes
+        .iter()
+        .filter(|n| n.calls_tools() && !n.guarded())
+    {
+        for &t in &n.tools {
+            if let Some(o) = own.get_mut(t) {
+                o.push(n.region);
+            }
+        }
+    }
+    for o in &mut own {
+        o.sort_unstable();
+        o.dedup();
+    }
+    own
+}
+
+/// The regions of `inst` that get a taint bit of their own (SPEC 3.1 Regions), given the
+/// model's [`plain_regions`]: those of the plain nodes binding its tool, for an obligation split
+/// by region; none otherwise. Two instances of a model have equal [`taint_bits`] exactly when
+/// these are equal (each region's bit is its place here, every other region the next).
+pub fn own_regions(plain: &[Vec<usize>], inst: crate::engine::Instance) -> &[usize] {
+    match inst.tool {
+        Some(t) if inst.obligation.spec().split_by_region() => {
+            plain.get(t).map(Vec::as_slice).unwrap_or_default()
+        }
+        _ => &[],
+    }
+}
+
+/// [`taint_bits`] from the instance's [`own_regions`] (ascending, without repeats).
+pub fn taint_bits_of(
+    model: &FlatModel,
+    inst: crate::engine::Instance,
+    own: &[usize],
+) -> (Vec<usize>, usize) {
     let mut bit = vec![0usize; model.regions.len()];
     if !inst.obligation.spec().split_by_region() {
         return (bit, 1);
     }
-    let mut own: Vec<usize> = model
-        .nodes
-        .iter()
-        .filter(|n| {
-            n.calls_tools() && !n.guarded() && inst.tool.is_some_and(|t| n.tools.contains(&t))
-        })
-        .map(|n| n.region)
-        .collect();
-    own.sort_unstable();
-    own.dedup();
     let other = own.len();
     for (r, b) in bit.iter_mut().enumerate() {
-        *b = own.iter().position(|&o| o == r).unwrap_or(other);
+        *b = own.binary_search(&r).unwrap_or(other);
     }
     (bit, other + 1)
 }

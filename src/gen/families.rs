@@ -11,6 +11,9 @@
 //!   rules, with a guarded shortcut.
 //! - [`wide`]: one model routing by one conditional edge to `nodes` plain tool nodes, each with
 //!   a tool of its own (issue 14: the fan-out a hostile export can have).
+//! - [`fan`]: the same fan-out with guarded and plain tool nodes in turn, two tools a node, and
+//!   the benchmark's mixed catalogue (reads, writes, `reads_outside`, irreversible writes,
+//!   compensations, order rules): issue 26's hostile pull request.
 
 use super::{catalogue, Generated, Rng};
 use serde_json::{json, Value};
@@ -181,6 +184,39 @@ pub fn wide(seed: u64, width: usize, session_steps: u32) -> Generated {
     Generated {
         graph: graph("wide", ns, es, json!({}), session_steps),
         catalogue: catalogue(&mut rng, width, (width / 20).max(2), &name),
+        gates: BTreeMap::new(),
+    }
+}
+
+/// One model node whose conditional edge fans out to `width` tool nodes (`f0`, `f1`, ...) and
+/// `__end__`, each returning to the model: even nodes guarded (`tools`), odd ones plain
+/// (`tools_plain`), node `i` binding tools `2i` and `2i + 1` of `2 width` (reads and writes,
+/// some `reads_outside`, irreversible or compensable, `width / 10` order rules, as the other
+/// families' catalogues). `width + 3` nodes.
+pub fn fan(seed: u64, width: usize, session_steps: u32) -> Generated {
+    let mut rng = Rng::new(seed);
+    let width = width.max(1);
+    let tools = 2 * width;
+    let name = |i: usize| format!("tool_{i:05}");
+    let mut ns = vec![
+        json!({"id": "__start__", "kind": "start"}),
+        json!({"id": "__end__", "kind": "end"}),
+        json!({"id": "model", "kind": "model", "tools": (0..tools).map(name).collect::<Vec<_>>()}),
+    ];
+    let mut es = vec![json!({"from": "__start__", "kind": "fixed", "destinations": ["model"]})];
+    let mut out = Vec::with_capacity(width + 1);
+    for i in 0..width {
+        let id = format!("f{i}");
+        let kind = if i % 2 == 0 { "tools" } else { "tools_plain" };
+        ns.push(json!({"id": id, "kind": kind, "tools": [name(2 * i), name(2 * i + 1)]}));
+        es.push(json!({"from": id, "kind": "fixed", "destinations": ["model"]}));
+        out.push(id);
+    }
+    out.push("__end__".to_string());
+    es.push(json!({"from": "model", "kind": "conditional", "destinations": out}));
+    Generated {
+        graph: graph("fan", ns, es, json!({}), session_steps),
+        catalogue: catalogue(&mut rng, tools, (width / 10).max(2), &name),
         gates: BTreeMap::new(),
     }
 }

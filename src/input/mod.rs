@@ -195,18 +195,21 @@ fn resolve_locations(
             }
         }
     }
+    // The first node of each name whose line is in the user's code, found by hash: a scan per
+    // edge is quadratic in a graph of 20,000 nodes (issue 26).
+    let mut coded: std::collections::HashMap<&str, crate::source::Loc> =
+        std::collections::HashMap::new();
+    for n in g.nodes.iter().filter(|n| n.loc.file != own) {
+        coded.entry(n.id.name.as_str()).or_insert(n.loc);
+    }
     for e in &mut g.edges {
         match resolve_file(e.declared_file.as_deref(), sources, export, own, read) {
             Ok(Some(i)) => e.loc.file = i,
             // An edge with no line of its own is the router's: findings on it (QG015) point at
             // the `from` node's source line when the user's code holds one (SPEC 12.4).
             Ok(None) if e.declared_file.is_none() => {
-                if let Some(n) = g
-                    .nodes
-                    .iter()
-                    .find(|n| n.id.name == e.from.name && n.loc.file != own)
-                {
-                    e.loc = n.loc;
+                if let Some(loc) = coded.get(e.from.name.as_str()) {
+                    e.loc = *loc;
                 }
             }
             Ok(None) => {}

@@ -127,7 +127,7 @@ pub fn check(
 ) -> InstanceResult {
     let none = BTreeSet::new();
     let first = timed(Phase::Plan, || {
-        let slice = Slice::new(m, inst.obligation, inst.tool, &none);
+        let slice = Slice::with_confirmations(m, inst.obligation, inst.tool, &none, &common.irrev);
         let groups = plan::groups(m, &common.binders, inst);
         match declined(m, common, inst, &slice, &groups, cfg) {
             Some(r) => Err(r),

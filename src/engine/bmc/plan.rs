@@ -103,6 +103,8 @@ pub struct Common {
     pub counted_steps: bool,
     /// Per tool: some calling node binds it (a tool no calling node binds is never called).
     pub bound: Arc<Vec<bool>>,
+    /// [`crate::engine::slice::irrev_confirmations`], for each instance's slice.
+    pub irrev: Arc<Vec<ToolIx>>,
 }
 
 impl Common {
@@ -157,6 +159,7 @@ impl Common {
             counter_caps: Arc::new(counter_caps),
             counted_steps,
             bound: Arc::new(bound),
+            irrev: Arc::new(crate::engine::slice::irrev_confirmations(m)),
         }
     }
 
@@ -180,7 +183,7 @@ impl Plan {
     /// The plan of `inst` over `m` (whose shared part is `common`), deciding the guards of the
     /// `exact` tools exactly.
     pub fn new(m: &FlatModel, common: &Common, inst: Instance, exact: &BTreeSet<ToolIx>) -> Plan {
-        let slice = Slice::new(m, inst.obligation, inst.tool, exact);
+        let slice = Slice::with_confirmations(m, inst.obligation, inst.tool, exact, &common.irrev);
         let groups = groups(m, &common.binders, inst);
         Plan::with(m, common, inst, exact, slice, groups)
     }
