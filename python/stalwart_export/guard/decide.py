@@ -40,6 +40,7 @@ ALLOW, CONFIRM, REFUSE = "allow", "confirm", "refuse"
 
 #: What each reason means, for the person asked and the model refused.
 REASON_TEXT = {
+    "call_id": "the model's message does not give each call an id of its own",
     "unknown_tool": "the tool is not in the catalogue, or not bound where it was called",
     "history_invalid": "the session's history does not verify",
     "argument_schema": "an argument does not fit the tool's declared arguments",

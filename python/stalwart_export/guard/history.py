@@ -38,7 +38,8 @@ comparing it with the one verified before (a change anywhere misses the cache an
 
 The state channel's reducer `merge_history` keeps the records by `(batch, i)`: an update may
 carry the whole list or only new records, and a record already kept is never replaced, so a
-later state update cannot rewrite one.
+later state update cannot rewrite one; a different record at a place already taken is kept
+beside it, and the history no longer verifies (never one of the two dropped).
 """
 
 from __future__ import annotations
@@ -122,22 +123,27 @@ def _place(record: Any) -> tuple[int, int] | None:
 
 def merge_history(left: list | None, right: list | None) -> list:
     """The state reducer of `HISTORY_KEY`: the records of both by `(batch, i)`, those already in
-    `left` kept as they are, sorted. Anything that is not a record is kept at the end as it is,
-    so that verification sees it and refuses (nothing is silently dropped)."""
+    `left` kept as they are, sorted. A record at a place that holds another record is kept too,
+    after it (two different records at one place are a broken history, which verification
+    refuses; one is never dropped); the same record twice is one. Anything that is not a record is
+    kept at the end as it is, so that verification sees it and refuses (nothing is silently
+    dropped)."""
     left = list(left or [])
     if not right:
         return left
     if not isinstance(right, list):
         right = [right]
-    by_place: dict[tuple[int, int], Any] = {}
+    by_place: dict[tuple[int, int], list] = {}
     odd: list[Any] = []
     for r in left + right:
         p = _place(r)
         if p is not None:
-            by_place.setdefault(p, r)
+            here = by_place.setdefault(p, [])
+            if r not in here:
+                here.append(r)
         elif not any(o is r for o in odd):
             odd.append(r)
-    return [by_place[k] for k in sorted(by_place)] + odd
+    return [r for k in sorted(by_place) for r in by_place[k]] + odd
 
 
 #: The annotation a hand-built graph's state gives the history key:
@@ -270,6 +276,10 @@ def _extend(s: Session, history: list, k: int, chain: Chain) -> None:
         while j < n and entries[j].get("batch") == batch:
             e = entries[j]
             i = e.get("i")
+            if i == last_i and isinstance(i, int):
+                s.problem = (f"entry {j} of the history is a second, different record of one call (batch {batch}, "
+                             f"call {i}): two different records at one place are a broken history")
+                return
             if not isinstance(i, int) or isinstance(i, bool) or i <= last_i or e.get("v") != ENTRY_VERSION:
                 s.problem = f"entry {j} of the history is out of place (batch {batch}, call {i!r})"
                 return

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .catalogue import load_catalogue
-from .core import Batch, Outcome, refusal_text
+from .core import Batch, Outcome, id_problem, refusal_text
 from .decide import Call, Rules
 from .doc import GuardConfigError
 from .facts import load_facts
@@ -304,12 +304,13 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         problem = None if isinstance(state, dict) else (
             "the tool node's state is not a mapping, so the guard's history cannot be kept in it")
         problem = problem or _channel_problem(cfg)
-        calls, index = _batch_calls(state, tc)
+        calls, index, ids = _batch_calls(state, tc)
         bound = None
         tools = getattr(request.runtime, "tools", None)
         if tools:
             bound = {t.name for t in tools}
         batch = self._batch(calls, state, ctx, problem, bound)
+        batch.call_problem = ids
         deny = None
         if len(calls) > 1 and not ctx.own_task:
             deny = (f"this tool node runs the {len(calls)} calls of the model's message in one task, and a pause there "
@@ -488,22 +489,32 @@ def _turn_of(state: Any) -> int:
     return sum(1 for m in msgs if isinstance(m, HumanMessage))
 
 
-def _batch_calls(state: Any, tc: dict) -> tuple[list[Call], int]:
-    """The calls of the model message that asked for `tc`, and its index there."""
+def _batch_calls(state: Any, tc: dict) -> tuple[list[Call], int, str | None]:
+    """The calls of the model message that asked for `tc`, its index there, and why the message's
+    call ids cannot place its calls (`core.id_problem`), or None. A call is found by its id; when
+    the message's ids do not tell its calls apart, by its name, arguments and id, at the first
+    place that has it (identical calls then make identical records)."""
     msgs = state.get("messages") if isinstance(state, dict) else None
     me = Call(tc.get("name", ""), dict(tc.get("args") or {}), tc.get("id"))
-    if isinstance(msgs, list) and tc.get("id") is not None:
+    if isinstance(msgs, list):
         from langchain_core.messages import AIMessage
 
         for m in reversed(msgs):
-            if isinstance(m, AIMessage):
+            if not isinstance(m, AIMessage) or not m.tool_calls:
+                continue
+            problem = id_problem(m.tool_calls)
+            if problem is None:
                 ids = [c.get("id") for c in m.tool_calls]
-                if tc["id"] in ids:
-                    calls = [Call(c.get("name", ""), dict(c.get("args") or {}), c.get("id")) for c in m.tool_calls]
-                    i = ids.index(tc["id"])
-                    calls[i] = me
-                    return calls, i
-    return [me], 0
+                at = ids.index(tc.get("id")) if tc.get("id") in ids else None
+            else:
+                at = next((k for k, c in enumerate(m.tool_calls) if c.get("id") == tc.get("id")
+                           and c.get("name") == tc.get("name") and (c.get("args") or {}) == (tc.get("args") or {})),
+                          None)
+            if at is not None:
+                calls = [Call(c.get("name", ""), dict(c.get("args") or {}), c.get("id")) for c in m.tool_calls]
+                calls[at] = me
+                return calls, at, problem
+    return [me], 0, id_problem([tc])
 
 
 def _answer_of(result: Any, call_id: str | None) -> Any:
