@@ -41,7 +41,7 @@ from .doc import GuardConfigError
 from .facts import load_facts
 from .handoff import carry as carry_history
 from .handoff import hands_off
-from .history import HISTORY_KEY, Chain, GuardHistory, merge_history, parse, verify
+from .history import HISTORY_KEY, Chain, GuardHistory, HistoryChannel, merge_history, parse, verify
 from .rulebook import load_rulebook
 from .trace import NO_THREAD, TraceWriter, make_tracer, qualified_node
 
@@ -68,7 +68,7 @@ def _agent_state_schema() -> Any:
 
     from typing_extensions import NotRequired
 
-    ns = {"__annotations__": {HISTORY_KEY: NotRequired[Annotated[list, merge_history]]}}
+    ns = {"__annotations__": {HISTORY_KEY: NotRequired[GuardHistory]}}
     return type("GuardAgentState", (_AgentState,), ns)
 
 
@@ -133,6 +133,11 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         cat = load_catalogue(catalogue)
         self.rules = Rules(cat, load_rulebook(rulebook), load_facts(facts, cat), taint_policy,
                            bool(input_reads_outside))
+        if key is not None and (not isinstance(key, (bytes, str)) or not key):
+            raise GuardConfigError(f"key is {'empty' if isinstance(key, (bytes, str)) else type(key).__name__}: an "
+                                   "empty key is not 'no key' (an unset environment variable?)",
+                                   "give key= a secret (bytes or text), or leave key out (no key: anyone can "
+                                   "recompute the history's hashes)")
         self.chain = Chain(key)
         self.trace = TraceWriter(trace) if trace is not None else None
         if context is not None and not (callable(context) or isinstance(context, dict)):
@@ -282,7 +287,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         hist = state.get(HISTORY_KEY) if isinstance(state, dict) else None
         from dataclasses import replace
 
-        session = verify(hist, self.chain)  # may be shared with later calls: replaced, never changed
+        session = verify(hist, self.chain, ctx.thread)  # may be shared with later calls: replaced, never changed
         if problem is not None and session.problem is None:
             session = replace(session, problem=problem)
         try:
@@ -468,6 +473,9 @@ def _channel_problem(cfg: Any) -> str | None:
     ch = channels.get(HISTORY_KEY) if isinstance(channels, dict) else None
     if ch is not None and getattr(ch, "operator", None) is not merge_history:
         return f"the graph's state declares `{HISTORY_KEY}` without the guard's reducer, so entries could be lost: {fix}"
+    if ch is not None and HistoryChannel is not None and not isinstance(ch, HistoryChannel):
+        return (f"the graph's state declares `{HISTORY_KEY}` with the guard's reducer but not its channel, so "
+                f"LangGraph's Overwrite could replace the history: {fix}")
     return None
 
 
