@@ -85,6 +85,31 @@ def schema_problem(tool: ToolSpec, args: Any) -> str | None:
     return None
 
 
+def text_problem(args: Any, path: str = "") -> str | None:
+    """Why a text of the arguments (a value or a key, nested ones too) is not Unicode text: a lone
+    surrogate (`"\\ud800"`), which no record, checkpoint or tool can carry as UTF-8. Rule 3 refuses
+    it before anything runs, so a tool never runs on a call whose record could not be sealed."""
+    if isinstance(args, str):
+        try:
+            args.encode("utf-8")
+        except UnicodeEncodeError as e:
+            return (f"{path or '/'}: the text holds a lone surrogate (U+{ord(args[e.start]):04X}), "
+                    "which is not Unicode text")
+        return None
+    if isinstance(args, dict):
+        for k, v in args.items():
+            got = text_problem(k, f"{path}/<key>") if isinstance(k, str) else None
+            got = got or text_problem(v, f"{path}/{k}")
+            if got:
+                return got
+    elif isinstance(args, (list, tuple)):
+        for k, v in enumerate(args):
+            got = text_problem(v, f"{path}/{k}")
+            if got:
+                return got
+    return None
+
+
 def _describe(v: Any) -> str:
     return "null" if v is None else f"{type(v).__name__} {v!r}"[:80]
 

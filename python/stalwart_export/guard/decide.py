@@ -119,7 +119,7 @@ def _decide(rules: Rules, call: Call, session: Session, turn: int, earlier: list
             return refuse(session.problem_reason, f"the tool check could not decide the call: {session.problem}")
         return refuse("history_invalid", f"the session's history does not verify: {session.problem}")
     # 3
-    problem = argcheck.schema_problem(tool, call.args)
+    problem = argcheck.schema_problem(tool, call.args) or argcheck.text_problem(call.args)
     if problem is not None:
         return refuse("argument_schema", f"the arguments of '{tool.name}' do not fit its schema: {problem}")
     # 4

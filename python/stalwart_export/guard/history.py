@@ -76,9 +76,10 @@ _PARSED = _Lru(CACHE_SIZE)
 
 
 def canonical(entry: dict) -> str:
-    """An entry's body: its canonical JSON without `mac`."""
+    """An entry's body: its canonical JSON without `mac`, in ASCII (every other character
+    escaped), so that any text the entry holds can be sealed and stored by any checkpointer."""
     body = {k: v for k, v in entry.items() if k != "mac"}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
 
 
 def encode(entry: dict) -> str:
