@@ -96,3 +96,18 @@ def test_two_different_records_at_one_place_are_a_broken_history_never_one_dropp
     # the same record twice is one record
     assert merge_history([r1], [r1]) == [r1]
     assert Chain(None).genesis == g.chain.genesis
+
+
+def test_a_call_changed_by_an_earlier_middleware_is_still_one_of_its_message():
+    """A call whose arguments differ from its message's (an earlier middleware edited them) is
+    still found by its id, and refused with the message when the ids are shared."""
+    from types import SimpleNamespace
+
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    g = A.guard()
+    msg = AIMessage(content="", tool_calls=[A.tc("search", {"q": "a"}, "dup"), A.tc("search", {"q": "b"}, "dup")])
+    state = {"messages": [HumanMessage(content="go"), msg]}
+    req = SimpleNamespace(tool_call=A.tc("search", {"q": "edited"}, "dup"), state=state, runtime=None)
+    out = g.wrap_tool_call(req, lambda r: (_ for _ in ()).throw(AssertionError("the tool ran")))
+    assert out.status == "error" and "call_id" in out.content

@@ -515,9 +515,10 @@ def _batch_calls(state: Any, tc: dict) -> tuple[list[Call], int, str | None]:
                 ids = [c.get("id") for c in m.tool_calls]
                 at = ids.index(tc.get("id")) if tc.get("id") in ids else None
             else:
-                at = next((k for k, c in enumerate(m.tool_calls) if c.get("id") == tc.get("id")
-                           and c.get("name") == tc.get("name") and (c.get("args") or {}) == (tc.get("args") or {})),
-                          None)
+                same_id = [k for k, c in enumerate(m.tool_calls) if c.get("id") == tc.get("id")]
+                at = next((k for k in same_id if m.tool_calls[k].get("name") == tc.get("name")
+                           and (m.tool_calls[k].get("args") or {}) == (tc.get("args") or {})),
+                          same_id[0] if same_id else None)
             if at is not None:
                 calls = [Call(c.get("name", ""), dict(c.get("args") or {}), c.get("id")) for c in m.tool_calls]
                 calls[at] = me
