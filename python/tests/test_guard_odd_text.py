@@ -76,3 +76,37 @@ def test_plain_text_is_shown_as_it_is():
     assert visible("Grüße, 東京 😀") == "Grüße, 東京 😀"
     assert visible("a\u202eb") == "a\\u202eb"
     assert json.loads('"' + visible("x\u200by") + '"') == "x\u200by"
+
+
+# ------------------------------------------------------------------ turns are the guard's own
+
+
+def test_a_summary_does_not_start_a_new_turn():
+    """`tip` may run once a turn. SummarizationMiddleware replaces the conversation's start (the
+    person's messages included) with a summary: the person's message count falls, and a turn
+    counted by messages would restart mid-turn. The guard counts its own turns: the turn's
+    message, not how many are left."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import SummarizationMiddleware
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graphs import model
+
+    g = A.guard()
+    summary = SummarizationMiddleware(model=model("unused"), summarizer=lambda msgs: "earlier turns",
+                                      trigger=("messages", 6), keep=("messages", 1))
+    turns = []
+    for t in range(3):
+        turns += [[A.tc("get_order", {"order_id": "1"}, f"g{t}")], f"turn {t} done"]
+    turns += [[A.tc("tip", {"amount": 1.0}, "t1")], [A.tc("get_order", {"order_id": "2"}, "g9")],
+              [A.tc("tip", {"amount": 1.0}, "t2")], "done"]
+    app = create_agent(model(*turns), A.TOOLS, middleware=[summary, g], checkpointer=InMemorySaver())
+    th = G.thread()
+    for t in range(3):
+        G.turn(app, th, f"turn {t}")
+    out, asked = G.turn(app, th, "turn 3", answers=[G.YES])
+    assert G.RAN["tip"] == 1, "tip ran twice in one turn"
+    tips = [d for d in G.decisions(out) if d[0] == "tip"]
+    assert tips == [("tip", "confirm", True, "write"), ("tip", "refuse", False, "order_rule")]
+    from langchain_core.messages import HumanMessage
+    assert sum(isinstance(m, HumanMessage) for m in out["messages"]) < 4  # the summary did shorten it

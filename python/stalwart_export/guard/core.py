@@ -67,6 +67,8 @@ class Batch:
     written: list = field(default_factory=list)
     #: Why the model message's call ids cannot place its calls (`id_problem`): every call is refused.
     call_problem: str | None = None
+    #: The mark of the batch's turn (the person's message that started it; `middleware._turn_of`).
+    human: str | None = None
 
     def decisions(self) -> list[Decision]:
         """Rules 1-8 for every call of the batch, in order (each sees the ones before it); every
@@ -132,6 +134,7 @@ class Batch:
             "batch": len(self.session.entries),
             "i": o.index,
             "turn": self.turn,
+            "human": self.human,
             "node": self.node,
             "tool": o.call.tool,
             "args": o.call.args,

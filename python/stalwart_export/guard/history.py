@@ -6,7 +6,7 @@ In the state an entry is one text, a *record*: `<mac>:<body>`, where `body` is t
 canonical JSON (sorted keys, no spaces) and `mac` 64 hex digits. `read_history(state)` gives the
 entries as mappings. An entry:
 
-    {"v": 1, "batch": 6, "i": 1, "turn": 2, "node": "tools",
+    {"v": 1, "batch": 6, "i": 1, "turn": 2, "human": "<message id>", "node": "tools",
      "tool": "refund_card", "args": {...}, "call_id": "call_1",
      "decision": "confirm", "reasons": ["write"], "answer": "approve", "ran": true,
      "outside": false, "facts": {"order_paid": true}, "proposed": null, "prev": "<hex>"}
@@ -16,6 +16,8 @@ entries as mappings. An entry:
   message; `(batch, i)` orders the history and names each entry once. A batch may skip an index
   (a call something else answered, such as a person rejecting it in HumanInTheLoopMiddleware,
   never reaches the guard).
+* `turn` is the guard's count of the person's turns, `human` the mark of the person's message
+  that started it (`middleware._turn_of`): per-turn limits count by them.
 * `ran` says whether the tool ran; `outside` marks content from outside (a `reads_outside`
   tool that ran); `facts` holds the fact values read from its answer; `answer` is the person's
   (`approve`, `edit`, `reject`, or null when nobody was asked); `proposed` is the model's call

@@ -298,7 +298,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                                   problem_reason="guard_error")
             context = {}
         records = tuple(hist) if isinstance(hist, list) else ()
-        return Batch(self.rules, self.chain, calls, session, _turn_of(state), ctx.node, bound, context, records)
+        turn, mark = _turn_of(state, session)
+        return Batch(self.rules, self.chain, calls, session, turn, ctx.node, bound, context, records, human=mark)
 
     def _prepare(self, request: Any) -> tuple[Outcome, Batch, "_Context"]:
         """(outcome, batch, context) of a ToolNode request: decided, and the person asked."""
@@ -487,14 +488,30 @@ def _send(cfg: Any, record: str) -> None:
         send([(HISTORY_KEY, [record])])
 
 
-def _turn_of(state: Any) -> int:
-    """The turn: how many of the person's messages the conversation holds (0 without messages)."""
+def _turn_of(state: Any, session: Any = None) -> tuple[int, str | None]:
+    """(the turn, its mark): the guard's own count of the person's turns (SPEC 12.1 "Turns are the
+    guard's own"). A turn's mark is the person's latest message (its id, else its place among
+    theirs); a summary a middleware wrote in place of earlier messages is not the person's.
+    With no entry yet that marks a turn, the turn is how many of the person's messages the
+    conversation holds (0 without messages); after one, the same mark is the same turn, a
+    new mark the next turn, and no mark left (the turn's message summarised away) still the
+    same turn: a summary never restarts a turn, so a per-turn limit holds through it."""
     msgs = state.get("messages") if isinstance(state, dict) else None
-    if not isinstance(msgs, list):
-        return 0
-    from langchain_core.messages import HumanMessage
+    human: list = []
+    if isinstance(msgs, list):
+        from langchain_core.messages import HumanMessage
 
-    return sum(1 for m in msgs if isinstance(m, HumanMessage))
+        human = [m for m in msgs if isinstance(m, HumanMessage)
+                 and (getattr(m, "additional_kwargs", None) or {}).get("lc_source") != "summarization"]
+    mark = None
+    if human:
+        mark = getattr(human[-1], "id", None) or f"#{len(human)}"
+    last = session.entries[-1] if session is not None and session.entries else None
+    if last is None or "human" not in last or not isinstance(last.get("turn"), int):
+        return len(human), mark
+    if mark is None or mark == last["human"]:
+        return last["turn"], last["human"]
+    return last["turn"] + 1, mark
 
 
 def _batch_calls(state: Any, tc: dict) -> tuple[list[Call], int, str | None]:
