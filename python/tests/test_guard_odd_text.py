@@ -110,3 +110,32 @@ def test_a_summary_does_not_start_a_new_turn():
     assert tips == [("tip", "confirm", True, "write"), ("tip", "refuse", False, "order_rule")]
     from langchain_core.messages import HumanMessage
     assert sum(isinstance(m, HumanMessage) for m in out["messages"]) < 4  # the summary did shorten it
+
+
+@pytest.mark.parametrize("place,how", [("middleware", "tool"), ("tool_node", "tool"), ("wrapper", "tool"),
+                                       ("tool_node", "node"), ("wrapper", "node")])
+def test_a_tool_that_fails_is_still_recorded_and_counted(place, how, monkeypatch):
+    """A tool that fails, its error handed to the model (the tool's own `handle_tool_error`, or the
+    node's `handle_tool_errors=True`), ran: it is recorded and counted, so no call runs past
+    `at_most` unrecorded."""
+    from langchain_core.tools import ToolException, tool
+
+    @tool
+    def search(q: str) -> str:
+        """Search (fails every time)."""
+        G._ran("search", q=q)
+        raise (ToolException if how == "tool" else ValueError)("the search service failed")
+
+    if how == "tool":
+        search.handle_tool_error = True
+    monkeypatch.setattr(A, "TOOLS", [t for t in A.TOOLS if t.name != "search"] + [search])
+    g = A.guard()
+    turns = [[A.tc("search", {"q": f"{k}"}, f"s{k}")] for k in range(4)]
+    kw = {"handle_tool_errors": True} if how == "node" else {}
+    if place == "tool_node":
+        app = A._loop(g, g.tool_node(A.TOOLS, **kw), *turns, "done")
+    else:
+        app = A.PLACES[place](g, *turns, "done", **kw)
+    out, _ = G.turn(app, G.thread())
+    assert G.RAN == {"search": 2}
+    assert [d[1:3] for d in G.decisions(out)] == [("allow", True)] * 2 + [("refuse", False)] * 2

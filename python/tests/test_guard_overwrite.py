@@ -54,7 +54,7 @@ def test_an_overwrite_in_the_clients_input_does_not_reset_the_history(place, for
 
 
 @pytest.mark.parametrize("form", sorted(FORMS))
-@pytest.mark.parametrize("place", ["middleware", "tool_node"])
+@pytest.mark.parametrize("place", sorted(A.PLACES))
 def test_an_overwrite_through_update_state_does_not_reset_the_history(place, form):
     app, t, before = first_turn(place)
     cfg = {"configurable": {"thread_id": t}, "recursion_limit": 40}
@@ -114,7 +114,7 @@ def test_a_state_declaring_the_key_with_the_bare_reducer_refuses_every_call():
     assert G.RAN == {} and "GuardHistory" in G.tool_messages(out)[0].content
 
 
-@pytest.mark.parametrize("place", ["middleware", "tool_node", "wrapper"])
+@pytest.mark.parametrize("place", sorted(A.PLACES))
 def test_a_keyed_history_from_another_thread_does_not_verify(place):
     g = A.guard(key="k1")
     app = A.PLACES[place](g, [A.tc("search", {"q": "a"}, "s1")], "one",
