@@ -37,6 +37,8 @@ REFUSED = [
     "mallory@evilshop.example",
     "a@b@shop.example",
     "files.example.com.evil.example",
+    "desk@evil.files.example.com",
+    "https://files.example.com.evil.example/x",
     "https://[::1/v1",
 ]
 
@@ -51,6 +53,7 @@ ALLOWED = [
     "desk@shop.example",
     "files.example.com",
     "https://files.example.com/any/path",
+    "desk@files.example.com",
 ]
 
 

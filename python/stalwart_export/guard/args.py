@@ -18,7 +18,8 @@ list of allowed destinations refuses one that matches none. Destinations are par
 fragment are not the host), and an entry is compared at label and path boundaries: `*.example.com`
 matches `example.com` and any name ending in `.example.com`; `https://example.com/v1` that scheme,
 host and port (443 when not given) and a path `/v1` or under `/v1/`; a bare host `example.com` that
-host on any scheme or port; `@example.com` an address whose domain is exactly `example.com`.
+host on any scheme or port, or an address at exactly that domain; `@example.com` an address whose
+domain is exactly `example.com`.
 
 The scan is linear in the text's length by construction: the text is cut into tokens and pieces
 by splits on one repeated character class (`_TOKEN_SEP`, `_PIECE_SEP`, which never backtrack), and
@@ -290,6 +291,8 @@ def allowed(dest: str, patterns: list[str]) -> bool:
             continue
         if got.local is None and _under(got.path, want.path):
             return True
+        if got.local is not None and want.scheme is None and want.path in ("", "/"):
+            return True  # an address at exactly that host
     return False
 
 
