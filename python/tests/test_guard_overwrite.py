@@ -136,3 +136,15 @@ def test_an_empty_key_is_a_configuration_error():
             Guard(A.CATALOGUE, key=key)
     with pytest.raises(GuardConfigError, match="key"):
         Guard(A.CATALOGUE, key=5)
+
+
+def test_the_channel_keeps_a_stored_value_that_is_not_a_list():
+    from stalwart_export.guard.history import HistoryChannel, verify
+
+    ch = HistoryChannel(list, None).from_checkpoint({"not": "a list"})
+    ch.update([[]])
+    assert ch.get() == [{"not": "a list"}]
+    assert verify(ch.get(), A.guard().chain).problem is not None
+    fresh = HistoryChannel(list, None)
+    fresh.update([Overwrite(["x"])])
+    assert len(fresh.get()) == 1 and fresh.get()[0].startswith("stalwart-guard/refused-update")

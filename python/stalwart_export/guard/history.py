@@ -175,6 +175,10 @@ def _history_channel() -> Any:
         from langgraph.channels.binop import BinaryOperatorAggregate
     except ImportError:  # pragma: no cover - without LangGraph there is no state channel
         return None
+    try:
+        from langgraph._internal._typing import MISSING as missing  # the channel's "no value yet"
+    except ImportError:  # pragma: no cover
+        missing = object()
 
     class GuardHistoryChannel(BinaryOperatorAggregate):
         """The guard's history channel (stalwart_export.guard.history)."""
@@ -185,8 +189,8 @@ def _history_channel() -> Any:
         def update(self, values: Any) -> bool:
             if not values:
                 return False
-            if not isinstance(self.value, list):
-                self.value = []
+            if not isinstance(self.value, list):  # a stored value that is not a list: kept, so it fails to verify
+                self.value = [] if self.value is None or self.value is missing else [self.value]
             for v in values:
                 if _overwrite(v):
                     v = [REPLACED + "an update tried to replace the history (LangGraph's Overwrite) and was refused"]
