@@ -33,6 +33,7 @@ from stalwart_export import HISTORY_KEY, Guard  # noqa: E402
 from stalwart_export.guard.core import Batch  # noqa: E402
 from stalwart_export.guard.decide import Call  # noqa: E402
 from stalwart_export.guard.history import verify  # noqa: E402
+from stalwart_export.guard.trace import NO_THREAD  # noqa: E402
 
 CATALOGUE = {"format": "qls-catalogue/1", "tools": {
     "get_order": {"kind": "read", "args": {"order_id": {"type": "string"}}},
@@ -43,10 +44,11 @@ CATALOGUE = {"format": "qls-catalogue/1", "tools": {
 
 
 def history(guard: Guard, n: int) -> list:
-    """A verified history of `n` reads."""
+    """A verified history of `n` reads, of the thread a request without a config is on (a keyed
+    history is bound to its thread)."""
     entries: list = []
     for k in range(n):
-        session = verify(entries, guard.chain)
+        session = verify(entries, guard.chain, NO_THREAD)
         b = Batch(guard.rules, guard.chain, [Call("get_order", {"order_id": str(k)}, f"h{k}")], session, 1, "tools",
                   None, {})
         o = b.settle([0], lambda q: None)[0]

@@ -482,6 +482,9 @@ pub enum Role {
     Destination,
     /// The user the call is for.
     UserId,
+    /// Data the tool reads or stores, never a place it sends to (the guard's rule 4 does not
+    /// scan it).
+    Content,
 }
 
 impl Role {
@@ -509,6 +512,7 @@ impl Role {
             Role::Template => "template",
             Role::Destination => "destination",
             Role::UserId => "user_id",
+            Role::Content => "content",
         }
     }
 
@@ -524,6 +528,7 @@ impl Role {
             "template" => Role::Template,
             "destination" => Role::Destination,
             "user_id" => Role::UserId,
+            "content" => Role::Content,
             _ => return None,
         })
     }

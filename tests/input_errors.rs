@@ -596,6 +596,24 @@ fn unknown_words_and_roles_are_kept_not_errors() {
 }
 
 #[test]
+fn the_content_role_is_known() {
+    // SPEC 2.3: `content` is data the tool reads or stores (the guard's rule 4 does not scan it);
+    // a role like the others, not an unknown word.
+    let dir = tempfile::tempdir().unwrap();
+    let cat = dir.path().join("c.json");
+    let text = std::fs::read_to_string(errors_dir().join("unknown_words.catalogue.json"))
+        .unwrap()
+        .replace("\"reads_outsde\": true, ", "")
+        .replace("folder_path", "content");
+    std::fs::write(&cat, text).unwrap();
+    let i = load_export(&errors_dir().join("good.json"), &cat).unwrap();
+    assert!(i.catalogue.unknown.is_empty(), "{:?}", i.catalogue.unknown);
+    let t = i.catalogue.tool("read_inbox").unwrap();
+    assert_eq!(t.args[0].role, Some(Role::Content));
+    assert_eq!(Role::Content.as_str(), "content");
+}
+
+#[test]
 fn every_catalogue_word_is_read() {
     let dir = tempfile::tempdir().unwrap();
     let cat = dir.path().join("c.yaml");

@@ -142,9 +142,12 @@ def _named_in_containers(fn: Any, tool: str) -> bool:
 
 
 def keeps_history(compiled: Any) -> bool:
-    """Does the compiled graph's state keep the guard's history (a `stalwart_guard` channel with
-    the guard's reducer)?"""
+    """Does the compiled graph's state keep the guard's history (a `stalwart_guard` channel of the
+    guard's own, `GuardHistory`, which no update can replace)?"""
     from .guard import HISTORY_KEY, merge_history
+    from .guard.history import HistoryChannel
 
     ch = (getattr(compiled, "channels", None) or {}).get(HISTORY_KEY)
-    return ch is not None and getattr(ch, "operator", None) is merge_history
+    if ch is None or getattr(ch, "operator", None) is not merge_history:
+        return False
+    return HistoryChannel is None or isinstance(ch, HistoryChannel)

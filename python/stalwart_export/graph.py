@@ -558,7 +558,7 @@ class _GraphExport:
                         f"add the compiled subgraph itself as the node (add_node({name!r}, subgraph)), so that "
                         "LangGraph passes the history in and out")
             elif not _guarded.keeps_history(self.compiled):
-                lost = (f"{where} has no `stalwart_guard` in its state",
+                lost = (f"{where} has no `stalwart_guard: GuardHistory` in its state",
                         f"declare `stalwart_guard: GuardHistory` in the state of {where} (and of every graph "
                         "enclosing it)")
             else:

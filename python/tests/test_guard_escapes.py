@@ -208,10 +208,13 @@ def test_a_state_update_cannot_rewrite_an_entry():
     out, _ = G.turn(a, t, "first")
     cfg = {"configurable": {"thread_id": t}}
     before = out[HISTORY_KEY]
-    a.update_state(cfg, {HISTORY_KEY: records([dict(G.entries(out)[0], outside=False)])})
-    assert a.get_state(cfg).values[HISTORY_KEY] == before  # the reducer kept the original
-    out2, asked = G.turn(a, t, "second", answers=[G.YES])
-    assert asked[0]["reasons"] == ["tainted_call", "write"]
+    forged = records([dict(G.entries(out)[0], outside=False)])
+    a.update_state(cfg, {HISTORY_KEY: forged})
+    # the reducer kept the original, and the forged record beside it: two records at one place
+    assert a.get_state(cfg).values[HISTORY_KEY] == before + forged
+    out2, asked = G.turn(a, t, "second")
+    assert asked == [] and G.decisions(out2)[-1] == ("add_note", "refuse", False, "history_invalid")
+    assert "two different records" in G.tool_messages(out2)[-1].content
 
 
 # ------------------------------------------------------------------ the hand-built graph

@@ -28,6 +28,7 @@ const ROLES: &[&str] = &[
     "template",
     "destination",
     "user_id",
+    "content",
 ];
 
 /// The known word closest to `word`, when it is near enough to be a typo.

@@ -11,22 +11,37 @@ Other JSON-schema words are not checked.
 Rule 4 looks in every text of the arguments (nested ones too) for a destination: a URL
 (`scheme://...`, `www.`), an e-mail address, an IPv4 address, or a host name whose last label is
 a top-level domain in `TLDS`; and any value under an argument whose `role` is `url` or
-`destination`. In a tool that is not `sends_out` any destination is refused; a `sends_out` tool
-with a list of allowed destinations refuses one that matches none (`*.example.com` matches any
-subdomain, an `@example.com` entry any address there).
+`destination`. An argument whose role is `content` (data the tool reads or stores, SPEC 2.3) is not
+scanned. In a tool that is not `sends_out` any destination is refused; a `sends_out` tool with a
+list of allowed destinations refuses one that matches none. Destinations are parsed, not matched
+(SPEC 12.1): a URL's host, port and path come from `urllib.parse` (its user info, query and
+fragment are not the host), and an entry is compared at label and path boundaries: `*.example.com`
+matches `example.com` and any name ending in `.example.com`; `https://example.com/v1` that scheme,
+host and port (443 when not given) and a path `/v1` or under `/v1/`; a bare host `example.com` that
+host on any scheme or port, or an address at exactly that domain; `@example.com` an address whose
+domain is exactly `example.com`.
+
+The scan is linear in the text's length by construction: the text is cut into tokens and pieces
+by splits on one repeated character class (`_TOKEN_SEP`, `_PIECE_SEP`, which never backtrack), and
+each piece is read with string methods that look at each character a bounded number of times.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from .catalogue import DESTINATION_ROLES, ToolSpec
 
-_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s\"'<>]+|\bwww\.[^\s\"'<>]+", re.I)
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)")
-_IPV4 = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b")
-_HOST = re.compile(r"\b((?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+([A-Za-z]{2,}))\b")
+#: What separates tokens in a text (a URL runs to the end of its token).
+_TOKEN_SEP = re.compile(r"[\s\"'<>`\[\](){}|\\^]+")
+#: What separates the pieces of a token that is not a URL (hosts, addresses, IPv4 addresses).
+_PIECE_SEP = re.compile(r"[^A-Za-z0-9._%+@-]+")
+_TRAIL = ".,;:!?*'\""
+_LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 
 #: Top-level domains a bare host name is recognised by (a file name such as `report.pdf` is not a
 #: host). Generic and common country domains, and the reserved names of RFC 2606/6761.
@@ -85,6 +100,31 @@ def schema_problem(tool: ToolSpec, args: Any) -> str | None:
     return None
 
 
+def text_problem(args: Any, path: str = "") -> str | None:
+    """Why a text of the arguments (a value or a key, nested ones too) is not Unicode text: a lone
+    surrogate (`"\\ud800"`), which no record, checkpoint or tool can carry as UTF-8. Rule 3 refuses
+    it before anything runs, so a tool never runs on a call whose record could not be sealed."""
+    if isinstance(args, str):
+        try:
+            args.encode("utf-8")
+        except UnicodeEncodeError as e:
+            return (f"{path or '/'}: the text holds a lone surrogate (U+{ord(args[e.start]):04X}), "
+                    "which is not Unicode text")
+        return None
+    if isinstance(args, dict):
+        for k, v in args.items():
+            got = text_problem(k, f"{path}/<key>") if isinstance(k, str) else None
+            got = got or text_problem(v, f"{path}/{k}")
+            if got:
+                return got
+    elif isinstance(args, (list, tuple)):
+        for k, v in enumerate(args):
+            got = text_problem(v, f"{path}/{k}")
+            if got:
+                return got
+    return None
+
+
 def _describe(v: Any) -> str:
     return "null" if v is None else f"{type(v).__name__} {v!r}"[:80]
 
@@ -101,50 +141,158 @@ def _texts(value: Any, path: str):
 
 
 def destinations(tool: ToolSpec, args: dict) -> list[tuple[str, str]]:
-    """(argument path, destination) for every destination the arguments carry."""
+    """(argument path, destination) for every destination the arguments carry (not under an
+    argument whose role is `content`)."""
     out: list[tuple[str, str]] = []
     declared = tool.args or {}
     for name, value in args.items():
         role = declared[name].role if name in declared else None
+        if role == "content":
+            continue
         for path, text in _texts(value, f"/{name}"):
-            found = [m.group(0) for m in _URL.finditer(text)]
-            found += [m.group(0) for m in _EMAIL.finditer(text)]
-            found += [m.group(0) for m in _IPV4.finditer(text)]
-            for m in _HOST.finditer(text):
-                if m.group(2).lower() in TLDS and not any(m.group(1) in f for f in found):
-                    found.append(m.group(1))
+            found = found_in(text)
             if role in DESTINATION_ROLES and text.strip() and not found:
                 found.append(text.strip())
             out += [(path, d) for d in found]
     return out
 
 
-def _host_of(dest: str) -> str:
-    d = dest.strip().lower()
-    if "://" in d:
-        d = d.split("://", 1)[1]
-    d = d.split("/", 1)[0].split("?", 1)[0]
-    if "@" in d:
-        d = d.rsplit("@", 1)[1]
-    return d.split(":", 1)[0]
+def found_in(text: str) -> list[str]:
+    """The destinations in one text, in order (linear in its length)."""
+    out: list[str] = []
+    for tok in _TOKEN_SEP.split(text):
+        if tok:
+            _token(tok, out)
+    return out
+
+
+def _token(tok: str, out: list[str]) -> None:
+    k = tok.find("://")
+    if k > 0:
+        start = k
+        while start > 0 and tok[start - 1] in _SCHEME_CHARS:
+            start -= 1
+        while start < k and not ("a" <= tok[start].lower() <= "z"):
+            start += 1
+        if start < k:
+            if start > 0:
+                _pieces(tok[:start], out)
+            url = tok[start:].rstrip(_TRAIL)
+            if len(url) > k - start + 3:
+                out.append(url)
+            return
+    _pieces(tok, out)
+
+
+def _pieces(tok: str, out: list[str]) -> None:
+    for piece in _PIECE_SEP.split(tok):
+        piece = piece.strip(_TRAIL + "-_%+")
+        if not piece:
+            continue
+        if "@" in piece:
+            local, _, domain = piece.rpartition("@")
+            domain = domain.rstrip(".")
+            if local.strip("@") and _labels(domain) >= 2:
+                out.append(piece[:len(local) + 1 + len(domain)])
+                continue
+        for sub in piece.replace("@", " ").replace("_", " ").replace("%", " ").replace("+", " ").split():
+            sub = sub.strip(".-")
+            if _is_host(sub):
+                out.append(sub)
+
+
+def _labels(name: str) -> int:
+    """How many labels the host name `name` has (0 when it is not one)."""
+    labels = name.split(".")
+    for lab in labels:
+        if not lab or lab[0] == "-" or lab[-1] == "-" or not _LABEL_CHARS.issuperset(lab):
+            return 0
+    return len(labels)
+
+
+def _is_host(name: str) -> bool:
+    """A bare host: an IPv4 address, a `www.` name, or a name whose last label is in `TLDS`."""
+    last = name.rpartition(".")[2]
+    if not last or last == name:
+        return False
+    if last.isdigit():
+        parts = name.split(".")
+        return len(parts) == 4 and all(p.isdigit() and len(p) <= 3 for p in parts)
+    if not (name[:4].lower() == "www." or last.lower() in TLDS) or not last.isalpha() or len(last) < 2:
+        return False
+    return _labels(name) >= 2
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
+
+
+@dataclass
+class _Place:
+    """Where a destination (or an allow-list entry) points: an e-mail address's domain as `host`
+    (with `local`), or a URL's `scheme` (None for a bare host), `host`, `port` and `path`."""
+
+    host: str | None
+    scheme: str | None = None
+    port: int | None = None
+    path: str = ""
+    local: str | None = None
+
+
+def _place(text: str) -> _Place | None:
+    """The parsed place of a destination or entry, or None when it cannot be parsed."""
+    d = text.strip()
+    if d.lower().startswith("mailto:"):
+        d = d[7:]
+    if "://" not in d and "@" in d and "/" not in d:
+        local, _, domain = d.rpartition("@")
+        if not local or "@" in local or ":" in domain:
+            return None
+        return _Place(domain.lower().rstrip("."), local=local)
+    try:
+        u = urlsplit(d if "://" in d else "//" + d)
+        host, port = u.hostname, u.port
+    except ValueError:
+        return None
+    if not host:
+        return None
+    scheme = u.scheme.lower() or None
+    if port is None and scheme is not None:
+        port = _DEFAULT_PORTS.get(scheme)
+    return _Place(host.rstrip("."), scheme, port, u.path)
+
+
+def _under(path: str, prefix: str) -> bool:
+    prefix = prefix.rstrip("/")
+    return not prefix or path == prefix or path.startswith(prefix + "/")
 
 
 def allowed(dest: str, patterns: list[str]) -> bool:
-    """Does `dest` match one of a `sends_out` tool's allowed destinations?"""
-    host = _host_of(dest)
-    low = dest.strip().lower()
+    """Does `dest` match one of a `sends_out` tool's allowed destinations (see the module docs)?"""
+    got = _place(dest)
+    if got is None:
+        return False
     for p in patterns:
         p = str(p).strip().lower()
         if not p:
             continue
-        if p == low or p == host:
+        if p.startswith("@"):
+            if got.local is not None and got.host == p[1:].rstrip("."):
+                return True
+            continue
+        if p.startswith("*."):
+            suffix = p[2:].rstrip(".")
+            if got.host == suffix or (got.host or "").endswith("." + suffix):
+                return True
+            continue
+        want = _place(p)
+        if want is None or want.local is not None or got.host != want.host:
+            continue
+        if want.scheme is not None and (got.scheme != want.scheme or got.port != want.port):
+            continue
+        if got.local is None and _under(got.path, want.path):
             return True
-        if p.startswith("@") and low.endswith(p):
-            return True
-        if p.startswith("*.") and (host == p[2:] or host.endswith(p[1:])):
-            return True
-        if "://" in p and low.startswith(p):
-            return True
+        if got.local is not None and want.scheme is None and want.path in ("", "/"):
+            return True  # an address at exactly that host
     return False
 
 

@@ -25,7 +25,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .decide import ALLOW, CONFIRM, REFUSE, Call, Decision, Rules, decide, facts_of
+from .decide import ALLOW, CONFIRM, REFUSE, Call, Decision, Rules, decide, facts_of, refuse
 from .history import ENTRY_VERSION, Chain, Session
 from .review import APPROVE, EDIT, question, read_answer
 
@@ -65,9 +65,16 @@ class Batch:
     records: tuple = ()
     #: The records of the batch's calls made so far (`entry`), in the order they were made.
     written: list = field(default_factory=list)
+    #: Why the model message's call ids cannot place its calls (`id_problem`): every call is refused.
+    call_problem: str | None = None
+    #: The mark of the batch's turn (the person's message that started it; `middleware._turn_of`).
+    human: str | None = None
 
     def decisions(self) -> list[Decision]:
-        """Rules 1-8 for every call of the batch, in order (each sees the ones before it)."""
+        """Rules 1-8 for every call of the batch, in order (each sees the ones before it); every
+        call refused `call_id` when the message's ids cannot place its calls."""
+        if self.call_problem is not None:
+            return [refuse("call_id", f"'{c.tool}' did not run: {self.call_problem}") for c in self.calls]
         out: list[Decision] = []
         earlier: list[tuple[Call, Decision]] = []
         for c in self.calls:
@@ -127,6 +134,7 @@ class Batch:
             "batch": len(self.session.entries),
             "i": o.index,
             "turn": self.turn,
+            "human": self.human,
             "node": self.node,
             "tool": o.call.tool,
             "args": o.call.args,
@@ -149,6 +157,23 @@ class Batch:
     def history_after(self) -> list:
         """The history's records with the batch's calls made so far: what a hand-off carries."""
         return list(self.records) + list(self.written)
+
+
+def id_problem(tool_calls: list) -> str | None:
+    """Why the calls of one model message cannot each be placed and recorded once (SPEC 12.1 "One
+    call, one decision, one record"): a call whose id is missing or empty, or an id two calls share.
+    None when every call has an id of its own."""
+    seen: set = set()
+    for c in tool_calls:
+        cid = c.get("id") if isinstance(c, dict) else None
+        if not isinstance(cid, str) or not cid:
+            return ("the model's message has a tool call without an id, so its calls cannot each be decided and "
+                    "recorded once: the whole message is refused; ask again with an id for each call")
+        if cid in seen:
+            return (f"the model's message has several tool calls with the id {cid!r}, so they cannot each be decided "
+                    "and recorded once: the whole message is refused; ask again with an id for each call")
+        seen.add(cid)
+    return None
 
 
 def refusal_text(o: Outcome) -> str:

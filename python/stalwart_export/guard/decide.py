@@ -40,6 +40,7 @@ ALLOW, CONFIRM, REFUSE = "allow", "confirm", "refuse"
 
 #: What each reason means, for the person asked and the model refused.
 REASON_TEXT = {
+    "call_id": "the model's message does not give each call an id of its own",
     "unknown_tool": "the tool is not in the catalogue, or not bound where it was called",
     "history_invalid": "the session's history does not verify",
     "argument_schema": "an argument does not fit the tool's declared arguments",
@@ -118,7 +119,7 @@ def _decide(rules: Rules, call: Call, session: Session, turn: int, earlier: list
             return refuse(session.problem_reason, f"the tool check could not decide the call: {session.problem}")
         return refuse("history_invalid", f"the session's history does not verify: {session.problem}")
     # 3
-    problem = argcheck.schema_problem(tool, call.args)
+    problem = argcheck.schema_problem(tool, call.args) or argcheck.text_problem(call.args)
     if problem is not None:
         return refuse("argument_schema", f"the arguments of '{tool.name}' do not fit its schema: {problem}")
     # 4

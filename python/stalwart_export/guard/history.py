@@ -6,7 +6,7 @@ In the state an entry is one text, a *record*: `<mac>:<body>`, where `body` is t
 canonical JSON (sorted keys, no spaces) and `mac` 64 hex digits. `read_history(state)` gives the
 entries as mappings. An entry:
 
-    {"v": 1, "batch": 6, "i": 1, "turn": 2, "node": "tools",
+    {"v": 1, "batch": 6, "i": 1, "turn": 2, "human": "<message id>", "node": "tools",
      "tool": "refund_card", "args": {...}, "call_id": "call_1",
      "decision": "confirm", "reasons": ["write"], "answer": "approve", "ran": true,
      "outside": false, "facts": {"order_paid": true}, "proposed": null, "prev": "<hex>"}
@@ -16,6 +16,8 @@ entries as mappings. An entry:
   message; `(batch, i)` orders the history and names each entry once. A batch may skip an index
   (a call something else answered, such as a person rejecting it in HumanInTheLoopMiddleware,
   never reaches the guard).
+* `turn` is the guard's count of the person's turns, `human` the mark of the person's message
+  that started it (`middleware._turn_of`): per-turn limits count by them.
 * `ran` says whether the tool ran; `outside` marks content from outside (a `reads_outside`
   tool that ran); `facts` holds the fact values read from its answer; `answer` is the person's
   (`approve`, `edit`, `reject`, or null when nobody was asked); `proposed` is the model's call
@@ -38,7 +40,8 @@ comparing it with the one verified before (a change anywhere misses the cache an
 
 The state channel's reducer `merge_history` keeps the records by `(batch, i)`: an update may
 carry the whole list or only new records, and a record already kept is never replaced, so a
-later state update cannot rewrite one.
+later state update cannot rewrite one; a different record at a place already taken is kept
+beside it, and the history no longer verifies (never one of the two dropped).
 """
 
 from __future__ import annotations
@@ -75,9 +78,10 @@ _PARSED = _Lru(CACHE_SIZE)
 
 
 def canonical(entry: dict) -> str:
-    """An entry's body: its canonical JSON without `mac`."""
+    """An entry's body: its canonical JSON without `mac`, in ASCII (every other character
+    escaped), so that any text the entry holds can be sealed and stored by any checkpointer."""
     body = {k: v for k, v in entry.items() if k != "mac"}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
 
 
 def encode(entry: dict) -> str:
@@ -122,27 +126,86 @@ def _place(record: Any) -> tuple[int, int] | None:
 
 def merge_history(left: list | None, right: list | None) -> list:
     """The state reducer of `HISTORY_KEY`: the records of both by `(batch, i)`, those already in
-    `left` kept as they are, sorted. Anything that is not a record is kept at the end as it is,
-    so that verification sees it and refuses (nothing is silently dropped)."""
+    `left` kept as they are, sorted. A record at a place that holds another record is kept too,
+    after it (two different records at one place are a broken history, which verification
+    refuses; one is never dropped); the same record twice is one. Anything that is not a record is
+    kept at the end as it is, so that verification sees it and refuses (nothing is silently
+    dropped)."""
     left = list(left or [])
     if not right:
         return left
     if not isinstance(right, list):
         right = [right]
-    by_place: dict[tuple[int, int], Any] = {}
+    by_place: dict[tuple[int, int], list] = {}
     odd: list[Any] = []
     for r in left + right:
         p = _place(r)
         if p is not None:
-            by_place.setdefault(p, r)
-        elif not any(o is r for o in odd):
+            here = by_place.setdefault(p, [])
+            if r not in here:
+                here.append(r)
+        elif not any(o is r or (isinstance(r, str) and o == r) for o in odd):
             odd.append(r)
-    return [by_place[k] for k in sorted(by_place)] + odd
+    return [r for k in sorted(by_place) for r in by_place[k]] + odd
 
+
+#: The mark the history channel keeps in place of an update that tried to replace the history.
+REPLACED = "stalwart-guard/refused-update: "
+
+
+def _overwrite(value: Any) -> bool:
+    """Is `value` LangGraph's `Overwrite`, or one of its JSON forms (`{"__overwrite__": v}`,
+    `{"type": "__overwrite__", "value": v}`)?"""
+    if type(value).__name__ == "Overwrite" and hasattr(value, "value"):
+        return True
+    if isinstance(value, dict):
+        if len(value) == 1 and "__overwrite__" in value:
+            return True
+        return value.get("type") == "__overwrite__" and "value" in value
+    return False
+
+
+def _history_channel() -> Any:
+    """The state channel of `HISTORY_KEY`: LangGraph's reducer channel, except that an update that
+    would replace the value (`Overwrite` and its JSON forms, which LangGraph applies without the
+    reducer) is not applied: a mark (`REPLACED`) is kept in the history instead, so that the
+    history no longer verifies and every later guarded call of the thread is refused
+    (`history_invalid`), saying why. Nothing is dropped, nothing replaced."""
+    try:
+        from langgraph.channels.binop import BinaryOperatorAggregate
+    except ImportError:  # pragma: no cover - without LangGraph there is no state channel
+        return None
+    try:
+        from langgraph._internal._typing import MISSING as missing  # the channel's "no value yet"
+    except ImportError:  # pragma: no cover
+        missing = object()
+
+    class GuardHistoryChannel(BinaryOperatorAggregate):
+        """The guard's history channel (stalwart_export.guard.history)."""
+
+        def __init__(self, typ: Any = list, operator: Any = None) -> None:
+            super().__init__(list, merge_history)
+
+        def update(self, values: Any) -> bool:
+            if not values:
+                return False
+            if not isinstance(self.value, list):  # a stored value that is not a list: kept, so it fails to verify
+                self.value = [] if self.value is None or self.value is missing else [self.value]
+            for v in values:
+                if _overwrite(v):
+                    v = [REPLACED + "an update tried to replace the history (LangGraph's Overwrite) and was refused"]
+                self.value = merge_history(self.value, v)
+            return True
+
+    return GuardHistoryChannel
+
+
+#: The channel class of `GuardHistory` (None without LangGraph).
+HistoryChannel = _history_channel()
 
 #: The annotation a hand-built graph's state gives the history key:
 #: `class State(MessagesState): stalwart_guard: GuardHistory`.
-GuardHistory = Annotated[list, merge_history]
+GuardHistory = Annotated[list, HistoryChannel] if HistoryChannel is not None else Annotated[list, merge_history]
 
 
 class Chain:
@@ -150,12 +213,29 @@ class Chain:
     heads it has verified."""
 
     def __init__(self, key: bytes | str | None) -> None:
+        if key is not None and not isinstance(key, (bytes, str)):
+            raise ValueError(f"the key must be bytes or text, not {type(key).__name__}")
+        if key is not None and not key:
+            raise ValueError("the key is empty (an unset environment variable?)")
         self.key = key.encode("utf-8") if isinstance(key, str) else key
         self.genesis = self.mac(GENESIS)
+        self._geneses: _Lru = _Lru(4096)
         self._valid = _Lru(CACHE_SIZE)
         self._heads = _Lru(CACHE_SIZE)
-        #: Sessions verified at batch boundaries: (length, last record) -> (records, Session).
+        #: Sessions verified at batch boundaries: (thread, length, last record) -> (records, Session).
         self._sessions = _Lru(1024)
+
+    def genesis_of(self, thread: str | None) -> str:
+        """The head of a thread's empty history. With a key it is the MAC of the thread's id too,
+        so a keyed history is bound to its thread: every record chains back to it, and another
+        thread's records do not verify. Without a key it is the same for every thread (anyone
+        can recompute the hashes anyway)."""
+        if not self.key or thread is None:
+            return self.genesis
+        got = self._geneses.get(thread)
+        if got is None:
+            got = self._geneses.put(thread, self.mac(GENESIS + b"|thread|" + str(thread).encode("utf-8", "replace")))
+        return got
 
     def mac(self, data: bytes) -> str:
         if self.key:
@@ -221,21 +301,23 @@ class Session:
         return None
 
 
-def verify(history: Any, chain: Chain) -> Session:
+def verify(history: Any, chain: Chain, thread: str | None = None) -> Session:
     """The session of `history` (the state's list of records), verified record by record.
 
     A history usually is one verified before with a batch or two more: the chain keeps the
-    sessions it verified at batch boundaries (keyed by the length and the last record), and a
-    history that starts with one of them (every record the same) is verified from there on."""
+    sessions it verified at batch boundaries (keyed by the thread, the length and the last record),
+    and a history that starts with one of them (every record the same) is verified from there on.
+    `thread`: the thread's id, which a keyed history is bound to (`Chain.genesis_of`)."""
+    genesis = chain.genesis_of(thread)
     if history is None:
-        return Session([], chain.genesis)
+        return Session([], genesis)
     if not isinstance(history, list):
-        return Session([], chain.genesis, problem=f"the history in the state is {type(history).__name__}, not a list")
+        return Session([], genesis, problem=f"the history in the state is {type(history).__name__}, not a list")
     n = len(history)
-    base = Session([], chain.genesis)
+    base = Session([], genesis)
     for m in range(n, max(0, n - 16), -1):
         last = history[m - 1]
-        hit = chain._sessions.get((m, last)) if isinstance(last, str) else None
+        hit = chain._sessions.get((genesis, m, last)) if isinstance(last, str) else None
         if hit is not None and hit[0] == tuple(history[:m]):
             base = hit[1]
             break
@@ -244,7 +326,7 @@ def verify(history: Any, chain: Chain) -> Session:
     s = Session(list(base.entries), base.head, set(base.ran), dict(base.counts), base.tainted)
     _extend(s, history, len(base.entries), chain)
     if s.problem is None:
-        chain._sessions.put((n, history[-1]), (tuple(history), s))
+        chain._sessions.put((genesis, n, history[-1]), (tuple(history), s))
     return s
 
 
@@ -254,7 +336,12 @@ def _extend(s: Session, history: list, k: int, chain: Chain) -> None:
     for j in range(k, len(history)):
         e = parse(history[j])
         if e is None:
-            s.problem = f"entry {j} of the history is not a record of the guard"
+            r = history[j]
+            if isinstance(r, str) and r.startswith(REPLACED):
+                s.problem = (f"{r[len(REPLACED):]}: the history is kept as it was, and no call of this thread can be "
+                             "decided over it any more (start a new thread)")
+            else:
+                s.problem = f"entry {j} of the history is not a record of the guard"
             return
         entries.append(e)
     head = s.head
@@ -270,6 +357,10 @@ def _extend(s: Session, history: list, k: int, chain: Chain) -> None:
         while j < n and entries[j].get("batch") == batch:
             e = entries[j]
             i = e.get("i")
+            if i == last_i and isinstance(i, int):
+                s.problem = (f"entry {j} of the history is a second, different record of one call (batch {batch}, "
+                             f"call {i}): two different records at one place are a broken history")
+                return
             if not isinstance(i, int) or isinstance(i, bool) or i <= last_i or e.get("v") != ENTRY_VERSION:
                 s.problem = f"entry {j} of the history is out of place (batch {batch}, call {i!r})"
                 return

@@ -35,13 +35,13 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .catalogue import load_catalogue
-from .core import Batch, Outcome, refusal_text
+from .core import Batch, Outcome, id_problem, refusal_text
 from .decide import Call, Rules
 from .doc import GuardConfigError
 from .facts import load_facts
 from .handoff import carry as carry_history
 from .handoff import hands_off
-from .history import HISTORY_KEY, Chain, GuardHistory, merge_history, parse, verify
+from .history import HISTORY_KEY, Chain, GuardHistory, HistoryChannel, merge_history, parse, verify
 from .rulebook import load_rulebook
 from .trace import NO_THREAD, TraceWriter, make_tracer, qualified_node
 
@@ -68,7 +68,7 @@ def _agent_state_schema() -> Any:
 
     from typing_extensions import NotRequired
 
-    ns = {"__annotations__": {HISTORY_KEY: NotRequired[Annotated[list, merge_history]]}}
+    ns = {"__annotations__": {HISTORY_KEY: NotRequired[GuardHistory]}}
     return type("GuardAgentState", (_AgentState,), ns)
 
 
@@ -133,6 +133,11 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         cat = load_catalogue(catalogue)
         self.rules = Rules(cat, load_rulebook(rulebook), load_facts(facts, cat), taint_policy,
                            bool(input_reads_outside))
+        if key is not None and (not isinstance(key, (bytes, str)) or not key):
+            raise GuardConfigError(f"key is {'empty' if isinstance(key, (bytes, str)) else type(key).__name__}: an "
+                                   "empty key is not 'no key' (an unset environment variable?)",
+                                   "give key= a secret (bytes or text), or leave key out (no key: anyone can "
+                                   "recompute the history's hashes)")
         self.chain = Chain(key)
         self.trace = TraceWriter(trace) if trace is not None else None
         if context is not None and not (callable(context) or isinstance(context, dict)):
@@ -282,7 +287,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         hist = state.get(HISTORY_KEY) if isinstance(state, dict) else None
         from dataclasses import replace
 
-        session = verify(hist, self.chain)  # may be shared with later calls: replaced, never changed
+        session = verify(hist, self.chain, ctx.thread)  # may be shared with later calls: replaced, never changed
         if problem is not None and session.problem is None:
             session = replace(session, problem=problem)
         try:
@@ -293,7 +298,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                                   problem_reason="guard_error")
             context = {}
         records = tuple(hist) if isinstance(hist, list) else ()
-        return Batch(self.rules, self.chain, calls, session, _turn_of(state), ctx.node, bound, context, records)
+        turn, mark = _turn_of(state, session)
+        return Batch(self.rules, self.chain, calls, session, turn, ctx.node, bound, context, records, human=mark)
 
     def _prepare(self, request: Any) -> tuple[Outcome, Batch, "_Context"]:
         """(outcome, batch, context) of a ToolNode request: decided, and the person asked."""
@@ -304,12 +310,13 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         problem = None if isinstance(state, dict) else (
             "the tool node's state is not a mapping, so the guard's history cannot be kept in it")
         problem = problem or _channel_problem(cfg)
-        calls, index = _batch_calls(state, tc)
+        calls, index, ids = _batch_calls(state, tc)
         bound = None
         tools = getattr(request.runtime, "tools", None)
         if tools:
             bound = {t.name for t in tools}
         batch = self._batch(calls, state, ctx, problem, bound)
+        batch.call_problem = ids
         deny = None
         if len(calls) > 1 and not ctx.own_task:
             deny = (f"this tool node runs the {len(calls)} calls of the model's message in one task, and a pause there "
@@ -467,6 +474,9 @@ def _channel_problem(cfg: Any) -> str | None:
     ch = channels.get(HISTORY_KEY) if isinstance(channels, dict) else None
     if ch is not None and getattr(ch, "operator", None) is not merge_history:
         return f"the graph's state declares `{HISTORY_KEY}` without the guard's reducer, so entries could be lost: {fix}"
+    if ch is not None and HistoryChannel is not None and not isinstance(ch, HistoryChannel):
+        return (f"the graph's state declares `{HISTORY_KEY}` with the guard's reducer but not its channel, so "
+                f"LangGraph's Overwrite could replace the history: {fix}")
     return None
 
 
@@ -478,32 +488,59 @@ def _send(cfg: Any, record: str) -> None:
         send([(HISTORY_KEY, [record])])
 
 
-def _turn_of(state: Any) -> int:
-    """The turn: how many of the person's messages the conversation holds (0 without messages)."""
+def _turn_of(state: Any, session: Any = None) -> tuple[int, str | None]:
+    """(the turn, its mark): the guard's own count of the person's turns (SPEC 12.1 "Turns are the
+    guard's own"). A turn's mark is the person's latest message (its id, else its place among
+    theirs); a summary a middleware wrote in place of earlier messages is not the person's.
+    With no entry yet that marks a turn, the turn is how many of the person's messages the
+    conversation holds (0 without messages); after one, the same mark is the same turn, a
+    new mark the next turn, and no mark left (the turn's message summarised away) still the
+    same turn: a summary never restarts a turn, so a per-turn limit holds through it."""
     msgs = state.get("messages") if isinstance(state, dict) else None
-    if not isinstance(msgs, list):
-        return 0
-    from langchain_core.messages import HumanMessage
+    human: list = []
+    if isinstance(msgs, list):
+        from langchain_core.messages import HumanMessage
 
-    return sum(1 for m in msgs if isinstance(m, HumanMessage))
+        human = [m for m in msgs if isinstance(m, HumanMessage)
+                 and (getattr(m, "additional_kwargs", None) or {}).get("lc_source") != "summarization"]
+    mark = None
+    if human:
+        mark = getattr(human[-1], "id", None) or f"#{len(human)}"
+    last = session.entries[-1] if session is not None and session.entries else None
+    if last is None or "human" not in last or not isinstance(last.get("turn"), int):
+        return len(human), mark
+    if mark is None or mark == last["human"]:
+        return last["turn"], last["human"]
+    return last["turn"] + 1, mark
 
 
-def _batch_calls(state: Any, tc: dict) -> tuple[list[Call], int]:
-    """The calls of the model message that asked for `tc`, and its index there."""
+def _batch_calls(state: Any, tc: dict) -> tuple[list[Call], int, str | None]:
+    """The calls of the model message that asked for `tc`, its index there, and why the message's
+    call ids cannot place its calls (`core.id_problem`), or None. A call is found by its id; when
+    the message's ids do not tell its calls apart, by its name, arguments and id, at the first
+    place that has it (identical calls then make identical records)."""
     msgs = state.get("messages") if isinstance(state, dict) else None
     me = Call(tc.get("name", ""), dict(tc.get("args") or {}), tc.get("id"))
-    if isinstance(msgs, list) and tc.get("id") is not None:
+    if isinstance(msgs, list):
         from langchain_core.messages import AIMessage
 
         for m in reversed(msgs):
-            if isinstance(m, AIMessage):
+            if not isinstance(m, AIMessage) or not m.tool_calls:
+                continue
+            problem = id_problem(m.tool_calls)
+            if problem is None:
                 ids = [c.get("id") for c in m.tool_calls]
-                if tc["id"] in ids:
-                    calls = [Call(c.get("name", ""), dict(c.get("args") or {}), c.get("id")) for c in m.tool_calls]
-                    i = ids.index(tc["id"])
-                    calls[i] = me
-                    return calls, i
-    return [me], 0
+                at = ids.index(tc.get("id")) if tc.get("id") in ids else None
+            else:
+                same_id = [k for k, c in enumerate(m.tool_calls) if c.get("id") == tc.get("id")]
+                at = next((k for k in same_id if m.tool_calls[k].get("name") == tc.get("name")
+                           and (m.tool_calls[k].get("args") or {}) == (tc.get("args") or {})),
+                          same_id[0] if same_id else None)
+            if at is not None:
+                calls = [Call(c.get("name", ""), dict(c.get("args") or {}), c.get("id")) for c in m.tool_calls]
+                calls[at] = me
+                return calls, at, problem
+    return [me], 0, id_problem([tc])
 
 
 def _answer_of(result: Any, call_id: str | None) -> Any:

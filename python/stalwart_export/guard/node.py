@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from .core import id_problem
 from .decide import Call
 from .doc import GuardConfigError
 from .handoff import carry as carry_history
@@ -59,6 +60,7 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
             problem = None if isinstance(state, dict) else (
                 "the tool node's state is not a mapping, so the guard's history cannot be kept in it")
             batch = guard._batch(calls, state, ctx, problem or _channel_problem(config), set(self.tools_by_name))
+            batch.call_problem = id_problem(tool_calls)
             outcomes = batch.settle(list(range(len(calls))), _interrupt)
             keys = []
             with self._plans_lock:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,11 +40,43 @@ def digest(call: Call, head: str) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
+#: Unicode categories a person cannot see or that change how the text around them is shown: format
+#: characters (bidi controls, zero-width ones, the byte-order mark), controls, separators of lines
+#: and paragraphs, surrogates, private-use and unassigned code points.
+_HIDDEN = frozenset(("Cf", "Cc", "Zl", "Zp", "Cs", "Co", "Cn"))
+
+
+def _hidden(ch: str) -> bool:
+    return unicodedata.category(ch) in _HIDDEN
+
+
+def visible(text: str) -> str:
+    """`text` with every character a person cannot see, or that reorders the text around it (bidi
+    controls, zero-width characters, controls), written as its `\\uXXXX` escape (as JSON would)."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(_escape(c) if _hidden(c) else c for c in text)
+
+
+def _escape(c: str) -> str:
+    n = ord(c)
+    if n <= 0xFFFF:
+        return f"\\u{n:04x}"
+    n -= 0x10000  # as JSON writes it: a surrogate pair
+    return f"\\u{0xD800 + (n >> 10):04x}\\u{0xDC00 + (n & 0x3FF):04x}"
+
+
 def question(call: Call, decision: Decision, head: str) -> dict:
-    """The interrupt value for confirming `call`."""
+    """The interrupt value for confirming `call`. Its `description` shows each argument with the
+    characters a person cannot see escaped (`visible`); `args` are the exact values that run."""
     why = [REASON_TEXT.get(r, r) for r in decision.reasons]
-    lines = [f"The tool check asks you to confirm a call of {call.tool}."]
-    lines += [f"  {k}: {json.dumps(v, ensure_ascii=False, default=str)}" for k, v in call.args.items()]
+    shown = [f"  {visible(str(k))}: {visible(json.dumps(v, ensure_ascii=False, default=str))}"
+             for k, v in call.args.items()]
+    raw = [f"  {k}: {json.dumps(v, ensure_ascii=False, default=str)}" for k, v in call.args.items()]
+    lines = [f"The tool check asks you to confirm a call of {visible(call.tool)}."]
+    lines += shown
+    if shown != raw:
+        lines.append("Note: the arguments hold invisible or direction-changing characters, shown as \\u escapes.")
     lines += [f"Because: {w}." for w in why]
     return {
         "type": "tool_approval",
