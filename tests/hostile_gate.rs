@@ -1,0 +1,165 @@
+//! Issue 26, attacked again as a hostile pull request's author would (SPEC 8.1): each test
+//! builds a repository of its own (the base commit, then the pull request's files), runs the
+//! real binary under `--base-ref`, and asserts the gate still fails, every weakening is named,
+//! and nothing outside the repository is read or written. The defences that held are kept here
+//! too, with the values they must give.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> Out {
+    let o = Command::new(env!("CARGO_BIN_EXE_stalwart"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(["-c", "user.email=ci@example.com", "-c", "user.name=ci"])
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// The plain shop (it fails the gate: QG001 on desk's tools at agent.yaml line 5, QG011,
+/// QG013) in a repository of its own, `edit` applied to its agent.yaml before the base commit;
+/// returns the folder and the base's commit id.
+fn shop_repo(edit: impl Fn(&str) -> String) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let from = common::root().join("fixtures/shop-plain");
+    for f in ["graph.json", "catalogue.json", "agent.yaml"] {
+        std::fs::copy(from.join(f), dir.path().join(f)).unwrap();
+    }
+    let yaml = std::fs::read_to_string(dir.path().join("agent.yaml")).unwrap();
+    std::fs::write(dir.path().join("agent.yaml"), edit(&yaml)).unwrap();
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-qm", "base"]);
+    let base = git(dir.path(), &["rev-parse", "HEAD"]);
+    (dir, base)
+}
+
+/// The line of agent.yaml the plain shop's QG001, QG011 and QG013 findings point at.
+const LINE5: &str = "    tools: [get_order, charge_card, send_receipt, read_inbox]";
+
+/// An accept comment on [`LINE5`] for every rule that blocks there.
+const ACCEPT_ALL: &str = "  # stalwart: accept QG001, QG011, QG013 -- the desk team reviewed it";
+
+fn verify_json(dir: &Path, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec![
+        "verify",
+        "--graph",
+        "graph.json",
+        "--catalogue",
+        "catalogue.json",
+        "--format",
+        "json",
+    ];
+    args.extend(extra);
+    let r = run_in(dir, &args);
+    assert!(r.code == 0 || r.code == 1, "{}\n{}", r.stdout, r.stderr);
+    (r.code, serde_json::from_str(&r.stdout).unwrap())
+}
+
+fn accepted(j: &Value) -> usize {
+    j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f.get("accepted").is_some())
+        .count()
+}
+
+fn pull_request_lines(j: &Value) -> Vec<(String, u64)> {
+    j["weakened"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["kind"] == "pull_request")
+        .map(|w| {
+            (
+                w["location"]["file"].as_str().unwrap_or("").to_string(),
+                w["location"]["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+/// The base has the accept comment's whole line as text in a block scalar (a note, not a
+/// comment); the pull request writes the same line over line 5. Comparing the trimmed line with
+/// any line of the base passed it as the base's own, and the gate went green with nothing named.
+/// Only a line that carries an accept comment on the base counts.
+#[test]
+fn an_accept_line_the_base_has_only_as_text_is_the_pull_requests() {
+    let note = format!("notes: |\n{LINE5}{ACCEPT_ALL}\n");
+    let (repo, base) = shop_repo(|y| format!("{y}{note}"));
+    let dir = repo.path();
+    let (code, j) = verify_json(dir, &["--base-ref", &base]);
+    assert_eq!((code, accepted(&j)), (1, 0), "the base fails the gate");
+    let yaml = std::fs::read_to_string(dir.join("agent.yaml")).unwrap();
+    let pr = yaml.replacen(&format!("{LINE5}\n"), &format!("{LINE5}{ACCEPT_ALL}\n"), 1);
+    assert_ne!(pr, yaml);
+    std::fs::write(dir.join("agent.yaml"), pr).unwrap();
+    let (code, j) = verify_json(dir, &["--base-ref", &base]);
+    assert_eq!(code, 1, "{}", j["weakened"]);
+    assert_eq!(accepted(&j), 0);
+    assert_eq!(pull_request_lines(&j), vec![("agent.yaml".to_string(), 5)]);
+}
+
+/// The base accepts on one line (an agent the graph does not reach); the pull request copies the
+/// line, comment and all, to line 5. The base's one comment cannot stand for two: the copy is
+/// the pull request's, named and not applied, and the base's stays the base's.
+#[test]
+fn an_accept_line_copied_to_a_new_place_is_the_pull_requests() {
+    let legacy = format!("legacy:\n  old_desk:\n{LINE5}{ACCEPT_ALL}\n");
+    let (repo, base) = shop_repo(|y| format!("{y}{legacy}"));
+    let dir = repo.path();
+    let yaml = std::fs::read_to_string(dir.join("agent.yaml")).unwrap();
+    let pr = yaml.replacen(&format!("{LINE5}\n"), &format!("{LINE5}{ACCEPT_ALL}\n"), 1);
+    std::fs::write(dir.join("agent.yaml"), &pr).unwrap();
+    let (code, j) = verify_json(dir, &["--base-ref", &base]);
+    assert_eq!(code, 1, "{}", j["weakened"]);
+    assert_eq!(accepted(&j), 0);
+    assert_eq!(pull_request_lines(&j), vec![("agent.yaml".to_string(), 5)]);
+    // The same comment on the base's line 5 is the base's: it accepts (the defence does not
+    // refuse what the base has).
+    git(dir, &["commit", "-qam", "accepted on the base"]);
+    let base2 = git(dir, &["rev-parse", "HEAD"]);
+    let (code, j) = verify_json(dir, &["--base-ref", &base2]);
+    assert_eq!((code, accepted(&j)), (0, 7), "{}", j["weakened"]);
+    assert!(pull_request_lines(&j).is_empty());
+}
