@@ -266,8 +266,9 @@ fn added_by_pull_request(report: &Report, base: &BaseRef, found: &[Comment]) -> 
                 .filter(|c| c.text.trim_start().starts_with(MARKER))
                 .map(|c| c.line)
                 .collect();
-            let head: Vec<&str> = f.text.lines().collect();
-            let pairs = matched(&head, &text.lines().collect::<Vec<_>>());
+            let (now, then) = (comments::normalize(&f.text), comments::normalize(&text));
+            let head: Vec<&str> = now.lines().collect();
+            let pairs = matched(&head, &then.lines().collect::<Vec<_>>());
             for (k, c) in found.iter().enumerate().take(end).skip(start) {
                 let at_base = pairs.get(c.at.line as usize - 1).copied().flatten();
                 added[k] = !at_base.is_some_and(|b| was.contains(&(b as u32 + 1)));

@@ -163,3 +163,52 @@ fn an_accept_line_copied_to_a_new_place_is_the_pull_requests() {
     assert_eq!((code, accepted(&j)), (0, 7), "{}", j["weakened"]);
     assert!(pull_request_lines(&j).is_empty());
 }
+
+/// A lone carriage return ends a line for YAML (and so for the line a finding points at) but not
+/// for `str::lines`: three of them at the end of line 1 put the agent `desk` (and its QG004) on
+/// line 6, where the comment scanner counted the `on_unread` line whose accept comment the base
+/// approved for something else. The comment moved onto another line's finding, unchanged as the
+/// base has it. Comments are now counted on the lines YAML counts.
+#[test]
+fn a_lone_carriage_return_does_not_move_an_accept_comment_onto_another_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let from = common::root().join("fixtures/QG004/breaks-on-unread-ask");
+    for f in ["agent.yaml", "catalogue.yaml", "policy.co"] {
+        std::fs::copy(from.join(f), dir.path().join(f)).unwrap();
+    }
+    let dir = dir.path();
+    let yaml = std::fs::read_to_string(dir.join("agent.yaml")).unwrap();
+    let on_unread = "    on_unread: ask\n";
+    let base_yaml = yaml.replace(
+        on_unread,
+        "    on_unread: ask  # stalwart: accept QG004 -- the desk asks before a refund\n",
+    );
+    std::fs::write(dir.join("agent.yaml"), &base_yaml).unwrap();
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "base"]);
+    let base = git(dir, &["rev-parse", "HEAD"]);
+    let qg004 = |extra: &[&str]| {
+        let mut args = vec!["verify", "agent.yaml", "--format", "json"];
+        args.extend(extra);
+        let r = run_in(dir, &args);
+        let j: Value = serde_json::from_str(&r.stdout).unwrap();
+        let f = j["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["rule"] == "QG004")
+            .cloned()
+            .unwrap();
+        (
+            f["location"]["line"].as_u64().unwrap(),
+            f.get("accepted").is_some(),
+        )
+    };
+    // On the base, the comment is on line 6 and the finding on line 3: nothing is accepted.
+    assert_eq!(qg004(&["--base-ref", &base]), (3, false));
+    let (first, rest) = base_yaml.split_once('\n').unwrap();
+    std::fs::write(dir.join("agent.yaml"), format!("{first}\r\r\r\r\n{rest}")).unwrap();
+    assert_eq!(qg004(&["--base-ref", &base]), (6, false));
+    assert_eq!(qg004(&[]), (6, false));
+}

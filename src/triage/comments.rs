@@ -19,8 +19,27 @@ pub struct Comment {
     pub text: String,
 }
 
+/// `text` with each carriage return that ends a line alone (not followed by a line feed) made a
+/// line feed, byte for byte: YAML and Python end a line there too, and the lines a finding points
+/// at are counted so, so the comments are counted the same way (issue 26: a lone `\r` must not
+/// move a comment onto another line's finding).
+pub fn normalize(text: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+    if !(0..bytes.len()).any(lone) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let out: Vec<u8> = (0..bytes.len())
+        .map(|i| if lone(i) { b'\n' } else { bytes[i] })
+        .collect();
+    // One ASCII byte for another: still UTF-8.
+    std::borrow::Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| text.to_string()))
+}
+
 /// The comments of the file at `path` holding `text` (none for a kind of file not read here).
+/// Lines are numbered as [`normalize`] ends them.
 pub fn of(path: &str, text: &str) -> Vec<Comment> {
+    let text = &*normalize(text);
     let lower = path.to_ascii_lowercase();
     if lower.ends_with(".py") {
         python(text)
