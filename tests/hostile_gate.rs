@@ -212,3 +212,54 @@ fn a_lone_carriage_return_does_not_move_an_accept_comment_onto_another_finding()
     assert_eq!(qg004(&["--base-ref", &base]), (6, false));
     assert_eq!(qg004(&[]), (6, false));
 }
+
+/// The base holds the agent in `agents/shop/` with its `stalwart.toml` (three turns). The pull
+/// request moves the folder to `evil/` and leaves `agents/shop` a symlink to it: the workflow
+/// still names `agents/shop/graph.json`, but the base's configuration was looked for from where
+/// the symlink leads (`evil/`, which the base does not have), so none applied (one turn) and,
+/// the pull request's checkout having none there either, nothing was named. The base's copy is
+/// looked for where the input is named.
+#[cfg(unix)]
+#[test]
+fn a_symlinked_input_folder_does_not_lose_the_bases_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let shop = dir.join("agents/shop");
+    std::fs::create_dir_all(&shop).unwrap();
+    let from = common::root().join("fixtures/shop-plain");
+    for f in ["graph.json", "catalogue.json", "agent.yaml"] {
+        std::fs::copy(from.join(f), shop.join(f)).unwrap();
+    }
+    std::fs::write(shop.join("stalwart.toml"), "session-steps = 3\n").unwrap();
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "base"]);
+    let base = git(dir, &["rev-parse", "HEAD"]);
+    let steps = || {
+        let r = run_in(
+            dir,
+            &[
+                "verify",
+                "--graph",
+                "agents/shop/graph.json",
+                "--catalogue",
+                "agents/shop/catalogue.json",
+                "--format",
+                "json",
+                "--base-ref",
+                &base,
+            ],
+        );
+        assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+        let j: Value = serde_json::from_str(&r.stdout).unwrap();
+        (j["scope"]["session_steps"].as_u64().unwrap(), j)
+    };
+    assert_eq!(steps().0, 3);
+    git(dir, &["mv", "agents/shop", "evil"]);
+    std::fs::remove_file(dir.join("evil/stalwart.toml")).unwrap();
+    std::os::unix::fs::symlink("../evil", &shop).unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "move the shop"]);
+    let (n, j) = steps();
+    assert_eq!(n, 3, "the base's configuration applies: {}", j["weakened"]);
+}
