@@ -263,3 +263,38 @@ fn a_symlinked_input_folder_does_not_lose_the_bases_configuration() {
     let (n, j) = steps();
     assert_eq!(n, 3, "the base's configuration applies: {}", j["weakened"]);
 }
+
+/// The base's configuration asks for three turns; the pull request declares one in its export
+/// (`session_steps: 1`), and the input's declaration wins over the configuration. The run
+/// searched one turn and listed nothing; the turns below the configuration's are now a
+/// weakening, named at the configuration's key.
+#[test]
+fn an_export_that_declares_fewer_turns_than_the_configuration_is_named() {
+    let (repo, _) = shop_repo(|y| y.to_string());
+    let dir = repo.path();
+    std::fs::write(dir.join("stalwart.toml"), "session-steps = 3\n").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "three turns"]);
+    let base = git(dir, &["rev-parse", "HEAD"]);
+    let (_, j) = verify_json(dir, &["--base-ref", &base]);
+    assert_eq!(j["scope"]["session_steps"], 3);
+    assert_eq!(j["weakened"], serde_json::json!([]));
+    let graph = std::fs::read_to_string(dir.join("graph.json")).unwrap();
+    let pr = graph.replace("\"session_steps\": null", "\"session_steps\": 1");
+    assert_ne!(pr, graph);
+    std::fs::write(dir.join("graph.json"), pr).unwrap();
+    let (_, j) = verify_json(dir, &["--base-ref", &base]);
+    assert_eq!(j["scope"]["session_steps"], 1);
+    let limits: Vec<&Value> = j["weakened"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["kind"] == "limit")
+        .collect();
+    assert_eq!(limits.len(), 1, "{}", j["weakened"]);
+    assert_eq!(
+        limits[0]["message"],
+        "`session-steps` is 1 (the input declares it), fewer turns than the configuration's 3"
+    );
+    assert_eq!(limits[0]["location"]["line"], 1);
+}
