@@ -298,3 +298,28 @@ fn an_export_that_declares_fewer_turns_than_the_configuration_is_named() {
     );
     assert_eq!(limits[0]["location"]["line"], 1);
 }
+
+/// A block scalar with an anchor or a tag (`notes: &notes |`) was not seen as one: its lines,
+/// which are text, were scanned as YAML, and an accept marker written there as an example
+/// counted as a comment for a finding the export places on that line. Its lines are text.
+#[test]
+fn an_accept_marker_in_an_anchored_or_tagged_block_scalar_is_text() {
+    for header in ["notes: &notes |", "notes: !!str >-", "notes: &a !!str |+"] {
+        let note = format!("{header}\n    # stalwart: accept QG001, QG011, QG013 -- an example\n");
+        let (repo, _) = shop_repo(|y| format!("{y}{note}"));
+        let dir = repo.path();
+        let yaml = std::fs::read_to_string(dir.join("agent.yaml")).unwrap();
+        let line = yaml.lines().count();
+        let mut g: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("graph.json")).unwrap())
+                .unwrap();
+        for n in g["nodes"].as_array_mut().unwrap() {
+            if n["id"] == "desk_tools" {
+                n["location"]["line"] = line.into();
+            }
+        }
+        std::fs::write(dir.join("graph.json"), g.to_string()).unwrap();
+        let (code, j) = verify_json(dir, &[]);
+        assert_eq!((code, accepted(&j)), (1, 0), "{header}");
+    }
+}

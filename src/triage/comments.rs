@@ -184,8 +184,16 @@ fn opens_block(content: &str) -> bool {
     else {
         return false;
     };
-    let before = before.trim_end();
-    before.is_empty() || before.ends_with(':') || before.ends_with('-') || before.ends_with("? ")
+    // A tag or an anchor may stand between the key and the header (`text: &notes |`,
+    // `- !!str >-`).
+    let mut before = before.trim_end();
+    while let Some(last) = before.split_whitespace().last() {
+        if !(last.starts_with('!') || last.starts_with('&')) {
+            break;
+        }
+        before = before[..before.len() - last.len()].trim_end();
+    }
+    before.is_empty() || before.ends_with(':') || before.ends_with('-') || before.ends_with('?')
 }
 
 #[cfg(test)]
@@ -214,6 +222,13 @@ long: \"first
   # stalwart: accept QG105 -- a multi-line string\"
 - |-
   # block in a sequence
+anchored: &notes |
+  # stalwart: accept QG105 -- inside an anchored block
+tagged: !!str >-
+  # stalwart: accept QG105 -- inside a tagged block
+? |
+  # stalwart: accept QG105 -- inside a complex key's block
+: x
 # alone
 ";
         assert_eq!(
@@ -222,7 +237,7 @@ long: \"first
                 (1, 12, " stalwart: accept QG105 -- a comment"),
                 (4, 12, " real"),
                 (5, 14, " after an apostrophe"),
-                (14, 1, " alone"),
+                (21, 1, " alone"),
             ]
         );
     }
