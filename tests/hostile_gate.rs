@@ -323,3 +323,34 @@ fn an_accept_marker_in_an_anchored_or_tagged_block_scalar_is_text() {
         assert_eq!((code, accepted(&j)), (1, 0), "{header}");
     }
 }
+
+/// A quoted string after a tag or an anchor (`notes: !!str "..."`), or after a JSON-like key
+/// with no space (`{"k":"..."}`), was not seen opening: the marker inside it counted as a
+/// comment for a finding the export places on that line. It is a string.
+#[test]
+fn an_accept_marker_in_a_tagged_anchored_or_json_string_is_text() {
+    const M: &str = "# stalwart: accept QG001, QG011, QG013 -- in a string";
+    for line in [
+        format!("notes: !!str \"x {M}\""),
+        format!("notes: &n 'x {M}'"),
+        format!("notes: {{\"k\":\"x {M}\"}}"),
+    ] {
+        let (repo, _) = shop_repo(|y| format!("{y}{line}\n"));
+        let dir = repo.path();
+        let n = std::fs::read_to_string(dir.join("agent.yaml"))
+            .unwrap()
+            .lines()
+            .count();
+        let mut g: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("graph.json")).unwrap())
+                .unwrap();
+        for node in g["nodes"].as_array_mut().unwrap() {
+            if node["id"] == "desk_tools" {
+                node["location"]["line"] = n.into();
+            }
+        }
+        std::fs::write(dir.join("graph.json"), g.to_string()).unwrap();
+        let (code, j) = verify_json(dir, &[]);
+        assert_eq!((code, accepted(&j)), (1, 0), "{line}");
+    }
+}

@@ -153,9 +153,25 @@ fn yaml(text: &str) -> Vec<Comment> {
                 prev_space = false;
                 continue;
             }
-            let next_space = chars.peek().is_none_or(|&(_, n)| n == ' ' || n == '\t');
-            scalar_start =
-                matches!(c, '[' | '{' | ',') || (matches!(c, ':' | '-' | '?') && next_space);
+            if scalar_start && (c == '!' || c == '&') {
+                // A tag or an anchor: the scalar (a quoted one too) starts after it.
+                while chars
+                    .peek()
+                    .is_some_and(|&(_, n)| !matches!(n, ' ' | '\t' | ',' | '[' | ']' | '{' | '}'))
+                {
+                    chars.next();
+                }
+                prev_space = false;
+                continue;
+            }
+            let next = chars.peek().map(|&(_, n)| n);
+            let next_space = next.is_none_or(|n| n == ' ' || n == '\t');
+            // `"key":"value"`: after a quoted key, `:` needs no space; taking a quote after any
+            // `:` as a string's start can only hide a comment, never make one of a string.
+            let next_quote = matches!(next, Some('"' | '\''));
+            scalar_start = matches!(c, '[' | '{' | ',')
+                || (matches!(c, ':' | '-' | '?') && next_space)
+                || (c == ':' && next_quote);
             prev_space = false;
         }
         let content = &line[..comment_at.unwrap_or(line.len())];
@@ -229,6 +245,10 @@ tagged: !!str >-
 ? |
   # stalwart: accept QG105 -- inside a complex key's block
 : x
+tag: !!str \"a # stalwart: accept QG105 -- in a tagged string\"
+anchor: &a 'b # stalwart: accept QG105 -- in an anchored string'
+- &x \"c # stalwart: accept QG105 -- in a sequence\"
+flow: {\"k\":\"d # stalwart: accept QG105 -- after a JSON key\", e: [&y \"f # g\"]}
 # alone
 ";
         assert_eq!(
@@ -237,7 +257,7 @@ tagged: !!str >-
                 (1, 12, " stalwart: accept QG105 -- a comment"),
                 (4, 12, " real"),
                 (5, 14, " after an apostrophe"),
-                (21, 1, " alone"),
+                (25, 1, " alone"),
             ]
         );
     }
