@@ -97,12 +97,14 @@ enum Open {
 fn yaml(text: &str) -> Vec<Comment> {
     let mut out = Vec::new();
     let mut open = Open::None;
-    // Inside a block scalar: the indentation its lines must exceed.
-    let mut block: Option<usize> = None;
+    // Inside a block scalar: the indentation its lines must exceed (-1: a document's own
+    // block scalar, whose lines may start at the margin, to the next document marker).
+    let mut block: Option<isize> = None;
     for (i, line) in text.lines().enumerate() {
         let indent = line.len() - line.trim_start_matches(' ').len();
         if let Some(parent) = block {
-            if line.trim().is_empty() || indent > parent {
+            let marker = line.starts_with("---") || line.starts_with("...");
+            if line.trim().is_empty() || (indent as isize > parent && !(parent < 0 && marker)) {
                 continue;
             }
             block = None;
@@ -175,8 +177,8 @@ fn yaml(text: &str) -> Vec<Comment> {
             prev_space = false;
         }
         let content = &line[..comment_at.unwrap_or(line.len())];
-        if open == Open::None && opens_block(content) {
-            block = Some(indent);
+        if open == Open::None {
+            block = block_parent(content, indent);
         }
         if let Some(at) = comment_at {
             out.push(Comment {
@@ -189,17 +191,17 @@ fn yaml(text: &str) -> Vec<Comment> {
     out
 }
 
-/// True when a line's content (its comment removed) ends with a block scalar's header: `|` or
-/// `>`, with an optional chomping and indentation indicator, after a key, a `-` or alone.
-fn opens_block(content: &str) -> bool {
+/// When a line's content (its comment removed, indented `indent`) ends with a block scalar's
+/// header (`|` or `>`, with an optional chomping and indentation indicator, after a key, a `-`,
+/// a `?`, a document marker or alone, a tag or an anchor between): the indentation its lines
+/// must exceed. A header alone at the margin, or after `---`, is the document's own (-1); alone
+/// on an indented line, its node's indentation is not known, so any indented line is its text.
+fn block_parent(content: &str, indent: usize) -> Option<isize> {
     let t = content.trim_end();
     let header = t.trim_end_matches(|c: char| c == '+' || c == '-' || c.is_ascii_digit());
-    let Some(before) = header
+    let before = header
         .strip_suffix('|')
-        .or_else(|| header.strip_suffix('>'))
-    else {
-        return false;
-    };
+        .or_else(|| header.strip_suffix('>'))?;
     // A tag or an anchor may stand between the key and the header (`text: &notes |`,
     // `- !!str >-`).
     let mut before = before.trim_end();
@@ -209,7 +211,16 @@ fn opens_block(content: &str) -> bool {
         }
         before = before[..before.len() - last.len()].trim_end();
     }
-    before.is_empty() || before.ends_with(':') || before.ends_with('-') || before.ends_with('?')
+    let indent = indent as isize;
+    if before.trim_start() == "---" || (before.is_empty() && indent == 0) {
+        Some(-1)
+    } else if before.is_empty() {
+        Some(0)
+    } else if before.ends_with(':') || before.ends_with('-') || before.ends_with('?') {
+        Some(indent)
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -249,6 +260,9 @@ tag: !!str \"a # stalwart: accept QG105 -- in a tagged string\"
 anchor: &a 'b # stalwart: accept QG105 -- in an anchored string'
 - &x \"c # stalwart: accept QG105 -- in a sequence\"
 flow: {\"k\":\"d # stalwart: accept QG105 -- after a JSON key\", e: [&y \"f # g\"]}
+--- |
+# stalwart: accept QG105 -- the document's own block, at the margin
+...
 # alone
 ";
         assert_eq!(
@@ -257,7 +271,7 @@ flow: {\"k\":\"d # stalwart: accept QG105 -- after a JSON key\", e: [&y \"f # g\
                 (1, 12, " stalwart: accept QG105 -- a comment"),
                 (4, 12, " real"),
                 (5, 14, " after an apostrophe"),
-                (25, 1, " alone"),
+                (28, 1, " alone"),
             ]
         );
     }
