@@ -6,6 +6,12 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+#[path = "action/expr.rs"]
+#[allow(dead_code)]
+mod expr;
+#[path = "action/runner.rs"]
+#[allow(dead_code)]
+mod runner;
 
 use std::path::Path;
 use std::process::Command;
@@ -353,4 +359,56 @@ fn an_accept_marker_in_a_tagged_anchored_or_json_string_is_text() {
         let (code, j) = verify_json(dir, &[]);
         assert_eq!((code, accepted(&j)), (1, 0), "{line}");
     }
+}
+
+/// The Action in a merge queue (`merge_group`): the merge group's commit holds the pull
+/// request's changes, and `base-ref` defaulted to the pull request's base only, so it was empty
+/// there and the pull request's own `stalwart.toml` (turning off every blocking rule) applied,
+/// with no warning: a workflow that gates only in the queue passed. The queue's base commit is
+/// the default there too.
+#[test]
+fn a_merge_queue_run_holds_the_pull_request_to_the_queues_base() {
+    let (repo, base) = shop_repo(|y| y.to_string());
+    let dir = repo.path();
+    std::fs::write(
+        dir.join("stalwart.toml"),
+        "[off]\nO1 = \"the pull request says so\"\nQG011 = \"so does this\"\nQG013 = \"and this\"\n",
+    )
+    .unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "turn the gate off"]);
+    // The pull request's configuration, applied, passes the gate.
+    let (code, _) = verify_json(dir, &[]);
+    assert_eq!(code, 0);
+    let t = tempfile::tempdir().unwrap();
+    let mut job = runner::Job::new(t.path())
+        .input("stalwart", env!("CARGO_BIN_EXE_stalwart"))
+        .input("graph", "graph.json")
+        .input("catalogue", "catalogue.json")
+        .input("upload", "false");
+    job.workspace = dir.to_path_buf();
+    job.event = runner::Event {
+        name: "merge_group".into(),
+        payload: serde_json::json!({
+            "merge_group": {
+                "base_sha": base,
+                "base_ref": "refs/heads/main",
+                "head_sha": git(dir, &["rev-parse", "HEAD"]),
+                "head_ref": "refs/heads/gh-readonly-queue/main/pr-7-0123456789abcdef"
+            }
+        }),
+    };
+    let r = job.run();
+    assert!(r.failed, "{}", r.log);
+    assert_eq!(
+        r.outputs.get("verify.outputs.gate").map(String::as_str),
+        Some("failed"),
+        "{}",
+        r.log
+    );
+    assert!(
+        r.log.contains("this pull request turns off O1"),
+        "{}",
+        r.log
+    );
 }
