@@ -12,7 +12,8 @@
 //!    or (a comment) gives no reason is a warning naming it; under `strict-accepts` a warning
 //!    fails the gate. QG312 is never accepted.
 //! 3. **Below the shown severity** (`min-severity`): findings of a lower severity are not shown
-//!    and do not fail the gate; the report counts them. QG312 is always shown.
+//!    and do not fail the gate; the report counts them. QG312 is always shown, and so is QG006
+//!    (an undecided region: SPEC 8.1 lists each, and one of a gate-failing rule fails the gate).
 
 mod comments;
 
@@ -45,9 +46,12 @@ pub fn apply(
     accept_in_source(report, base);
     if let Some(min) = config.min_severity {
         let before = report.findings.len();
-        report
-            .findings
-            .retain(|f| f.always_shown() || f.severity <= min);
+        // An undecided region (QG006) is never below the shown severity: it is listed among
+        // the weakenings, and an undecided obligation of a gate-failing rule fails the gate
+        // (SPEC 8.1), whatever `min-severity` says.
+        report.findings.retain(|f| {
+            f.always_shown() || f.severity <= min || f.rule == crate::rules::RuleId::QG006
+        });
         report.triage.below = Some((min, before - report.findings.len()));
     }
 }

@@ -412,3 +412,44 @@ fn a_merge_queue_run_holds_the_pull_request_to_the_queues_base() {
         r.log
     );
 }
+
+/// The base's configuration shows findings from High up (`min-severity = "high"`, a choice
+/// against noise). The pull request's graph leaves obligations undecided (a search starved of
+/// states stands here for a graph grown past the budget): each is a QG006 of severity Medium,
+/// so `min-severity` removed them, the gate passed and no undecided obligation was listed. An
+/// undecided region is never below the shown severity.
+#[test]
+fn min_severity_does_not_hide_an_undecided_obligation() {
+    let (repo, _) = shop_repo(|y| y.to_string());
+    let dir = repo.path();
+    std::fs::write(dir.join("stalwart.toml"), "min-severity = \"high\"\n").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "show High and up"]);
+    let base = git(dir, &["rev-parse", "HEAD"]);
+    let (code, j) = verify_json(
+        dir,
+        &[
+            "--base-ref",
+            &base,
+            "--max-states",
+            "1",
+            "--engine",
+            "explicit",
+        ],
+    );
+    assert_eq!(code, 1, "{}", j["weakened"]);
+    let undecided = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "QG006" && f["blocks"] == true)
+        .count();
+    assert!(undecided > 0);
+    let listed = j["weakened"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["kind"] == "undecided")
+        .count();
+    assert!(listed >= undecided, "{}", j["weakened"]);
+}
