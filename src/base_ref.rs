@@ -234,9 +234,13 @@ impl BaseRef {
 }
 
 /// Runs `git -C dir ARGS` with no configuration from the environment that could run code, and
-/// returns its standard output.
+/// no bare repository found by looking (`safe.bareRepository=explicit`), and returns its
+/// standard output.
 fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
+    // A folder that looks like a bare repository (committable files) is never taken for one:
+    // its config is the pull request's.
     let out = Command::new("git")
+        .args(["-c", "safe.bareRepository=explicit"])
         .arg("-C")
         .arg(dir)
         .args(args)

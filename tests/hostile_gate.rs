@@ -453,3 +453,74 @@ fn min_severity_does_not_hide_an_undecided_obligation() {
         .count();
     assert!(listed >= undecided, "{}", j["weakened"]);
 }
+
+/// The pull request commits, in the agent's folder, the files of a bare repository (`HEAD`,
+/// `objects/`, `refs/`, a `config` whose `remote.origin.uploadpack` is a command). Git looking
+/// for the repository from that folder took it for one, so the Action's fetch of a base commit
+/// the checkout lacks ran the pull request's command (under `pull_request_target`, with the
+/// base's token and secrets). No bare repository is found by looking: the step stops, and
+/// nothing runs.
+#[cfg(unix)]
+#[test]
+fn a_folder_that_looks_like_a_bare_repository_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let marker = dir.join("ran");
+    let shop = dir.join("agents/shop");
+    std::fs::create_dir_all(shop.join("objects")).unwrap();
+    std::fs::create_dir_all(shop.join("refs")).unwrap();
+    std::fs::write(shop.join("objects/.keep"), "").unwrap();
+    std::fs::write(shop.join("refs/.keep"), "").unwrap();
+    std::fs::write(shop.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(
+        shop.join("config"),
+        format!(
+            "[core]\n\trepositoryformatversion = 0\n\tbare = true\n[remote \"origin\"]\n\turl = {}\n\tuploadpack = touch {};false\n",
+            dir.display(),
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let from = common::root().join("fixtures/shop-plain");
+    for f in ["graph.json", "catalogue.json", "agent.yaml"] {
+        std::fs::copy(from.join(f), shop.join(f)).unwrap();
+    }
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "the pull request"]);
+    let t = tempfile::tempdir().unwrap();
+    let mut job = runner::Job::new(t.path())
+        .input("stalwart", env!("CARGO_BIN_EXE_stalwart"))
+        .input("graph", "agents/shop/graph.json")
+        .input("catalogue", "agents/shop/catalogue.json")
+        .input("upload", "false");
+    job.workspace = dir.to_path_buf();
+    job.event = runner::Event::pull_request(
+        "pull_request_target",
+        "0123456789abcdef0123456789abcdef01234567",
+        "someone/fork",
+    );
+    let r = job.run();
+    assert!(
+        !marker.exists(),
+        "the pull request's command ran: {}",
+        r.log
+    );
+    assert!(r.failed, "{}", r.log);
+    assert_eq!(r.code, 2, "{}", r.log);
+    // The verifier itself, given the base, does not take the folder for the repository either.
+    let r = run_in(
+        dir,
+        &[
+            "verify",
+            "--graph",
+            "agents/shop/graph.json",
+            "--catalogue",
+            "agents/shop/catalogue.json",
+            "--base-ref",
+            "HEAD",
+        ],
+    );
+    assert!(!marker.exists());
+    assert_eq!(r.code, 2, "{}", r.stderr);
+}
