@@ -524,3 +524,147 @@ fn a_folder_that_looks_like_a_bare_repository_runs_nothing() {
     assert!(!marker.exists());
     assert_eq!(r.code, 2, "{}", r.stderr);
 }
+
+/// Defences that held, kept: text the pull request writes in its `stalwart.toml` (a reason with
+/// a line break and a workflow command, Markdown and HTML) is one annotation's escaped text under
+/// `--format github`, and escaped text in the job summary.
+#[test]
+fn a_pull_requests_words_are_escaped_in_annotations_and_the_summary() {
+    let (repo, base) = shop_repo(|y| y.to_string());
+    let dir = repo.path();
+    std::fs::write(
+        dir.join("stalwart.toml"),
+        "[off]\nO1 = \"x\\n::error file=agent.yaml,line=1::forged\\n# Heading <img src=x> ![i](https://e/x.png) [l](javascript:alert(1))\"\n",
+    )
+    .unwrap();
+    let r = run_in(
+        dir,
+        &[
+            "verify",
+            "--graph",
+            "graph.json",
+            "--catalogue",
+            "catalogue.json",
+            "--format",
+            "github",
+            "--base-ref",
+            &base,
+            "--summary",
+            "summary.md",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .lines()
+            .all(|l| !l.starts_with("::error file=agent.yaml,line=1::forged")),
+        "{}",
+        r.stdout
+    );
+    let named: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.contains("turns off O1"))
+        .collect();
+    assert_eq!(named.len(), 1, "{}", r.stdout);
+    assert!(
+        named[0].starts_with("::warning file=stalwart.toml,line=2"),
+        "{}",
+        named[0]
+    );
+    assert!(
+        named[0].contains("x%0A::error file=agent.yaml"),
+        "{}",
+        named[0]
+    );
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    let line = md.lines().find(|l| l.contains("turns off O1")).unwrap();
+    // Each Markdown or HTML character is escaped with a backslash: no image, link, tag or
+    // heading renders.
+    for escaped in ["\\<img", "\\!\\[i\\]\\(", "\\[l\\]\\(javascript"] {
+        assert!(line.contains(escaped), "{escaped} not in {line}");
+    }
+    assert!(
+        !md.lines().any(|l| l.trim_start().starts_with("# Heading")),
+        "{md}"
+    );
+}
+
+/// Defences that held, kept: an export whose node points into `.git/config` or through a
+/// symlink out of the repository prints nothing of either file, and no output is written
+/// through a committed symlink into `.git` or out of the repository.
+#[cfg(unix)]
+#[test]
+fn nothing_outside_the_repository_or_in_git_is_read_or_written() {
+    let (repo, _) = shop_repo(|y| y.to_string());
+    let dir = repo.path();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.yaml"), "SECRET_TOKEN: abc\n").unwrap();
+    git(
+        dir,
+        &[
+            "config",
+            "http.extraheader",
+            "AUTHORIZATION: basic SECRETTOKEN",
+        ],
+    );
+    std::os::unix::fs::symlink(outside.path().join("secret.yaml"), dir.join("notes.yaml")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.join("out")).unwrap();
+    std::os::unix::fs::symlink(".git/hooks", dir.join("hooks")).unwrap();
+    let graph = std::fs::read_to_string(dir.join("graph.json")).unwrap();
+    for file in [".git/config", "notes.yaml", "./sub/../.git/config"] {
+        let mut g: Value = serde_json::from_str(&graph).unwrap();
+        for n in g["nodes"].as_array_mut().unwrap() {
+            if n["id"] == "desk_tools" {
+                n["location"]["file"] = file.into();
+                n["location"]["line"] = 1.into();
+            }
+        }
+        std::fs::write(dir.join("graph.json"), g.to_string()).unwrap();
+        for format in ["text", "json", "sarif", "github"] {
+            let r = run_in(
+                dir,
+                &[
+                    "verify",
+                    "--graph",
+                    "graph.json",
+                    "--catalogue",
+                    "catalogue.json",
+                    "--format",
+                    format,
+                ],
+            );
+            assert!(r.code == 1 || r.code == 2, "{file} {format}: {}", r.stderr);
+            let all = format!("{}{}", r.stdout, r.stderr);
+            assert!(!all.contains("SECRET"), "{file} {format}: {all}");
+        }
+    }
+    std::fs::write(dir.join("graph.json"), &graph).unwrap();
+    for target in [
+        "out/x.sarif",
+        "hooks/pre-commit",
+        ".git/hooks/pre-push",
+        "graph.json",
+    ] {
+        let r = run_in(
+            dir,
+            &[
+                "verify",
+                "--graph",
+                "graph.json",
+                "--catalogue",
+                "catalogue.json",
+                "--sarif",
+                target,
+            ],
+        );
+        assert_eq!(r.code, 2, "{target}: {}", r.stderr);
+    }
+    assert!(!outside.path().join("x.sarif").exists());
+    assert!(!dir.join(".git/hooks/pre-commit").exists());
+    assert!(!dir.join(".git/hooks/pre-push").exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("graph.json")).unwrap(),
+        graph
+    );
+}
