@@ -106,15 +106,46 @@ impl BaseRef {
         })
     }
 
-    /// `path` relative to the repository's top folder, when it lies inside it (resolved, so a
-    /// symlink is judged by where it leads).
+    /// `path` relative to the repository's top folder, when it lies inside it: as it is named
+    /// (lexically, from the resolved working folder), so a folder or file the pull request made
+    /// a symlink does not send the base's copy looked for elsewhere (the base's
+    /// `agents/shop/stalwart.toml` is the one for `agents/shop/agent.yaml`, wherever the pull
+    /// request's `agents/shop` leads). A path named outside the repository is judged resolved.
     pub fn relative(&self, path: &Path) -> Option<PathBuf> {
+        if let Some(rel) = self.named(path) {
+            return Some(rel);
+        }
         let abs = std::fs::canonicalize(path).ok().or_else(|| {
             // A file the pull request deleted: resolve its folder.
             let parent = std::fs::canonicalize(path.parent()?).ok()?;
             Some(parent.join(path.file_name()?))
         })?;
         abs.strip_prefix(&self.root).ok().map(Path::to_path_buf)
+    }
+
+    /// `path` relative to the repository's top folder, its `.` and `..` taken lexically, when
+    /// it is named inside it.
+    fn named(&self, path: &Path) -> Option<PathBuf> {
+        use std::path::Component;
+        let abs = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            std::fs::canonicalize(std::env::current_dir().ok()?)
+                .ok()?
+                .join(path)
+        };
+        let mut out = PathBuf::new();
+        for c in abs.components() {
+            match c {
+                Component::ParentDir => {
+                    out.pop();
+                }
+                Component::CurDir => {}
+                other => out.push(other),
+            }
+        }
+        let rel = out.strip_prefix(&self.root).ok()?;
+        (!rel.as_os_str().is_empty()).then(|| rel.to_path_buf())
     }
 
     /// The text of `path` at the revision: `Ok(None)` when it does not exist there (or is not
@@ -203,9 +234,13 @@ impl BaseRef {
 }
 
 /// Runs `git -C dir ARGS` with no configuration from the environment that could run code, and
-/// returns its standard output.
+/// no bare repository found by looking (`safe.bareRepository=explicit`), and returns its
+/// standard output.
 fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
+    // A folder that looks like a bare repository (committable files) is never taken for one:
+    // its config is the pull request's.
     let out = Command::new("git")
+        .args(["-c", "safe.bareRepository=explicit"])
         .arg("-C")
         .arg(dir)
         .args(args)

@@ -12,7 +12,8 @@
 //!    or (a comment) gives no reason is a warning naming it; under `strict-accepts` a warning
 //!    fails the gate. QG312 is never accepted.
 //! 3. **Below the shown severity** (`min-severity`): findings of a lower severity are not shown
-//!    and do not fail the gate; the report counts them. QG312 is always shown.
+//!    and do not fail the gate; the report counts them. QG312 is always shown, and so is QG006
+//!    (an undecided region: SPEC 8.1 lists each, and one of a gate-failing rule fails the gate).
 
 mod comments;
 
@@ -45,9 +46,12 @@ pub fn apply(
     accept_in_source(report, base);
     if let Some(min) = config.min_severity {
         let before = report.findings.len();
-        report
-            .findings
-            .retain(|f| f.always_shown() || f.severity <= min);
+        // An undecided region (QG006) is never below the shown severity: it is listed among
+        // the weakenings, and an undecided obligation of a gate-failing rule fails the gate
+        // (SPEC 8.1), whatever `min-severity` says.
+        report.findings.retain(|f| {
+            f.always_shown() || f.severity <= min || f.rule == crate::rules::RuleId::QG006
+        });
         report.triage.below = Some((min, before - report.findings.len()));
     }
 }
@@ -189,22 +193,101 @@ fn comments(report: &Report) -> Vec<Comment> {
     out
 }
 
-/// True when the line `at` (its text, trimmed) is in the base's copy of its file: the accept
-/// comment on it was not added by the pull request.
-fn in_base(report: &Report, base: &BaseRef, at: Loc) -> bool {
-    let f = report.sources.file(at.file);
-    let Some(line) = f.text.lines().nth(at.line as usize - 1) else {
-        return false;
-    };
-    match base.text(&f.path) {
-        Ok(Some(text)) => text.lines().any(|l| l.trim() == line.trim()),
-        _ => false,
+/// The most cells the line-matching table of [`matched`] may take; past it the lines between the
+/// files' common start and end are all the pull request's (an accept there is named, never
+/// passed).
+const MAX_TABLE: usize = 4_000_000;
+
+/// For each line of `head`, the index of the line of `base` it is (unchanged), as a diff pairs
+/// them: the common first and last lines, and between them a longest common subsequence of
+/// lines (`None`: the line is new, or changed).
+fn matched(head: &[&str], base: &[&str]) -> Vec<Option<usize>> {
+    let mut out = vec![None; head.len()];
+    let pre = head.iter().zip(base).take_while(|(h, b)| h == b).count();
+    let suf = head[pre..]
+        .iter()
+        .rev()
+        .zip(base[pre..].iter().rev())
+        .take_while(|(h, b)| h == b)
+        .count();
+    for (i, o) in out.iter_mut().enumerate().take(pre) {
+        *o = Some(i);
     }
+    for k in 0..suf {
+        out[head.len() - 1 - k] = Some(base.len() - 1 - k);
+    }
+    let (h, b) = (&head[pre..head.len() - suf], &base[pre..base.len() - suf]);
+    if (h.len() + 1).saturating_mul(b.len() + 1) > MAX_TABLE {
+        return out;
+    }
+    // common[i * w + j]: the longest common subsequence of h[i..] and b[j..].
+    let w = b.len() + 1;
+    let mut common = vec![0u32; (h.len() + 1) * w];
+    for i in (0..h.len()).rev() {
+        for j in (0..b.len()).rev() {
+            common[i * w + j] = if h[i] == b[j] {
+                common[(i + 1) * w + j + 1] + 1
+            } else {
+                common[(i + 1) * w + j].max(common[i * w + j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    while i < h.len() && j < b.len() {
+        if h[i] == b[j] {
+            out[pre + i] = Some(pre + j);
+            i += 1;
+            j += 1;
+        } else if common[(i + 1) * w + j] >= common[i * w + j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+/// For each of `found` (the accept comments, in file and line order), true when the base's copy
+/// of its file does not have it: its line is not one the base has unchanged (the files' lines
+/// paired as a diff pairs them), or the base's line carries no accept comment there. A line of
+/// the base copied to a new place, or text the base has only in a string or a block scalar, is
+/// the pull request's own (SPEC 8.1).
+fn added_by_pull_request(report: &Report, base: &BaseRef, found: &[Comment]) -> Vec<bool> {
+    let mut added = vec![true; found.len()];
+    let mut start = 0;
+    while start < found.len() {
+        let file = found[start].at.file;
+        let end = start
+            + found[start..]
+                .iter()
+                .take_while(|c| c.at.file == file)
+                .count();
+        let f = report.sources.file(file);
+        if let Ok(Some(text)) = base.text(&f.path) {
+            let path = f.path.to_string_lossy();
+            let was: std::collections::BTreeSet<u32> = comments::of(&path, &text)
+                .into_iter()
+                .filter(|c| c.text.trim_start().starts_with(MARKER))
+                .map(|c| c.line)
+                .collect();
+            let (now, then) = (comments::normalize(&f.text), comments::normalize(&text));
+            let head: Vec<&str> = now.lines().collect();
+            let pairs = matched(&head, &then.lines().collect::<Vec<_>>());
+            for (k, c) in found.iter().enumerate().take(end).skip(start) {
+                let at_base = pairs.get(c.at.line as usize - 1).copied().flatten();
+                added[k] = !at_base.is_some_and(|b| was.contains(&(b as u32 + 1)));
+            }
+        }
+        start = end;
+    }
+    added
 }
 
 fn accept_in_source(report: &mut Report, base: Option<&BaseRef>) {
-    for c in comments(report) {
-        if let Some(b) = base.filter(|b| !in_base(report, b, c.at)) {
+    let found = comments(report);
+    let added = base.map(|b| added_by_pull_request(report, b, &found));
+    for (k, c) in found.into_iter().enumerate() {
+        if let Some(b) = base.filter(|_| added.as_ref().is_some_and(|a| a[k])) {
             report.triage.added_accepts.push(AcceptWarning {
                 at: c.at,
                 message: format!(

@@ -228,6 +228,24 @@ fn limits(out: &mut Vec<Weakening>, opts: &Options, config: &Config, declared: O
             key("session-steps"),
         ));
     }
+    // The input's declaration (or the command line) wins over the configuration's turns: fewer
+    // than the configuration asks is said, so a pull request that declares one turn in its
+    // export is seen doing it (issue 26).
+    if let Some(asked) = config.session_steps.filter(|c| opts.session_steps < *c) {
+        let why = if declared == Some(opts.session_steps) {
+            " (the input declares it)"
+        } else {
+            ""
+        };
+        out.push(w(
+            WeakKind::Limit,
+            format!(
+                "`session-steps` is {}{why}, fewer turns than the configuration's {asked}",
+                opts.session_steps
+            ),
+            key("session-steps"),
+        ));
+    }
 }
 
 /// Each top-level setting's value, as written, for comparing two configurations.

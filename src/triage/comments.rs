@@ -19,8 +19,27 @@ pub struct Comment {
     pub text: String,
 }
 
+/// `text` with each carriage return that ends a line alone (not followed by a line feed) made a
+/// line feed, byte for byte: YAML and Python end a line there too, and the lines a finding points
+/// at are counted so, so the comments are counted the same way (issue 26: a lone `\r` must not
+/// move a comment onto another line's finding).
+pub fn normalize(text: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+    if !(0..bytes.len()).any(lone) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let out: Vec<u8> = (0..bytes.len())
+        .map(|i| if lone(i) { b'\n' } else { bytes[i] })
+        .collect();
+    // One ASCII byte for another: still UTF-8.
+    std::borrow::Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| text.to_string()))
+}
+
 /// The comments of the file at `path` holding `text` (none for a kind of file not read here).
+/// Lines are numbered as [`normalize`] ends them.
 pub fn of(path: &str, text: &str) -> Vec<Comment> {
+    let text = &*normalize(text);
     let lower = path.to_ascii_lowercase();
     if lower.ends_with(".py") {
         python(text)
@@ -78,12 +97,14 @@ enum Open {
 fn yaml(text: &str) -> Vec<Comment> {
     let mut out = Vec::new();
     let mut open = Open::None;
-    // Inside a block scalar: the indentation its lines must exceed.
-    let mut block: Option<usize> = None;
+    // Inside a block scalar: the indentation its lines must exceed (-1: a document's own
+    // block scalar, whose lines may start at the margin, to the next document marker).
+    let mut block: Option<isize> = None;
     for (i, line) in text.lines().enumerate() {
         let indent = line.len() - line.trim_start_matches(' ').len();
         if let Some(parent) = block {
-            if line.trim().is_empty() || indent > parent {
+            let marker = line.starts_with("---") || line.starts_with("...");
+            if line.trim().is_empty() || (indent as isize > parent && !(parent < 0 && marker)) {
                 continue;
             }
             block = None;
@@ -134,14 +155,30 @@ fn yaml(text: &str) -> Vec<Comment> {
                 prev_space = false;
                 continue;
             }
-            let next_space = chars.peek().is_none_or(|&(_, n)| n == ' ' || n == '\t');
-            scalar_start =
-                matches!(c, '[' | '{' | ',') || (matches!(c, ':' | '-' | '?') && next_space);
+            if scalar_start && (c == '!' || c == '&') {
+                // A tag or an anchor: the scalar (a quoted one too) starts after it.
+                while chars
+                    .peek()
+                    .is_some_and(|&(_, n)| !matches!(n, ' ' | '\t' | ',' | '[' | ']' | '{' | '}'))
+                {
+                    chars.next();
+                }
+                prev_space = false;
+                continue;
+            }
+            let next = chars.peek().map(|&(_, n)| n);
+            let next_space = next.is_none_or(|n| n == ' ' || n == '\t');
+            // `"key":"value"`: after a quoted key, `:` needs no space; taking a quote after any
+            // `:` as a string's start can only hide a comment, never make one of a string.
+            let next_quote = matches!(next, Some('"' | '\''));
+            scalar_start = matches!(c, '[' | '{' | ',')
+                || (matches!(c, ':' | '-' | '?') && next_space)
+                || (c == ':' && next_quote);
             prev_space = false;
         }
         let content = &line[..comment_at.unwrap_or(line.len())];
-        if open == Open::None && opens_block(content) {
-            block = Some(indent);
+        if open == Open::None {
+            block = block_parent(content, indent);
         }
         if let Some(at) = comment_at {
             out.push(Comment {
@@ -154,19 +191,36 @@ fn yaml(text: &str) -> Vec<Comment> {
     out
 }
 
-/// True when a line's content (its comment removed) ends with a block scalar's header: `|` or
-/// `>`, with an optional chomping and indentation indicator, after a key, a `-` or alone.
-fn opens_block(content: &str) -> bool {
+/// When a line's content (its comment removed, indented `indent`) ends with a block scalar's
+/// header (`|` or `>`, with an optional chomping and indentation indicator, after a key, a `-`,
+/// a `?`, a document marker or alone, a tag or an anchor between): the indentation its lines
+/// must exceed. A header alone at the margin, or after `---`, is the document's own (-1); alone
+/// on an indented line, its node's indentation is not known, so any indented line is its text.
+fn block_parent(content: &str, indent: usize) -> Option<isize> {
     let t = content.trim_end();
     let header = t.trim_end_matches(|c: char| c == '+' || c == '-' || c.is_ascii_digit());
-    let Some(before) = header
+    let before = header
         .strip_suffix('|')
-        .or_else(|| header.strip_suffix('>'))
-    else {
-        return false;
-    };
-    let before = before.trim_end();
-    before.is_empty() || before.ends_with(':') || before.ends_with('-') || before.ends_with("? ")
+        .or_else(|| header.strip_suffix('>'))?;
+    // A tag or an anchor may stand between the key and the header (`text: &notes |`,
+    // `- !!str >-`).
+    let mut before = before.trim_end();
+    while let Some(last) = before.split_whitespace().last() {
+        if !(last.starts_with('!') || last.starts_with('&')) {
+            break;
+        }
+        before = before[..before.len() - last.len()].trim_end();
+    }
+    let indent = indent as isize;
+    if before.trim_start() == "---" || (before.is_empty() && indent == 0) {
+        Some(-1)
+    } else if before.is_empty() {
+        Some(0)
+    } else if before.ends_with(':') || before.ends_with('-') || before.ends_with('?') {
+        Some(indent)
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -195,6 +249,20 @@ long: \"first
   # stalwart: accept QG105 -- a multi-line string\"
 - |-
   # block in a sequence
+anchored: &notes |
+  # stalwart: accept QG105 -- inside an anchored block
+tagged: !!str >-
+  # stalwart: accept QG105 -- inside a tagged block
+? |
+  # stalwart: accept QG105 -- inside a complex key's block
+: x
+tag: !!str \"a # stalwart: accept QG105 -- in a tagged string\"
+anchor: &a 'b # stalwart: accept QG105 -- in an anchored string'
+- &x \"c # stalwart: accept QG105 -- in a sequence\"
+flow: {\"k\":\"d # stalwart: accept QG105 -- after a JSON key\", e: [&y \"f # g\"]}
+--- |
+# stalwart: accept QG105 -- the document's own block, at the margin
+...
 # alone
 ";
         assert_eq!(
@@ -203,7 +271,7 @@ long: \"first
                 (1, 12, " stalwart: accept QG105 -- a comment"),
                 (4, 12, " real"),
                 (5, 14, " after an apostrophe"),
-                (14, 1, " alone"),
+                (28, 1, " alone"),
             ]
         );
     }
