@@ -82,7 +82,8 @@ pub struct OffEntry {
 /// Which findings an `[[accept]]` entry matches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Matcher {
-    /// A fingerprint, or a unique prefix of at least 8 hex digits.
+    /// A fingerprint, all 16 hex digits (a shorter prefix could be matched by a name chosen for
+    /// its hash: 32 bits are minutes of work, issue 26).
     Fingerprint(String),
     /// A rule, and optionally the subject and the qualified node.
     Rule {
@@ -532,6 +533,14 @@ fn resolve(sources: &SourceMap, file: FileId, raw: Raw) -> Result<Config, InputE
                     "name a rule (`stalwart rules list`) or an obligation O1..O10",
                 )
             })?;
+            if what == Off::Rule(RuleId::QG006) {
+                return Err(InputError::at(
+                    sources,
+                    loc,
+                    "`[off]` cannot turn off QG006: an undecided obligation is said, never silenced".to_string(),
+                    "say `undecided = \"pass\"` with `undecided-reason = \"...\"` if undecided obligations may pass the gate (each is still listed)",
+                ));
+            }
             let reason = match value {
                 toml::Value::String(s) if !s.trim().is_empty() => s,
                 _ => return Err(InputError::at(
@@ -562,11 +571,12 @@ fn resolve(sources: &SourceMap, file: FileId, raw: Raw) -> Result<Config, InputE
         let matcher = match (&a.fingerprint, &a.rule) {
             (Some(fp), None) => {
                 let f = fp.get_ref().to_ascii_lowercase();
-                if f.len() < 8 || !f.chars().all(|c| c.is_ascii_hexdigit()) {
+                if f.len() != 16 || !f.chars().all(|c| c.is_ascii_hexdigit()) {
                     return Err(err(
                         fp.span(),
                         format!("`fingerprint` '{}' is not a finding's fingerprint", fp.get_ref()),
-                        "copy the fingerprint the report prints (16 hex digits; at least 8)",
+                        "copy the whole fingerprint the report prints (16 hex digits): a shorter prefix \
+                         could be matched by a finding whose names were chosen for their hash",
                     ));
                 }
                 Matcher::Fingerprint(f)

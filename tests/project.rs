@@ -246,7 +246,7 @@ fn findings_accepted_with_a_reason_do_not_fail_the_gate() {
     let qg011 = blocking.iter().find(|f| f["rule"] == "QG011").unwrap();
     let config = format!(
         "[[accept]]\nfingerprint = \"{}\"\nreason = \"reviewed in SEC-101\"\n\n[[accept]]\nrule = \"QG001\"\nreason = \"the guard is added next sprint\"\nuntil = 2999-01-01\n\n[[accept]]\nrule = \"QG011\"\nsubject = \"{}\"\nreason = \"old\"\nuntil = 2001-01-01\n\n[[accept]]\nrule = \"QG017\"\nreason = \"nothing\"\n",
-        &fp[..8],
+        fp,
         qg011["subject"].as_str().unwrap()
     );
     std::fs::write(dir.path().join("stalwart.toml"), &config).unwrap();

@@ -512,3 +512,82 @@ fn every_output_says_what_weakens_the_proof() {
     common::snap("weakened_github", &warnings.join("\n"));
     assert_eq!(warnings.len(), n);
 }
+
+/// What cannot weaken the proof at all: `[off] QG006` (an undecided obligation is said, never
+/// silenced), and an accept by a fingerprint prefix (8 hex digits are 32 bits: a name can be
+/// chosen for its hash in minutes).
+#[test]
+fn undecided_cannot_be_turned_off_and_an_accept_names_the_whole_fingerprint() {
+    let (repo, _) = plain_shop_repo();
+    let dir = repo.path();
+    let mut args = vec!["verify"];
+    args.extend(PLAIN);
+    std::fs::write(
+        dir.join("stalwart.toml"),
+        "engine = \"explicit\"\n\n[off]\nQG006 = \"we do not care\"\n",
+    )
+    .unwrap();
+    let r = run_in(dir, &args);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(r.stderr.contains("cannot turn off QG006"), "{}", r.stderr);
+    assert!(r.stderr.contains("stalwart.toml:4"), "{}", r.stderr);
+    let (_, j) = json_run(dir, &["--no-config"]);
+    let fp = j["findings"][0]["fingerprint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(fp.len(), 16);
+    for (given, code) in [(&fp[..8], 2), (&fp[..15], 2), (fp.as_str(), 1)] {
+        std::fs::write(
+            dir.join("stalwart.toml"),
+            format!("[[accept]]\nfingerprint = \"{given}\"\nreason = \"reviewed\"\n"),
+        )
+        .unwrap();
+        let r = run_in(dir, &args);
+        assert_eq!(r.code, code, "{given}: {}", r.stderr);
+        if code == 2 {
+            assert!(r.stderr.contains("16 hex digits"), "{}", r.stderr);
+        }
+    }
+}
+
+/// A subgraph the export does not hold is unseen code: its QG006 fails the gate (an agent with
+/// nothing else wrong passes without it), listed as undecided.
+#[test]
+fn a_missing_subgraph_fails_the_gate() {
+    let dir = common::root().join("fixtures/QG006/breaks-missing-subgraph");
+    let g = dir.join("graph.json");
+    let c = dir.join("catalogue.json");
+    let r = common::stalwart(&[
+        "verify",
+        "--graph",
+        g.to_str().unwrap(),
+        "--catalogue",
+        c.to_str().unwrap(),
+        "--format",
+        "json",
+        "--no-config",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    let blocking: Vec<&Value> = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["blocks"] == true)
+        .collect();
+    assert_eq!(blocking.len(), 1);
+    assert_eq!(blocking[0]["rule"], "QG006");
+    assert_eq!(blocking[0]["subject"], "kb");
+    assert_eq!(kinds(&j), vec!["undecided".to_string()]);
+    let holds = common::root().join("fixtures/QG006/holds-inlined-subgraph");
+    let r = common::stalwart(&[
+        "verify",
+        "--graph",
+        holds.join("graph.json").to_str().unwrap(),
+        "--catalogue",
+        holds.join("catalogue.json").to_str().unwrap(),
+        "--no-config",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+}

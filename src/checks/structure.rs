@@ -130,7 +130,7 @@ pub fn opaque_subgraphs(m: &FlatModel) -> Vec<Finding> {
             } else {
                 format!("it runs the graph '{graph}', which the export does not hold or leaves empty, so what runs inside it is not verified")
             };
-            finding(
+            let mut f = finding(
                 Subject {
                     rule: RuleId::QG006,
                     obligation: None,
@@ -142,7 +142,12 @@ pub fn opaque_subgraphs(m: &FlatModel) -> Vec<Finding> {
                 None,
                 Vec::new(),
                 &[("detail", &detail)],
-            )
+            );
+            // Nothing unseen passes (SPEC 8.1, 12.5): what runs inside is unknown, so every
+            // obligation it could break is undecided there, and the region fails the gate as
+            // they would.
+            f.unproved = crate::obligation::reachability_rules();
+            f
         })
         .collect()
 }
