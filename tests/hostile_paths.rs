@@ -11,19 +11,13 @@
 
 mod common;
 
+use common::Run as Out;
+
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The first line of every secret: no output may show it.
 const MARKER: &str = "STALWART_SECRET_MARKER_5d1e";
-
-/// What a run gave.
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
 
 impl Out {
     fn all(&self) -> String {
@@ -81,19 +75,7 @@ impl Repo {
 
     /// Runs `stalwart ARGS` in `repo`.
     fn run(&self, args: &[&str]) -> Out {
-        let o = Command::new(env!("CARGO_BIN_EXE_stalwart"))
-            .args(args)
-            .current_dir(&self.repo)
-            .env("NO_COLOR", "1")
-            .env_remove("CI")
-            .env_remove("GITHUB_ACTIONS")
-            .output()
-            .unwrap();
-        Out {
-            code: o.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-        }
+        common::stalwart_in(&self.repo, args)
     }
 
     /// The victim still holds what it held.

@@ -7,31 +7,7 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
-/// What a run gave.
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(dir: &Path, args: &[&str]) -> Out {
-    let o = Command::new(env!("CARGO_BIN_EXE_stalwart"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("CI")
-        .env_remove("GITHUB_ACTIONS")
-        .output()
-        .unwrap();
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
+use common::stalwart_in as run;
 
 /// The shop's export in a folder of its own, with the tool `charge_card` renamed `tool` and the
 /// node `desk_tools` renamed `node` (JSON-escaped where they are written).

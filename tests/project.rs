@@ -6,34 +6,12 @@
 
 mod common;
 
+use common::{stalwart_in as run_in, Run as Out};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::snap;
-
-/// What a run gave.
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `stalwart ARGS` in `dir` (colour off, CI variables cleared).
-fn run_in(dir: &Path, args: &[&str]) -> Out {
-    let o = Command::new(env!("CARGO_BIN_EXE_stalwart"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("CI")
-        .env_remove("GITHUB_ACTIONS")
-        .output()
-        .unwrap();
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
 
 /// The shop in a repository of its own (a `.git` folder marks its root), with `config` as its
 /// stalwart.toml when given.

@@ -167,9 +167,14 @@ pub struct Run {
 
 /// Runs the `stalwart` binary from the crate root, colour off, CI variables cleared.
 pub fn stalwart(args: &[&str]) -> Run {
+    stalwart_in(&root(), args)
+}
+
+/// Runs the `stalwart` binary in `dir`, colour off, CI variables cleared.
+pub fn stalwart_in(dir: &Path, args: &[&str]) -> Run {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_stalwart"))
         .args(args)
-        .current_dir(root())
+        .current_dir(dir)
         .env("NO_COLOR", "1")
         .env_remove("CI")
         .env_remove("GITHUB_ACTIONS")
@@ -180,6 +185,29 @@ pub fn stalwart(args: &[&str]) -> Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// Runs `git ARGS` in `dir` as a throwaway identity (no signing, branch `main`) and returns its
+/// standard output, trimmed; panics, with git's words, when it fails.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let o = std::process::Command::new("git")
+        .args(["-c", "user.email=ci@example.com", "-c", "user.name=ci"])
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run git");
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
 /// An insta snapshot in `snapshots/`.
