@@ -64,6 +64,7 @@ def run(app, limit: int = 8):
     """Run a turn, answering every question yes, until it ends or fails. (questions, the error)"""
     cfg = {"configurable": {"thread_id": G.thread()}, "recursion_limit": 30}
     asked, err = 0, None
+    LAST.clear()
     try:
         out = app.invoke({"messages": [HumanMessage(content="go")]}, cfg)
         while out.get("__interrupt__") and asked < limit:
@@ -71,7 +72,12 @@ def run(app, limit: int = 8):
             out = app.invoke(Command(resume=G.YES), cfg)
     except RuntimeError as e:  # the tool's own failure, once the retries are spent or refused
         err = e
+    LAST.update(app.get_state(cfg).values)
     return asked, err
+
+
+#: The state the last `run` ended with.
+LAST: dict = {}
 
 
 def _loop(tools_node, turns, retry=RETRY):
@@ -173,3 +179,35 @@ def test_a_read_without_a_limit_is_still_retried():
     sg.add_edge("tools", "agent")
     asked, err = run(sg.compile(checkpointer=InMemorySaver()))
     assert err is None and n == ["x", "x"]
+
+
+PAY_AGAIN = [A.tc("pay", {"account": "b", "amount": 7.0}, "p2")]
+
+
+@pytest.mark.parametrize("place", ["tool_node", "wrapper", "step", "middleware"])
+def test_the_history_counts_the_attempt_so_a_later_call_is_refused_by_at_most(place):
+    """The retry refused, the run goes on: the attempt is in the history (ran), so a second `pay`
+    (a new call, a new id) is refused by `at_most: 1` without a question."""
+    g = guard()
+    turns = [PAY, PAY_AGAIN, "done"]
+    app = retry_middleware(g, turns) if place == "middleware" else node_retry(place, g, turns)
+    asked, err = run(app)
+    assert err is None and EFFECTS == ["pay"] and asked == 1
+    got = [(e["tool"], e["ran"]) for e in G.entries(LAST)]
+    assert got == [("pay", True), ("pay", False)], got
+    assert G.entries(LAST)[-1]["reasons"] == ["order_rule"]
+    from stalwart_export.guard.history import verify
+
+    assert verify(LAST["stalwart_guard"], g.chain).problem is None
+
+
+def test_a_step_run_again_keeps_the_records_of_its_earlier_calls():
+    """A step calls `search` (ran) then `pay` (fails after paying); RetryPolicy runs the step again
+    over the same state dict, whose history kept search's record in place while LangGraph dropped
+    the write: the guard writes it again, so every run of a tool is in the history."""
+    g = guard()
+    calls = [A.tc("search", {"q": "a"}, "s1"), A.tc("pay", {"account": "a", "amount": 5.0}, "p1")]
+    asked, err = run(_step(g, [calls, "done"]))
+    assert EFFECTS == ["pay"]
+    ran = [e["tool"] for e in G.entries(LAST) if e["ran"]]
+    assert ran.count("search") == G.RAN["search"] and ran.count("pay") == 1, (ran, dict(G.RAN))

@@ -150,6 +150,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         self._lock = threading.Lock()
         #: The calls whose tool started, so that a retry sees them (`attempts.py`).
         self._attempts = Attempts()
+        #: Records guard.call wrote per step task (a few hundred recent tasks): a retried step writes them again.
+        self._step_records: OrderedDict[str, list[str]] = OrderedDict()
 
     # ------------------------------------------------------------------ AgentMiddleware
     state_schema = _agent_state_schema() or dict
@@ -294,7 +296,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                     deny = ("a call that needs a person after another guarded call of this step ran: when the run "
                             "resumes LangGraph runs the step again from its start and that call would run twice; "
                             "make the confirmed call first, or in a step of its own")
-        key = Attempts.key(self.rules, ctx.thread, task, batch.session.head, 0, c)
+        # not by the history head: a step run again keeps, in its state dict, the records of its calls
+        # before this one, so the head differs; the same call twice in one step task is the same call
+        key = Attempts.key(self.rules, ctx.thread, task, "", 0, c)
         seen, stored = self._attempts.seen(key)
         if seen:
             o = retried(Outcome(0, c, False, refuse("retry", "")), stored)
@@ -316,10 +320,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             except _BubbleUp:
                 raise
             except Exception:
-                if attempt is not None:
-                    if isinstance(state, dict):
-                        state[HISTORY_KEY] = merge_history(state.get(HISTORY_KEY), [attempt])
+                if attempt is not None:  # not into `state`: a retry of the step gets that same dict
                     _send(cfg, attempt)
+                    self._step_sent(task, attempt)
                     self._trace_call(ctx, o, attempt)
                 raise
             spec = self.rules.catalogue.get(o.call.tool)
@@ -333,6 +336,10 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             self._attempts.done(key, record)
         if isinstance(state, dict):
             state[HISTORY_KEY] = merge_history(state.get(HISTORY_KEY), [record])
+        # a step run again (RetryPolicy) lost its earlier writes but its state dict kept them: write
+        # this step's earlier records again (the same texts: the history keeps each once)
+        for earlier in self._step_sent(task, record):
+            _send(cfg, earlier)
         _send(cfg, record)
         entry = self._trace_call(ctx, o, record)
         return CallResult(o.run, output, entry["decision"], list(o.reasons),
@@ -351,6 +358,17 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         return out
 
     # ------------------------------------------------------------------ internals
+    def _step_sent(self, task: str | None, record: str) -> list[str]:
+        """The records `guard.call` wrote earlier in step task `task`; `record` is added."""
+        if task is None:
+            return []
+        with self._lock:
+            got = self._step_records.pop(task, [])
+            self._step_records[task] = got + [record]
+            while len(self._step_records) > 256:
+                self._step_records.popitem(last=False)
+        return [r for r in got if r != record]
+
     def _limited(self, tool: str) -> bool:
         """Whether a retry could push a call of `tool` past a rule: a write, or an `at_most` limit."""
         spec = self.rules.catalogue.get(tool)
