@@ -211,3 +211,28 @@ def test_a_step_run_again_keeps_the_records_of_its_earlier_calls():
     assert EFFECTS == ["pay"]
     ran = [e["tool"] for e in G.entries(LAST) if e["ran"]]
     assert ran.count("search") == G.RAN["search"] and ran.count("pay") == 1, (ran, dict(G.RAN))
+
+
+@pytest.mark.parametrize("shape", ["tool_node", "wrapper", "middleware"])
+def test_async_retries_are_refused_too(shape):
+    """The same attempts through `ainvoke` (the guard's async paths)."""
+    import asyncio
+
+    g = guard()
+    turns = [PAY, "done"]
+    app = retry_middleware(g, turns) if shape == "middleware" else node_retry(shape, g, turns)
+    cfg = {"configurable": {"thread_id": G.thread()}, "recursion_limit": 30}
+
+    async def go():
+        out = await app.ainvoke({"messages": [HumanMessage(content="go")]}, cfg)
+        asked = 0
+        while out.get("__interrupt__") and asked < 8:
+            asked += len(out["__interrupt__"])
+            out = await app.ainvoke(Command(resume=G.YES), cfg)
+        return asked
+
+    try:
+        asked = asyncio.run(go())
+    except RuntimeError:
+        asked = None
+    assert EFFECTS == ["pay"], (shape, EFFECTS, asked)
