@@ -44,6 +44,8 @@ class Outcome:
     proposed: Call | None = None
     message: str = ""
     reasons: list[str] = field(default_factory=list)
+    #: A retry of a call already attempted (`attempts.py`): the attempt's own record, written again.
+    stored: str | None = None
 
 
 @dataclass
@@ -124,9 +126,10 @@ class Batch:
         return Outcome(i, shown, False, d, answer="reject", message=f"'{call.tool}' did not run: {why}",
                        reasons=list(d.reasons) + ["declined"])
 
-    def entry(self, o: Outcome, result: Any = None) -> str:
+    def entry(self, o: Outcome, result: Any = None, *, keep: bool = True) -> str:
         """The sealed history record of outcome `o` (`history.py`); `result` is the tool's answer
-        when it ran."""
+        when it ran. With `keep=False` the record is only made (an attempt's, `attempts.py`), not
+        counted among the batch's `written`."""
         tool = self.rules.catalogue.get(o.call.tool)
         ran = o.run
         e = {
@@ -151,7 +154,8 @@ class Batch:
             "prev": self.session.head,
         }
         record = self.chain.seal(e)
-        self.written.append(record)
+        if keep:
+            self.written.append(record)
         return record
 
     def history_after(self) -> list:

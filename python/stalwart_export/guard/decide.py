@@ -53,6 +53,7 @@ REASON_TEXT = {
     "write": "the call changes something",
     "declined": "the person declined it",
     "guard_error": "the tool check could not decide it",
+    "retry": "the call was already attempted (a retry): an attempt is a call, and its effect may have happened",
 }
 
 

@@ -34,9 +34,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .attempts import Attempts, retried, retry_wrapped
 from .catalogue import load_catalogue
 from .core import Batch, Outcome, id_problem, refusal_text
-from .decide import Call, Rules
+from .decide import Call, Rules, refuse
 from .doc import GuardConfigError
 from .facts import load_facts
 from .handoff import carry as carry_history
@@ -147,6 +148,10 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         #: Writes guard.call ran per step task (a few hundred recent tasks), to refuse a pause after one.
         self._step_writes: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.Lock()
+        #: The calls whose tool started, so that a retry sees them (`attempts.py`).
+        self._attempts = Attempts()
+        #: Records guard.call wrote per step task (a few hundred recent tasks): a retried step writes them again.
+        self._step_records: OrderedDict[str, list[str]] = OrderedDict()
 
     # ------------------------------------------------------------------ AgentMiddleware
     state_schema = _agent_state_schema() or dict
@@ -170,16 +175,64 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         answer, settled = self._begin(request)
         if settled is None:
             return answer
-        o, batch, ctx, to_run = settled
-        return self._ran(o, batch, ctx, handler(to_run))
+        return self._run(settled, handler)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """The async `wrap_tool_call`."""
         answer, settled = self._begin(request)
         if settled is None:
             return answer
+        return await self._arun(settled, handler)
+
+    def _key(self, ctx: "_Context", batch: Batch, index: int) -> tuple | None:
+        """The attempt key of the model's call at `index` of `batch` (`attempts.py`)."""
+        return Attempts.key(self.rules, ctx.thread, ctx.task_id, batch.session.head, index, batch.calls[index])
+
+    def _started(self, settled: tuple) -> tuple[tuple | None, str | None]:
+        """Before the tool of a settled call runs: its attempt key and the record of the attempt
+        (what the history holds if the tool raises), remembered (SPEC 12.1 "An attempt is a call")."""
+        o, batch, ctx, _ = settled
+        key = self._key(ctx, batch, o.index)
+        if key is None:
+            return None, None
+        attempt = batch.entry(o, None, keep=False)
+        self._attempts.start(key, attempt)
+        return key, attempt
+
+    def _failed(self, settled: tuple, attempt: str | None) -> None:
+        """The tool of a settled call raised: its attempt is recorded (a write that survives when
+        the failure is caught, as a retry middleware or `handle_tool_errors` does)."""
+        o, batch, ctx, _ = settled
+        if attempt is not None:
+            batch.written.append(attempt)
+            _send(ctx.config, attempt)
+            self._trace_call(ctx, o, attempt)
+
+    def _run(self, settled: tuple, handler: Callable[[Any], Any], carry: bool = True) -> Any:
+        """Run a settled call through `handler`, its attempt remembered first."""
+        key, attempt = self._started(settled)
         o, batch, ctx, to_run = settled
-        return self._ran(o, batch, ctx, await handler(to_run))
+        try:
+            result = handler(to_run)
+        except _BubbleUp:
+            raise
+        except Exception:
+            self._failed(settled, attempt)
+            raise
+        return self._ran(o, batch, ctx, result, carry=carry, key=key)
+
+    async def _arun(self, settled: tuple, handler: Callable[[Any], Any], carry: bool = True) -> Any:
+        """The async `_run`."""
+        key, attempt = self._started(settled)
+        o, batch, ctx, to_run = settled
+        try:
+            result = await handler(to_run)
+        except _BubbleUp:
+            raise
+        except Exception:
+            self._failed(settled, attempt)
+            raise
+        return self._ran(o, batch, ctx, result, carry=carry, key=key)
 
     def _begin(self, request: Any, plan: tuple | None = None) -> tuple[Any, tuple | None]:
         """(the answer to return, None) when the call does not run, else (None, (outcome, batch,
@@ -193,6 +246,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             except Exception as e:  # noqa: BLE001 - fail closed: nothing runs
                 return _internal_refusal(request.tool_call, e), None
         o, batch, ctx = plan
+        if o.stored is not None:  # a retry (attempts.py): refused, the attempt's record written again
+            return self._refused(o, batch, ctx), None
         to_run = self._override(request, o) if o.run else None
         if o.run and to_run is None:
             o = _not_bound(o)
@@ -224,7 +279,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         run again."""
         from langchain_core.messages import ToolMessage
 
-        name = getattr(tool, "name", None) or getattr(tool, "__name__", None)
+        inner, with_retry = retry_wrapped(tool)
+        name = getattr(inner, "name", None) or getattr(inner, "__name__", None)
         if not isinstance(name, str):
             raise TypeError(f"guard.call expects a tool (with a name), got {type(tool).__name__}")
         cfg = config if config is not None else _current_config()
@@ -240,19 +296,50 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                     deny = ("a call that needs a person after another guarded call of this step ran: when the run "
                             "resumes LangGraph runs the step again from its start and that call would run twice; "
                             "make the confirmed call first, or in a step of its own")
-        o = batch.settle([0], _interrupt, deny_asking=deny)[0]
+        # not by the history head: a step run again keeps, in its state dict, the records of its calls
+        # before this one, so the head differs; the same call twice in one step task is the same call
+        key = Attempts.key(self.rules, ctx.thread, task, "", 0, c)
+        seen, stored = self._attempts.seen(key)
+        if seen:
+            o = retried(Outcome(0, c, False, refuse("retry", "")), stored)
+        elif with_retry and self._limited(name):
+            o = Outcome(0, c, False, refuse("retry", ""), reasons=["retry"], message=(
+                f"'{name}' did not run: it is wrapped in .with_retry(), whose attempts run inside one guarded call "
+                "where the guard cannot count them (SPEC 12.1 \"An attempt is a call\"); pass the tool itself and "
+                "retry the node (RetryPolicy) or with a retry middleware before the guard: the guard counts those"))
+        else:
+            o = batch.settle([0], _interrupt, deny_asking=deny)[0]
         output = None
         if o.run:
-            output = tool.invoke(o.call.args)
+            attempt = None
+            if key is not None:
+                attempt = batch.entry(o, None, keep=False)
+                self._attempts.start(key, attempt)
+            try:
+                output = tool.invoke(o.call.args)
+            except _BubbleUp:
+                raise
+            except Exception:
+                if attempt is not None:  # not into `state`: a retry of the step gets that same dict
+                    _send(cfg, attempt)
+                    self._step_sent(task, attempt)
+                    self._trace_call(ctx, o, attempt)
+                raise
             spec = self.rules.catalogue.get(o.call.tool)
             if task is not None and spec is not None and spec.is_write:
                 with self._lock:
                     self._step_writes[task] = self._step_writes.pop(task, 0) + 1
                     while len(self._step_writes) > 256:  # the oldest steps' counts are done with
                         self._step_writes.popitem(last=False)
-        record = batch.entry(o, output.content if isinstance(output, ToolMessage) else output)
+        record = o.stored or batch.entry(o, output.content if isinstance(output, ToolMessage) else output)
+        if o.run:
+            self._attempts.done(key, record)
         if isinstance(state, dict):
             state[HISTORY_KEY] = merge_history(state.get(HISTORY_KEY), [record])
+        # a step run again (RetryPolicy) lost its earlier writes but its state dict kept them: write
+        # this step's earlier records again (the same texts: the history keeps each once)
+        for earlier in self._step_sent(task, record):
+            _send(cfg, earlier)
         _send(cfg, record)
         entry = self._trace_call(ctx, o, record)
         return CallResult(o.run, output, entry["decision"], list(o.reasons),
@@ -271,6 +358,22 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         return out
 
     # ------------------------------------------------------------------ internals
+    def _step_sent(self, task: str | None, record: str) -> list[str]:
+        """The records `guard.call` wrote earlier in step task `task`; `record` is added."""
+        if task is None:
+            return []
+        with self._lock:
+            got = self._step_records.pop(task, [])
+            self._step_records[task] = got + [record]
+            while len(self._step_records) > 256:
+                self._step_records.popitem(last=False)
+        return [r for r in got if r != record]
+
+    def _limited(self, tool: str) -> bool:
+        """Whether a retry could push a call of `tool` past a rule: a write, or an `at_most` limit."""
+        spec = self.rules.catalogue.get(tool)
+        return spec is None or spec.is_write or spec.at_most is not None
+
     def _context_of(self, state: Any) -> dict:
         if self._context is None:
             return {}
@@ -317,6 +420,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             bound = {t.name for t in tools}
         batch = self._batch(calls, state, ctx, problem, bound)
         batch.call_problem = ids
+        seen, stored = self._attempts.seen(self._key(ctx, batch, index))
+        if seen:  # a retry of a call already attempted (attempts.py): nothing decided or asked
+            return retried(Outcome(index, calls[index], False, refuse("retry", "")), stored), batch, ctx
         deny = None
         if len(calls) > 1 and not ctx.own_task:
             deny = (f"this tool node runs the {len(calls)} calls of the model's message in one task, and a pause there "
@@ -338,6 +444,12 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
     def _refused(self, o: Outcome, batch: Batch, ctx: "_Context") -> Any:
         from langchain_core.messages import ToolMessage
 
+        if o.stored is not None:  # a retry: the attempt's record again (already traced), no new one
+            batch.written.append(o.stored)
+            _send(ctx.config, o.stored)
+            return ToolMessage(content=refusal_text(o), name=o.call.tool, tool_call_id=o.call.call_id or "",
+                               status="error", additional_kwargs={"stalwart_guard": {
+                                   "decision": "refuse", "reasons": o.reasons}})
         record = batch.entry(o)
         _send(ctx.config, record)
         entry = self._trace_call(ctx, o, record)
@@ -345,7 +457,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                            status="error", additional_kwargs={"stalwart_guard": {
                                "decision": entry["decision"], "reasons": o.reasons}})
 
-    def _ran(self, o: Outcome, batch: Batch, ctx: "_Context", result: Any, *, carry: bool = True) -> Any:
+    def _ran(self, o: Outcome, batch: Batch, ctx: "_Context", result: Any, *, carry: bool = True,
+             key: tuple | None = None) -> Any:
         """Record the call that ran and return its `result`. A result handing off to the parent
         graph (`handoff.py`) carries the history, this call included, in its Command (with
         `carry`; the guarded tool node carries the whole batch's once every call ran). Made in a
@@ -353,6 +466,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         passed on: LangGraph would drop the other calls' results and records at the hand-off, so
         the model is told to hand off alone."""
         record = batch.entry(o, _answer_of(result, o.call.call_id))
+        self._attempts.done(key, record)
         _send(ctx.config, record)
         self._trace_call(ctx, o, record)
         if carry and hands_off(result):

@@ -16,8 +16,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from .core import id_problem
-from .decide import Call
+from .attempts import retried
+from .core import Outcome, id_problem
+from .decide import Call, refuse
 from .doc import GuardConfigError
 from .handoff import carry as carry_history
 from .handoff import hands_off
@@ -61,7 +62,16 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
                 "the tool node's state is not a mapping, so the guard's history cannot be kept in it")
             batch = guard._batch(calls, state, ctx, problem or _channel_problem(config), set(self.tools_by_name))
             batch.call_problem = id_problem(tool_calls)
-            outcomes = batch.settle(list(range(len(calls))), _interrupt)
+            # a call this task already attempted (a node RetryPolicy runs the node again) is refused
+            # before anything is decided or asked (attempts.py)
+            hits = {}
+            for i in range(len(calls)):
+                seen, stored = guard._attempts.seen(guard._key(ctx, batch, i))
+                if seen:
+                    hits[i] = stored
+            rest = iter(batch.settle([i for i in range(len(calls)) if i not in hits], _interrupt))
+            outcomes = [retried(Outcome(i, calls[i], False, refuse("retry", "")), hits[i]) if i in hits
+                        else next(rest) for i in range(len(calls))]
             keys = []
             with self._plans_lock:
                 for c, o in zip(tool_calls, outcomes):
@@ -102,14 +112,12 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
             answer, settled = guard._begin(request, self._plan(request))
             if settled is None:
                 return answer
-            o, batch, ctx, to_run = settled
-            return guard._ran(o, batch, ctx, execute(to_run), carry=False)
+            return guard._run(settled, execute, carry=False)
 
         async def _awrap(self, request: Any, execute: Any) -> Any:
             answer, settled = guard._begin(request, self._plan(request))
             if settled is None:
                 return answer
-            o, batch, ctx, to_run = settled
-            return guard._ran(o, batch, ctx, await execute(to_run), carry=False)
+            return await guard._arun(settled, execute, carry=False)
 
     return GuardedToolNode()
