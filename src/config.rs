@@ -96,6 +96,30 @@ pub enum Matcher {
     },
 }
 
+impl std::fmt::Display for Matcher {
+    /// What it names, as messages say it: `fingerprint 451f34ab881b803e`, `QG105 on refund_card
+    /// at billing_tools`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Matcher::Fingerprint(fp) => write!(f, "fingerprint {fp}"),
+            Matcher::Rule {
+                rule,
+                subject,
+                node,
+            } => {
+                write!(f, "{rule}")?;
+                if let Some(x) = subject {
+                    write!(f, " on {x}")?;
+                }
+                if let Some(n) = node {
+                    write!(f, " at {n}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
 /// A calendar date (`until`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Date {

@@ -99,34 +99,14 @@ fn matches(m: &Matcher, f: &Finding) -> bool {
     }
 }
 
-fn describe(m: &Matcher) -> String {
-    match m {
-        Matcher::Fingerprint(fp) => format!("the accept of fingerprint {fp}"),
-        Matcher::Rule {
-            rule,
-            subject,
-            node,
-        } => {
-            let mut s = format!("the accept of {rule}");
-            if let Some(x) = subject {
-                s.push_str(&format!(" on {x}"));
-            }
-            if let Some(n) = node {
-                s.push_str(&format!(" at {n}"));
-            }
-            s
-        }
-    }
-}
-
 fn accept_configured(report: &mut Report, accepts: &[AcceptEntry], today: Date) {
     for a in accepts {
         if let Some(until) = a.until.filter(|u| *u < today) {
             report.triage.warnings.push(AcceptWarning {
                 at: a.loc,
                 message: format!(
-                    "{} expired on {until}: it accepts nothing now",
-                    describe(&a.matcher)
+                    "the accept of {} expired on {until}: it accepts nothing now",
+                    a.matcher
                 ),
             });
             continue;
@@ -150,7 +130,7 @@ fn accept_configured(report: &mut Report, accepts: &[AcceptEntry], today: Date) 
         if n == 0 {
             report.triage.warnings.push(AcceptWarning {
                 at: a.loc,
-                message: format!("{} matches no finding", describe(&a.matcher)),
+                message: format!("the accept of {} matches no finding", a.matcher),
             });
         }
     }

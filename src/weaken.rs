@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::{AcceptEntry, Config, Engine, Matcher, Off};
+use crate::config::{AcceptEntry, Config, Engine, Off};
 use crate::engine::{bmc, EngineChoice, Limits};
 use crate::findings::GateMode;
 use crate::report::{Report, WeakKind, Weakening};
@@ -311,26 +311,9 @@ fn off_id(o: Off) -> String {
 }
 
 fn accept_words(a: &AcceptEntry) -> String {
-    let what = match &a.matcher {
-        Matcher::Fingerprint(fp) => format!("fingerprint {fp}"),
-        Matcher::Rule {
-            rule,
-            subject,
-            node,
-        } => {
-            let mut s = format!("{rule}");
-            if let Some(x) = subject {
-                s.push_str(&format!(" on {x}"));
-            }
-            if let Some(n) = node {
-                s.push_str(&format!(" at {n}"));
-            }
-            s
-        }
-    };
     match a.until {
-        Some(u) => format!("{what} until {u}"),
-        None => what,
+        Some(u) => format!("{} until {u}", a.matcher),
+        None => a.matcher.to_string(),
     }
 }
 
