@@ -441,3 +441,110 @@ def literal_return(fn: Any) -> tuple[str, list[str] | None] | None:
     if lit is not None:
         return "literal", lit
     return None
+
+
+#: Modules whose functions have no effect a rerun would repeat (formatting, parsing, logging).
+_PURE_MODULES = ("builtins", "json", "re", "string", "textwrap", "math", "datetime", "logging", "typing", "uuid",
+                 "pprint", "html", "langgraph.config")
+#: Method names that only read or format the value they are called on (`text.strip()`).
+_PURE_METHODS = frozenset((
+    "strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "format", "join", "split", "rsplit",
+    "splitlines", "replace", "startswith", "endswith", "encode", "decode", "get", "items", "keys", "values",
+    "copy", "count", "index", "find", "isdigit", "isalpha", "casefold", "partition", "zfill", "model_dump",
+    "dict", "debug", "info", "warning", "error", "exception",
+))
+
+
+def _parents(tree: ast.AST) -> dict[int, ast.AST]:
+    out: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            out[id(child)] = node
+    return out
+
+
+def _ancestors(node: ast.AST, parents: dict[int, ast.AST]) -> list[ast.AST]:
+    out = []
+    while id(node) in parents:
+        node = parents[id(node)]
+        out.append(node)
+    return out
+
+
+def _exclusive(a: ast.AST, b: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """Are `a` and `b` in different arms of one `if` (so one run reaches at most one of them)?"""
+    up_a = _ancestors(a, parents)
+    up_b = {id(n) for n in _ancestors(b, parents)}
+    for anc in up_a:
+        if id(anc) in up_b:
+            if isinstance(anc, ast.If):
+                def arm(x: ast.AST) -> str | None:
+                    chain = [x] + _ancestors(x, parents)
+                    for n in chain:
+                        if any(n is s for s in anc.body):
+                            return "body"
+                        if any(n is s for s in anc.orelse):
+                            return "orelse"
+                    return None
+                ea, eb = arm(a), arm(b)
+                return ea is not None and eb is not None and ea != eb
+            return False
+    return False
+
+
+def _is_pure_call(fn: Any, call: ast.Call) -> bool:
+    """Is `call` one that has no effect to repeat: a builtin, a function of `_PURE_MODULES`, a
+    method in `_PURE_METHODS`? Anything else (a client's method, a function of the application,
+    a call it cannot resolve) may act."""
+    obj = resolve_name(fn, call.func)
+    if obj is not _UNRESOLVED:
+        mod = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", "") or ""
+        if isinstance(obj, type):
+            mod = obj.__module__
+        owner = getattr(obj, "__self__", None)
+        if owner is not None and not inspect.ismodule(owner):
+            mod = getattr(type(owner), "__module__", mod) or mod
+        return any(mod == m or mod.startswith(m + ".") for m in _PURE_MODULES)
+    return isinstance(call.func, ast.Attribute) and call.func.attr in _PURE_METHODS
+
+
+def effects_before(fn: Any, tree: ast.AST, target: ast.Call) -> list[ast.Call]:
+    """The calls in `fn`'s code (`tree`, from `parse_function`) that may run before `target` in
+    one run of the function and may have an effect (`_is_pure_call` says which have none): a call
+    earlier in the code and not in the other arm of an `if`, a call in `target`'s own arguments,
+    and any call sharing a loop with `target` (an earlier turn of the loop). Calls in nested
+    functions and lambdas, and calls `target` is an argument of, do not count."""
+    parents = _parents(tree)
+    target_up = _ancestors(target, parents)
+    loops = [n for n in target_up if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or node is target:
+            continue
+        up = _ancestors(node, parents)
+        if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and n is not tree for n in up):
+            continue
+        if any(n is node for n in target_up):
+            continue  # target is inside this call's arguments: this one runs after it
+        inside_target = any(n is target for n in up)
+        earlier = (node.lineno, node.col_offset) < (target.lineno, target.col_offset)
+        same_loop = any(any(n is lp for n in up) for lp in loops)
+        if not (inside_target or earlier or same_loop):
+            continue
+        if not inside_target and _exclusive(node, target, parents):
+            continue
+        if _is_pure_call(fn, node):
+            continue
+        out.append(node)
+    return out
+
+
+def source_line(fn: Any, node: ast.AST) -> tuple[str | None, int | None]:
+    """The file and line of `node`, a node of `parse_function(fn)`'s tree, or (None, None)."""
+    f = plain_function(fn)
+    try:
+        file = inspect.getsourcefile(f)
+        _lines, start = inspect.getsourcelines(f)
+    except (OSError, TypeError):
+        return None, None
+    return file, start + getattr(node, "lineno", 1) - 1

@@ -147,7 +147,12 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
     from the tool (so `{"args": {"to": {"role": "destination"}}}` adds a role).
 
     Each entry: `description` and `args` (JSON-schema properties: type, description, enum)
-    read from the tool; the user's words. Handoff tools of langgraph-swarm and
+    read from the tool; the user's words. A provider-hosted tool a model of the graph is bound
+    with (`_hosted.py`, the export's `hosted`) gets an entry saying so: `reads_outside: true`,
+    `kind: read` for a web search, web fetch, file search, image generation or code
+    interpreter (whose effects stay in the provider's sandbox), kind undeclared (read as a
+    write) for a hosted MCP server's tools and any type the exporter does not know; the user's
+    words override it. Handoff tools of langgraph-swarm and
     langgraph-supervisor (tool metadata `__handoff_destination`) get `kind: "read"` unless the
     user says otherwise: they only move the conversation to another agent. Nothing else is
     inferred. A tool a guard of the graph decides (`stalwart_export.Guard`) gets the guard's own
@@ -161,22 +166,26 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
     naming a tool the graph does not have.
     """
     from . import _mcp, _words
-    from .graph import BUILDER_FIX, describe, graph_tools_and_guards, is_builder, is_graph
+    from .graph import BUILDER_FIX, describe, graph_contents, is_builder, is_graph
 
     if is_builder(tools):
         raise TypeError(f"export_catalogue: {BUILDER_FIX}")
     guards: list = []
+    hosted: list = []
     if is_graph(tools):
-        tools, guards = graph_tools_and_guards(tools)
+        tools, guards, hosted = graph_contents(tools)
     elif hasattr(tools, "get_graph") or isinstance(tools, (str, bytes)) or not hasattr(tools, "__iter__"):
         raise TypeError(f"export_catalogue expects a compiled LangGraph graph or a list of LangChain tools, "
                         f"got {describe(tools)}")
     tools = list(tools)
     w = _words.split(words)
-    unbound = _words.unbound_tools(w, [getattr(t, "name", "") for t in tools])
+    unbound = _words.unbound_tools(w, [getattr(t, "name", "") for t in tools] + [h.name for h in hosted])
     words = w.catalogue_words()
     warnings: list[str] = []
     out: dict[str, dict] = {}
+    for h in hosted:  # provider-hosted tools (`_hosted.py`): the user's words win over what is known
+        out[h.name] = {**h.entry, **(words.get(h.name) or {})}
+        warnings += [x for x in h.warnings if x not in warnings]
     for tool in tools:
         name = getattr(tool, "name", None)
         if not name or name in out:
@@ -285,14 +294,21 @@ def init_words(compiled: Any) -> dict:
     """A words mapping to start from (`--init-words`): an entry for every tool the graph binds,
     with what is known and, under `_from`, where each word came from: `description` and `args`
     from the tool; `kind` and the other words from MCP annotations (`_mcp.py`), from
-    `catalogue_words`, or `read` for a hand-off tool; a tool nothing declares gets `kind: null`,
+    `catalogue_words`, or `read` for a hand-off tool; a provider-hosted tool (`_hosted.py`) what
+    the exporter knows of its type; a tool nothing declares gets `kind: null`,
     which the exporter and the verifier list until it is set. Nothing is guessed from a name.
     Keys starting with `_` are notes: `--words` ignores them."""
     from . import _mcp
-    from .graph import graph_tools
+    from .graph import graph_contents
 
     out: dict[str, dict] = {}
-    for tool in graph_tools(compiled):
+    tools, _guards, hosted = graph_contents(compiled)
+    for h in hosted:
+        entry = {k: v for k, v in h.entry.items() if k != "args"}
+        entry["_from"] = {k: f"a provider-hosted tool ({h.type}): what the exporter knows of it"
+                          for k in entry if k != "description"}
+        out[h.name] = entry
+    for tool in tools:
         name = getattr(tool, "name", None)
         if not name or name in out:
             continue

@@ -16,7 +16,7 @@ import importlib.metadata
 import json
 from typing import Any
 
-from . import _code, _fallbacks, _guarded, _picks, _review, _routes, _sources, _words
+from . import _code, _fallbacks, _guarded, _hosted, _picks, _review, _routes, _sources, _words
 
 START = "__start__"
 END = "__end__"
@@ -207,7 +207,9 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     check_graph(compiled, "export_graph")
     w = _words.split(words)
     ex = _Exporter(provenance=provenance)
+    ex.base = base
     top = ex.graph(compiled, parent=None)
+    ex.finish_hosted()
     out = {"format": "qls-graph/1", "name": name or getattr(compiled, "name", None) or "LangGraph"}
     out.update(top)
     out["subgraphs"] = ex.subgraphs
@@ -266,11 +268,18 @@ def graph_tools(compiled: Any) -> list:
 def graph_tools_and_guards(compiled: Any) -> tuple[list, list]:
     """`graph_tools(compiled)`, and the guards (`stalwart_export.Guard`) that decide the calls of
     its guarded nodes."""
+    return graph_contents(compiled)[:2]
+
+
+def graph_contents(compiled: Any) -> tuple[list, list, list]:
+    """`graph_tools_and_guards(compiled)`, and the provider-hosted tools its models are bound with
+    (`_hosted.Hosted`, named as the export's `hosted` names them)."""
     check_graph(compiled, "graph_tools")
     ex = _Exporter(provenance=False)
     ex.graph(compiled, parent=None)
+    ex.finish_hosted()
     guards = list({id(g): g for g in ex.guards}.values())
-    return list(ex.tools_seen.values()), guards
+    return list(ex.tools_seen.values()), guards, list(ex.hosted.values())
 
 
 class _Exporter:
@@ -291,6 +300,56 @@ class _Exporter:
         self.sources = _sources.SourceIndex()
         #: (graph export, node name, node dict, its function or None), located at the end.
         self.to_locate: list[tuple[Any, str, dict, Any]] = []
+        #: The ids of the graphs being read, this one's enclosing reads included (`uses_guard`).
+        self.inspecting: frozenset[int] = frozenset()
+        #: The folder the export is written to (`location.file` and warnings are relative to it).
+        self.base: str | None = None
+        #: Provider-hosted tools the models are bound with, by export name (`_hosted.py`).
+        self.hosted: dict[str, _hosted.Hosted] = {}
+        #: (where, node dict) of each model node with `hosted`, for `finish_hosted`.
+        self.hosted_nodes: list[tuple[str, dict]] = []
+
+    def uses_guard(self, compiled: Any) -> bool:
+        """Does compiled graph `compiled` (run inside a tool's code) decide any tool call through a
+        guard? Read as its export would be; a graph already being read (a cycle) or one that cannot
+        be read is not counted."""
+        key = id(compiled)
+        if key in self.inspecting:
+            return False
+        inner = _Exporter(provenance=False)
+        inner.inspecting = self.inspecting | {key}
+        try:
+            inner.graph(compiled, parent=None)
+        except (TypeError, ValueError):
+            return False
+        return bool(inner.guards)
+
+    def add_hosted(self, where: str, node: dict, found: list) -> None:
+        """Model node `node` (named `where` in warnings) is bound with the hosted tools `found`."""
+        for h in found:
+            self.hosted.setdefault(h.name, h)
+            for w in h.warnings:
+                self.warn(w)
+        node["hosted"] = [h.name for h in found]
+        self.hosted_nodes.append((where, node))
+
+    def finish_hosted(self) -> None:
+        """Once every tool is known: a hosted tool named like a LangChain tool of the graph is
+        renamed `hosted_<name>` (one catalogue entry cannot be both), and each model node with
+        hosted tools gets its warning (SPEC 12.1: what the guard cannot see is not credited)."""
+        clash = {n for n in self.hosted if n in self.tools_seen}
+        for n in sorted(clash):
+            new = f"hosted_{n}"
+            while new in self.tools_seen or new in self.hosted:
+                new = f"hosted_{new}"
+            h = self.hosted.pop(n)
+            h.name = new
+            self.hosted[new] = h
+            self.warn(f"the provider-hosted tool {n!r} has the name of a tool of the graph: exported as {new!r}")
+            for _, node in self.hosted_nodes:
+                node["hosted"] = [new if x == n else x for x in node["hosted"]]
+        for where, node in self.hosted_nodes:
+            self.warn(_hosted.warning(where, node["hosted"]))
 
     def finish_locations(self, base: str | None, origin: tuple[str, str] | None) -> dict[str, dict]:
         """Give every node its location (SPEC 12.4) and return each tool's definition
@@ -585,6 +644,7 @@ class _GraphExport:
             self.toolnodes.add(name)
             for t in tools:
                 self.ex.tools_seen.setdefault(t.name, t)
+            self.agents_as_tools(name, tools)
             wrap = getattr(runnable, "_wrap_tool_call", None)
             prov["wrap_tool_call"] = _code.qualname(wrap) if wrap else None
             guard, why = _guarded.tool_node_guard(runnable)
@@ -618,6 +678,9 @@ class _GraphExport:
                 prov["parallel_tool_calls"] = False
             if bound is not None:
                 prov["bound_tools"] = bound
+            found = _hosted.collect(_bound_tool_lists(runnable, fn), self.label(f"the model of node {name!r}"))
+            if found:
+                self.ex.add_hosted(self.label(f"node {name!r}"), node, found)
             self.kinds[name] = "model"
             return self.lg(node, **prov)
 
@@ -676,6 +739,7 @@ class _GraphExport:
             if tool.name not in out:
                 out.append(tool.name)
                 self.ex.tools_seen.setdefault(tool.name, tool)
+                self.agents_as_tools(name, [tool])
 
         for _, o in _code.referenced_objects(fn, depth=3, closed=closed):
             if isinstance(o, BaseTool):
@@ -770,6 +834,38 @@ class _GraphExport:
                 "and the model receives what it returns); exported tools_plain: " + _fallbacks.FIX))
         elif catching is not None:
             prov["pause_swallowed_by"] = catching.describe()
+
+    def agents_as_tools(self, name: str, tools: list) -> None:
+        """Warn about each tool of node `name` whose code runs a compiled graph that calls tools
+        through the guard (an agent used as another agent's tool): each call of the tool runs the
+        inner agent afresh, so the inner guard's history starts empty at every call and its
+        session-scoped rules do not hold across the calls."""
+        from langgraph.pregel import Pregel
+
+        for t in tools:
+            inner: list = []
+            for f in (getattr(t, "func", None), getattr(t, "coroutine", None)):
+                if f is None:
+                    continue
+                owner = getattr(f, "__self__", None)
+                cells = [_code.attr(c, "cell_contents") for c in (getattr(f, "__closure__", None) or ())]
+                if isinstance(owner, Pregel):
+                    inner.append(owner)  # a tool made of `graph.invoke`
+                elif _code.is_library(f):  # `graph.as_tool(...)`: langchain-core's wrapper over the graph
+                    inner += [c for c in cells if isinstance(c, Pregel)]
+                else:
+                    inner += [o for _, o in _code.referenced_objects(f, depth=3) if isinstance(o, Pregel)]
+            for g in {id(g): g for g in inner}.values():
+                if not self.ex.uses_guard(g):
+                    continue
+                gname = getattr(g, "name", None) or "LangGraph"
+                self.ex.warn(self.label(
+                    f"tool {t.name!r} (node {name!r}) runs the agent {gname!r}, whose tool calls go through the guard: "
+                    f"each call of {t.name!r} starts a new session of that guard (the agent's state, and the guard's "
+                    f"history in it, do not outlive the call), so its session-scoped rules (at_most per session, "
+                    f"after, not_after) do not hold across the calls of {t.name!r}; fix: add the agent to this graph "
+                    f"as a subgraph node (add_node(..., agent), with `stalwart_guard: GuardHistory` in this graph's "
+                    f"state), or limit {t.name!r} itself in the catalogue (at_most, order)"))
 
     def guarded_kind(self, name: str, guard: Any, why: str | None, plain: str, tools: list[str]) -> str:
         """`tools` when `guard` decides every call of node `name` and the guard's history is kept
@@ -1159,6 +1255,8 @@ class _GraphExport:
                     calls = _code.calls_to(tfn, tree, interrupt, "interrupt")
                     if not calls:
                         continue
+                    if self.asks_after_effect(name, tname, tfn, tree, calls):
+                        continue
                     if any(resolved and _code.top_level_call(tree, c) for c, resolved in calls):
                         self.interrupts.append(self.lg({"node": self.qid(name), "when": "before", "tool": tname},
                                                        source="interrupt() at the top of the tool's code",
@@ -1205,6 +1303,30 @@ class _GraphExport:
             self.interrupts.append(self.lg({"node": self.qid(name), "when": "inside", "tool": None},
                                            source="interrupt() call in the node's code",
                                            unconditional=any(_code.top_level_call(tree, c) for c, _ in calls)))
+
+    def asks_after_effect(self, name: str, tname: str, tfn: Any, tree: ast.AST, calls: list) -> bool:
+        """Does tool `tname` (of tool node `name`) call `interrupt()` after a call that may act
+        (`_code.effects_before`)? LangGraph runs an interrupted tool again from its start when the
+        run resumes, so that effect runs again (once more for each answer), and the question does
+        not confirm it: a warning names the tool, the lines and the fix, and no pause is credited."""
+        skip = {id(c) for c, _ in calls}
+        for c, _ in calls:
+            effects = [e for e in _code.effects_before(tfn, tree, c) if id(e) not in skip]
+            if not effects:
+                continue
+            file, line = _code.source_line(tfn, c)
+            _f, eline = _code.source_line(tfn, effects[0])
+            at = f"{_code.rel_file(file, self.ex.base)}:{line}" if file else "its code"
+            what = ast.unparse(effects[0].func) if hasattr(ast, "unparse") else "a call"
+            self.ex.warn(self.label(
+                f"tool {tname!r} (node {name!r}) calls interrupt() at {at} after {what}(...)"
+                + (f" (line {eline})" if eline else "")
+                + ", which may act: when the run resumes LangGraph runs the tool again from its start, so that "
+                "effect runs again (once more for each answer), and the question confirms nothing of it (no pause is "
+                f"written for {tname!r}); fix: ask before the effect (call interrupt() first and act only on a yes), "
+                "or make the effect idempotent (an idempotency key, or a check that it was already done)"))
+            return True
+        return False
 
     def one_call_reaches(self, name: str) -> bool:
         """Does every node with an edge to node `name` make one tool call a message (a model
@@ -1314,6 +1436,43 @@ def _one_call_a_message(runnable: Any, fn: Any) -> bool:
     return fn is not None and any(bound_single(o) for _, o in _code.referenced_objects(fn, depth=4))
 
 
+def _bound_tool_lists(runnable: Any, fn: Any) -> list[list]:
+    """The tool lists a model node may bind its model with: the `tools` of every binding
+    (`model.bind_tools([...])`) in the runnable or what its code references, and every list its
+    code references that holds a provider tool dict (create_agent's and create_react_agent's
+    built-in tools, a list the node binds at run time). Reading more lists than are bound only
+    adds hosted tools, never hides one."""
+    from langchain_core.runnables import Runnable
+
+    out: list[list] = []
+    seen: set[int] = set()
+
+    def bindings(o: Any, depth: int = 0) -> None:
+        if depth > 6 or id(o) in seen or not isinstance(o, Runnable):
+            return
+        seen.add(id(o))
+        kwargs = _code.attr(o, "kwargs", None)
+        if isinstance(kwargs, dict) and isinstance(kwargs.get("tools"), (list, tuple)):
+            out.append(list(kwargs["tools"]))
+        for field in ("bound", "first", "last"):
+            inner = _code.attr(o, field, None)
+            if inner is not None and inner is not o:
+                bindings(inner, depth + 1)
+        for st in _code.attr(o, "steps", None) or []:
+            bindings(st, depth + 1)
+        for st in _code.attr(o, "middle", None) or []:
+            bindings(st, depth + 1)
+
+    bindings(runnable)
+    if fn is not None:
+        for _, o in _code.referenced_objects(fn, depth=4):
+            if isinstance(o, (list, tuple)) and any(_hosted.is_hosted(t) for t in o):
+                out.append(list(o))
+            else:
+                bindings(o)
+    return out
+
+
 def _tool_code(tool: Any) -> list:
     """What a tool's definition is, to locate it: its function and coroutine (decorators
     followed), else its class (a `BaseTool` subclass of the user's)."""
@@ -1332,6 +1491,8 @@ def _is_middleware(obj: Any) -> bool:
 
 
 def _tool_name(t: Any) -> str:
+    if _hosted.is_hosted(t):
+        return f"hosted {t.get('type')}"
     if isinstance(t, dict):
         fn = t.get("function")
         if isinstance(fn, dict) and "name" in fn:
