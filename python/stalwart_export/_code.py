@@ -513,12 +513,15 @@ def effects_before(fn: Any, tree: ast.AST, target: ast.Call) -> list[ast.Call]:
     one run of the function and may have an effect (`_is_pure_call` says which have none): a call
     earlier in the code and not in the other arm of an `if`, a call in `target`'s own arguments,
     and any call sharing a loop with `target` (an earlier turn of the loop). Calls in nested
-    functions and lambdas, and calls `target` is an argument of, do not count."""
+    functions and lambdas, in the decorators and defaults (they run at `def`), and calls `target`
+    is an argument of, do not count."""
     parents = _parents(tree)
     target_up = _ancestors(target, parents)
     loops = [n for n in target_up if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    body = getattr(tree, "body", None)
+    body = body if isinstance(body, list) else [body] if isinstance(body, ast.AST) else [tree]
     out = []
-    for node in ast.walk(tree):
+    for node in (n for stmt in body for n in ast.walk(stmt)):  # decorators and defaults run at `def`
         if not isinstance(node, ast.Call) or node is target:
             continue
         up = _ancestors(node, parents)

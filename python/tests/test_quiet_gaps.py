@@ -301,3 +301,14 @@ def test_a_tool_running_the_graph_it_belongs_to_ends():
 
 
 _RECURSE = {"format": "qls-catalogue/1", "tools": {"recurse": {"kind": "read", "args": {"q": {"type": "string"}}}}}
+
+
+def test_decorator_calls_are_not_effects_before_the_question():
+    """The docs' `add_human_in_the_loop` wrapper: `@create_tool(t.name, ...)` above a function that
+    asks first. The decorator's call runs at `def`, not at each run: no warning, the pause is the
+    tool's `before` confirmation."""
+    from graphs import add_human_in_the_loop, refund_order
+
+    ex = export_graph(_agent(add_human_in_the_loop(refund_order), turns=("ok",)), provenance=False)
+    assert _warnings_about(ex, "refund_order") == []
+    assert ex["interrupts"] == [{"node": "tools", "when": "before", "tool": "refund_order"}]
