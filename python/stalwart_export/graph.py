@@ -166,7 +166,8 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     Interrupts: `interrupt_before` on a tool node is one `before` entry per tool it binds (the
     person sees every pending call); other compile-time pauses have `tool: null`;
     `interrupt()` in a node's code is `inside` (`tool: null`); `interrupt()` as the first
-    thing a tool does is `before` that tool on its tool node; `HumanInTheLoopMiddleware`
+    thing a tool does is `before` that tool on its tool node (after a call that may act it is no
+    pause, and a warning says the effect runs again when the run resumes); `HumanInTheLoopMiddleware`
     (langchain >= 1.0) is `before` on its `after_model` node (`interrupt_mode="batched"`) or
     on the tool node (`"per_call"`) for each tool its `interrupt_on` gates. A pause that may
     be skipped (a `when` predicate, an `interrupt()` under a condition) is not written, and a
@@ -185,6 +186,11 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     the tool only when the answer accepts or edits it (`_review.py`) is a `call` interrupt for
     each tool it reviews; a step that calls `interrupt()` and tools in another shape is `inside`,
     with a warning.
+
+    Provider-hosted tools (SPEC 2.2, `_hosted.py`): a model bound with a provider's tool dict
+    (`{"type": "web_search_preview"}`, a hosted MCP server, ...) gets `hosted`, naming them, and a
+    warning that the guard never sees their calls. A tool whose code runs a guarded agent is a
+    warning: each call starts a new session of that agent's guard.
 
     `words` (`_words.py`): `{"input": {"reads_outside": true}}`, `{"nodes": {N: {"calls": {...},
     "reviews": [...]}}}` (and catalogue words, used by `export_catalogue`). Raises `WordsError`
