@@ -111,12 +111,14 @@ def read(t: dict, where: str) -> list[Hosted]:
                           "allowed_tools")
         return [h]
     name = t.get("name") if isinstance(t.get("name"), str) and t.get("name") else base
-    name = _safe(name)
+    name = "provider_tool" if name == UNREADABLE else _safe(name)
     if known:
         return [Hosted(name, typ, entry(what, kind))]
     h = Hosted(name, typ, entry("a provider tool the exporter does not know; read as bringing outside text, its "
                                 "kind undeclared (read as a write)", None))
-    h.warnings.append(f"{where} is bound with the provider tool {{'type': {typ!r}}}, which the exporter does not know: "
+    what = ("a provider tool dict whose type the exporter cannot read from the code" if typ == UNREADABLE
+            else f"the provider tool {{'type': {typ!r}}}, which the exporter does not know")
+    h.warnings.append(f"{where} is bound with {what}: "
                       f"exported as the hosted tool {name!r}, reading outside text, of undeclared kind (read as a "
                       f"write); declare its words (e.g. {{\"{name}\": {{\"kind\": \"read\"}}}}) when it only reads")
     return [h]
@@ -140,3 +142,44 @@ def warning(where: str, names: list[str]) -> str:
             "call, so the guard never sees those calls or the outside text they bring; exported as `hosted` on the "
             "node (plain calls, reading outside text: the verifier does not credit them as guarded); to have them "
             "checked, give the model a LangChain tool of your own instead, bound to the guard's tool node")
+
+
+#: The type given to a provider tool dict whose `type` the exporter cannot read from the code.
+UNREADABLE = "<unreadable>"
+
+
+def literal_dicts(tree: Any, resolve: Any = None) -> list[dict]:
+    """The provider tool dicts written in a node's code (`tree`, from `_code.parse_function`) inside
+    a tool list it binds: the list given to `.bind_tools(...)` or as `tools=` to any call
+    (`model.bind(tools=[...])`, `create_agent(..., tools=[...])`). A value that is not a literal is
+    looked up with `resolve` (a name of the module, `None` when it cannot be), else kept as `None`;
+    a `type` that cannot be read is `UNREADABLE` (a tool of a kind nobody knows, never dropped)."""
+    import ast
+
+    out: list[dict] = []
+
+    def items(expr: Any) -> list:
+        return list(expr.elts) if isinstance(expr, (ast.List, ast.Tuple)) else []
+
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        lists = [kw.value for kw in node.keywords if kw.arg == "tools"]
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "bind_tools" and node.args:
+            lists.append(node.args[0])
+        for lst in lists:
+            for e in items(lst):
+                if not isinstance(e, ast.Dict):
+                    continue
+                d: dict = {}
+                for k, v in zip(e.keys, e.values):
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                        try:
+                            d[k.value] = ast.literal_eval(v)
+                        except (ValueError, SyntaxError, TypeError):
+                            d[k.value] = resolve(v) if resolve is not None else None
+                if "type" in d and not isinstance(d["type"], str):
+                    d["type"] = UNREADABLE
+                if is_hosted(d):
+                    out.append(d)
+    return out

@@ -1444,7 +1444,8 @@ def _one_call_a_message(runnable: Any, fn: Any) -> bool:
 
 def _bound_tool_lists(runnable: Any, fn: Any) -> list[list]:
     """The tool lists a model node may bind its model with: the `tools` of every binding
-    (`model.bind_tools([...])`) in the runnable or what its code references, and every list its
+    (`model.bind_tools([...])`) in the runnable or what its code references, the provider tool
+    dicts written in a tool list in its own code (`_hosted.literal_dicts`), and every list its
     code references that holds a provider tool dict (create_agent's and create_react_agent's
     built-in tools, a list the node binds at run time). Reading more lists than are bound only
     adds hosted tools, never hides one."""
@@ -1470,6 +1471,14 @@ def _bound_tool_lists(runnable: Any, fn: Any) -> list[list]:
             bindings(st, depth + 1)
 
     bindings(runnable)
+    if fn is not None and not _code.is_library(fn):
+        tree = _code.parse_function(fn)
+        if tree is not None:
+            def resolve(expr: Any) -> Any:
+                got = _code.resolve_name(fn, expr)
+                return None if got is _code._UNRESOLVED else got
+
+            out.append(_hosted.literal_dicts(tree, resolve))  # `model.bind_tools([..., {"type": ...}])` in its code
     if fn is not None:
         for _, o in _code.referenced_objects(fn, depth=4):
             if isinstance(o, (list, tuple)) and any(_hosted.is_hosted(t) for t in o):

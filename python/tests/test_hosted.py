@@ -269,3 +269,55 @@ def test_verifier_does_not_credit_a_guarded_agent_with_a_hosted_search(binary, t
     assert "web_search_preview" in blocking, p.stdout
     assert "wire" in blocking, p.stdout
 
+
+
+SEARCH_KIND = "web_search_preview"
+
+
+def test_hosted_dict_written_in_the_node_code():
+    """The node binds at run time, the provider's dict written in its own code (a literal, a
+    module constant for its type, and a type it cannot read): each is hosted, none dropped."""
+    m = provider()
+
+    def agent(state: MessagesState):
+        bound = m.bind_tools([lookup, {"type": SEARCH_KIND}, {"type": "mcp", "server_label": "wiki",
+                                                             "allowed_tools": ["ask"]}])
+        return {"messages": [bound.invoke(state["messages"])]}
+
+    def agent2(state: MessagesState):
+        kind = state["messages"][-1].content
+        return {"messages": [m.bind(tools=[{"type": kind}]).invoke(state["messages"])]}
+
+    for fn, hosted in ((agent, ["web_search_preview", "wiki.ask"]), (agent2, ["provider_tool"])):
+        sg = StateGraph(MessagesState)
+        sg.add_node("agent", fn)
+        sg.add_node("tools", ToolNode([lookup]))
+        sg.add_edge(START, "agent")
+        sg.add_conditional_edges("agent", tools_condition)
+        sg.add_edge("tools", "agent")
+        app = sg.compile()
+        ex = export_graph(app, provenance=False)
+        assert _node(ex, "agent")["hosted"] == hosted
+    assert ex["warnings"][0] == (
+        "the model of node 'agent' is bound with a provider tool dict whose type the exporter cannot read from the "
+        "code: exported as the hosted tool 'provider_tool', reading outside text, of undeclared kind (read as a "
+        "write); declare its words (e.g. {\"provider_tool\": {\"kind\": \"read\"}}) when it only reads")
+
+
+TOOLS_WITH_SEARCH = [lookup, {"type": "web_search_preview"}]
+
+
+def test_a_module_list_bound_at_run_time():
+    """A module-level tool list holding the provider's dict, bound inside the node at run time."""
+    m = provider()
+
+    def agent(state: MessagesState):
+        return {"messages": [m.bind_tools(TOOLS_WITH_SEARCH).invoke(state["messages"])]}
+
+    sg = StateGraph(MessagesState)
+    sg.add_node("agent", agent)
+    sg.add_edge(START, "agent")
+    app = sg.compile()
+    app.invoke({"messages": [HumanMessage(content="x")]})
+    assert {"type": "web_search_preview"} in BOUND[-1]
+    assert _node(export_graph(app, provenance=False), "agent")["hosted"] == ["web_search_preview"]

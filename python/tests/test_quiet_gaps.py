@@ -312,3 +312,35 @@ def test_decorator_calls_are_not_effects_before_the_question():
     ex = export_graph(_agent(add_human_in_the_loop(refund_order), turns=("ok",)), provenance=False)
     assert _warnings_about(ex, "refund_order") == []
     assert ex["interrupts"] == [{"node": "tools", "when": "before", "tool": "refund_order"}]
+
+
+class AsyncMailer:
+    async def send(self, to: str) -> None:
+        G._ran("amailer.send", to=to)
+
+
+AMAILER = AsyncMailer()
+
+
+@tool
+async def asend_then_ask(to: str) -> str:
+    """Send (awaited), then ask."""
+    await AMAILER.send(to)
+    return str(interrupt("archive?"))
+
+
+def test_async_tool_sends_twice_and_is_named():
+    import asyncio
+
+    app = _agent(asend_then_ask, turns=([call("asend_then_ask", {"to": "a"})], "ok"))
+    cfg = {"configurable": {"thread_id": G.thread()}}
+
+    async def go():
+        await app.ainvoke({"messages": [HumanMessage(content="mail")]}, cfg)
+        await app.ainvoke(Command(resume="yes"), cfg)
+
+    asyncio.run(go())
+    assert G.RAN["amailer.send"] == 2
+    ex = export_graph(app, provenance=False)
+    (w,) = _warnings_about(ex, "asend_then_ask")
+    assert "after AMAILER.send(...)" in w
