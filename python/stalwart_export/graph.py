@@ -1461,14 +1461,13 @@ def _bound_tool_lists(runnable: Any, fn: Any) -> list[list]:
         kwargs = _code.attr(o, "kwargs", None)
         if isinstance(kwargs, dict) and isinstance(kwargs.get("tools"), (list, tuple)):
             out.append(list(kwargs["tools"]))
-        for field in ("bound", "first", "last"):
+        for field in ("bound", "first", "last", "runnable"):
             inner = _code.attr(o, field, None)
             if inner is not None and inner is not o:
                 bindings(inner, depth + 1)
-        for st in _code.attr(o, "steps", None) or []:
-            bindings(st, depth + 1)
-        for st in _code.attr(o, "middle", None) or []:
-            bindings(st, depth + 1)
+        for many in ("steps", "middle", "fallbacks"):  # a sequence's steps, a model's fallbacks
+            for st in _code.attr(o, many, None) or []:
+                bindings(st, depth + 1)
 
     bindings(runnable)
     if fn is not None and not _code.is_library(fn):

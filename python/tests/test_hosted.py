@@ -321,3 +321,21 @@ def test_a_module_list_bound_at_run_time():
     app.invoke({"messages": [HumanMessage(content="x")]})
     assert {"type": "web_search_preview"} in BOUND[-1]
     assert _node(export_graph(app, provenance=False), "agent")["hosted"] == ["web_search_preview"]
+
+
+def test_a_fallback_model_and_a_prompt_sequence():
+    """`prompt | model.bind_tools([...]).with_fallbacks([other.bind_tools([..., hosted])])`: the
+    fallback model's hosted tool may run when the first model fails."""
+    from langchain_core.prompts import ChatPromptTemplate
+
+    first = provider().bind_tools([lookup])
+    other = provider().bind_tools([lookup, FILES])
+    chain = ChatPromptTemplate.from_messages([("placeholder", "{messages}")]) | first.with_fallbacks([other])
+
+    def agent(state: MessagesState):
+        return {"messages": [chain.invoke({"messages": state["messages"]})]}
+
+    sg = StateGraph(MessagesState)
+    sg.add_node("agent", agent)
+    sg.add_edge(START, "agent")
+    assert _node(export_graph(sg.compile(), provenance=False), "agent")["hosted"] == ["file_search"]
