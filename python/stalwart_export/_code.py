@@ -446,6 +446,9 @@ def literal_return(fn: Any) -> tuple[str, list[str] | None] | None:
 #: Modules whose functions have no effect a rerun would repeat (formatting, parsing, logging).
 _PURE_MODULES = ("builtins", "json", "re", "string", "textwrap", "math", "datetime", "logging", "typing", "uuid",
                  "pprint", "html", "langgraph.config")
+#: Builtins that act (open a file, run code, change an object, read a terminal).
+_ACTING_BUILTINS = frozenset(("open", "exec", "eval", "compile", "setattr", "delattr", "__import__", "input",
+                              "breakpoint"))
 #: Method names that only read or format the value they are called on (`text.strip()`).
 _PURE_METHODS = frozenset((
     "strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "format", "join", "split", "rsplit",
@@ -492,12 +495,32 @@ def _exclusive(a: ast.AST, b: ast.AST, parents: dict[int, ast.AST]) -> bool:
     return False
 
 
-def _is_pure_call(fn: Any, call: ast.Call) -> bool:
-    """Is `call` one that has no effect to repeat: a builtin, a function of `_PURE_MODULES`, a
-    method in `_PURE_METHODS`? Anything else (a client's method, a function of the application,
-    a call it cannot resolve) may act."""
+def _local_imports(tree: ast.AST) -> dict[str, str]:
+    """Names a function's own `import` statements bind: local name -> the module it comes from."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                out[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                out[a.asname or a.name] = node.module
+    return out
+
+
+def _is_pure_call(fn: Any, call: ast.Call, local: dict[str, str] | None = None) -> bool:
+    """Is `call` one that has no effect to repeat: a builtin, a function of `_PURE_MODULES` (also
+    one the function imports itself, `local`), a method in `_PURE_METHODS`? Anything else (a
+    client's method, a function of the application, a call it cannot resolve) may act."""
+    f = call.func
+    head = f.value if isinstance(f, ast.Attribute) else f
+    if local and isinstance(head, ast.Name) and head.id in local:
+        mod = local[head.id]
+        return any(mod == m or mod.startswith(m + ".") for m in _PURE_MODULES)
     obj = resolve_name(fn, call.func)
     if obj is not _UNRESOLVED:
+        if getattr(obj, "__name__", None) in _ACTING_BUILTINS and getattr(obj, "__module__", None) == "builtins":
+            return False
         mod = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", "") or ""
         if isinstance(obj, type):
             mod = obj.__module__
@@ -514,10 +537,11 @@ def effects_before(fn: Any, tree: ast.AST, target: ast.Call) -> list[ast.Call]:
     earlier in the code and not in the other arm of an `if`, a call in `target`'s own arguments,
     and any call sharing a loop with `target` (an earlier turn of the loop). Calls in nested
     functions and lambdas, in the decorators and defaults (they run at `def`), and calls `target`
-    is an argument of, do not count."""
+    is an argument of, do not count. In the order they start in the code."""
     parents = _parents(tree)
     target_up = _ancestors(target, parents)
     loops = [n for n in target_up if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    local = _local_imports(tree)
     body = getattr(tree, "body", None)
     body = body if isinstance(body, list) else [body] if isinstance(body, ast.AST) else [tree]
     out = []
@@ -536,10 +560,12 @@ def effects_before(fn: Any, tree: ast.AST, target: ast.Call) -> list[ast.Call]:
             continue
         if not inside_target and _exclusive(node, target, parents):
             continue
-        if _is_pure_call(fn, node):
+        if _is_pure_call(fn, node, local):
             continue
         out.append(node)
-    return out
+    # in the order they start in the code, the innermost first (`open(p)` before `open(p).close()`)
+    return sorted(out, key=lambda n: (n.lineno, n.col_offset, getattr(n, "end_lineno", 0) or 0,
+                                      getattr(n, "end_col_offset", 0) or 0))
 
 
 def source_line(fn: Any, node: ast.AST) -> tuple[str | None, int | None]:

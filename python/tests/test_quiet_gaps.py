@@ -344,3 +344,28 @@ def test_async_tool_sends_twice_and_is_named():
     ex = export_graph(app, provenance=False)
     (w,) = _warnings_about(ex, "asend_then_ask")
     assert "after AMAILER.send(...)" in w
+
+
+@tool
+def log_then_ask(path: str) -> str:
+    """Append to a file (a builtin that acts), then ask."""
+    open(path, "a").close()
+    return str(interrupt("go on?"))
+
+
+@tool
+def format_then_ask(to: str, n: int) -> str:
+    """Only pure calls before the question: builtins, json, string methods."""
+    import json as _json
+
+    q = _json.dumps({"to": to.lower(), "n": int(n), "len": len(to)})
+    answer = interrupt(q)
+    return str(answer)
+
+
+def test_acting_builtins_count_and_pure_ones_do_not():
+    ex = export_graph(_agent(log_then_ask, format_then_ask, turns=("ok",)), provenance=False)
+    (w,) = _warnings_about(ex, "log_then_ask")
+    assert "after open(...)" in w
+    assert _warnings_about(ex, "format_then_ask") == []
+    assert {"node": "tools", "when": "before", "tool": "format_then_ask"} in ex["interrupts"]
