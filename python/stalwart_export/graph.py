@@ -308,6 +308,7 @@ class _Exporter:
         self.to_locate: list[tuple[Any, str, dict, Any]] = []
         #: The ids of the graphs being read, this one's enclosing reads included (`uses_guard`).
         self.inspecting: frozenset[int] = frozenset()
+        self._uses_guard: dict[int, bool] = {}
         #: The folder the export is written to (`location.file` and warnings are relative to it).
         self.base: str | None = None
         #: Provider-hosted tools the models are bound with, by export name (`_hosted.py`).
@@ -322,13 +323,17 @@ class _Exporter:
         key = id(compiled)
         if key in self.inspecting:
             return False
+        if key in self._uses_guard:
+            return self._uses_guard[key]
+        self._uses_guard[key] = False  # while it is read
         inner = _Exporter(provenance=False)
         inner.inspecting = self.inspecting | {key}
         try:
             inner.graph(compiled, parent=None)
         except (TypeError, ValueError):
             return False
-        return bool(inner.guards)
+        self._uses_guard[key] = bool(inner.guards)
+        return self._uses_guard[key]
 
     def add_hosted(self, where: str, node: dict, found: list) -> None:
         """Model node `node` (named `where` in warnings) is bound with the hosted tools `found`."""
