@@ -135,9 +135,9 @@ def collect(lists: Iterable[Iterable[Any]], where: str) -> list[Hosted]:
     return list(out.values())
 
 
-#: What every export with a hosted tool says (SPEC 12.1 "Anything the guard cannot see").
 def warning(where: str, names: list[str]) -> str:
-    """The export warning for the hosted tools `names` of the model node `where`."""
+    """The export warning for the hosted tools `names` of the model node `where` (SPEC 12.1
+    "Anything the guard cannot see is not credited")."""
     return (f"{where} is bound with provider-hosted tools ({', '.join(names)}): the provider calls them inside the model "
             "call, so the guard never sees those calls or the outside text they bring; exported as `hosted` on the "
             "node (plain calls, reading outside text: the verifier does not credit them as guarded); to have them "

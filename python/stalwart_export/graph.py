@@ -1278,6 +1278,14 @@ class _GraphExport:
                 continue
             if kind not in ("step", "model", "tools", "tools_plain"):
                 continue
+            for tname in self.node_tools(name):  # tools a step runs itself: rerun with the step on resume
+                tool = self.ex.tools_seen.get(tname)
+                tfn = (getattr(tool, "func", None) or getattr(tool, "coroutine", None)) if tool is not None else None
+                tree = _code.parse_function(tfn) if tfn is not None else None
+                if tree is not None:
+                    tcalls = _code.calls_to(tfn, tree, interrupt, "interrupt")
+                    if tcalls:
+                        self.asks_after_effect(name, tname, tfn, tree, tcalls)
             fn = _code.unwrap_callable(self.runnable(name))
             if fn is None or _is_middleware(getattr(fn, "__self__", None)) or _code.is_library(fn):
                 continue

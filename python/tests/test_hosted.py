@@ -23,7 +23,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, create_react_agent, tools_condition
 
 import attacks as A
-from stalwart_export import Guard, export_catalogue, export_graph
+from stalwart_export import export_catalogue, export_graph
 from stalwart_export.catalogue import init_words
 
 #: Every tools list a ProviderModel was bound with.

@@ -369,3 +369,22 @@ def test_acting_builtins_count_and_pure_ones_do_not():
     assert "after open(...)" in w
     assert _warnings_about(ex, "format_then_ask") == []
     assert {"node": "tools", "when": "before", "tool": "format_then_ask"} in ex["interrupts"]
+
+
+def test_a_step_running_the_tool_itself():
+    """A step calling the tool directly: the step runs again from its start on resume, the tool
+    with it; the mail goes out twice and the export names the tool on the step."""
+    def act(state: MessagesState):
+        return {"messages": [HumanMessage(content=send_then_ask.invoke({"to": "a", "body": "hi"}))]}
+
+    sg = StateGraph(MessagesState)
+    sg.add_node("act", act)
+    sg.add_edge(START, "act")
+    app = sg.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": G.thread()}}
+    app.invoke({"messages": [HumanMessage(content="go")]}, cfg)
+    app.invoke(Command(resume="yes"), cfg)
+    assert G.RAN["mailer.send"] == 2
+    ex = export_graph(app, provenance=False)
+    (w,) = _warnings_about(ex, "send_then_ask")
+    assert w.startswith("tool 'send_then_ask' (node 'act') calls interrupt() at ")
