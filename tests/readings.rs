@@ -19,17 +19,17 @@ mod common;
 use stalwart::engine::{interp, EngineChoice};
 use stalwart::findings::StepKind;
 use stalwart::verify::{self, Options};
-use std::path::PathBuf;
+use std::path::Path;
 
 type Found = (String, String, Option<String>, Option<u32>);
 
-/// The findings of `fixture` with `engine` alone: (rule, subject, node, first turn), as listed.
-fn findings(fixture: &str, engine: EngineChoice) -> Vec<Found> {
-    let dir = common::root().join("fixtures").join(fixture);
-    let inputs = common::load(&dir);
+/// The findings of the fixture folder `dir` with `engine` alone: (rule, subject, node, first
+/// turn), as listed.
+fn findings(dir: &Path, engine: EngineChoice) -> Vec<Found> {
+    let inputs = common::load(dir);
     let mut opts = Options::new(common::steps(&inputs));
     opts.engine = engine;
-    let r = verify::verify(inputs, &opts).unwrap_or_else(|e| panic!("{fixture}: {e}"));
+    let r = verify::verify(inputs, &opts).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     r.findings
         .iter()
         .map(|f| {
@@ -49,19 +49,21 @@ fn want(rows: &[(&str, &str, Option<&str>, Option<u32>)]) -> Vec<Found> {
         .collect()
 }
 
-/// Both engines give `expected`, and every witness of each replays on the interpreter.
+/// Both engines give `expected` on `fixtures/<fixture>`, and every witness of each replays on
+/// the interpreter.
 fn holds_in_all_three(fixture: &str, expected: &[(&str, &str, Option<&str>, Option<u32>)]) {
+    holds_in_all_three_at(&common::root().join("fixtures").join(fixture), expected);
+}
+
+/// [`holds_in_all_three`] on the fixture folder `dir`.
+fn holds_in_all_three_at(dir: &Path, expected: &[(&str, &str, Option<&str>, Option<u32>)]) {
     let expected = want(expected);
+    let fixture = dir.display();
     for engine in [EngineChoice::Explicit, EngineChoice::Z3, EngineChoice::Both] {
-        assert_eq!(
-            findings(fixture, engine),
-            expected,
-            "{fixture} with {engine:?}"
-        );
+        assert_eq!(findings(dir, engine), expected, "{fixture} with {engine:?}");
     }
-    let dir: PathBuf = common::root().join("fixtures").join(fixture);
     for engine in [EngineChoice::Explicit, EngineChoice::Z3] {
-        let inputs = common::load(&dir);
+        let inputs = common::load(dir);
         let (m, o) = common::outcome(&inputs, engine);
         for v in o
             .runs
