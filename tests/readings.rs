@@ -266,7 +266,7 @@ fn outside_input_taints_every_turn() {
 }
 
 #[test]
-fn regions_are_kinds_and_names_together() {
+fn outside_input_to_an_agent_named_like_the_export_cascades() {
     // The plain shop with outside input: the input's region is the top graph `desk`, the tool
     // node's the agent `desk` (a compiled agent.yaml names the export after its agent), so the
     // injection cascades: QG012, never QG011 (every turn starts tainted in the top graph).
@@ -305,6 +305,10 @@ fn regions_are_kinds_and_names_together() {
             ("QG105", "refund_card", Some("billing_tools"), Some(1)),
         ],
     );
+}
+
+#[test]
+fn an_agent_named_like_a_subgraph_is_another_region() {
     // An agent `kb` pays; the subgraph `kb` read the inbox: another region (QG012).
     let f = "QG012/breaks-agent-named-like-subgraph";
     holds_in_all_three(
@@ -315,17 +319,6 @@ fn regions_are_kinds_and_names_together() {
             ("QG012", "pay", Some("tools"), Some(1)),
             ("QG101", "pay", None, None),
             ("QG105", "pay", Some("tools"), Some(1)),
-        ],
-    );
-    // An agent `desk` pays; the top graph, named `desk`, read the inbox: another region (QG012).
-    holds_in_all_three(
-        "QG012/breaks-agent-named-like-export",
-        &[
-            ("QG001", "pay", Some("desk_tools"), Some(1)),
-            ("QG001", "read_inbox", Some("read"), Some(1)),
-            ("QG012", "pay", Some("desk_tools"), Some(1)),
-            ("QG101", "pay", None, None),
-            ("QG105", "pay", Some("desk_tools"), Some(1)),
         ],
     );
     // Two regions named alike are told apart wherever a region is printed (`--replay`'s
@@ -340,6 +333,21 @@ fn regions_are_kinds_and_names_together() {
             "breaks-agent-named-like-subgraph",
             "subgraph kb"
         ]
+    );
+}
+
+#[test]
+fn an_agent_named_like_the_export_is_another_region() {
+    // An agent `desk` pays; the top graph, named `desk`, read the inbox: another region (QG012).
+    holds_in_all_three(
+        "QG012/breaks-agent-named-like-export",
+        &[
+            ("QG001", "pay", Some("desk_tools"), Some(1)),
+            ("QG001", "read_inbox", Some("read"), Some(1)),
+            ("QG012", "pay", Some("desk_tools"), Some(1)),
+            ("QG101", "pay", None, None),
+            ("QG105", "pay", Some("desk_tools"), Some(1)),
+        ],
     );
 }
 
