@@ -56,10 +56,10 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
             }
         }
     }
-    // compensation_out_of_reach: per agent (or region) in order of first appearance. Each
-    // region's calls are gathered in one pass over the nodes, and only its called tools are
-    // looked at, in ascending order (a scan per region and a search per tool were quadratic in
-    // a graph of 20,000 tool nodes, issue 26).
+    // compensation_out_of_reach: per region (an agent, a subgraph or the top graph, SPEC 3.1),
+    // named by its kind, in order of first appearance. Each region's calls are gathered in one
+    // pass over the nodes, and only its called tools are looked at, in ascending order (a scan
+    // per region and a search per tool were quadratic in a graph of 20,000 tool nodes, issue 26).
     let mut regions: Vec<usize> = Vec::new();
     let mut calls: Vec<Vec<usize>> = vec![Vec::new(); m.regions.len()];
     let mut seen = vec![false; m.regions.len()];

@@ -129,7 +129,8 @@ pub struct FlatNode {
     /// Rank in declaration order (SPEC 3.1): the top graph's nodes in their order, then each
     /// subgraph definition's nodes in the order the `subgraphs` objects list them (a definition's
     /// own `subgraphs` right after its nodes), each definition once. Nodes inlined from one
-    /// definition at several subgraph nodes share its rank; the first use comes first by index.
+    /// definition at several subgraph nodes share its rank; where one must come first (QG023's
+    /// subject), it is the use whose subgraph node is declared first.
     pub decl: usize,
 }
 
