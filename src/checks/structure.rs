@@ -10,9 +10,10 @@ use petgraph::algo::kosaraju_scc;
 use petgraph::graph::DiGraph;
 
 /// QG023: one finding per strongly connected component with an edge that holds a `model` node, or
-/// a tool node (a `tools`/`tools_plain` node, or a `step` listing tools) and no `router`, unless a budget covers it (the run's; a subgraph's own, for a
-/// cycle wholly inside it; an agent's, for a cycle wholly in the agent; an `exit_after` edge
-/// inside the cycle). Guards are ignored: the check is structural.
+/// a tool node (a `tools`/`tools_plain` node, or a `step` listing tools) and no `router`, unless
+/// a budget covers it (the run's; a subgraph's own, for a cycle wholly inside it; an agent's, for
+/// a cycle wholly in the agent; an `exit_after` edge inside the cycle). Guards are ignored: the
+/// check is structural.
 pub fn unbounded_loops(m: &FlatModel) -> Vec<Finding> {
     if m.top_budget {
         return Vec::new();

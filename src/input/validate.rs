@@ -4,11 +4,12 @@
 //! Checked, per graph (the top graph and every subgraph): node ids (non-empty, no `/`, unique),
 //! `entry` (or a `start` node: a graph with neither is bad input, a subgraph as the top graph),
 //! edge and send sources and destinations (`../id` only inside a subgraph, naming a node of the
-//! graph that runs it; `../../id` of the graph that runs that one, and so on), fixed edges with `null` destinations, interrupts on missing nodes,
-//! subgraph nodes without `graph`, subgraphs that contain themselves; tools bound by nodes or
-//! named by interrupts, order rules and compensations, against the catalogue; flags named by
-//! `sets`, `clears` and `answer` against `state` (guards are checked as they are read, where the
-//! column inside the guard text is known). A subgraph node whose graph is missing, or empty, is
+//! graph that runs it; `../../id` of the graph that runs that one, and so on), fixed edges with
+//! `null` destinations, interrupts on missing nodes, subgraph nodes without `graph`, subgraphs
+//! that contain themselves; tools bound by nodes or named by interrupts, order rules and
+//! compensations, against the catalogue; flags named by `sets`, `clears` and `answer` against
+//! `state` (guards are checked as they are read, where the column inside the guard text is
+//! known). A subgraph node whose graph is missing, or empty, is
 //! not an error here (it is QG006).
 
 use std::collections::HashSet;

@@ -101,8 +101,9 @@ pub struct FlatNode {
     pub kind: NodeKind,
     /// The node's agent, if declared.
     pub agent: Option<String>,
-    /// The node's region (index into [`FlatModel::regions`]): agent, else subgraph path, else graph
-    /// (SPEC 3.1: an agent, a subgraph and the top graph are different regions whatever their names).
+    /// The node's region (index into [`FlatModel::regions`]): agent, else subgraph path, else
+    /// graph (SPEC 3.1: an agent, a subgraph and the top graph are three regions whatever their
+    /// names).
     pub region: usize,
     /// Tools offered (model) or bound (tool nodes, tool-listing steps).
     pub tools: Vec<ToolIx>,
