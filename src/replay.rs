@@ -243,10 +243,10 @@ fn changes(m: &FlatModel, a: &Latches, b: &Latches) -> Vec<String> {
         }
     }
     for r in b.tainted.difference(&a.tainted) {
-        out.push(format!("tainted += {}", region(m, *r)));
+        out.push(format!("tainted += {}", m.region_label(*r)));
     }
     for r in a.tainted.difference(&b.tainted) {
-        out.push(format!("tainted -= {}", region(m, *r)));
+        out.push(format!("tainted -= {}", m.region_label(*r)));
     }
     if a.irrev_unconf != b.irrev_unconf {
         out.push(format!("irreversible_unconfirmed = {}", b.irrev_unconf));
@@ -265,15 +265,8 @@ fn state(m: &FlatModel, l: &Latches) -> Vec<String> {
         .filter(|c| !c.starts_with("tainted"))
         .collect();
     if !l.tainted.is_empty() {
-        let r: Vec<String> = l.tainted.iter().map(|&r| region(m, r)).collect();
+        let r: Vec<String> = l.tainted.iter().map(|&r| m.region_label(r)).collect();
         out.push(format!("tainted = {{{}}}", r.join(", ")));
     }
     out
-}
-
-fn region(m: &FlatModel, r: usize) -> String {
-    m.regions
-        .get(r)
-        .cloned()
-        .unwrap_or_else(|| format!("region #{r}"))
 }

@@ -380,6 +380,91 @@ fn parent_reference_to_a_missing_node() {
     );
 }
 
+/// SPEC 3.1: `../` may repeat; `../../id` names a node two graphs up, and must be there.
+#[test]
+fn parent_references_may_repeat() {
+    let d = errors_dir();
+    let i = load_export(&d.join("parent_two_up_ok.json"), &d.join("catalogue.json")).unwrap();
+    let m = stalwart::model::flatten(&i.export, &i.catalogue, 1).unwrap();
+    let look = m.node_ix("kb/deeper/look").unwrap();
+    let agent = m.node_ix("agent").unwrap();
+    assert!(
+        m.edges.iter().any(|e| e.from == look && e.to == agent),
+        "no edge from kb/deeper/look to the top graph's agent"
+    );
+    let e = graph_err("parent_two_up_missing.json");
+    check(
+        &e,
+        "parent_two_up_missing.json",
+        43,
+        77,
+        "the top graph (2 graphs above subgraph 'inner_graph') has no node 'nowhere'",
+        "after `../../`",
+    );
+    let e = graph_err("parent_three_up.json");
+    check(
+        &e,
+        "parent_three_up.json",
+        43,
+        77,
+        "'../../../agent', which leaves the top graph: subgraph 'inner_graph' is nested fewer than 3 subgraphs deep",
+        "use one `../` per subgraph to leave",
+    );
+}
+
+/// SPEC 3.1: a subgraph with neither `entry` nor a `start` node is bad input, as the same top
+/// graph is (not QG006).
+#[test]
+fn subgraph_without_start_or_entry() {
+    let e = graph_err("subgraph_no_start.json");
+    check(
+        &e,
+        "subgraph_no_start.json",
+        18,
+        16,
+        "subgraph 'kb_graph' has no `start` node and no `entry`",
+        "add a node `{\"id\": \"__start__\", \"kind\": \"start\"}`",
+    );
+}
+
+/// SPEC 3.1: one namespace of flags; a flag declared again with another scope is bad input.
+#[test]
+fn flag_declared_twice_with_different_scopes() {
+    let e = graph_err("flag_scope_twice.json");
+    check(
+        &e,
+        "flag_scope_twice.json",
+        16,
+        17,
+        "state flag 'approved' is declared again with another scope",
+        "give both the same scope, or rename one",
+    );
+}
+
+/// SPEC 3.1: a `call` review on a node that does not call its tool reviews nothing: the lint
+/// `interrupt_confirms_nothing`, not an input error.
+#[test]
+fn a_call_review_on_a_node_not_calling_its_tool_is_a_lint() {
+    let d = errors_dir();
+    let i = load_export(
+        &d.join("call_review_elsewhere_ok.json"),
+        &d.join("catalogue.json"),
+    )
+    .unwrap();
+    let r = stalwart::verify::verify(i, &stalwart::verify::Options::new(1)).unwrap();
+    let lint = r
+        .lints
+        .iter()
+        .find(|l| l.id == "interrupt_confirms_nothing")
+        .expect("the lint interrupt_confirms_nothing");
+    assert_eq!(lint.tool, "agent");
+    assert!(
+        lint.message.contains("which 'agent' does not call"),
+        "{}",
+        lint.message
+    );
+}
+
 #[test]
 fn subgraph_node_without_graph() {
     let e = graph_err("subgraph_no_graph.json");

@@ -13,23 +13,31 @@
 //! - A review of each call (`when: "call"`, SPEC 12.2) confirms that call on clean content, runs
 //!   nothing on a no, checks no history, and a batch it declined whole still moves on.
 //! - `input.reads_outside` (SPEC 2.2) starts every turn tainted.
+//! - Regions are kinds and names together: an agent, a subgraph and the top graph named alike are
+//!   three regions (`fixtures/QG012/breaks-agent-named-like-*`, the plain shop with outside input).
+//! - Settled by the 2026-12-02 differential: a `tools`/`tools_plain` node is a tool node by its
+//!   kind (`fixtures/QG023/breaks-tool-node-without-tools`); QG023's subject among several uses
+//!   of one definition is the use whose subgraph node is declared first
+//!   (`fixtures/QG023/breaks-subgraph-use-declaration-order`); `../../id` names a node two graphs
+//!   up (`fixtures/QG001/breaks-handoff-two-graphs-up`); edges from an `end` node are ignored, a
+//!   `null` one included (`fixtures/QG015/holds-null-edge-from-end`).
 
 mod common;
 
 use stalwart::engine::{interp, EngineChoice};
 use stalwart::findings::StepKind;
 use stalwart::verify::{self, Options};
-use std::path::PathBuf;
+use std::path::Path;
 
 type Found = (String, String, Option<String>, Option<u32>);
 
-/// The findings of `fixture` with `engine` alone: (rule, subject, node, first turn), as listed.
-fn findings(fixture: &str, engine: EngineChoice) -> Vec<Found> {
-    let dir = common::root().join("fixtures").join(fixture);
-    let inputs = common::load(&dir);
+/// The findings of the fixture folder `dir` with `engine` alone: (rule, subject, node, first
+/// turn), as listed.
+fn findings(dir: &Path, engine: EngineChoice) -> Vec<Found> {
+    let inputs = common::load(dir);
     let mut opts = Options::new(common::steps(&inputs));
     opts.engine = engine;
-    let r = verify::verify(inputs, &opts).unwrap_or_else(|e| panic!("{fixture}: {e}"));
+    let r = verify::verify(inputs, &opts).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     r.findings
         .iter()
         .map(|f| {
@@ -49,19 +57,21 @@ fn want(rows: &[(&str, &str, Option<&str>, Option<u32>)]) -> Vec<Found> {
         .collect()
 }
 
-/// Both engines give `expected`, and every witness of each replays on the interpreter.
+/// Both engines give `expected` on `fixtures/<fixture>`, and every witness of each replays on
+/// the interpreter.
 fn holds_in_all_three(fixture: &str, expected: &[(&str, &str, Option<&str>, Option<u32>)]) {
+    holds_in_all_three_at(&common::root().join("fixtures").join(fixture), expected);
+}
+
+/// [`holds_in_all_three`] on the fixture folder `dir`.
+fn holds_in_all_three_at(dir: &Path, expected: &[(&str, &str, Option<&str>, Option<u32>)]) {
     let expected = want(expected);
+    let fixture = dir.display();
     for engine in [EngineChoice::Explicit, EngineChoice::Z3, EngineChoice::Both] {
-        assert_eq!(
-            findings(fixture, engine),
-            expected,
-            "{fixture} with {engine:?}"
-        );
+        assert_eq!(findings(dir, engine), expected, "{fixture} with {engine:?}");
     }
-    let dir: PathBuf = common::root().join("fixtures").join(fixture);
     for engine in [EngineChoice::Explicit, EngineChoice::Z3] {
-        let inputs = common::load(&dir);
+        let inputs = common::load(dir);
         let (m, o) = common::outcome(&inputs, engine);
         for v in o
             .runs
@@ -253,4 +263,132 @@ fn outside_input_taints_every_turn() {
             ("QG105", "refund", Some("tools"), Some(1)),
         ],
     );
+}
+
+#[test]
+fn outside_input_to_an_agent_named_like_the_export_cascades() {
+    // The plain shop with outside input: the input's region is the top graph `desk`, the tool
+    // node's the agent `desk` (a compiled agent.yaml names the export after its agent), so the
+    // injection cascades: QG012, never QG011 (every turn starts tainted in the top graph).
+    let dir = tempfile::tempdir().expect("tempdir");
+    for f in [
+        "graph.json",
+        "catalogue.json",
+        "agent.yaml",
+        "shop.catalogue.yaml",
+    ] {
+        std::fs::copy(
+            common::root().join("fixtures/shop-plain").join(f),
+            dir.path().join(f),
+        )
+        .expect("copy the plain shop");
+    }
+    let path = dir.path().join("graph.json");
+    let mut g: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+    g["input"] = serde_json::json!({"reads_outside": true});
+    std::fs::write(&path, serde_json::to_string_pretty(&g).expect("json")).expect("write");
+    holds_in_all_three_at(
+        dir.path(),
+        &[
+            ("QG001", "charge_card", Some("desk_tools"), Some(1)),
+            ("QG001", "get_order", Some("desk_tools"), Some(1)),
+            ("QG001", "read_inbox", Some("desk_tools"), Some(1)),
+            ("QG001", "send_receipt", Some("desk_tools"), Some(1)),
+            ("QG012", "charge_card", Some("desk_tools"), Some(1)),
+            ("QG012", "send_receipt", Some("desk_tools"), Some(1)),
+            ("QG013", "charge_card", Some("desk_tools"), Some(1)),
+            ("QG023", "cycle:desk_model", Some("desk_model"), None),
+            ("QG101", "charge_card", None, None),
+            ("QG101", "refund_card", None, None),
+            ("QG101", "send_receipt", None, None),
+            ("QG105", "refund_card", Some("billing_tools"), Some(1)),
+        ],
+    );
+}
+
+#[test]
+fn an_agent_named_like_a_subgraph_is_another_region() {
+    // An agent `kb` pays; the subgraph `kb` read the inbox: another region (QG012).
+    let f = "QG012/breaks-agent-named-like-subgraph";
+    holds_in_all_three(
+        f,
+        &[
+            ("QG001", "pay", Some("tools"), Some(1)),
+            ("QG001", "read_inbox", Some("kb/read"), Some(1)),
+            ("QG012", "pay", Some("tools"), Some(1)),
+            ("QG101", "pay", None, None),
+            ("QG105", "pay", Some("tools"), Some(1)),
+        ],
+    );
+    // Two regions named alike are told apart wherever a region is printed (`--replay`'s
+    // `tainted = {...}`); a name no other region has is printed bare.
+    let m = common::flat(&common::load(&common::root().join("fixtures").join(f)));
+    let mut labels: Vec<String> = (0..m.regions.len()).map(|r| m.region_label(r)).collect();
+    labels.sort();
+    assert_eq!(
+        labels,
+        [
+            "agent kb",
+            "breaks-agent-named-like-subgraph",
+            "subgraph kb"
+        ]
+    );
+}
+
+#[test]
+fn an_agent_named_like_the_export_is_another_region() {
+    // An agent `desk` pays; the top graph, named `desk`, read the inbox: another region (QG012).
+    holds_in_all_three(
+        "QG012/breaks-agent-named-like-export",
+        &[
+            ("QG001", "pay", Some("desk_tools"), Some(1)),
+            ("QG001", "read_inbox", Some("read"), Some(1)),
+            ("QG012", "pay", Some("desk_tools"), Some(1)),
+            ("QG101", "pay", None, None),
+            ("QG105", "pay", Some("desk_tools"), Some(1)),
+        ],
+    );
+}
+
+#[test]
+fn a_tool_node_is_one_by_its_kind() {
+    // A `tools` and a `tools_plain` node listing no tools, each in a model-free cycle with no
+    // router: both cycles are unbounded loops.
+    holds_in_all_three(
+        "QG023/breaks-tool-node-without-tools",
+        &[
+            ("QG023", "cycle:act", Some("act"), None),
+            ("QG023", "cycle:act_plain", Some("act_plain"), None),
+        ],
+    );
+}
+
+#[test]
+fn qg023_names_the_use_whose_subgraph_node_is_declared_first() {
+    // `inner`'s model `m` runs at `p/r/m` (through `wrap`) and at `q/m`. `q` (the top graph's)
+    // is declared before `r` (in `wrap`), though `p/r/m` is inlined first.
+    holds_in_all_three(
+        "QG023/breaks-subgraph-use-declaration-order",
+        &[("QG023", "cycle:q/m", Some("q/m"), None)],
+    );
+}
+
+#[test]
+fn parent_references_may_repeat() {
+    // `pay_out` is reached only by `a/b/x`'s hand-off `../../pay_out`.
+    holds_in_all_three(
+        "QG001/breaks-handoff-two-graphs-up",
+        &[
+            ("QG001", "pay", Some("pay_out"), Some(1)),
+            ("QG101", "pay", None, None),
+            ("QG105", "pay", Some("pay_out"), Some(1)),
+        ],
+    );
+}
+
+#[test]
+fn edges_from_an_end_node_are_ignored() {
+    // A `null` edge from the top `end` and one from a subgraph's `end`: no QG015.
+    holds_in_all_three("QG015/holds-null-edge-from-end", &[]);
 }

@@ -56,18 +56,16 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
             }
         }
     }
-    // compensation_out_of_reach: per agent (or region) in order of first appearance. Each
-    // region's calls are gathered in one pass over the nodes, and only its called tools are
-    // looked at, in ascending order (a scan per region and a search per tool were quadratic in
-    // a graph of 20,000 tool nodes, issue 26).
+    // compensation_out_of_reach: per region (an agent, a subgraph or the top graph, SPEC 3.1),
+    // named by its kind, in order of first appearance. Each region's calls are gathered in one
+    // pass over the nodes, and only its called tools are looked at, in ascending order (a scan
+    // per region and a search per tool were quadratic in a graph of 20,000 tool nodes, issue 26).
     let mut regions: Vec<usize> = Vec::new();
     let mut calls: Vec<Vec<usize>> = vec![Vec::new(); m.regions.len()];
-    let mut is_agent = vec![false; m.regions.len()];
     let mut seen = vec![false; m.regions.len()];
     for n in &m.nodes {
         if seen.len() <= n.region {
             calls.resize(n.region + 1, Vec::new());
-            is_agent.resize(n.region + 1, false);
             seen.resize(n.region + 1, false);
         }
         if !seen[n.region] {
@@ -77,7 +75,6 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
         if n.calls_tools() {
             calls[n.region].extend(n.tools.iter().copied());
         }
-        is_agent[n.region] |= n.agent.is_some();
     }
     for r in regions {
         let mut called = std::mem::take(&mut calls[r]);
@@ -92,13 +89,16 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
                 continue;
             };
             if called.binary_search(&ci).is_err() {
-                let who = if is_agent[r] { "agent" } else { "graph" };
+                let (who, name) = m
+                    .regions
+                    .get(r)
+                    .map_or(("graph", ""), |g| (g.kind.as_str(), g.name.as_str()));
                 out.push(lint(
                     "compensation_out_of_reach",
                     &t.name,
                     format!(
                         "{who} '{}' can call it but not '{}', which undoes it, so a run of that {who} cannot undo it",
-                        m.regions[r], c.name
+                        name, c.name
                     ),
                     t.loc,
                 ));

@@ -10,9 +10,10 @@ use petgraph::algo::kosaraju_scc;
 use petgraph::graph::DiGraph;
 
 /// QG023: one finding per strongly connected component with an edge that holds a `model` node, or
-/// a tool node and no `router`, unless a budget covers it (the run's; a subgraph's own, for a
-/// cycle wholly inside it; an agent's, for a cycle wholly in the agent; an `exit_after` edge
-/// inside the cycle). Guards are ignored: the check is structural.
+/// a tool node (a `tools`/`tools_plain` node, or a `step` listing tools) and no `router`, unless
+/// a budget covers it (the run's; a subgraph's own, for a cycle wholly inside it; an agent's, for
+/// a cycle wholly in the agent; an `exit_after` edge inside the cycle). Guards are ignored: the
+/// check is structural.
 pub fn unbounded_loops(m: &FlatModel) -> Vec<Finding> {
     if m.top_budget {
         return Vec::new();
@@ -46,14 +47,16 @@ pub fn unbounded_loops(m: &FlatModel) -> Vec<Finding> {
         if !inner[c] || exit[c] {
             continue;
         }
-        // Declaration order (SPEC 3.1): the file's order, the first use of a subgraph first.
         let mut sorted: Vec<usize> = comp.iter().map(|&n| g[n]).collect();
         sorted.sort_unstable_by_key(|&n| (m.nodes[n].decl, n));
-        let model = sorted
-            .iter()
-            .copied()
-            .find(|&n| m.nodes[n].kind == NodeKind::Model);
-        let tool = sorted.iter().copied().find(|&n| m.nodes[n].calls_tools());
+        // SPEC 3.1: a `tools` or `tools_plain` node is a tool node by its kind, listing tools
+        // or not; a `step` is one when it lists tools.
+        let is_tool = |n: usize| {
+            matches!(m.nodes[n].kind, NodeKind::Tools | NodeKind::ToolsPlain)
+                || m.nodes[n].calls_tools()
+        };
+        let model = first_declared(m, &sorted, |n| m.nodes[n].kind == NodeKind::Model);
+        let tool = first_declared(m, &sorted, is_tool);
         let router = sorted.iter().any(|&n| m.nodes[n].kind == NodeKind::Router);
         let subject = match (model, tool, router) {
             (Some(n), _, _) => n,
@@ -91,6 +94,34 @@ pub fn unbounded_loops(m: &FlatModel) -> Vec<Finding> {
             Vec::new(),
             &[("limit", &limit)],
         ));
+    }
+    out
+}
+
+/// The first node of `sorted` (sorted by declaration rank) that `want` accepts, in declaration
+/// order (SPEC 3.1). Nodes inlined from one definition share a rank; among them the first is the
+/// use whose subgraph node (the one running the definition) comes first in declaration order,
+/// then, if that is one node used several times, whose enclosing subgraph node does, outwards.
+fn first_declared(m: &FlatModel, sorted: &[usize], want: impl Fn(usize) -> bool) -> Option<usize> {
+    let first = sorted.iter().copied().find(|&n| want(n))?;
+    let rank = m.nodes[first].decl;
+    let uses = sorted
+        .iter()
+        .copied()
+        .filter(|&n| m.nodes[n].decl == rank && want(n));
+    uses.min_by_key(|&n| (use_ranks(m, n), n))
+}
+
+/// The declaration ranks of the subgraph nodes enclosing node `n`, innermost first: for
+/// `p/r/m`, those of `p/r` then `p`.
+fn use_ranks(m: &FlatModel, n: usize) -> Vec<usize> {
+    let path = &m.nodes[n].path;
+    let mut out = Vec::new();
+    let mut end = path.len();
+    while end > 0 {
+        let qid = &path[..end];
+        out.push(m.node_ix(qid).map_or(usize::MAX, |i| m.nodes[i].decl));
+        end = qid.rfind('/').unwrap_or(0);
     }
     out
 }

@@ -2,13 +2,15 @@
 //! SPEC 3.1): every bad input is an [`InputError`] at the offending word, saying the fix.
 //!
 //! Checked, per graph (the top graph and every subgraph): node ids (non-empty, no `/`, unique),
-//! `entry`, edge and send sources and destinations (`../id` only inside a subgraph, naming a node
-//! of the graph that runs it), fixed edges with `null` destinations, interrupts on missing nodes,
-//! subgraph nodes without `graph`, subgraphs that contain themselves; tools bound by nodes or
-//! named by interrupts, order rules and compensations, against the catalogue; flags named by
-//! `sets`, `clears` and `answer` against `state` (guards are checked as they are read, where the
-//! column inside the guard text is known). A subgraph node whose graph is missing is not an error
-//! here (it is QG006).
+//! `entry` (or a `start` node: a graph with neither is bad input, a subgraph as the top graph),
+//! edge and send sources and destinations (`../id` only inside a subgraph, naming a node of the
+//! graph that runs it; `../../id` of the graph that runs that one, and so on), fixed edges with
+//! `null` destinations, interrupts on missing nodes, subgraph nodes without `graph`, subgraphs
+//! that contain themselves; tools bound by nodes or named by interrupts, order rules and
+//! compensations, against the catalogue; flags named by `sets`, `clears` and `answer` against
+//! `state` (guards are checked as they are read, where the column inside the guard text is
+//! known). A subgraph node whose graph is missing, or empty, is
+//! not an error here (it is QG006).
 
 use std::collections::HashSet;
 
@@ -108,7 +110,7 @@ pub(crate) fn validate(
 
     check_cycles(r, &defs)?;
     for (i, d) in defs.iter().enumerate() {
-        v.check_graph(&defs, i, d, holders.get(i).map_or(&[][..], Vec::as_slice))?;
+        v.check_graph(&defs, i, d, &holders)?;
     }
     v.check_catalogue()?;
     Ok(())
@@ -140,6 +142,19 @@ fn resolve(defs: &[Def<'_>], at: usize, name: &str) -> Option<usize> {
     std::iter::once(at)
         .chain(d.chain.iter().rev().copied())
         .find_map(find_in)
+}
+
+/// The graphs that run definition `at`: those with a subgraph node naming it, or, for one no
+/// graph runs, the graph it is declared in.
+fn runners(defs: &[Def<'_>], holders: &[Vec<usize>], at: usize) -> Vec<usize> {
+    match holders.get(at) {
+        Some(h) if !h.is_empty() => h.clone(),
+        _ => defs
+            .get(at)
+            .and_then(|d| d.chain.last().copied())
+            .into_iter()
+            .collect(),
+    }
 }
 
 fn check_cycles(r: Reader<'_>, defs: &[Def<'_>]) -> Result<(), InputError> {
@@ -325,7 +340,7 @@ impl Validator<'_> {
         defs: &[Def<'_>],
         at: usize,
         d: &Def<'_>,
-        holders: &[usize],
+        holders: &[Vec<usize>],
     ) -> Result<(), InputError> {
         let r = self.r;
         let g = d.g;
@@ -390,13 +405,19 @@ impl Validator<'_> {
                     .also_at(r.sources, first.id.loc, "first declared here"));
             }
         }
-        if at == 0 && g.entry.is_none() && !g.nodes.iter().any(|n| n.kind == NodeKind::Start) {
+        // SPEC 3.1: a subgraph with neither `entry` nor a `start` node is bad input, as the same
+        // top graph is (an empty subgraph is QG006, not this).
+        if (at == 0 || !g.nodes.is_empty())
+            && g.entry.is_none()
+            && !g.nodes.iter().any(|n| n.kind == NodeKind::Start)
+        {
             let loc = g
                 .nodes
                 .first()
                 .map_or(crate::source::Loc::new(0, 1, 1), |n| n.id.loc);
+            let run = if at == 0 { "no run" } else { "no run of it" };
             return Err(r
-                .err(loc, "the top graph has no `start` node and no `entry`: no run could begin", "add a node `{\"id\": \"__start__\", \"kind\": \"start\"}` with an edge to the first node, or name the first node in `entry`")
+                .err(loc, format!("{label} has no `start` node and no `entry`: {run} could begin"), "add a node `{\"id\": \"__start__\", \"kind\": \"start\"}` with an edge to the first node, or name the first node in `entry`")
                 .with_label("no start"));
         }
         if let Some(entry) = &g.entry {
@@ -411,19 +432,36 @@ impl Validator<'_> {
             }
         }
 
-        // A destination: a node of this graph, or `../id` a node of each graph that runs it.
+        // A destination: a node of this graph, or `../id` a node of each graph that runs it;
+        // `../` may repeat (SPEC 3.1): `../../id` is a node of each graph that runs those.
         let dest = |dst: &Named, who: &str| -> Result<(), InputError> {
-            if let Some(up) = dst.name.strip_prefix("../") {
+            if let Some(first) = dst.name.strip_prefix("../") {
                 if at == 0 {
                     return Err(r
                         .err(dst.loc, format!("{who} goes to '{}', but `../` leaves a subgraph and this is the top graph", dst.name), format!("name a node of the top graph without `../` ({})", list(ids())))
                         .with_label("no enclosing graph"));
                 }
-                let parents: Vec<usize> = if holders.is_empty() {
-                    d.chain.last().copied().into_iter().collect()
-                } else {
-                    holders.to_vec()
-                };
+                let mut up = first;
+                let mut parents = runners(defs, holders, at);
+                let mut levels = 1;
+                while let Some(rest) = up.strip_prefix("../") {
+                    up = rest;
+                    levels += 1;
+                    if parents.contains(&0) {
+                        return Err(r
+                            .err(dst.loc, format!("{who} goes to '{}', which leaves the top graph: {label} is nested fewer than {levels} subgraphs deep", dst.name), format!("use one `../` per subgraph to leave: `../id` names a node of the graph that runs {label}"))
+                            .with_label("leaves the top graph"));
+                    }
+                    let mut next: Vec<usize> = Vec::new();
+                    for p in parents {
+                        for q in runners(defs, holders, p) {
+                            if !next.contains(&q) {
+                                next.push(q);
+                            }
+                        }
+                    }
+                    parents = next;
+                }
                 for p in parents {
                     let Some(pd) = defs.get(p) else { continue };
                     if !pd.g.nodes.iter().any(|n| n.id.name == up) {
@@ -431,8 +469,23 @@ impl Validator<'_> {
                         return Err(r
                             .err(
                                 dst.loc,
-                                format!("{who} goes to '{}', but {} (which runs {label}) has no node '{up}'{}", dst.name, pd.label, suggest(up, pids())),
-                                format!("name a node of {} after `../` ({})", pd.label, list(pids())),
+                                format!(
+                                    "{who} goes to '{}', but {} ({}) has no node '{up}'{}",
+                                    dst.name,
+                                    pd.label,
+                                    if levels == 1 {
+                                        format!("which runs {label}")
+                                    } else {
+                                        format!("{levels} graphs above {label}")
+                                    },
+                                    suggest(up, pids())
+                                ),
+                                format!(
+                                    "name a node of {} after `{}` ({})",
+                                    pd.label,
+                                    "../".repeat(levels),
+                                    list(pids())
+                                ),
                             )
                             .with_label("no such node in the enclosing graph"));
                     }

@@ -8,7 +8,10 @@
 //! as a [`FlattenError`] (never a panic), which the command line turns into exit 2, at the line of
 //! the node that crossed a limit.
 
-use super::{EdgeOrigin, FlagIx, FlatEdge, FlatModel, FlatNode, Names, NodeIx, NullEdge, Pause};
+use super::{
+    EdgeOrigin, FlagIx, FlatEdge, FlatModel, FlatNode, Names, NodeIx, NullEdge, Pause, Region,
+    RegionKind,
+};
 use crate::ir::{Catalogue, EdgeKind, Export, GraphDef, NodeKind, When};
 use std::collections::HashMap;
 
@@ -106,7 +109,7 @@ pub fn flatten(
     let top = b.inline(&export.graph, "", &[], &mut Vec::new(), 0)?;
     if export.input_reads_outside {
         let top_region = b.top_name.clone();
-        b.m.input_taint = Some(b.region(&top_region));
+        b.m.input_taint = Some(b.region(RegionKind::Graph, &top_region));
     }
     b.m.entry = top
         .entry
@@ -123,7 +126,8 @@ pub fn flatten(
 struct Builder {
     m: FlatModel,
     top_name: String,
-    region_ix: HashMap<String, usize>,
+    /// Each region's index, by kind and name (SPEC 3.1: kinds and names together).
+    region_ix: HashMap<(RegionKind, String), usize>,
     /// Per graph definition (by address: each is one object of the file), the declaration rank
     /// of its first node (SPEC 3.1 declaration order).
     decl_base: HashMap<*const GraphDef, usize>,
@@ -150,13 +154,17 @@ impl Builder {
             .ok_or_else(|| format!("tool '{name}' is not in the catalogue"))
     }
 
-    fn region(&mut self, name: &str) -> usize {
-        if let Some(&i) = self.region_ix.get(name) {
+    /// The index of the region of `kind` named `name`, added at first use.
+    fn region(&mut self, kind: RegionKind, name: &str) -> usize {
+        let key = (kind, name.to_string());
+        if let Some(&i) = self.region_ix.get(&key) {
             return i;
         }
-        self.m.regions.push(name.to_string());
-        self.region_ix
-            .insert(name.to_string(), self.m.regions.len() - 1);
+        self.m.regions.push(Region {
+            kind,
+            name: name.to_string(),
+        });
+        self.region_ix.insert(key, self.m.regions.len() - 1);
         self.m.regions.len() - 1
     }
 
@@ -191,12 +199,14 @@ impl Builder {
             .copied()
             .unwrap_or(usize::MAX / 2);
         for (pos, n) in g.nodes.iter().enumerate() {
-            let region_name = match (&n.agent, path.is_empty()) {
-                (Some(a), _) => a.clone(),
-                (None, false) => path.clone(),
-                (None, true) => self.top_name.clone(),
+            let region = match (&n.agent, path.is_empty()) {
+                (Some(a), _) => self.region(RegionKind::Agent, a),
+                (None, false) => self.region(RegionKind::Subgraph, &path),
+                (None, true) => {
+                    let top = self.top_name.clone();
+                    self.region(RegionKind::Graph, &top)
+                }
             };
-            let region = self.region(&region_name);
             let tools = n
                 .tools
                 .iter()

@@ -60,6 +60,38 @@ pub struct Pause {
     pub loc: Loc,
 }
 
+/// What a taint region is (SPEC 3.1 "Regions are kinds and names together").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RegionKind {
+    /// The top graph (named by the export's `name`).
+    Graph,
+    /// An agent (a node's own `agent`).
+    Agent,
+    /// A subgraph, by its path (`kb`, `kb/inner`).
+    Subgraph,
+}
+
+impl RegionKind {
+    /// The word a message uses for it: `graph`, `agent`, `subgraph`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RegionKind::Graph => "graph",
+            RegionKind::Agent => "agent",
+            RegionKind::Subgraph => "subgraph",
+        }
+    }
+}
+
+/// A taint region: its kind and its name together, so an agent `kb`, a subgraph `kb` and a top
+/// graph `kb` are three regions (SPEC 3.1).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Region {
+    /// Agent, subgraph or the top graph.
+    pub kind: RegionKind,
+    /// The agent's name, the subgraph's path, or the top graph's name.
+    pub name: String,
+}
+
 /// A node of the flattened graph.
 #[derive(Debug, Clone)]
 pub struct FlatNode {
@@ -69,7 +101,9 @@ pub struct FlatNode {
     pub kind: NodeKind,
     /// The node's agent, if declared.
     pub agent: Option<String>,
-    /// The node's region (index into [`FlatModel::regions`]): agent, else subgraph path, else graph.
+    /// The node's region (index into [`FlatModel::regions`]): agent, else subgraph path, else
+    /// graph (SPEC 3.1: an agent, a subgraph and the top graph are three regions whatever their
+    /// names).
     pub region: usize,
     /// Tools offered (model) or bound (tool nodes, tool-listing steps).
     pub tools: Vec<ToolIx>,
@@ -96,7 +130,8 @@ pub struct FlatNode {
     /// Rank in declaration order (SPEC 3.1): the top graph's nodes in their order, then each
     /// subgraph definition's nodes in the order the `subgraphs` objects list them (a definition's
     /// own `subgraphs` right after its nodes), each definition once. Nodes inlined from one
-    /// definition at several subgraph nodes share its rank; the first use comes first by index.
+    /// definition at several subgraph nodes share its rank; where one must come first (QG023's
+    /// subject), it is the use whose subgraph node is declared first.
     pub decl: usize,
 }
 
@@ -186,8 +221,8 @@ pub struct FlatModel {
     pub flags: Vec<(String, FlagScope)>,
     /// `exit_after` counters, one per such edge (its source's qualified id).
     pub counters: Vec<String>,
-    /// Region names: agents, subgraph paths, and the top graph's name.
-    pub regions: Vec<String>,
+    /// The regions (SPEC 3.1): agents, subgraph paths and the top graph, each kind apart.
+    pub regions: Vec<Region>,
     /// Node steps per run.
     pub recursion_limit: u32,
     /// Turns to search.
@@ -379,6 +414,19 @@ impl FlatModel {
         match self.names.tools.get(name) {
             Some(&i) if self.tools.get(i).is_some_and(|t| t.name == name) => Some(i),
             _ => self.tools.iter().position(|t| t.name == name),
+        }
+    }
+
+    /// Region `r` as a person reads it: its bare name (`desk`) when no other region has that
+    /// name, else its kind and name (`agent kb`, `subgraph kb`, `graph kb`).
+    pub fn region_label(&self, r: usize) -> String {
+        let Some(reg) = self.regions.get(r) else {
+            return format!("region #{r}");
+        };
+        if self.regions.iter().filter(|o| o.name == reg.name).count() > 1 {
+            format!("{} {}", reg.kind.as_str(), reg.name)
+        } else {
+            reg.name.clone()
         }
     }
 
