@@ -54,6 +54,7 @@ REASON_TEXT = {
     "declined": "the person declined it",
     "guard_error": "the tool check could not decide it",
     "retry": "the call was already attempted (a retry): an attempt is a call, and its effect may have happened",
+    "concurrent": "the call runs alongside other branches (a Send fan-out) the guard cannot serialise it with",
 }
 
 

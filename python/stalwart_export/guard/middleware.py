@@ -36,6 +36,7 @@ from typing import Any, Callable
 
 from .attempts import Attempts, retried, retry_wrapped
 from .catalogue import load_catalogue
+from .concurrent import CONCURRENT_TEXT, Lanes, bears_limit, channel_value, superstep
 from .core import Batch, Outcome, id_problem, refusal_text
 from .decide import Call, Rules, refuse
 from .doc import GuardConfigError
@@ -152,6 +153,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         self._attempts = Attempts()
         #: Records guard.call wrote per step task (a few hundred recent tasks): a retried step writes them again.
         self._step_records: OrderedDict[str, list[str]] = OrderedDict()
+        #: Per superstep, the calls of concurrent branches, serialised (`concurrent.py`).
+        self._lanes = Lanes()
 
     # ------------------------------------------------------------------ AgentMiddleware
     state_schema = _agent_state_schema() or dict
@@ -287,7 +290,37 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         ctx = _Context.of(cfg, state)
         c = Call(name, dict(args or {}), None)
         problem = _channel_problem(cfg) if cfg is not None else None
-        batch = self._batch([c], state, ctx, problem)
+        lane, hist = self._lane(cfg, ctx, state, problem)
+        if lane is None:
+            return self._call(tool, c, state, cfg, ctx, problem, with_retry, None, None)
+        with lane.lock:  # concurrent branches: one call at a time, over the lane's records (concurrent.py)
+            return self._call(tool, c, state, cfg, ctx, problem, with_retry, lane, hist)
+
+    def _lane(self, cfg: Any, ctx: "_Context", state: Any, problem: str | None) -> tuple[Any, Any]:
+        """(the lane of the call's superstep, the history at the superstep's start), or (None, None)
+        outside a graph task or when the graph's channel cannot be read (`concurrent.py`)."""
+        step = superstep(cfg) if problem is None else None
+        if step is None:
+            return None, None
+        ok, base = channel_value(cfg, HISTORY_KEY)
+        if not ok:
+            return None, None
+        head = verify(base, self.chain, ctx.thread).head if isinstance(base, list) or base is None else repr(base)
+        return self._lanes.of((ctx.thread, head) + step), base
+
+    def _call(self, tool: Any, c: Call, state: Any, cfg: Any, ctx: "_Context", problem: str | None,
+              with_retry: bool, lane: Any, base: Any) -> CallResult:
+        """`call`, in its lane (None: a call no other task can race, or one that cannot be tied)."""
+        from langchain_core.messages import ToolMessage
+
+        name = c.tool
+        hist = None
+        if lane is not None:
+            mine = state.get(HISTORY_KEY) if isinstance(state, dict) else None
+            hist = merge_history(merge_history(base, mine), list(lane.records))
+        batch = self._batch([c], state, ctx, problem, hist=hist)
+        if lane is None and ctx.own_task and bears_limit(self.rules.catalogue.get(name)) and problem is None:
+            batch.concurrent = CONCURRENT_TEXT
         task = ctx.task_id
         deny = None
         if task is not None:
@@ -321,6 +354,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 raise
             except Exception:
                 if attempt is not None:  # not into `state`: a retry of the step gets that same dict
+                    if lane is not None:
+                        lane.add(attempt)
                     _send(cfg, attempt)
                     self._step_sent(task, attempt)
                     self._trace_call(ctx, o, attempt)
@@ -340,7 +375,11 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         # this step's earlier records again (the same texts: the history keeps each once)
         for earlier in self._step_sent(task, record):
             _send(cfg, earlier)
-        _send(cfg, record)
+        if lane is not None:  # the lane's records so far with this one: none lost if a branch's writes are dropped
+            lane.add(record)
+            _send_all(cfg, lane.records)
+        else:
+            _send(cfg, record)
         entry = self._trace_call(ctx, o, record)
         return CallResult(o.run, output, entry["decision"], list(o.reasons),
                           "" if o.run else refusal_text(o), entry, {HISTORY_KEY: [record]})
@@ -386,8 +425,10 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         return dict(self._context)
 
     def _batch(self, calls: list[Call], state: Any, ctx: "_Context", problem: str | None,
-               bound: set[str] | None = None) -> Batch:
-        hist = state.get(HISTORY_KEY) if isinstance(state, dict) else None
+               bound: set[str] | None = None, hist: Any = None) -> Batch:
+        """The batch of `calls` over the state's history (or `hist`, the history to decide over)."""
+        if hist is None:
+            hist = state.get(HISTORY_KEY) if isinstance(state, dict) else None
         from dataclasses import replace
 
         session = verify(hist, self.chain, ctx.thread)  # may be shared with later calls: replaced, never changed
@@ -592,6 +633,14 @@ def _channel_problem(cfg: Any) -> str | None:
         return (f"the graph's state declares `{HISTORY_KEY}` with the guard's reducer but not its channel, so "
                 f"LangGraph's Overwrite could replace the history: {fix}")
     return None
+
+
+def _send_all(cfg: Any, records: list) -> None:
+    """Write `records` to the history channel as one of the task's own writes."""
+    conf = (cfg or {}).get("configurable") or {}
+    send = conf.get(CONFIG_KEY_SEND)
+    if send is not None and records:
+        send([(HISTORY_KEY, list(records))])
 
 
 def _send(cfg: Any, record: str) -> None:

@@ -17,6 +17,7 @@ import threading
 from typing import Any
 
 from .attempts import retried
+from .concurrent import CONCURRENT_TEXT
 from .core import Outcome, id_problem
 from .decide import Call, refuse
 from .doc import GuardConfigError
@@ -62,6 +63,9 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
                 "the tool node's state is not a mapping, so the guard's history cannot be kept in it")
             batch = guard._batch(calls, state, ctx, problem or _channel_problem(config), set(self.tools_by_name))
             batch.call_problem = id_problem(tool_calls)
+            if ctx.own_task and not _one_call_task(input):
+                # a Send of a whole state to this node: its batch runs alongside others (concurrent.py)
+                batch.concurrent = CONCURRENT_TEXT
             # a call this task already attempted (a node RetryPolicy runs the node again) is refused
             # before anything is decided or asked (attempts.py)
             hits = {}
@@ -121,3 +125,10 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
             return await guard._arun(settled, execute, carry=False)
 
     return GuardedToolNode()
+
+
+def _one_call_task(input: Any) -> bool:
+    """Is the node's input one call of a model's message sent to it alone (create_agent's
+    `ToolCallWithContext`, decided as part of its message's batch), rather than a state a `Send`
+    fanned out?"""
+    return isinstance(input, dict) and input.get("__type") == "tool_call_with_context"

@@ -1,0 +1,109 @@
+"""Concurrent branches (SPEC 12.1 "Concurrent branches share one record"): calls that `guard.call`
+decides in tasks LangGraph runs at once - the branches of a `Send` fan-out, or parallel steps of
+one superstep - are decided over one serialised history.
+
+The tasks of one superstep each start from the same history (the channel's value when the
+superstep began; a `Send` payload carries at most a copy of it) and cannot see each other's
+writes until the superstep ends. So the guard keeps, per superstep, a *lane*: a lock and the
+records its calls sealed so far, in order. A call takes the lane's lock, is decided over the
+superstep's history with the lane's records after it (each record a batch of its own, chained
+on the one before, as sequential calls are), runs, is sealed and added to the lane, and only
+then lets the next call in: `at_most` and the order rules hold across the branches, and a
+`reads_outside` read in one branch taints the calls that come after it in the others. Each
+task writes the lane's records so far with its own, so a record is never lost when a branch's
+writes are dropped (a branch that pauses or fails): the reducer keeps each record once.
+
+A lane is keyed by the thread, the enclosing graph's namespace, the superstep and the head of the
+history it started from (a run without a checkpointer also by its own channels, so that two runs
+on no thread never share one). A run resumed after a pause runs the same superstep again from the
+same history, and finds the lane its earlier pass left (in this process).
+
+Where a call's task cannot be tied to the thread's history - a `Send` task whose graph channel the
+guard cannot read - a call that bears a limit (`at_most`, an order rule, or a write) is refused
+(`concurrent`), and the exporter does not credit such a node; other reads are decided over what
+the task holds.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+#: How many lanes are remembered (the oldest go first; a superstep's lane is done with when it ends).
+KEEP = 1024
+
+CONCURRENT_TEXT = ("'{tool}' did not run: it is called in a task LangGraph runs alongside others (a Send fan-out), "
+                   "and the guard cannot tie this task to the thread's history, so its limits could not hold across "
+                   "the branches; call it through guard.call in a node of the graph whose state keeps the history "
+                   "(stalwart_guard: GuardHistory)")
+
+
+@dataclass
+class Lane:
+    """One superstep's serialised calls: `lock` (held while a call is decided, run and sealed) and
+    `records`, the records its calls sealed, in order."""
+
+    lock: Any = field(default_factory=threading.RLock)
+    records: list = field(default_factory=list)
+
+    def add(self, record: str) -> None:
+        """`record` sealed in this superstep (once)."""
+        if record not in self.records:
+            self.records.append(record)
+
+
+class Lanes:
+    """The lanes of the supersteps this guard has seen calls in (a bounded memory)."""
+
+    def __init__(self) -> None:
+        self._lanes: OrderedDict[tuple, Lane] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def of(self, key: tuple) -> Lane:
+        """The lane of `key`, made on first use."""
+        with self._lock:
+            lane = self._lanes.pop(key, None) or Lane()
+            self._lanes[key] = lane
+            while len(self._lanes) > KEEP:
+                self._lanes.popitem(last=False)
+            return lane
+
+
+def superstep(cfg: Any) -> tuple | None:
+    """(the enclosing graph's namespace, the superstep, the run's own token or None) of a LangGraph
+    task's config, or None outside a task. A task's namespace is its graph's, then `node:task`."""
+    if not cfg:
+        return None
+    md = cfg.get("metadata") or {}
+    conf = cfg.get("configurable") or {}
+    step = md.get("langgraph_step")
+    read = conf.get("__pregel_read")
+    if step is None or read is None:
+        return None
+    ns = md.get("langgraph_checkpoint_ns") or conf.get("checkpoint_ns") or ""
+    parent = ns.rsplit("|", 1)[0] if "|" in ns else ""
+    token = None
+    if conf.get("__pregel_checkpointer") is None:  # no resume without a checkpointer: this run's channels
+        args = getattr(read, "args", ())
+        token = id(args[1]) if len(args) > 1 else id(read)
+    return parent, step, token
+
+
+def channel_value(cfg: Any, key: str) -> tuple[bool, Any]:
+    """(whether the task can read the graph's channel `key`, its value when the superstep began)."""
+    conf = (cfg or {}).get("configurable") or {}
+    read = conf.get("__pregel_read")
+    if read is None:
+        return False, None
+    try:
+        return True, read(key, False)
+    except Exception:  # noqa: BLE001 - no such channel (the channel check refuses the call) or unreadable
+        return False, None
+
+
+def bears_limit(spec: Any) -> bool:
+    """Whether a call of the catalogue entry `spec` bears a limit that concurrent branches could
+    pass together: a write, `at_most`, or an order rule (an unknown tool counts: it is refused)."""
+    return spec is None or spec.is_write or spec.at_most is not None or bool(spec.after) or bool(spec.not_after)
