@@ -154,9 +154,11 @@ def keeps_history(compiled: Any) -> bool:
 
 
 def _sends_one_call(fn: Any) -> bool:
-    """Does every `Send` in `fn`'s code send one call of a model's message alone
-    (`Send(node, ToolCallWithContext(...))`, as create_agent's router does)? Such a call is decided
-    as part of its message's batch, so its task racing the others is the batch's own reading."""
+    """Does every `Send` in `fn`'s code send calls of a model's message (a list, `Send(node,
+    [tool_call])` as create_agent's router does, or `ToolCallWithContext(...)` as
+    create_react_agent's)? Such calls are placed in their message and decided as part of its batch
+    (the guard refuses, `concurrent`, a place two tasks decide), so their tasks racing each other is
+    the batch's own reading."""
     tree = _code.parse_function(fn)
     if tree is None:
         return False
@@ -167,6 +169,8 @@ def _sends_one_call(fn: Any) -> bool:
         return False
     for call in sends:
         payload = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "arg"), None)
+        if isinstance(payload, (ast.List, ast.ListComp)):
+            continue
         f = payload.func if isinstance(payload, ast.Call) else None
         name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
         if name != "ToolCallWithContext":
@@ -182,7 +186,7 @@ def fan_outs(walker: Any) -> None:
     calling `guard.call` is serialised across branches and stays guarded; create_agent's own Sends
     (one call of the model's message each) are its batch's reading and change nothing.
 
-    `walker`: the exporter's walk of one graph (`graph._Walk`): its `send_fns`, `toolnodes`,
+    `walker`: the exporter's walk of one graph (`graph._GraphExport`): its `send_fns`, `toolnodes`,
     `kinds`, `nodes`, `qid` and `label`."""
     targets: dict[str, Any] = {}
     for dests, fn in walker.send_fns:

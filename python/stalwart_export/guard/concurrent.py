@@ -107,3 +107,29 @@ def bears_limit(spec: Any) -> bool:
     """Whether a call of the catalogue entry `spec` bears a limit that concurrent branches could
     pass together: a write, `at_most`, or an order rule (an unknown tool counts: it is refused)."""
     return spec is None or spec.is_write or spec.at_most is not None or bool(spec.after) or bool(spec.not_after)
+
+
+class Claims:
+    """Which task decided each place of a superstep's batches: (the superstep, the thread, the head
+    the batch was decided over, the call's place) -> task. A model message's calls run as tasks of
+    their own (create_agent) each decide their own place; a second task deciding a place already
+    decided in the superstep (the same state or call sent twice) is a concurrent batch the guard
+    cannot serialise."""
+
+    def __init__(self) -> None:
+        self._by: OrderedDict[tuple, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def claim(self, cfg: Any, thread: str, head: str, index: int, task: str | None) -> bool:
+        """Whether `task` may decide the place (it is the first, or the same task again: a retry or
+        a run resumed). True outside a task."""
+        step = superstep(cfg)
+        if step is None or task is None:
+            return True
+        key = (thread, head, index) + step
+        with self._lock:
+            got = self._by.setdefault(key, task)
+            self._by.move_to_end(key)
+            while len(self._by) > 8 * KEEP:
+                self._by.popitem(last=False)
+            return got == task

@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 from .attempts import Attempts, retried, retry_wrapped
 from .catalogue import load_catalogue
-from .concurrent import CONCURRENT_TEXT, Lanes, bears_limit, channel_value, superstep
+from .concurrent import CONCURRENT_TEXT, Claims, Lanes, bears_limit, channel_value, superstep
 from .core import Batch, Outcome, id_problem, refusal_text
 from .decide import Call, Rules, refuse
 from .doc import GuardConfigError
@@ -155,6 +155,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         self._step_records: OrderedDict[str, list[str]] = OrderedDict()
         #: Per superstep, the calls of concurrent branches, serialised (`concurrent.py`).
         self._lanes = Lanes()
+        #: Per superstep, which task decided each place of a batch (`concurrent.py`).
+        self._claims = Claims()
 
     # ------------------------------------------------------------------ AgentMiddleware
     state_schema = _agent_state_schema() or dict
@@ -461,6 +463,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             bound = {t.name for t in tools}
         batch = self._batch(calls, state, ctx, problem, bound)
         batch.call_problem = ids
+        if ctx.own_task and not self._claims.claim(cfg, ctx.thread, batch.session.head, index, ctx.task_id):
+            batch.concurrent = CONCURRENT_TEXT  # a place another task of this superstep decided (concurrent.py)
         seen, stored = self._attempts.seen(self._key(ctx, batch, index))
         if seen:  # a retry of a call already attempted (attempts.py): nothing decided or asked
             return retried(Outcome(index, calls[index], False, refuse("retry", "")), stored), batch, ctx

@@ -58,24 +58,35 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
             tool_calls, _ = self._parse_input(input)
             state = self._extract_state(input, config)
             ctx = _Context.of(config, state)
-            calls = [Call(c.get("name", ""), dict(c.get("args") or {}), c.get("id")) for c in tool_calls]
             problem = None if isinstance(state, dict) else (
                 "the tool node's state is not a mapping, so the guard's history cannot be kept in it")
+            # calls a Send gave this task (create_agent's and create_react_agent's shapes) are placed in
+            # the model's message they belong to, as the middleware places them: each task decides its
+            # own calls over the same history and the calls before them in the message
+            placed = _placed(state, tool_calls) if _sent_calls(input) else None
+            if placed is not None:
+                calls, at, ids = placed
+            else:
+                calls = [Call(c.get("name", ""), dict(c.get("args") or {}), c.get("id")) for c in tool_calls]
+                at, ids = list(range(len(calls))), id_problem(tool_calls)
             batch = guard._batch(calls, state, ctx, problem or _channel_problem(config), set(self.tools_by_name))
-            batch.call_problem = id_problem(tool_calls)
-            if ctx.own_task and not _one_call_task(input):
-                # a Send of a whole state to this node: its batch runs alongside others (concurrent.py)
+            batch.call_problem = ids
+            if ctx.own_task and (placed is None or not all(
+                    guard._claims.claim(config, ctx.thread, batch.session.head, i, ctx.task_id) for i in at)):
+                # a Send of a whole state (or of calls not found in a message, or placed already by
+                # another task) to this node: its batch runs alongside others that the guard cannot
+                # serialise it with (concurrent.py)
                 batch.concurrent = CONCURRENT_TEXT
             # a call this task already attempted (a node RetryPolicy runs the node again) is refused
             # before anything is decided or asked (attempts.py)
             hits = {}
-            for i in range(len(calls)):
+            for i in at:
                 seen, stored = guard._attempts.seen(guard._key(ctx, batch, i))
                 if seen:
                     hits[i] = stored
-            rest = iter(batch.settle([i for i in range(len(calls)) if i not in hits], _interrupt))
+            rest = iter(batch.settle([i for i in at if i not in hits], _interrupt))
             outcomes = [retried(Outcome(i, calls[i], False, refuse("retry", "")), hits[i]) if i in hits
-                        else next(rest) for i in range(len(calls))]
+                        else next(rest) for i in at]
             keys = []
             with self._plans_lock:
                 for c, o in zip(tool_calls, outcomes):
@@ -127,8 +138,39 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
     return GuardedToolNode()
 
 
-def _one_call_task(input: Any) -> bool:
-    """Is the node's input one call of a model's message sent to it alone (create_agent's
-    `ToolCallWithContext`, decided as part of its message's batch), rather than a state a `Send`
-    fanned out?"""
-    return isinstance(input, dict) and input.get("__type") == "tool_call_with_context"
+def _sent_calls(input: Any) -> bool:
+    """Is the node's input calls of a model's message a `Send` gave it (create_agent's list of tool
+    calls, create_react_agent's `ToolCallWithContext`), rather than a state?"""
+    if isinstance(input, dict):
+        return input.get("__type") == "tool_call_with_context"
+    return (isinstance(input, list) and bool(input)
+            and all(isinstance(c, dict) and c.get("type") == "tool_call" for c in input))
+
+
+def _placed(state: Any, tool_calls: list) -> tuple[list, list[int], str | None] | None:
+    """(the calls of the model's message that holds every one of `tool_calls`, their places in it,
+    why its ids cannot place its calls) or None when no one message holds them all."""
+    from .middleware import _batch_calls
+
+    if not tool_calls or not _in_a_message(state, tool_calls[0]):
+        return None
+    calls, first, ids = _batch_calls(state, tool_calls[0])
+    at = [first]
+    for tc in tool_calls[1:]:
+        got, k, _ = _batch_calls(state, tc)
+        if [(c.tool, c.call_id) for c in got] != [(c.tool, c.call_id) for c in calls] or k in at:
+            return None
+        calls[k] = got[k]
+        at.append(k)
+    return calls, at, ids
+
+
+def _in_a_message(state: Any, tc: dict) -> bool:
+    """Does a model message of the state hold the call `tc` (by id, name and arguments)?"""
+    from langchain_core.messages import AIMessage
+
+    msgs = state.get("messages") if isinstance(state, dict) else None
+    return isinstance(msgs, list) and any(
+        isinstance(m, AIMessage) and any(c.get("id") == tc.get("id") and c.get("name") == tc.get("name")
+                                         and (c.get("args") or {}) == (tc.get("args") or {}) for c in m.tool_calls)
+        for m in msgs)
