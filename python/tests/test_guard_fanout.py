@@ -252,3 +252,28 @@ def test_the_export_credits_a_serialised_worker_and_not_a_state_fan_to_a_tool_no
     export = export_graph(state_fan_to_tool_node(g))
     assert {n["id"]: n["kind"] for n in export["nodes"]}["tools"] == "tools_plain"
     assert any("Send" in w and "'tools'" in w and "concurrent" in w for w in export["warnings"]), export["warnings"]
+
+
+def test_branches_that_pause_after_a_read_ask_once_each_and_keep_one_history():
+    """Each branch reads, then makes a write that pauses: on resume LangGraph runs both branches
+    again from their start; each re-run decides its earlier call over what it saw before (so the
+    person's answers meet the same questions), and the history holds each call once."""
+    g = A.guard()
+
+    def worker_two_calls(state: dict):
+        j = state["job"]
+        g.call(A.search, {"q": j["id"]}, state)
+        r = g.call(G.add_note, {"order_id": "42", "note": j["id"]}, state)
+        return {"messages": [ToolMessage(content=str(r.ran), tool_call_id=j["id"])]}
+
+    sg = StateGraph(FanState)
+    sg.add_node("plan", lambda s: {})
+    sg.add_node("worker", worker_two_calls)
+    sg.add_edge(START, "plan")
+    sg.add_conditional_edges("plan", lambda s: [Send("worker", {"job": j, "messages": s["messages"]})
+                                                for j in s["jobs"]], ["worker"])
+    sg.add_edge("worker", END)
+    out, asked = go(sg.compile(checkpointer=InMemorySaver()), [job("x", 0), job("x", 1)])
+    assert asked == 2 and G.RAN["add_note"] == 2
+    got = check(out, g)
+    assert sorted(t for t, ran, _ in got if ran) == ["add_note", "add_note", "search", "search"], got

@@ -42,16 +42,40 @@ CONCURRENT_TEXT = ("'{tool}' did not run: it is called in a task LangGraph runs 
 
 @dataclass
 class Lane:
-    """One superstep's serialised calls: `lock` (held while a call is decided, run and sealed) and
-    `records`, the records its calls sealed, in order."""
+    """One superstep's serialised calls: `lock` (held while a call is decided, run and sealed),
+    `records`, the records its calls sealed, in order; per task, where its calls' records are
+    (`mine`) and its current pass (`passes`: the task's scratchpad, how many calls it made)."""
 
     lock: Any = field(default_factory=threading.RLock)
     records: list = field(default_factory=list)
+    mine: dict = field(default_factory=dict)
+    passes: dict = field(default_factory=dict)
 
-    def add(self, record: str) -> None:
-        """`record` sealed in this superstep (once)."""
-        if record not in self.records:
-            self.records.append(record)
+    def view(self, task: str | None, pad: Any) -> int:
+        """How many of the lane's records the task's next call is decided over. A task run again
+        after a pause (a new pass: LangGraph gives it a new scratchpad, and matches the person's
+        answers to its pauses by their order) decides each call it made before over what that call
+        saw then, so that it asks the same questions in the same order; a call past those, over
+        every record so far."""
+        if task is None:
+            return len(self.records)
+        cur = self.passes.get(task)
+        if cur is None or cur[0] is not pad:
+            cur = self.passes[task] = [pad, 0]
+        k = cur[1]
+        cur[1] += 1
+        mine = self.mine.get(task, [])
+        return mine[k] if k < len(mine) else len(self.records)
+
+    def sealed(self, task: str | None, record: str, view: int) -> None:
+        """The call decided over `view` records sealed `record`: added at the end (a call of a
+        pass again leaves its earlier record where it was: the same text, or a second record at
+        its place, which the history refuses)."""
+        if view < len(self.records) or record in self.records:
+            return
+        self.records.append(record)
+        if task is not None:
+            self.mine.setdefault(task, []).append(view)
 
 
 class Lanes:

@@ -317,9 +317,11 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
 
         name = c.tool
         hist = None
+        view = 0
         if lane is not None:
             mine = state.get(HISTORY_KEY) if isinstance(state, dict) else None
-            hist = merge_history(merge_history(base, mine), list(lane.records))
+            view = lane.view(ctx.task_id, ((cfg or {}).get("configurable") or {}).get("__pregel_scratchpad"))
+            hist = merge_history(merge_history(base, mine), lane.records[:view])
         batch = self._batch([c], state, ctx, problem, hist=hist)
         if lane is None and ctx.own_task and bears_limit(self.rules.catalogue.get(name)) and problem is None:
             batch.concurrent = CONCURRENT_TEXT
@@ -357,7 +359,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             except Exception:
                 if attempt is not None:  # not into `state`: a retry of the step gets that same dict
                     if lane is not None:
-                        lane.add(attempt)
+                        lane.sealed(task, attempt, view)
                     _send(cfg, attempt)
                     self._step_sent(task, attempt)
                     self._trace_call(ctx, o, attempt)
@@ -378,8 +380,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         for earlier in self._step_sent(task, record):
             _send(cfg, earlier)
         if lane is not None:  # the lane's records so far with this one: none lost if a branch's writes are dropped
-            lane.add(record)
-            _send_all(cfg, lane.records)
+            lane.sealed(task, record, view)
+            _send_all(cfg, lane.records + [record])
         else:
             _send(cfg, record)
         entry = self._trace_call(ctx, o, record)
