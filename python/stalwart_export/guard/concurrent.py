@@ -18,10 +18,12 @@ history it started from (a run without a checkpointer also by its own channels, 
 on no thread never share one). A run resumed after a pause runs the same superstep again from the
 same history, and finds the lane its earlier pass left (in this process).
 
-Where a call's task cannot be tied to the thread's history - a `Send` task whose graph channel the
-guard cannot read - a call that bears a limit (`at_most`, an order rule, or a write) is refused
-(`concurrent`), and the exporter does not credit such a node; other reads are decided over what
-the task holds.
+Where a call's task cannot be tied to one serialised history - a `Send` task whose graph channel
+the guard cannot read; a whole state a `Send` gives a guarded tool node (its batch is decided over
+the state it was given, beside the others); a place of a model message's batch that another task of
+the superstep already decided (`Claims`) - a call that bears a limit (`at_most`, an order rule, or a
+write) is refused (`concurrent`), and the exporter does not credit such a tool node
+(`_guarded.fan_outs`); other reads are decided over what the task holds.
 """
 
 from __future__ import annotations

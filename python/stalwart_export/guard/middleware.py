@@ -22,9 +22,9 @@ a tool's result (a `ToolMessage`, or a `Command` such as a hand-off) is returned
 made it.
 
 LangGraph internals read (langgraph 1.2.24, langgraph-prebuilt 1.1.3, langchain 1.5.2): the
-task config's `__pregel_read` and `__pregel_send`, `ToolNode._parse_input`,
-`ToolNode._extract_state` and `ToolNode._func`/`_afunc`, and the config metadata
-`langgraph_checkpoint_ns` and `langgraph_path`.
+task config's `__pregel_read`, `__pregel_send`, `__pregel_scratchpad` and `__pregel_checkpointer`,
+`ToolNode._parse_input`, `ToolNode._extract_state` and `ToolNode._func`/`_afunc`, and the config
+metadata `langgraph_checkpoint_ns`, `langgraph_path` and `langgraph_step`.
 """
 
 from __future__ import annotations
@@ -281,7 +281,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         each a batch of their own. A call that needs a person after a write of this step already
         ran is refused: when the run resumes, LangGraph runs the step again from its
         start, and the earlier call would run twice (ask first, or split the step); reads may
-        run again."""
+        run again. Calls made in tasks that run at once (`Send` branches, parallel steps) are
+        decided one at a time over one serialised history (`concurrent.py`)."""
         from langchain_core.messages import ToolMessage
 
         inner, with_retry = retry_wrapped(tool)
