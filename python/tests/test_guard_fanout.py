@@ -277,3 +277,34 @@ def test_branches_that_pause_after_a_read_ask_once_each_and_keep_one_history():
     assert asked == 2 and G.RAN["add_note"] == 2
     got = check(out, g)
     assert sorted(t for t, ran, _ in got if ran) == ["add_note", "add_note", "search", "search"], got
+
+
+class JobState(GuardState):
+    job: dict
+
+
+def test_branches_sent_into_a_subgraph_share_the_history():
+    """`Send` into a compiled subgraph whose step calls `guard.call`: the branches' subgraphs run
+    their own supersteps, and still share the top superstep's lane when the payload carries the
+    history: two searches run, the third is refused, one history."""
+    g = A.guard()
+
+    def inner(state: JobState):
+        g.call(A.search, state["job"]["args"], state)
+        return {}
+
+    sub = StateGraph(JobState, output_schema=GuardState)
+    sub.add_node("inner", inner)
+    sub.add_edge(START, "inner")
+    sub.add_edge("inner", END)
+    sg = StateGraph(FanState)
+    sg.add_node("plan", lambda s: {})
+    sg.add_node("sub", sub.compile())
+    sg.add_edge(START, "plan")
+    sg.add_conditional_edges("plan", lambda s: [Send("sub", {"job": j, "messages": s["messages"],
+                                                             HISTORY_KEY: s.get(HISTORY_KEY, [])})
+                                                for j in s["jobs"]], ["sub"])
+    sg.add_edge("sub", END)
+    out, _ = go(sg.compile(checkpointer=InMemorySaver()), searches(3))
+    assert G.RAN["search"] == 2
+    assert sorted(str(r) for _, _, r in check(out, g)) == ["None", "None", "order_rule"]

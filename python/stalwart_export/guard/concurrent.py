@@ -13,10 +13,11 @@ then lets the next call in: `at_most` and the order rules hold across the branch
 task writes the lane's records so far with its own, so a record is never lost when a branch's
 writes are dropped (a branch that pauses or fails): the reducer keeps each record once.
 
-A lane is keyed by the thread, the enclosing graph's namespace, the superstep and the head of the
-history it started from (a run without a checkpointer also by its own channels, so that two runs
-on no thread never share one). A run resumed after a pause runs the same superstep again from the
-same history, and finds the lane its earlier pass left (in this process).
+A lane is keyed by the thread and the checkpoint the top graph's superstep started from (LangGraph
+gives every task, a subgraph's included, the id of that checkpoint; each run and each superstep has
+its own, so two runs never share a lane). So the branches of a `Send` into a subgraph share one lane too, when the payload carries the history.
+A run resumed after a pause runs the same superstep again from the same checkpoint, and finds the
+lane its earlier pass left (in this process).
 
 Where a call's task cannot be tied to one serialised history - a `Send` task whose graph channel
 the guard cannot read; a whole state a `Send` gives a guarded tool node (its batch is decided over
@@ -98,23 +99,27 @@ class Lanes:
 
 
 def superstep(cfg: Any) -> tuple | None:
-    """(the enclosing graph's namespace, the superstep, the run's own token or None) of a LangGraph
-    task's config, or None outside a task. A task's namespace is its graph's, then `node:task`."""
+    """The key of the top graph's superstep a LangGraph task runs in, or None outside a task: the
+    checkpoint the superstep started from (the config's `checkpoint_map[""]`, the same for the
+    tasks of every subgraph run inside it, and again when the superstep is resumed), else the
+    enclosing graph's namespace, the step and this run's own channels."""
     if not cfg:
         return None
     md = cfg.get("metadata") or {}
     conf = cfg.get("configurable") or {}
-    step = md.get("langgraph_step")
     read = conf.get("__pregel_read")
-    if step is None or read is None:
+    if read is None:
+        return None
+    top = (conf.get("checkpoint_map") or {}).get("")
+    if top:
+        return ("checkpoint", top)
+    step = md.get("langgraph_step")
+    if step is None:
         return None
     ns = md.get("langgraph_checkpoint_ns") or conf.get("checkpoint_ns") or ""
     parent = ns.rsplit("|", 1)[0] if "|" in ns else ""
-    token = None
-    if conf.get("__pregel_checkpointer") is None:  # no resume without a checkpointer: this run's channels
-        args = getattr(read, "args", ())
-        token = id(args[1]) if len(args) > 1 else id(read)
-    return parent, step, token
+    args = getattr(read, "args", ())
+    return parent, step, id(args[1]) if len(args) > 1 else id(read)
 
 
 def channel_value(cfg: Any, key: str) -> tuple[bool, Any]:

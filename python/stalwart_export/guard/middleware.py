@@ -308,8 +308,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         ok, base = channel_value(cfg, HISTORY_KEY)
         if not ok:
             return None, None
-        head = verify(base, self.chain, ctx.thread).head if isinstance(base, list) or base is None else repr(base)
-        return self._lanes.of((ctx.thread, head) + step), base
+        return self._lanes.of((ctx.thread,) + step), base
 
     def _call(self, tool: Any, c: Call, state: Any, cfg: Any, ctx: "_Context", problem: str | None,
               with_retry: bool, lane: Any, base: Any) -> CallResult:

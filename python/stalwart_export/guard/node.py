@@ -31,7 +31,7 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
     from langgraph.prebuilt import ToolNode
     from langgraph.runtime import Runtime
 
-    from .middleware import _channel_problem, _Context, _interrupt
+    from .middleware import CONFIG_KEY_TASK_ID, _channel_problem, _Context, _interrupt
 
     for key in ("wrap_tool_call", "awrap_tool_call"):
         if key in kwargs:
@@ -43,7 +43,8 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
 
         def __init__(self) -> None:
             self.stalwart_guard = guard
-            self._plans: dict[int, tuple[Any, Any, Any]] = {}
+            #: Settled calls by (task, the tool call object): tasks sent the same state share its calls.
+            self._plans: dict[tuple, tuple[Any, Any, Any]] = {}
             self._plans_lock = threading.Lock()
             super().__init__(tools, name=name, wrap_tool_call=self._wrap, awrap_tool_call=self._awrap, **kwargs)
             missing = [t for t in self.tools_by_name if guard.catalogue.get(t) is None]
@@ -54,7 +55,7 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
                     "declare each tool the node binds in the catalogue (kind: read or write)")
 
         # -- settle the batch, then let ToolNode run it
-        def _settle(self, input: Any, config: Any) -> tuple[list[int], Any]:
+        def _settle(self, input: Any, config: Any) -> tuple[list[tuple], Any]:
             tool_calls, _ = self._parse_input(input)
             state = self._extract_state(input, config)
             ctx = _Context.of(config, state)
@@ -90,11 +91,11 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
             keys = []
             with self._plans_lock:
                 for c, o in zip(tool_calls, outcomes):
-                    self._plans[id(c)] = (o, batch, ctx)
-                    keys.append(id(c))
+                    self._plans[(ctx.task_id, id(c))] = (o, batch, ctx)
+                    keys.append((ctx.task_id, id(c)))
             return keys, batch
 
-        def _forget(self, keys: list[int]) -> None:
+        def _forget(self, keys: list[tuple]) -> None:
             with self._plans_lock:
                 for k in keys:
                     self._plans.pop(k, None)
@@ -120,8 +121,10 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
         # -- run one settled call
         def _plan(self, request: Any) -> tuple[Any, Any, Any] | None:
             """The call as this visit settled it (None: not settled here; the guard decides it)."""
+            cfg = getattr(getattr(request, "runtime", None), "config", None) or {}
+            task = (cfg.get("configurable") or {}).get(CONFIG_KEY_TASK_ID)
             with self._plans_lock:
-                return self._plans.get(id(request.tool_call))
+                return self._plans.get((task, id(request.tool_call)))
 
         def _wrap(self, request: Any, execute: Any) -> Any:
             answer, settled = guard._begin(request, self._plan(request))
