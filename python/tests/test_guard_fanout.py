@@ -283,10 +283,12 @@ class JobState(GuardState):
     job: dict
 
 
-def test_branches_sent_into_a_subgraph_share_the_history():
+@pytest.mark.parametrize("carry", [True, False], ids=["payload_carries", "payload_without_history"])
+def test_branches_sent_into_a_subgraph_share_the_history(carry):
     """`Send` into a compiled subgraph whose step calls `guard.call`: the branches' subgraphs run
-    their own supersteps, and still share the top superstep's lane when the payload carries the
-    history: two searches run, the third is refused, one history."""
+    their own supersteps, and still share the top superstep's lane; a payload without the history
+    is tied to the top graph's (read from the checkpointer): two searches run in the first turn,
+    the third is refused, and none in the second turn."""
     g = A.guard()
 
     def inner(state: JobState):
@@ -301,10 +303,16 @@ def test_branches_sent_into_a_subgraph_share_the_history():
     sg.add_node("plan", lambda s: {})
     sg.add_node("sub", sub.compile())
     sg.add_edge(START, "plan")
-    sg.add_conditional_edges("plan", lambda s: [Send("sub", {"job": j, "messages": s["messages"],
-                                                             HISTORY_KEY: s.get(HISTORY_KEY, [])})
-                                                for j in s["jobs"]], ["sub"])
+    def route(s):
+        extra = {HISTORY_KEY: s.get(HISTORY_KEY, [])} if carry else {}
+        return [Send("sub", {"job": j, "messages": s["messages"], **extra}) for j in s["jobs"]]
+
+    sg.add_conditional_edges("plan", route, ["sub"])
     sg.add_edge("sub", END)
-    out, _ = go(sg.compile(checkpointer=InMemorySaver()), searches(3))
+    app, t = sg.compile(checkpointer=InMemorySaver()), G.thread()
+    out, _ = go(app, searches(3), t)
     assert G.RAN["search"] == 2
     assert sorted(str(r) for _, _, r in check(out, g)) == ["None", "None", "order_rule"]
+    out, _ = go(app, searches(3), t)
+    assert G.RAN["search"] == 2
+    assert sorted(str(r) for _, _, r in check(out, g)) == ["None", "None"] + ["order_rule"] * 4

@@ -17,7 +17,11 @@ A lane is keyed by the thread and the checkpoint the top graph's superstep start
 gives every task, a subgraph's included, the id of that checkpoint; each run and each superstep has
 its own, so two runs never share a lane). So the branches of a `Send` into a subgraph share one lane too, when the payload carries the history.
 A run resumed after a pause runs the same superstep again from the same checkpoint, and finds the
-lane its earlier pass left (in this process).
+lane its earlier pass left (in this process). A subgraph's task reads its own graph's channel,
+which holds only what the `Send` payload carried: when every record it holds is the top graph's or
+the lane's, the top graph's history at the superstep's start (read once per lane from the
+checkpointer) is merged in, so a payload without the history is tied too; a subgraph with a
+history of its own (run by a function that passes on only what it returns) keeps it.
 
 Where a call's task cannot be tied to one serialised history - a `Send` task whose graph channel
 the guard cannot read; a whole state a `Send` gives a guarded tool node (its batch is decided over
@@ -53,6 +57,15 @@ class Lane:
     records: list = field(default_factory=list)
     mine: dict = field(default_factory=dict)
     passes: dict = field(default_factory=dict)
+    #: The top graph's history when the superstep began (`top_history`), read once; None: unknown.
+    top: Any = field(default=None)
+    top_read: bool = False
+
+    def top_history(self, cfg: Any, key: str) -> list | None:
+        """The top graph's history when the superstep began, read once from the checkpointer."""
+        if not self.top_read:
+            self.top, self.top_read = top_history(cfg, key), True
+        return self.top
 
     def view(self, task: str | None, pad: Any) -> int:
         """How many of the lane's records the task's next call is decided over. A task run again
@@ -120,6 +133,33 @@ def superstep(cfg: Any) -> tuple | None:
     parent = ns.rsplit("|", 1)[0] if "|" in ns else ""
     args = getattr(read, "args", ())
     return parent, step, id(args[1]) if len(args) > 1 else id(read)
+
+
+def nested(cfg: Any) -> bool:
+    """Does the task run inside a subgraph (its namespace has a parent)?"""
+    conf = (cfg or {}).get("configurable") or {}
+    md = (cfg or {}).get("metadata") or {}
+    return "|" in (md.get("langgraph_checkpoint_ns") or conf.get("checkpoint_ns") or "")
+
+
+def top_history(cfg: Any, key: str) -> list | None:
+    """The top graph's channel `key` in the checkpoint its superstep started from (the config's
+    checkpointer and `checkpoint_map[""]`), or None when it cannot be read: no checkpointer, the
+    checkpoint not saved, an async-only checkpointer."""
+    conf = (cfg or {}).get("configurable") or {}
+    saver = conf.get("__pregel_checkpointer")
+    top = (conf.get("checkpoint_map") or {}).get("")
+    if saver is None or not top or not hasattr(saver, "get_tuple"):
+        return None
+    try:
+        got = saver.get_tuple({"configurable": {"thread_id": conf.get("thread_id"), "checkpoint_ns": "",
+                                                "checkpoint_id": top}})
+    except Exception:  # noqa: BLE001 - an async-only or failing checkpointer: unknown
+        return None
+    if got is None:
+        return None
+    value = (got.checkpoint.get("channel_values") or {}).get(key)
+    return value if isinstance(value, list) else [] if value is None else None
 
 
 def channel_value(cfg: Any, key: str) -> tuple[bool, Any]:

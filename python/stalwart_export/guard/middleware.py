@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 from .attempts import Attempts, retried, retry_wrapped
 from .catalogue import load_catalogue
-from .concurrent import CONCURRENT_TEXT, Claims, Lanes, bears_limit, channel_value, superstep
+from .concurrent import CONCURRENT_TEXT, Claims, Lanes, bears_limit, channel_value, nested, superstep
 from .core import Batch, Outcome, id_problem, refusal_text
 from .decide import Call, Rules, refuse
 from .doc import GuardConfigError
@@ -308,7 +308,14 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         ok, base = channel_value(cfg, HISTORY_KEY)
         if not ok:
             return None, None
-        return self._lanes.of((ctx.thread,) + step), base
+        lane = self._lanes.of((ctx.thread,) + step)
+        if nested(cfg):  # a subgraph's channel holds what its input carried: tie it to the top graph's history
+            with lane.lock:
+                top = lane.top_history(cfg, HISTORY_KEY)
+                known = set(top or ()) | set(lane.records)
+            if top and all(isinstance(r, str) and r in known for r in base or ()):
+                base = merge_history(top, base)
+        return lane, base
 
     def _call(self, tool: Any, c: Call, state: Any, cfg: Any, ctx: "_Context", problem: str | None,
               with_retry: bool, lane: Any, base: Any) -> CallResult:
