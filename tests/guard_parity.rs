@@ -15,6 +15,13 @@
 //! is skipped, saying so. The Rust half always runs: every walk is legal on the interpreter, the
 //! generated sessions meet every kind of decision, and hand-written sessions pin the reading.
 //! `STALWART_GUARD_CASES` sets how many sessions are generated (default 150).
+//!
+//! Issue 27's shapes are in the sessions too (`Call`'s `ids`, `fails`, `branches`): a message whose
+//! calls share an id or have an empty or missing id (refused whole: on this side no call is
+//! made), a call whose tool fails after its effect and is retried by the node's retry policy
+//! (each attempt a call; a retry of a write or limited tool refused unasked), and copies of a call
+//! fanned out by `Send` to branches calling `guard.call` (one serialised history: sequential
+//! calls here).
 
 mod common;
 
