@@ -168,7 +168,8 @@ def _sends_one_call(fn: Any) -> bool:
     if not sends:
         return False
     for call in sends:
-        payload = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "arg"), None)
+        payload = (call.args[1] if len(call.args) > 1
+                   else next((k.value for k in call.keywords if k.arg == "arg"), None))
         if isinstance(payload, (ast.List, ast.ListComp)):
             continue
         f = payload.func if isinstance(payload, ast.Call) else None

@@ -15,7 +15,8 @@ writes are dropped (a branch that pauses or fails): the reducer keeps each recor
 
 A lane is keyed by the thread and the checkpoint the top graph's superstep started from (LangGraph
 gives every task, a subgraph's included, the id of that checkpoint; each run and each superstep has
-its own, so two runs never share a lane). So the branches of a `Send` into a subgraph share one lane too, when the payload carries the history.
+its own, so two runs never share a lane). So the branches of a `Send` into a subgraph share one
+lane too.
 A run resumed after a pause runs the same superstep again from the same checkpoint, and finds the
 lane its earlier pass left (in this process). A subgraph's task reads its own graph's channel,
 which holds only what the `Send` payload carried: when every record it holds is the top graph's or
