@@ -214,11 +214,14 @@ def test_async_fan_out_never_passes_at_most():
     assert sorted(str(r) for _, _, r in check(out, g)) == ["None", "None", "order_rule", "order_rule"]
 
 
-def state_fan_to_tool_node(g):
-    """A model's message of searches, then `Send("tools", state)` twice to a guarded tool node:
-    two batches in concurrent tasks, which the guard cannot place in one history."""
-    m = A.model([A.tc("search", {"q": "a"}, "s1"), A.tc("get_order", {"order_id": "1"}, "g1")], "done").bind_tools(
-        A.TOOLS)
+def state_fan_to_tool_node(g, wrapper: bool = False):
+    """A model's message of two searches and a read, then `Send("tools", state)` twice to a
+    guarded tool node (`guard.tool_node`, or a `ToolNode` the guard wraps): two batches of the
+    same calls in concurrent tasks, which the guard cannot place in one history."""
+    from langgraph.prebuilt import ToolNode
+
+    m = A.model([A.tc("search", {"q": "a"}, "s1"), A.tc("search", {"q": "b"}, "s2"),
+                 A.tc("get_order", {"order_id": "1"}, "g1")], "done").bind_tools(A.TOOLS)
 
     def agent(state: GuardState):
         return {"messages": [m.invoke(state["messages"])]}
@@ -230,7 +233,7 @@ def state_fan_to_tool_node(g):
 
     sg = StateGraph(GuardState)
     sg.add_node("agent", agent)
-    sg.add_node("tools", g.tool_node(A.TOOLS))
+    sg.add_node("tools", ToolNode(A.TOOLS, wrap_tool_call=g.wrap_tool_call) if wrapper else g.tool_node(A.TOOLS))
     sg.add_edge(START, "agent")
     sg.add_conditional_edges("agent", route, ["tools", END])
     sg.add_edge("tools", END)
@@ -245,13 +248,27 @@ def test_a_state_sent_to_a_guarded_tool_node_refuses_limited_calls():
     assert refused and all("concurrent" in m.content for m in refused)
 
 
+def test_a_state_sent_twice_to_a_tool_node_the_guard_wraps_never_passes_at_most():
+    """Each task runs the message's calls through the wrapper: before, each decided both searches
+    over the same history and four ran (at_most 2). Now a place another task of the superstep
+    decided is refused (`concurrent`)."""
+    g = A.guard()
+    out, _ = G.turn(state_fan_to_tool_node(g, wrapper=True), G.thread())
+    assert G.RAN["search"] <= 2, dict(G.RAN)
+    assert any("concurrent" in m.content for m in G.tool_messages(out) if m.name == "search")
+
+
 def test_the_export_credits_a_serialised_worker_and_not_a_state_fan_to_a_tool_node():
     g = A.guard()
     export = export_graph(fan_out(g))
     assert {n["id"]: n["kind"] for n in export["nodes"]}["worker"] == "tools"
-    export = export_graph(state_fan_to_tool_node(g))
-    assert {n["id"]: n["kind"] for n in export["nodes"]}["tools"] == "tools_plain"
-    assert any("Send" in w and "'tools'" in w and "concurrent" in w for w in export["warnings"]), export["warnings"]
+    for wrapper in (False, True):
+        export = export_graph(state_fan_to_tool_node(g, wrapper))
+        assert {n["id"]: n["kind"] for n in export["nodes"]}["tools"] == "tools_plain"
+        assert any("Send" in w and "'tools'" in w and "concurrent" in w for w in export["warnings"]), export["warnings"]
+    # create_agent's own Sends (one call of the message each) leave its tool node guarded
+    export = export_graph(A.middleware(g, "done"))
+    assert {n["id"]: n["kind"] for n in export["nodes"]}["tools"] == "tools"
 
 
 def test_branches_that_pause_after_a_read_ask_once_each_and_keep_one_history():
