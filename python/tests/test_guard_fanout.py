@@ -333,3 +333,55 @@ def test_branches_sent_into_a_subgraph_share_the_history(carry):
     out, _ = go(app, searches(3), t)
     assert G.RAN["search"] == 2
     assert sorted(str(r) for _, _, r in check(out, g)) == ["None", "None"] + ["order_rule"] * 4
+
+
+def test_a_tool_that_runs_a_guarded_graph_inside_a_branch_does_not_wait_for_itself():
+    """A branch's `guard.call` runs a tool that invokes a graph whose steps call the same guard (in
+    LangGraph's own threads): the inner calls go on inside the outer one, which holds the lane."""
+    from langchain_core.tools import tool
+
+    g = A.guard()
+
+    def inner_step(state: GuardState):
+        g.call(A.search, {"q": "inner"}, state)
+        return {}
+
+    inner = StateGraph(GuardState)
+    inner.add_node("a", inner_step)
+    inner.add_node("b", inner_step)
+    inner.add_edge(START, "a")
+    inner.add_edge(START, "b")
+    inner.add_edge("a", END)
+    inner.add_edge("b", END)
+    inner_app = inner.compile()
+
+    @tool
+    def get_order(order_id: str) -> str:
+        """Look up an order (runs a guarded graph)."""
+        inner_app.invoke({"messages": []})
+        return "ok"
+
+    done = []
+
+    def outer(state: dict):
+        g.call(get_order, {"order_id": "1"}, state)
+        done.append(True)
+        return {}
+
+    sg = StateGraph(FanState)
+    sg.add_node("plan", lambda s: {})
+    sg.add_node("worker", outer)
+    sg.add_edge(START, "plan")
+    sg.add_conditional_edges("plan", lambda s: [Send("worker", {"messages": []}) for _ in range(2)], ["worker"])
+    sg.add_edge("worker", END)
+    got: list = []
+    runner = threading.Thread(target=lambda: got.append(go(sg.compile(checkpointer=InMemorySaver()), [])[0]),
+                              daemon=True)
+    runner.start()
+    runner.join(60)  # not a timing assertion: a deadlock would never finish
+    assert done == [True, True] and got
+    assert G.RAN["search"] == 2
+    # the inner calls are the session's too: one history, every call in it
+    assert sorted((t, ran) for t, ran, _ in check(got[0], g)) == [
+        ("get_order", True), ("get_order", True), ("search", False), ("search", False), ("search", True),
+        ("search", True)]

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,15 +59,44 @@ class Lane:
     records: list = field(default_factory=list)
     mine: dict = field(default_factory=dict)
     passes: dict = field(default_factory=dict)
+    #: The calls holding the lane or a lock under it, by namespace: [the lock their inner calls
+    #: take turns on, how many calls of that namespace hold it].
+    holders: dict = field(default_factory=dict)
+    _guard: Any = field(default_factory=threading.Lock)
     #: The top graph's history when the superstep began (`top_history`), read once; None: unknown.
     top: Any = field(default=None)
     top_read: bool = False
+    top_lock: Any = field(default_factory=threading.Lock)
 
     def top_history(self, cfg: Any, key: str) -> list | None:
-        """The top graph's history when the superstep began, read once from the checkpointer."""
-        if not self.top_read:
-            self.top, self.top_read = top_history(cfg, key), True
-        return self.top
+        """The top graph's history when the superstep began, read once from the checkpointer (under
+        a lock of its own: a call inside the call holding the lane reads it too)."""
+        with self.top_lock:
+            if not self.top_read:
+                self.top, self.top_read = top_history(cfg, key), True
+            return self.top
+
+    @contextmanager
+    def turn(self, ns: str):
+        """Hold the lane for one call of the task in namespace `ns`. Calls made inside a call that
+        holds it (its tool runs a graph whose tasks, in other threads, call the guard: their
+        namespaces are under the holder's) do not wait for it - it waits for them - but take
+        turns among themselves, on a lock of the holder's."""
+        with self._guard:
+            parents = [h for h in self.holders if ns.startswith(h + "|")]
+            lock = self.holders[max(parents, key=len)][0] if parents else self.lock
+        lock.acquire()
+        with self._guard:
+            mine = self.holders.setdefault(ns, [threading.RLock(), 0])
+            mine[1] += 1
+        try:
+            yield
+        finally:
+            with self._guard:
+                mine[1] -= 1
+                if not mine[1]:
+                    self.holders.pop(ns, None)
+            lock.release()
 
     def view(self, task: str | None, pad: Any) -> int:
         """How many of the lane's records the task's next call is decided over. A task run again
@@ -83,6 +113,11 @@ class Lane:
         cur[1] += 1
         mine = self.mine.get(task, [])
         return mine[k] if k < len(mine) else len(self.records)
+
+    def replay(self, task: str | None, view: int) -> bool:
+        """Is the call decided over `view` records a call of the task's earlier pass (its record is
+        at `view` already)?"""
+        return task is not None and view in self.mine.get(task, ())
 
     def sealed(self, task: str | None, record: str, view: int) -> None:
         """The call decided over `view` records sealed `record`: added at the end (a call of a

@@ -296,7 +296,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         lane, hist = self._lane(cfg, ctx, state, problem)
         if lane is None:
             return self._call(tool, c, state, cfg, ctx, problem, with_retry, None, None)
-        with lane.lock:  # concurrent branches: one call at a time, over the lane's records (concurrent.py)
+        ns = str(((cfg or {}).get("metadata") or {}).get("langgraph_checkpoint_ns") or "")
+        with lane.turn(ns):  # concurrent branches: one call at a time, over the lane's records (concurrent.py)
             return self._call(tool, c, state, cfg, ctx, problem, with_retry, lane, hist)
 
     def _lane(self, cfg: Any, ctx: "_Context", state: Any, problem: str | None) -> tuple[Any, Any]:
@@ -310,9 +311,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             return None, None
         lane = self._lanes.of((ctx.thread,) + step)
         if nested(cfg):  # a subgraph's channel holds what its input carried: tie it to the top graph's history
-            with lane.lock:
-                top = lane.top_history(cfg, HISTORY_KEY)
-                known = set(top or ()) | set(lane.records)
+            top = lane.top_history(cfg, HISTORY_KEY)
+            known = set(top or ()) | set(lane.records)
             if top and all(isinstance(r, str) and r in known for r in base or ()):
                 base = merge_history(top, base)
         return lane, base
@@ -328,7 +328,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         if lane is not None:
             mine = state.get(HISTORY_KEY) if isinstance(state, dict) else None
             view = lane.view(ctx.task_id, ((cfg or {}).get("configurable") or {}).get("__pregel_scratchpad"))
-            hist = merge_history(merge_history(base, mine), lane.records[:view])
+            hist = base if mine is None or mine == base else merge_history(base, mine)
+            if view:
+                hist = merge_history(hist, lane.records[:view])
         batch = self._batch([c], state, ctx, problem, hist=hist)
         if lane is None and ctx.own_task and bears_limit(self.rules.catalogue.get(name)) and problem is None:
             batch.concurrent = CONCURRENT_TEXT
@@ -364,6 +366,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             except _BubbleUp:
                 raise
             except Exception:
+                if attempt is not None and lane is not None and len(lane.records) > view:
+                    batch = self._moved(batch, state, ctx, problem, hist, lane, view)
+                    attempt = batch.entry(o, None, keep=False)
                 if attempt is not None:  # not into `state`: a retry of the step gets that same dict
                     if lane is not None:
                         lane.sealed(task, attempt, view)
@@ -377,6 +382,10 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                     self._step_writes[task] = self._step_writes.pop(task, 0) + 1
                     while len(self._step_writes) > 256:  # the oldest steps' counts are done with
                         self._step_writes.popitem(last=False)
+        if lane is not None and o.stored is None and len(lane.records) > view:
+            if not lane.replay(ctx.task_id, view):
+                batch = self._moved(batch, state, ctx, problem, hist, lane, view)
+                view = len(lane.records)
         record = o.stored or batch.entry(o, output.content if isinstance(output, ToolMessage) else output)
         if o.run:
             self._attempts.done(key, record)
@@ -394,6 +403,16 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         entry = self._trace_call(ctx, o, record)
         return CallResult(o.run, output, entry["decision"], list(o.reasons),
                           "" if o.run else refusal_text(o), entry, {HISTORY_KEY: [record]})
+
+    def _moved(self, batch: Batch, state: Any, ctx: "_Context", problem: str | None, hist: Any, lane: Any,
+               view: int) -> Batch:
+        """`batch` placed after the records the lane gained while its call ran (calls made inside
+        it: its tool ran a graph that called the guard), so that its record follows theirs."""
+        if hist is None:
+            hist = state.get(HISTORY_KEY) if isinstance(state, dict) else None
+        moved = self._batch(batch.calls, state, ctx, problem, hist=merge_history(hist, lane.records[view:]))
+        moved.concurrent = batch.concurrent
+        return moved
 
     def traced(self, graph: Any) -> Any:
         """`graph` (a compiled graph) with the guard's trace attached: every node the run enters
