@@ -15,6 +15,13 @@
 //! is skipped, saying so. The Rust half always runs: every walk is legal on the interpreter, the
 //! generated sessions meet every kind of decision, and hand-written sessions pin the reading.
 //! `STALWART_GUARD_CASES` sets how many sessions are generated (default 150).
+//!
+//! Issue 27's shapes are in the sessions too (`Call`'s `ids`, `fails`, `branches`): a message whose
+//! calls share an id or have an empty or missing id (refused whole: on this side no call is
+//! made), a call whose tool fails after its effect and is retried by the node's retry policy
+//! (each attempt a call; a retry of a write or limited tool refused unasked), and copies of a call
+//! fanned out by `Send` to branches calling `guard.call` (one serialised history: sequential
+//! calls here).
 
 mod common;
 
@@ -27,11 +34,18 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// One scripted call: the tool, and the person's answer if asked (`None` for a read: nobody
-/// is asked about a read).
-#[derive(Debug, Clone)]
+/// is asked about a read); and its shape (issue 27, `notes/guard-parity.md`): `ids`, the model's
+/// message gives its calls a shared, empty or missing id (refused whole: nothing runs, nobody is
+/// asked); `fails`, the tool fails after its effect that many times and the node's retry policy
+/// runs it again (each attempt a call); `branches`, that many copies fanned out by `Send`
+/// (decided over one serialised history: sequential calls).
+#[derive(Debug, Clone, Default)]
 struct Call {
     tool: String,
     answer: Option<bool>,
+    ids: Option<&'static str>,
+    fails: usize,
+    branches: usize,
 }
 
 /// One case of the driver's input: a catalogue, a taint policy, turns of calls.
@@ -63,6 +77,7 @@ fn generate(seed: u64) -> Case {
     let name = |i: usize| format!("t{i}");
     let mut tools = serde_json::Map::new();
     let mut writes = Vec::new();
+    let mut at_most_one = Vec::new();
     for i in 0..n {
         let write = rng.chance(55);
         let mut t = serde_json::Map::new();
@@ -90,9 +105,12 @@ fn generate(seed: u64) -> Case {
             };
             order.insert("not_after".into(), json!([b]));
         }
+        let mut limit = None;
         if rng.chance(25) {
-            order.insert("at_most".into(), json!(1 + rng.below(2)));
+            limit = Some(1 + rng.below(2));
+            order.insert("at_most".into(), json!(limit));
         }
+        at_most_one.push(limit == Some(1));
         if !order.is_empty() {
             t.insert("order".into(), Value::Object(order));
         }
@@ -104,10 +122,20 @@ fn generate(seed: u64) -> Case {
             (0..1 + rng.below(6))
                 .map(|_| {
                     let i = rng.below(n);
-                    Call {
+                    let mut call = Call {
                         tool: name(i),
                         answer: writes[i].then(|| rng.chance(70)),
+                        ..Call::default()
+                    };
+                    // the shapes of issue 27: a retry only of a call the guard keeps attempts of (a
+                    // write, or a read the first attempt brings to its limit), a fan-out only of reads
+                    match rng.below(12) {
+                        0 => call.ids = Some(["shared", "empty", "missing"][rng.below(3)]),
+                        1 if writes[i] || at_most_one[i] => call.fails = 1 + rng.below(2),
+                        2 if !writes[i] => call.branches = 2 + rng.below(2),
+                        _ => {}
                     }
+                    call
                 })
                 .collect()
         })
@@ -127,7 +155,19 @@ fn case_json(c: &Case) -> Value {
         .map(|t| {
             Value::Array(
                 t.iter()
-                    .map(|call| json!({"tool": call.tool, "answer": call.answer.map(|a| if a { "yes" } else { "no" })}))
+                    .map(|call| {
+                        let mut v = json!({"tool": call.tool, "answer": call.answer.map(|a| if a { "yes" } else { "no" })});
+                        if let Some(ids) = call.ids {
+                            v["ids"] = json!(ids);
+                        }
+                        if call.fails > 0 {
+                            v["fails"] = json!(call.fails);
+                        }
+                        if call.branches > 0 {
+                            v["branches"] = json!(call.branches);
+                        }
+                        v
+                    })
                     .collect(),
             )
         })
@@ -145,7 +185,12 @@ fn model_of(c: &Case, dir: &Path) -> FlatModel {
         .as_object()
         .map(|t| t.keys().cloned().collect())
         .unwrap_or_default();
-    let longest = c.turns.iter().map(Vec::len).max().unwrap_or(0);
+    let longest = c
+        .turns
+        .iter()
+        .map(|t| t.iter().map(|x| x.branches.max(1) + x.fails).sum::<usize>())
+        .max()
+        .unwrap_or(0);
     let graph = json!({
         "format": "qls-graph/1", "name": "guarded", "session_steps": c.turns.len(),
         "recursion_limit": 2 * longest + 2, "budget": {"steps": 100},
@@ -184,7 +229,10 @@ fn choose(from: &str, to: &str, turn: u32) -> Step {
 /// walked on the interpreter step by step. A call runs when the tool check (order rules over the
 /// session's history) allows it and, for a write, the person says yes; under `taint_policy:
 /// refuse` a write after content from outside is refused unasked (the model lets the tool check
-/// refuse a tainted write: SPEC 3). Panics when the interpreter refuses a step of the walk.
+/// refuse a tainted write: SPEC 3). The shapes of issue 27 map so: a message with bad ids makes
+/// no call (nothing runs, nobody is asked); each attempt of a retried call is a call, a retry of a
+/// call the guard keeps attempts of (a write, a tool with `at_most`) refused unasked; the copies
+/// of a fan-out are sequential calls. Panics when the interpreter refuses a step of the walk.
 fn decide(m: &FlatModel, c: &Case) -> Vec<Decision> {
     let mut run = Run::new(m);
     let mut out = Vec::new();
@@ -199,26 +247,26 @@ fn decide(m: &FlatModel, c: &Case) -> Vec<Decision> {
         take(&mut run, choose("__start__", "agent", turn));
         take(&mut run, step(StepKind::Enter, "agent", turn));
         for call in calls {
-            take(&mut run, choose("agent", "tools", turn));
-            take(&mut run, step(StepKind::Enter, "tools", turn));
-            let u = m.tool_ix(&call.tool).expect("a tool of the catalogue");
-            let o = run.call_outcomes(u);
-            let tainted = !run.latches().tainted.is_empty();
-            let refused_unasked = c.refuse_tainted && m.tools[u].is_write() && tainted;
-            let asked = o.asks && !refused_unasked;
-            let ran = o.may_run && !refused_unasked && (!asked || call.answer == Some(true));
-            assert!(
-                (ran && o.may_run) || (!ran && o.may_refuse),
-                "the decision is one SPEC 3 allows"
-            );
-            let mut s = step(StepKind::Call, "tools", turn);
-            s.tool = Some(call.tool.clone());
-            s.guarded = Some(true);
-            s.refused = !ran;
-            take(&mut run, s);
-            take(&mut run, choose("tools", "agent", turn));
-            take(&mut run, step(StepKind::Enter, "agent", turn));
-            out.push(Decision { ran, asked });
+            if call.ids.is_some() {
+                out.push(Decision {
+                    ran: false,
+                    asked: false,
+                });
+                continue;
+            }
+            let entry = &c.catalogue["tools"][&call.tool];
+            let kept = entry["kind"] == "write" || !entry["order"]["at_most"].is_null();
+            for _ in 0..call.branches.max(1) {
+                let mut d = visit(m, c, &mut run, call, turn, false, &take);
+                out.push(d);
+                for _ in 0..call.fails {
+                    if !d.ran {
+                        break;
+                    }
+                    d = visit(m, c, &mut run, call, turn, kept, &take);
+                    out.push(d);
+                }
+            }
         }
         take(&mut run, choose("agent", "__end__", turn));
         if k + 1 < c.turns.len() {
@@ -226,6 +274,39 @@ fn decide(m: &FlatModel, c: &Case) -> Vec<Decision> {
         }
     }
     out
+}
+
+/// One visit of `tools` making `call` (from `agent`, back to it), decided as `decide` says;
+/// `retry`: the call is a retry the guard refuses unasked (a refusal the interpreter must allow).
+fn visit(
+    m: &FlatModel,
+    c: &Case,
+    run: &mut Run,
+    call: &Call,
+    turn: u32,
+    retry: bool,
+    take: &dyn Fn(&mut Run, Step),
+) -> Decision {
+    take(run, choose("agent", "tools", turn));
+    take(run, step(StepKind::Enter, "tools", turn));
+    let u = m.tool_ix(&call.tool).expect("a tool of the catalogue");
+    let o = run.call_outcomes(u);
+    let tainted = !run.latches().tainted.is_empty();
+    let refused_unasked = retry || (c.refuse_tainted && m.tools[u].is_write() && tainted);
+    let asked = o.asks && !refused_unasked;
+    let ran = o.may_run && !refused_unasked && (!asked || call.answer == Some(true));
+    assert!(
+        (ran && o.may_run) || (!ran && o.may_refuse),
+        "the decision is one SPEC 3 allows ({call:?})"
+    );
+    let mut s = step(StepKind::Call, "tools", turn);
+    s.tool = Some(call.tool.clone());
+    s.guarded = Some(true);
+    s.refused = !ran;
+    take(run, s);
+    take(run, choose("tools", "agent", turn));
+    take(run, step(StepKind::Enter, "agent", turn));
+    Decision { ran, asked }
 }
 
 /// Decisions of a hand-written case: `tools` as (name, catalogue entry), turns of (tool, answer).
@@ -240,6 +321,7 @@ fn pinned(tools: &[(&str, Value)], turns: &[&[(&str, Option<bool>)]], refuse: bo
                     .map(|&(tool, answer)| Call {
                         tool: tool.to_string(),
                         answer,
+                        ..Call::default()
                     })
                     .collect()
             })
@@ -310,6 +392,61 @@ fn the_interpreters_reading_of_a_guarded_call() {
     );
 }
 
+#[test]
+fn the_interpreters_reading_of_ids_retries_and_fan_outs() {
+    let shaped = |tools: &[(&str, Value)], turns: Vec<Call>| {
+        let c = Case {
+            catalogue: json!({"format": "qls-catalogue/1", "tools": tools.iter().cloned().map(|(k, v)| (k.to_string(), v)).collect::<serde_json::Map<_, _>>()}),
+            refuse_tainted: false,
+            turns: vec![turns],
+        };
+        let dir = tempfile::tempdir().expect("tempdir");
+        let m = model_of(&c, dir.path());
+        decide(&m, &c)
+            .iter()
+            .map(|d| (d.ran, d.asked))
+            .collect::<Vec<_>>()
+    };
+    let call = |tool: &str, answer: Option<bool>| Call {
+        tool: tool.to_string(),
+        answer,
+        ..Call::default()
+    };
+    let search = ("search", json!({"kind": "read", "order": {"at_most": 2}}));
+    let pay = ("pay", json!({"kind": "write", "order": {"at_most": 1}}));
+    // three branches of `search` (at_most 2): sequential, the third refused; then a message with
+    // bad ids makes no call, so the next `pay` is still the first
+    assert_eq!(
+        shaped(
+            &[search.clone(), pay.clone()],
+            vec![
+                Call {
+                    branches: 3,
+                    ..call("search", None)
+                },
+                Call {
+                    ids: Some("shared"),
+                    ..call("pay", Some(true))
+                },
+                Call {
+                    fails: 2,
+                    ..call("pay", Some(true))
+                },
+                call("pay", Some(true)),
+            ]
+        ),
+        [
+            (true, false),
+            (true, false),
+            (false, false),
+            (false, false),
+            (true, true),
+            (false, false),
+            (false, false)
+        ]
+    );
+}
+
 /// A Python with langgraph, and the driver: `None` (having said why) when either is missing.
 fn python_and_driver() -> Option<(String, PathBuf)> {
     let root = common::root();
@@ -370,6 +507,19 @@ fn the_guard_runs_and_refuses_what_the_interpreter_does() {
         "the generator should give every kind of decision: {ran} ran, {refused_unasked} refused, {declined} declined, {refuse_policy} under refuse"
     );
 
+    // ... and every shape of issue 27: bad ids, retries that run and are refused, fan-outs.
+    let calls: Vec<&Call> = cases
+        .iter()
+        .flat_map(|c| c.turns.iter().flatten())
+        .collect();
+    let ids = calls.iter().filter(|x| x.ids.is_some()).count();
+    let retried = calls.iter().filter(|x| x.fails > 0).count();
+    let fanned = calls.iter().filter(|x| x.branches > 0).count();
+    assert!(
+        ids > 10 && retried > 10 && fanned > 10,
+        "the generator should give every shape: {ids} with bad ids, {retried} retried, {fanned} fanned out"
+    );
+
     let Some((py, driver)) = python_and_driver() else {
         return;
     };
@@ -421,8 +571,7 @@ fn the_guard_runs_and_refuses_what_the_interpreter_does() {
             assert_eq!(
                 t,
                 r,
-                "case {i}, call {k} ({:?}): the guard decides {t:?}, the interpreter {r:?}; the guard's reason: {}\n{}",
-                c.turns.iter().flatten().nth(k).map(|x| &x.tool),
+                "case {i}, decision {k} (the calls' attempts and branches in order): the guard decides {t:?}, the interpreter {r:?}; the guard's reason: {}\n{}",
                 results[i][k]["reason"],
                 serde_json::to_string_pretty(&case_json(c)).unwrap_or_default()
             );
@@ -430,4 +579,8 @@ fn the_guard_runs_and_refuses_what_the_interpreter_does() {
         }
     }
     assert!(compared > 100, "compared {compared} calls");
+    eprintln!(
+        "guard parity: {} cases, {compared} decisions compared ({ids} calls with bad ids, {retried} retried, {fanned} fanned out)",
+        cases.len()
+    );
 }

@@ -151,3 +151,65 @@ def keeps_history(compiled: Any) -> bool:
     if ch is None or getattr(ch, "operator", None) is not merge_history:
         return False
     return HistoryChannel is None or isinstance(ch, HistoryChannel)
+
+
+def _sends_one_call(fn: Any) -> bool:
+    """Does every `Send` in `fn`'s code send calls of a model's message (a list, `Send(node,
+    [tool_call])` as create_agent's router does, or `ToolCallWithContext(...)` as
+    create_react_agent's)? Such calls are placed in their message and decided as part of its batch
+    (the guard refuses, `concurrent`, a place two tasks decide), so their tasks racing each other is
+    the batch's own reading."""
+    tree = _code.parse_function(fn)
+    if tree is None:
+        return False
+    sends = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and ((isinstance(n.func, ast.Name) and n.func.id == "Send")
+                  or (isinstance(n.func, ast.Attribute) and n.func.attr == "Send"))]
+    if not sends:
+        return False
+    for call in sends:
+        payload = (call.args[1] if len(call.args) > 1
+                   else next((k.value for k in call.keywords if k.arg == "arg"), None))
+        if isinstance(payload, (ast.List, ast.ListComp)):
+            continue
+        f = payload.func if isinstance(payload, ast.Call) else None
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+        if name != "ToolCallWithContext":
+            return False
+    return True
+
+
+def fan_outs(walker: Any) -> None:
+    """SPEC 12.1 "Concurrent branches share one record": a guarded tool node (a `ToolNode` the guard
+    wraps, or `guard.tool_node`) that a `Send` runs with a state of its own runs its batch in a task
+    alongside others, where the guard cannot serialise it with them (it refuses the batch's calls
+    that bear a limit, `concurrent`): it is exported `tools_plain`, with a warning saying why. A step
+    calling `guard.call` is serialised across branches and stays guarded; create_agent's own Sends
+    (one call of the model's message each) are its batch's reading and change nothing.
+
+    `walker`: the exporter's walk of one graph (`graph._GraphExport`): its `send_fns`, `toolnodes`,
+    `kinds`, `nodes`, `qid` and `label`."""
+    targets: dict[str, Any] = {}
+    for dests, fn in walker.send_fns:
+        if _sends_one_call(fn):
+            continue
+        for name in (dests if dests is not None else sorted(walker.toolnodes)):
+            targets.setdefault(name, fn)
+    for name, fn in targets.items():
+        if name not in walker.toolnodes or walker.kinds.get(name) != "tools":
+            continue
+        qid = walker.qid(name)
+        node = next((n for n in walker.nodes if n.get("id") == qid), None)
+        if node is None:
+            continue
+        node["kind"] = "tools_plain"
+        walker.kinds[name] = "tools_plain"
+        prov = node.get("langgraph")
+        if isinstance(prov, dict):
+            prov.pop("guard", None)
+            prov["fan_out"] = f"Send from {_code.qualname(fn)}"
+        walker.ex.warn(walker.label(
+            f"node {name!r} is not guarded: a `Send` ({_code.qualname(fn)}) runs it with a state of its own, in a "
+            "task alongside others, where the guard cannot decide its calls over one serialised history, so it "
+            "refuses every call bearing a limit there (concurrent); exported tools_plain: send the work to a "
+            "step that calls guard.call (serialised across branches), or route to the tool node without Send"))

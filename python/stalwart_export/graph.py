@@ -488,6 +488,8 @@ class _GraphExport:
         self.nodes: list[dict] = []
         self.edges: list[dict] = []
         self.sends: list[dict] = []
+        #: (the nodes a router or node Sends to, None for any; its function), for `_guarded.fan_outs`.
+        self.send_fns: list[tuple[list[str] | None, Any]] = []
         self.interrupts: list[dict] = []
         self.ids: dict[str, str] = {START: START, END: END}
         self.kinds: dict[str, str] = {}
@@ -573,6 +575,7 @@ class _GraphExport:
                                           implicit=True, enforced=True,
                                           source="no outgoing edge: the branch halts unless a Command routes"))
         self.narrow_by_routes()
+        _guarded.fan_outs(self)
         self.compile_interrupts()
         self.hitl_interrupts()
         return {"nodes": self.nodes, "edges": self.edges, "sends": self.sends, "interrupts": self.interrupts}
@@ -1046,6 +1049,7 @@ class _GraphExport:
         tree = _code.parse_function(fn)
         if tree is None:
             if not _code.is_library(fn):
+                self.send_fns.append((None, fn))
                 self.sends.append(self.lg({"from": self.qid(src), "destinations": None}, via=via, router=rname))
                 self.ex.warn(self.label(f"{rname}: cannot read its source; it may Send anywhere (sends null)"))
             return
@@ -1058,6 +1062,7 @@ class _GraphExport:
                 unknown = True
             else:
                 dests += names
+        self.send_fns.append((None if unknown else dests, fn))
         if unknown:
             self.sends.append(self.lg({"from": self.qid(src), "destinations": None}, via=via, router=rname))
             self.ex.warn(self.label(f"{rname} sends to a node it computes -> sends from {src!r} null"))

@@ -1,5 +1,5 @@
 """The Python driver of the guard parity property test (issue 15.3; the interface is
-/work/notes/guard-parity.md, the Rust side tests/guard_parity.rs).
+notes/guard-parity.md, the Rust side tests/guard_parity.rs).
 
     python guard_parity_driver.py CASES.json        # prints {"results": [[decision, ...] per case]}
 
@@ -16,6 +16,20 @@ where `reason` is null for a call that ran, `declined` for one the person declin
 first reason the guard refused it with (`order_rule`, `tainted_call`, `unknown_tool`, ...), and
 `asked` says whether the person was asked. A case whose call the guard asks about but whose
 `answer` is null is an error of the case: exit 2 with one line naming it.
+
+Three optional keys of a call (issue 27) change its shape; a case with any of them runs on a
+hand-built graph instead (a scripted model; `guard.tool_node` under a node `RetryPolicy`; a router
+that fans a message out with `Send`, each branch a step calling `guard.call`):
+
+* `"ids": "shared"|"empty"|"missing"`: the call's message has two copies of it sharing one id, or
+  one copy with an empty id, or one without an id. The guard refuses the whole message
+  (`call_id`): one decision for the call.
+* `"fails": n`: the tool raises after its effect on its first `n` runs; the tool node's
+  `RetryPolicy` runs it again. One decision per attempt made: each that ran, then the retry the
+  guard refused (`retry`, or the rule that refused it), if any.
+* `"branches": n`: the message has `n` copies of the call, each sent by `Send` to a branch of its
+  own that calls `guard.call`. One decision per branch, in the order the guard decided them (the
+  ones that ran first: the copies are alike). Only for calls nobody is asked about.
 """
 
 from __future__ import annotations
@@ -48,8 +62,17 @@ def _tools(catalogue: dict) -> list:
     return out
 
 
+SHAPES = ("ids", "fails", "branches")
+
+
 def run_case(case: dict, index: int = 0) -> list[dict]:
     """The decisions of one case (see the module docs). Raises `CaseError`."""
+    if not isinstance(case, dict) or not isinstance(case.get("turns"), list):
+        raise CaseError(f"case {index}: a case is an object with `catalogue`, `taint_policy` and `turns`")
+    if any(isinstance(c, dict) and any(c.get(k) for k in SHAPES) for t in case["turns"] for c in t):
+        from guard_parity_shapes import run_shaped
+
+        return run_shaped(case, index, CaseError)
     from langchain.agents import create_agent
     from langchain_core.messages import AIMessage, HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver

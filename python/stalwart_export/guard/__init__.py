@@ -8,6 +8,8 @@ Modules, each one job: `doc` (reading JSON/YAML with positions, as the verifier)
 `facts`, `rulebook` (the compiled record and its routes), `history` (the hash chain in the
 graph's state), `args` (argument schema and destinations), `decide` (the rules, in order),
 `review` (what the person is asked and their answer), `core` (a batch through the check),
+`attempts` (calls started, so a retry sees them), `concurrent` (calls of concurrent branches
+serialised),
 `middleware` (the `Guard`), `node` (`guard.tool_node`), `trace` (the `--traces` lines).
 """
 

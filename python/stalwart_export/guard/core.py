@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .decide import ALLOW, CONFIRM, REFUSE, Call, Decision, Rules, decide, facts_of, refuse
+from .concurrent import bears_limit
 from .history import ENTRY_VERSION, Chain, Session
 from .review import APPROVE, EDIT, question, read_answer
 
@@ -71,6 +72,9 @@ class Batch:
     call_problem: str | None = None
     #: The mark of the batch's turn (the person's message that started it; `middleware._turn_of`).
     human: str | None = None
+    #: Why the batch's task runs alongside others the guard cannot serialise it with
+    #: (`concurrent.py`): every call that bears a limit is refused `concurrent`.
+    concurrent: str | None = None
 
     def decisions(self) -> list[Decision]:
         """Rules 1-8 for every call of the batch, in order (each sees the ones before it); every
@@ -82,6 +86,8 @@ class Batch:
         for c in self.calls:
             d = decide(self.rules, c, self.session, turn=self.turn, earlier=earlier, bound=self.bound,
                        context=self.context)
+            if self.concurrent is not None and d.outcome != REFUSE and bears_limit(self.rules.catalogue.get(c.tool)):
+                d = refuse("concurrent", self.concurrent.format(tool=c.tool))
             out.append(d)
             earlier.append((c, d))
         return out

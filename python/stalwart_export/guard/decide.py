@@ -22,7 +22,10 @@ batch, every one that rules 1-7 did not refuse (the person's answer is not known
 batch can never pass a limit.
 
 A call the rules cannot decide (an internal error, a fact that cannot be read) is refused with
-the reason `guard_error` or `fact_unreadable`, never allowed.
+the reason `guard_error` or `fact_unreadable`, never allowed. Reasons decided outside this table:
+`call_id` (a model message whose calls cannot each be placed, `core.id_problem`), `retry` (a call
+already attempted, `attempts.py`) and `concurrent` (a call bearing a limit in a task that runs
+alongside others the guard cannot serialise it with, `concurrent.py`).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ REASON_TEXT = {
     "declined": "the person declined it",
     "guard_error": "the tool check could not decide it",
     "retry": "the call was already attempted (a retry): an attempt is a call, and its effect may have happened",
+    "concurrent": "the call runs alongside other branches (a Send fan-out) the guard cannot serialise it with",
 }
 
 

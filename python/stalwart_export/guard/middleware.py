@@ -22,9 +22,9 @@ a tool's result (a `ToolMessage`, or a `Command` such as a hand-off) is returned
 made it.
 
 LangGraph internals read (langgraph 1.2.24, langgraph-prebuilt 1.1.3, langchain 1.5.2): the
-task config's `__pregel_read` and `__pregel_send`, `ToolNode._parse_input`,
-`ToolNode._extract_state` and `ToolNode._func`/`_afunc`, and the config metadata
-`langgraph_checkpoint_ns` and `langgraph_path`.
+task config's `__pregel_read`, `__pregel_send`, `__pregel_scratchpad` and `__pregel_checkpointer`,
+`ToolNode._parse_input`, `ToolNode._extract_state` and `ToolNode._func`/`_afunc`, and the config
+metadata `langgraph_checkpoint_ns`, `langgraph_path` and `langgraph_step`.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from typing import Any, Callable
 
 from .attempts import Attempts, retried, retry_wrapped
 from .catalogue import load_catalogue
+from .concurrent import CONCURRENT_TEXT, Claims, Lanes, bears_limit, channel_value, nested, superstep
 from .core import Batch, Outcome, id_problem, refusal_text
 from .decide import Call, Rules, refuse
 from .doc import GuardConfigError
@@ -152,6 +153,10 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         self._attempts = Attempts()
         #: Records guard.call wrote per step task (a few hundred recent tasks): a retried step writes them again.
         self._step_records: OrderedDict[str, list[str]] = OrderedDict()
+        #: Per superstep, the calls of concurrent branches, serialised (`concurrent.py`).
+        self._lanes = Lanes()
+        #: Per superstep, which task decided each place of a batch (`concurrent.py`).
+        self._claims = Claims()
 
     # ------------------------------------------------------------------ AgentMiddleware
     state_schema = _agent_state_schema() or dict
@@ -276,7 +281,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         each a batch of their own. A call that needs a person after a write of this step already
         ran is refused: when the run resumes, LangGraph runs the step again from its
         start, and the earlier call would run twice (ask first, or split the step); reads may
-        run again."""
+        run again. Calls made in tasks that run at once (`Send` branches, parallel steps) are
+        decided one at a time over one serialised history (`concurrent.py`)."""
         from langchain_core.messages import ToolMessage
 
         inner, with_retry = retry_wrapped(tool)
@@ -287,7 +293,47 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         ctx = _Context.of(cfg, state)
         c = Call(name, dict(args or {}), None)
         problem = _channel_problem(cfg) if cfg is not None else None
-        batch = self._batch([c], state, ctx, problem)
+        lane, hist = self._lane(cfg, ctx, state, problem)
+        if lane is None:
+            return self._call(tool, c, state, cfg, ctx, problem, with_retry, None, None)
+        ns = str(((cfg or {}).get("metadata") or {}).get("langgraph_checkpoint_ns") or "")
+        with lane.turn(ns):  # concurrent branches: one call at a time, over the lane's records (concurrent.py)
+            return self._call(tool, c, state, cfg, ctx, problem, with_retry, lane, hist)
+
+    def _lane(self, cfg: Any, ctx: "_Context", state: Any, problem: str | None) -> tuple[Any, Any]:
+        """(the lane of the call's superstep, the history at the superstep's start), or (None, None)
+        outside a graph task or when the graph's channel cannot be read (`concurrent.py`)."""
+        step = superstep(cfg) if problem is None else None
+        if step is None:
+            return None, None
+        ok, base = channel_value(cfg, HISTORY_KEY)
+        if not ok:
+            return None, None
+        lane = self._lanes.of((ctx.thread,) + step)
+        if nested(cfg):  # a subgraph's channel holds what its input carried: tie it to the top graph's history
+            top = lane.top_history(cfg, HISTORY_KEY)
+            known = set(top or ()) | set(lane.records)
+            if top and all(isinstance(r, str) and r in known for r in base or ()):
+                base = merge_history(top, base)
+        return lane, base
+
+    def _call(self, tool: Any, c: Call, state: Any, cfg: Any, ctx: "_Context", problem: str | None,
+              with_retry: bool, lane: Any, base: Any) -> CallResult:
+        """`call`, in its lane (None: a call no other task can race, or one that cannot be tied)."""
+        from langchain_core.messages import ToolMessage
+
+        name = c.tool
+        hist = None
+        view = 0
+        if lane is not None:
+            mine = state.get(HISTORY_KEY) if isinstance(state, dict) else None
+            view = lane.view(ctx.task_id, ((cfg or {}).get("configurable") or {}).get("__pregel_scratchpad"))
+            hist = base if mine is None or mine == base else merge_history(base, mine)
+            if view:
+                hist = merge_history(hist, lane.records[:view])
+        batch = self._batch([c], state, ctx, problem, hist=hist)
+        if lane is None and ctx.own_task and bears_limit(self.rules.catalogue.get(name)) and problem is None:
+            batch.concurrent = CONCURRENT_TEXT
         task = ctx.task_id
         deny = None
         if task is not None:
@@ -320,7 +366,12 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             except _BubbleUp:
                 raise
             except Exception:
+                if attempt is not None and lane is not None and len(lane.records) > view:
+                    batch = self._moved(batch, state, ctx, problem, hist, lane, view)
+                    attempt = batch.entry(o, None, keep=False)
                 if attempt is not None:  # not into `state`: a retry of the step gets that same dict
+                    if lane is not None:
+                        lane.sealed(task, attempt, view)
                     _send(cfg, attempt)
                     self._step_sent(task, attempt)
                     self._trace_call(ctx, o, attempt)
@@ -331,6 +382,10 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                     self._step_writes[task] = self._step_writes.pop(task, 0) + 1
                     while len(self._step_writes) > 256:  # the oldest steps' counts are done with
                         self._step_writes.popitem(last=False)
+        if lane is not None and o.stored is None and len(lane.records) > view:
+            if not lane.replay(ctx.task_id, view):
+                batch = self._moved(batch, state, ctx, problem, hist, lane, view)
+                view = len(lane.records)
         record = o.stored or batch.entry(o, output.content if isinstance(output, ToolMessage) else output)
         if o.run:
             self._attempts.done(key, record)
@@ -340,10 +395,24 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         # this step's earlier records again (the same texts: the history keeps each once)
         for earlier in self._step_sent(task, record):
             _send(cfg, earlier)
-        _send(cfg, record)
+        if lane is not None:  # the lane's records so far with this one: none lost if a branch's writes are dropped
+            lane.sealed(task, record, view)
+            _send_all(cfg, lane.records + [record])
+        else:
+            _send(cfg, record)
         entry = self._trace_call(ctx, o, record)
         return CallResult(o.run, output, entry["decision"], list(o.reasons),
                           "" if o.run else refusal_text(o), entry, {HISTORY_KEY: [record]})
+
+    def _moved(self, batch: Batch, state: Any, ctx: "_Context", problem: str | None, hist: Any, lane: Any,
+               view: int) -> Batch:
+        """`batch` placed after the records the lane gained while its call ran (calls made inside
+        it: its tool ran a graph that called the guard), so that its record follows theirs."""
+        if hist is None:
+            hist = state.get(HISTORY_KEY) if isinstance(state, dict) else None
+        moved = self._batch(batch.calls, state, ctx, problem, hist=merge_history(hist, lane.records[view:]))
+        moved.concurrent = batch.concurrent
+        return moved
 
     def traced(self, graph: Any) -> Any:
         """`graph` (a compiled graph) with the guard's trace attached: every node the run enters
@@ -386,8 +455,10 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         return dict(self._context)
 
     def _batch(self, calls: list[Call], state: Any, ctx: "_Context", problem: str | None,
-               bound: set[str] | None = None) -> Batch:
-        hist = state.get(HISTORY_KEY) if isinstance(state, dict) else None
+               bound: set[str] | None = None, hist: Any = None) -> Batch:
+        """The batch of `calls` over the state's history (or `hist`, the history to decide over)."""
+        if hist is None:
+            hist = state.get(HISTORY_KEY) if isinstance(state, dict) else None
         from dataclasses import replace
 
         session = verify(hist, self.chain, ctx.thread)  # may be shared with later calls: replaced, never changed
@@ -420,6 +491,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             bound = {t.name for t in tools}
         batch = self._batch(calls, state, ctx, problem, bound)
         batch.call_problem = ids
+        if ctx.own_task and not self._claims.claim(cfg, ctx.thread, batch.session.head, index, ctx.task_id):
+            batch.concurrent = CONCURRENT_TEXT  # a place another task of this superstep decided (concurrent.py)
         seen, stored = self._attempts.seen(self._key(ctx, batch, index))
         if seen:  # a retry of a call already attempted (attempts.py): nothing decided or asked
             return retried(Outcome(index, calls[index], False, refuse("retry", "")), stored), batch, ctx
@@ -592,6 +665,14 @@ def _channel_problem(cfg: Any) -> str | None:
         return (f"the graph's state declares `{HISTORY_KEY}` with the guard's reducer but not its channel, so "
                 f"LangGraph's Overwrite could replace the history: {fix}")
     return None
+
+
+def _send_all(cfg: Any, records: list) -> None:
+    """Write `records` to the history channel as one of the task's own writes."""
+    conf = (cfg or {}).get("configurable") or {}
+    send = conf.get(CONFIG_KEY_SEND)
+    if send is not None and records:
+        send([(HISTORY_KEY, list(records))])
 
 
 def _send(cfg: Any, record: str) -> None:

@@ -17,6 +17,7 @@ import threading
 from typing import Any
 
 from .attempts import retried
+from .concurrent import CONCURRENT_TEXT
 from .core import Outcome, id_problem
 from .decide import Call, refuse
 from .doc import GuardConfigError
@@ -30,7 +31,7 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
     from langgraph.prebuilt import ToolNode
     from langgraph.runtime import Runtime
 
-    from .middleware import _channel_problem, _Context, _interrupt
+    from .middleware import CONFIG_KEY_TASK_ID, _channel_problem, _Context, _interrupt
 
     for key in ("wrap_tool_call", "awrap_tool_call"):
         if key in kwargs:
@@ -42,7 +43,8 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
 
         def __init__(self) -> None:
             self.stalwart_guard = guard
-            self._plans: dict[int, tuple[Any, Any, Any]] = {}
+            #: Settled calls by (task, the tool call object): tasks sent the same state share its calls.
+            self._plans: dict[tuple, tuple[Any, Any, Any]] = {}
             self._plans_lock = threading.Lock()
             super().__init__(tools, name=name, wrap_tool_call=self._wrap, awrap_tool_call=self._awrap, **kwargs)
             missing = [t for t in self.tools_by_name if guard.catalogue.get(t) is None]
@@ -53,33 +55,47 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
                     "declare each tool the node binds in the catalogue (kind: read or write)")
 
         # -- settle the batch, then let ToolNode run it
-        def _settle(self, input: Any, config: Any) -> tuple[list[int], Any]:
+        def _settle(self, input: Any, config: Any) -> tuple[list[tuple], Any]:
             tool_calls, _ = self._parse_input(input)
             state = self._extract_state(input, config)
             ctx = _Context.of(config, state)
-            calls = [Call(c.get("name", ""), dict(c.get("args") or {}), c.get("id")) for c in tool_calls]
             problem = None if isinstance(state, dict) else (
                 "the tool node's state is not a mapping, so the guard's history cannot be kept in it")
+            # calls a Send gave this task (create_agent's and create_react_agent's shapes) are placed in
+            # the model's message they belong to, as the middleware places them: each task decides its
+            # own calls over the same history and the calls before them in the message
+            placed = _placed(state, tool_calls) if _sent_calls(input) else None
+            if placed is not None:
+                calls, at, ids = placed
+            else:
+                calls = [Call(c.get("name", ""), dict(c.get("args") or {}), c.get("id")) for c in tool_calls]
+                at, ids = list(range(len(calls))), id_problem(tool_calls)
             batch = guard._batch(calls, state, ctx, problem or _channel_problem(config), set(self.tools_by_name))
-            batch.call_problem = id_problem(tool_calls)
+            batch.call_problem = ids
+            if ctx.own_task and (placed is None or not all(
+                    guard._claims.claim(config, ctx.thread, batch.session.head, i, ctx.task_id) for i in at)):
+                # a Send of a whole state (or of calls not found in a message, or placed already by
+                # another task) to this node: its batch runs alongside others that the guard cannot
+                # serialise it with (concurrent.py)
+                batch.concurrent = CONCURRENT_TEXT
             # a call this task already attempted (a node RetryPolicy runs the node again) is refused
             # before anything is decided or asked (attempts.py)
             hits = {}
-            for i in range(len(calls)):
+            for i in at:
                 seen, stored = guard._attempts.seen(guard._key(ctx, batch, i))
                 if seen:
                     hits[i] = stored
-            rest = iter(batch.settle([i for i in range(len(calls)) if i not in hits], _interrupt))
+            rest = iter(batch.settle([i for i in at if i not in hits], _interrupt))
             outcomes = [retried(Outcome(i, calls[i], False, refuse("retry", "")), hits[i]) if i in hits
-                        else next(rest) for i in range(len(calls))]
+                        else next(rest) for i in at]
             keys = []
             with self._plans_lock:
                 for c, o in zip(tool_calls, outcomes):
-                    self._plans[id(c)] = (o, batch, ctx)
-                    keys.append(id(c))
+                    self._plans[(ctx.task_id, id(c))] = (o, batch, ctx)
+                    keys.append((ctx.task_id, id(c)))
             return keys, batch
 
-        def _forget(self, keys: list[int]) -> None:
+        def _forget(self, keys: list[tuple]) -> None:
             with self._plans_lock:
                 for k in keys:
                     self._plans.pop(k, None)
@@ -105,8 +121,10 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
         # -- run one settled call
         def _plan(self, request: Any) -> tuple[Any, Any, Any] | None:
             """The call as this visit settled it (None: not settled here; the guard decides it)."""
+            cfg = getattr(getattr(request, "runtime", None), "config", None) or {}
+            task = (cfg.get("configurable") or {}).get(CONFIG_KEY_TASK_ID)
             with self._plans_lock:
-                return self._plans.get(id(request.tool_call))
+                return self._plans.get((task, id(request.tool_call)))
 
         def _wrap(self, request: Any, execute: Any) -> Any:
             answer, settled = guard._begin(request, self._plan(request))
@@ -121,3 +139,41 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
             return await guard._arun(settled, execute, carry=False)
 
     return GuardedToolNode()
+
+
+def _sent_calls(input: Any) -> bool:
+    """Is the node's input calls of a model's message a `Send` gave it (create_agent's list of tool
+    calls, create_react_agent's `ToolCallWithContext`), rather than a state?"""
+    if isinstance(input, dict):
+        return input.get("__type") == "tool_call_with_context"
+    return (isinstance(input, list) and bool(input)
+            and all(isinstance(c, dict) and c.get("type") == "tool_call" for c in input))
+
+
+def _placed(state: Any, tool_calls: list) -> tuple[list, list[int], str | None] | None:
+    """(the calls of the model's message that holds every one of `tool_calls`, their places in it,
+    why its ids cannot place its calls) or None when no one message holds them all."""
+    from .middleware import _batch_calls
+
+    if not tool_calls or not _in_a_message(state, tool_calls[0]):
+        return None
+    calls, first, ids = _batch_calls(state, tool_calls[0])
+    at = [first]
+    for tc in tool_calls[1:]:
+        got, k, _ = _batch_calls(state, tc)
+        if [(c.tool, c.call_id) for c in got] != [(c.tool, c.call_id) for c in calls] or k in at:
+            return None
+        calls[k] = got[k]
+        at.append(k)
+    return calls, at, ids
+
+
+def _in_a_message(state: Any, tc: dict) -> bool:
+    """Does a model message of the state hold the call `tc` (by id, name and arguments)?"""
+    from langchain_core.messages import AIMessage
+
+    msgs = state.get("messages") if isinstance(state, dict) else None
+    return isinstance(msgs, list) and any(
+        isinstance(m, AIMessage) and any(c.get("id") == tc.get("id") and c.get("name") == tc.get("name")
+                                         and (c.get("args") or {}) == (tc.get("args") or {}) for c in m.tool_calls)
+        for m in msgs)
