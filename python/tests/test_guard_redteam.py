@@ -24,14 +24,16 @@ from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, Tool
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
+from langgraph.graph.message import add_messages
 from langgraph.prebuilt import InjectedState, ToolNode
 from langgraph.types import Command, Overwrite
+from pydantic import BaseModel
 from typing_extensions import Annotated
 
 import attacks as A
 import guarded as G
 from graphs import model
-from stalwart_export import HISTORY_KEY, GuardState, export_graph
+from stalwart_export import HISTORY_KEY, GuardHistory, GuardState, export_graph
 from stalwart_export.guard.history import Chain, ENTRY_VERSION, verify
 
 THREE = ["middleware", "tool_node", "wrapper"]
@@ -69,11 +71,20 @@ def drop_turn(state: Annotated[dict, InjectedState], tool_call_id: Annotated[str
                                         ToolMessage(content="ok", tool_call_id=tool_call_id)]})
 
 
-EXTRA_TOOLS = [log_event, post_hook, fake_turn, drop_turn]
+@tool
+def post_v1(url: str, body: str) -> str:
+    """Post to version 1 of the team's webhook API (sends out, only under https://hooks.example.com/v1)."""
+    G._ran("post_v1", url=url, body=body)
+    return "posted"
+
+
+EXTRA_TOOLS = [log_event, post_hook, post_v1, fake_turn, drop_turn]
 EXTRA_CATALOGUE = {
     "log_event": {"kind": "read", "args": {"meta": {"type": "object"}}},
     "post_hook": {"kind": "read", "sends_out": ["https://hooks.example.com"],
                   "args": {"url": {"type": "string", "role": "url"}, "body": {"type": "string"}}},
+    "post_v1": {"kind": "read", "sends_out": ["https://hooks.example.com/v1"],
+                "args": {"url": {"type": "string", "role": "url"}, "body": {"type": "string"}}},
     "fake_turn": {"kind": "read", "args": {}},
     "drop_turn": {"kind": "read", "args": {}},
 }
@@ -477,6 +488,29 @@ def test_an_allow_list_entry_does_not_pass_lookalikes(url):
     assert last_decision(out, "post_hook")[3] == "undeclared_destination"
 
 
+@pytest.mark.parametrize("url", ["https://hooks.example.com/v10/h", "https://hooks.example.com/v1x", "https://hooks.example.com/",
+                                 "https://hooks.example.com/V1/h"])
+def test_an_allow_list_path_is_compared_at_segment_boundaries(url):
+    out = _one_call("middleware", "post_v1", {"url": url, "body": "b"})
+    assert "post_v1" not in G.RAN, url
+    assert last_decision(out, "post_v1")[3] == "undeclared_destination"
+
+
+@pytest.mark.xfail(strict=True, reason="HOLE: args._under compares the raw path, so '/v1/../admin' (and its "
+                                       "percent-encoded form, equivalent by RFC 3986) counts as under '/v1' though "
+                                       "urllib3 (requests) sends '/admin': dot segments are not removed first")
+@pytest.mark.parametrize("url", ["https://hooks.example.com/v1/../admin", "https://hooks.example.com/v1/%2e%2e/admin",
+                                 "https://hooks.example.com/v1/./../admin"])
+def test_an_allow_list_path_is_not_left_by_dot_segments(url):
+    from urllib3.util import parse_url
+
+    if "%2e" not in url:  # what requests (urllib3) really sends
+        assert parse_url(url).path == "/admin"
+    out = _one_call("middleware", "post_v1", {"url": url, "body": "b"})
+    assert "post_v1" not in G.RAN, url
+    assert last_decision(out, "post_v1")[3] == "undeclared_destination"
+
+
 @pytest.mark.xfail(strict=True, reason="HOLE: args._TOKEN_SEP cuts a URL at a tab or newline and only the first "
                                        "piece is checked, but urllib.parse.urlsplit (what a tool using urllib reads) "
                                        "deletes tabs and newlines: the host is hooks.example.com.evil.ly")
@@ -648,3 +682,128 @@ def test_a_retry_middleware_before_the_guard_is_credited():
     app = create_agent(model("ok"), A.TOOLS, middleware=[ToolRetryMiddleware(max_retries=2), g], name="agent")
     kinds = {n["id"]: n["kind"] for n in export_graph(app, provenance=False)["nodes"]}
     assert kinds["tools"] == "tools", kinds
+
+
+# ================================================================== guard.call: the state a step passes
+def _step_graph(g, state_schema, pass_state, turns):
+    """A step running each call of the model's message through `g.call(tool, args, pass_state(state))`."""
+    from langgraph.prebuilt import tools_condition
+
+    m = model(*turns).bind_tools(A.TOOLS)
+    by_name = {t.name: t for t in A.TOOLS}
+
+    def msgs(state):
+        return state["messages"] if isinstance(state, dict) else state.messages
+
+    def agent_node(state):
+        return {"messages": [m.invoke(msgs(state))]}
+
+    def run_calls(state):
+        out = []
+        for c in msgs(state)[-1].tool_calls:
+            r = g.call(by_name[c["name"]], c["args"], pass_state(state))
+            out.append(ToolMessage(content=str(r.output) if r.ran else r.message, tool_call_id=c["id"]))
+        return {"messages": out}
+
+    sg = StateGraph(state_schema)
+    sg.add_node("agent", agent_node)
+    sg.add_node("tools", run_calls)
+    sg.add_edge(START, "agent")
+    sg.add_conditional_edges("agent", lambda s: tools_condition({"messages": msgs(s)}))
+    sg.add_edge("tools", "agent")
+    return sg.compile(checkpointer=InMemorySaver())
+
+
+class PState(BaseModel):
+    """A pydantic state schema with the guard's history channel."""
+
+    messages: Annotated[list, add_messages] = []
+    stalwart_guard: GuardHistory = []
+
+
+THREE_SEARCHES = ([A.tc("search", {"q": "a"}, "s1")], [A.tc("search", {"q": "b"}, "s2")],
+                  [A.tc("search", {"q": "c"}, "s3")], "done")
+
+
+def _credited(app) -> str:
+    return {n["id"]: n["kind"] for n in export_graph(app, provenance=False)["nodes"]}["tools"]
+
+
+@pytest.mark.xfail(strict=True, reason="HOLE: guard.call reads the history from the state the step passes, and a "
+                                       "step passing a part of it ({'messages': ...}) is decided over an empty history "
+                                       "(Guard.call/_batch never compare it with the channel), so at_most: 2 lets three "
+                                       "searches run while the export credits the step guarded")
+def test_guard_call_with_a_state_lacking_the_history_does_not_forget_it():
+    g = A.guard()
+    app = _step_graph(g, GuardState, lambda s: {"messages": s["messages"]}, THREE_SEARCHES)
+    run(app, G.thread())
+    assert G.RAN["search"] <= 2 or _credited(app) != "tools", (G.RAN, _credited(app))
+
+
+@pytest.mark.xfail(strict=True, reason="HOLE: guard.call over a state that is not a mapping (a pydantic state schema) "
+                                       "reads no history (_batch: `state.get(...) if isinstance(state, dict) else None`) "
+                                       "and raises no problem, where guard.tool_node refuses such a state; three "
+                                       "searches run past at_most: 2 and the export credits the step guarded")
+def test_guard_call_over_a_pydantic_state_does_not_forget_the_history():
+    g = A.guard()
+    app = _step_graph(g, PState, lambda s: s, THREE_SEARCHES)
+    run(app, G.thread())
+    assert G.RAN["search"] <= 2 or _credited(app) != "tools", (G.RAN, _credited(app))
+
+
+def test_guard_call_with_the_whole_state_holds_at_most():
+    g = A.guard()
+    app = _step_graph(g, GuardState, lambda s: s, THREE_SEARCHES)
+    out, _ = run(app, G.thread())
+    assert G.RAN["search"] == 2
+    assert last_decision(out, "search") == ("search", "refuse", False, "order_rule")
+
+
+@pytest.mark.parametrize("place", THREE)
+@pytest.mark.parametrize("name,args", [("drop_turn", {"state": {"messages": []}}),
+                                       ("fake_turn", {"tool_call_id": "forged"})])
+def test_the_model_cannot_supply_an_injected_argument(place, name, args):
+    out = _one_call(place, name, args)
+    assert name not in G.RAN
+    assert last_decision(out, name)[3] == "argument_schema"
+
+
+def test_a_tool_node_whose_async_wrapper_is_not_the_guard_is_not_credited():
+    async def other(request, handler):
+        return await handler(request)
+
+    g = A.guard()
+    node = ToolNode(A.TOOLS, wrap_tool_call=g.wrap_tool_call, awrap_tool_call=other)
+    from langgraph.prebuilt import tools_condition
+
+    m = model("ok").bind_tools(A.TOOLS)
+    sg = StateGraph(GuardState)
+    sg.add_node("agent", lambda s: {"messages": [m.invoke(s["messages"])]})
+    sg.add_node("tools", node)
+    sg.add_edge(START, "agent")
+    sg.add_conditional_edges("agent", tools_condition)
+    sg.add_edge("tools", "agent")
+    assert _credited(sg.compile()) == "tools_plain"
+
+
+@pytest.mark.xfail(strict=True, reason="HOLE (SPEC 12.1 'Concurrent branches share one record', item 4's shape without "
+                                       "Send): three steps run in parallel by plain edges each call guard.call(search) "
+                                       "over the same history, so all three run under at_most: 2 (three records at one "
+                                       "place then break the history, after the fact)")
+def test_parallel_steps_calling_guard_call_share_at_most():
+    g = A.guard()
+    search = next(t for t in A.TOOLS if t.name == "search")
+
+    def branch(q):
+        def step(state):
+            g.call(search, {"q": q}, state)
+            return {}
+        return step
+
+    sg = StateGraph(GuardState)
+    for q in ("a", "b", "c"):
+        sg.add_node(f"s_{q}", branch(q))
+        sg.add_edge(START, f"s_{q}")
+    app = sg.compile(checkpointer=InMemorySaver())
+    run(app, G.thread())
+    assert G.RAN["search"] <= 2, G.RAN
