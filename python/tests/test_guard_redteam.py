@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
+from dataclasses import dataclass
 from email.utils import parseaddr
 from typing import Any
 from urllib.parse import urlsplit
@@ -513,7 +514,8 @@ def test_an_allow_list_path_is_not_left_by_dot_segments(url):
 
 @pytest.mark.xfail(strict=True, reason="HOLE: args._TOKEN_SEP cuts a URL at a tab or newline and only the first "
                                        "piece is checked, but urllib.parse.urlsplit (what a tool using urllib reads) "
-                                       "deletes tabs and newlines: the host is hooks.example.com.evil.ly")
+                                       "deletes tabs and newlines: the host is hooks.example.com.evil.ly (the piece '.evil.ly' "
+                                       "is no destination either: 'ly' is not in args.TLDS)")
 @pytest.mark.parametrize("sep", ["\t", "\n", "\r"])
 def test_a_url_split_by_a_tab_or_newline_is_read_as_the_tool_reads_it(sep):
     url = f"https://hooks.example.com{sep}.evil.ly/h"
@@ -525,7 +527,8 @@ def test_a_url_split_by_a_tab_or_newline_is_read_as_the_tool_reads_it(sep):
 
 @pytest.mark.xfail(strict=True, reason="HOLE: a quoted local part '\"x@shop.example\"@evil.ly' is cut at the quotes "
                                        "(args._TOKEN_SEP), the piece 'x@shop.example' matches '@shop.example' and the "
-                                       "real domain (evil.ly, not in TLDS) is never read")
+                                       "real domain (the piece '@evil.ly' is no address, and 'ly' is not in args.TLDS) is "
+                                       "never read")
 def test_an_address_with_a_quoted_local_part_is_read_by_its_real_domain():
     to = '"x@shop.example"@evil.ly'
     assert parseaddr(to)[1].rpartition("@")[2] == "evil.ly"
@@ -807,3 +810,67 @@ def test_parallel_steps_calling_guard_call_share_at_most():
     app = sg.compile(checkpointer=InMemorySaver())
     run(app, G.thread())
     assert G.RAN["search"] <= 2, G.RAN
+
+
+# ================================================================== hand-offs whose update is an object
+@dataclass
+class HandoffUpdate:
+    """A Command update given as an object (LangGraph reads its annotated fields)."""
+
+    messages: list
+
+
+@pytest.mark.xfail(strict=True, reason="HOLE: handoff.carry leaves a Command(graph=PARENT) whose update is an object "
+                                       "(LangGraph applies its annotated fields) unchanged, so the subgraph's history "
+                                       "(the outside read) never reaches the parent and a2's wire (not_after: untrusted) "
+                                       "runs; README says the guard puts the history in every hand-off")
+def test_a_hand_off_whose_update_is_an_object_carries_the_history(monkeypatch):
+    """a1 reads outside text, then hands off with Command(graph=PARENT, update=<an object>); a2 asks
+    for wire (not_after: untrusted). LangGraph applies the object's fields; the guard's carry()
+    leaves such an update alone, so the parent never gets a1's records."""
+    from langchain.agents import create_agent
+
+    @tool
+    def to_a2(tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+        """Hand off to a2."""
+        G._ran("to_a2")
+        return Command(graph=Command.PARENT, goto="a2",
+                       update=HandoffUpdate(messages=[ToolMessage(content="handed off", tool_call_id=tool_call_id)]))
+
+    monkeypatch.setitem(A.CATALOGUE["tools"], "to_a2", {"kind": "read", "args": {}})
+    g = A.guard()
+    a1 = create_agent(model([A.tc("read_inbox", {}, "r1")], [A.tc("to_a2", {}, "h1")], "never"),
+                      A.TOOLS + [to_a2], middleware=[g], name="a1")
+    a2 = create_agent(model([A.tc("wire", {"account": "a", "amount": 1.0}, "w1")], "done"),
+                      A.TOOLS, middleware=[g], name="a2")
+    sg = StateGraph(GuardState)
+    sg.add_node("a1", a1, destinations=("a2",))
+    sg.add_node("a2", a2)
+    sg.add_edge(START, "a1")
+    app = sg.compile(checkpointer=InMemorySaver())
+    out, _ = run(app, G.thread())
+    assert G.RAN.get("to_a2") == 1 and G.RAN.get("read_inbox") == 1
+    assert "wire" not in G.RAN, f"a2 did not see a1's outside read: {G.decisions(out)}"
+
+
+# ================================================================== the person's answer
+@pytest.mark.xfail(strict=True, reason="HOLE: review.read_answer reads a batched answer {'decisions': [d0, d1]} (or a "
+                                       "list) by its first decision whatever its length, so a client answering the "
+                                       "guard's one-call questions with HumanInTheLoopMiddleware's batch shape "
+                                       "(approve the first, reject the second) approves the call the person rejected")
+def test_a_batched_answer_with_several_decisions_is_not_read_as_its_first():
+    g = A.guard()
+    app = A.PLACES["tool_node"](g, [A.tc("add_note", {"order_id": "42", "note": "keep"}, "a1"),
+                                    A.tc("close_account", {"account": "acct-1"}, "c1")], "done")
+    out, asked = run(app, G.thread(), answer={"decisions": [G.YES, G.NO]})
+    assert len(asked) == 2
+    assert "close_account" not in G.RAN, "the person's reject of the second call was read as the first's approve"
+
+
+def test_an_answer_whose_digest_is_of_another_call_is_refused():
+    g = A.guard()
+    app = A.PLACES["middleware"](g, [A.tc("close_account", {"account": "acct-1"}, "c1")], "done")
+    out, asked = run(app, G.thread(), answer={"type": "approve", "digest": "0" * 64})
+    assert len(asked) == 1 and G.RAN == {}
+    assert last_decision(out, "close_account")[3] == "irreversible_pivot"
+    assert "digest" in G.tool_messages(out)[-1].content
