@@ -924,3 +924,46 @@ def test_outside_text_in_a_handled_tool_error_still_taints_the_session(place, mo
     assert G.RAN == {"fetch_page": 1}
     assert any("IGNORE PREVIOUS" in str(m.content) for m in G.tool_messages(out))
     assert last_decision(out, "wire") == ("wire", "refuse", False, "order_rule")
+
+
+# ================================================================== 3. retries, more shapes
+def _retry_shapes():
+    import test_guard_retries as T
+    from langchain.agents import create_agent
+    from langgraph.prebuilt import tools_condition
+
+    from stalwart_export import Guard
+
+    def parent_retry():
+        """A RetryPolicy on the parent's node that runs the whole guarded create_agent."""
+        g = Guard(T.CATALOGUE)
+        inner = create_agent(model(T.PAY, T.PAY, T.PAY, T.PAY, "done"), T.TOOLS, middleware=[g], name="inner")
+        sg = StateGraph(GuardState)
+        sg.add_node("inner", inner, retry_policy=T.RETRY)
+        sg.add_edge(START, "inner")
+        return sg.compile(checkpointer=InMemorySaver())
+
+    def node_with_retry():
+        """The guarded tool node itself wrapped in `.with_retry()`."""
+        g = Guard(T.CATALOGUE)
+        m = model(T.PAY, "done").bind_tools(T.TOOLS)
+        sg = StateGraph(GuardState)
+        sg.add_node("agent", lambda s: {"messages": [m.invoke(s["messages"])]})
+        sg.add_node("tools", g.tool_node(T.TOOLS).with_retry(stop_after_attempt=3, wait_exponential_jitter=False,
+                                                             retry_if_exception_type=(RuntimeError,)))
+        sg.add_edge(START, "agent")
+        sg.add_conditional_edges("agent", tools_condition)
+        sg.add_edge("tools", "agent")
+        return sg.compile(checkpointer=InMemorySaver())
+
+    return {"parent_retry": parent_retry, "node_with_retry": node_with_retry}
+
+
+@pytest.mark.parametrize("shape", ["parent_retry", "node_with_retry"])
+def test_a_write_that_fails_after_its_effect_runs_once_under_other_retry_shapes(shape):
+    import test_guard_retries as T
+
+    T.EFFECTS.clear()
+    app = _retry_shapes()[shape]()
+    T.run(app)
+    assert T.EFFECTS == ["pay"], f"{shape}: the payment ran {len(T.EFFECTS)} times"
