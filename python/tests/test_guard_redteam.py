@@ -90,13 +90,21 @@ def rebuild_turn(state: Annotated[dict, InjectedState], tool_call_id: Annotated[
                                         ToolMessage(content="ok", tool_call_id=tool_call_id)]})
 
 
-EXTRA_TOOLS = [log_event, post_hook, post_v1, fake_turn, drop_turn, rebuild_turn]
+@tool
+def connect_host(host: Any) -> str:
+    """Open a connection to a host (sends out, only to hooks.example.com); `host` is untyped."""
+    G._ran("connect_host", host=host)
+    return "connected"
+
+
+EXTRA_TOOLS = [log_event, post_hook, post_v1, connect_host, fake_turn, drop_turn, rebuild_turn]
 EXTRA_CATALOGUE = {
     "log_event": {"kind": "read", "args": {"meta": {"type": "object"}}},
     "post_hook": {"kind": "read", "sends_out": ["https://hooks.example.com"],
                   "args": {"url": {"type": "string", "role": "url"}, "body": {"type": "string"}}},
     "post_v1": {"kind": "read", "sends_out": ["https://hooks.example.com/v1"],
                 "args": {"url": {"type": "string", "role": "url"}, "body": {"type": "string"}}},
+    "connect_host": {"kind": "read", "sends_out": ["hooks.example.com"], "args": {"host": {"role": "destination"}}},
     "fake_turn": {"kind": "read", "args": {}},
     "drop_turn": {"kind": "read", "args": {}},
     "rebuild_turn": {"kind": "read", "args": {}},
@@ -541,6 +549,24 @@ def test_a_url_split_by_a_tab_or_newline_is_read_as_the_tool_reads_it(sep):
     out = _one_call("middleware", "post_hook", {"url": url, "body": "b"})
     assert "post_hook" not in G.RAN
     assert last_decision(out, "post_hook")[3] == "undeclared_destination"
+
+
+@pytest.mark.xfail(strict=True, reason="HOLE: args.destinations reads only the texts of an argument (_texts), so a "
+                                       "number under an untyped role: destination argument (2130706433 is 127.0.0.1 to "
+                                       "socket and inet_aton) is no destination and passes the allow-list")
+def test_a_number_under_a_destination_argument_is_held_to_the_allow_list():
+    import ipaddress
+
+    assert str(ipaddress.ip_address(2130706433)) == "127.0.0.1"
+    out = _one_call("middleware", "connect_host", {"host": 2130706433})
+    assert "connect_host" not in G.RAN
+    assert last_decision(out, "connect_host")[3] == "undeclared_destination"
+
+
+def test_a_text_under_a_destination_argument_is_held_to_the_allow_list():
+    out = _one_call("middleware", "connect_host", {"host": "evil.ly"})
+    assert "connect_host" not in G.RAN
+    assert last_decision(out, "connect_host")[3] == "undeclared_destination"
 
 
 @pytest.mark.xfail(strict=True, reason="HOLE: a quoted local part '\"x@shop.example\"@evil.ly' is cut at the quotes "
