@@ -59,7 +59,13 @@ fn walk(g: &GraphDef, prefix: &str, scopes: &[&GraphDef], depth: usize, out: &mu
                 .map(|(_, d)| d)
         });
         if let Some(d) = def {
-            walk(d, &format!("{prefix}{}/", n.id.name), &inner, depth + 1, out);
+            walk(
+                d,
+                &format!("{prefix}{}/", n.id.name),
+                &inner,
+                depth + 1,
+                out,
+            );
         }
     }
 }

@@ -453,7 +453,11 @@ fn read_opaque(r: Reader<'_>, m: Map<'_>, id: &str) -> Result<Vec<OpaqueDef>, In
             .with_label("a list"));
     }
     let mut out = Vec::new();
-    for (i, e) in r.seq(list, &format!("`opaque` of node '{id}'"))?.iter().enumerate() {
+    for (i, e) in r
+        .seq(list, &format!("`opaque` of node '{id}'"))?
+        .iter()
+        .enumerate()
+    {
         let what_entry = format!("entry {} of `opaque` of node '{id}'", i + 1);
         if e.as_map().is_none() {
             return Err(r
@@ -469,7 +473,11 @@ fn read_opaque(r: Reader<'_>, m: Map<'_>, id: &str) -> Result<Vec<OpaqueDef>, In
         let what = match em.get_some("what") {
             None => {
                 return Err(r
-                    .err(e.loc, format!("{what_entry} has no `what`"), format!("add `\"what\"`, one of: {kinds}"))
+                    .err(
+                        e.loc,
+                        format!("{what_entry} has no `what`"),
+                        format!("add `\"what\"`, one of: {kinds}"),
+                    )
                     .with_label("no what"))
             }
             Some(w) => {
