@@ -166,8 +166,16 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     Interrupts: `interrupt_before` on a tool node is one `before` entry per tool it binds (the
     person sees every pending call); other compile-time pauses have `tool: null`;
     `interrupt()` in a node's code is `inside` (`tool: null`); `interrupt()` as the first
-    thing a tool does is `before` that tool on its tool node (after a call that may act it is no
-    pause, and a warning says the effect runs again when the run resumes); `HumanInTheLoopMiddleware`
+    thing a tool does is `before` that tool on its tool node when its answer keeps the tool from
+    acting on a no, else `inside` with no tool and a warning (SPEC 12.5: an answer never read
+    confirms nothing; after a call that may act it is no pause, and a warning says the effect runs
+    again when the run resumes); an approval node (`_pauses.approval_routes`: `answer =
+    interrupt(...)`, then every `Command(goto=<tool node>)` under a yes) is an `inside` pause for
+    each tool of that tool node, each with its answer flag (declared in `state`), guarding the
+    edge into it. `interrupt()` in the application's own helpers is followed
+    `_pauses.HELPER_DEPTH` calls deep; a pause the exporter cannot place (`raise NodeInterrupt`, a
+    helper deeper or unreadable, a step reaching interrupt() another way) is an `opaque` pause
+    on the node, at its line (QG024), with a warning; `HumanInTheLoopMiddleware`
     (langchain >= 1.0) is `before` on its `after_model` node (`interrupt_mode="batched"`) or
     on the tool node (`"per_call"`) for each tool its `interrupt_on` gates. A pause that may
     be skipped (a `when` predicate, an `interrupt()` under a condition) is not written, and a
