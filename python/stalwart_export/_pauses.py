@@ -136,10 +136,36 @@ def find(fn: Any, tree: ast.AST, depth: int = HELPER_DEPTH,
             continue
         hp, hu = find(helper, htree, depth - 1, seen | {id(_code.plain_function(helper))})
         if hp:
-            pauses.append(Pause(node, all(p.resolved for p in hp), via=name))
+            # The call of the helper is the pause, and its value the answer, only when the helper
+            # always asks (every pause at its own level) and returns what the person answered: a
+            # helper that may skip the question, or answers "approve" itself, confirms nothing.
+            sure = all(p.resolved and _code.top_level_call(htree, p.call) for p in hp) and _returns_answer(htree, hp)
+            pauses.append(Pause(node, sure, via=name))
         for u in hu:
             unplaced.append(Unplaced(f"in helper {name}(...): {u.why}", node))
     return pauses, unplaced
+
+
+def _returns_answer(tree: ast.AST, pauses: list[Pause]) -> bool:
+    """Does every `return` of the function (not of a nested one) give back the answer of one of
+    `pauses`, or a value computed from it?"""
+    calls = {id(p.call) for p in pauses}
+    answer: set[str] = set()
+    for p in pauses:
+        answer |= answer_names(tree, p.call)
+    returns = []
+    stack = list(getattr(tree, "body", []))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Return):
+            returns.append(n)
+        stack.extend(ast.iter_child_nodes(n))
+    return bool(returns) and all(
+        r.value is not None and any(id(x) in calls or (isinstance(x, ast.Name) and x.id in answer)
+                                    for x in ast.walk(r.value))
+        for r in returns)
 
 
 def _reaches_pause(fn: Any) -> bool:

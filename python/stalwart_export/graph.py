@@ -1374,7 +1374,7 @@ class _GraphExport:
                     f"({why}): written as an `inside` pause, which confirms nothing; if the node puts each call to "
                     f"a person and runs it only when accepted, declare it in the words: "
                     f'{{"nodes": {{"{name}": {{"reviews": {json.dumps(tools)}}}}}}}'))
-            if kind == "step" and self.approval(name, fn, tree, pauses):
+            if kind == "step" and not tools and self.approval(name, fn, tree, pauses):
                 continue
             self.interrupts.append(self.lg({"node": self.qid(name), "when": "inside", "tool": None},
                                            source="interrupt() call in the node's code",

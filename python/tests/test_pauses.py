@@ -126,6 +126,21 @@ def ask_deep(q):
 
 ASKERS = {"hotel": ask_person}
 
+AUTO_APPROVE = True
+
+
+def ask_unless_auto(question: str):
+    """A helper that may skip the question (a setting approves everything)."""
+    if AUTO_APPROVE:
+        return "approve"
+    return interrupt({"question": question})
+
+
+def tell_person(question: str):
+    """A helper that asks, then answers "approve" itself whatever the person said."""
+    interrupt({"question": question})
+    return "approve"
+
 
 # ------------------------------------------------------------------ graphs
 def agent_graph(approve, *, tools=(read_inbox, book_hotel), turns=None, approve_dests=None):
@@ -279,14 +294,37 @@ def approve_wrong_way(state: MessagesState):
     return Command(goto="agent", update={"messages": declined(state)})
 
 
-@pytest.mark.parametrize("fn", [approve_anyway, approve_wrong_way], ids=["unread", "no_runs_tools"])
-def test_a_pause_whose_no_still_runs_the_tools_confirms_nothing(fn, binary, tmp_path):
-    """The answer never read, or a no that goes to the tools: a reject still books the hotel, so
-    the pause is `inside` with no tool and no answer, no edge is guarded, and the taint finding
-    stays."""
+def approve_via_skipping_helper(state: MessagesState):
+    answer = ask_unless_auto("run these?")
+    return Command(goto="tools" if answer == "approve" else "agent",
+                   update={} if answer == "approve" else {"messages": declined(state)})
+
+
+def approve_via_self_answering_helper(state: MessagesState):
+    answer = tell_person("run these?")
+    return Command(goto="tools" if answer == "approve" else "agent",
+                   update={} if answer == "approve" else {"messages": declined(state)})
+
+
+NO_RUNS_TOOLS = {
+    "unread": (approve_anyway, ["no", "no"]),
+    "no_runs_tools": (approve_wrong_way, ["reject", "reject"]),
+    # the helper asks nobody (AUTO_APPROVE) and says "approve": the tools run unasked
+    "skipping_helper": (approve_via_skipping_helper, []),
+    # the helper asks, then says "approve" whatever the person answered
+    "self_answering_helper": (approve_via_self_answering_helper, ["no", "no"]),
+}
+
+
+@pytest.mark.parametrize("shape", list(NO_RUNS_TOOLS))
+def test_a_pause_whose_no_still_runs_the_tools_confirms_nothing(shape, binary, tmp_path):
+    """The answer never read, a no that goes to the tools, a helper that may skip the question
+    or answers for the person: a reject (or no question) still books the hotel, so the pause is
+    `inside` with no tool and no answer, no edge is guarded, and the taint finding stays."""
+    fn, answers = NO_RUNS_TOOLS[shape]
     g = agent_graph(fn, approve_dests=["tools", "agent"])
-    turn(g, thread(), answers=["reject", "reject"] if fn is approve_wrong_way else ["no", "no"])
-    if fn is approve_anyway:
+    turn(g, thread(), answers=answers)
+    if shape != "no_runs_tools":
         assert RAN == Counter({"read_inbox": 1, "book_hotel": 1}), "a no still books the hotel"
     e = export(g)
     assert e["interrupts"] == [{"node": "approve", "when": "inside", "tool": None}]
