@@ -465,3 +465,73 @@ def test_a_pause_it_cannot_place_is_opaque_and_fails_the_gate(shape, binary, tmp
     assert q["subject"] == "pause:approve" and q["node"] == "approve" and q["blocks"] is True
     line = line_of(f"<- {marker}") if marker else node["location"]["line"]
     assert q["location"]["line"] == line and q["location"]["file"].endswith("test_pauses.py")
+
+
+@tool
+def book_hotel_paused(city: str) -> str:
+    """Book a hotel, pausing the old way."""
+    if city != "nowhere":
+        raise NodeInterrupt(f"a person must approve the booking in {city}")  # <- tool raise
+    return _book(city)
+
+
+def test_a_node_interrupt_in_a_tool_is_opaque_on_its_tool_node(binary, tmp_path):
+    """`raise NodeInterrupt` in a tool's code: the run pauses before the booking, but nothing says
+    what a no stops: an opaque pause on the tool node, at the raise, naming the tool; QG024."""
+    tools = (read_inbox, book_hotel_paused)
+    m = model([call("book_hotel_paused", {"city": "Paris"})], "done").bind_tools(list(tools))
+
+    def agent(state: MessagesState):
+        return {"messages": [m.invoke(state["messages"])]}
+
+    b = StateGraph(MessagesState)
+    b.add_node("agent", agent)
+    b.add_node("tools", ToolNode(list(tools)))
+    b.add_edge(START, "agent")
+    b.add_edge("agent", "tools")
+    g = b.compile(checkpointer=InMemorySaver())
+    out = g.invoke({"messages": [("user", "go")]}, {"configurable": {"thread_id": thread()}})
+    assert out.get("__interrupt__") and RAN == Counter()
+    e = export(g)
+    node = next(n for n in e["nodes"] if n["id"] == "tools")
+    assert node["opaque"] == [{
+        "what": "pause",
+        "why": "tool 'book_hotel_paused': raise NodeInterrupt(...) pauses the run, but what the person confirms "
+               "and what a no stops cannot be read from it (ask with interrupt() and route on its answer)",
+        "location": {"file": HERE, "line": line_of("<- tool raise"), "column": 9},
+    }]
+    assert e["interrupts"] == []
+    cat = {"format": "qls-catalogue/1", "tools": dict(CATALOGUE["tools"], book_hotel_paused={"kind": "write"})}
+    gp, cp = tmp_path / "graph.json", tmp_path / "catalogue.json"
+    gp.write_text(json.dumps(e))
+    cp.write_text(json.dumps(cat))
+    p = subprocess.run([binary, "verify", "--graph", str(gp), "--catalogue", str(cp), "--format", "json"],
+                       capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert p.returncode == 1, p.stderr
+    assert ("QG024", "pause:tools", "tools") in found(json.loads(p.stdout)["findings"])
+
+
+def test_an_approval_node_in_a_subgraph_names_its_flags_by_the_subgraph(binary, tmp_path):
+    """The approval agent as a subgraph node of an outer graph: its flags carry the subgraph's
+    name (one namespace of flags, SPEC 3.1), are declared in the subgraph's `state`, and the
+    verifier reads them: the booking is confirmed there (no QG011 on it)."""
+    inner = agent_graph(approve_if, approve_dests=["tools", "agent"])
+    outer = StateGraph(MessagesState)
+    outer.add_node("desk", inner)
+    outer.add_edge(START, "desk")
+    g = outer.compile(checkpointer=InMemorySaver())
+    turn(g, thread(), answers=["approve", "reject"])
+    assert RAN == Counter({"read_inbox": 1})
+    e = export(g)
+    [name] = list(e["subgraphs"])
+    sub = e["subgraphs"][name]
+    flags = [f"approved.{name}.approve.{t}" for t in ("read_inbox", "book_hotel")]
+    assert sub["interrupts"] == [{"node": "approve", "when": "inside", "tool": t, "answer": f}
+                                 for t, f in zip(("read_inbox", "book_hotel"), flags)]
+    assert sub["state"] == {f: {"scope": "turn"} for f in flags}
+    assert {"from": "approve", "kind": "command", "destinations": ["tools"], "guard": " && ".join(flags)} \
+        in sub["edges"]
+    code, findings = verify(binary, tmp_path, e)
+    assert code == 1
+    assert ("QG011", "book_hotel", "desk/tools") not in found(findings)
+    assert ("QG001", "book_hotel", "desk/tools") in found(findings)
