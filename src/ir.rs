@@ -224,6 +224,66 @@ pub struct NodeDef {
     pub declared_file: Option<String>,
     /// Where the node's `id` is written in the export (the fallback location).
     pub object_loc: Loc,
+    /// `opaque`: what the exporter saw the node's code do but could not read (SPEC 2.2, 12.5),
+    /// each a QG024 finding.
+    pub opaque: Vec<OpaqueDef>,
+}
+
+/// One `opaque` entry of a node (SPEC 2.2, 12.5): something the exporter saw the node's code do
+/// but could not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpaqueDef {
+    /// `what`: the kind of thing left unread.
+    pub what: OpaqueWhat,
+    /// `why`: the exporter's reason, as written.
+    pub why: String,
+    /// The entry's own `location`, when it gives one (resolved by the loader); else the node's.
+    pub loc: Option<Loc>,
+    /// The `file` the entry's `location` names, when it names one.
+    pub declared_file: Option<String>,
+}
+
+/// What an `opaque` entry left unread (SPEC 2.2 `opaque`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpaqueWhat {
+    /// Tools bound or called that the exporter cannot resolve.
+    Tools,
+    /// A chat model made or chosen at run time.
+    Model,
+    /// A pause the exporter cannot place (`interrupt()` in a helper, `raise NodeInterrupt`).
+    Pause,
+    /// An agent or compiled graph built or run inside the node's code.
+    Subgraph,
+    /// Other code: a chain whose steps the exporter cannot read.
+    Code,
+}
+
+impl OpaqueWhat {
+    /// Every `what`, as written in an export.
+    pub const ALL: [&'static str; 5] = ["tools", "model", "pause", "subgraph", "code"];
+
+    /// Parses an export's `what`.
+    pub fn parse(s: &str) -> Option<OpaqueWhat> {
+        Some(match s {
+            "tools" => OpaqueWhat::Tools,
+            "model" => OpaqueWhat::Model,
+            "pause" => OpaqueWhat::Pause,
+            "subgraph" => OpaqueWhat::Subgraph,
+            "code" => OpaqueWhat::Code,
+            _ => return None,
+        })
+    }
+
+    /// As written in an export.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpaqueWhat::Tools => "tools",
+            OpaqueWhat::Model => "model",
+            OpaqueWhat::Pause => "pause",
+            OpaqueWhat::Subgraph => "subgraph",
+            OpaqueWhat::Code => "code",
+        }
+    }
 }
 
 /// The kind of an edge (SPEC 2.2).

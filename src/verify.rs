@@ -203,6 +203,7 @@ pub fn verify_with_model(
     findings.extend(checks::structure::unbounded_loops(&model));
     findings.extend(checks::structure::undeclared_routes(&model));
     findings.extend(checks::structure::opaque_subgraphs(&model));
+    findings.extend(checks::opaque::unread_code(&inputs.export.graph));
     findings.extend(checks::declarations::permissive_by_default(&model, &inputs));
     let compiled = matches!(&rulebook, Some((_, Ok(_))));
     findings.extend(checks::catalogue_rules::findings(

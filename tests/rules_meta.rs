@@ -79,6 +79,8 @@ const SEED_TABLE: &[(&str, &str, &str, bool, bool)] = &[
         true,
     ),
     ("QG023", "Unbounded loop", "Bug", false, false),
+    // Issue 28, SPEC 12.5: what the exporter saw but could not read fails the gate.
+    ("QG024", "Unread code", "Vulnerability", true, true),
     (
         "QG101",
         "Unchecked action",

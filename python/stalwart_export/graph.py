@@ -16,7 +16,7 @@ import importlib.metadata
 import json
 from typing import Any
 
-from . import _code, _fallbacks, _guarded, _hosted, _picks, _review, _routes, _sources, _words
+from . import _code, _fallbacks, _guarded, _hosted, _pauses, _picks, _review, _routes, _sources, _words
 
 START = "__start__"
 END = "__end__"
@@ -166,8 +166,16 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     Interrupts: `interrupt_before` on a tool node is one `before` entry per tool it binds (the
     person sees every pending call); other compile-time pauses have `tool: null`;
     `interrupt()` in a node's code is `inside` (`tool: null`); `interrupt()` as the first
-    thing a tool does is `before` that tool on its tool node (after a call that may act it is no
-    pause, and a warning says the effect runs again when the run resumes); `HumanInTheLoopMiddleware`
+    thing a tool does is `before` that tool on its tool node when its answer keeps the tool from
+    acting on a no, else `inside` with no tool and a warning (SPEC 12.5: an answer never read
+    confirms nothing; after a call that may act it is no pause, and a warning says the effect runs
+    again when the run resumes); an approval node (`_pauses.approval_routes`: `answer =
+    interrupt(...)`, then every `Command(goto=<tool node>)` under a yes) is an `inside` pause for
+    each tool of that tool node, each with its answer flag (declared in `state`), guarding the
+    edge into it. `interrupt()` in the application's own helpers is followed
+    `_pauses.HELPER_DEPTH` calls deep; a pause the exporter cannot place (`raise NodeInterrupt`, a
+    helper deeper or unreadable, a step reaching interrupt() another way) is an `opaque` pause
+    on the node, at its line (QG024), with a warning; `HumanInTheLoopMiddleware`
     (langchain >= 1.0) is `before` on its `after_model` node (`interrupt_mode="batched"`) or
     on the tool node (`"per_call"`) for each tool its `interrupt_on` gates. A pause that may
     be skipped (a `when` predicate, an `interrupt()` under a condition) is not written, and a
@@ -240,6 +248,29 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     if not provenance:
         _strip(out)
     return out
+
+
+#: The most tools an approval node's tool node may bind for its yes to be credited: each is an
+#: answer flag, and the verifier searches every combination of answers.
+MAX_APPROVED_TOOLS = 8
+
+
+def _goto_names(fn: Any, goto: ast.AST) -> list[str] | None:
+    """The nodes a `Command(goto=...)` names: `_code.constant_strings`, and both arms of a
+    conditional expression (`"tools" if answer == "approve" else "agent"`)."""
+    if isinstance(goto, ast.IfExp):
+        a, b = _goto_names(fn, goto.body), _goto_names(fn, goto.orelse)
+        return None if a is None or b is None else a + b
+    return _code.constant_strings(fn, goto)
+
+
+def _flag(graph: str | None, node: str, tool: str) -> str:
+    """The state flag holding an approval node's yes for `tool` (`approved.<graph>.<node>.<tool>`,
+    each part cut to the characters a guard reads)."""
+    import re
+
+    parts = ["approved"] + ([graph] if graph else []) + [node, tool]
+    return ".".join(re.sub(r"[^A-Za-z0-9_-]", "_", p) or "_" for p in parts)
 
 
 def _node_tools(export: dict, where: str) -> list[str]:
@@ -511,6 +542,8 @@ class _GraphExport:
         self._inner: dict[str, Any] = {}
         #: Nodes under a `with_fallbacks` that catches `GraphInterrupt`: the wrapper, as written.
         self.swallows: dict[str, str] = {}
+        #: State flags the export declares (an approval node's answers, `_pauses.approval_routes`).
+        self.state: dict[str, dict] = {}
 
     def runnable(self, name: str) -> Any:
         """Node `name`'s runnable seen through `with_fallbacks`, `with_retry` and bindings."""
@@ -578,7 +611,10 @@ class _GraphExport:
         _guarded.fan_outs(self)
         self.compile_interrupts()
         self.hitl_interrupts()
-        return {"nodes": self.nodes, "edges": self.edges, "sends": self.sends, "interrupts": self.interrupts}
+        out = {"nodes": self.nodes, "edges": self.edges, "sends": self.sends, "interrupts": self.interrupts}
+        if self.state:
+            out["state"] = self.state
+        return out
 
     # -------------------------------------------------------------- nodes
     def node(self, name: str, spec: Any) -> dict:
@@ -1206,7 +1242,7 @@ class _GraphExport:
             if isinstance(goto, ast.Call) or (isinstance(goto, (ast.List, ast.Tuple)) and any(
                     isinstance(e, ast.Call) for e in goto.elts)):
                 continue  # Send(...) objects: read by scan_sends
-            names = _code.constant_strings(fn, goto)
+            names = _goto_names(fn, goto)
             if names is None:
                 if to_parent:
                     unknown_parent = True
@@ -1268,15 +1304,29 @@ class _GraphExport:
                     tree = _code.parse_function(tfn)
                     if tree is None:
                         continue
-                    calls = _code.calls_to(tfn, tree, interrupt, "interrupt")
+                    pauses, unplaced = _pauses.find(tfn, tree)
+                    self.opaque_pauses(name, tfn, unplaced, f"tool {tname!r}: ")
+                    calls = [(p.call, p.resolved) for p in pauses]
                     if not calls:
                         continue
                     if self.asks_after_effect(name, tname, tfn, tree, calls):
                         continue
-                    if any(resolved and _code.top_level_call(tree, c) for c, resolved in calls):
+                    top = [c for c, resolved in calls if resolved and _code.top_level_call(tree, c)]
+                    if any(_pauses.guards_effects(tfn, tree, c) for c in top):
                         self.interrupts.append(self.lg({"node": self.qid(name), "when": "before", "tool": tname},
-                                                       source="interrupt() at the top of the tool's code",
+                                                       source="interrupt() at the top of the tool's code, "
+                                                              "its answer keeping the tool from acting on a no",
                                                        guaranteed=True))
+                    elif top:
+                        # SPEC 12.5: an answer never read (or read and then ignored) confirms nothing.
+                        self.interrupts.append(self.lg({"node": self.qid(name), "when": "inside", "tool": None},
+                                                       source="interrupt() in the tool's code, whose answer does not "
+                                                              "keep it from acting"))
+                        self.ex.warn(self.label(
+                            f"tool {tname!r} (node {name!r}) asks with interrupt() but acts whatever the answer: "
+                            "a no does not stop it, so the pause confirms nothing (written `inside`, no tool); fix: "
+                            "read the answer and return before acting unless it is a yes "
+                            "(`if answer != \"yes\": return \"cancelled\"`)"))
                     else:
                         self.ex.warn(self.label(
                             f"tool {tname!r} calls interrupt() under a condition; not written as a confirmation"))
@@ -1297,7 +1347,12 @@ class _GraphExport:
             tree = _code.parse_function(fn)
             if tree is None:
                 continue
-            calls = _code.calls_to(fn, tree, interrupt, "interrupt")
+            pauses, unplaced = _pauses.find(fn, tree)
+            if kind == "step":
+                extra = _pauses.unfollowed(fn, bool(pauses or unplaced))
+                unplaced += [extra] if extra is not None else []
+            self.opaque_pauses(name, fn, unplaced)
+            calls = [(p.call, p.resolved) for p in pauses]
             if not calls:
                 continue
             tools = next((n.get("tools") or [] for n in self.nodes if n["id"] == self.qid(name)), [])
@@ -1324,9 +1379,82 @@ class _GraphExport:
                     f"({why}): written as an `inside` pause, which confirms nothing; if the node puts each call to "
                     f"a person and runs it only when accepted, declare it in the words: "
                     f'{{"nodes": {{"{name}": {{"reviews": {json.dumps(tools)}}}}}}}'))
+            if kind == "step" and not tools and self.approval(name, fn, tree, pauses):
+                continue
             self.interrupts.append(self.lg({"node": self.qid(name), "when": "inside", "tool": None},
                                            source="interrupt() call in the node's code",
                                            unconditional=any(_code.top_level_call(tree, c) for c, _ in calls)))
+
+    def opaque_pauses(self, name: str, fn: Any, unplaced: list, prefix: str = "") -> None:
+        """Each pause of node `name`'s code (or its tool's, `prefix`) the exporter cannot place is an
+        `opaque` entry on the node (SPEC 12.5), at its line when known, and a warning: never dropped."""
+        if not unplaced:
+            return
+        node = next(n for n in self.nodes if n["id"] == self.qid(name))
+        for u in unplaced:
+            entry: dict[str, Any] = {"what": "pause", "why": prefix + u.why}
+            file, line = _code.source_line(fn, u.at) if u.at is not None else (None, None)
+            if file and line:
+                entry["location"] = {"file": _code.rel_file(file, self.ex.base), "line": line,
+                                     "column": getattr(u.at, "col_offset", 0) + 1}
+            node.setdefault("opaque", []).append(entry)
+            self.ex.warn(self.label(f"node {name!r}: {prefix}{u.why}: an opaque pause (QG024 fails the gate until "
+                                    "it is read or declared)"))
+
+    def approval(self, name: str, fn: Any, tree: ast.AST, pauses: list) -> bool:
+        """Node `name` is an approval node (`_pauses.approval_routes`): `answer = interrupt(...)`
+        at its own level, and every `Command(goto=<tool node>)` under a yes. Then the pause is an
+        `inside` interrupt for each tool of each such tool node, each with its own answer flag
+        (turn-scoped, declared in `state`), and the edge into the tool node is guarded by all of
+        them: a no never reaches it, and a yes confirms the calls it runs (SPEC 12.5). False, and
+        nothing written, for any other shape."""
+        top = [p for p in pauses if p.resolved and _code.top_level_call(tree, p.call)]
+        if len(top) != 1 or len(pauses) != 1:
+            return False
+        targets, why = _pauses.approval_routes(fn, tree, top[0].call, self.toolnodes)
+        if not targets:
+            return False
+        me = self.qid(name)
+        guards: dict[str, str] = {}
+        for t in sorted(targets):
+            q = self.qid(t)
+            mine = [e for e in self.edges if e["from"] == me and (e["destinations"] is None or q in e["destinations"])]
+            if not mine or any(e["kind"] != "command" or e["destinations"] is None or e.get("guard") for e in mine):
+                return False  # a route into the tool node the answer does not decide
+            tools = self.node_tools(t)
+            if not tools:
+                return False
+            if len(tools) > MAX_APPROVED_TOOLS:
+                self.ex.warn(self.label(
+                    f"node {name!r} is an approval node for {t!r}, but {t!r} binds {len(tools)} tools: one answer "
+                    f"flag a tool makes 2^{len(tools)} answers for the verifier to search, so the approval is not "
+                    f"credited (written `inside`, confirming nothing); fix: give the approval node a tool node of at "
+                    f"most {MAX_APPROVED_TOOLS} tools (the writes it confirms), or review each call "
+                    "(HumanInTheLoopMiddleware, or the words' reviews)"))
+                return False
+            flags = []
+            for tool in tools:
+                flag = _flag(self.parent, name, tool)
+                flags.append(flag)
+                self.state[flag] = {"scope": "turn"}
+                self.interrupts.append(self.lg({"node": me, "when": "inside", "tool": tool, "answer": flag},
+                                               source="answer = interrupt(...) in an approval node, the answer "
+                                                      f"guarding its Command(goto={t!r})"))
+            guards[q] = " && ".join(flags)
+        if not self.one_call_reaches(name):
+            self.ex.warn(self.label(
+                f"node {name!r} asks once and, on a yes, sends every call of the model's message to "
+                f"{', '.join(sorted(targets))}: the yes is credited as confirming each of them, so the question "
+                "must show every call (state['messages'][-1].tool_calls), not only one; or bind the model with "
+                "parallel_tool_calls=False"))
+        for q, guard in guards.items():
+            for e in [e for e in self.edges if e["from"] == me and e["destinations"] and q in e["destinations"]]:
+                e["destinations"] = [d for d in e["destinations"] if d != q]
+                if not e["destinations"]:
+                    self.edges.remove(e)
+            self.edges.append(self.lg({"from": me, "kind": "command", "destinations": [q], "guard": guard},
+                                      source="Command(goto=...) taken only on the person's yes", enforced=False))
+        return True
 
     def asks_after_effect(self, name: str, tname: str, tfn: Any, tree: ast.AST, calls: list) -> bool:
         """Does tool `tname` (of tool node `name`) call `interrupt()` after a call that may act

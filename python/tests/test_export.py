@@ -19,9 +19,17 @@ from stalwart_export import escape_id, export_graph, unescape_id
 #:   the corpus wrote it with `guaranteed: false`;
 #: - HumanInTheLoopMiddleware reviews each call: `call` on the tool node (SPEC 12.2, issue 15),
 #:   where the corpus wrote `before` (on after_model in batched mode).
+#: - the approval node `review = interrupt(...)`, then `Command(goto="run_tool")` only when the
+#:   answer continues (SPEC 12.5, issue 28): an `inside` pause per tool of run_tool, each with its
+#:   answer flag, and the Command edge into run_tool split out, guarded by them.
 DIFFERENCES = {
-    "interrupt_review_node": {"interrupts": ({("human_review_node", "inside", None)},
-                                             {("human_review_node", "before", None)})},
+    "interrupt_review_node": {
+        "interrupts": ({("human_review_node", "inside", t) for t in ("read_inbox", "get_order", "refund_order")},
+                       {("human_review_node", "before", None)}),
+        "edges": ({("human_review_node", "command", frozenset({"call_llm"})),
+                   ("human_review_node", "command", frozenset({"run_tool"}))},
+                  {("human_review_node", "command", frozenset({"call_llm", "run_tool"}))}),
+    },
     "hitl_middleware": {"interrupts": ({("tools", "call", "refund_order")},
                                        {("HumanInTheLoopMiddleware.after_model", "before", "refund_order")})},
     "hitl_middleware_per_call": {"interrupts": ({("tools", "call", "get_order")},
@@ -114,7 +122,9 @@ def test_interrupt_styles():
     assert {(i["node"], i["when"], i["tool"]) for i in g["interrupts"]} == {
         ("tools", "before", t) for t in ("read_inbox", "get_order", "refund_order")}
     g = ex("interrupt_review_node")
-    assert [(i["node"], i["when"], i["tool"]) for i in g["interrupts"]] == [("human_review_node", "inside", None)]
+    assert [(i["node"], i["when"], i["tool"], i["answer"]) for i in g["interrupts"]] == [
+        ("human_review_node", "inside", t, f"approved.human_review_node.{t}")
+        for t in ("read_inbox", "get_order", "refund_order")]
     g = ex("interrupt_in_tool")
     assert [(i["node"], i["when"], i["tool"]) for i in g["interrupts"]] == [("tools", "before", "refund_order")]
     g = ex("hitl_middleware")

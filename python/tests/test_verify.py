@@ -63,8 +63,9 @@ EXPECTED = {
         ("QG023", "cycle:alice/model", "alice/model"), ("QG105", "refund_order", "bob/tools"),
         UNCHECKED,
     }),
-    # interrupt() in the review node is `inside` with no tool: it confirms nothing, so QG011 stays
-    "interrupt_review_node": (1, plain_agent("run_tool", "call_llm")),
+    # the review node goes to run_tool only when the answer continues (SPEC 12.5, issue 28): its
+    # `inside` pause confirms run_tool's calls, so refund_order is confirmed (no QG011)
+    "interrupt_review_node": (1, confirmed(plain_agent("run_tool", "call_llm"), "run_tool")),
     # interrupt() at the top of the refund tool: refund_order is confirmed
     "interrupt_in_tool": (1, confirmed(plain_agent("tools", "agent"), "tools")),
     # HumanInTheLoopMiddleware (batched) gates refund_order in after_model: confirmed

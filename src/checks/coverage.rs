@@ -39,8 +39,8 @@ pub enum Reads {
 pub fn reads(id: RuleId) -> Reads {
     use RuleId::*;
     match id {
-        QG001 | QG003 | QG004 | QG006 | QG011 | QG012 | QG013 | QG014 | QG015 | QG023 | QG101
-        | QG104 | QG105 | QG312 => Reads::Always,
+        QG001 | QG003 | QG004 | QG006 | QG011 | QG012 | QG013 | QG014 | QG015 | QG023 | QG024
+        | QG101 | QG104 | QG105 | QG312 => Reads::Always,
         QG002 | QG005 | QG007 | QG008 | QG009 | QG010 | QG022 => Reads::Rulebook,
         QG016 => Reads::Traces,
         QG017 => Reads::Declared(|m, _| has_role(m, Role::CODE)),

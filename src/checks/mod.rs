@@ -6,7 +6,8 @@
 //! to read and which this version does not check yet; [`rulebook`] reads the compiled rulebook
 //! (QG001's rulebook side, QG002, QG004, QG005, QG007-QG010, QG022), [`declarations`] QG004's
 //! graph side, and [`traces`] the traces of real runs (QG016). [`code`] reads the Python tool modules' code
-//! (CC001-CC003, which do not change the gate). Checks never print.
+//! (CC001-CC003, which do not change the gate). [`opaque`] reads the nodes' `opaque` entries (QG024,
+//! SPEC 12.5). Checks never print.
 
 pub mod catalogue_rules;
 pub mod code;
@@ -15,6 +16,7 @@ pub mod declarations;
 pub mod engines;
 pub mod graph;
 pub mod lints;
+pub mod opaque;
 pub mod rulebook;
 pub mod rulebook_names;
 pub mod structure;

@@ -555,6 +555,7 @@ fn compile(agents: &[Agent], entry: usize, agents_loc: Loc) -> GraphDef {
         declared_location: declared,
         declared_file: None,
         object_loc: loc,
+        opaque: Vec::new(),
     };
     g.nodes
         .push(node("__start__", NodeKind::Start, None, agents_loc, false));

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use crate::error::InputError;
 use crate::ir::{
     Budget, EdgeDef, EdgeKind, Export, FlagDecl, FlagScope, Framework, GraphDef, InterruptDef,
-    Named, NodeDef, NodeKind, SendDef, When,
+    Named, NodeDef, NodeKind, OpaqueDef, OpaqueWhat, SendDef, When,
 };
 use crate::source::Loc;
 
@@ -429,8 +429,96 @@ fn read_node(r: Reader<'_>, n: &Node) -> Result<NodeDef, InputError> {
         declared_location,
         declared_file,
         object_loc: id.loc,
+        opaque: read_opaque(r, m, &id.name)?,
         id,
     })
+}
+
+/// A node's `opaque` (SPEC 2.2, 12.5): a list of `{"what", "why", "location"?}`, each what the
+/// exporter saw the node's code do but could not read. Absent or null: none. Errors: not a list,
+/// an entry not a mapping, a `what` missing or not one of [`OpaqueWhat::ALL`], a `why` missing or
+/// not text, a bad location (as a node's).
+fn read_opaque(r: Reader<'_>, m: Map<'_>, id: &str) -> Result<Vec<OpaqueDef>, InputError> {
+    let Some(list) = m.get_some("opaque") else {
+        return Ok(Vec::new());
+    };
+    let shape = "write `\"opaque\": [{\"what\": \"pause\", \"why\": \"interrupt() in a helper\", \"location\": {\"file\": \"agent.py\", \"line\": 12}}]`, or leave `opaque` out";
+    if !matches!(list.value, Value::Seq(_)) {
+        return Err(r
+            .err(
+                list.loc,
+                format!("`opaque` of node '{id}' is {}, not a list", list.describe()),
+                shape,
+            )
+            .with_label("a list"));
+    }
+    let mut out = Vec::new();
+    for (i, e) in r
+        .seq(list, &format!("`opaque` of node '{id}'"))?
+        .iter()
+        .enumerate()
+    {
+        let what_entry = format!("entry {} of `opaque` of node '{id}'", i + 1);
+        if e.as_map().is_none() {
+            return Err(r
+                .err(
+                    e.loc,
+                    format!("{what_entry} is {}, not a mapping", e.describe()),
+                    shape,
+                )
+                .with_label("a mapping"));
+        }
+        let em = r.map(e, &what_entry)?;
+        let kinds = OpaqueWhat::ALL.join(", ");
+        let what = match em.get_some("what") {
+            None => {
+                return Err(r
+                    .err(
+                        e.loc,
+                        format!("{what_entry} has no `what`"),
+                        format!("add `\"what\"`, one of: {kinds}"),
+                    )
+                    .with_label("no what"))
+            }
+            Some(w) => {
+                let w = r.text(w, &format!("`what` of {what_entry}"))?;
+                OpaqueWhat::parse(&w.name).ok_or_else(|| {
+                    r.err(
+                        w.loc,
+                        format!("unknown `what` '{}' in {what_entry}", w.name),
+                        format!("use one of: {kinds}"),
+                    )
+                    .with_label("unknown what")
+                })?
+            }
+        };
+        let why = match em.get_some("why") {
+            Some(w) => r.text(w, &format!("`why` of {what_entry}"))?.name,
+            None => {
+                return Err(r
+                    .err(
+                        e.loc,
+                        format!("{what_entry} has no `why`"),
+                        "say what the exporter could not read: `\"why\": \"interrupt() in helper ask_person, which the exporter does not follow\"`",
+                    )
+                    .with_label("no why"))
+            }
+        };
+        let (loc, declared_file) = match em.get("location") {
+            Some(l) => match read_location(r, l, &format!("`location` of {what_entry}"))? {
+                Some((loc, file)) => (Some(loc), file),
+                None => (None, None),
+            },
+            None => (None, None),
+        };
+        out.push(OpaqueDef {
+            what,
+            why,
+            loc,
+            declared_file,
+        });
+    }
+    Ok(out)
 }
 
 const EDGE_KINDS: &str = "fixed, conditional, command, stalwart_edge";

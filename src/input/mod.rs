@@ -194,6 +194,7 @@ fn resolve_locations(
                 n.declared_location = false;
             }
         }
+        resolve_opaque(n, &shown, sources, export, own, unlocated, read);
     }
     // The first node of each name whose line is in the user's code, found by hash: a scan per
     // edge is quadratic in a graph of 20,000 nodes (issue 26).
@@ -218,6 +219,35 @@ fn resolve_locations(
     }
     for (name, sub) in &mut g.subgraphs {
         resolve_locations(sub, sources, export, own, &name.name, unlocated, read);
+    }
+}
+
+/// Points each `opaque` entry of `n` (SPEC 12.5) whose `location` names another `file` into that
+/// file, as a node's; an entry whose file cannot be read falls back to the node's own location,
+/// and `unlocated` says so.
+fn resolve_opaque(
+    n: &mut crate::ir::NodeDef,
+    shown: &str,
+    sources: &mut SourceMap,
+    export: &Path,
+    own: usize,
+    unlocated: &mut Vec<String>,
+    read: &mut Resolved,
+) {
+    for o in &mut n.opaque {
+        let Some(loc) = &mut o.loc else { continue };
+        match resolve_file(o.declared_file.as_deref(), sources, export, own, read) {
+            Ok(Some(i)) => loc.file = i,
+            Ok(None) => {}
+            Err(()) => {
+                unlocated.push(format!(
+                    "node '{shown}': the location of its opaque {} names {}, which cannot be read from here or lies outside the repository: its finding points at the node",
+                    o.what.as_str(),
+                    o.declared_file.as_deref().unwrap_or("?")
+                ));
+                o.loc = None;
+            }
+        }
     }
 }
 

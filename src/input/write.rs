@@ -275,6 +275,17 @@ fn node_json(sources: &SourceMap, n: &NodeDef) -> Value {
     if let Some(c) = &n.channel {
         o.insert("channel".into(), json!(c));
     }
+    if !n.opaque.is_empty() {
+        // SPEC 12.5: what the exporter could not read is kept, never dropped on the way out.
+        let entries: Vec<Value> = n
+            .opaque
+            .iter()
+            .map(|e| {
+                json!({"what": e.what.as_str(), "why": e.why, "location": location(sources, e.loc.unwrap_or(n.loc))})
+            })
+            .collect();
+        o.insert("opaque".into(), Value::Array(entries));
+    }
     o.insert("location".into(), location(sources, n.loc));
     Value::Object(o)
 }
