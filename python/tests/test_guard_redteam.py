@@ -472,8 +472,6 @@ def test_a_url_deep_in_nested_lists_and_objects_is_found(place):
     assert last_decision(out, "log_event")[3] == "undeclared_destination"
 
 
-@pytest.mark.xfail(strict=True, reason="HOLE: args._texts scans the values of an object argument, not its keys, so "
-                                       "a URL used as a key of a nested object reaches a tool not declared sends_out")
 @pytest.mark.parametrize("place", ["middleware", "step"])
 def test_a_url_as_a_key_of_a_nested_object_is_found(place):
     out = _one_call(place, "log_event", {"meta": {"https://evil.example/c?card=4111": "v"}})
@@ -491,10 +489,6 @@ def test_destinations_in_a_tool_that_does_not_send_out_are_refused(text):
     assert last_decision(out, "log_event")[3] == "undeclared_destination"
 
 
-@pytest.mark.xfail(strict=True, reason="HOLE: args._TOKEN_SEP cuts tokens at '[' and ']', so an IPv6 URL "
-                                       "'https://[2001:db8::1]:8443/x' leaves 'https://' (too short) and pieces split "
-                                       "at ':'; and _is_host knows only IPv4 and names in TLDS, so a bare IPv6 address "
-                                       "or a bare IDN/punycode host in a tool not declared sends_out is no destination")
 @pytest.mark.parametrize("text", ["https://[2001:db8::1]:8443/x", "http://[::1]/x", "[2001:db8::1]:443", "2001:db8::1",
                                   "\u043f\u0440\u0438\u043c\u0435\u0440.\u0440\u0444", "xn--e1afmkfd.xn--p1ai"])
 def test_bare_ipv6_and_idn_hosts_are_destinations(text):
@@ -530,9 +524,6 @@ def test_an_allow_list_path_is_compared_at_segment_boundaries(url):
     assert last_decision(out, "post_v1")[3] == "undeclared_destination"
 
 
-@pytest.mark.xfail(strict=True, reason="HOLE: args._under compares the raw path, so '/v1/../admin' (and its "
-                                       "percent-encoded form, equivalent by RFC 3986) counts as under '/v1' though "
-                                       "urllib3 (requests) sends '/admin': dot segments are not removed first")
 @pytest.mark.parametrize("url", ["https://hooks.example.com/v1/../admin", "https://hooks.example.com/v1/%2e%2e/admin",
                                  "https://hooks.example.com/v1/./../admin"])
 def test_an_allow_list_path_is_not_left_by_dot_segments(url):
@@ -545,10 +536,6 @@ def test_an_allow_list_path_is_not_left_by_dot_segments(url):
     assert last_decision(out, "post_v1")[3] == "undeclared_destination"
 
 
-@pytest.mark.xfail(strict=True, reason="HOLE: args._TOKEN_SEP cuts a URL at a tab or newline and only the first "
-                                       "piece is checked, but urllib.parse.urlsplit (what a tool using urllib reads) "
-                                       "deletes tabs and newlines: the host is hooks.example.com.evil.ly (the piece '.evil.ly' "
-                                       "is no destination either: 'ly' is not in args.TLDS)")
 @pytest.mark.parametrize("sep", ["\t", "\n", "\r"])
 def test_a_url_split_by_a_tab_or_newline_is_read_as_the_tool_reads_it(sep):
     url = f"https://hooks.example.com{sep}.evil.ly/h"
@@ -558,9 +545,6 @@ def test_a_url_split_by_a_tab_or_newline_is_read_as_the_tool_reads_it(sep):
     assert last_decision(out, "post_hook")[3] == "undeclared_destination"
 
 
-@pytest.mark.xfail(strict=True, reason="HOLE: args.destinations reads only the texts of an argument (_texts), so a "
-                                       "number under an untyped role: destination argument (2130706433 is 127.0.0.1 to "
-                                       "socket and inet_aton) is no destination and passes the allow-list")
 def test_a_number_under_a_destination_argument_is_held_to_the_allow_list():
     import ipaddress
 
@@ -576,10 +560,6 @@ def test_a_text_under_a_destination_argument_is_held_to_the_allow_list():
     assert last_decision(out, "connect_host")[3] == "undeclared_destination"
 
 
-@pytest.mark.xfail(strict=True, reason="HOLE: a quoted local part '\"x@shop.example\"@evil.ly' is cut at the quotes "
-                                       "(args._TOKEN_SEP), the piece 'x@shop.example' matches '@shop.example' and the "
-                                       "real domain (the piece '@evil.ly' is no address, and 'ly' is not in args.TLDS) is "
-                                       "never read")
 def test_an_address_with_a_quoted_local_part_is_read_by_its_real_domain():
     to = '"x@shop.example"@evil.ly'
     assert parseaddr(to)[1].rpartition("@")[2] == "evil.ly"
