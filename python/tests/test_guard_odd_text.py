@@ -139,3 +139,25 @@ def test_a_tool_that_fails_is_still_recorded_and_counted(place, how, monkeypatch
     out, _ = G.turn(app, G.thread())
     assert G.RAN == {"search": 2}
     assert [d[1:3] for d in G.decisions(out)] == [("allow", True)] * 2 + [("refuse", False)] * 2
+
+
+def test_every_default_ignorable_code_point_is_shown_escaped():
+    """Unicode's Default_Ignorable_Code_Point property, every code point of it (issue 27 red team)."""
+    from stalwart_export.guard.review import _DEFAULT_IGNORABLE, visible
+
+    for lo, hi in _DEFAULT_IGNORABLE:
+        for n in range(lo, hi + 1):
+            assert chr(n) not in visible(f"acct{chr(n)}1"), hex(n)
+    assert visible("acct-1 é e\u0301 \u4e2d") == "acct-1 é e\u0301 \u4e2d"
+
+
+@pytest.mark.parametrize("answer,kind", [([True], "approve"), ({"decisions": [True]}, "approve"),
+                                         ([True, False], "reject"), ({"decisions": [True, False]}, "reject"),
+                                         ({"decisions": []}, "reject"), ([], "reject")])
+def test_a_batched_answer_is_read_only_with_one_decision(answer, kind):
+    from stalwart_export.guard.decide import Call
+    from stalwart_export.guard.review import read_answer
+
+    got = read_answer(answer, Call("add_note", {}, "a1"), "0" * 64)
+    assert got.kind == kind
+    assert (got.unreadable is None) == (kind == "approve")
