@@ -331,13 +331,8 @@ def test_an_overwrite_in_a_hand_off_to_the_parent_does_not_reset_the_history(for
     monkeypatch.setitem(A.CATALOGUE["tools"], "to_a2", {"kind": "read", "args": {}})
     g = A.guard()
     app = _two_agents(g, FORMS[form])
-    if form == "typed":
-        # fails closed, but as a crash: handoff.carry calls merge_history(Overwrite(...), records), and
-        # list(Overwrite) raises after the hand-off tool ran (nothing after it runs)
-        with pytest.raises(TypeError, match="Overwrite"):
-            run(app, G.thread())
-        assert G.RAN == {"read_inbox": 1, "to_a2": 1}
-        return
+    # every form, the typed Overwrite too (it once failed closed as a TypeError after the hand-off
+    # tool ran): the hand-off carries the REPLACED mark, so nothing after it runs
     out, _ = run(app, G.thread())
     assert G.RAN == {"read_inbox": 1, "to_a2": 1}
     assert last_decision(out, "wire") == ("wire", "refuse", False, "history_invalid")
@@ -851,11 +846,22 @@ class HandoffUpdate:
     messages: list
 
 
-@pytest.mark.xfail(strict=True, reason="HOLE: handoff.carry leaves a Command(graph=PARENT) whose update is an object "
-                                       "(LangGraph applies its annotated fields) unchanged, so the subgraph's history "
-                                       "(the outside read) never reaches the parent and a2's wire (not_after: untrusted) "
-                                       "runs; README says the guard puts the history in every hand-off")
-def test_a_hand_off_whose_update_is_an_object_carries_the_history(monkeypatch):
+class HandoffModel(BaseModel):
+    """The same as a pydantic model."""
+
+    messages: list
+
+
+@dataclass
+class HandoffReset:
+    """An object update that also tries to replace the guard's history."""
+
+    messages: list
+    stalwart_guard: Any
+
+
+@pytest.mark.parametrize("shape", ["dataclass", "pydantic", "reset"])
+def test_a_hand_off_whose_update_is_an_object_carries_the_history(monkeypatch, shape):
     """a1 reads outside text, then hands off with Command(graph=PARENT, update=<an object>); a2 asks
     for wire (not_after: untrusted). LangGraph applies the object's fields; the guard's carry()
     leaves such an update alone, so the parent never gets a1's records."""
@@ -865,8 +871,10 @@ def test_a_hand_off_whose_update_is_an_object_carries_the_history(monkeypatch):
     def to_a2(tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
         """Hand off to a2."""
         G._ran("to_a2")
-        return Command(graph=Command.PARENT, goto="a2",
-                       update=HandoffUpdate(messages=[ToolMessage(content="handed off", tool_call_id=tool_call_id)]))
+        msgs = [ToolMessage(content="handed off", tool_call_id=tool_call_id)]
+        update = {"dataclass": lambda: HandoffUpdate(messages=msgs), "pydantic": lambda: HandoffModel(messages=msgs),
+                  "reset": lambda: HandoffReset(messages=msgs, stalwart_guard=Overwrite([]))}[shape]()
+        return Command(graph=Command.PARENT, goto="a2", update=update)
 
     monkeypatch.setitem(A.CATALOGUE["tools"], "to_a2", {"kind": "read", "args": {}})
     g = A.guard()
@@ -882,6 +890,7 @@ def test_a_hand_off_whose_update_is_an_object_carries_the_history(monkeypatch):
     out, _ = run(app, G.thread())
     assert G.RAN.get("to_a2") == 1 and G.RAN.get("read_inbox") == 1
     assert "wire" not in G.RAN, f"a2 did not see a1's outside read: {G.decisions(out)}"
+    assert last_decision(out, "wire")[3] == ("history_invalid" if shape == "reset" else "order_rule")
 
 
 # ================================================================== the person's answer
