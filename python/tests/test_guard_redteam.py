@@ -645,11 +645,6 @@ def test_an_edit_to_another_tool_after_outside_text_is_checked_again(place):
     assert last_decision(out, "wire") == ("wire", "refuse", False, "order_rule")
 
 
-@pytest.mark.xfail(strict=True, reason="HOLE: within one batch at_most counts the model's calls by their tool "
-                                       "(decide._decide's `earlier`), not the calls as edited: a person's edit that "
-                                       "turns add_note into charge_card (at_most: 1) is re-decided with no earlier "
-                                       "charge_card, and the batch's own charge_card was decided before the edit, so "
-                                       "both run")
 @pytest.mark.parametrize("place", ["middleware", "tool_node"])
 def test_an_edit_that_renames_a_call_counts_against_the_batchs_at_most(place):
     g = A.guard()
@@ -661,6 +656,26 @@ def test_an_edit_that_renames_a_call_counts_against_the_batchs_at_most(place):
 
     out, _ = run(app, G.thread(), answer=answer)
     assert G.RAN.get("charge_card", 0) == 1, f"charge_card (at_most 1) ran {G.RAN['charge_card']} times"
+    assert sorted(G.decisions(out)) == [("charge_card", "confirm", True, "write"),
+                                        ("charge_card", "refuse", False, "order_rule")], G.decisions(out)
+    assert "names 'charge_card' in place of 'add_note'" in G.tool_messages(out)[0].content
+
+
+@pytest.mark.parametrize("place", ["middleware", "tool_node"])
+def test_an_edit_renaming_the_last_call_of_a_batch_is_decided_with_the_calls_before_it(place):
+    """The rename of a batch's last call is allowed to be decided (no call after it was decided
+    without it) and counts the calls before it: charge_card (at_most 1) is already in the batch."""
+    g = A.guard()
+    app = A.PLACES[place](g, [A.tc("charge_card", {"order_id": "42", "amount": 5.0}, "c1"),
+                              A.tc("add_note", {"order_id": "42", "note": "n"}, "a1")], "done")
+
+    def answer(q):
+        return G.edit("charge_card", order_id="42", amount=5.0) if q["name"] == "add_note" else G.YES
+
+    out, _ = run(app, G.thread(), answer=answer)
+    assert G.RAN.get("charge_card", 0) == 1
+    assert ("charge_card", "refuse", False, "order_rule") in G.decisions(out)
+    assert "at most" in G.tool_messages(out)[-1].content or "at_most" in G.tool_messages(out)[-1].content
 
 
 def test_a_wrapper_node_asks_about_no_call_of_a_several_call_message():
