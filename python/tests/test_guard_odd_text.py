@@ -161,3 +161,27 @@ def test_a_batched_answer_is_read_only_with_one_decision(answer, kind):
     got = read_answer(answer, Call("add_note", {}, "a1"), "0" * 64)
     assert got.kind == kind
     assert (got.unreadable is None) == (kind == "approve")
+
+
+def test_a_mark_counts_as_a_new_turn_only_after_the_call_it_follows():
+    """Issue 27 red team (turns): the person's latest message is a new turn only when it comes after
+    the model's message that asked for the last entry's call; an older message left when the newest
+    was removed, or the newest written back under a new id, is the same turn. A turn that ended on a
+    tool's answer (a `return_direct` tool) is followed by a real next turn."""
+    from types import SimpleNamespace
+
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from stalwart_export.guard.middleware import _turn_of
+
+    h1, h2 = HumanMessage("first", id="h1"), HumanMessage("second", id="h2")
+    asked = AIMessage("", tool_calls=[{"name": "tip", "args": {}, "id": "t1"}], id="a1")
+    answered = ToolMessage("ok", tool_call_id="t1", id="m1")
+    session = SimpleNamespace(entries=[{"turn": 2, "human": "h2", "call_id": "t1"}])
+    hello = AIMessage("hello", id="a0")
+    assert _turn_of({"messages": [h1, hello, asked, answered]}, session) == (2, "h2")
+    assert _turn_of({"messages": [h1, hello, HumanMessage("second", id="h2b"), asked, answered]}, session) == (2, "h2")
+    third = HumanMessage("third", id="h3")
+    assert _turn_of({"messages": [h1, hello, h2, asked, answered, AIMessage("done"), third]}, session) == (3, "h3")
+    assert _turn_of({"messages": [h1, hello, h2, asked, answered, third]}, session) == (3, "h3")
+    assert _turn_of({"messages": [h2, asked, answered]}, session) == (2, "h2")
