@@ -450,9 +450,10 @@ def _replay_setup(place):
 def test_replaying_from_a_checkpoint_before_the_calls_runs_them_again_stated_limit(place):
     """Time travel: `invoke(None, <an earlier checkpoint>)` replays from a state whose history has
     no record of the calls that ran after it, so the same two searches run again: four in the
-    real world under `at_most: 2`. The README states it ("What the guard does not see: ... the
-    newest batch of the history dropped whole ... resuming an earlier checkpoint looks the
-    same"); the attempt memory does not catch it (the replay's tasks have new ids)."""
+    real world under `at_most: 2`. The README states it ("What the guard does not see: ... time
+    travel: the newest batches of the history, any number of them, ... left behind by running
+    from an earlier checkpoint"); the attempt memory does not catch it (the replay's tasks have
+    new ids)."""
     app, t, before = _replay_setup(place)
     out = app.invoke(None, before.config)
     assert G.RAN == {"search": 4}
@@ -462,8 +463,9 @@ def test_replaying_from_a_checkpoint_before_the_calls_runs_them_again_stated_lim
 @pytest.mark.parametrize("place", THREE)
 def test_forking_with_update_state_on_an_earlier_checkpoint_runs_the_calls_again_stated_limit(place):
     """The same through `update_state(<earlier checkpoint>, ..., as_node=...)`: a state update
-    that leaves the thread's newest checkpoint with a shorter history (the README's "no state
-    update can drop it" holds only for updates on the newest checkpoint)."""
+    that leaves the thread's newest checkpoint with a shorter history (the README states it: "or
+    by `update_state` on an earlier checkpoint (a fork)"; no update on the newest checkpoint can
+    drop a record)."""
     app, t, before = _replay_setup(place)
     fork = app.update_state(before.config, {"messages": [HumanMessage(content="again")]}, as_node="__input__")
     app.invoke(None, fork)
