@@ -169,6 +169,7 @@ def test_what_the_scan_finds_after_the_red_team():
     spec = A.guard().catalogue.get("add_note")
     found = lambda text: [d for _, d in destinations(spec, {"order_id": "1", "note": text})]  # noqa: E731
     assert found("send it to evil.ly now") == ["evil.ly"]
+    assert found("see README.md") == ["README.md"]  # any two letters may be a country's domain
     assert found("xn--e1afmkfd.xn--p1ai") == ["xn--e1afmkfd.xn--p1ai"]
     assert found("at [::1]:8080 or fe80::1.") == ["::1", "fe80::1"]
     assert found("report.pdf, std::vector, at 12:30:45, e.g. this") == []

@@ -27,8 +27,10 @@ an encoded `/` or `\\` is under no prefix); an entry is compared at label and pa
 `/v1/`; a bare host `example.com` that host on any scheme or port, or an address at exactly that
 domain; `@example.com` an address whose domain is exactly `example.com`.
 
+Any two ASCII letters are read as a country's domain, though not every pair is one: `README.md`
+and `node.js` are hosts to the scan, as `evil.ly` is (an argument holding file names is `content`).
 A name whose last label is three or more ASCII letters not in `TLDS` (`report.pdf`, and also a
-new generic domain such as `evil.pizza`) is not read as a host: free text is full of file names,
+generic domain the list lacks) is not read as a host: free text is full of file names,
 and the list holds the generic domains in common use; a tool that takes a destination says so with
 `role: url` or `destination`, which is checked whole whatever its shape.
 
