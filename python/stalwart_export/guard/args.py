@@ -69,7 +69,7 @@ com net org edu gov mil int info biz name pro io ai app dev co me tv cc us uk eu
 ch at se no dk fi pl cz pt ie ru cn jp kr in br mx ca au nz za sg hk tw il tr gr ro hu ua ar cl
 cloud online site tech xyz top shop store email mail link live club blog news page
 invalid example test localhost local internal lan corp home arpa onion
-aero asia cat coop jobs mobi museum post tel travel xxx zip mov web site space website fun icu vip
+aero asia cat coop jobs mobi museum post tel travel xxx zip mov space website fun icu vip
 work world life today network digital solutions agency company center group media global social
 team zone tools services systems support host hosting domains download click pizza bar bank
 """.split())
