@@ -185,3 +185,26 @@ def test_a_mark_counts_as_a_new_turn_only_after_the_call_it_follows():
     assert _turn_of({"messages": [h1, hello, h2, asked, answered, AIMessage("done"), third]}, session) == (3, "h3")
     assert _turn_of({"messages": [h1, hello, h2, asked, answered, third]}, session) == (3, "h3")
     assert _turn_of({"messages": [h2, asked, answered]}, session) == (2, "h2")
+
+
+def test_what_a_tool_answer_may_write_without_marking_a_turn():
+    """`turns.marks_turn`: messages of other kinds, a removal of a message not the person's, and the
+    person's messages the state already holds (a hand-off re-sending the conversation) pass; a new
+    message of the person, in any form LangGraph reads, or a removal of theirs, does not."""
+    from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+    from langgraph.types import Command
+
+    from stalwart_export.guard.turns import marks_turn
+
+    h = HumanMessage("hi", id="h1")
+    state = {"messages": [h, AIMessage("", id="a1"), ToolMessage("ok", tool_call_id="c", id="m1")]}
+    ok = [ToolMessage("ok", tool_call_id="c2"), AIMessage("note"), RemoveMessage(id="m1")]
+    assert marks_turn(Command(update={"messages": ok}), state) is None
+    assert marks_turn(Command(graph=Command.PARENT, update={"messages": state["messages"] + ok}), state) is None
+    assert marks_turn(ToolMessage("ok", tool_call_id="c2"), state) is None
+    for bad in ([HumanMessage("x")], [("user", "x")], [{"role": "user", "content": "x"}], HumanMessage("x", id="h2"),
+                [RemoveMessage(id="h1")], [RemoveMessage(id=REMOVE_ALL_MESSAGES), h]):
+        assert marks_turn(Command(update={"messages": bad}), state), bad
+        assert marks_turn([Command(update={"messages": bad})], state), bad
+    assert marks_turn(Command(update=[("messages", [HumanMessage("x")])]), state)

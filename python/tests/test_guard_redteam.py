@@ -384,6 +384,15 @@ def test_a_tool_adding_a_human_looking_message_does_not_start_a_turn(place):
     _assert_withheld(out, "fake_turn", "adds a message as the person's")
 
 
+@pytest.mark.parametrize("place", ["middleware", "wrapper"])
+def test_a_tool_adding_a_human_looking_message_does_not_start_a_turn_on_the_async_path(place):
+    g = A.guard()
+    app = A.PLACES[place](g, *_tip_twice_around("fake_turn"))
+    out, _ = arun(app, G.thread())
+    assert G.RAN["fake_turn"] == 1 and G.RAN["tip"] == 1, G.decisions(out)
+    _assert_withheld(out, "fake_turn", "adds a message as the person's")
+
+
 def _assert_withheld(out: dict, name: str, why: str) -> None:
     """The tool ran, its answer was withheld (turns.py), and the turn's second tip was refused."""
     answer = next(m for m in G.tool_messages(out) if m.name == name)
