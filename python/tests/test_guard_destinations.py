@@ -141,7 +141,8 @@ def _scan_steps(text: str) -> int:
     return steps
 
 
-@pytest.mark.parametrize("unit", ["a.", "a", "a@", "a:/", "x.example.com ", "https://", "a-.", "@a.", "é.", "1.2."])
+@pytest.mark.parametrize("unit", ["a.", "a", "a@", "a:/", "x.example.com ", "https://", "a-.", "@a.", "é.", "1.2.",
+                                  "::1 ", "[::1]:", "a:", "{\"k.ly\": 1}"])
 def test_the_scan_takes_steps_linear_in_the_arguments_length(unit):
     small, big = _scan_steps(unit * 2000), _scan_steps(unit * 16000)
     assert big <= 8 * small + 2000, f"{unit!r}: {small} steps for 2,000 repeats, {big} for 16,000"
