@@ -141,7 +141,8 @@ def _scan_steps(text: str) -> int:
     return steps
 
 
-@pytest.mark.parametrize("unit", ["a.", "a", "a@", "a:/", "x.example.com ", "https://", "a-.", "@a.", "é.", "1.2."])
+@pytest.mark.parametrize("unit", ["a.", "a", "a@", "a:/", "x.example.com ", "https://", "a-.", "@a.", "é.", "1.2.",
+                                  "::1 ", "[::1]:", "a:", "{\"k.ly\": 1}"])
 def test_the_scan_takes_steps_linear_in_the_arguments_length(unit):
     small, big = _scan_steps(unit * 2000), _scan_steps(unit * 16000)
     assert big <= 8 * small + 2000, f"{unit!r}: {small} steps for 2,000 repeats, {big} for 16,000"
@@ -161,3 +162,28 @@ def test_the_scans_regular_expressions_are_linear_by_construction():
 def test_the_catalogue_reader_accepts_role_content():
     spec = A.guard().catalogue.get("store_row")
     assert spec.args["row"].role == "content"
+
+
+def test_what_the_scan_finds_after_the_red_team():
+    """Issue 27's red team: country-code and internationalised top-level domains, IPv6 addresses and
+    object keys are destinations; file names, C++ scopes and clock times are not."""
+    spec = A.guard().catalogue.get("add_note")
+    found = lambda text: [d for _, d in destinations(spec, {"order_id": "1", "note": text})]  # noqa: E731
+    assert found("send it to evil.ly now") == ["evil.ly"]
+    assert found("see README.md") == ["README.md"]  # any two letters may be a country's domain
+    assert found("xn--e1afmkfd.xn--p1ai") == ["xn--e1afmkfd.xn--p1ai"]
+    assert found("at [::1]:8080 or fe80::1.") == ["::1", "fe80::1"]
+    assert found("report.pdf, std::vector, at 12:30:45, e.g. this") == []
+    assert [d for _, d in destinations(spec, {"order_id": "1", "note": {"k": {"evil.ly": 1}}})] == ["evil.ly"]
+
+
+@pytest.mark.parametrize("url", ["https://api.example.com/v1/%2E%2E/admin", "https://api.example.com/v1/..%2fadmin",
+                                 "https://api.example.com/v1%5c..%5cadmin", "https://api.example.com/v1/x/../../admin"])
+def test_a_path_leaving_its_prefix_by_dot_segments_or_encoded_separators_is_not_allowed(url):
+    assert not allowed(url, ALLOW), url
+
+
+@pytest.mark.parametrize("url", ["https://api.example.com/v1/x/../y", "https://api.example.com/v1/./y",
+                                 "https://api.example.com/v1/.."])
+def test_a_path_whose_dot_segments_stay_under_the_prefix_is_allowed(url):
+    assert allowed(url, ALLOW) == (not url.endswith("/..")), url

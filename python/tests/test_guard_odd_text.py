@@ -139,3 +139,72 @@ def test_a_tool_that_fails_is_still_recorded_and_counted(place, how, monkeypatch
     out, _ = G.turn(app, G.thread())
     assert G.RAN == {"search": 2}
     assert [d[1:3] for d in G.decisions(out)] == [("allow", True)] * 2 + [("refuse", False)] * 2
+
+
+def test_every_default_ignorable_code_point_is_shown_escaped():
+    """Unicode's Default_Ignorable_Code_Point property, every code point of it (issue 27 red team)."""
+    from stalwart_export.guard.review import _DEFAULT_IGNORABLE, visible
+
+    for lo, hi in _DEFAULT_IGNORABLE:
+        for n in range(lo, hi + 1):
+            assert chr(n) not in visible(f"acct{chr(n)}1"), hex(n)
+    assert visible("acct-1 é e\u0301 \u4e2d") == "acct-1 é e\u0301 \u4e2d"
+
+
+@pytest.mark.parametrize("answer,kind", [([True], "approve"), ({"decisions": [True]}, "approve"),
+                                         ([True, False], "reject"), ({"decisions": [True, False]}, "reject"),
+                                         ({"decisions": []}, "reject"), ([], "reject")])
+def test_a_batched_answer_is_read_only_with_one_decision(answer, kind):
+    from stalwart_export.guard.decide import Call
+    from stalwart_export.guard.review import read_answer
+
+    got = read_answer(answer, Call("add_note", {}, "a1"), "0" * 64)
+    assert got.kind == kind
+    assert (got.unreadable is None) == (kind == "approve")
+
+
+def test_a_mark_counts_as_a_new_turn_only_after_the_call_it_follows():
+    """Issue 27 red team (turns): the person's latest message is a new turn only when it comes after
+    the model's message that asked for the last entry's call; an older message left when the newest
+    was removed, or the newest written back under a new id, is the same turn. A turn that ended on a
+    tool's answer (a `return_direct` tool) is followed by a real next turn."""
+    from types import SimpleNamespace
+
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from stalwart_export.guard.middleware import _turn_of
+
+    h1, h2 = HumanMessage("first", id="h1"), HumanMessage("second", id="h2")
+    asked = AIMessage("", tool_calls=[{"name": "tip", "args": {}, "id": "t1"}], id="a1")
+    answered = ToolMessage("ok", tool_call_id="t1", id="m1")
+    session = SimpleNamespace(entries=[{"turn": 2, "human": "h2", "call_id": "t1"}])
+    hello = AIMessage("hello", id="a0")
+    assert _turn_of({"messages": [h1, hello, asked, answered]}, session) == (2, "h2")
+    assert _turn_of({"messages": [h1, hello, HumanMessage("second", id="h2b"), asked, answered]}, session) == (2, "h2")
+    third = HumanMessage("third", id="h3")
+    assert _turn_of({"messages": [h1, hello, h2, asked, answered, AIMessage("done"), third]}, session) == (3, "h3")
+    assert _turn_of({"messages": [h1, hello, h2, asked, answered, third]}, session) == (3, "h3")
+    assert _turn_of({"messages": [h2, asked, answered]}, session) == (2, "h2")
+
+
+def test_what_a_tool_answer_may_write_without_marking_a_turn():
+    """`turns.marks_turn`: messages of other kinds, a removal of a message not the person's, and the
+    person's messages the state already holds (a hand-off re-sending the conversation) pass; a new
+    message of the person, in any form LangGraph reads, or a removal of theirs, does not."""
+    from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+    from langgraph.types import Command
+
+    from stalwart_export.guard.turns import marks_turn
+
+    h = HumanMessage("hi", id="h1")
+    state = {"messages": [h, AIMessage("", id="a1"), ToolMessage("ok", tool_call_id="c", id="m1")]}
+    ok = [ToolMessage("ok", tool_call_id="c2"), AIMessage("note"), RemoveMessage(id="m1")]
+    assert marks_turn(Command(update={"messages": ok}), state) is None
+    assert marks_turn(Command(graph=Command.PARENT, update={"messages": state["messages"] + ok}), state) is None
+    assert marks_turn(ToolMessage("ok", tool_call_id="c2"), state) is None
+    for bad in ([HumanMessage("x")], [("user", "x")], [{"role": "user", "content": "x"}], HumanMessage("x", id="h2"),
+                [RemoveMessage(id="h1")], [RemoveMessage(id=REMOVE_ALL_MESSAGES), h]):
+        assert marks_turn(Command(update={"messages": bad}), state), bad
+        assert marks_turn([Command(update={"messages": bad})], state), bad
+    assert marks_turn(Command(update=[("messages", [HumanMessage("x")])]), state)

@@ -9,7 +9,7 @@ Modules, each one job: `doc` (reading JSON/YAML with positions, as the verifier)
 graph's state), `args` (argument schema and destinations), `decide` (the rules, in order),
 `review` (what the person is asked and their answer), `core` (a batch through the check),
 `attempts` (calls started, so a retry sees them), `concurrent` (calls of concurrent branches
-serialised),
+serialised), `handoff` (the history in a hand-off's update), `turns` (a tool answer never starts a turn),
 `middleware` (the `Guard`), `node` (`guard.tool_node`), `trace` (the `--traces` lines).
 """
 

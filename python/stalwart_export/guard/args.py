@@ -8,27 +8,43 @@ declared `type` (`string`, `number`, `integer`, `boolean`, `array`, `object`, `n
 of them) and, with `enum`, be one of its values; an array's `items.type` is checked per item.
 Other JSON-schema words are not checked.
 
-Rule 4 looks in every text of the arguments (nested ones too) for a destination: a URL
-(`scheme://...`, `www.`), an e-mail address, an IPv4 address, or a host name whose last label is
-a top-level domain in `TLDS`; and any value under an argument whose `role` is `url` or
-`destination`. An argument whose role is `content` (data the tool reads or stores, SPEC 2.3) is not
-scanned. In a tool that is not `sends_out` any destination is refused; a `sends_out` tool with a
-list of allowed destinations refuses one that matches none. Destinations are parsed, not matched
-(SPEC 12.1): a URL's host, port and path come from `urllib.parse` (its user info, query and
-fragment are not the host), and an entry is compared at label and path boundaries: `*.example.com`
-matches `example.com` and any name ending in `.example.com`; `https://example.com/v1` that scheme,
-host and port (443 when not given) and a path `/v1` or under `/v1/`; a bare host `example.com` that
-host on any scheme or port, or an address at exactly that domain; `@example.com` an address whose
-domain is exactly `example.com`.
+Rule 4 looks in every text of the arguments (nested ones, and the keys of objects, too) for a
+destination: a URL (`scheme://...`, `www.`), an e-mail address, an IPv4 or IPv6 address (bare or
+bracketed), or a host name whose last label has the shape of a top-level domain (`_is_tld`: one in
+`TLDS`, any two ASCII letters (every country code), an IDNA `xn--` label, or a label of non-ASCII
+letters); names in other scripts count.
+An argument whose `role` is `url` or `destination` is a destination as a whole (its text as it is,
+so a tab, a newline or a quoted local part inside it is read as the tool's parser reads it; a
+number or other non-text value as `str(value)`), besides what the scan finds in it. An argument
+whose role is `content` (data the tool reads or stores, SPEC 2.3) is not scanned. In a tool that is
+not `sends_out` any destination is refused; a `sends_out` tool with a list of allowed destinations
+refuses one that matches none. Destinations are parsed, not matched (SPEC 12.1): a URL's host, port
+and path come from `urllib.parse` (its user info, query and fragment are not the host), its path
+with dot segments (`.`, `..`, and their `%2e` forms) removed as RFC 3986 5.2.4 does (a path holding
+an encoded `/` or `\\` is under no prefix); an entry is compared at label and path boundaries:
+`*.example.com` matches `example.com` and any name ending in `.example.com`;
+`https://example.com/v1` that scheme, host and port (443 when not given) and a path `/v1` or under
+`/v1/`; a bare host `example.com` that host on any scheme or port, or an address at exactly that
+domain; `@example.com` an address whose domain is exactly `example.com`.
+
+Any two ASCII letters are read as a country's domain, though not every pair is one: `README.md`
+and `node.js` are hosts to the scan, as `evil.ly` is (an argument holding file names is `content`).
+A name whose last label is three or more ASCII letters not in `TLDS` (`report.pdf`, and also a
+generic domain the list lacks) is not read as a host: free text is full of file names,
+and the list holds the generic domains in common use; a tool that takes a destination says so with
+`role: url` or `destination`, which is checked whole whatever its shape.
 
 The scan is linear in the text's length by construction: the text is cut into tokens and pieces
-by splits on one repeated character class (`_TOKEN_SEP`, `_PIECE_SEP`, which never backtrack), and
-each piece is read with string methods that look at each character a bounded number of times.
+by splits on one repeated character class (`_TOKEN_SEP`, `_PIECE_SEP`, `_IPV6_SEP`, which never
+backtrack), and each piece is read with string methods that look at each character a bounded
+number of times (an IPv6 candidate is parsed only up to 45 characters long).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,9 +52,12 @@ from urllib.parse import urlsplit
 from .catalogue import DESTINATION_ROLES, ToolSpec
 
 #: What separates tokens in a text (a URL runs to the end of its token).
-_TOKEN_SEP = re.compile(r"[\s\"'<>`\[\](){}|\\^]+")
-#: What separates the pieces of a token that is not a URL (hosts, addresses, IPv4 addresses).
-_PIECE_SEP = re.compile(r"[^A-Za-z0-9._%+@-]+")
+_TOKEN_SEP = re.compile(r"[\s\"'<>`(){}|\\^]+")
+#: What separates the pieces of a token that is not a URL (hosts, addresses, IPv4 addresses): any
+#: character but letters and digits (of any script), combining marks and `._%+@-`.
+_PIECE_SEP = re.compile(r"[^\w\u0300-\u036f._%+@-]+")
+#: What separates the candidates of an IPv6 address in a token (brackets and ports fall away).
+_IPV6_SEP = re.compile(r"[^0-9A-Za-z:.%]+")
 _TRAIL = ".,;:!?*'\""
 _LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
@@ -50,6 +69,9 @@ com net org edu gov mil int info biz name pro io ai app dev co me tv cc us uk eu
 ch at se no dk fi pl cz pt ie ru cn jp kr in br mx ca au nz za sg hk tw il tr gr ro hu ua ar cl
 cloud online site tech xyz top shop store email mail link live club blog news page
 invalid example test localhost local internal lan corp home arpa onion
+aero asia cat coop jobs mobi museum post tel travel xxx zip mov space website fun icu vip
+work world life today network digital solutions agency company center group media global social
+team zone tools services systems support host hosting domains download click pizza bar bank
 """.split())
 
 _JSON_TYPES = {
@@ -129,15 +151,21 @@ def _describe(v: Any) -> str:
     return "null" if v is None else f"{type(v).__name__} {v!r}"[:80]
 
 
-def _texts(value: Any, path: str):
+def _texts(value: Any, path: str, whole: bool = False):
+    """(path, text) for every text in `value`, the keys of its objects too; with `whole` (an
+    argument whose role is a destination) every other value but None as `str(value)` as well."""
     if isinstance(value, str):
         yield path, value
     elif isinstance(value, dict):
         for k, v in value.items():
-            yield from _texts(v, f"{path}/{k}")
+            if isinstance(k, str) or (whole and k is not None):
+                yield f"{path}/<key>", str(k)
+            yield from _texts(v, f"{path}/{k}", whole)
     elif isinstance(value, (list, tuple)):
         for k, v in enumerate(value):
-            yield from _texts(v, f"{path}/{k}")
+            yield from _texts(v, f"{path}/{k}", whole)
+    elif whole and value is not None:
+        yield path, str(value)
 
 
 def destinations(tool: ToolSpec, args: dict) -> list[tuple[str, str]]:
@@ -149,10 +177,11 @@ def destinations(tool: ToolSpec, args: dict) -> list[tuple[str, str]]:
         role = declared[name].role if name in declared else None
         if role == "content":
             continue
-        for path, text in _texts(value, f"/{name}"):
+        whole = role in DESTINATION_ROLES
+        for path, text in _texts(value, f"/{name}", whole):
             found = found_in(text)
-            if role in DESTINATION_ROLES and text.strip() and not found:
-                found.append(text.strip())
+            if whole and text.strip() and text.strip() not in found:
+                found.insert(0, text.strip())  # as the tool reads it: the whole value
             out += [(path, d) for d in found]
     return out
 
@@ -164,6 +193,21 @@ def found_in(text: str) -> list[str]:
         if tok:
             _token(tok, out)
     return out
+
+
+def _ipv6(tok: str, out: list[str]) -> None:
+    """The IPv6 addresses in `tok` (bare, or bracketed with a port)."""
+    for cand in _IPV6_SEP.split(tok):
+        cand = cand.strip(".")
+        if cand.endswith(":") and not cand.endswith("::"):
+            cand = cand[:-1]  # a colon after the address, in a sentence
+        if cand.count(":") < 2 or len(cand) > 45 or not any(c in "0123456789abcdefABCDEF" for c in cand):
+            continue
+        try:
+            ipaddress.IPv6Address(cand)
+        except ValueError:
+            continue
+        out.append(cand)
 
 
 def _token(tok: str, out: list[str]) -> None:
@@ -181,6 +225,8 @@ def _token(tok: str, out: list[str]) -> None:
             if len(url) > k - start + 3:
                 out.append(url)
             return
+    if tok.count(":") >= 2:
+        _ipv6(tok, out)
     _pieces(tok, out)
 
 
@@ -205,20 +251,42 @@ def _labels(name: str) -> int:
     """How many labels the host name `name` has (0 when it is not one)."""
     labels = name.split(".")
     for lab in labels:
-        if not lab or lab[0] == "-" or lab[-1] == "-" or not _LABEL_CHARS.issuperset(lab):
+        if not lab or lab[0] == "-" or lab[-1] == "-":
+            return 0
+        if not _LABEL_CHARS.issuperset(lab) and not all(c in _LABEL_CHARS or _idn_char(c) for c in lab):
             return 0
     return len(labels)
 
 
+def _idn_char(c: str) -> bool:
+    """A character of an internationalised label: a letter, mark or digit outside ASCII."""
+    return ord(c) > 127 and unicodedata.category(c)[0] in "LMN"
+
+
+def _is_tld(last: str) -> bool:
+    """Has `last` the shape of a top-level domain: one in `TLDS`, two ASCII letters (a country's),
+    an IDNA `xn--` label, or non-ASCII letters (an internationalised one)?"""
+    low = last.lower()
+    if low in TLDS or (len(low) == 2 and low.isascii() and low.isalpha()):
+        return True
+    if low.startswith("xn--") and len(low) > 4 and _LABEL_CHARS.issuperset(low):
+        return True
+    return not low.isascii() and len(low) >= 2 and all(_idn_char(c) for c in low)
+
+
 def _is_host(name: str) -> bool:
-    """A bare host: an IPv4 address, a `www.` name, or a name whose last label is in `TLDS`."""
+    """A bare host: an IPv4 address, a `www.` name, or a name whose last label has the shape of a
+    top-level domain (`_is_tld`)."""
     last = name.rpartition(".")[2]
     if not last or last == name:
         return False
-    if last.isdigit():
+    if last.isascii() and last.isdigit():
         parts = name.split(".")
-        return len(parts) == 4 and all(p.isdigit() and len(p) <= 3 for p in parts)
-    if not (name[:4].lower() == "www." or last.lower() in TLDS) or not last.isalpha() or len(last) < 2:
+        return len(parts) == 4 and all(p.isascii() and p.isdigit() and len(p) <= 3 for p in parts)
+    if name[:4].lower() == "www.":
+        if not last.isalpha() or len(last) < 2:
+            return False
+    elif not _is_tld(last):
         return False
     return _labels(name) >= 2
 
@@ -261,9 +329,37 @@ def _place(text: str) -> _Place | None:
     return _Place(host.rstrip("."), scheme, port, u.path)
 
 
+def _dots_removed(path: str) -> str | None:
+    """`path` with its dot segments (`.`, `..`, and their `%2e` forms) removed (RFC 3986 5.2.4), as a
+    client sends it or a server reads it; None when it holds an encoded `/` or a `\\`, which some
+    servers read as a separator (no prefix can be trusted then)."""
+    low = path.lower()
+    if "%2f" in low or "%5c" in low or "\\" in path:
+        return None
+    out: list[str] = []
+    segs = path.split("/")
+    for k, seg in enumerate(segs):
+        norm = seg.replace("%2e", ".").replace("%2E", ".")
+        last = k == len(segs) - 1
+        if norm == ".":
+            if last:
+                out.append("")
+        elif norm == "..":
+            if len(out) > 1:
+                out.pop()
+            if last:
+                out.append("")
+        else:
+            out.append(seg)
+    return "/".join(out)
+
+
 def _under(path: str, prefix: str) -> bool:
+    got = _dots_removed(path)
     prefix = prefix.rstrip("/")
-    return not prefix or path == prefix or path.startswith(prefix + "/")
+    if not prefix:
+        return True
+    return got is not None and (got == prefix or got.startswith(prefix + "/"))
 
 
 def allowed(dest: str, patterns: list[str]) -> bool:

@@ -9,7 +9,9 @@ An answer settles the call:
 * approve: the call runs with exactly the arguments shown (a deep copy taken when it was shown);
 * edit: the edited call is a new call, checked again from rule 1; if the rules refuse it, it does
   not run; if they would ask again, the edit is the person's approval of exactly that call (they
-  wrote it), so it runs as edited;
+  wrote it), so it runs as edited. An edit naming another tool is refused when later calls of the
+  batch follow it: they were decided with the call as the model named it, so a rename would escape
+  their `at_most` and order rules;
 * reject (or an answer the guard cannot read): nothing runs; the model is told the person
   declined.
 
@@ -119,6 +121,14 @@ class Batch:
             return Outcome(i, shown, True, d, answer=APPROVE, reasons=list(d.reasons))
         if answer.kind == EDIT and answer.call is not None:
             edited = answer.call
+            if edited.tool != call.tool and i < len(self.calls) - 1:
+                # the batch's later calls were decided with this call as the model named it (at_most,
+                # after, not_after count it by its tool): a rename would escape them
+                return Outcome(i, edited, False, refuse("order_rule", "an edit may not name another tool here"),
+                               answer=EDIT, proposed=shown, reasons=["order_rule"],
+                               message=(f"the person's edit of the call is refused: it names '{edited.tool}' in place of "
+                                        f"'{call.tool}', and the calls after it in the same model message were decided "
+                                        f"without it; ask for '{edited.tool}' in a message of its own"))
             earlier = list(zip(self.calls[:i], before))
             d2 = decide(self.rules, edited, self.session, turn=self.turn, earlier=earlier, bound=self.bound,
                         context=self.context)

@@ -10,7 +10,10 @@ the subgraph was entered with, and a `not_after: untrusted` or an `at_most` woul
 `carry(result, records)` puts the history into each such Command's `update`, as the whole list of
 records (the history before the batch, then every record of the batch written so far): the
 parent's reducer (`merge_history`) keeps the records it has and adds the rest, so the parent, and
-the agent it hands to, see every call that ran.
+the agent it hands to, see every call that ran. An update of any shape LangGraph applies (a
+mapping, `(key, value)` pairs, an object read by its annotated fields) carries it; a hand-off that
+tries to replace the history carries the `REPLACED` mark instead, so nothing after it runs
+(`history_invalid`) and nothing is replaced.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .history import HISTORY_KEY, merge_history
+from .history import HISTORY_KEY, REPLACED, _overwrite, merge_history
 
 
 def _is_parent_command(x: Any) -> bool:
@@ -36,10 +39,24 @@ def hands_off(result: Any) -> bool:
     return _is_parent_command(result)
 
 
+def _with_records(value: Any, records: list) -> list:
+    """The hand-off's own value for the history key with `records` added. An update that would
+    replace the history (LangGraph's `Overwrite` or its JSON forms) becomes the `REPLACED` mark, as
+    the history channel makes it (`history._history_channel`): the parent's history then no longer
+    verifies, and nothing is replaced."""
+    if _overwrite(value):
+        value = [REPLACED + "a hand-off tried to replace the history (LangGraph's Overwrite) and was refused"]
+    elif value is not None and not isinstance(value, list):
+        value = [value]  # kept, so that verification sees it and refuses
+    return merge_history(value, list(records))
+
+
 def carry(result: Any, records: list) -> Any:
     """`result` with every Command aimed at the parent graph carrying `records` (the guard's
     history, as the whole list) in its update; anything else unchanged. An update given as a
-    list of `(key, value)` pairs gets one more pair."""
+    list of `(key, value)` pairs, or as an object LangGraph reads by its annotated fields (a
+    dataclass, a pydantic model), becomes the list of its pairs with the history's pair in
+    place of any it had (`Command._update_as_tuples`, what LangGraph applies)."""
     if isinstance(result, list):
         return [carry(r, records) for r in result]
     if isinstance(result, tuple):
@@ -51,10 +68,13 @@ def carry(result: Any, records: list) -> Any:
         update = {HISTORY_KEY: list(records)}
     elif isinstance(update, dict):
         update = dict(update)
-        update[HISTORY_KEY] = merge_history(update.get(HISTORY_KEY), list(records))
-    elif isinstance(update, (list, tuple)):
-        update = [kv for kv in update if not (isinstance(kv, tuple) and kv and kv[0] == HISTORY_KEY)]
-        update.append((HISTORY_KEY, list(records)))
-    else:  # an update object LangGraph reads by its fields: a record of the hand-off is not placed
-        return result
+        update[HISTORY_KEY] = _with_records(update.get(HISTORY_KEY), records)
+    else:
+        pairs = list(result._update_as_tuples())
+        own = [v for k, v in pairs if k == HISTORY_KEY]
+        value = None
+        for v in own:
+            value = _with_records(v, value or [])
+        update = [(k, v) for k, v in pairs if k != HISTORY_KEY]
+        update.append((HISTORY_KEY, _with_records(value, records)))
     return replace(result, update=update)

@@ -46,6 +46,7 @@ from .handoff import hands_off
 from .history import HISTORY_KEY, Chain, GuardHistory, HistoryChannel, merge_history, parse, verify
 from .rulebook import load_rulebook
 from .trace import NO_THREAD, TraceWriter, make_tracer, qualified_node
+from .turns import marks_turn, withheld
 
 CONFIG_KEY_READ = "__pregel_read"
 CONFIG_KEY_SEND = "__pregel_send"
@@ -224,6 +225,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         except Exception:
             self._failed(settled, attempt)
             raise
+        why = marks_turn(result, getattr(to_run, "state", None))  # only the person starts a turn (turns.py)
+        if why is not None:
+            result = withheld(o, why)
         return self._ran(o, batch, ctx, result, carry=carry, key=key)
 
     async def _arun(self, settled: tuple, handler: Callable[[Any], Any], carry: bool = True) -> Any:
@@ -237,6 +241,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         except Exception:
             self._failed(settled, attempt)
             raise
+        why = marks_turn(result, getattr(to_run, "state", None))  # only the person starts a turn (turns.py)
+        if why is not None:
+            result = withheld(o, why)
         return self._ran(o, batch, ctx, result, carry=carry, key=key)
 
     def _begin(self, request: Any, plan: tuple | None = None) -> tuple[Any, tuple | None]:
@@ -688,9 +695,12 @@ def _turn_of(state: Any, session: Any = None) -> tuple[int, str | None]:
     guard's own"). A turn's mark is the person's latest message (its id, else its place among
     theirs); a summary a middleware wrote in place of earlier messages is not the person's.
     With no entry yet that marks a turn, the turn is how many of the person's messages the
-    conversation holds (0 without messages); after one, the same mark is the same turn, a
-    new mark the next turn, and no mark left (the turn's message summarised away) still the
-    same turn: a summary never restarts a turn, so a per-turn limit holds through it."""
+    conversation holds (0 without messages); after one, the same mark is the same turn, and a
+    new mark the next turn only when its message comes after the model's message that asked for
+    the last entry's call (a mark written back, or an older one left when the newest was removed,
+    is the same turn); no mark left (the turn's message summarised away) is still the same turn:
+    a summary never restarts a turn, so a per-turn limit holds through it. A tool's answer never
+    writes a mark: the guard withholds one that would (`turns.py`)."""
     msgs = state.get("messages") if isinstance(state, dict) else None
     human: list = []
     if isinstance(msgs, list):
@@ -706,6 +716,14 @@ def _turn_of(state: Any, session: Any = None) -> tuple[int, str | None]:
         return len(human), mark
     if mark is None or mark == last["human"]:
         return last["turn"], last["human"]
+    cid = last.get("call_id")
+    if isinstance(cid, str) and cid:
+        from langchain_core.messages import AIMessage
+
+        asked = next((k for k in range(len(msgs) - 1, -1, -1) if isinstance(msgs[k], AIMessage)
+                      and any(isinstance(c, dict) and c.get("id") == cid for c in msgs[k].tool_calls or ())), None)
+        if asked is not None and next(k for k in range(len(msgs) - 1, -1, -1) if msgs[k] is human[-1]) < asked:
+            return last["turn"], last["human"]
     return last["turn"] + 1, mark
 
 

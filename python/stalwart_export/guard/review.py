@@ -14,7 +14,8 @@ An answer is one of (anything else is read as a refusal, so the call does not ru
 * reject: `{"type": "reject", "message": "..."}` (`ignore`, `response`), `False`, `"no"`.
 
 HumanInTheLoopMiddleware's batched answer `{"decisions": [d]}` and Agent Inbox's list `[d]` are
-read by their first decision. An answer carrying a `digest` other than the one shown is refused:
+read by their one decision; with more than one decision (an answer to several calls, sent to a
+question about one) the answer is unreadable, and the call does not run. An answer carrying a `digest` other than the one shown is refused:
 it approves another call.
 """
 
@@ -45,9 +46,28 @@ def digest(call: Call, head: str) -> str:
 #: and paragraphs, surrogates, private-use and unassigned code points.
 _HIDDEN = frozenset(("Cf", "Cc", "Zl", "Zp", "Cs", "Co", "Cn"))
 
+#: Unicode's Default_Ignorable_Code_Point property (DerivedCoreProperties.txt, Unicode 15.1; the
+#: Python standard library does not carry it), as ranges: what a renderer shows as nothing
+#: whatever its category - combining grapheme joiner, Hangul fillers, Mongolian and other
+#: variation selectors, tags, and the ranges Unicode reserves for more of them; and U+2800.
+_DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+    (0x2800, 0x2800),  # not default-ignorable, but drawn blank: the Braille pattern blank
+)
+
 
 def _hidden(ch: str) -> bool:
-    return unicodedata.category(ch) in _HIDDEN
+    """Can a person not see `ch`, or does it change the text around it: one of the `_HIDDEN`
+    categories, a default-ignorable code point, or a space other than U+0020 (which looks like
+    one)?"""
+    cat = unicodedata.category(ch)
+    if cat in _HIDDEN or (cat == "Zs" and ch != " "):
+        return True
+    n = ord(ch)
+    return any(lo <= n <= hi for lo, hi in _DEFAULT_IGNORABLE)
 
 
 def visible(text: str) -> str:
@@ -105,10 +125,12 @@ class Answer:
 
 def read_answer(value: Any, call: Call, shown_digest: str) -> Answer:
     """The person's answer to the question about `call` (see the module docs)."""
-    if isinstance(value, dict) and isinstance(value.get("decisions"), list) and value["decisions"]:
-        value = value["decisions"][0]
-    elif isinstance(value, list) and value:
-        value = value[0]
+    many = value.get("decisions") if isinstance(value, dict) and isinstance(value.get("decisions"), list) else value
+    if isinstance(many, list):
+        if len(many) != 1:
+            return Answer(REJECT, unreadable=f"the answer holds {len(many)} decisions, and the question is about "
+                          "one call: answer it with one decision")
+        value = many[0]
     if value is True or (isinstance(value, str) and value.strip().lower() in ("yes", "y", "approve", "accept")):
         return Answer(APPROVE)
     if value is False or (isinstance(value, str) and value.strip().lower() in ("no", "n", "reject", "ignore")):
