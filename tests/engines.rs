@@ -247,17 +247,18 @@ fn a_broken_engine_is_caught() {
         .filter(|f| f.rule == "QG312")
         .collect();
     // Every violation key the explicit engine found (QG001 on four tools, QG011 on two, QG013,
-    // QG105) is a disagreement.
+    // QG105, and QG012 on the guarded refund_card: billing's guard never saw desk's plain
+    // read_inbox, SPEC 3.1 "The guard's view") is a disagreement.
     assert_eq!(
         qg312.len(),
-        8,
+        9,
         "{:#?}",
         qg312.iter().map(|f| &f.message).collect::<Vec<_>>()
     );
     assert!(qg312.iter().all(|f| report.blocks(f)));
     assert!(!report.passed());
     assert_eq!(report.exit_code(), 1);
-    assert_eq!(report.disagreements, 8);
+    assert_eq!(report.disagreements, 9);
     let charge = qg312
         .iter()
         .find(|f| f.subject == "charge_card" && f.obligation == Some(Obligation::O7))
@@ -348,6 +349,9 @@ fn cases_once_disagreed_now_agree() {
                 ("QG001", "r", 1),
                 ("QG001", "x", 1),
                 ("QG001", "z", 1),
+                ("QG003", "z", 2),
+                // The guarded z at n3 after the plain reads of r the guard never saw (SPEC 3.1
+                // "The guard's view"): O6 first at turn 2.
                 ("QG003", "z", 2),
                 ("QG012", "z", 1),
                 ("QG105", "z", 1),

@@ -254,3 +254,67 @@ fn outside_input_taints_every_turn() {
         ],
     );
 }
+
+#[test]
+fn the_guard_decides_over_what_it_saw_a_step_read_outside() {
+    // Issue 27 item 7 (SPEC 3.1 "The guard's view"): `fetch` calls the `reads_outside` read
+    // itself, so the guard never sees it; the guarded `wire` (`not_after: [untrusted]`) then
+    // runs. The read's QG001 is not the whole story: `wire` breaks its order rule (O4) and the
+    // taint rule (O6), at the guarded node.
+    let f = "QG014/breaks-guard-never-saw-the-read";
+    holds_in_all_three(
+        f,
+        &[
+            ("QG001", "read_web", Some("fetch"), Some(1)),
+            ("QG011", "wire", Some("tools"), Some(1)),
+            ("QG014", "wire", Some("tools"), Some(1)),
+        ],
+    );
+    let w = witness_of(f, "QG014", "wire");
+    let read = w
+        .iter()
+        .position(|s| s.kind == StepKind::Call && s.tool.as_deref() == Some("read_web"))
+        .expect("the witness reads");
+    let last = w.last().expect("a witness has steps");
+    assert_eq!(w[read].guarded, Some(false), "{w:#?}");
+    assert_eq!(last.tool.as_deref(), Some("wire"), "{w:#?}");
+    assert!(last.guarded == Some(true) && !last.refused, "{w:#?}");
+    // The same read made through the guard: the guard saw it and refuses `wire`.
+    holds_in_all_three("QG014/holds-guard-saw-the-read", &[]);
+}
+
+#[test]
+fn the_guard_counts_only_the_calls_it_saw() {
+    // Plain calls of `search` (`at_most: 2`) at `plain`, then a guarded one at `tools`: the
+    // guard counted none of the plain ones and lets it run past the limit (O5 at `tools`).
+    holds_in_all_three(
+        "QG014/breaks-guard-never-saw-the-count",
+        &[
+            ("QG001", "search", Some("plain"), Some(1)),
+            ("QG014", "search", Some("plain"), Some(1)),
+            ("QG014", "search", Some("tools"), Some(1)),
+        ],
+    );
+}
+
+#[test]
+fn a_guarded_write_after_taint_the_guard_never_saw_breaks_the_taint_rule() {
+    // A step reads outside itself, then a guarded write: the person is asked, but not told that
+    // outside content entered the session (O6, QG011: the read is in the write's region).
+    holds_in_all_three(
+        "QG011/breaks-guard-never-saw-the-read",
+        &[
+            ("QG001", "read_web", Some("fetch"), Some(1)),
+            ("QG011", "send", Some("tools"), Some(1)),
+            ("QG101", "send", None, None),
+        ],
+    );
+    // A remote agent's answer is taint the guard never saw (QG012: another agent's region).
+    holds_in_all_three(
+        "QG012/breaks-guard-never-saw-the-remote",
+        &[
+            ("QG012", "pay", Some("a_tools"), Some(1)),
+            ("QG101", "pay", None, None),
+        ],
+    );
+}

@@ -7,6 +7,7 @@ use crate::engine::{InstanceResult, Violation};
 use crate::findings::{DrawnFrom, Finding, Obligation, Primary};
 use crate::ir::Framework;
 use crate::model::{FlatModel, NodeIx, ToolIx};
+use crate::obligation::Judges;
 use crate::rules::RuleId;
 use std::collections::BTreeMap;
 
@@ -94,6 +95,21 @@ fn violation_finding(m: &FlatModel, v: &Violation, rule: RuleId, framework: Fram
             ("depth", &depth),
         ],
     );
+    if node.guarded() && v.obligation.spec().judges == Judges::Plain {
+        // SPEC 3.1 "The guard's view": a guarded call breaks O4-O6 only on what the tool check
+        // never saw; the rule's own fix (bind it to a guarded node) is already done.
+        f.message.push_str(
+            "; the call goes through the tool check, which never saw the plain calls or remote \
+             answers before it (SPEC 3.1, the guard's view)",
+        );
+        f.fix = format!(
+            "The tool check on '{}' decides over the calls it saw: make the calls that break the \
+             rule here through the guard too (a guarded `tools` node, not a `tools_plain` node, a \
+             step's own code or a provider's hosted tools), or declare what reached the session \
+             unseen (`input.reads_outside`), and re-scan.",
+            node.qid
+        );
+    }
     f.drawn_from = Some(DrawnFrom {
         obligation: v.obligation,
         tool: v.tool,

@@ -82,6 +82,7 @@ pub fn flatten(
             interrupted: vec![false; catalogue.tools.len()],
             gates: vec![None; catalogue.tools.len()],
             input_taint: None,
+            unseen: super::Unseen::default(),
             persists: catalogue
                 .tools
                 .iter()
@@ -117,6 +118,7 @@ pub fn flatten(
         b.m.out[e.from].push(i);
     }
     b.m.names = Names::of(&b.m.nodes, &b.m.tools);
+    b.m.unseen = super::Unseen::of(&b.m.nodes, &b.m.tools);
     Ok(b.m)
 }
 

@@ -7,7 +7,6 @@ use crate::engine::slice::Slice;
 use crate::engine::{Class, Instance};
 use crate::findings::Obligation;
 use crate::model::{FlatModel, NodeIx, ToolCheck, ToolIx};
-use crate::obligation::Judges;
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
@@ -230,6 +229,9 @@ impl Plan {
         !self.slice.ran.is_empty()
             || self.slice.count.iter().any(|c| !c.2)
             || self.taint_bits > 0
+            || !self.slice.ran_seen.is_empty()
+            || self.slice.count_seen.iter().any(|c| !c.2)
+            || self.slice.tainted_seen
             || m.flags
                 .iter()
                 .any(|(_, scope)| *scope != crate::ir::FlagScope::Turn)
@@ -259,14 +261,20 @@ impl Plan {
 fn xcaps(m: &FlatModel, inst: Instance, s: &Slice, bound: &[bool]) -> Vec<u32> {
     let mut cap = vec![0u32; m.tools.len()];
     let mut raise = |t: ToolIx, c: u32| cap[t] = cap[t].max(c);
-    for &t in s.ran.iter().chain(&s.confirmed).chain(&s.conf_clean) {
+    for &t in s
+        .ran
+        .iter()
+        .chain(&s.confirmed)
+        .chain(&s.conf_clean)
+        .chain(&s.ran_seen)
+    {
         raise(t, 1);
     }
-    for &(t, c, _) in &s.count {
+    for &(t, c, _) in s.count.iter().chain(&s.count_seen) {
         raise(t, c.max(1));
     }
     for (t, d) in m.tools.iter().enumerate() {
-        if (s.tainted && d.reads_outside)
+        if ((s.tainted || s.tainted_seen) && d.reads_outside)
             || ((s.wrote || s.unrec.is_some()) && d.is_write())
             || (s.irrev_unconf && d.is_write() && d.irreversible)
         {
@@ -324,7 +332,9 @@ pub fn groups(m: &FlatModel, binders: &[Vec<NodeIx>], inst: Instance) -> Vec<Gro
                 if spec.confirmed_by_review && n.reviews_calls_of(t) {
                     continue;
                 }
-                if spec.judges == Judges::Plain && !plain(n) {
+                // A guarded call breaks it only where the guard may not have seen what it reads
+                // (SPEC 3.1 "The guard's view").
+                if !plain(n) && !spec.judges_guarded(m, t) {
                     continue;
                 }
                 for &class in spec.classes() {
