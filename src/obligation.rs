@@ -73,11 +73,8 @@ impl Facts {
     pub fn of(model: &FlatModel) -> Facts {
         Facts {
             any_plain_irreversible: model.nodes.iter().any(|n| {
-                n.calls_tools()
-                    && !n.guarded()
-                    && n.tools
-                        .iter()
-                        .any(|&t| model.tools[t].irreversible && model.tools[t].is_write())
+                n.plain_calls()
+                    .any(|t| model.tools[t].irreversible && model.tools[t].is_write())
             }),
             any_confidential: model.confidential().next().is_some(),
         }

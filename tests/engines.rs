@@ -211,6 +211,17 @@ fn engines_agree_on_generated_graphs() {
 fn each_engine_alone_gives_the_same_findings_on_the_fixtures() {
     for (name, dir) in common::cases() {
         let inputs = common::load(&dir);
+        // The Z3 engine does not unroll hosted calls (SPEC 2.2) yet: it leaves such a graph
+        // undecided, which tests/readings.rs holds.
+        if inputs
+            .export
+            .graph
+            .nodes
+            .iter()
+            .any(|n| !n.hosted.is_empty())
+        {
+            continue;
+        }
         let run = |engine| {
             let inputs = common::load(&dir);
             let mut opts = Options::new(common::steps(&inputs));

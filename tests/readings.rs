@@ -318,3 +318,91 @@ fn a_guarded_write_after_taint_the_guard_never_saw_breaks_the_taint_rule() {
         ],
     );
 }
+
+#[test]
+fn a_hosted_call_is_plain_and_the_guard_never_sees_it() {
+    // SPEC 2.2 `hosted`: the model's provider runs `web_search` inside the model call, a plain
+    // call (O1 at the model node); the guarded `send` (`not_after: [untrusted]`) after it breaks
+    // its order rule and the taint rule (SPEC 3.1 "The guard's view"). The Z3 engine does not
+    // unroll hosted calls yet: the explicit engine decides alone, and every witness replays.
+    let f = "QG014/breaks-hosted-search-then-guarded-send";
+    assert_eq!(
+        findings(f, EngineChoice::Explicit),
+        want(&[
+            ("QG001", "web_search", Some("agent"), Some(1)),
+            ("QG011", "send", Some("tools"), Some(1)),
+            ("QG014", "send", Some("tools"), Some(1)),
+        ])
+    );
+    let inputs = common::load(&common::root().join("fixtures").join(f));
+    let (m, o) = common::outcome(&inputs, EngineChoice::Explicit);
+    let violations: Vec<_> = o
+        .runs
+        .iter()
+        .flat_map(|r| &r.results)
+        .flat_map(|r| &r.violations)
+        .collect();
+    assert_eq!(violations.len(), 3);
+    for v in violations {
+        interp::replay_violation(&m, v).unwrap_or_else(|e| panic!("{e}\n{:#?}", v.witness));
+        let search = v
+            .witness
+            .iter()
+            .find(|s| s.kind == StepKind::Call && s.tool.as_deref() == Some("web_search"))
+            .expect("the witness searches");
+        assert_eq!(
+            (search.node.as_str(), search.guarded),
+            ("agent", Some(false))
+        );
+    }
+    // With both engines the Z3 engine's undecided answer is said (QG006), never read as clean.
+    let both = findings(f, EngineChoice::Both);
+    assert!(both.iter().any(|x| x.0 == "QG006"), "{both:?}");
+    assert!(
+        both.iter().any(|x| x.0 == "QG014" && x.1 == "send"),
+        "{both:?}"
+    );
+}
+
+#[test]
+fn hosted_calls_are_made_one_after_another() {
+    // Two hosted tools at one visit: `lookup` may not follow `web_search` (`not_after`). In a
+    // tool node's batch the two would not see each other; hosted calls are sequential (SPEC 13),
+    // so a visit that searches and then looks up breaks the order rule at the model node.
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("graph.json"),
+        r#"{"format":"qls-graph/1","name":"h","recursion_limit":5,"session_steps":1,
+        "nodes":[{"id":"__start__","kind":"start"},
+          {"id":"agent","kind":"model","hosted":["web_search","lookup"]},
+          {"id":"__end__","kind":"end"}],
+        "edges":[{"from":"__start__","kind":"fixed","destinations":["agent"]},
+          {"from":"agent","kind":"conditional","destinations":["__end__"]}]}"#,
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("catalogue.json"),
+        r#"{"format":"qls-catalogue/1","tools":{"web_search":{"kind":"read"},
+          "lookup":{"kind":"read","order":{"not_after":["web_search"]}}}}"#,
+    )
+    .expect("write");
+    let inputs = common::load(dir.path());
+    let (m, o) = common::outcome(&inputs, EngineChoice::Explicit);
+    let o4: Vec<_> = o.runs[0]
+        .results
+        .iter()
+        .filter(|r| r.instance.obligation == stalwart::findings::Obligation::O4)
+        .flat_map(|r| &r.violations)
+        .collect();
+    assert_eq!(o4.len(), 1, "{o4:#?}");
+    let v = o4[0];
+    assert_eq!(m.nodes[v.node].qid, "agent");
+    interp::replay_violation(&m, v).expect("the witness replays");
+    let calls: Vec<&str> = v
+        .witness
+        .iter()
+        .filter(|s| s.kind == StepKind::Call)
+        .filter_map(|s| s.tool.as_deref())
+        .collect();
+    assert_eq!(calls, ["web_search", "lookup"]);
+}

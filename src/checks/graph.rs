@@ -110,6 +110,20 @@ fn violation_finding(m: &FlatModel, v: &Violation, rule: RuleId, framework: Fram
             node.qid
         );
     }
+    if node.hosted.contains(&v.tool) && !node.calls_tools() {
+        // SPEC 2.2 `hosted`: the call is made by the model's provider, where no guard sits.
+        f.message.push_str(
+            "; the model's provider makes this call itself (a hosted tool), so no tool check \
+             can decide it",
+        );
+        f.fix = format!(
+            "'{}' is a hosted tool of '{}': its provider runs it inside the model call, outside \
+             any guard. Replace it with a function tool bound to a guarded `tools` node (so the \
+             tool check decides each call), or drop it from the model's hosted tools, and \
+             re-scan.",
+            tool.name, node.qid
+        );
+    }
     f.drawn_from = Some(DrawnFrom {
         obligation: v.obligation,
         tool: v.tool,

@@ -814,6 +814,27 @@ impl<'a> Search<'a> {
                         return;
                     }
                 }
+                // A model node's hosted calls (SPEC 2.2): before it chooses, any number, one
+                // after another, each plain and a batch of its own (it sees the ones before).
+                for &u in &node.hosted {
+                    for &runs in self.call_options(k, n, u) {
+                        self.event(r, k, n, u, false, runs, turn);
+                        let mut s2 = Key::from_slice(k);
+                        if runs {
+                            self.apply_call(&mut s2, n, u, false);
+                            self.commit(&mut s2, false);
+                        }
+                        Self::set_head(&mut s2, n, PHASE_AT, made);
+                        succ.push((
+                            s2,
+                            Label::Call {
+                                tool: u as u32,
+                                refused: !runs,
+                            },
+                            0,
+                        ));
+                    }
+                }
                 let mut s = Key::from_slice(k);
                 self.commit(&mut s, node.guarded());
                 self.leave(&mut s, n);
@@ -1406,18 +1427,16 @@ impl<'a> Search<'a> {
 fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
     let spec = inst.obligation.spec();
     let Some(t) = inst.tool else {
-        // Asked about every tool at once (O1): each plain node, once per tool it binds.
+        // Asked about every tool at once (O1): each node calling plainly, once per tool.
         return m
             .nodes
             .iter()
-            .filter(|n| n.calls_tools() && !n.guarded())
-            .map(|n| n.tools.iter().collect::<BTreeSet<_>>().len())
+            .map(|n| n.plain_calls().collect::<BTreeSet<_>>().len())
             .sum();
     };
     let guarded_too = spec.judges_guarded(m, t);
     let judged = |n: &crate::model::FlatNode| {
-        n.calls_tools()
-            && n.tools.contains(&t)
+        n.can_call(t)
             && !(spec.confirmed_by_review && n.reviews_calls_of(t))
             && (guarded_too || !n.guarded())
     };
@@ -1441,15 +1460,16 @@ fn possible_keys_at(m: &FlatModel, inst: Instance, binders: &[NodeIx]) -> usize 
 fn binds_plain(m: &FlatModel, inst: Instance) -> bool {
     m.nodes
         .iter()
-        .any(|n| n.calls_tools() && !n.guarded() && inst.tool.is_none_or(|t| n.tools.contains(&t)))
+        .any(|n| n.plain_calls().any(|u| inst.tool.is_none_or(|t| u == t)))
 }
 
 /// The nodes calling tools that bind each tool `member_of` names (ascending, each once), in
 /// one pass over the nodes.
 fn binders_of(m: &FlatModel, member_of: &[Option<usize>]) -> HashMap<ToolIx, Vec<NodeIx>> {
     let mut out: HashMap<ToolIx, Vec<NodeIx>> = HashMap::default();
-    for (ix, n) in m.nodes.iter().enumerate().filter(|(_, n)| n.calls_tools()) {
-        for &t in &n.tools {
+    for (ix, n) in m.nodes.iter().enumerate() {
+        let bound: &[ToolIx] = if n.calls_tools() { &n.tools } else { &[] };
+        for &t in bound.iter().chain(&n.hosted) {
             if member_of.get(t).is_some_and(Option::is_some) {
                 let b = out.entry(t).or_default();
                 if b.last() != Some(&ix) {

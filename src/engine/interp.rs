@@ -423,7 +423,7 @@ impl<'a> Walk<'a> {
                     .as_deref()
                     .and_then(|t| m.tool_ix(t))
                     .ok_or_else(|| bad("unknown tool".into()))?;
-                if !nd.calls_tools() || !nd.tools.contains(&t) {
+                if !nd.can_call(t) {
                     return Err(bad(format!(
                         "'{}' does not call '{}'",
                         nd.qid, m.tools[t].name
@@ -459,6 +459,10 @@ impl<'a> Walk<'a> {
                 }
                 if runs {
                     w.call(t);
+                    // A hosted call (SPEC 2.2) is a batch of its own: the next sees it.
+                    if !nd.calls_tools() {
+                        w.commit();
+                    }
                 }
                 w.made = true;
             }
@@ -568,6 +572,18 @@ impl<'a> Walk<'a> {
             return;
         }
         self.left = true;
+        self.commit();
+        self.own_flags(self.node);
+        let nd = &self.m.nodes[self.node];
+        if nd.taints_on_leave {
+            self.l.tainted.insert(nd.region);
+            self.l.clean.clear();
+        }
+    }
+
+    /// The batch ends: its `ran`, taint and spent confirmations take effect (and for a guarded
+    /// batch their seen twins).
+    fn commit(&mut self) {
         let seen = std::mem::take(&mut self.pending_seen);
         for t in std::mem::take(&mut self.pending_ran) {
             self.l.ran[t] = true;
@@ -580,12 +596,6 @@ impl<'a> Walk<'a> {
             self.l
                 .tainted
                 .extend(std::mem::take(&mut self.pending_taint));
-            self.l.clean.clear();
-        }
-        self.own_flags(self.node);
-        let nd = &self.m.nodes[self.node];
-        if nd.taints_on_leave {
-            self.l.tainted.insert(nd.region);
             self.l.clean.clear();
         }
     }

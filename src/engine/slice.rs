@@ -203,7 +203,7 @@ pub fn taint_bits(model: &FlatModel, inst: crate::engine::Instance) -> (Vec<usiz
             let mut own: Vec<usize> = model
                 .nodes
                 .iter()
-                .filter(|n| taint_judged(model, n).contains(&t))
+                .filter(|n| taint_judged(model, n).any(|u| u == t))
                 .map(|n| n.region)
                 .collect();
             own.sort_unstable();
@@ -215,14 +215,19 @@ pub fn taint_bits(model: &FlatModel, inst: crate::engine::Instance) -> (Vec<usiz
     taint_bits_of(model, inst, &own)
 }
 
-/// The tools whose calls at `n` the taint rule (O6) judges: its plain calls, and where taint can
-/// enter unseen (SPEC 3.1 "The guard's view") its guarded ones too.
-pub fn taint_judged<'m>(model: &FlatModel, n: &'m crate::model::FlatNode) -> &'m [ToolIx] {
-    if n.calls_tools() && (!n.guarded() || model.unseen.taint) {
+/// The tools whose calls at `n` the taint rule (O6) judges: its plain calls (a model node's
+/// hosted ones included), and where taint can enter unseen (SPEC 3.1 "The guard's view") its
+/// guarded ones too.
+pub fn taint_judged<'m>(
+    model: &FlatModel,
+    n: &'m crate::model::FlatNode,
+) -> impl Iterator<Item = ToolIx> + 'm {
+    let guarded: &[ToolIx] = if n.calls_tools() && n.guarded() && model.unseen.taint {
         &n.tools
     } else {
         &[]
-    }
+    };
+    n.plain_calls().chain(guarded.iter().copied())
 }
 
 /// Per tool, the regions of the nodes where the taint rule judges its calls ([`taint_judged`]),
@@ -232,7 +237,7 @@ pub fn taint_judged<'m>(model: &FlatModel, n: &'m crate::model::FlatNode) -> &'m
 pub fn plain_regions(model: &FlatModel) -> Vec<Vec<usize>> {
     let mut own = vec![Vec::new(); model.tools.len()];
     for n in &model.nodes {
-        for &t in taint_judged(model, n) {
+        for t in taint_judged(model, n) {
             if let Some(o) = own.get_mut(t) {
                 o.push(n.region);
             }

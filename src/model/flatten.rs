@@ -204,6 +204,11 @@ impl Builder {
                 .iter()
                 .map(|t| self.tool(&t.name))
                 .collect::<Result<Vec<_>, _>>()?;
+            let hosted = n
+                .hosted
+                .iter()
+                .map(|t| self.tool(&t.name))
+                .collect::<Result<Vec<_>, _>>()?;
             let sets = n
                 .sets
                 .iter()
@@ -230,6 +235,7 @@ impl Builder {
                 agent: n.agent.clone(),
                 region,
                 tools,
+                hosted,
                 sets,
                 clears,
                 on_enter: Vec::new(),

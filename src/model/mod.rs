@@ -70,7 +70,7 @@ impl Unseen {
         };
         for n in nodes {
             u.taint |= n.taints_on_leave;
-            for &t in n.plain_calls() {
+            for t in n.plain_calls() {
                 if let Some(x) = u.tools.get_mut(t) {
                     *x = true;
                 }
@@ -119,6 +119,10 @@ pub struct FlatNode {
     pub region: usize,
     /// Tools offered (model) or bound (tool nodes, tool-listing steps).
     pub tools: Vec<ToolIx>,
+    /// A model node's hosted tools (SPEC 2.2 `hosted`): at each visit, before it chooses, the
+    /// model's provider may call any of them, one call after another (each a batch of its own,
+    /// seeing the ones before), every call plain.
+    pub hosted: Vec<ToolIx>,
     /// Flags set when the node is left (after its `clears`).
     pub sets: Vec<FlagIx>,
     /// Flags cleared when the node is left.
@@ -161,13 +165,20 @@ impl FlatNode {
     }
 
     /// The tools this node calls plainly (SPEC 3.1 "The guard's view"): those a plain tool node
-    /// or a tool-listing step binds; none for a guarded node or any other kind.
-    pub fn plain_calls(&self) -> &[ToolIx] {
-        if self.calls_tools() && !self.guarded() {
+    /// or a tool-listing step binds, and a model node's hosted tools; none for a guarded node.
+    pub fn plain_calls(&self) -> impl Iterator<Item = ToolIx> + '_ {
+        let bound: &[ToolIx] = if self.calls_tools() && !self.guarded() {
             &self.tools
         } else {
             &[]
-        }
+        };
+        bound.iter().chain(&self.hosted).copied()
+    }
+
+    /// True when a visit of this node can call `tool`: bound by a tool node or step, or hosted
+    /// by a model node.
+    pub fn can_call(&self, tool: ToolIx) -> bool {
+        (self.calls_tools() && self.tools.contains(&tool)) || self.hosted.contains(&tool)
     }
 
     /// True when a call of `tool` at this node is reviewed by the person first (SPEC 12.2).

@@ -104,6 +104,9 @@ pub struct Common {
     pub bound: Arc<Vec<bool>>,
     /// [`crate::engine::slice::irrev_confirmations`], for each instance's slice.
     pub irrev: Arc<Vec<ToolIx>>,
+    /// Some model node has hosted tools (SPEC 2.2 `hosted`), which this engine does not unroll
+    /// yet: its instances are left undecided, not answered without them.
+    pub hosted: bool,
 }
 
 impl Common {
@@ -159,6 +162,7 @@ impl Common {
             counted_steps,
             bound: Arc::new(bound),
             irrev: Arc::new(crate::engine::slice::irrev_confirmations(m)),
+            hosted: m.nodes.iter().any(|n| !n.hosted.is_empty()),
         }
     }
 
