@@ -323,26 +323,25 @@ fn a_guarded_write_after_taint_the_guard_never_saw_breaks_the_taint_rule() {
 fn a_hosted_call_is_plain_and_the_guard_never_sees_it() {
     // SPEC 2.2 `hosted`: the model's provider runs `web_search` inside the model call, a plain
     // call (O1 at the model node); the guarded `send` (`not_after: [untrusted]`) after it breaks
-    // its order rule and the taint rule (SPEC 3.1 "The guard's view"). The Z3 engine does not
-    // unroll hosted calls yet: the explicit engine decides alone, and every witness replays.
+    // its order rule and the taint rule (SPEC 3.1 "The guard's view"), in both engines.
     let f = "QG014/breaks-hosted-search-then-guarded-send";
-    assert_eq!(
-        findings(f, EngineChoice::Explicit),
-        want(&[
+    holds_in_all_three(
+        f,
+        &[
             ("QG001", "web_search", Some("agent"), Some(1)),
             ("QG011", "send", Some("tools"), Some(1)),
             ("QG014", "send", Some("tools"), Some(1)),
-        ])
+        ],
     );
     let inputs = common::load(&common::root().join("fixtures").join(f));
-    let (m, o) = common::outcome(&inputs, EngineChoice::Explicit);
+    let (m, o) = common::outcome(&inputs, EngineChoice::Both);
     let violations: Vec<_> = o
         .runs
         .iter()
         .flat_map(|r| &r.results)
         .flat_map(|r| &r.violations)
         .collect();
-    assert_eq!(violations.len(), 3);
+    assert_eq!(violations.len(), 6, "three from each engine");
     for v in violations {
         interp::replay_violation(&m, v).unwrap_or_else(|e| panic!("{e}\n{:#?}", v.witness));
         let search = v
@@ -355,13 +354,6 @@ fn a_hosted_call_is_plain_and_the_guard_never_sees_it() {
             ("agent", Some(false))
         );
     }
-    // With both engines the Z3 engine's undecided answer is said (QG006), never read as clean.
-    let both = findings(f, EngineChoice::Both);
-    assert!(both.iter().any(|x| x.0 == "QG006"), "{both:?}");
-    assert!(
-        both.iter().any(|x| x.0 == "QG014" && x.1 == "send"),
-        "{both:?}"
-    );
 }
 
 #[test]
@@ -387,22 +379,25 @@ fn hosted_calls_are_made_one_after_another() {
     )
     .expect("write");
     let inputs = common::load(dir.path());
-    let (m, o) = common::outcome(&inputs, EngineChoice::Explicit);
-    let o4: Vec<_> = o.runs[0]
-        .results
-        .iter()
-        .filter(|r| r.instance.obligation == stalwart::findings::Obligation::O4)
-        .flat_map(|r| &r.violations)
-        .collect();
-    assert_eq!(o4.len(), 1, "{o4:#?}");
-    let v = o4[0];
-    assert_eq!(m.nodes[v.node].qid, "agent");
-    interp::replay_violation(&m, v).expect("the witness replays");
-    let calls: Vec<&str> = v
-        .witness
-        .iter()
-        .filter(|s| s.kind == StepKind::Call)
-        .filter_map(|s| s.tool.as_deref())
-        .collect();
-    assert_eq!(calls, ["web_search", "lookup"]);
+    let (m, o) = common::outcome(&inputs, EngineChoice::Both);
+    assert!(o.disagreements.is_empty());
+    for run in &o.runs {
+        let o4: Vec<_> = run
+            .results
+            .iter()
+            .filter(|r| r.instance.obligation == stalwart::findings::Obligation::O4)
+            .flat_map(|r| &r.violations)
+            .collect();
+        assert_eq!(o4.len(), 1, "{:?}: {o4:#?}", run.name);
+        let v = o4[0];
+        assert_eq!(m.nodes[v.node].qid, "agent");
+        interp::replay_violation(&m, v).expect("the witness replays");
+        let calls: Vec<&str> = v
+            .witness
+            .iter()
+            .filter(|s| s.kind == StepKind::Call)
+            .filter_map(|s| s.tool.as_deref())
+            .collect();
+        assert_eq!(calls, ["web_search", "lookup"], "{:?}", run.name);
+    }
 }

@@ -175,6 +175,16 @@ impl FlatNode {
         bound.iter().chain(&self.hosted).copied()
     }
 
+    /// The tools a visit of this node can call: a tool node's or a tool-listing step's bound
+    /// tools, a model node's hosted ones (SPEC 2.2), else none.
+    pub fn called(&self) -> &[ToolIx] {
+        if self.calls_tools() {
+            &self.tools
+        } else {
+            &self.hosted
+        }
+    }
+
     /// True when a visit of this node can call `tool`: bound by a tool node or step, or hosted
     /// by a model node.
     pub fn can_call(&self, tool: ToolIx) -> bool {

@@ -195,16 +195,6 @@ fn declined(
     cfg: &Config,
 ) -> Option<InstanceResult> {
     let mut result = InstanceResult::holds(inst);
-    if common.hosted && !cfg.broken {
-        // Sound before smart: a hosted call could break it where no group looks.
-        result.depth = Depth::Undecided;
-        result.note = Some(
-            "the z3 engine does not unroll a model node's hosted calls (SPEC 2.2 `hosted`) yet; \
-             the explicit engine decides it alone"
-                .to_string(),
-        );
-        return Some(result);
-    }
     if groups.is_empty() || cfg.broken {
         return Some(result);
     }

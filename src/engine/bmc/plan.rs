@@ -104,9 +104,6 @@ pub struct Common {
     pub bound: Arc<Vec<bool>>,
     /// [`crate::engine::slice::irrev_confirmations`], for each instance's slice.
     pub irrev: Arc<Vec<ToolIx>>,
-    /// Some model node has hosted tools (SPEC 2.2 `hosted`), which this engine does not unroll
-    /// yet: its instances are left undecided, not answered without them.
-    pub hosted: bool,
 }
 
 impl Common {
@@ -127,8 +124,9 @@ impl Common {
             .unwrap_or(0);
         let mut binders = vec![Vec::new(); m.tools.len()];
         let mut bound = vec![false; m.tools.len()];
-        for (ix, n) in m.nodes.iter().enumerate().filter(|(_, n)| n.calls_tools()) {
-            let mut tools = n.tools.clone();
+        for (ix, n) in m.nodes.iter().enumerate() {
+            // A tool node's or step's bound tools; a model node's hosted ones (SPEC 2.2).
+            let mut tools = n.called().to_vec();
             tools.sort_unstable();
             tools.dedup();
             for u in tools {
@@ -162,7 +160,6 @@ impl Common {
             counted_steps,
             bound: Arc::new(bound),
             irrev: Arc::new(crate::engine::slice::irrev_confirmations(m)),
-            hosted: m.nodes.iter().any(|n| !n.hosted.is_empty()),
         }
     }
 
@@ -264,6 +261,13 @@ impl Plan {
 /// How many calls of each tool in one batch the encoding tells apart.
 fn xcaps(m: &FlatModel, inst: Instance, s: &Slice, bound: &[bool]) -> Vec<u32> {
     let mut cap = vec![0u32; m.tools.len()];
+    // A hosted irreversible write's second call sees the first's confirmation spent (SPEC 2.2:
+    // one after another), so two of its calls are told apart.
+    let hosted: BTreeSet<ToolIx> = m
+        .nodes
+        .iter()
+        .flat_map(|n| n.hosted.iter().copied())
+        .collect();
     let mut raise = |t: ToolIx, c: u32| cap[t] = cap[t].max(c);
     for &t in s
         .ran
@@ -284,6 +288,9 @@ fn xcaps(m: &FlatModel, inst: Instance, s: &Slice, bound: &[bool]) -> Vec<u32> {
         {
             raise(t, 1);
         }
+        if s.irrev_unconf && d.is_write() && d.irreversible && hosted.contains(&t) {
+            raise(t, 2);
+        }
     }
     if let Some(t) = inst.tool {
         // A later call of the tool itself can be the one that breaks.
@@ -303,15 +310,14 @@ fn xcaps(m: &FlatModel, inst: Instance, s: &Slice, bound: &[bool]) -> Vec<u32> {
 /// `binders` is [`Common::binders`]: an instance about one tool looks only at the nodes binding
 /// it, in node order (issue 14: a scan of every node per instance is quadratic in a wide graph).
 pub fn groups(m: &FlatModel, binders: &[Vec<NodeIx>], inst: Instance) -> Vec<Group> {
-    let plain = |n: &crate::model::FlatNode| n.calls_tools() && !n.guarded();
+    // The binders are calling nodes (tool nodes, steps, model nodes hosting tools).
+    let plain = |n: &crate::model::FlatNode| !n.guarded();
     let mut out = Vec::new();
     match (inst.obligation, inst.tool) {
         (Obligation::O1, _) => {
-            for (ix, n) in m.nodes.iter().enumerate().filter(|(_, n)| plain(n)) {
+            for (ix, n) in m.nodes.iter().enumerate() {
                 let tools: BTreeSet<ToolIx> = n
-                    .tools
-                    .iter()
-                    .copied()
+                    .plain_calls()
                     .filter(|&t| inst.tool.is_none_or(|u| u == t))
                     .collect();
                 if tools.is_empty() {
@@ -379,11 +385,10 @@ fn to_targets(m: &FlatModel, groups: &[Group], xcap: &[u32]) -> Vec<usize> {
                 Part::At { node, .. } => mark(node, &mut d, &mut q),
                 Part::Unrec { .. } => {
                     for (v, node) in m.nodes.iter().enumerate() {
-                        if node.calls_tools()
-                            && node
-                                .tools
-                                .iter()
-                                .any(|&u| m.tools[u].is_write() && xcap[u] > 0)
+                        if node
+                            .called()
+                            .iter()
+                            .any(|&u| m.tools[u].is_write() && xcap[u] > 0)
                         {
                             mark(v, &mut d, &mut q);
                         }
@@ -462,7 +467,7 @@ fn domains(m: &FlatModel) -> (Vec<usize>, Vec<bool>) {
         }
     }
     for (v, node) in m.nodes.iter().enumerate() {
-        if node.calls_tools() && !useful[v] {
+        if !node.called().is_empty() && !useful[v] {
             useful[v] = true;
             stack.push(v);
         }

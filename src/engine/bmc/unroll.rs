@@ -719,6 +719,12 @@ impl<'a> Unrolling<'a> {
                         &ran_call[u],
                         &confirmed.not(),
                     ]));
+                    // Hosted calls are made one after another (SPEC 2.2): a second sees the
+                    // first's confirmation spent.
+                    w.push(Bool::and(&[
+                        &self.binder_at(fr, u, &|n| !n.calls_tools() && !n.reviews_calls_of(u)),
+                        &fr.calls_at_least(u, 2),
+                    ]));
                 }
             }
             s.irrev = or(&w);
@@ -949,6 +955,9 @@ impl<'a> Unrolling<'a> {
             Part::At { node, class } => {
                 let a = fr.at(node);
                 let Some(t0) = tool else { return a };
+                if !m.nodes[node].calls_tools() {
+                    return Bool::and(&[&a, &self.hosted_part(fr, t0, node, class)]);
+                }
                 if m.nodes[node].guarded() && ob.spec().judges == Judges::Plain {
                     return Bool::and(&[&a, &self.unseen_part(fr, t0, node, class)]);
                 }
@@ -1098,6 +1107,74 @@ impl Unrolling<'_> {
             _ => f(),
         };
         Bool::and(&[&breaks, &self.guard_lets(fr, t0)])
+    }
+
+    /// The condition under which a hosted call of `t0` at the model node `node` breaks the
+    /// obligation at frame `fr` (SPEC 2.2): hosted calls are plain and made one after another, so
+    /// the breaking call may follow others of the same visit, which it sees (a read that taints,
+    /// a tool its order rule may not follow, an earlier call of itself spending its confirmation).
+    /// Every plain call runs (a reviewed one on a yes), so what earlier calls can bring depends on
+    /// the node alone. The decoder writes those earlier calls
+    /// ([`super::decode`]'s `hosted_pre_calls`).
+    fn hosted_part(&self, fr: &Frame, t0: ToolIx, node: NodeIx, class: Class) -> Bool {
+        let m = self.m;
+        let n = &m.nodes[node];
+        let hosts = |p: &dyn Fn(ToolIx) -> bool| Bool::from_bool(n.hosted.iter().any(|&u| p(u)));
+        let reads = hosts(&|u| m.tools[u].reads_outside);
+        // A confirmation on clean content is spent by an earlier call of t0 itself, so only
+        // taint matters: on arrival, or read by an earlier hosted call.
+        let taint = Bool::or(&[&fr.tainted(), &reads]);
+        match self.p.inst.obligation {
+            // Every hosted call is plain; an earlier call of t0 spends its confirmation; the
+            // calls up to the limit; t0 itself twice is another write in the run.
+            Obligation::O1 | Obligation::O2 | Obligation::O5 | Obligation::O8 => t(),
+            Obligation::O3 => {
+                let v: Vec<Bool> = m.tools[t0]
+                    .order
+                    .after
+                    .iter()
+                    .filter_map(|a| m.tool_ix(&a.name))
+                    .filter_map(|a| fr.s.ran[a].clone())
+                    .map(|r| r.not())
+                    .collect();
+                or(&v)
+            }
+            Obligation::O4 => {
+                let mut v = Vec::new();
+                for b in &m.tools[t0].order.not_after {
+                    match b {
+                        NotAfter::Tool(x) => {
+                            if let Some(b) = m.tool_ix(&x.name) {
+                                v.push(Bool::from_bool(n.hosted.contains(&b)));
+                                v.extend(fr.s.ran[b].clone());
+                            }
+                        }
+                        NotAfter::Untrusted => {
+                            v.push(reads.clone());
+                            v.push(fr.tainted());
+                        }
+                    }
+                }
+                or(&v)
+            }
+            Obligation::O6 => Bool::and(&[&taint, &self.class_is(fr, node, class)]),
+            Obligation::O10 => taint,
+            Obligation::O7 => Bool::or(&[
+                &fr.s.irrev,
+                &hosts(&|w| {
+                    let d = &m.tools[w];
+                    d.is_write() && d.irreversible && !n.reviews_calls_of(w)
+                }),
+            ]),
+            Obligation::O9 => {
+                let mut v: Vec<Bool> = m
+                    .confidential()
+                    .filter_map(|c| fr.s.ran[c].clone())
+                    .collect();
+                v.push(hosts(&|c| m.tools[c].confidential));
+                or(&v)
+            }
+        }
     }
 
     /// The order rules and gate of `t0`'s tool check allow it at `fr` where the plan decides
