@@ -401,3 +401,70 @@ fn hosted_calls_are_made_one_after_another() {
         assert_eq!(calls, ["web_search", "lookup"], "{:?}", run.name);
     }
 }
+
+#[test]
+fn a_call_review_on_the_model_node_reviews_its_hosted_calls() {
+    // SPEC 2.2: a `call` interrupt on the model node for a hosted tool reviews its hosted calls
+    // (SPEC 12.2): each is confirmed on clean content (no O6 after the hosted read), yet still
+    // plain (O1). Without the review, the post after the search in one visit breaks O6.
+    let graph = |interrupts: &str| {
+        format!(
+            r#"{{"format":"qls-graph/1","name":"h","recursion_limit":8,"session_steps":1,
+            "nodes":[{{"id":"__start__","kind":"start"}},
+              {{"id":"agent","kind":"model","hosted":["web_search","post"]}},
+              {{"id":"__end__","kind":"end"}}],
+            "edges":[{{"from":"__start__","kind":"fixed","destinations":["agent"]}},
+              {{"from":"agent","kind":"conditional","destinations":["agent","__end__"]}}],
+            "interrupts":[{interrupts}]}}"#
+        )
+    };
+    let catalogue = r#"{"format":"qls-catalogue/1","tools":{
+        "web_search":{"kind":"read","reads_outside":true},
+        "post":{"kind":"write","sends_out":true,"idempotency":true,"result":{},
+          "compensation":"none"}}}"#;
+    let run = |interrupts: &str| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("graph.json"), graph(interrupts)).expect("write");
+        std::fs::write(dir.path().join("catalogue.json"), catalogue).expect("write");
+        let mut out = Vec::new();
+        for engine in [EngineChoice::Explicit, EngineChoice::Z3, EngineChoice::Both] {
+            let inputs = common::load(dir.path());
+            let mut opts = Options::new(1);
+            opts.engine = engine;
+            let r = verify::verify(inputs, &opts).expect("verify");
+            let got: Vec<Found> = r
+                .findings
+                .iter()
+                .filter(|f| f.obligation.is_some())
+                .map(|f| {
+                    (
+                        f.rule.to_string(),
+                        f.subject.clone(),
+                        f.node.clone(),
+                        f.depth,
+                    )
+                })
+                .collect();
+            out.push(got);
+        }
+        assert!(out.windows(2).all(|w| w[0] == w[1]), "{out:#?}");
+        out.remove(0)
+    };
+    let reviewed = run(r#"{"node":"agent","when":"call","tool":"post"}"#);
+    assert_eq!(
+        reviewed,
+        want(&[
+            ("QG001", "post", Some("agent"), Some(1)),
+            ("QG001", "web_search", Some("agent"), Some(1)),
+        ])
+    );
+    let unreviewed = run("");
+    assert_eq!(
+        unreviewed,
+        want(&[
+            ("QG001", "post", Some("agent"), Some(1)),
+            ("QG001", "web_search", Some("agent"), Some(1)),
+            ("QG011", "post", Some("agent"), Some(1)),
+        ])
+    );
+}
