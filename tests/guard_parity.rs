@@ -32,6 +32,10 @@ use std::process::Command;
 struct Call {
     tool: String,
     answer: Option<bool>,
+    /// A plain call (SPEC 3.1 "The guard's view"): the tool invoked outside the guard (the Rust
+    /// graph's `tools_plain` node; the driver calls the tool function itself). It runs, nobody is
+    /// asked, and the guard never sees it.
+    plain: bool,
 }
 
 /// One case of the driver's input: a catalogue, a taint policy, turns of calls.
@@ -107,6 +111,7 @@ fn generate(seed: u64) -> Case {
                     Call {
                         tool: name(i),
                         answer: writes[i].then(|| rng.chance(70)),
+                        plain: false,
                     }
                 })
                 .collect()
@@ -119,6 +124,16 @@ fn generate(seed: u64) -> Case {
     }
 }
 
+/// `c` with about one call in five made plain (its own random stream, so the sessions
+/// [`generate`] makes stay as they were).
+fn with_plain_calls(mut c: Case, seed: u64) -> Case {
+    let mut rng = Rng::new(seed ^ 0x91a1_4ca1_15);
+    for call in c.turns.iter_mut().flatten() {
+        call.plain = rng.chance(20);
+    }
+    c
+}
+
 /// The case as the driver reads it (`notes/guard-parity.md`).
 fn case_json(c: &Case) -> Value {
     let turns: Vec<Value> = c
@@ -127,7 +142,13 @@ fn case_json(c: &Case) -> Value {
         .map(|t| {
             Value::Array(
                 t.iter()
-                    .map(|call| json!({"tool": call.tool, "answer": call.answer.map(|a| if a { "yes" } else { "no" })}))
+                    .map(|call| {
+                        let mut o = json!({"tool": call.tool, "answer": call.answer.map(|a| if a { "yes" } else { "no" })});
+                        if call.plain {
+                            o["plain"] = json!(true);
+                        }
+                        o
+                    })
                     .collect(),
             )
         })
@@ -153,12 +174,14 @@ fn model_of(c: &Case, dir: &Path) -> FlatModel {
             {"id": "__start__", "kind": "start"},
             {"id": "agent", "kind": "model", "tools": tools},
             {"id": "tools", "kind": "tools", "tools": tools},
+            {"id": "plain", "kind": "tools_plain", "tools": tools},
             {"id": "__end__", "kind": "end"}
         ],
         "edges": [
             {"from": "__start__", "kind": "fixed", "destinations": ["agent"]},
-            {"from": "agent", "kind": "conditional", "destinations": ["tools", "__end__"]},
-            {"from": "tools", "kind": "fixed", "destinations": ["agent"]}
+            {"from": "agent", "kind": "conditional", "destinations": ["tools", "plain", "__end__"]},
+            {"from": "tools", "kind": "fixed", "destinations": ["agent"]},
+            {"from": "plain", "kind": "fixed", "destinations": ["agent"]}
         ]
     });
     let gp = dir.join("graph.json");
@@ -199,11 +222,28 @@ fn decide(m: &FlatModel, c: &Case) -> Vec<Decision> {
         take(&mut run, choose("__start__", "agent", turn));
         take(&mut run, step(StepKind::Enter, "agent", turn));
         for call in calls {
+            if call.plain {
+                // Outside the guard: it runs, unasked, and changes what the guard never sees.
+                take(&mut run, choose("agent", "plain", turn));
+                take(&mut run, step(StepKind::Enter, "plain", turn));
+                let mut s = step(StepKind::Call, "plain", turn);
+                s.tool = Some(call.tool.clone());
+                s.guarded = Some(false);
+                take(&mut run, s);
+                take(&mut run, choose("plain", "agent", turn));
+                take(&mut run, step(StepKind::Enter, "agent", turn));
+                out.push(Decision {
+                    ran: true,
+                    asked: false,
+                });
+                continue;
+            }
             take(&mut run, choose("agent", "tools", turn));
             take(&mut run, step(StepKind::Enter, "tools", turn));
             let u = m.tool_ix(&call.tool).expect("a tool of the catalogue");
             let o = run.call_outcomes(u);
-            let tainted = !run.latches().tainted.is_empty();
+            // The guard refuses on the taint it saw (SPEC 3.1 "The guard's view").
+            let tainted = run.latches().tainted_seen;
             let refused_unasked = c.refuse_tainted && m.tools[u].is_write() && tainted;
             let asked = o.asks && !refused_unasked;
             let ran = o.may_run && !refused_unasked && (!asked || call.answer == Some(true));
@@ -240,6 +280,7 @@ fn pinned(tools: &[(&str, Value)], turns: &[&[(&str, Option<bool>)]], refuse: bo
                     .map(|&(tool, answer)| Call {
                         tool: tool.to_string(),
                         answer,
+                        plain: false,
                     })
                     .collect()
             })
@@ -346,7 +387,9 @@ fn python_and_driver() -> Option<(String, PathBuf)> {
 #[test]
 fn the_guard_runs_and_refuses_what_the_interpreter_does() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cases: Vec<Case> = (0..cases_wanted()).map(generate).collect();
+    let cases: Vec<Case> = (0..cases_wanted())
+        .map(|s| with_plain_calls(generate(s), s))
+        .collect();
     let mut rust: Vec<Vec<Decision>> = Vec::new();
     for (i, c) in cases.iter().enumerate() {
         let sub = dir.path().join(format!("case{i}"));
@@ -365,6 +408,12 @@ fn the_guard_runs_and_refuses_what_the_interpreter_does() {
     let refused_unasked = all.iter().filter(|(_, d)| !d.ran && !d.asked).count();
     let declined = all.iter().filter(|(_, d)| !d.ran && d.asked).count();
     let refuse_policy = all.iter().filter(|(c, _)| c.refuse_tainted).count();
+    let plain = cases
+        .iter()
+        .flat_map(|c| c.turns.iter().flatten())
+        .filter(|x| x.plain)
+        .count();
+    assert!(plain > 20, "the generator should make plain calls: {plain}");
     assert!(
         ran > 50 && refused_unasked > 20 && declined > 20 && refuse_policy > 10,
         "the generator should give every kind of decision: {ran} ran, {refused_unasked} refused, {declined} declined, {refuse_policy} under refuse"
