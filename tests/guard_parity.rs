@@ -127,7 +127,7 @@ fn generate(seed: u64) -> Case {
 /// `c` with about one call in five made plain (its own random stream, so the sessions
 /// [`generate`] makes stay as they were).
 fn with_plain_calls(mut c: Case, seed: u64) -> Case {
-    let mut rng = Rng::new(seed ^ 0x91a1_4ca1_15);
+    let mut rng = Rng::new(seed ^ 0x0091_a14c_a115);
     for call in c.turns.iter_mut().flatten() {
         call.plain = rng.chance(20);
     }
