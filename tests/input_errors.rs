@@ -1233,6 +1233,7 @@ fn norm_export(e: &Export) -> String {
             for x in n
                 .tools
                 .iter_mut()
+                .chain(n.hosted.iter_mut())
                 .chain(n.sets.iter_mut())
                 .chain(n.clears.iter_mut())
             {
@@ -1398,7 +1399,12 @@ fn export_only_round_trips_the_shop() {
 #[test]
 fn export_only_round_trips_exports() {
     let d = errors_dir();
-    for g in ["good.json", "good_subgraph.json", "good_reviews.json"] {
+    for g in [
+        "good.json",
+        "good_subgraph.json",
+        "good_reviews.json",
+        "good_hosted.json",
+    ] {
         round_trip(&load_export(&d.join(g), &d.join("catalogue.json")).unwrap());
     }
     round_trip(

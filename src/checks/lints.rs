@@ -74,9 +74,7 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
             seen[n.region] = true;
             regions.push(n.region);
         }
-        if n.calls_tools() {
-            calls[n.region].extend(n.tools.iter().copied());
-        }
+        calls[n.region].extend(n.called().iter().copied());
         is_agent[n.region] |= n.agent.is_some();
     }
     for r in regions {
