@@ -207,6 +207,9 @@ pub struct NodeDef {
     pub agent: Option<String>,
     /// `tools`: offered (model) or bound (tool nodes, steps).
     pub tools: Vec<Named>,
+    /// `hosted` (a `model` node only, SPEC 2.2): tools the model's provider runs inside the model
+    /// call, plain calls one after another before it chooses.
+    pub hosted: Vec<Named>,
     /// `sets`: flags its code sets when it runs.
     pub sets: Vec<Named>,
     /// `clears`: flags its code clears when it runs.

@@ -35,8 +35,10 @@ pub enum Class {
 /// Which calls of its tool an obligation judges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Judges {
-    /// Plain calls only (a guarded call is the tool check's to refuse): with no plain node
-    /// binding the tool, nothing can break.
+    /// Plain calls (a guarded call is the tool check's to refuse), and guarded calls only where
+    /// [`Spec::guarded_when`] says the check may not have seen what the obligation reads (SPEC
+    /// 3.1 "The guard's view"): otherwise, with no plain node binding the tool, nothing can
+    /// break.
     Plain,
     /// Every call that runs, guarded or plain.
     Running,
@@ -71,11 +73,8 @@ impl Facts {
     pub fn of(model: &FlatModel) -> Facts {
         Facts {
             any_plain_irreversible: model.nodes.iter().any(|n| {
-                n.calls_tools()
-                    && !n.guarded()
-                    && n.tools
-                        .iter()
-                        .any(|&t| model.tools[t].irreversible && model.tools[t].is_write())
+                n.plain_calls()
+                    .any(|t| model.tools[t].irreversible && model.tools[t].is_write())
             }),
             any_confidential: model.confidential().next().is_some(),
         }
@@ -102,6 +101,10 @@ pub struct Spec {
     pub describe: &'static str,
     /// Which calls it judges.
     pub judges: Judges,
+    /// For one judging [`Judges::Plain`]: true when a guarded call of the tool can break it too
+    /// (SPEC 3.1 "The guard's view"), because a latch it reads can be set where the tool check
+    /// does not see it (a plain call, a `remote` node), so the guard decides over its seen twin.
+    pub guarded_when: fn(&FlatModel, ToolIx) -> bool,
     /// The rule its violations are reported under.
     pub rule: RuleOf,
     /// True when a violation first reachable at a later turn than the first is reported as
@@ -158,6 +161,7 @@ obligations! {
     O1 {
         describe: "the tool check",
         judges: Judges::Plain,
+        guarded_when: |_, _| false,
         rule: RuleOf::One(RuleId::QG001),
         later_turn_is_qg003: true,
         confirmed_by_review: false,
@@ -170,6 +174,7 @@ obligations! {
     O2 {
         describe: "the confirmation",
         judges: Judges::Plain,
+        guarded_when: |_, _| false,
         rule: RuleOf::One(RuleId::QG001),
         later_turn_is_qg003: true,
         confirmed_by_review: true,
@@ -188,6 +193,7 @@ obligations! {
     O3 {
         describe: "the order rule `after`",
         judges: Judges::Plain,
+        guarded_when: |_, _| false,
         rule: RuleOf::One(RuleId::QG014),
         later_turn_is_qg003: true,
         confirmed_by_review: false,
@@ -219,15 +225,34 @@ obligations! {
     O4 {
         describe: "the order rule `not_after`",
         judges: Judges::Plain,
+        guarded_when: |m, t| {
+            m.tools[t].order.not_after.iter().any(|b| match b {
+                NotAfter::Tool(n) => m.tool_ix(&n.name).is_some_and(|b| m.unseen.tool(b)),
+                NotAfter::Untrusted => m.unseen.taint,
+            })
+        },
         rule: RuleOf::One(RuleId::QG014),
         later_turn_is_qg003: true,
         confirmed_by_review: false,
         scope: Scope::EachTool(|m, _, t| !m.tools[t].order.not_after.is_empty()),
         latches: |m, t, out| {
             for b in &m.tools[t].order.not_after {
+                // The seen twins only where they can differ (SPEC 3.1 "The guard's view").
                 match b {
-                    NotAfter::Tool(n) => out.extend(m.tool_ix(&n.name).map(Latch::Ran)),
-                    NotAfter::Untrusted => out.push(Latch::Tainted),
+                    NotAfter::Tool(n) => {
+                        if let Some(b) = m.tool_ix(&n.name) {
+                            out.push(Latch::Ran(b));
+                            if m.unseen.tool(b) {
+                                out.push(Latch::RanSeen(b));
+                            }
+                        }
+                    }
+                    NotAfter::Untrusted => {
+                        out.push(Latch::Tainted);
+                        if m.unseen.taint {
+                            out.push(Latch::TaintedSeen);
+                        }
+                    }
                 }
             }
         },
@@ -252,11 +277,17 @@ obligations! {
     O5 {
         describe: "the order rule `at_most`",
         judges: Judges::Plain,
+        guarded_when: |m, t| m.unseen.tool(t),
         rule: RuleOf::One(RuleId::QG014),
         later_turn_is_qg003: true,
         confirmed_by_review: false,
         scope: Scope::EachTool(|m, _, t| m.tools[t].order.at_most.is_some()),
-        latches: |_, t, out| out.push(Latch::Count(t)),
+        latches: |m, t, out| {
+            out.push(Latch::Count(t));
+            if m.unseen.tool(t) {
+                out.push(Latch::CountSeen(t));
+            }
+        },
         own_calls: 1,
         detail: |m, t| {
             let n = m.tools[t]
@@ -272,6 +303,7 @@ obligations! {
     O6 {
         describe: "the taint rule",
         judges: Judges::Plain,
+        guarded_when: |m, _| m.unseen.taint,
         rule: RuleOf::ByRegion {
             local: RuleId::QG011,
             cascade: RuleId::QG012,
@@ -279,7 +311,12 @@ obligations! {
         later_turn_is_qg003: true,
         confirmed_by_review: true,
         scope: Scope::EachTool(|m, _, t| m.write_or_privileged(t)),
-        latches: |_, t, out| out.extend([Latch::Tainted, Latch::ConfClean(t)]),
+        latches: |m, t, out| {
+            out.extend([Latch::Tainted, Latch::ConfClean(t)]);
+            if m.unseen.taint {
+                out.push(Latch::TaintedSeen);
+            }
+        },
         own_calls: 0,
         detail: |_, _| String::new(),
     },
@@ -287,6 +324,7 @@ obligations! {
     O7 {
         describe: "the saga",
         judges: Judges::Running,
+        guarded_when: |_, _| true,
         rule: RuleOf::One(RuleId::QG013),
         later_turn_is_qg003: false,
         confirmed_by_review: false,
@@ -301,6 +339,7 @@ obligations! {
     O8 {
         describe: "recovery",
         judges: Judges::Running,
+        guarded_when: |_, _| true,
         rule: RuleOf::One(RuleId::QG105),
         later_turn_is_qg003: false,
         confirmed_by_review: false,
@@ -317,6 +356,7 @@ obligations! {
     O9 {
         describe: "confidential data stays in",
         judges: Judges::Running,
+        guarded_when: |_, _| true,
         rule: RuleOf::One(RuleId::QG019),
         later_turn_is_qg003: false,
         confirmed_by_review: true,
@@ -333,6 +373,7 @@ obligations! {
     O10 {
         describe: "nothing untrusted persisted",
         judges: Judges::Running,
+        guarded_when: |_, _| true,
         rule: RuleOf::One(RuleId::QG021),
         later_turn_is_qg003: false,
         confirmed_by_review: true,
@@ -400,6 +441,13 @@ impl Spec {
     /// the acting node's regions apart (SPEC 3.1).
     pub fn split_by_region(&self) -> bool {
         matches!(self.rule, RuleOf::ByRegion { .. })
+    }
+
+    /// True when a guarded call of `tool` can break it: one judging every running call, or one
+    /// judging plain calls whose latches the tool check may not have seen ([`Spec::guarded_when`],
+    /// SPEC 3.1 "The guard's view").
+    pub fn judges_guarded(&self, model: &FlatModel, tool: ToolIx) -> bool {
+        self.judges == Judges::Running || (self.guarded_when)(model, tool)
     }
 
     /// True when it is asked about `tool`.

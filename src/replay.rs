@@ -241,12 +241,22 @@ fn changes(m: &FlatModel, a: &Latches, b: &Latches) -> Vec<String> {
         if a.clean[t] != b.clean[t] {
             out.push(format!("confirmed_clean[{}] = {}", tool(t), b.clean[t]));
         }
+        // The seen twins (SPEC 3.1 "The guard's view"), where they can differ from the latches.
+        if m.unseen.tool(t) && a.ran_seen[t] != b.ran_seen[t] {
+            out.push(format!("ran_seen[{}] = {}", tool(t), b.ran_seen[t]));
+        }
+        if m.unseen.tool(t) && a.count_seen[t] != b.count_seen[t] {
+            out.push(format!("count_seen[{}] = {}", tool(t), b.count_seen[t]));
+        }
     }
     for r in b.tainted.difference(&a.tainted) {
         out.push(format!("tainted += {}", m.region_label(*r)));
     }
     for r in a.tainted.difference(&b.tainted) {
         out.push(format!("tainted -= {}", m.region_label(*r)));
+    }
+    if m.unseen.taint && a.tainted_seen != b.tainted_seen {
+        out.push(format!("tainted_seen = {}", b.tainted_seen));
     }
     if a.irrev_unconf != b.irrev_unconf {
         out.push(format!("irreversible_unconfirmed = {}", b.irrev_unconf));
@@ -262,7 +272,7 @@ fn changes(m: &FlatModel, a: &Latches, b: &Latches) -> Vec<String> {
 fn state(m: &FlatModel, l: &Latches) -> Vec<String> {
     let mut out: Vec<String> = changes(m, &Latches::new(m), l)
         .into_iter()
-        .filter(|c| !c.starts_with("tainted"))
+        .filter(|c| !c.starts_with("tainted +=") && !c.starts_with("tainted -="))
         .collect();
     if !l.tainted.is_empty() {
         let r: Vec<String> = l.tainted.iter().map(|&r| m.region_label(r)).collect();

@@ -136,15 +136,16 @@ fn a_failing_gate_uploads_its_sarif_then_fails_the_job() {
         .run();
     assert_eq!(status(&r, "verify"), Status::Passed, "{}", r.log);
     assert_eq!(r.outputs["verify.outputs.gate"], "failed");
-    // SPEC 11's findings, and QG101 on each of the three writes (no rulebook, nothing bounds them).
-    assert_eq!(r.outputs["verify.outputs.findings"], "12");
+    // SPEC 11's findings, QG101 on each of the three writes (no rulebook, nothing bounds them),
+    // and QG012 on the guarded refund_card after desk's plain read the guard never saw (SPEC 3.1).
+    assert_eq!(r.outputs["verify.outputs.findings"], "13");
     assert_eq!(r.action_outputs["gate"], "failed");
     let upload = r.step(UPLOAD);
     assert_eq!(upload.status, Status::WouldRun, "{}", r.log);
     assert_eq!(upload.with["sarif_file"], sarif);
     assert_eq!(upload.with["category"], "agents/shop-plain");
     let found = results(&sarif);
-    assert_eq!(found.len(), 12);
+    assert_eq!(found.len(), 13);
     assert!(found.iter().any(|f| f["ruleId"] == "QG001"), "{found:?}");
     let text = std::fs::read_to_string(&sarif).expect("sarif");
     let v: serde_json::Value = serde_json::from_str(&text).expect("json");
@@ -157,7 +158,7 @@ fn a_failing_gate_uploads_its_sarif_then_fails_the_job() {
     assert_eq!(r.code, 1);
     assert!(
         r.log
-            .contains("::error::the gate failed: 12 finding(s) reported"),
+            .contains("::error::the gate failed: 13 finding(s) reported"),
         "{}",
         r.log
     );
@@ -286,7 +287,7 @@ fn config_baseline_engine_args_and_the_job_summary() {
     assert!(!r.failed, "{}", r.log);
     assert_eq!(r.summary, "", "summary: false writes none");
     assert_eq!(
-        r.outputs["verify.outputs.findings"], "12",
+        r.outputs["verify.outputs.findings"], "13",
         "baselined results stay in the SARIF"
     );
     let sarif = std::fs::read_to_string(&r.outputs["verify.outputs.sarif"]).expect("sarif");

@@ -96,6 +96,8 @@ fn shop_plain_fails_as_spec_11_says() {
             "QG001 Medium on read_inbox",
             "QG011 Critical on send_receipt",
             "QG011 High on charge_card",
+            // SPEC 3.1 "The guard's view": billing's guard never saw desk's plain read_inbox.
+            "QG012 High on refund_card",
             "QG013 High on charge_card",
             "QG023 Medium on cycle:desk_model",
             "QG101 Review on charge_card",
@@ -152,7 +154,7 @@ fn github_annotations_for_the_job_log() {
         .lines()
         .filter(|l| l.starts_with("::error file=fixtures/shop-plain/"))
         .count();
-    assert_eq!(errors, 6, "{}", plain.stdout);
+    assert_eq!(errors, 7, "{}", plain.stdout);
     for l in plain.stdout.lines().filter(|l| l.starts_with("::")) {
         // One command a line: the message's own line breaks are escaped.
         assert!(
@@ -162,7 +164,7 @@ fn github_annotations_for_the_job_log() {
     }
     assert!(plain
         .stdout
-        .ends_with("Gate: failed. 6 finding(s) block this agent under the ci gate.\n"));
+        .ends_with("Gate: failed. 7 finding(s) block this agent under the ci gate.\n"));
     snap("shop-plain.github", &plain.stdout);
 }
 
@@ -633,7 +635,7 @@ fn each_engine_choice_gives_the_shop_its_verdict() {
     let v: serde_json::Value = serde_json::from_str(&j.stdout).expect("json");
     assert_eq!(v["engines"]["ran"], serde_json::json!(["z3"]));
     assert_eq!(v["engines"]["explicit"]["ran"], false);
-    assert_eq!(v["engines"]["z3"]["violated"], 5);
+    assert_eq!(v["engines"]["z3"]["violated"], 6);
 }
 
 /// The test-only broken engine (debug builds): every disagreement is QG312, listed first, with
@@ -669,16 +671,16 @@ fn a_broken_engine_fails_the_gate() {
         heads[0], "  QG312 High on charge_card (agent.yaml:5)",
         "{text}"
     );
-    assert_eq!(heads.iter().filter(|h| h.contains("QG312")).count(), 8);
+    assert_eq!(heads.iter().filter(|h| h.contains("QG312")).count(), 9);
     assert!(
-        text.contains("which disagree on 8 violations (QG312 above)"),
+        text.contains("which disagree on 9 violations (QG312 above)"),
         "{text}"
     );
     let (code, json) = run("json");
     assert_eq!(code, Some(1));
     let v: serde_json::Value = serde_json::from_str(&json).expect("json");
     assert_eq!(v["engines"]["agree"], false);
-    assert_eq!(v["engines"]["disagreements"], 8);
+    assert_eq!(v["engines"]["disagreements"], 9);
     assert_eq!(v["findings"][0]["rule"], "QG312");
     assert_eq!(v["findings"][0]["blocks"], true);
     assert_eq!(v["gate"]["passed"], false);
@@ -718,7 +720,7 @@ fn an_engine_disagreement_survives_every_filter() {
     let v: serde_json::Value = serde_json::from_str(&stdout).expect("json");
     let findings = v["findings"].as_array().expect("findings");
     let qg312: Vec<&serde_json::Value> = findings.iter().filter(|f| f["rule"] == "QG312").collect();
-    assert_eq!(qg312.len(), 8, "{stdout}");
+    assert_eq!(qg312.len(), 9, "{stdout}");
     assert_eq!(findings[0]["rule"], "QG312");
     assert!(
         qg312
@@ -807,7 +809,7 @@ fn a_baseline_hides_known_findings() {
         again
             .stdout
             .replace("\n  ", " ")
-            .contains(": 12 findings it already has are not shown; only new findings count."),
+            .contains(": 13 findings it already has are not shown; only new findings count."),
         "{}",
         again.stdout
     );
@@ -815,10 +817,10 @@ fn a_baseline_hides_known_findings() {
     let mut args = vec!["verify", "--format", "json", "--baseline", &sarif_s];
     args.extend(PLAIN);
     let j: serde_json::Value = serde_json::from_str(&stalwart(&args).stdout).expect("json");
-    assert_eq!(j["baseline"]["known"], 12);
+    assert_eq!(j["baseline"]["known"], 13);
     assert_eq!(j["findings"], serde_json::json!([]));
 
-    // The shop's JSON knows its two warnings; the plain variant's other ten (seven that block,
+    // The shop's JSON knows its two warnings; the plain variant's other eleven (eight that block,
     // three QG101 hotspots) are new.
     let mut args = vec!["verify", "--format", "json", "--baseline", &json_s];
     args.extend(PLAIN);
@@ -836,7 +838,7 @@ fn a_baseline_hides_known_findings() {
         !rules.contains(&"QG023") && !rules.contains(&"QG105"),
         "{rules:?}"
     );
-    assert_eq!(rules.len(), 10);
+    assert_eq!(rules.len(), 11);
 
     // Not a baseline: exit 2, the file named, nothing verified.
     let bad = dir.join("bad.json");

@@ -60,19 +60,22 @@ fn a_2000_wide_fan_verifies_with_the_findings_the_scans_gave() {
     opts.max_run_states = 2_000_000;
     let report = verify::verify(inputs, &opts).expect("verify");
 
+    // Since SPEC 3.1 "The guard's view", the guarded nodes' calls of O4-O6 are judged too (the
+    // plain nodes' reads are taint the guard never sees), so fewer instances fit the budget
+    // than the scans' count gave (QG006 3485, QG011 25, QG013 10, QG014 18, QG105 30 before).
     let mut by_rule: BTreeMap<&str, usize> = BTreeMap::new();
     for f in &report.findings {
         *by_rule.entry(f.rule.as_str()).or_default() += 1;
     }
     let want: BTreeMap<&str, usize> = [
         ("QG001", 2000),
-        ("QG006", 3485),
-        ("QG011", 25),
-        ("QG013", 10),
-        ("QG014", 18),
+        ("QG006", 4878),
+        ("QG011", 17),
+        ("QG013", 4),
+        ("QG014", 8),
         ("QG023", 1),
         ("QG101", 2533),
-        ("QG105", 30),
+        ("QG105", 9),
     ]
     .into_iter()
     .collect();
@@ -100,7 +103,7 @@ fn a_2000_wide_fan_verifies_with_the_findings_the_scans_gave() {
             explicit.undecided,
             explicit.states
         ),
-        (5000, 44, 84, 4872, 720_360)
+        (5000, 9, 39, 4952, 689_061)
     );
     let z3 = report.engine("z3").expect("the z3 engine ran");
     assert_eq!(
@@ -110,7 +113,7 @@ fn a_2000_wide_fan_verifies_with_the_findings_the_scans_gave() {
             z3.violated,
             z3.undecided
         ),
-        (5000, 1433, 0, 3567)
+        (5000, 82, 0, 4918)
     );
     assert_eq!(
         (
@@ -118,7 +121,7 @@ fn a_2000_wide_fan_verifies_with_the_findings_the_scans_gave() {
             report.proof.violated,
             report.proof.undecided
         ),
-        (1433, 84, 3483)
+        (85, 39, 4876)
     );
     assert_eq!(report.disagreements, 0);
 

@@ -250,28 +250,12 @@ fn a_gate_that_never_allows_a_tainting_read_leaves_no_taint() {
         .iter()
         .all(|r| r.instance.obligation != Obligation::O6 || r.violations.is_empty()));
 
-    // Gated on charge having run: the read runs from the second visit on, so the taint reaches
-    // charge only on its second call (the loop back through `read`), the first turn still.
+    // Gated on charge having run: charge runs only plain (at `pay`), so the guard never sees
+    // it run and never reads the fact (SPEC 3.1 "The guard's view": the check decides over the
+    // seen twins, `ran_seen[charge]`), and the read never runs: no taint, at any depth.
     let mut m = model(FEED, FEED_TOOLS);
     gate(&mut m, "fetch", &[&["charge"]]);
     let (_, [e, z]) = both(&m, Obligation::O6, "charge");
-    for r in [&e, &z] {
-        assert_eq!(r.violations.len(), 1, "{:?}", r.instance);
-        let v = &r.violations[0];
-        assert_eq!((v.class, v.turn), (Class::Local, 1));
-        assert_eq!(
-            route(&v.witness),
-            vec![
-                "enter read",
-                "read -> pay",
-                "enter pay",
-                "pay -> read",
-                "enter read",
-                "read -> pay",
-                "enter pay",
-                "call charge at pay (4 steps)"
-            ]
-        );
-        interp::replay_violation(&m, v).expect("the witness replays");
-    }
+    assert!(e.violations.is_empty() && z.violations.is_empty());
+    assert_eq!(e.depth, Depth::Every, "{e:?}");
 }

@@ -46,6 +46,10 @@ struct Call {
     ids: Option<&'static str>,
     fails: usize,
     branches: usize,
+    /// A plain call (SPEC 3.1 "The guard's view"): the tool invoked outside the guard (the Rust
+    /// graph's `tools_plain` node; the driver calls the tool function itself). It runs, nobody is
+    /// asked, and the guard never sees it.
+    plain: bool,
 }
 
 /// One case of the driver's input: a catalogue, a taint policy, turns of calls.
@@ -148,6 +152,17 @@ fn generate(seed: u64) -> Case {
 }
 
 /// The case as the driver reads it (`notes/guard-parity.md`).
+/// `c` with about one call in five made plain (its own random stream, so the sessions
+/// [`generate`] makes stay as they were); a call given an id, retry or fan-out shape stays guarded.
+fn with_plain_calls(mut c: Case, seed: u64) -> Case {
+    let mut rng = Rng::new(seed ^ 0x0091_a14c_a115);
+    for call in c.turns.iter_mut().flatten() {
+        let p = rng.chance(20);
+        call.plain = p && call.ids.is_none() && call.fails == 0 && call.branches == 0;
+    }
+    c
+}
+
 fn case_json(c: &Case) -> Value {
     let turns: Vec<Value> = c
         .turns
@@ -165,6 +180,9 @@ fn case_json(c: &Case) -> Value {
                         }
                         if call.branches > 0 {
                             v["branches"] = json!(call.branches);
+                        }
+                        if call.plain {
+                            v["plain"] = json!(true);
                         }
                         v
                     })
@@ -198,12 +216,14 @@ fn model_of(c: &Case, dir: &Path) -> FlatModel {
             {"id": "__start__", "kind": "start"},
             {"id": "agent", "kind": "model", "tools": tools},
             {"id": "tools", "kind": "tools", "tools": tools},
+            {"id": "plain", "kind": "tools_plain", "tools": tools},
             {"id": "__end__", "kind": "end"}
         ],
         "edges": [
             {"from": "__start__", "kind": "fixed", "destinations": ["agent"]},
-            {"from": "agent", "kind": "conditional", "destinations": ["tools", "__end__"]},
-            {"from": "tools", "kind": "fixed", "destinations": ["agent"]}
+            {"from": "agent", "kind": "conditional", "destinations": ["tools", "plain", "__end__"]},
+            {"from": "tools", "kind": "fixed", "destinations": ["agent"]},
+            {"from": "plain", "kind": "fixed", "destinations": ["agent"]}
         ]
     });
     let gp = dir.join("graph.json");
@@ -247,6 +267,22 @@ fn decide(m: &FlatModel, c: &Case) -> Vec<Decision> {
         take(&mut run, choose("__start__", "agent", turn));
         take(&mut run, step(StepKind::Enter, "agent", turn));
         for call in calls {
+            if call.plain {
+                // Outside the guard: it runs, unasked, and changes what the guard never sees.
+                take(&mut run, choose("agent", "plain", turn));
+                take(&mut run, step(StepKind::Enter, "plain", turn));
+                let mut s = step(StepKind::Call, "plain", turn);
+                s.tool = Some(call.tool.clone());
+                s.guarded = Some(false);
+                take(&mut run, s);
+                take(&mut run, choose("plain", "agent", turn));
+                take(&mut run, step(StepKind::Enter, "agent", turn));
+                out.push(Decision {
+                    ran: true,
+                    asked: false,
+                });
+                continue;
+            }
             if call.ids.is_some() {
                 out.push(Decision {
                     ran: false,
@@ -291,7 +327,8 @@ fn visit(
     take(run, step(StepKind::Enter, "tools", turn));
     let u = m.tool_ix(&call.tool).expect("a tool of the catalogue");
     let o = run.call_outcomes(u);
-    let tainted = !run.latches().tainted.is_empty();
+    // The guard refuses on the taint it saw (SPEC 3.1 "The guard's view").
+    let tainted = run.latches().tainted_seen;
     let refused_unasked = retry || (c.refuse_tainted && m.tools[u].is_write() && tainted);
     let asked = o.asks && !refused_unasked;
     let ran = o.may_run && !refused_unasked && (!asked || call.answer == Some(true));
@@ -483,7 +520,9 @@ fn python_and_driver() -> Option<(String, PathBuf)> {
 #[test]
 fn the_guard_runs_and_refuses_what_the_interpreter_does() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cases: Vec<Case> = (0..cases_wanted()).map(generate).collect();
+    let cases: Vec<Case> = (0..cases_wanted())
+        .map(|s| with_plain_calls(generate(s), s))
+        .collect();
     let mut rust: Vec<Vec<Decision>> = Vec::new();
     for (i, c) in cases.iter().enumerate() {
         let sub = dir.path().join(format!("case{i}"));
@@ -515,9 +554,10 @@ fn the_guard_runs_and_refuses_what_the_interpreter_does() {
     let ids = calls.iter().filter(|x| x.ids.is_some()).count();
     let retried = calls.iter().filter(|x| x.fails > 0).count();
     let fanned = calls.iter().filter(|x| x.branches > 0).count();
+    let plain = calls.iter().filter(|x| x.plain).count();
     assert!(
-        ids > 10 && retried > 10 && fanned > 10,
-        "the generator should give every shape: {ids} with bad ids, {retried} retried, {fanned} fanned out"
+        ids > 10 && retried > 10 && fanned > 10 && plain > 20,
+        "the generator should give every shape: {ids} with bad ids, {retried} retried, {fanned} fanned out, {plain} plain"
     );
 
     let Some((py, driver)) = python_and_driver() else {

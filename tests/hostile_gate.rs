@@ -43,6 +43,16 @@ const LINE5: &str = "    tools: [get_order, charge_card, send_receipt, read_inbo
 /// An accept comment on [`LINE5`] for every rule that blocks there.
 const ACCEPT_ALL: &str = "  # stalwart: accept QG001, QG011, QG013 -- the desk team reviewed it";
 
+/// `agent.yaml` with billing's line (10) accepting its QG012: the plain shop's desk reads its
+/// inbox plainly, which billing's guard never sees (SPEC 3.1 "The guard's view").
+fn accept_billing(yaml: &str) -> String {
+    yaml.replacen(
+        "    tools: [refund_card]\n",
+        "    tools: [refund_card]  # stalwart: accept QG012 -- billing reviewed it\n",
+        1,
+    )
+}
+
 fn verify_json(dir: &Path, extra: &[&str]) -> (i32, Value) {
     let mut args = vec![
         "verify",
@@ -110,21 +120,23 @@ fn an_accept_line_the_base_has_only_as_text_is_the_pull_requests() {
 #[test]
 fn an_accept_line_copied_to_a_new_place_is_the_pull_requests() {
     let legacy = format!("legacy:\n  old_desk:\n{LINE5}{ACCEPT_ALL}\n");
-    let (repo, base) = shop_repo(|y| format!("{y}{legacy}"));
+    // The base also accepts billing's QG012 (SPEC 3.1: its guard never saw desk's plain read),
+    // so that only line 5's findings are in play.
+    let (repo, base) = shop_repo(|y| format!("{}{legacy}", accept_billing(y)));
     let dir = repo.path();
     let yaml = std::fs::read_to_string(dir.join("agent.yaml")).unwrap();
     let pr = yaml.replacen(&format!("{LINE5}\n"), &format!("{LINE5}{ACCEPT_ALL}\n"), 1);
     std::fs::write(dir.join("agent.yaml"), &pr).unwrap();
     let (code, j) = verify_json(dir, &["--base-ref", &base]);
     assert_eq!(code, 1, "{}", j["weakened"]);
-    assert_eq!(accepted(&j), 0);
+    assert_eq!(accepted(&j), 1);
     assert_eq!(pull_request_lines(&j), vec![("agent.yaml".to_string(), 5)]);
     // The same comment on the base's line 5 is the base's: it accepts (the defence does not
     // refuse what the base has).
     git(dir, &["commit", "-qam", "accepted on the base"]);
     let base2 = git(dir, &["rev-parse", "HEAD"]);
     let (code, j) = verify_json(dir, &["--base-ref", &base2]);
-    assert_eq!((code, accepted(&j)), (0, 7), "{}", j["weakened"]);
+    assert_eq!((code, accepted(&j)), (0, 8), "{}", j["weakened"]);
     assert!(pull_request_lines(&j).is_empty());
 }
 
@@ -330,7 +342,7 @@ fn a_merge_queue_run_holds_the_pull_request_to_the_queues_base() {
     let dir = repo.path();
     std::fs::write(
         dir.join("stalwart.toml"),
-        "[off]\nO1 = \"the pull request says so\"\nQG011 = \"so does this\"\nQG013 = \"and this\"\n",
+        "[off]\nO1 = \"the pull request says so\"\nQG011 = \"so does this\"\nQG012 = \"this\"\nQG013 = \"and this\"\n",
     )
     .unwrap();
     git(dir, &["add", "-A"]);

@@ -1318,6 +1318,7 @@ fn norm_export(e: &Export) -> String {
             for x in n
                 .tools
                 .iter_mut()
+                .chain(n.hosted.iter_mut())
                 .chain(n.sets.iter_mut())
                 .chain(n.clears.iter_mut())
             {
@@ -1483,7 +1484,12 @@ fn export_only_round_trips_the_shop() {
 #[test]
 fn export_only_round_trips_exports() {
     let d = errors_dir();
-    for g in ["good.json", "good_subgraph.json", "good_reviews.json"] {
+    for g in [
+        "good.json",
+        "good_subgraph.json",
+        "good_reviews.json",
+        "good_hosted.json",
+    ] {
         round_trip(&load_export(&d.join(g), &d.join("catalogue.json")).unwrap());
     }
     round_trip(
@@ -1530,4 +1536,27 @@ fn guard_grammar() {
     );
     assert_eq!(parse_guard("x &&").unwrap_err().0, 4);
     assert_eq!(parse_guard("x | y").unwrap_err().0, 2);
+}
+
+/// SPEC 2.2 `hosted`: only a model node has hosted tools, and each is a catalogue tool.
+#[test]
+fn hosted_only_on_a_model_node_and_in_the_catalogue() {
+    let e = graph_err("hosted_not_model.json");
+    check(
+        &e,
+        "hosted_not_model.json",
+        7,
+        17,
+        "node 'tools' is a `tools` node and lists `hosted` tools, which only a `model` node has",
+        "move `hosted` to the model node",
+    );
+    let e = graph_err("hosted_missing.json");
+    check(
+        &e,
+        "hosted_missing.json",
+        6,
+        17,
+        "model node 'agent' hosts tool 'web_search', which the catalogue",
+        "declare 'web_search'",
+    );
 }

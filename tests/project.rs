@@ -308,7 +308,7 @@ fn findings_accepted_with_a_reason_do_not_fail_the_gate() {
 
     // --strict-accepts: the two warnings fail the gate even with every finding accepted.
     let all = format!(
-        "{config}\n[[accept]]\nrule = \"QG011\"\nreason = \"r\"\n\n[[accept]]\nrule = \"QG013\"\nreason = \"r\"\n"
+        "{config}\n[[accept]]\nrule = \"QG011\"\nreason = \"r\"\n\n[[accept]]\nrule = \"QG012\"\nreason = \"r\"\n\n[[accept]]\nrule = \"QG013\"\nreason = \"r\"\n"
     );
     std::fs::write(dir.path().join("stalwart.toml"), all).unwrap();
     assert_eq!(run_in(dir.path(), &args[..5]).code, 0);

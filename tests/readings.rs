@@ -392,3 +392,216 @@ fn edges_from_an_end_node_are_ignored() {
     // A `null` edge from the top `end` and one from a subgraph's `end`: no QG015.
     holds_in_all_three("QG015/holds-null-edge-from-end", &[]);
 }
+
+fn the_guard_decides_over_what_it_saw_a_step_read_outside() {
+    // Issue 27 item 7 (SPEC 3.1 "The guard's view"): `fetch` calls the `reads_outside` read
+    // itself, so the guard never sees it; the guarded `wire` (`not_after: [untrusted]`) then
+    // runs. The read's QG001 is not the whole story: `wire` breaks its order rule (O4) and the
+    // taint rule (O6), at the guarded node.
+    let f = "QG014/breaks-guard-never-saw-the-read";
+    holds_in_all_three(
+        f,
+        &[
+            ("QG001", "read_web", Some("fetch"), Some(1)),
+            ("QG011", "wire", Some("tools"), Some(1)),
+            ("QG014", "wire", Some("tools"), Some(1)),
+        ],
+    );
+    let w = witness_of(f, "QG014", "wire");
+    let read = w
+        .iter()
+        .position(|s| s.kind == StepKind::Call && s.tool.as_deref() == Some("read_web"))
+        .expect("the witness reads");
+    let last = w.last().expect("a witness has steps");
+    assert_eq!(w[read].guarded, Some(false), "{w:#?}");
+    assert_eq!(last.tool.as_deref(), Some("wire"), "{w:#?}");
+    assert!(last.guarded == Some(true) && !last.refused, "{w:#?}");
+    // The same read made through the guard: the guard saw it and refuses `wire`.
+    holds_in_all_three("QG014/holds-guard-saw-the-read", &[]);
+}
+
+#[test]
+fn the_guard_counts_only_the_calls_it_saw() {
+    // Plain calls of `search` (`at_most: 2`) at `plain`, then a guarded one at `tools`: the
+    // guard counted none of the plain ones and lets it run past the limit (O5 at `tools`).
+    holds_in_all_three(
+        "QG014/breaks-guard-never-saw-the-count",
+        &[
+            ("QG001", "search", Some("plain"), Some(1)),
+            ("QG014", "search", Some("plain"), Some(1)),
+            ("QG014", "search", Some("tools"), Some(1)),
+        ],
+    );
+}
+
+#[test]
+fn a_guarded_write_after_taint_the_guard_never_saw_breaks_the_taint_rule() {
+    // A step reads outside itself, then a guarded write: the person is asked, but not told that
+    // outside content entered the session (O6, QG011: the read is in the write's region).
+    holds_in_all_three(
+        "QG011/breaks-guard-never-saw-the-read",
+        &[
+            ("QG001", "read_web", Some("fetch"), Some(1)),
+            ("QG011", "send", Some("tools"), Some(1)),
+            ("QG101", "send", None, None),
+        ],
+    );
+    // A remote agent's answer is taint the guard never saw (QG012: another agent's region).
+    holds_in_all_three(
+        "QG012/breaks-guard-never-saw-the-remote",
+        &[
+            ("QG012", "pay", Some("a_tools"), Some(1)),
+            ("QG101", "pay", None, None),
+        ],
+    );
+}
+
+#[test]
+fn a_hosted_call_is_plain_and_the_guard_never_sees_it() {
+    // SPEC 2.2 `hosted`: the model's provider runs `web_search` inside the model call, a plain
+    // call (O1 at the model node); the guarded `send` (`not_after: [untrusted]`) after it breaks
+    // its order rule and the taint rule (SPEC 3.1 "The guard's view"), in both engines.
+    let f = "QG014/breaks-hosted-search-then-guarded-send";
+    holds_in_all_three(
+        f,
+        &[
+            ("QG001", "web_search", Some("agent"), Some(1)),
+            ("QG011", "send", Some("tools"), Some(1)),
+            ("QG014", "send", Some("tools"), Some(1)),
+        ],
+    );
+    let inputs = common::load(&common::root().join("fixtures").join(f));
+    let (m, o) = common::outcome(&inputs, EngineChoice::Both);
+    let violations: Vec<_> = o
+        .runs
+        .iter()
+        .flat_map(|r| &r.results)
+        .flat_map(|r| &r.violations)
+        .collect();
+    assert_eq!(violations.len(), 6, "three from each engine");
+    for v in violations {
+        interp::replay_violation(&m, v).unwrap_or_else(|e| panic!("{e}\n{:#?}", v.witness));
+        let search = v
+            .witness
+            .iter()
+            .find(|s| s.kind == StepKind::Call && s.tool.as_deref() == Some("web_search"))
+            .expect("the witness searches");
+        assert_eq!(
+            (search.node.as_str(), search.guarded),
+            ("agent", Some(false))
+        );
+    }
+}
+
+#[test]
+fn hosted_calls_are_made_one_after_another() {
+    // Two hosted tools at one visit: `lookup` may not follow `web_search` (`not_after`). In a
+    // tool node's batch the two would not see each other; hosted calls are sequential (SPEC 13),
+    // so a visit that searches and then looks up breaks the order rule at the model node.
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("graph.json"),
+        r#"{"format":"qls-graph/1","name":"h","recursion_limit":5,"session_steps":1,
+        "nodes":[{"id":"__start__","kind":"start"},
+          {"id":"agent","kind":"model","hosted":["web_search","lookup"]},
+          {"id":"__end__","kind":"end"}],
+        "edges":[{"from":"__start__","kind":"fixed","destinations":["agent"]},
+          {"from":"agent","kind":"conditional","destinations":["__end__"]}]}"#,
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("catalogue.json"),
+        r#"{"format":"qls-catalogue/1","tools":{"web_search":{"kind":"read"},
+          "lookup":{"kind":"read","order":{"not_after":["web_search"]}}}}"#,
+    )
+    .expect("write");
+    let inputs = common::load(dir.path());
+    let (m, o) = common::outcome(&inputs, EngineChoice::Both);
+    assert!(o.disagreements.is_empty());
+    for run in &o.runs {
+        let o4: Vec<_> = run
+            .results
+            .iter()
+            .filter(|r| r.instance.obligation == stalwart::findings::Obligation::O4)
+            .flat_map(|r| &r.violations)
+            .collect();
+        assert_eq!(o4.len(), 1, "{:?}: {o4:#?}", run.name);
+        let v = o4[0];
+        assert_eq!(m.nodes[v.node].qid, "agent");
+        interp::replay_violation(&m, v).expect("the witness replays");
+        let calls: Vec<&str> = v
+            .witness
+            .iter()
+            .filter(|s| s.kind == StepKind::Call)
+            .filter_map(|s| s.tool.as_deref())
+            .collect();
+        assert_eq!(calls, ["web_search", "lookup"], "{:?}", run.name);
+    }
+}
+
+#[test]
+fn a_call_review_on_the_model_node_reviews_its_hosted_calls() {
+    // SPEC 2.2: a `call` interrupt on the model node for a hosted tool reviews its hosted calls
+    // (SPEC 12.2): each is confirmed on clean content (no O6 after the hosted read), yet still
+    // plain (O1). Without the review, the post after the search in one visit breaks O6.
+    let graph = |interrupts: &str| {
+        format!(
+            r#"{{"format":"qls-graph/1","name":"h","recursion_limit":8,"session_steps":1,
+            "nodes":[{{"id":"__start__","kind":"start"}},
+              {{"id":"agent","kind":"model","hosted":["web_search","post"]}},
+              {{"id":"__end__","kind":"end"}}],
+            "edges":[{{"from":"__start__","kind":"fixed","destinations":["agent"]}},
+              {{"from":"agent","kind":"conditional","destinations":["agent","__end__"]}}],
+            "interrupts":[{interrupts}]}}"#
+        )
+    };
+    let catalogue = r#"{"format":"qls-catalogue/1","tools":{
+        "web_search":{"kind":"read","reads_outside":true},
+        "post":{"kind":"write","sends_out":true,"idempotency":true,"result":{},
+          "compensation":"none"}}}"#;
+    let run = |interrupts: &str| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("graph.json"), graph(interrupts)).expect("write");
+        std::fs::write(dir.path().join("catalogue.json"), catalogue).expect("write");
+        let mut out = Vec::new();
+        for engine in [EngineChoice::Explicit, EngineChoice::Z3, EngineChoice::Both] {
+            let inputs = common::load(dir.path());
+            let mut opts = Options::new(1);
+            opts.engine = engine;
+            let r = verify::verify(inputs, &opts).expect("verify");
+            let got: Vec<Found> = r
+                .findings
+                .iter()
+                .filter(|f| f.obligation.is_some())
+                .map(|f| {
+                    (
+                        f.rule.to_string(),
+                        f.subject.clone(),
+                        f.node.clone(),
+                        f.depth,
+                    )
+                })
+                .collect();
+            out.push(got);
+        }
+        assert!(out.windows(2).all(|w| w[0] == w[1]), "{out:#?}");
+        out.remove(0)
+    };
+    let reviewed = run(r#"{"node":"agent","when":"call","tool":"post"}"#);
+    assert_eq!(
+        reviewed,
+        want(&[
+            ("QG001", "post", Some("agent"), Some(1)),
+            ("QG001", "web_search", Some("agent"), Some(1)),
+        ])
+    );
+    let unreviewed = run("");
+    assert_eq!(
+        unreviewed,
+        want(&[
+            ("QG001", "post", Some("agent"), Some(1)),
+            ("QG001", "web_search", Some("agent"), Some(1)),
+            ("QG011", "post", Some("agent"), Some(1)),
+        ])
+    );
+}

@@ -9,7 +9,9 @@ CASES.json is `{"cases": [case, ...]}`, a case `{"catalogue": {...qls-catalogue/
 `create_agent` with the guard as its middleware, over a tool per catalogue entry (no arguments;
 a `reads_outside` tool returns outside text), and a scripted chat model that makes each call
 alone in a message of its own and ends each turn with a text. Each pause is answered with the
-call's `answer` (`yes`: approve, `no`: reject).
+call's `answer` (`yes`: approve, `no`: reject). A call with `"plain": true` is the tool function
+invoked directly, outside the guard (as a step's own code would): it runs, nobody is asked, and
+the guard never sees it (SPEC 3.1 "The guard's view").
 
 A decision per call, in order over the turns: `{"ran": bool, "reason": str|null, "asked": bool}`
 where `reason` is null for a call that ran, `declined` for one the person declined, else the
@@ -90,6 +92,8 @@ def run_case(case: dict, index: int = 0) -> list[dict]:
         for k, c in enumerate(turn):
             cid = f"c{t}_{k}"
             calls.append((t, k, c))
+            if c.get("plain"):
+                continue
             responses.append(AIMessage(content="", tool_calls=[
                 {"name": c["tool"], "args": {}, "id": cid, "type": "tool_call"}]))
         responses.append(AIMessage(content=f"turn {t} done"))
@@ -115,8 +119,14 @@ def run_case(case: dict, index: int = 0) -> list[dict]:
             out = agent.invoke(Command(resume=resume if len(pending) > 1 else next(iter(resume.values()))), cfg)
         state = out
     by_call = {e["call_id"]: e for e in read_history(state)}
+    plain_tools = {tool.name: tool for tool in _tools(case["catalogue"])}
     results = []
     for t, k, c in calls:
+        if c.get("plain"):
+            # Outside the guard: the tool function itself, which the guard's history never holds.
+            plain_tools[c["tool"]].func()
+            results.append({"ran": True, "reason": None, "asked": False})
+            continue
         e = by_call.get(f"c{t}_{k}")
         if e is None:
             raise CaseError(f"case {index}, call c{t}_{k} ({c.get('tool')!r}) never reached the guard")

@@ -104,6 +104,8 @@ def run_shaped(case: dict, index: int, CaseError: type) -> list[dict]:
         for k, c in enumerate(turn):
             cid = f"c{t}_{k}"
             calls.append((cid, c))
+            if c.get("plain"):
+                continue  # outside the guard: the model never asks the guarded graph for it
             if c.get("fails"):
                 log.fails[cid] = int(c["fails"])
             responses.append(AIMessage(content="", tool_calls=_copies(c, cid)))
@@ -178,6 +180,11 @@ def run_shaped(case: dict, index: int, CaseError: type) -> list[dict]:
 
     results: list[dict] = []
     for cid, c in calls:
+        if c.get("plain"):
+            # Outside the guard (SPEC 3.1 "The guard's view"): it runs, unasked, and the guard's
+            # history never holds it (the driver's plain path runs the tool function itself).
+            results.append({"ran": True, "reason": None, "asked": False})
+            continue
         if c.get("ids"):
             key = {"shared": cid, "empty": "", "missing": None}[c["ids"]]
             ran = key in log.runs

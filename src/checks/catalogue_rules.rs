@@ -160,11 +160,11 @@ fn declared(m: &FlatModel, t: ToolIx) -> [(&'static str, bool); 4] {
 /// declaration every other write of the agent has (at least one other write).
 fn peers(m: &FlatModel) -> Vec<Finding> {
     let mut agents: BTreeMap<String, Vec<ToolIx>> = BTreeMap::new();
-    for n in m.nodes.iter().filter(|n| n.calls_tools()) {
+    for n in m.nodes.iter().filter(|n| !n.called().is_empty()) {
         let writes = agents
             .entry(n.agent.clone().unwrap_or_default())
             .or_default();
-        for &t in &n.tools {
+        for &t in n.called() {
             if m.tools[t].is_write() && !writes.contains(&t) {
                 writes.push(t);
             }

@@ -7,6 +7,7 @@ use crate::engine::{InstanceResult, Violation};
 use crate::findings::{DrawnFrom, Finding, Obligation, Primary};
 use crate::ir::Framework;
 use crate::model::{FlatModel, NodeIx, ToolIx};
+use crate::obligation::Judges;
 use crate::rules::RuleId;
 use std::collections::BTreeMap;
 
@@ -94,6 +95,35 @@ fn violation_finding(m: &FlatModel, v: &Violation, rule: RuleId, framework: Fram
             ("depth", &depth),
         ],
     );
+    if node.guarded() && v.obligation.spec().judges == Judges::Plain {
+        // SPEC 3.1 "The guard's view": a guarded call breaks O4-O6 only on what the tool check
+        // never saw; the rule's own fix (bind it to a guarded node) is already done.
+        f.message.push_str(
+            "; the call goes through the tool check, which never saw the plain calls or remote \
+             answers before it (SPEC 3.1, the guard's view)",
+        );
+        f.fix = format!(
+            "The tool check on '{}' decides over the calls it saw: make the calls that break the \
+             rule here through the guard too (a guarded `tools` node, not a `tools_plain` node, a \
+             step's own code or a provider's hosted tools), or declare what reached the session \
+             unseen (`input.reads_outside`), and re-scan.",
+            node.qid
+        );
+    }
+    if node.hosted.contains(&v.tool) && !node.calls_tools() {
+        // SPEC 2.2 `hosted`: the call is made by the model's provider, where no guard sits.
+        f.message.push_str(
+            "; the model's provider makes this call itself (a hosted tool), so no tool check \
+             can decide it",
+        );
+        f.fix = format!(
+            "'{}' is a hosted tool of '{}': its provider runs it inside the model call, outside \
+             any guard. Replace it with a function tool bound to a guarded `tools` node (so the \
+             tool check decides each call), or drop it from the model's hosted tools, and \
+             re-scan.",
+            tool.name, node.qid
+        );
+    }
     f.drawn_from = Some(DrawnFrom {
         obligation: v.obligation,
         tool: v.tool,

@@ -72,9 +72,7 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
             seen[n.region] = true;
             regions.push(n.region);
         }
-        if n.calls_tools() {
-            calls[n.region].extend(n.tools.iter().copied());
-        }
+        calls[n.region].extend(n.called().iter().copied());
     }
     for r in regions {
         let mut called = std::mem::take(&mut calls[r]);
@@ -122,7 +120,7 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
         }
         for p in &n.reviews {
             let Some(t) = p.tool else { continue };
-            if !(n.calls_tools() && n.tools.contains(&t)) {
+            if !n.can_call(t) {
                 out.push(lint(
                     "interrupt_confirms_nothing",
                     &n.qid,
@@ -136,7 +134,7 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
         }
     }
     let mut bound = vec![false; m.tools.len()];
-    for &t in m.nodes.iter().flat_map(|n| &n.tools) {
+    for &t in m.nodes.iter().flat_map(|n| n.tools.iter().chain(&n.hosted)) {
         if let Some(b) = bound.get_mut(t) {
             *b = true;
         }

@@ -643,8 +643,7 @@ fn dead(ctx: &Context<'_>, routes: &Routes<'_>, out: &mut Vec<Finding>) {
         .model
         .nodes
         .iter()
-        .filter(|n| n.calls_tools())
-        .flat_map(|n| n.tools.iter().copied())
+        .flat_map(|n| n.called().iter().copied())
         .collect();
     let mut seen = HashSet::new();
     let sheet = c.files.first().is_some_and(|f| f.version == "sheet");

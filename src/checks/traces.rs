@@ -325,11 +325,8 @@ impl<'m> Walker<'m> {
             let Some(tool) = &s.tool else { continue };
             // A call the export's node cannot make (it does not bind the tool, or the catalogue
             // does not have it) leaves the verified graph as a missing transition does.
-            let bound = ix.is_some_and(|n| {
-                m.nodes[n].calls_tools()
-                    && m.tool_ix(tool)
-                        .is_some_and(|u| m.nodes[n].tools.contains(&u))
-            });
+            // A model node's hosted tools (SPEC 2.2) are calls it makes.
+            let bound = ix.is_some_and(|n| m.tool_ix(tool).is_some_and(|u| m.nodes[n].can_call(u)));
             if !bound && gap.is_none() && ix.is_some() {
                 gap = Some(Gap {
                     from: name.clone(),

@@ -236,6 +236,12 @@ struct Layout {
     p_ran: usize,
     track_words: usize,
     p_taint: usize,
+    /// `ran_seen` of the slice's tools (SPEC 3.1 "The guard's view").
+    ran_seen: usize,
+    /// `count_seen` of the slice's tools, a word each.
+    cnt_seen: usize,
+    /// `tainted_seen` (bit 0) and its pending bit (bit 1), where kept.
+    seen: Option<usize>,
     len: usize,
 }
 
@@ -306,6 +312,10 @@ struct Search<'a> {
     lay: Layout,
     limits: Limits,
     ran_ix: Vec<Option<usize>>,
+    /// Per tool: its place among the kept `ran_seen` twins.
+    ran_seen_ix: Vec<Option<usize>>,
+    /// Per tool: its place among the kept `count_seen` twins.
+    cnt_seen_ix: Vec<Option<usize>>,
     cnt_ix: Vec<Option<usize>>,
     conf_ix: Vec<Option<usize>>,
     clean_ix: Vec<Option<usize>>,
@@ -367,6 +377,7 @@ impl<'a> Search<'a> {
             .iter()
             .chain(&s.confirmed)
             .chain(&s.conf_clean)
+            .chain(&s.ran_seen)
             .copied()
             .collect();
         track.sort_unstable();
@@ -396,6 +407,10 @@ impl<'a> Search<'a> {
         let track_words = words(track.len());
         let p_ran = take(track_words);
         let p_taint = take(region_words);
+        // The seen twins (SPEC 3.1 "The guard's view") take no word where none is kept.
+        let ran_seen = take(words(s.ran_seen.len()));
+        let cnt_seen = take(s.count_seen.len());
+        let seen = s.tainted_seen.then(|| take(1));
         let lay = Layout {
             flags,
             ctr,
@@ -411,6 +426,9 @@ impl<'a> Search<'a> {
             p_ran,
             track_words,
             p_taint,
+            ran_seen,
+            cnt_seen,
+            seen,
             len: off,
         };
         let mut exact = vec![false; nt];
@@ -439,6 +457,8 @@ impl<'a> Search<'a> {
             lay,
             limits,
             ran_ix: index_of(nt, &s.ran),
+            ran_seen_ix: index_of(nt, &s.ran_seen),
+            cnt_seen_ix: index_of(nt, &s.count_seen.iter().map(|c| c.0).collect::<Vec<_>>()),
             cnt_ix: index_of(nt, &s.count.iter().map(|c| c.0).collect::<Vec<_>>()),
             conf_ix: index_of(nt, &s.confirmed),
             clean_ix: index_of(nt, &s.conf_clean),
@@ -506,10 +526,13 @@ impl<'a> Search<'a> {
 
     fn run(mut self) -> Vec<InstanceResult> {
         // An obligation judging plain calls (O1-O6) needs a plain call of the tool: with no plain
-        // node binding it, nothing to search.
-        if self.ob.spec().judges == Judges::Plain {
+        // node binding it, nothing to search, unless a guarded call can break it too (SPEC 3.1
+        // "The guard's view").
+        let spec = self.ob.spec();
+        if spec.judges == Judges::Plain {
+            let m = self.m;
             for mb in &mut self.members {
-                if !mb.binds_plain {
+                if !mb.binds_plain && !mb.inst.tool.is_some_and(|t| spec.judges_guarded(m, t)) {
                     mb.result = Some(InstanceResult::holds(mb.inst));
                     self.active -= 1;
                 }
@@ -791,8 +814,29 @@ impl<'a> Search<'a> {
                         return;
                     }
                 }
+                // A model node's hosted calls (SPEC 2.2): before it chooses, any number, one
+                // after another, each plain and a batch of its own (it sees the ones before).
+                for &u in &node.hosted {
+                    for &runs in self.call_options(k, n, u) {
+                        self.event(r, k, n, u, false, runs, turn);
+                        let mut s2 = Key::from_slice(k);
+                        if runs {
+                            self.apply_call(&mut s2, n, u, false);
+                            self.commit(&mut s2, false);
+                        }
+                        Self::set_head(&mut s2, n, PHASE_AT, made);
+                        succ.push((
+                            s2,
+                            Label::Call {
+                                tool: u as u32,
+                                refused: !runs,
+                            },
+                            0,
+                        ));
+                    }
+                }
                 let mut s = Key::from_slice(k);
-                self.commit(&mut s);
+                self.commit(&mut s, node.guarded());
                 self.leave(&mut s, n);
                 for &e in &m.out[n] {
                     let edge = &m.edges[e];
@@ -910,13 +954,72 @@ impl<'a> Search<'a> {
     /// True when `u`'s tool check allows a call over the kept latches (only called where they are
     /// all kept: exact guards, and checks that read none).
     fn check_ok(&self, k: &[u64], u: ToolIx) -> bool {
-        let lay = &self.lay;
+        // The check reads what the guard saw (SPEC 3.1 "The guard's view").
         self.checks[u].allows(&|lit| match lit {
-            CheckLit::Ran(t) => self.ran_ix[t].is_none_or(|i| get(k, lay.ran, i)),
-            CheckLit::NotRan(t) => self.ran_ix[t].is_none_or(|i| !get(k, lay.ran, i)),
-            CheckLit::Untainted => !(self.s.tainted && any(k, lay.taint, lay.region_words)),
-            CheckLit::CountBelow(n) => self.cnt_ix[u].is_none_or(|i| k[lay.cnt + i] < u64::from(n)),
+            CheckLit::Ran(t) => self.ran_seen(k, t).unwrap_or(true),
+            CheckLit::NotRan(t) => self.ran_seen(k, t).is_none_or(|r| !r),
+            CheckLit::Untainted => !self.tainted_seen(k).unwrap_or(false),
+            CheckLit::CountBelow(n) => self.count_seen(k, u).is_none_or(|c| c < u64::from(n)),
         })
+    }
+
+    /// `ran_seen[t]` (SPEC 3.1 "The guard's view"): its twin where `t` can run unseen, else
+    /// `ran[t]`, which it equals; `None` where the slice keeps neither.
+    fn ran_seen(&self, k: &[u64], t: ToolIx) -> Option<bool> {
+        if self.m.unseen.tool(t) {
+            self.ran_seen_ix[t].map(|i| get(k, self.lay.ran_seen, i))
+        } else {
+            self.ran_ix[t].map(|i| get(k, self.lay.ran, i))
+        }
+    }
+
+    /// `count_seen[u]`, as [`Search::ran_seen`] reads `ran_seen`.
+    fn count_seen(&self, k: &[u64], u: ToolIx) -> Option<u64> {
+        if self.m.unseen.tool(u) {
+            self.cnt_seen_ix[u].map(|i| k[self.lay.cnt_seen + i])
+        } else {
+            self.cnt_ix[u].map(|i| k[self.lay.cnt + i])
+        }
+    }
+
+    /// `tainted_seen`, as [`Search::ran_seen`] reads `ran_seen`.
+    fn tainted_seen(&self, k: &[u64]) -> Option<bool> {
+        let lay = &self.lay;
+        if self.m.unseen.taint {
+            lay.seen.map(|w| k[w] & 1 == 1)
+        } else {
+            self.s.tainted.then(|| any(k, lay.taint, lay.region_words))
+        }
+    }
+
+    /// True when the real latches say more than the guard saw at a guarded call of `u` (SPEC
+    /// 3.1 "The guard's view"): for O4 some `not_after` tool ran unseen (or taint entered
+    /// unseen, for `untrusted`), for O5 the count is at the limit the seen count is below, for
+    /// O6 taint entered unseen. Twins that cannot differ are not kept, and break nothing.
+    fn unseen_breaks(&self, k: &[u64], u: ToolIx) -> bool {
+        let m = self.m;
+        let lay = &self.lay;
+        let tainted = || any(k, lay.taint, lay.region_words);
+        let taint_unseen = || m.unseen.taint && tainted() && self.tainted_seen(k) == Some(false);
+        match self.ob {
+            Obligation::O4 => m.tools[u].order.not_after.iter().any(|b| match b {
+                NotAfter::Tool(x) => m.tool_ix(&x.name).is_some_and(|t| {
+                    m.unseen.tool(t)
+                        && self.ran_ix[t].is_some_and(|i| get(k, lay.ran, i))
+                        && self.ran_seen(k, t) == Some(false)
+                }),
+                NotAfter::Untrusted => taint_unseen(),
+            }),
+            Obligation::O5 => match (&m.tools[u].order.at_most, self.cnt_ix[u]) {
+                (Some(am), Some(i)) if m.unseen.tool(u) => {
+                    let n = u64::from(am.count);
+                    k[lay.cnt + i] >= n && self.count_seen(k, u).is_some_and(|c| c < n)
+                }
+                _ => false,
+            },
+            Obligation::O6 => taint_unseen(),
+            _ => false,
+        }
     }
 
     fn apply_call(&self, s: &mut [u64], n: NodeIx, u: ToolIx, guarded: bool) {
@@ -949,6 +1052,17 @@ impl<'a> Search<'a> {
         if let Some(i) = self.track_ix[u] {
             put(s, lay.p_ran, i, true);
         }
+        // What the guard sees (SPEC 3.1): its own calls only.
+        if guarded {
+            if let Some(i) = self.cnt_seen_ix[u] {
+                let cap = u64::from(self.s.count_seen[i].1);
+                let v = &mut s[lay.cnt_seen + i];
+                *v = (*v + 1).min(cap);
+            }
+            if let (true, Some(w)) = (def.reads_outside, lay.seen) {
+                s[w] |= 2;
+            }
+        }
         if def.reads_outside && self.s.tainted {
             put(
                 s,
@@ -959,9 +1073,13 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// The end of a batch: `ran`, taint and spent confirmations take effect.
-    fn commit(&self, s: &mut [u64]) {
+    /// The end of a batch: `ran`, taint and spent confirmations take effect, and for a guarded
+    /// batch their seen twins.
+    fn commit(&self, s: &mut [u64], guarded: bool) {
         let lay = &self.lay;
+        if let Some(w) = lay.seen {
+            s[w] = (s[w] | s[w] >> 1) & 1;
+        }
         if lay.track_words > 0 {
             // The tracked tools only (issue 14: a walk over every tool per state was quadratic
             // in a wide graph); `track_ix[t]` is `t`'s place in `track`.
@@ -971,6 +1089,9 @@ impl<'a> Search<'a> {
                 }
                 if let Some(j) = self.ran_ix[t] {
                     put(s, lay.ran, j, true);
+                }
+                if let Some(j) = self.ran_seen_ix[t].filter(|_| guarded) {
+                    put(s, lay.ran_seen, j, true);
                 }
                 if let Some(j) = self.conf_ix[t] {
                     put(s, lay.conf, j, false);
@@ -1030,6 +1151,11 @@ impl<'a> Search<'a> {
                 k[lay.cnt + i] = 0;
             }
         }
+        for (i, &(_, _, per_turn)) in self.s.count_seen.iter().enumerate() {
+            if per_turn {
+                k[lay.cnt_seen + i] = 0;
+            }
+        }
         k[lay.conf..lay.conf + lay.conf_words].fill(0);
         k[lay.clean..lay.clean + lay.clean_words].fill(0);
         k[lay.misc] = 0;
@@ -1041,6 +1167,10 @@ impl<'a> Search<'a> {
     fn input_taint(&self, k: &mut [u64]) {
         if let (Some(r), true) = (self.m.input_taint, self.s.tainted) {
             put(k, self.lay.taint, self.region_bit[r], true);
+        }
+        // The guard is told the turn's input reads outside (SPEC 3.1 "The guard's view").
+        if let (Some(_), Some(w)) = (self.m.input_taint, self.lay.seen) {
+            k[w] |= 1;
         }
     }
 
@@ -1153,6 +1283,8 @@ impl<'a> Search<'a> {
                     if bad {
                         hits.push((u, n, Class::Plain));
                     }
+                } else if is_t && self.unseen_breaks(k, u) {
+                    hits.push((u, n, Class::Plain));
                 }
             }
             Obligation::O5 => {
@@ -1162,11 +1294,19 @@ impl<'a> Search<'a> {
                             hits.push((u, n, Class::Plain));
                         }
                     }
+                } else if is_t && self.unseen_breaks(k, u) {
+                    hits.push((u, n, Class::Plain));
                 }
             }
             Obligation::O6 => {
                 let clean = reviewed || self.clean_ix[u].is_some_and(|i| get(k, lay.clean, i));
-                if is_t && !guarded && any(k, lay.taint, lay.region_words) && !clean {
+                // A guarded call breaks it only on taint the guard never saw (SPEC 3.1).
+                let breaks = if guarded {
+                    self.unseen_breaks(k, u)
+                } else {
+                    any(k, lay.taint, lay.region_words)
+                };
+                if is_t && breaks && !clean {
                     let region = self.region_bit[m.nodes[n].region];
                     let only_here = (0..lay.region_words).all(|w| {
                         let own = if region / 64 == w {
@@ -1282,24 +1422,23 @@ impl<'a> Search<'a> {
 
 /// How many distinct (tool, node, class) violations `inst` could have at most: one per class at
 /// each node binding the tool that the obligation judges (a plain node, or any node for one
-/// judging every running call), except where the node reviewing the tool's calls confirms each
+/// judging guarded calls too, [`crate::obligation::Spec::judges_guarded`]), except where the node reviewing the tool's calls confirms each
 /// (SPEC 12.2, [`crate::obligation::Spec::confirmed_by_review`]).
 fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
     let spec = inst.obligation.spec();
     let Some(t) = inst.tool else {
-        // Asked about every tool at once (O1): each plain node, once per tool it binds.
+        // Asked about every tool at once (O1): each node calling plainly, once per tool.
         return m
             .nodes
             .iter()
-            .filter(|n| n.calls_tools() && !n.guarded())
-            .map(|n| n.tools.iter().collect::<BTreeSet<_>>().len())
+            .map(|n| n.plain_calls().collect::<BTreeSet<_>>().len())
             .sum();
     };
+    let guarded_too = spec.judges_guarded(m, t);
     let judged = |n: &crate::model::FlatNode| {
-        n.calls_tools()
-            && n.tools.contains(&t)
+        n.can_call(t)
             && !(spec.confirmed_by_review && n.reviews_calls_of(t))
-            && (spec.judges == Judges::Running || !n.guarded())
+            && (guarded_too || !n.guarded())
     };
     spec.classes().len() * m.nodes.iter().filter(|n| judged(n)).count()
 }
@@ -1308,10 +1447,10 @@ fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
 /// bind it, each once.
 fn possible_keys_at(m: &FlatModel, inst: Instance, binders: &[NodeIx]) -> usize {
     let spec = inst.obligation.spec();
+    let guarded_too = inst.tool.is_some_and(|t| spec.judges_guarded(m, t));
     let judged = |n: &crate::model::FlatNode| {
         inst.tool.is_some_and(|t| {
-            !(spec.confirmed_by_review && n.reviews_calls_of(t))
-                && (spec.judges == Judges::Running || !n.guarded())
+            !(spec.confirmed_by_review && n.reviews_calls_of(t)) && (guarded_too || !n.guarded())
         })
     };
     spec.classes().len() * binders.iter().filter(|&&n| judged(&m.nodes[n])).count()
@@ -1321,15 +1460,16 @@ fn possible_keys_at(m: &FlatModel, inst: Instance, binders: &[NodeIx]) -> usize 
 fn binds_plain(m: &FlatModel, inst: Instance) -> bool {
     m.nodes
         .iter()
-        .any(|n| n.calls_tools() && !n.guarded() && inst.tool.is_none_or(|t| n.tools.contains(&t)))
+        .any(|n| n.plain_calls().any(|u| inst.tool.is_none_or(|t| u == t)))
 }
 
 /// The nodes calling tools that bind each tool `member_of` names (ascending, each once), in
 /// one pass over the nodes.
 fn binders_of(m: &FlatModel, member_of: &[Option<usize>]) -> HashMap<ToolIx, Vec<NodeIx>> {
     let mut out: HashMap<ToolIx, Vec<NodeIx>> = HashMap::default();
-    for (ix, n) in m.nodes.iter().enumerate().filter(|(_, n)| n.calls_tools()) {
-        for &t in &n.tools {
+    for (ix, n) in m.nodes.iter().enumerate() {
+        let bound: &[ToolIx] = if n.calls_tools() { &n.tools } else { &[] };
+        for &t in bound.iter().chain(&n.hosted) {
             if member_of.get(t).is_some_and(Option::is_some) {
                 let b = out.entry(t).or_default();
                 if b.last() != Some(&ix) {

@@ -133,6 +133,13 @@ pub struct Latches {
     pub wrote: bool,
     /// Where each tool last ran in this run (for O8).
     pub ran_at: PerTool<Option<NodeIx>>,
+    /// `ran_seen[t]` (SPEC 3.1 "The guard's view"): a guarded call of t ran.
+    pub ran_seen: PerTool<bool>,
+    /// `count_seen[t]`: the guarded calls of t that ran (not saturated: exact).
+    pub count_seen: PerTool<u32>,
+    /// `tainted_seen`: a guarded call of a `reads_outside` tool ran, or the turn's input reads
+    /// outside.
+    pub tainted_seen: bool,
 }
 
 impl Latches {
@@ -150,18 +157,22 @@ impl Latches {
             irrev_unconf: false,
             wrote: false,
             ran_at: PerTool::new(),
+            ran_seen: PerTool::new(),
+            count_seen: PerTool::new(),
+            tainted_seen: false,
         }
     }
 }
 
 /// True when the tool check lets a guarded call of `u` run over `l` (SPEC 3: order rules and the
-/// rulebook's gate, as [`FlatModel::tool_check`] reads them).
+/// rulebook's gate, as [`FlatModel::tool_check`] reads them), over what the guard saw: the seen
+/// twins (SPEC 3.1 "The guard's view").
 pub fn order_allows(m: &FlatModel, l: &Latches, u: ToolIx) -> bool {
     m.tool_check(u).allows(&|lit| match lit {
-        CheckLit::Ran(t) => l.ran[t],
-        CheckLit::NotRan(t) => !l.ran[t],
-        CheckLit::Untainted => l.tainted.is_empty(),
-        CheckLit::CountBelow(n) => l.count[u] < n,
+        CheckLit::Ran(t) => l.ran_seen[t],
+        CheckLit::NotRan(t) => !l.ran_seen[t],
+        CheckLit::Untainted => !l.tainted_seen,
+        CheckLit::CountBelow(n) => l.count_seen[u] < n,
     })
 }
 
@@ -215,6 +226,8 @@ struct Walk<'a> {
     turn: u32,
     pending_ran: Vec<ToolIx>,
     pending_taint: BTreeSet<usize>,
+    /// The batch being made is guarded (its `ran` and taint are seen when it ends).
+    pending_seen: bool,
     made: bool,
     left: bool,
     expect_enter: Option<NodeIx>,
@@ -305,6 +318,7 @@ impl<'a> Walk<'a> {
             turn: 1,
             pending_ran: Vec::new(),
             pending_taint: BTreeSet::new(),
+            pending_seen: false,
             made: false,
             left: false,
             expect_enter: Some(m.entry),
@@ -320,6 +334,8 @@ impl<'a> Walk<'a> {
     fn input_taint(&mut self) {
         if let Some(r) = self.m.input_taint {
             self.l.tainted.insert(r);
+            // The guard is told (SPEC 3.1 "The guard's view").
+            self.l.tainted_seen = true;
         }
     }
 
@@ -407,7 +423,7 @@ impl<'a> Walk<'a> {
                     .as_deref()
                     .and_then(|t| m.tool_ix(t))
                     .ok_or_else(|| bad("unknown tool".into()))?;
-                if !nd.calls_tools() || !nd.tools.contains(&t) {
+                if !nd.can_call(t) {
                     return Err(bad(format!(
                         "'{}' does not call '{}'",
                         nd.qid, m.tools[t].name
@@ -443,6 +459,10 @@ impl<'a> Walk<'a> {
                 }
                 if runs {
                     w.call(t);
+                    // A hosted call (SPEC 2.2) is a batch of its own: the next sees it.
+                    if !nd.calls_tools() {
+                        w.commit();
+                    }
                 }
                 w.made = true;
             }
@@ -529,6 +549,10 @@ impl<'a> Walk<'a> {
         // A reviewed call the person let run is confirmed (SPEC 12.2).
         let confirmed = node.guarded() || node.reviews_calls_of(t) || self.l.confirmed[t];
         self.l.count[t] += 1;
+        if node.guarded() {
+            self.l.count_seen[t] += 1;
+            self.pending_seen = true;
+        }
         if d.is_write() {
             if d.irreversible && !confirmed {
                 self.l.irrev_unconf = true;
@@ -548,21 +572,30 @@ impl<'a> Walk<'a> {
             return;
         }
         self.left = true;
-        for t in std::mem::take(&mut self.pending_ran) {
-            self.l.ran[t] = true;
-            self.l.confirmed[t] = false;
-            self.l.clean[t] = false;
-        }
-        if !self.pending_taint.is_empty() {
-            self.l
-                .tainted
-                .extend(std::mem::take(&mut self.pending_taint));
-            self.l.clean.clear();
-        }
+        self.commit();
         self.own_flags(self.node);
         let nd = &self.m.nodes[self.node];
         if nd.taints_on_leave {
             self.l.tainted.insert(nd.region);
+            self.l.clean.clear();
+        }
+    }
+
+    /// The batch ends: its `ran`, taint and spent confirmations take effect (and for a guarded
+    /// batch their seen twins).
+    fn commit(&mut self) {
+        let seen = std::mem::take(&mut self.pending_seen);
+        for t in std::mem::take(&mut self.pending_ran) {
+            self.l.ran[t] = true;
+            self.l.ran_seen[t] |= seen;
+            self.l.confirmed[t] = false;
+            self.l.clean[t] = false;
+        }
+        if !self.pending_taint.is_empty() {
+            self.l.tainted_seen |= seen;
+            self.l
+                .tainted
+                .extend(std::mem::take(&mut self.pending_taint));
             self.l.clean.clear();
         }
     }
@@ -586,13 +619,15 @@ impl<'a> Walk<'a> {
             }
         }
         self.l.counters.iter_mut().for_each(|c| *c = 0);
-        self.l.count.reset_where(|t| {
+        let per_turn = |t: ToolIx| {
             m.tools[t]
                 .order
                 .at_most
                 .as_ref()
                 .is_some_and(|a| a.per_turn)
-        });
+        };
+        self.l.count.reset_where(per_turn);
+        self.l.count_seen.reset_where(per_turn);
         self.l.confirmed.clear();
         self.l.clean.clear();
         self.l.irrev_unconf = false;
@@ -635,14 +670,18 @@ impl<'a> Walk<'a> {
                 plain && !reviewed && m.interrupted[u] && m.tools[u].is_write() && !l.confirmed[u]
             }
             Obligation::O3 => plain && o.after.iter().any(|a| !ran(&a.name)),
-            Obligation::O4 => {
-                plain
-                    && o.not_after.iter().any(|b| match b {
-                        NotAfter::Tool(x) => ran(&x.name),
-                        NotAfter::Untrusted => !l.tainted.is_empty(),
-                    })
-            }
-            Obligation::O5 => plain && o.at_most.as_ref().is_some_and(|a| l.count[u] >= a.count),
+            // A guarded call breaks O4-O6 where the latches say more than the guard saw (SPEC
+            // 3.1 "The guard's view").
+            Obligation::O4 => o.not_after.iter().any(|b| match b {
+                NotAfter::Tool(x) => {
+                    ran(&x.name) && (plain || m.tool_ix(&x.name).is_some_and(|t| !l.ran_seen[t]))
+                }
+                NotAfter::Untrusted => !l.tainted.is_empty() && (plain || !l.tainted_seen),
+            }),
+            Obligation::O5 => o
+                .at_most
+                .as_ref()
+                .is_some_and(|a| l.count[u] >= a.count && (plain || l.count_seen[u] < a.count)),
             Obligation::O6 => {
                 let region = m.nodes[n].region;
                 let got = if l.tainted.iter().all(|&r| r == region) {
@@ -650,7 +689,7 @@ impl<'a> Walk<'a> {
                 } else {
                     Class::Cascade
                 };
-                plain
+                (plain || !l.tainted_seen)
                     && m.write_or_privileged(u)
                     && !l.tainted.is_empty()
                     && !l.clean[u]

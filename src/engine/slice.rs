@@ -11,7 +11,7 @@
 //! `exact_guards` (counterexample-guided refinement), so reported witnesses are always real.
 
 use crate::findings::Obligation;
-use crate::model::{CheckLit, FlatModel, Latch as Var, ToolIx};
+use crate::model::{FlatModel, Latch as Var, ToolIx};
 use std::collections::BTreeSet;
 
 /// The latches kept for one obligation instance.
@@ -36,6 +36,13 @@ pub struct Slice {
     /// Tools whose guarded refusal is decided exactly (the latches their tool check reads are
     /// kept, SPEC 3).
     pub exact_guards: Vec<ToolIx>,
+    /// Tools whose `ran_seen` twin is kept (SPEC 3.1 "The guard's view"; only tools some plain
+    /// call can run, [`crate::model::Unseen`]: for the others it is `ran`).
+    pub ran_seen: Vec<ToolIx>,
+    /// Tools whose `count_seen` twin is kept: (tool, cap, resets each turn), as [`Slice::count`].
+    pub count_seen: Vec<(ToolIx, u32, bool)>,
+    /// `tainted_seen` (kept only where taint can enter unseen).
+    pub tainted_seen: bool,
 }
 
 impl Slice {
@@ -82,16 +89,13 @@ impl Slice {
                 work.push(v);
             }
         };
-        // The latches a tool check reads (SPEC 3: order rules and the rulebook's gate).
+        // The latches a tool check reads (SPEC 3: order rules and the rulebook's gate): the seen
+        // twins where they can differ (SPEC 3.1 "The guard's view").
         let guard_vars = |u: ToolIx| -> Vec<Var> {
             model
                 .tool_check(u)
                 .reads()
-                .map(|lit| match lit {
-                    CheckLit::Ran(t) | CheckLit::NotRan(t) => Var::Ran(t),
-                    CheckLit::Untainted => Var::Tainted,
-                    CheckLit::CountBelow(_) => Var::Count(u),
-                })
+                .map(|lit| model.check_latch(u, lit))
                 .collect()
         };
         for &u in exact {
@@ -118,17 +122,21 @@ impl Slice {
             exact_guards: exact.iter().copied().collect(),
             ..Slice::default()
         };
+        let count_of = |t: ToolIx| {
+            let am = model.tools[t].order.at_most.clone();
+            let (cap, per_turn) = am
+                .map(|a| (a.count, a.per_turn))
+                .unwrap_or((u32::MAX, false));
+            (t, cap, per_turn)
+        };
         for v in need {
             match v {
                 Var::Ran(t) => s.ran.push(t),
-                Var::Count(t) => {
-                    let am = model.tools[t].order.at_most.clone();
-                    let (cap, per_turn) = am
-                        .map(|a| (a.count, a.per_turn))
-                        .unwrap_or((u32::MAX, false));
-                    s.count.push((t, cap, per_turn));
-                }
+                Var::Count(t) => s.count.push(count_of(t)),
                 Var::Tainted => s.tainted = true,
+                Var::RanSeen(t) => s.ran_seen.push(t),
+                Var::CountSeen(t) => s.count_seen.push(count_of(t)),
+                Var::TaintedSeen => s.tainted_seen = true,
                 Var::Confirmed(t) => s.confirmed.push(t),
                 Var::ConfClean(t) => s.conf_clean.push(t),
                 Var::IrrevUnconf => s.irrev_unconf = true,
@@ -160,6 +168,15 @@ impl Slice {
         s.conf_clean = (0..model.tools.len()).collect();
         s.irrev_unconf = true;
         s.wrote = true;
+        let unseen = &model.unseen;
+        s.ran_seen = (0..model.tools.len()).filter(|&t| unseen.tool(t)).collect();
+        s.count_seen = s
+            .count
+            .iter()
+            .copied()
+            .filter(|c| unseen.tool(c.0))
+            .collect();
+        s.tainted_seen = unseen.taint;
         s
     }
 }
@@ -177,16 +194,16 @@ pub fn irrev_confirmations(model: &FlatModel) -> Vec<ToolIx> {
 }
 
 /// Taint bits per region for instance `inst` (SPEC 3.1 Regions): for O6, one bit per region of a
-/// plain node binding its tool and one for every other region, enough to tell QG011 from QG012;
-/// otherwise one bit, "tainted". Returns each region's bit and the number of bits. Both engines
-/// keep taint this finely, so their classes agree.
+/// node where its calls are judged ([`taint_judged`]) and one for every other region, enough to
+/// tell QG011 from QG012; otherwise one bit, "tainted". Returns each region's bit and the number
+/// of bits. Both engines keep taint this finely, so their classes agree.
 pub fn taint_bits(model: &FlatModel, inst: crate::engine::Instance) -> (Vec<usize>, usize) {
     let own: Vec<usize> = match inst.tool {
         Some(t) if inst.obligation.spec().split_by_region() => {
             let mut own: Vec<usize> = model
                 .nodes
                 .iter()
-                .filter(|n| n.calls_tools() && !n.guarded() && n.tools.contains(&t))
+                .filter(|n| taint_judged(model, n).any(|u| u == t))
                 .map(|n| n.region)
                 .collect();
             own.sort_unstable();
@@ -198,18 +215,29 @@ pub fn taint_bits(model: &FlatModel, inst: crate::engine::Instance) -> (Vec<usiz
     taint_bits_of(model, inst, &own)
 }
 
-/// Per tool, the regions of the plain (unguarded) calling nodes that bind it, ascending and
-/// without repeats: what [`taint_bits`] finds by a scan of every node, worked out once for a
-/// model, so that the instances of thousands of tools cost a look each, not a scan each (issue
-/// 26: one model routing to 20,000 tool nodes).
+/// The tools whose calls at `n` the taint rule (O6) judges: its plain calls (a model node's
+/// hosted ones included), and where taint can enter unseen (SPEC 3.1 "The guard's view") its
+/// guarded ones too.
+pub fn taint_judged<'m>(
+    model: &FlatModel,
+    n: &'m crate::model::FlatNode,
+) -> impl Iterator<Item = ToolIx> + 'm {
+    let guarded: &[ToolIx] = if n.calls_tools() && n.guarded() && model.unseen.taint {
+        &n.tools
+    } else {
+        &[]
+    };
+    n.plain_calls().chain(guarded.iter().copied())
+}
+
+/// Per tool, the regions of the nodes where the taint rule judges its calls ([`taint_judged`]),
+/// ascending and without repeats: what [`taint_bits`] finds by a scan of every node, worked out
+/// once for a model, so that the instances of thousands of tools cost a look each, not a scan
+/// each (issue 26: one model routing to 20,000 tool nodes).
 pub fn plain_regions(model: &FlatModel) -> Vec<Vec<usize>> {
     let mut own = vec![Vec::new(); model.tools.len()];
-    for n in model
-        .nodes
-        .iter()
-        .filter(|n| n.calls_tools() && !n.guarded())
-    {
-        for &t in &n.tools {
+    for n in &model.nodes {
+        for t in taint_judged(model, n) {
             if let Some(o) = own.get_mut(t) {
                 o.push(n.region);
             }
@@ -223,7 +251,7 @@ pub fn plain_regions(model: &FlatModel) -> Vec<Vec<usize>> {
 }
 
 /// The regions of `inst` that get a taint bit of their own (SPEC 3.1 Regions), given the
-/// model's [`plain_regions`]: those of the plain nodes binding its tool, for an obligation split
+/// model's [`plain_regions`]: those of the nodes judging its tool's calls, for an obligation split
 /// by region; none otherwise. Two instances of a model have equal [`taint_bits`] exactly when
 /// these are equal (each region's bit is its place here, every other region the next).
 pub fn own_regions(plain: &[Vec<usize>], inst: crate::engine::Instance) -> &[usize] {

@@ -547,6 +547,7 @@ fn compile(agents: &[Agent], entry: usize, agents_loc: Loc) -> GraphDef {
         kind,
         agent: agent.map(str::to_string),
         tools: Vec::new(),
+        hosted: Vec::new(),
         sets: Vec::new(),
         clears: Vec::new(),
         graph: None,

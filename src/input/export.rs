@@ -421,6 +421,7 @@ fn read_node(r: Reader<'_>, n: &Node) -> Result<NodeDef, InputError> {
         kind,
         agent: r.opt_text(m, "agent", &what("agent"))?.map(|a| a.name),
         tools: r.opt_names(m, "tools", &what("tools"))?,
+        hosted: r.opt_names(m, "hosted", &what("hosted"))?,
         sets: r.opt_names(m, "sets", &what("sets"))?,
         clears: r.opt_names(m, "clears", &what("clears"))?,
         graph: r.opt_text(m, "graph", &what("graph"))?,

@@ -587,6 +587,23 @@ impl Validator<'_> {
             for t in &n.tools {
                 self.need_tool(t, &who)?;
             }
+            // SPEC 2.2 `hosted`: the model's provider runs them, so only a model node has them.
+            if let (Some(first), false) = (n.hosted.first(), n.kind == NodeKind::Model) {
+                return Err(r
+                    .err(
+                        first.loc,
+                        format!(
+                            "node '{}' is a `{}` node and lists `hosted` tools, which only a `model` node has",
+                            n.id.name,
+                            n.kind.as_str()
+                        ),
+                        "move `hosted` to the model node whose provider runs these tools, or list them as the node's `tools` if its own code calls them",
+                    )
+                    .with_label("hosted on a node that is not a model"));
+            }
+            for t in &n.hosted {
+                self.need_tool(t, &format!("model node '{}' hosts", n.id.name))?;
+            }
             for f in &n.sets {
                 self.need_flag(f, &format!("node '{}' sets", n.id.name))?;
             }

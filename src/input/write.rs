@@ -263,6 +263,9 @@ fn node_json(sources: &SourceMap, n: &NodeDef) -> Value {
     if !n.tools.is_empty() {
         o.insert("tools".into(), names(&n.tools));
     }
+    if !n.hosted.is_empty() {
+        o.insert("hosted".into(), names(&n.hosted));
+    }
     if !n.sets.is_empty() {
         o.insert("sets".into(), names(&n.sets));
     }

@@ -85,6 +85,7 @@ pub fn flatten(
             interrupted: vec![false; catalogue.tools.len()],
             gates: vec![None; catalogue.tools.len()],
             input_taint: None,
+            unseen: super::Unseen::default(),
             persists: catalogue
                 .tools
                 .iter()
@@ -120,6 +121,7 @@ pub fn flatten(
         b.m.out[e.from].push(i);
     }
     b.m.names = Names::of(&b.m.nodes, &b.m.tools);
+    b.m.unseen = super::Unseen::of(&b.m.nodes, &b.m.tools);
     Ok(b.m)
 }
 
@@ -212,6 +214,11 @@ impl Builder {
                 .iter()
                 .map(|t| self.tool(&t.name))
                 .collect::<Result<Vec<_>, _>>()?;
+            let hosted = n
+                .hosted
+                .iter()
+                .map(|t| self.tool(&t.name))
+                .collect::<Result<Vec<_>, _>>()?;
             let sets = n
                 .sets
                 .iter()
@@ -238,6 +245,7 @@ impl Builder {
                 agent: n.agent.clone(),
                 region,
                 tools,
+                hosted,
                 sets,
                 clears,
                 on_enter: Vec::new(),

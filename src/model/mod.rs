@@ -38,6 +38,52 @@ pub enum Latch {
     Wrote,
     /// The unrecoverable tool's call node (O8).
     Unrec(ToolIx),
+    /// `ran_seen` of a tool (SPEC 3.1 "The guard's view"): a guarded call of it ran.
+    RanSeen(ToolIx),
+    /// `count_seen` of a tool: its guarded calls that ran.
+    CountSeen(ToolIx),
+    /// `tainted_seen`: a guarded call of a `reads_outside` tool ran, or the turn's input reads
+    /// outside.
+    TaintedSeen,
+}
+
+/// What the tool check cannot see (SPEC 3.1 "The guard's view"), found once per model by
+/// [`Unseen::of`]: which latches have a seen twin that can differ from them. Where none can (no
+/// plain call and no `remote` node), the twins equal the latches and no engine keeps them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Unseen {
+    /// Per tool: some call of it is plain (a `tools_plain` node or a tool-listing `step` binds
+    /// it, or a `model` node hosts it), so `ran_seen[t]` and `count_seen[t]` can lag `ran[t]`
+    /// and `count[t]`.
+    pub tools: Vec<bool>,
+    /// Taint can enter unseen (a plain call of a `reads_outside` tool, or leaving a `remote`
+    /// node), so `tainted_seen` can lag `tainted`.
+    pub taint: bool,
+}
+
+impl Unseen {
+    /// What the tool check cannot see in a model of `nodes` over the catalogue's `tools`.
+    pub fn of(nodes: &[FlatNode], tools: &[ToolDef]) -> Unseen {
+        let mut u = Unseen {
+            tools: vec![false; tools.len()],
+            taint: false,
+        };
+        for n in nodes {
+            u.taint |= n.taints_on_leave;
+            for t in n.plain_calls() {
+                if let Some(x) = u.tools.get_mut(t) {
+                    *x = true;
+                }
+                u.taint |= tools.get(t).is_some_and(|d| d.reads_outside);
+            }
+        }
+        u
+    }
+
+    /// True when `ran_seen[t]` and `count_seen[t]` can differ from `ran[t]` and `count[t]`.
+    pub fn tool(&self, t: ToolIx) -> bool {
+        self.tools.get(t).copied().unwrap_or(false)
+    }
 }
 
 /// The numbers of turns a search may span (SPEC 1 `session_steps`), wherever the number comes
@@ -107,6 +153,10 @@ pub struct FlatNode {
     pub region: usize,
     /// Tools offered (model) or bound (tool nodes, tool-listing steps).
     pub tools: Vec<ToolIx>,
+    /// A model node's hosted tools (SPEC 2.2 `hosted`): at each visit, before it chooses, the
+    /// model's provider may call any of them, one call after another (each a batch of its own,
+    /// seeing the ones before), every call plain.
+    pub hosted: Vec<ToolIx>,
     /// Flags set when the node is left (after its `clears`).
     pub sets: Vec<FlagIx>,
     /// Flags cleared when the node is left.
@@ -147,6 +197,33 @@ impl FlatNode {
     /// True when this node's calls go through the tool check.
     pub fn guarded(&self) -> bool {
         self.kind == NodeKind::Tools
+    }
+
+    /// The tools this node calls plainly (SPEC 3.1 "The guard's view"): those a plain tool node
+    /// or a tool-listing step binds, and a model node's hosted tools; none for a guarded node.
+    pub fn plain_calls(&self) -> impl Iterator<Item = ToolIx> + '_ {
+        let bound: &[ToolIx] = if self.calls_tools() && !self.guarded() {
+            &self.tools
+        } else {
+            &[]
+        };
+        bound.iter().chain(&self.hosted).copied()
+    }
+
+    /// The tools a visit of this node can call: a tool node's or a tool-listing step's bound
+    /// tools, a model node's hosted ones (SPEC 2.2), else none.
+    pub fn called(&self) -> &[ToolIx] {
+        if self.calls_tools() {
+            &self.tools
+        } else {
+            &self.hosted
+        }
+    }
+
+    /// True when a visit of this node can call `tool`: bound by a tool node or step, or hosted
+    /// by a model node.
+    pub fn can_call(&self, tool: ToolIx) -> bool {
+        (self.calls_tools() && self.tools.contains(&tool)) || self.hosted.contains(&tool)
     }
 
     /// True when a call of `tool` at this node is reviewed by the person first (SPEC 12.2).
@@ -251,6 +328,8 @@ pub struct FlatModel {
     /// `input.reads_outside` (SPEC 2.2, 12.3): the region (the top graph's) every turn starts
     /// tainted in, as if a `reads_outside` read had run at the entry before anything else.
     pub input_taint: Option<usize>,
+    /// What the tool check cannot see (SPEC 3.1 "The guard's view"), found by [`flatten`].
+    pub unseen: Unseen,
 }
 
 /// Node qualified ids and tool names to their indices ([`FlatModel::names`]).
@@ -435,6 +514,19 @@ impl FlatModel {
         match self.names.nodes.get(qid) {
             Some(&i) if self.nodes.get(i).is_some_and(|n| n.qid == qid) => Some(i),
             _ => self.nodes.iter().position(|n| n.qid == qid),
+        }
+    }
+
+    /// The latch the tool check reads for `lit` on a guarded call of `u` (SPEC 3.1 "The
+    /// guard's view"): the seen twin where it can differ from the latch, else the latch itself.
+    pub fn check_latch(&self, u: ToolIx, lit: CheckLit) -> Latch {
+        match lit {
+            CheckLit::Ran(t) | CheckLit::NotRan(t) if self.unseen.tool(t) => Latch::RanSeen(t),
+            CheckLit::Ran(t) | CheckLit::NotRan(t) => Latch::Ran(t),
+            CheckLit::Untainted if self.unseen.taint => Latch::TaintedSeen,
+            CheckLit::Untainted => Latch::Tainted,
+            CheckLit::CountBelow(_) if self.unseen.tool(u) => Latch::CountSeen(u),
+            CheckLit::CountBelow(_) => Latch::Count(u),
         }
     }
 

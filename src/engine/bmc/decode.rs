@@ -7,6 +7,7 @@ use super::unroll::{Frame, Unrolling};
 use crate::engine::steps::{call_step, enter_steps, leave_steps, number_run_steps};
 use crate::engine::Violation;
 use crate::findings::{Obligation, Step, StepKind};
+use crate::ir::NotAfter;
 use crate::model::{NodeIx, ToolIx};
 use z3::ast::Bool;
 use z3::Model;
@@ -36,7 +37,7 @@ fn calls(model: &Model, fr: &Frame, u: ToolIx) -> u64 {
 /// check gives it.
 fn batch(un: &Unrolling, model: &Model, fr: &Frame, n: NodeIx, steps: &mut Vec<Step>) {
     let m = un.m;
-    let mut tools = m.nodes[n].tools.clone();
+    let mut tools = m.nodes[n].called().to_vec();
     tools.sort_unstable();
     tools.dedup();
     let before = steps.len();
@@ -51,7 +52,8 @@ fn batch(un: &Unrolling, model: &Model, fr: &Frame, n: NodeIx, steps: &mut Vec<S
             steps.push(call_step(m, n, u, fr.turn, true));
         }
     }
-    if steps.len() == before {
+    // A tool node's batch is never empty; a model node's hosted calls may be none.
+    if steps.len() == before && m.nodes[n].calls_tools() {
         if let Some(&u) = tools.iter().find(|&&u| un.p.xcap[u] == 0) {
             // Its outcome changes nothing the obligation reads: a refusal (or a person's no)
             // wherever one can happen, since it changes nothing at all.
@@ -79,7 +81,7 @@ pub fn violations(un: &Unrolling, model: &Model, iv: usize, group: &Group) -> Ve
         if i == iv {
             break;
         }
-        if m.nodes[n].calls_tools() {
+        if !m.nodes[n].called().is_empty() {
             batch(un, model, fr, n, &mut steps);
         }
         let j = fr.ed.value(model) as usize;
@@ -158,7 +160,12 @@ fn final_calls(
 ) -> (Vec<ToolIx>, ToolIx) {
     let m = un.m;
     let ob = un.p.inst.obligation;
-    let here: Vec<ToolIx> = m.nodes[n].tools.clone();
+    let here: Vec<ToolIx> = m.nodes[n].called().to_vec();
+    if !m.nodes[n].calls_tools() {
+        if let Part::At { .. } = part {
+            return (hosted_pre_calls(un, model, fr, n, key_tool), key_tool);
+        }
+    }
     let writes_called = |skip: Option<ToolIx>| {
         here.iter()
             .copied()
@@ -212,5 +219,105 @@ fn final_calls(
             | Obligation::O9
             | Obligation::O10,
         ) => (Vec::new(), key_tool),
+    }
+}
+
+/// The hosted calls (SPEC 2.2) a model node makes before the one of `t0` that breaks the
+/// obligation at frame `fr` (see `Unrolling::hosted_part`): none where the state on arrival
+/// breaks it already, else the earlier calls of the same visit that make it break.
+fn hosted_pre_calls(
+    un: &Unrolling,
+    model: &Model,
+    fr: &Frame,
+    n: NodeIx,
+    t0: ToolIx,
+) -> Vec<ToolIx> {
+    let m = un.m;
+    let node = &m.nodes[n];
+    let is = |v: &Option<Bool>| v.as_ref().is_some_and(|v| truth(model, v));
+    let first = |p: &dyn Fn(ToolIx) -> bool| node.hosted.iter().copied().find(|&u| p(u));
+    let read = first(&|u| m.tools[u].reads_outside);
+
+    match un.p.inst.obligation {
+        Obligation::O1 | Obligation::O3 => Vec::new(),
+        // An earlier call of t0 spends its confirmation.
+        Obligation::O2 => {
+            if is(&fr.conf_e[t0]) {
+                vec![t0]
+            } else {
+                Vec::new()
+            }
+        }
+        Obligation::O4 => {
+            let o = &m.tools[t0].order;
+            let broken = o.not_after.iter().any(|b| match b {
+                NotAfter::Tool(x) => m.tool_ix(&x.name).is_some_and(|b| is(&fr.s.ran[b])),
+                NotAfter::Untrusted => truth(model, &fr.tainted()),
+            });
+            if broken {
+                return Vec::new();
+            }
+            o.not_after
+                .iter()
+                .find_map(|b| match b {
+                    NotAfter::Tool(x) => m.tool_ix(&x.name).filter(|b| node.hosted.contains(b)),
+                    NotAfter::Untrusted => read,
+                })
+                .into_iter()
+                .collect()
+        }
+        Obligation::O5 => {
+            let cap = m.tools[t0]
+                .order
+                .at_most
+                .as_ref()
+                .map(|a| u64::from(a.count))
+                .unwrap_or(0);
+            let have = fr.s.cnt[t0].as_ref().map(|c| c.value(model)).unwrap_or(0);
+            vec![t0; cap.saturating_sub(have) as usize]
+        }
+        // Taint, then t0's confirmation on clean content spent by an earlier call of itself.
+        Obligation::O6 | Obligation::O10 => {
+            if !truth(model, &fr.tainted()) {
+                read.into_iter().collect()
+            } else if is(&fr.clean_e[t0]) {
+                vec![t0]
+            } else {
+                Vec::new()
+            }
+        }
+        // An irreversible write run unconfirmed: once if unconfirmed, else twice (the first
+        // spends its confirmation).
+        Obligation::O7 => {
+            if truth(model, &fr.s.irrev) {
+                return Vec::new();
+            }
+            let w = first(&|w| {
+                let d = &m.tools[w];
+                d.is_write() && d.irreversible && !node.reviews_calls_of(w)
+            });
+            match w {
+                Some(w) if is(&fr.conf_e[w]) => vec![w, w],
+                Some(w) => vec![w],
+                None => Vec::new(),
+            }
+        }
+        Obligation::O8 => {
+            if truth(model, &fr.s.wrote) {
+                Vec::new()
+            } else {
+                vec![t0]
+            }
+        }
+        Obligation::O9 => {
+            let mut pre = Vec::new();
+            if !m.confidential().any(|c| is(&fr.s.ran[c])) {
+                pre.extend(first(&|c| m.tools[c].confidential));
+            }
+            if is(&fr.conf_e[t0]) {
+                pre.push(t0);
+            }
+            pre
+        }
     }
 }

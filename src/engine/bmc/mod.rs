@@ -201,7 +201,12 @@ fn declined(
     // A frame holds a variable per node and edge, and a thermometer of steps where they are
     // counted; counts past `MAX_COUNT` would need thermometers as long.
     let size = common.unrolling_size(m);
-    if let Some(&(t, cap, _)) = slice.count.iter().find(|c| c.1 > MAX_COUNT) {
+    if let Some(&(t, cap, _)) = slice
+        .count
+        .iter()
+        .chain(&slice.count_seen)
+        .find(|c| c.1 > MAX_COUNT)
+    {
         result.depth = Depth::Undecided;
         result.note = Some(format!(
             "the z3 engine counts calls up to {MAX_COUNT}, and '{}' may run {cap} times",

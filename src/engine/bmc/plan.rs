@@ -7,7 +7,6 @@ use crate::engine::slice::Slice;
 use crate::engine::{Class, Instance};
 use crate::findings::Obligation;
 use crate::model::{FlatModel, NodeIx, ToolCheck, ToolIx};
-use crate::obligation::Judges;
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
@@ -125,8 +124,9 @@ impl Common {
             .unwrap_or(0);
         let mut binders = vec![Vec::new(); m.tools.len()];
         let mut bound = vec![false; m.tools.len()];
-        for (ix, n) in m.nodes.iter().enumerate().filter(|(_, n)| n.calls_tools()) {
-            let mut tools = n.tools.clone();
+        for (ix, n) in m.nodes.iter().enumerate() {
+            // A tool node's or step's bound tools; a model node's hosted ones (SPEC 2.2).
+            let mut tools = n.called().to_vec();
             tools.sort_unstable();
             tools.dedup();
             for u in tools {
@@ -230,6 +230,9 @@ impl Plan {
         !self.slice.ran.is_empty()
             || self.slice.count.iter().any(|c| !c.2)
             || self.taint_bits > 0
+            || !self.slice.ran_seen.is_empty()
+            || self.slice.count_seen.iter().any(|c| !c.2)
+            || self.slice.tainted_seen
             || m.flags
                 .iter()
                 .any(|(_, scope)| *scope != crate::ir::FlagScope::Turn)
@@ -258,19 +261,35 @@ impl Plan {
 /// How many calls of each tool in one batch the encoding tells apart.
 fn xcaps(m: &FlatModel, inst: Instance, s: &Slice, bound: &[bool]) -> Vec<u32> {
     let mut cap = vec![0u32; m.tools.len()];
+    // A hosted irreversible write's second call sees the first's confirmation spent (SPEC 2.2:
+    // one after another), so two of its calls are told apart.
+    let hosted: BTreeSet<ToolIx> = m
+        .nodes
+        .iter()
+        .flat_map(|n| n.hosted.iter().copied())
+        .collect();
     let mut raise = |t: ToolIx, c: u32| cap[t] = cap[t].max(c);
-    for &t in s.ran.iter().chain(&s.confirmed).chain(&s.conf_clean) {
+    for &t in s
+        .ran
+        .iter()
+        .chain(&s.confirmed)
+        .chain(&s.conf_clean)
+        .chain(&s.ran_seen)
+    {
         raise(t, 1);
     }
-    for &(t, c, _) in &s.count {
+    for &(t, c, _) in s.count.iter().chain(&s.count_seen) {
         raise(t, c.max(1));
     }
     for (t, d) in m.tools.iter().enumerate() {
-        if (s.tainted && d.reads_outside)
+        if ((s.tainted || s.tainted_seen) && d.reads_outside)
             || ((s.wrote || s.unrec.is_some()) && d.is_write())
             || (s.irrev_unconf && d.is_write() && d.irreversible)
         {
             raise(t, 1);
+        }
+        if s.irrev_unconf && d.is_write() && d.irreversible && hosted.contains(&t) {
+            raise(t, 2);
         }
     }
     if let Some(t) = inst.tool {
@@ -291,15 +310,14 @@ fn xcaps(m: &FlatModel, inst: Instance, s: &Slice, bound: &[bool]) -> Vec<u32> {
 /// `binders` is [`Common::binders`]: an instance about one tool looks only at the nodes binding
 /// it, in node order (issue 14: a scan of every node per instance is quadratic in a wide graph).
 pub fn groups(m: &FlatModel, binders: &[Vec<NodeIx>], inst: Instance) -> Vec<Group> {
-    let plain = |n: &crate::model::FlatNode| n.calls_tools() && !n.guarded();
+    // The binders are calling nodes (tool nodes, steps, model nodes hosting tools).
+    let plain = |n: &crate::model::FlatNode| !n.guarded();
     let mut out = Vec::new();
     match (inst.obligation, inst.tool) {
         (Obligation::O1, _) => {
-            for (ix, n) in m.nodes.iter().enumerate().filter(|(_, n)| plain(n)) {
+            for (ix, n) in m.nodes.iter().enumerate() {
                 let tools: BTreeSet<ToolIx> = n
-                    .tools
-                    .iter()
-                    .copied()
+                    .plain_calls()
                     .filter(|&t| inst.tool.is_none_or(|u| u == t))
                     .collect();
                 if tools.is_empty() {
@@ -324,7 +342,9 @@ pub fn groups(m: &FlatModel, binders: &[Vec<NodeIx>], inst: Instance) -> Vec<Gro
                 if spec.confirmed_by_review && n.reviews_calls_of(t) {
                     continue;
                 }
-                if spec.judges == Judges::Plain && !plain(n) {
+                // A guarded call breaks it only where the guard may not have seen what it reads
+                // (SPEC 3.1 "The guard's view").
+                if !plain(n) && !spec.judges_guarded(m, t) {
                     continue;
                 }
                 for &class in spec.classes() {
@@ -365,11 +385,10 @@ fn to_targets(m: &FlatModel, groups: &[Group], xcap: &[u32]) -> Vec<usize> {
                 Part::At { node, .. } => mark(node, &mut d, &mut q),
                 Part::Unrec { .. } => {
                     for (v, node) in m.nodes.iter().enumerate() {
-                        if node.calls_tools()
-                            && node
-                                .tools
-                                .iter()
-                                .any(|&u| m.tools[u].is_write() && xcap[u] > 0)
+                        if node
+                            .called()
+                            .iter()
+                            .any(|&u| m.tools[u].is_write() && xcap[u] > 0)
                         {
                             mark(v, &mut d, &mut q);
                         }
@@ -448,7 +467,7 @@ fn domains(m: &FlatModel) -> (Vec<usize>, Vec<bool>) {
         }
     }
     for (v, node) in m.nodes.iter().enumerate() {
-        if node.calls_tools() && !useful[v] {
+        if !node.called().is_empty() && !useful[v] {
             useful[v] = true;
             stack.push(v);
         }

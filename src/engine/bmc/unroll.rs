@@ -28,9 +28,11 @@
 
 use super::bits::{width, Code, OneHot, Therm};
 use super::plan::{Part, Plan};
+use crate::engine::Class;
 use crate::findings::Obligation;
 use crate::ir::{FlagScope, NotAfter, When};
 use crate::model::{CheckLit, FlatGuard, FlatModel, FlatNode, NodeIx, ToolIx};
+use crate::obligation::Judges;
 use z3::ast::Bool;
 use z3::{Params, Solver};
 
@@ -81,6 +83,12 @@ pub struct State {
     pub wrote: Bool,
     /// 1 + the node where the unrecoverable tool last ran in this run, 0 for none.
     pub unrec: Code,
+    /// `ran_seen[t]` (SPEC 3.1 "The guard's view"), for tools the slice keeps the twin of.
+    pub ran_seen: Vec<Option<Bool>>,
+    /// `count_seen[t]` (saturating at its cap), for tools the slice keeps the twin of.
+    pub cnt_seen: Vec<Option<Therm>>,
+    /// `tainted_seen`, where the slice keeps it.
+    pub taint_seen: Option<Bool>,
 }
 
 /// One frame: a node visit.
@@ -249,6 +257,10 @@ impl<'a> Unrolling<'a> {
         for &(u, _, _) in &p.slice.count {
             cnt[u] = Some(self.therm("cnt", self.cap[u]));
         }
+        let mut cnt_seen = vec![None; nt];
+        for &(u, c, _) in &p.slice.count_seen {
+            cnt_seen[u] = Some(self.therm("cnt_seen", c as usize));
+        }
         State {
             flags: (0..m.flags.len())
                 .map(|_| Bool::fresh_const("flag"))
@@ -268,6 +280,12 @@ impl<'a> Unrolling<'a> {
             irrev: Bool::fresh_const("irrev"),
             wrote: Bool::fresh_const("wrote"),
             unrec: Code::fresh("unrec", self.wn),
+            ran_seen: pick(&p.slice.ran_seen, "ran_seen"),
+            cnt_seen,
+            taint_seen: p
+                .slice
+                .tainted_seen
+                .then(|| Bool::fresh_const("taint_seen")),
         }
     }
 
@@ -464,12 +482,13 @@ impl<'a> Unrolling<'a> {
     /// `Unrolling::count_room` reads call by call: the `after` and `not_after` rules and the
     /// rulebook's gate. A latch the plan does not keep is read as allowing.
     pub fn order_static(&self, fr: &Frame, u: ToolIx) -> Bool {
-        let ran = |t: ToolIx| fr.s.ran[t].clone();
+        // The check reads what the guard saw (SPEC 3.1 "The guard's view").
+        let ran = |x: ToolIx| self.seen_ran(&fr.s, x);
         self.p.checks[u].eval(
             &|lit| match lit {
                 CheckLit::Ran(x) => ran(x).unwrap_or_else(t),
                 CheckLit::NotRan(x) => ran(x).map(|r| r.not()).unwrap_or_else(t),
-                CheckLit::Untainted => fr.tainted().not(),
+                CheckLit::Untainted => self.seen_taint(fr).map(|v| v.not()).unwrap_or_else(t),
                 CheckLit::CountBelow(_) => t(),
             },
             &|v| and(&v.collect::<Vec<_>>()),
@@ -480,13 +499,58 @@ impl<'a> Unrolling<'a> {
     /// For `u`'s `at_most`: (every counted call had room: `count + x <= N`, the next call would
     /// not: `count + x >= N`); (true, false) without the rule.
     fn count_room(&self, fr: &Frame, u: ToolIx) -> (Bool, Bool) {
-        let (Some(am), Some(c), Some(x)) = (&self.m.tools[u].order.at_most, &fr.s.cnt[u], &fr.x[u])
-        else {
+        let (Some(am), Some(c), Some(x)) = (
+            &self.m.tools[u].order.at_most,
+            self.seen_cnt(&fr.s, u),
+            &fr.x[u],
+        ) else {
             return (t(), f());
         };
         let n = am.count as usize;
         let sum = c.add(x, c.max() + x.max());
         (sum.at_least(n + 1).not(), sum.at_least(n))
+    }
+
+    /// `ran_seen[x]` as the tool check reads it (SPEC 3.1 "The guard's view"): its twin where `x`
+    /// can run unseen, else `ran[x]`, which it equals; `None` where neither is kept.
+    fn seen_ran(&self, s: &State, x: ToolIx) -> Option<Bool> {
+        if self.m.unseen.tool(x) {
+            s.ran_seen[x].clone()
+        } else {
+            s.ran[x].clone()
+        }
+    }
+
+    /// `count_seen[u]`, as [`Unrolling::seen_ran`] reads `ran_seen`.
+    fn seen_cnt<'s>(&self, s: &'s State, u: ToolIx) -> Option<&'s Therm> {
+        if self.m.unseen.tool(u) {
+            s.cnt_seen[u].as_ref()
+        } else {
+            s.cnt[u].as_ref()
+        }
+    }
+
+    /// `tainted_seen` on arrival at `fr`, as [`Unrolling::seen_ran`] reads `ran_seen`.
+    fn seen_taint(&self, fr: &Frame) -> Option<Bool> {
+        if self.m.unseen.taint {
+            fr.s.taint_seen.clone()
+        } else {
+            (self.p.taint_bits > 0).then(|| fr.tainted())
+        }
+    }
+
+    /// The tool check lets one more guarded call of `u` run at `fr`'s batch start, where the
+    /// plan decides its guard (elsewhere the check may allow it: an over-approximation that
+    /// refinement narrows).
+    fn guard_lets(&self, fr: &Frame, u: ToolIx) -> Bool {
+        if !self.p.decides_guard(u) {
+            return t();
+        }
+        let mut c = vec![self.order_static(fr, u)];
+        if let (Some(am), Some(cs)) = (&self.m.tools[u].order.at_most, self.seen_cnt(&fr.s, u)) {
+            c.push(cs.at_least(am.count as usize).not());
+        }
+        and(&c)
     }
 
     /// The turn's first frame: at the entry, from the previous turn's `DONE` state (or the first
@@ -543,6 +607,30 @@ impl<'a> Unrolling<'a> {
         if let Some(b) = input {
             c.push(s.taint[b].clone());
         }
+        // The seen twins (SPEC 3.1): clear, per-turn counts at every turn start; the guard is
+        // told of the turn's outside input.
+        for (u, cnt) in s.cnt_seen.iter().enumerate() {
+            let Some(cnt) = cnt else { continue };
+            let per_turn = self
+                .p
+                .slice
+                .count_seen
+                .iter()
+                .any(|&(v, _, pt)| v == u && pt);
+            if !self.arbitrary || per_turn {
+                c.push(cnt.at_least(1).not());
+            }
+        }
+        if !self.arbitrary {
+            c.extend(s.ran_seen.iter().flatten().map(|r| r.not()));
+        }
+        if let Some(ts) = &s.taint_seen {
+            if self.m.input_taint.is_some() {
+                c.push(ts.clone());
+            } else if !self.arbitrary {
+                c.push(ts.not());
+            }
+        }
         c.extend(s.conf.iter().flatten().map(|r| r.not()));
         c.extend(s.clean.iter().flatten().map(|r| r.not()));
         c.push(s.irrev.not());
@@ -580,6 +668,37 @@ impl<'a> Unrolling<'a> {
                 .unwrap_or(0);
             *cnt = Some(c.add(x, cap as usize));
         }
+        // What the guard sees (SPEC 3.1 "The guard's view"): its own calls, committed with the
+        // batch as `ran` and taint are; its counts per call.
+        let guard_at: Vec<Bool> = (0..nt)
+            .map(|u| {
+                if fr.x[u].is_some() {
+                    self.binds_at(fr, u, true)
+                } else {
+                    f()
+                }
+            })
+            .collect();
+        for &(u, cap, _) in &p.slice.count_seen {
+            let (Some(c), Some(x)) = (s.cnt_seen[u].as_ref(), &fr.x[u]) else {
+                continue;
+            };
+            s.cnt_seen[u] = Some(Therm::ite(&guard_at[u], &c.add(x, cap as usize), c));
+        }
+        for u in 0..nt {
+            if let Some(r) = &s.ran_seen[u] {
+                s.ran_seen[u] = Some(Bool::or(&[r, &Bool::and(&[&ran_call[u], &guard_at[u]])]));
+            }
+        }
+        if let Some(ts) = &s.taint_seen {
+            let mut v = vec![ts.clone()];
+            v.extend(
+                (0..nt)
+                    .filter(|&u| m.tools[u].reads_outside)
+                    .map(|u| Bool::and(&[&ran_call[u], &guard_at[u]])),
+            );
+            s.taint_seen = Some(or(&v));
+        }
         if p.slice.wrote {
             let mut w = vec![s.wrote.clone()];
             w.extend(
@@ -599,6 +718,12 @@ impl<'a> Unrolling<'a> {
                         &self.unconfirmed_at(fr, u),
                         &ran_call[u],
                         &confirmed.not(),
+                    ]));
+                    // Hosted calls are made one after another (SPEC 2.2): a second sees the
+                    // first's confirmation spent.
+                    w.push(Bool::and(&[
+                        &self.binder_at(fr, u, &|n| !n.calls_tools() && !n.reviews_calls_of(u)),
+                        &fr.calls_at_least(u, 2),
                     ]));
                 }
             }
@@ -781,6 +906,16 @@ impl<'a> Unrolling<'a> {
                 }
             }
         }
+        for &(u, _, per_turn) in &self.p.slice.count_seen {
+            if per_turn {
+                if let Some(c) = &r.cnt_seen[u] {
+                    r.cnt_seen[u] = Some(Therm::constant(0, c.max()));
+                }
+            }
+        }
+        if let (Some(_), true) = (&r.taint_seen, self.m.input_taint.is_some()) {
+            r.taint_seen = Some(t());
+        }
         for c in r.conf.iter_mut().chain(r.clean.iter_mut()).flatten() {
             *c = f();
         }
@@ -820,6 +955,12 @@ impl<'a> Unrolling<'a> {
             Part::At { node, class } => {
                 let a = fr.at(node);
                 let Some(t0) = tool else { return a };
+                if !m.nodes[node].calls_tools() {
+                    return Bool::and(&[&a, &self.hosted_part(fr, t0, node, class)]);
+                }
+                if m.nodes[node].guarded() && ob.spec().judges == Judges::Plain {
+                    return Bool::and(&[&a, &self.unseen_part(fr, t0, node, class)]);
+                }
                 let cond = match ob {
                     Obligation::O1 | Obligation::O5 => t(),
                     Obligation::O2 => fr.conf_e[t0].clone().map(|c| c.not()).unwrap_or_else(t),
@@ -913,6 +1054,159 @@ impl<'a> Unrolling<'a> {
     }
 }
 
+impl Unrolling<'_> {
+    /// The condition under which a guarded call of `t0` at `node` breaks an obligation judging
+    /// plain calls (O4-O6) at frame `fr` (SPEC 3.1 "The guard's view"): the call runs (the tool
+    /// check, over the seen twins, lets it) and the real latches say more than the guard saw.
+    /// The breaking batch is the call alone (for O5, the calls up to the limit, then it).
+    fn unseen_part(&self, fr: &Frame, t0: ToolIx, node: NodeIx, class: Class) -> Bool {
+        let m = self.m;
+        let s = &fr.s;
+        let unseen = &m.unseen;
+        let taint_unseen = || match &s.taint_seen {
+            Some(ts) if unseen.taint => Some(Bool::and(&[&fr.tainted(), &ts.not()])),
+            _ => None,
+        };
+        let breaks = match self.p.inst.obligation {
+            Obligation::O4 => {
+                let v: Vec<Bool> = m.tools[t0]
+                    .order
+                    .not_after
+                    .iter()
+                    .filter_map(|b| match b {
+                        NotAfter::Tool(n) => {
+                            let b = m.tool_ix(&n.name).filter(|&b| unseen.tool(b))?;
+                            let (r, rs) = (s.ran[b].as_ref()?, s.ran_seen[b].as_ref()?);
+                            Some(Bool::and(&[r, &rs.not()]))
+                        }
+                        NotAfter::Untrusted => taint_unseen(),
+                    })
+                    .collect();
+                or(&v)
+            }
+            Obligation::O5 => {
+                // The guard lets calls run up to the limit over its own count: the real count
+                // reaches the limit first exactly when the seen count is below it (both kept up
+                // to the limit N).
+                match (&m.tools[t0].order.at_most, &s.cnt[t0], &s.cnt_seen[t0]) {
+                    (Some(am), Some(c), Some(cs)) if unseen.tool(t0) => {
+                        let n = am.count as usize;
+                        let v: Vec<Bool> = (1..=n)
+                            .map(|j| Bool::and(&[&c.at_least(j), &cs.at_least(j).not()]))
+                            .collect();
+                        return Bool::and(&[&or(&v), &self.order_lets(fr, t0)]);
+                    }
+                    _ => f(),
+                }
+            }
+            Obligation::O6 => {
+                let Some(tu) = taint_unseen() else { return f() };
+                let clean = fr.clean_e[t0].clone().unwrap_or_else(f);
+                Bool::and(&[&tu, &clean.not(), &self.class_is(fr, node, class)])
+            }
+            _ => f(),
+        };
+        Bool::and(&[&breaks, &self.guard_lets(fr, t0)])
+    }
+
+    /// The condition under which a hosted call of `t0` at the model node `node` breaks the
+    /// obligation at frame `fr` (SPEC 2.2): hosted calls are plain and made one after another, so
+    /// the breaking call may follow others of the same visit, which it sees (a read that taints,
+    /// a tool its order rule may not follow, an earlier call of itself spending its confirmation).
+    /// Every plain call runs (a reviewed one on a yes), so what earlier calls can bring depends on
+    /// the node alone. The decoder writes those earlier calls
+    /// ([`super::decode`]'s `hosted_pre_calls`).
+    fn hosted_part(&self, fr: &Frame, t0: ToolIx, node: NodeIx, class: Class) -> Bool {
+        let m = self.m;
+        let n = &m.nodes[node];
+        let hosts = |p: &dyn Fn(ToolIx) -> bool| Bool::from_bool(n.hosted.iter().any(|&u| p(u)));
+        let reads = hosts(&|u| m.tools[u].reads_outside);
+        // A confirmation on clean content is spent by an earlier call of t0 itself, so only
+        // taint matters: on arrival, or read by an earlier hosted call.
+        let taint = Bool::or(&[&fr.tainted(), &reads]);
+        match self.p.inst.obligation {
+            // Every hosted call is plain; an earlier call of t0 spends its confirmation; the
+            // calls up to the limit; t0 itself twice is another write in the run.
+            Obligation::O1 | Obligation::O2 | Obligation::O5 | Obligation::O8 => t(),
+            Obligation::O3 => {
+                let v: Vec<Bool> = m.tools[t0]
+                    .order
+                    .after
+                    .iter()
+                    .filter_map(|a| m.tool_ix(&a.name))
+                    .filter_map(|a| fr.s.ran[a].clone())
+                    .map(|r| r.not())
+                    .collect();
+                or(&v)
+            }
+            Obligation::O4 => {
+                let mut v = Vec::new();
+                for b in &m.tools[t0].order.not_after {
+                    match b {
+                        NotAfter::Tool(x) => {
+                            if let Some(b) = m.tool_ix(&x.name) {
+                                v.push(Bool::from_bool(n.hosted.contains(&b)));
+                                v.extend(fr.s.ran[b].clone());
+                            }
+                        }
+                        NotAfter::Untrusted => {
+                            v.push(reads.clone());
+                            v.push(fr.tainted());
+                        }
+                    }
+                }
+                or(&v)
+            }
+            Obligation::O6 => Bool::and(&[&taint, &self.class_is(fr, node, class)]),
+            Obligation::O10 => taint,
+            Obligation::O7 => Bool::or(&[
+                &fr.s.irrev,
+                &hosts(&|w| {
+                    let d = &m.tools[w];
+                    d.is_write() && d.irreversible && !n.reviews_calls_of(w)
+                }),
+            ]),
+            Obligation::O9 => {
+                let mut v: Vec<Bool> = m
+                    .confidential()
+                    .filter_map(|c| fr.s.ran[c].clone())
+                    .collect();
+                v.push(hosts(&|c| m.tools[c].confidential));
+                or(&v)
+            }
+        }
+    }
+
+    /// The order rules and gate of `t0`'s tool check allow it at `fr` where the plan decides
+    /// them (see [`Unrolling::guard_lets`], which adds its `at_most`).
+    fn order_lets(&self, fr: &Frame, t0: ToolIx) -> Bool {
+        if self.p.decides_guard(t0) {
+            self.order_static(fr, t0)
+        } else {
+            t()
+        }
+    }
+
+    /// The taint on arrival at `fr` is of `class` for an act at `node` (SPEC 3.1 Regions): only
+    /// in `node`'s region (local), or also elsewhere (cascade).
+    fn class_is(&self, fr: &Frame, node: NodeIx, class: Class) -> Bool {
+        let own = self.p.region_bit[self.m.nodes[node].region];
+        let others: Vec<Bool> =
+            fr.s.taint
+                .iter()
+                .enumerate()
+                .filter(|(b, _)| *b != own)
+                .map(|(_, v)| v.clone())
+                .collect();
+        let elsewhere = or(&others);
+        if class == Class::Local {
+            elsewhere.not()
+        } else {
+            elsewhere
+        }
+    }
+}
+
 /// A guard over the flags.
 fn guard(g: &FlatGuard, flags: &[Bool]) -> Bool {
     use crate::ir::Guard;
@@ -959,5 +1253,18 @@ pub fn state_eq(a: &State, b: &State) -> Bool {
     c.push(a.irrev.iff(&b.irrev));
     c.push(a.wrote.iff(&b.wrote));
     c.push(a.unrec.eq(&b.unrec));
+    for (x, y) in a.ran_seen.iter().zip(&b.ran_seen) {
+        if let (Some(x), Some(y)) = (x, y) {
+            c.push(x.iff(y));
+        }
+    }
+    for (x, y) in a.cnt_seen.iter().zip(&b.cnt_seen) {
+        if let (Some(x), Some(y)) = (x, y) {
+            c.push(x.eq(y));
+        }
+    }
+    if let (Some(x), Some(y)) = (&a.taint_seen, &b.taint_seen) {
+        c.push(x.iff(y));
+    }
     and(&c)
 }
