@@ -106,7 +106,7 @@ def step_guard(fn: Any, tool_names: list[str]) -> tuple[Any, str | None]:
     guarded_args: set[int] = set()
     guard = None
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "call":
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("call", "acall"):
             g = _code.resolve_name(fn, node.func.value)
             if isinstance(g, Guard):
                 if guard is not None and g is not guard:

@@ -212,14 +212,15 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
         if name not in out:
             out[name] = {"args": {}, **given}
     for g in guards:
-        for name in list(out):
-            mine = g.catalogue.raw.get(name)
+        gcat = g.loaded_catalogue()  # None: the guard waits for the catalogue this export writes (guard/lazy.py)
+        for name in list(out) if gcat is not None else []:
+            mine = gcat.raw.get(name)
             if mine is None:
                 continue
             differ = sorted(k for k, v in (words.get(name) or {}).items() if mine.get(k) != v)
             if differ:
                 warnings.append(f"tool {name!r}: the words {differ} differ from the guard's catalogue "
-                                f"({g.catalogue.source}); the guard's entry is written, since it is what the guard "
+                                f"({gcat.source}); the guard's entry is written, since it is what the guard "
                                 "enforces")
             out[name] = dict(mine)
     _named_tools(out, w, unbound, warnings)

@@ -890,10 +890,11 @@ class _GraphExport:
                 self.ex.warn(self.label(f"node {name!r} is not guarded: {why}"))
             return plain
         self.ex.guards.append(guard)
-        missing = [t for t in tools if guard.catalogue.get(t) is None]
+        gcat = guard.loaded_catalogue()  # None: not written yet, this export writes it (guard/lazy.py)
+        missing = [t for t in tools if gcat is not None and gcat.get(t) is None]
         if missing:
             self.ex.warn(self.label(
-                f"node {name!r}: the guard's catalogue ({guard.catalogue.source}) does not declare "
+                f"node {name!r}: the guard's catalogue ({gcat.source}) does not declare "
                 f"{', '.join(repr(t) for t in missing)}, so the guard refuses every call of "
                 f"{'it' if len(missing) == 1 else 'them'} (unknown_tool): declare "
                 f"{'it' if len(missing) == 1 else 'each'} in the catalogue (kind: read or write)"))
