@@ -1,0 +1,583 @@
+"""Issue 29 items 1, 2 and 5: the guard fits an agent in every shape it is written in.
+
+* Item 1, any state schema LangGraph accepts: a `TypedDict`, a `@dataclass` (LangGraph's own
+  react-agent template: `InputState`/`State` dataclasses, an async `call_model`, `ToolNode(TOOLS)`,
+  `route_model_output`) and a pydantic `BaseModel`, with the guard as `guard.tool_node`, as a
+  `ToolNode` wrapper, and in a step calling `guard.call` / `guard.acall`.
+* Item 2, async code: `guard.acall` (the same decisions, records and serialisation of `Send`
+  branches as `guard.call`), plain functions (sync and async) where the catalogue names them, and
+  injected arguments (`InjectedState`, `InjectedToolCallId`, `ToolRuntime`) passed through
+  unchecked (rule 3) and unscanned (rule 4).
+* Item 5: `Guard("build/catalogue.json")` at module import on a fresh checkout: the exporter
+  imports the module and writes the catalogue; the graph then runs; before that its first call
+  raises naming the file, and nothing runs.
+
+Each shape runs through real LangGraph (the pinned venv) with a scripted model, through a refused
+call and a confirmed write (`interrupt` + `Command(resume=...)`), is exported, and, with the Rust
+binary, passes the gate. Tools count their runs in `guarded.RAN`."""
+
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Sequence
+
+import pytest
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.prebuilt import InjectedState, ToolNode
+from langgraph.types import Command, Send
+from pydantic import BaseModel
+from typing_extensions import TypedDict
+
+import guarded as G
+from graphs import call, model
+from stalwart_export import Guard, GuardConfigError, GuardHistory, export_catalogue, export_graph
+
+BLOCKING = {"QG001", "QG003", "QG011", "QG012", "QG014", "QG024"}
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    G.reset()
+
+
+# ------------------------------------------------------------------ the three state shapes
+
+
+class TDState(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+    stalwart_guard: GuardHistory
+
+
+@dataclass
+class InputState:
+    """The react-agent template's input state."""
+
+    messages: Annotated[Sequence[AnyMessage], add_messages] = field(default_factory=list)
+
+
+@dataclass
+class DCState(InputState):
+    """The template's state, with the guard's channel (a default, as every field of it has)."""
+
+    stalwart_guard: GuardHistory = field(default_factory=list)
+
+
+class PDState(BaseModel):
+    messages: Annotated[list[AnyMessage], add_messages] = []
+    stalwart_guard: GuardHistory = []
+
+
+SHAPES = {"typeddict": TDState, "dataclass": DCState, "pydantic": PDState}
+PLACES = ["tool_node", "wrapper", "step", "astep"]
+
+#: refund_order before get_order is refused (order_rule); then get_order; then refund_order is asked
+#: and approved.
+SCRIPT = [
+    [call("refund_order", {"order_id": "42", "amount": 5.0}, 1)],
+    [call("get_order", {"order_id": "42"}, 2)],
+    [call("refund_order", {"order_id": "42", "amount": 5.0}, 3)],
+    "done",
+]
+TOOLS = [G.get_order, G.refund_order]
+BY_NAME = {t.name: t for t in TOOLS}
+
+
+def msgs(state: Any) -> list:
+    return state["messages"] if isinstance(state, dict) else list(state.messages)
+
+
+def template(guard: Guard, schema: Any, place: str, turns: list | None = None, tools: list | None = None,
+             sync: bool = False) -> Any:
+    """The react-agent template's graph (an async `call_model`, `route_model_output`), its tool node
+    guarded at `place`, over `schema`; with `sync`, `call_model` is a plain function (run by `invoke`)."""
+    tools = tools or TOOLS
+    bound = model(*(turns or SCRIPT)).bind_tools(tools)
+    by_name = {getattr(t, "name", None) or t.__name__: t for t in tools}
+
+    async def acall_model(state: schema):  # type: ignore[valid-type]
+        return {"messages": [await bound.ainvoke(msgs(state))]}
+
+    def scall_model(state: schema):  # type: ignore[valid-type]
+        return {"messages": [bound.invoke(msgs(state))]}
+
+    def route_model_output(state: schema) -> Literal["__end__", "tools"]:  # type: ignore[valid-type]
+        last = msgs(state)[-1]
+        return "tools" if isinstance(last, AIMessage) and last.tool_calls else "__end__"
+
+    def act(state: schema):  # type: ignore[valid-type]
+        out = []
+        for c in msgs(state)[-1].tool_calls:
+            r = guard.call(by_name[c["name"]], c["args"], state)
+            out.append(ToolMessage(content=str(r.output) if r.ran else r.message, tool_call_id=c["id"]))
+        return {"messages": out}
+
+    async def aact(state: schema):  # type: ignore[valid-type]
+        out = []
+        for c in msgs(state)[-1].tool_calls:
+            r = await guard.acall(by_name[c["name"]], c["args"], state)
+            out.append(ToolMessage(content=str(r.output) if r.ran else r.message, tool_call_id=c["id"]))
+        return {"messages": out}
+
+    node = {"tool_node": lambda: guard.tool_node(tools),
+            "wrapper": lambda: ToolNode(tools, wrap_tool_call=guard.wrap_tool_call,
+                                        awrap_tool_call=guard.awrap_tool_call),
+            "step": lambda: act, "astep": lambda: aact}[place]()
+    kw = {"input_schema": InputState} if schema is DCState else {}
+    b = StateGraph(schema, **kw)
+    b.add_node("call_model", scall_model if sync else acall_model)
+    b.add_node("tools", node)
+    b.add_edge(START, "call_model")
+    b.add_conditional_edges("call_model", route_model_output)
+    b.add_edge("tools", "call_model")
+    return b.compile(checkpointer=InMemorySaver(), name="react_agent")
+
+
+async def aturn(graph: Any, thread: str, answers: list | None = None, text: str = "go") -> tuple[dict, list]:
+    """`guarded.turn`, run with `ainvoke` (the template's graph is async)."""
+    cfg = {"configurable": {"thread_id": thread}, "recursion_limit": 60}
+    answers = list(answers or [])
+    asked: list = []
+    out = await graph.ainvoke({"messages": [HumanMessage(content=text)]}, cfg)
+    while out.get("__interrupt__"):
+        pending = out["__interrupt__"]
+        asked += [p.value for p in pending]
+        assert len(answers) >= len(pending), f"asked {asked}, fewer answers given"
+        resume = {p.id: answers.pop(0) for p in pending} if len(pending) > 1 else answers.pop(0)
+        out = await graph.ainvoke(Command(resume=resume), cfg)
+    assert not answers, f"answers left over: {answers}"
+    return out, asked
+
+
+def run(graph: Any, answers: list, *, sync: bool) -> tuple[dict, list]:
+    if sync:
+        return G.turn(graph, G.thread(), answers=answers)
+    return asyncio.run(aturn(graph, G.thread(), answers))
+
+
+def assert_refused_then_confirmed(out: dict, asked: list) -> None:
+    assert G.decisions(out) == [("refund_order", "refuse", False, "order_rule"),
+                                ("get_order", "allow", True, None),
+                                ("refund_order", "confirm", True, "write")], G.decisions(out)
+    assert G.RAN == {"get_order": 1, "refund_order": 1}, G.RAN
+    assert [q["name"] for q in asked] == ["refund_order"], asked
+    refused = [m for m in out["messages"] if isinstance(m, ToolMessage) and "order_rule" in str(m.content)]
+    assert len(refused) == 1, out["messages"]
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("place", PLACES)
+def test_every_state_shape_runs_guarded_in_every_place(shape, place):
+    """Item 1: before, a dataclass (or pydantic) state made every call `history_invalid: ... not a
+    mapping`; now each shape keeps the history, refuses a call out of order and confirms a write."""
+    graph = template(Guard(G.CATALOGUE), SHAPES[shape], place)
+    # the async template through ainvoke; the sync places also through invoke (the model is async-free)
+    out, asked = run(graph, [G.YES], sync=False)
+    assert_refused_then_confirmed(out, asked)
+    if place != "astep":
+        G.reset()
+        out, asked = run(template(Guard(G.CATALOGUE), SHAPES[shape], place, sync=True), [G.YES], sync=True)
+        assert_refused_then_confirmed(out, asked)
+
+
+@pytest.mark.parametrize("shape", ["dataclass", "pydantic"])
+def test_a_state_without_the_channel_is_still_refused_naming_the_fix(shape):
+    """The shapes are read, not trusted: a dataclass/model state without `stalwart_guard` would lose
+    the history after each step, so every call is refused saying how to declare it."""
+
+    @dataclass
+    class Bare(InputState):
+        pass
+
+    class BareModel(BaseModel):
+        messages: Annotated[list[AnyMessage], add_messages] = []
+
+    schema = Bare if shape == "dataclass" else BareModel
+    graph = template(Guard(G.CATALOGUE), schema, "tool_node",
+                     turns=[[call("get_order", {"order_id": "42"}, 1)], "done"], sync=True)
+    out, _ = run(graph, [], sync=True)
+    tm = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert len(tm) == 1 and "history_invalid" in tm[0].content and "GuardHistory" in tm[0].content, tm
+    assert G.RAN == {}, G.RAN
+
+
+def test_a_state_the_guard_cannot_read_is_refused_naming_its_type():
+    class Odd:
+        messages: list = []
+
+    g = Guard(G.CATALOGUE)
+    r = g.call(G.get_order, {"order_id": "42"}, Odd())
+    assert not r.ran and r.reasons == ["history_invalid"] and "Odd" in r.message and "dataclass" in r.message, r
+    assert G.RAN == {}
+
+
+def test_a_frozen_dataclass_state_still_counts_the_calls_of_one_step():
+    """guard.call cannot set the record in a frozen state object: it keeps it beside the object, so a
+    second call of the step sees the first (decided over a history of one entry, not of none)."""
+
+    @dataclass(frozen=True)
+    class Frozen:
+        messages: list = field(default_factory=list)
+        stalwart_guard: list = field(default_factory=list)
+
+    g = Guard(G.CATALOGUE)
+    st = Frozen()
+    first = g.call(G.get_order, {"order_id": "42"}, st)
+    second = g.call(G.get_order, {"order_id": "7"}, st)
+    assert first.ran and second.ran and st.stalwart_guard == []
+    assert (first.entry["batch"], second.entry["batch"]) == (0, 1), (first.entry, second.entry)
+
+
+def test_a_frozen_pydantic_step_state_keeps_the_step_s_records_beside_it():
+    class Frozen(BaseModel, frozen=True):
+        messages: list = []
+        stalwart_guard: list = []
+
+    g = Guard(G.CATALOGUE)
+    st = Frozen()
+    first = g.call(G.get_order, {"order_id": "42"}, st)
+    second = g.call(G.get_order, {"order_id": "7"}, st)
+    assert first.ran and second.ran
+    assert (first.entry["batch"], second.entry["batch"]) == (0, 1), (first.entry, second.entry)
+
+
+# ------------------------------------------------------------------ export and the gate
+
+
+def gate(binary: str, tmp_path: Any, graph: Any) -> tuple[int, set, dict]:
+    export = export_graph(graph)
+    cat = export_catalogue(graph, {})
+    gp, cp = tmp_path / "graph.json", tmp_path / "catalogue.json"
+    gp.write_text(json.dumps(export, indent=1))
+    cp.write_text(json.dumps(cat, indent=1))
+    p = subprocess.run([binary, "verify", "--graph", str(gp), "--catalogue", str(cp), "--format", "json"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode in (0, 1), p.stderr
+    return p.returncode, {(f["rule"], f["subject"], f["node"]) for f in json.loads(p.stdout)["findings"]}, export
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("place", PLACES)
+def test_every_shape_exports_guarded_and_passes_the_gate(shape, place, binary, tmp_path):
+    graph = template(Guard(G.CATALOGUE), SHAPES[shape], place)
+    code, found, export = gate(binary, tmp_path, graph)
+    kinds = {n["id"]: n["kind"] for n in export["nodes"]}
+    assert kinds["tools"] == "tools", kinds
+    assert not {f for f in found if f[0] in BLOCKING}, sorted(found)
+    assert code == 0, sorted(found)
+
+
+# ------------------------------------------------------------------ guard.acall
+
+
+class FanState(TDState):
+    jobs: list
+
+
+def test_acall_serialises_send_branches_as_call_does():
+    """Three async branches each `await guard.acall(search)` (at most 2 a session): two run, one is
+    refused, every call is recorded once, in one history that verifies."""
+    import attacks as A
+    from stalwart_export.guard.history import verify
+
+    g = A.guard()
+
+    def route(state):
+        return [Send("worker", {"job": j, "messages": state["messages"], "stalwart_guard": state.get("stalwart_guard", [])})
+                for j in state["jobs"]]
+
+    async def worker(state: dict):
+        await asyncio.sleep(0)  # the branches interleave on the loop
+        r = await g.acall(A.search, {"q": state["job"]}, state)
+        return {"messages": [ToolMessage(content=str(r.output) if r.ran else r.message, tool_call_id=state["job"])]}
+
+    sg = StateGraph(FanState)
+    sg.add_node("plan", lambda s: {})
+    sg.add_node("worker", worker)
+    sg.add_edge(START, "plan")
+    sg.add_conditional_edges("plan", route, ["worker"])
+    sg.add_edge("worker", END)
+    app = sg.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": G.thread()}}
+    out = asyncio.run(app.ainvoke({"messages": [HumanMessage("go")], "jobs": ["a", "b", "c"]}, cfg))
+    assert G.RAN["search"] == 2, G.RAN
+    ds = sorted((e["decision"], e["ran"]) for e in G.entries(out))
+    assert ds == [("allow", True), ("allow", True), ("refuse", False)], G.entries(out)
+    assert verify(out["stalwart_guard"], g.chain, cfg["configurable"]["thread_id"]).problem is None
+
+
+async def _alookup(order_id: str) -> str:
+    G._ran("alookup", order_id=order_id)
+    return f"order {order_id}"
+
+
+def _lookup(order_id: str) -> str:
+    G._ran("lookup", order_id=order_id)
+    return f"order {order_id}"
+
+
+def _refund(order_id: str, amount: float) -> str:
+    G._ran("refund", order_id=order_id, amount=amount)
+    return "refunded"
+
+
+async def _arefund(order_id: str, amount: float) -> str:
+    G._ran("arefund", order_id=order_id, amount=amount)
+    return "refunded"
+
+
+PLAIN_CAT = {"format": "qls-catalogue/1", "tools": {
+    "lookup": {"kind": "read", "args": {"order_id": {"type": "string"}}},
+    "alookup": {"kind": "read", "args": {"order_id": {"type": "string"}}},
+    "refund": {"kind": "write", "order": {"after": ["lookup"]},
+               "args": {"order_id": {"type": "string"}, "amount": {"type": "number"}}},
+    "arefund": {"kind": "write", "order": {"after": ["alookup"]},
+                "args": {"order_id": {"type": "string"}, "amount": {"type": "number"}}},
+    "send_mail": {"kind": "write", "sends_out": ["@shop.example"],
+                  "args": {"to": {"type": "string", "role": "destination"}}},
+}}
+
+
+@pytest.mark.parametrize("asyncfns", [False, True])
+def test_plain_functions_in_an_async_step_through_acall(asyncfns):
+    """An `async def` step calling plain functions (async or not) with `await guard.acall(fn, ...)`:
+    named by `__name__`; a write out of order refused, then confirmed through a pause."""
+    g = Guard(PLAIN_CAT)
+    look, refund = (_alookup, _arefund) if asyncfns else (_lookup, _refund)
+    ln, rn = look.__name__.lstrip("_"), refund.__name__.lstrip("_")
+
+    async def act(state: DCState):
+        out = []
+        for c in state.messages[-1].tool_calls:
+            fn = look if c["name"] == ln else refund
+            r = await g.acall(fn, c["args"], state, name=c["name"])
+            out.append(ToolMessage(content=str(r.output) if r.ran else r.message, tool_call_id=c["id"]))
+        return {"messages": out}
+
+    turns = [[call(rn, {"order_id": "42", "amount": 5.0}, 1)], [call(ln, {"order_id": "42"}, 2)],
+             [call(rn, {"order_id": "42", "amount": 5.0}, 3)], "done"]
+    m = model(*turns)
+
+    async def call_model(state: DCState):
+        return {"messages": [await m.ainvoke(list(state.messages))]}
+
+    b = StateGraph(DCState)
+    b.add_node(call_model)
+    b.add_node("tools", act)
+    b.add_edge(START, "call_model")
+    b.add_conditional_edges("call_model", lambda s: "tools" if s.messages[-1].tool_calls else END)
+    b.add_edge("tools", "call_model")
+    app = b.compile(checkpointer=InMemorySaver())
+    out, asked = asyncio.run(aturn(app, G.thread(), [G.YES]))
+    assert G.decisions(out) == [(rn, "refuse", False, "order_rule"), (ln, "allow", True, None),
+                                (rn, "confirm", True, "write")], G.decisions(out)
+    assert G.RAN == {ln: 1, rn: 1}, G.RAN
+    assert [q["name"] for q in asked] == [rn]
+
+
+def test_plain_functions_in_guard_call_and_tool_node():
+    g = Guard(PLAIN_CAT)
+    r = g.call(_lookup, {"order_id": "1"}, {"messages": [], "stalwart_guard": []}, name="lookup")
+    assert r.ran and r.output == "order 1" and r.entry["tool"] == "lookup"
+    # an async function in sync code (no loop running here) runs to its end
+    r2 = g.call(_alookup, {"order_id": "2"}, {"messages": [], "stalwart_guard": []}, name="alookup")
+    assert r2.ran and r2.output == "order 2"
+    with pytest.raises(TypeError, match="name="):
+        g.call(lambda order_id: order_id, {"order_id": "1"}, {})
+    with pytest.raises(TypeError, match="named 'get_order'"):
+        g.call(G.get_order, {"order_id": "1"}, {}, name="other")
+
+    def lookup(order_id: str) -> str:
+        """Look up an order."""
+        return _lookup(order_id)
+
+    def refund(order_id: str, amount: float) -> str:
+        """Refund."""
+        return _refund(order_id, amount)
+
+    G.reset()
+    graph = template(g, DCState, "tool_node", tools=[lookup, refund],
+                     turns=[[call("refund", {"order_id": "42", "amount": 5.0}, 1)], [call("lookup", {"order_id": "42"}, 2)],
+                            [call("refund", {"order_id": "42", "amount": 5.0}, 3)], "done"], sync=True)
+    out, asked = run(graph, [G.YES], sync=True)
+    assert G.decisions(out) == [("refund", "refuse", False, "order_rule"), ("lookup", "allow", True, None),
+                                ("refund", "confirm", True, "write")], G.decisions(out)
+    assert G.RAN == {"lookup": 1, "refund": 1}
+
+
+def test_an_async_function_in_guard_call_inside_a_loop_says_use_acall():
+    g = Guard(PLAIN_CAT)
+
+    async def main():
+        return g.call(_alookup, {"order_id": "2"}, {}, name="alookup")
+
+    with pytest.raises(TypeError, match="await guard.acall"):
+        asyncio.run(main())
+    assert G.RAN == {}
+
+
+# ------------------------------------------------------------------ injected arguments
+
+
+@tool
+def annotate(order_id: str, note: str, state: Annotated[dict, InjectedState],
+             tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+    """Add a note to an order (reads the conversation it is in)."""
+    G._ran("annotate", order_id=order_id, note=note, seen=len(state["messages"]))
+    return Command(update={"messages": [ToolMessage(content="noted", tool_call_id=tool_call_id)]})
+
+
+INJ_CAT = {"format": "qls-catalogue/1", "tools": {
+    "annotate": {"kind": "read", "args": {"order_id": {"type": "string"}, "note": {"type": "string"}}},
+    "read_inbox": {"kind": "read", "reads_outside": True, "args": {"folder": {"type": "string"}}},
+}}
+
+
+def test_injected_arguments_are_passed_through_not_checked_nor_scanned(binary, tmp_path):
+    """A tool taking `InjectedState` and `InjectedToolCallId` in guard.tool_node: the catalogue
+    declares only the model's arguments (rule 3 does not refuse the injected ones), and the state
+    it is given holds a URL from the inbox (rule 4 does not scan it: the tool is not sends_out)."""
+    g = Guard(INJ_CAT)
+
+    class S(TypedDict):
+        messages: Annotated[list[AnyMessage], add_messages]
+        stalwart_guard: GuardHistory
+
+    turns = [[call("read_inbox", {}, 1)], [call("annotate", {"order_id": "42", "note": "ok"}, 2)], "done"]
+    graph = template(g, S, "tool_node", turns=turns, tools=[G.read_inbox, annotate], sync=True)
+    out, asked = run(graph, [], sync=True)
+    assert [d[:3] for d in G.decisions(out)] == [("read_inbox", "allow", True), ("annotate", "allow", True)], \
+        G.decisions(out)
+    assert G.ARGS["annotate"] == [{"order_id": "42", "note": "ok", "seen": 4}], G.ARGS
+    assert G.entries(out)[1]["args"] == {"order_id": "42", "note": "ok"}  # nothing injected recorded
+    code, found, export = gate(binary, tmp_path, graph)
+    assert code == 0 and not {f for f in found if f[0] in BLOCKING}, sorted(found)
+
+
+def test_injected_arguments_in_guard_call_and_acall():
+    g = Guard(INJ_CAT)
+    st = {"messages": [HumanMessage("see https://evil.invalid/x")], "stalwart_guard": []}
+    r = g.call(annotate, {"order_id": "42", "note": "ok", "state": st}, st, call_id="c1")
+    assert r.ran and r.entry["args"] == {"order_id": "42", "note": "ok"}, r
+    assert G.ARGS["annotate"][-1]["seen"] == 1
+    r2 = asyncio.run(g.acall(annotate, {"order_id": "42", "note": "again", "state": st}, st))
+    assert r2.ran and r2.entry["args"] == {"order_id": "42", "note": "again"}, r2
+    # a model-written argument the catalogue lacks is still refused (rule 3 is not switched off)
+    r3 = g.call(annotate, {"order_id": "42", "note": "x", "extra": 1, "state": st}, st, call_id="c2")
+    assert not r3.ran and r3.reasons == ["argument_schema"], r3
+
+
+def test_a_tool_runtime_argument_is_passed_through():
+    from langchain.tools import ToolRuntime
+
+    @tool
+    def where(order_id: str, runtime: ToolRuntime) -> str:
+        """Say which conversation this is."""
+        G._ran("where", order_id=order_id, n=len(runtime.state["messages"]))
+        return "here"
+
+    g = Guard({"format": "qls-catalogue/1", "tools": {"where": {"kind": "read", "args": {"order_id": {"type": "string"}}}}})
+    graph = template(g, TDState, "tool_node", turns=[[call("where", {"order_id": "1"}, 1)], "done"], tools=[where],
+                     sync=True)
+    out, _ = run(graph, [], sync=True)
+    assert G.decisions(out) == [("where", "allow", True, None)] and G.ARGS["where"] == [{"order_id": "1", "n": 2}]
+
+
+# ------------------------------------------------------------------ a guard built at import, before its catalogue
+
+
+MODULE = '''
+from dataclasses import dataclass, field
+from typing import Annotated, Sequence
+from langchain_core.messages import AnyMessage
+from langgraph.graph import START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.prebuilt import tools_condition
+from stalwart_export import Guard, GuardHistory
+import guarded as G
+from graphs import call, model
+
+guard = Guard("build/catalogue.json")
+
+@dataclass
+class State:
+    messages: Annotated[Sequence[AnyMessage], add_messages] = field(default_factory=list)
+    stalwart_guard: GuardHistory = field(default_factory=list)
+
+def build(turns):
+    m = model(*turns).bind_tools([G.get_order, G.refund_order])
+    def agent(state: State):
+        return {"messages": [m.invoke(list(state.messages))]}
+    b = StateGraph(State)
+    b.add_node("agent", agent)
+    b.add_node("tools", guard.tool_node([G.get_order, G.refund_order]))
+    b.add_edge(START, "agent")
+    b.add_conditional_edges("agent", tools_condition)
+    b.add_edge("tools", "agent")
+    return b.compile(checkpointer=InMemorySaver())
+
+graph = build([[call("get_order", {"order_id": "42"}, 1)], "done"])
+'''
+
+WORDS = {"get_order": {"kind": "read"}, "refund_order": {"kind": "write", "order": {"after": ["get_order"]}}}
+
+
+def test_a_guard_built_at_import_before_its_catalogue_exports_then_runs(binary, tmp_path, monkeypatch):
+    """Item 5, a fresh checkout: the module builds `Guard("build/catalogue.json")` at import. Running
+    it first fails closed at the first call (naming the file and the exporter command; nothing ran).
+    The exporter imports it and writes the catalogue (no error); the gate passes; then it runs."""
+    (tmp_path / "shop_agent.py").write_text(textwrap.dedent(MODULE))
+    (tmp_path / "words.json").write_text(json.dumps(WORDS))
+    (tmp_path / "build").mkdir()
+    here = os.path.dirname(os.path.abspath(__file__))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    sys.modules.pop("shop_agent", None)
+    mod = importlib.import_module("shop_agent")  # no catalogue yet: the import does not fail
+    with pytest.raises(GuardConfigError, match=r"build/catalogue.json .*does not exist.*--catalogue build/catalogue.json"):
+        G.turn(mod.graph, G.thread())
+    assert G.RAN == {}
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), here, os.path.dirname(here)]))
+    p = subprocess.run([sys.executable, "-m", "stalwart_export", "shop_agent:graph", "-o", "graph.json",
+                        "--catalogue", "build/catalogue.json", "--words", "words.json"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert p.returncode == 0, p.stderr
+    cat = json.loads((tmp_path / "build" / "catalogue.json").read_text())
+    assert set(cat["tools"]) == {"get_order", "refund_order"}, cat
+    export = json.loads((tmp_path / "graph.json").read_text())
+    assert {n["id"]: n["kind"] for n in export["nodes"]}["tools"] == "tools"
+    v = subprocess.run([binary, "verify", "--graph", "graph.json", "--catalogue", "build/catalogue.json",
+                        "--format", "json"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert v.returncode == 0, v.stdout + v.stderr
+
+    out, _ = G.turn(mod.build([[call("get_order", {"order_id": "42"}, 1)],
+                               [call("refund_order", {"order_id": "42", "amount": 1.0}, 2)], "done"]),
+                    G.thread(), answers=[G.YES])
+    assert G.decisions(out) == [("get_order", "allow", True, None), ("refund_order", "confirm", True, "write")]
+    sys.modules.pop("shop_agent", None)
+
+
+def test_a_catalogue_that_exists_but_is_broken_is_still_an_error_when_the_guard_is_built(tmp_path):
+    (tmp_path / "c.json").write_text('{"format": "qls-catalogue/1", "tools": {"a": {"kind": "maybe"}}}')
+    with pytest.raises(GuardConfigError, match="c.json:1:"):
+        Guard(str(tmp_path / "c.json"))
+
+
+def test_a_catalogue_written_after_the_guard_but_broken_fails_at_the_first_call(tmp_path):
+    g = Guard(str(tmp_path / "c.json"))
+    (tmp_path / "c.json").write_text('{"format": "qls-catalogue/1", "tools": {"a": {"kind": "maybe"}}}')
+    with pytest.raises(GuardConfigError, match="c.json:1:"):
+        g.call(G.get_order, {"order_id": "1"}, {})
+    assert G.RAN == {}
