@@ -383,7 +383,7 @@ def test_plain_functions_in_an_async_step_through_acall(asyncfns):
     assert [q["name"] for q in asked] == [rn]
 
 
-def test_plain_functions_in_guard_call_and_tool_node():
+def test_plain_functions_in_guard_call_and_tool_node(binary, tmp_path):
     g = Guard(PLAIN_CAT)
     r = g.call(_lookup, {"order_id": "1"}, {"messages": [], "stalwart_guard": []}, name="lookup")
     assert r.ran and r.output == "order 1" and r.entry["tool"] == "lookup"
@@ -411,6 +411,9 @@ def test_plain_functions_in_guard_call_and_tool_node():
     assert G.decisions(out) == [("refund", "refuse", False, "order_rule"), ("lookup", "allow", True, None),
                                 ("refund", "confirm", True, "write")], G.decisions(out)
     assert G.RAN == {"lookup": 1, "refund": 1}
+    code, found, export = gate(binary, tmp_path, graph)
+    assert {n["id"]: n["kind"] for n in export["nodes"]}["tools"] == "tools"
+    assert code == 0 and not {f for f in found if f[0] in BLOCKING}, sorted(found)
 
 
 def test_an_async_function_in_guard_call_inside_a_loop_says_use_acall():
