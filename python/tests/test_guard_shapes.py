@@ -32,6 +32,7 @@ from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
+from langgraph.managed import RemainingSteps
 from langgraph.prebuilt import InjectedState, ToolNode
 from langgraph.types import Command, Send
 from pydantic import BaseModel
@@ -275,6 +276,27 @@ def test_every_shape_exports_guarded_and_passes_the_gate(shape, place, binary, t
     assert code == 0, sorted(found)
 
 
+class ReactPD(BaseModel):
+    """create_react_agent's state as a pydantic model (it accepts one; a dataclass it does not)."""
+
+    messages: Annotated[list[AnyMessage], add_messages] = []
+    remaining_steps: RemainingSteps = 25
+    stalwart_guard: GuardHistory = []
+
+
+def test_create_react_agent_with_a_pydantic_state(binary, tmp_path):
+    from langgraph.prebuilt import create_react_agent
+
+    g = Guard(G.CATALOGUE)
+    agent = create_react_agent(model(*SCRIPT), g.tool_node(TOOLS), state_schema=ReactPD,
+                               checkpointer=InMemorySaver(), name="react_pd")
+    out, asked = run(agent, [G.YES], sync=True)
+    assert_refused_then_confirmed(out, asked)
+    code, found, export = gate(binary, tmp_path, agent)
+    assert {n["id"]: n["kind"] for n in export["nodes"]}["tools"] == "tools"
+    assert code == 0 and not {f for f in found if f[0] in BLOCKING}, sorted(found)
+
+
 # ------------------------------------------------------------------ guard.acall
 
 
@@ -312,6 +334,106 @@ def test_acall_serialises_send_branches_as_call_does():
     ds = sorted((e["decision"], e["ran"]) for e in G.entries(out))
     assert ds == [("allow", True), ("allow", True), ("refuse", False)], G.entries(out)
     assert verify(out["stalwart_guard"], g.chain, cfg["configurable"]["thread_id"]).problem is None
+
+
+def afan_out(g: Guard, tools: dict) -> Any:
+    """test_guard_fanout's fan-out with async workers: plan -> Send("worker", job) per job, each
+    worker awaiting `guard.acall` for its job."""
+
+    def route(state):
+        return [Send("worker", {"job": j, "messages": state["messages"], "stalwart_guard": state.get("stalwart_guard", [])})
+                for j in state["jobs"]]
+
+    async def worker(state: dict):
+        j = state["job"]
+        await asyncio.sleep(0)
+        r = await g.acall(tools[j["tool"]], j.get("args", {}), state)
+        return {"messages": [ToolMessage(content=str(r.output) if r.ran else r.message, tool_call_id=j["id"])]}
+
+    sg = StateGraph(FanState)
+    sg.add_node("plan", lambda s: {})
+    sg.add_node("worker", worker)
+    sg.add_edge(START, "plan")
+    sg.add_conditional_edges("plan", route, ["worker"])
+    sg.add_edge("worker", END)
+    return sg.compile(checkpointer=InMemorySaver())
+
+
+async def ago(app: Any, jobs: list, answer: Any = None) -> tuple[dict, int]:
+    """One turn of `jobs`, every pause answered (yes, or `answer`): (state, questions asked)."""
+    cfg = {"configurable": {"thread_id": G.thread()}, "recursion_limit": 30}
+    out = await app.ainvoke({"messages": [HumanMessage(content="go")], "jobs": jobs}, cfg)
+    asked = 0
+    while out.get("__interrupt__") and asked < 20:
+        pending = out["__interrupt__"]
+        asked += len(pending)
+        out = await app.ainvoke(Command(resume={p.id: answer or G.YES for p in pending}), cfg)
+    return out, asked
+
+
+def test_a_limited_write_in_async_branches_runs_at_most_its_limit():
+    """`charge_card` (a write, at_most 1) awaited in three branches: asked and run once at most."""
+    import attacks as A
+    from stalwart_export.guard.history import verify
+
+    g = A.guard()
+    jobs = [{"tool": "charge_card", "id": f"c{k}", "args": {"order_id": "42", "amount": 1.0}} for k in range(3)]
+    out, asked = asyncio.run(ago(afan_out(g, {t.name: t for t in A.TOOLS}), jobs))
+    assert G.RAN["charge_card"] == 1 and 1 <= asked <= 3, (G.RAN, asked)
+    s = verify(out["stalwart_guard"], g.chain)
+    assert s.problem is None and [e["ran"] for e in s.entries].count(True) == 1 and len(s.entries) == 3, s.entries
+
+
+def test_declined_writes_in_async_branches_run_nothing():
+    import attacks as A
+
+    g = A.guard()
+    jobs = [{"tool": "add_note", "id": f"n{k}", "args": {"order_id": "42", "note": f"n{k}"}} for k in range(2)]
+    out, asked = asyncio.run(ago(afan_out(g, {t.name: t for t in A.TOOLS}), jobs, answer=G.NO))
+    assert asked == 2 and G.RAN["add_note"] == 0
+    assert [(e["tool"], e["ran"]) for e in G.entries(out)] == [("add_note", False)] * 2
+
+
+def test_an_async_tool_that_runs_a_guarded_graph_inside_a_branch_does_not_wait_for_itself():
+    """A branch's `guard.acall` awaits a tool that runs a graph whose async steps `acall` the same
+    guard: the inner calls go on inside the outer one, which holds the lane (no deadlock), and all
+    are in one history."""
+    import attacks as A
+    from stalwart_export.guard.history import verify
+
+    g = A.guard()
+
+    async def inner_step(state: TDState):
+        await g.acall(A.search, {"q": "inner"}, state)
+        return {}
+
+    inner = StateGraph(TDState)
+    inner.add_node("a", inner_step)
+    inner.add_node("b", inner_step)
+    inner.add_edge(START, "a")
+    inner.add_edge(START, "b")
+    inner.add_edge("a", END)
+    inner.add_edge("b", END)
+    inner_app = inner.compile()
+
+    @tool
+    async def get_order(order_id: str) -> str:
+        """Look up an order (runs a guarded graph)."""
+        await inner_app.ainvoke({"messages": []})
+        return "ok"
+
+    jobs = [{"tool": "get_order", "id": f"g{k}", "args": {"order_id": "1"}} for k in range(2)]
+
+    async def main():  # not a timing assertion: a deadlock would never finish, and the test run fails on it
+        return await asyncio.wait_for(ago(afan_out(g, {"get_order": get_order}), jobs), 120)
+
+    out, _ = asyncio.run(main())
+    assert G.RAN["search"] == 2, G.RAN
+    s = verify(out["stalwart_guard"], g.chain)
+    assert s.problem is None, s.problem
+    assert sorted((e["tool"], e["ran"]) for e in s.entries) == [
+        ("get_order", True), ("get_order", True), ("search", False), ("search", False), ("search", True),
+        ("search", True)], s.entries
 
 
 async def _alookup(order_id: str) -> str:
@@ -503,6 +625,7 @@ from typing import Annotated, Sequence
 from langchain_core.messages import AnyMessage
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
+from langgraph.managed import RemainingSteps
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt import tools_condition
 from stalwart_export import Guard, GuardHistory
