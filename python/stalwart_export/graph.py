@@ -703,6 +703,10 @@ class _GraphExport:
         prov["opaque"] = True
         if fn is not None:
             direct_tools, handwritten = self.step_tools(name, fn)
+            for t in _guarded.guarded_functions(fn):  # plain functions passed to guard.call/acall (issue 29)
+                if t.name not in direct_tools:
+                    direct_tools.append(t.name)
+                    self.ex.tools_seen.setdefault(t.name, t)
             if direct_tools:
                 node["tools"] = direct_tools
                 if handwritten:

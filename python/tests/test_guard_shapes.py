@@ -538,6 +538,87 @@ def test_plain_functions_in_guard_call_and_tool_node(binary, tmp_path):
     assert code == 0 and not {f for f in found if f[0] in BLOCKING}, sorted(found)
 
 
+def lookup(order_id: str) -> str:
+    """Look up an order (a plain function)."""
+    return _lookup(order_id)
+
+
+async def arefund(order_id: str, amount: float) -> str:
+    """Refund an order (a plain async function)."""
+    return await _arefund(order_id, amount)
+
+
+PLAIN_STEP_CAT = {"format": "qls-catalogue/1", "tools": {
+    "lookup": PLAIN_CAT["tools"]["lookup"],
+    "refund_plain": {"kind": "write", "order": {"after": ["lookup"]},
+                     "args": {"order_id": {"type": "string"}, "amount": {"type": "number"}}},
+}}
+
+
+def plain_step_graph(g: Guard, direct: bool = False) -> Any:
+    """An async step calling plain functions through the guard (one named by `name=`); with
+    `direct`, it also calls `lookup` itself, outside the guard."""
+
+    async def act(state: DCState):
+        out = []
+        for c in state.messages[-1].tool_calls:
+            if c["name"] == "lookup":
+                r = await g.acall(lookup, c["args"], state)
+            else:
+                r = await g.acall(arefund, c["args"], state, name="refund_plain")
+            out.append(ToolMessage(content=str(r.output) if r.ran else r.message, tool_call_id=c["id"]))
+        return {"messages": out}
+
+    async def act_and_look(state: DCState):
+        out = []
+        for c in state.messages[-1].tool_calls:
+            if c["name"] == "lookup":
+                r = await g.acall(lookup, c["args"], state)
+            else:
+                lookup("0")  # the function itself, outside the guard
+                r = await g.acall(arefund, c["args"], state, name="refund_plain")
+            out.append(ToolMessage(content=str(r.output) if r.ran else r.message, tool_call_id=c["id"]))
+        return {"messages": out}
+
+    m = model([call("refund_plain", {"order_id": "42", "amount": 5.0}, 1)], [call("lookup", {"order_id": "42"}, 2)],
+              [call("refund_plain", {"order_id": "42", "amount": 5.0}, 3)], "done")
+
+    async def call_model(state: DCState):
+        return {"messages": [await m.ainvoke(list(state.messages))]}
+
+    b = StateGraph(DCState)
+    b.add_node(call_model)
+    b.add_node("tools", act_and_look if direct else act)
+    b.add_edge(START, "call_model")
+    b.add_conditional_edges("call_model", lambda s: "tools" if s.messages[-1].tool_calls else END, ["tools", END])
+    b.add_edge("tools", "call_model")
+    return b.compile(checkpointer=InMemorySaver(), name="plain_step")
+
+
+def test_a_step_calling_plain_functions_through_the_guard_is_exported_guarded(binary, tmp_path):
+    """The exporter reads plain functions passed to guard.call/acall as the step's tools (named as the
+    guard names them), credits the step as guarded, and writes their catalogue entries; the agent runs
+    through a refused call and a confirmed write, and passes the gate."""
+    g = Guard(PLAIN_STEP_CAT)
+    graph = plain_step_graph(g)
+    out, asked = asyncio.run(aturn(graph, G.thread(), [G.YES]))
+    assert G.decisions(out) == [("refund_plain", "refuse", False, "order_rule"), ("lookup", "allow", True, None),
+                                ("refund_plain", "confirm", True, "write")], G.decisions(out)
+    assert G.RAN == {"lookup": 1, "arefund": 1}
+    code, found, export = gate(binary, tmp_path, graph)
+    node = {n["id"]: n for n in export["nodes"]}["tools"]
+    assert node["kind"] == "tools" and sorted(node["tools"]) == ["lookup", "refund_plain"], node
+    assert code == 0 and not {f for f in found if f[0] in BLOCKING}, sorted(found)
+
+
+def test_a_step_that_also_calls_the_plain_function_itself_is_not_credited(binary, tmp_path):
+    g = Guard(PLAIN_STEP_CAT)
+    code, found, export = gate(binary, tmp_path, plain_step_graph(g, direct=True))
+    node = {n["id"]: n for n in export["nodes"]}["tools"]
+    assert node["kind"] == "step" and "lookup" in node["tools"], node
+    assert code == 1 and any(f[0] == "QG001" for f in found), sorted(found)
+
+
 def test_an_async_function_in_guard_call_inside_a_loop_says_use_acall():
     g = Guard(PLAIN_CAT)
 
