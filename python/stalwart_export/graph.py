@@ -222,7 +222,7 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     tool_locations = ex.finish_locations(base, origin)
     if tool_locations:
         out["tool_locations"] = tool_locations
-    _words.apply(out, w)
+    _words.apply(out, w, warn=ex.warn)
     if any(g.input_reads_outside for g in ex.guards):
         if w.input_reads_outside is False:
             ex.warn("the words say the input is the person's (input.reads_outside: false), but a guard of the graph "
@@ -715,6 +715,8 @@ class _GraphExport:
                     prov["tool_node"] = f"runs each tool call of the model's message through {handwritten!r}"
                     guard, why = _guarded.step_guard(fn, direct_tools)
                     kind = self.guarded_kind(name, guard, why, "tools_plain", direct_tools)
+                    if kind == "tools":
+                        prov["guard"] = _words.GUARDED_STEP
                     node["kind"] = kind
                     self.kinds[name] = kind
                     return self.lg(node, **prov)
@@ -723,7 +725,7 @@ class _GraphExport:
                 if kind == "tools":
                     node["kind"] = "tools"
                     prov.pop("opaque", None)
-                    prov["guard"] = "stalwart_export.Guard (guard.call)"
+                    prov["guard"] = _words.GUARDED_STEP
                     self.kinds[name] = "tools"
                     return self.lg(node, **prov)
                 self.ex.warn(self.label(

@@ -788,3 +788,41 @@ def test_a_catalogue_written_after_the_guard_but_broken_fails_at_the_first_call(
     with pytest.raises(GuardConfigError, match="c.json:1:"):
         g.call(G.get_order, {"order_id": "1"}, {})
     assert G.RAN == {}
+
+
+# ------------------------------------------------------------------ item 6: a guarded step's `calls` words
+
+
+def gate_words(binary: str, tmp_path: Any, graph: Any, words: dict) -> tuple[int, set, dict]:
+    export = export_graph(graph, words=words)
+    cat = export_catalogue(graph, words)
+    gp, cp = tmp_path / "graph.json", tmp_path / "catalogue.json"
+    gp.write_text(json.dumps(export, indent=1))
+    cp.write_text(json.dumps(cat, indent=1))
+    p = subprocess.run([binary, "verify", "--graph", str(gp), "--catalogue", str(cp), "--format", "json"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode in (0, 1), p.stderr
+    return p.returncode, {(f["rule"], f["subject"], f["node"]) for f in json.loads(p.stdout)["findings"]}, export
+
+
+def test_calls_words_of_a_guarded_step_are_kept_when_the_guard_decides_them(binary, tmp_path):
+    """Before, `nodes.tools.calls` on a step guarded through guard.call was an error ("is a tools
+    node"); words written before the step was guarded now stay, as the words of its guarded tools."""
+    graph = template(Guard(G.CATALOGUE), DCState, "step")
+    words = {"nodes": {"tools": {"calls": {"refund_order": {"kind": "write"}}}}}
+    code, found, export = gate_words(binary, tmp_path, graph, words)
+    node = {n["id"]: n for n in export["nodes"]}["tools"]
+    assert node["kind"] == "tools" and node["langgraph"]["calls_declared"] == ["refund_order"], node
+    assert code == 0 and not {f for f in found if f[0] in BLOCKING}, sorted(found)
+
+
+def test_calls_words_naming_an_effect_outside_the_guard_uncredit_the_step(binary, tmp_path):
+    """An effect the words name that the step does not pass to the guard is a call the guard does not
+    decide: the step is exported `step` (not guarded), with a warning, and the gate fails (QG001)."""
+    graph = template(Guard(G.CATALOGUE), DCState, "step")
+    words = {"nodes": {"tools": {"calls": {"gmail_send": {"kind": "write", "sends_out": True}}}}}
+    code, found, export = gate_words(binary, tmp_path, graph, words)
+    node = {n["id"]: n for n in export["nodes"]}["tools"]
+    assert node["kind"] == "step" and "gmail_send" in node["tools"], node
+    assert any("is not guarded" in w and "gmail_send" in w for w in export["warnings"]), export["warnings"]
+    assert code == 1 and ("QG001", "gmail_send", "tools") in found, sorted(found)
