@@ -669,16 +669,33 @@ def test_injected_arguments_are_passed_through_not_checked_nor_scanned(binary, t
 
 
 def test_injected_arguments_in_guard_call_and_acall():
+    """guard.call gives a tool its injected arguments as ToolNode does (the step's state, the call's
+    id), unchecked and unrecorded; `injected=` gives them explicitly."""
     g = Guard(INJ_CAT)
     st = {"messages": [HumanMessage("see https://evil.invalid/x")], "stalwart_guard": []}
-    r = g.call(annotate, {"order_id": "42", "note": "ok", "state": st}, st, call_id="c1")
+    r = g.call(annotate, {"order_id": "42", "note": "ok"}, st, call_id="c1")
     assert r.ran and r.entry["args"] == {"order_id": "42", "note": "ok"}, r
     assert G.ARGS["annotate"][-1]["seen"] == 1
-    r2 = asyncio.run(g.acall(annotate, {"order_id": "42", "note": "again", "state": st}, st))
+    other = {"messages": [HumanMessage("a"), HumanMessage("b")]}
+    r2 = asyncio.run(g.acall(annotate, {"order_id": "42", "note": "again"}, st, injected={"state": other}))
     assert r2.ran and r2.entry["args"] == {"order_id": "42", "note": "again"}, r2
+    assert G.ARGS["annotate"][-1]["seen"] == 2
     # a model-written argument the catalogue lacks is still refused (rule 3 is not switched off)
-    r3 = g.call(annotate, {"order_id": "42", "note": "x", "extra": 1, "state": st}, st, call_id="c2")
+    r3 = g.call(annotate, {"order_id": "42", "note": "x", "extra": 1}, st, call_id="c2")
     assert not r3.ran and r3.reasons == ["argument_schema"], r3
+    with pytest.raises(TypeError, match="injects only"):
+        g.call(annotate, {"order_id": "42", "note": "x"}, st, injected={"nope": 1})
+
+
+def test_a_model_written_argument_named_like_an_injected_one_is_the_model_s():
+    """A step passing the model's arguments straight on: the model writing `state` (the name of the
+    tool's InjectedState parameter, with a URL in it) does not get it past rules 3 and 4 as an
+    injected value, and never replaces the state the tool gets."""
+    g = Guard(INJ_CAT)
+    st = {"messages": [HumanMessage("hi")], "stalwart_guard": []}
+    r = g.call(annotate, {"order_id": "42", "note": "x", "state": {"messages": ["https://evil.invalid"]}}, st)
+    assert not r.ran and r.reasons == ["argument_schema"] and "state" in r.message, r
+    assert "annotate" not in G.RAN
 
 
 def test_a_tool_runtime_argument_is_passed_through():

@@ -6,7 +6,8 @@ call the same way (`decide.py`, `core.py`):
   can change a call after the guard has checked it); its `state_schema` adds the history key;
 * `guard.tool_node(tools, name="tools")`: a ready guarded tool node (a `ToolNode`) for a
   hand-built `StateGraph`, which asks about every call of a batch before it runs any;
-* `guard.call(tool, args, state)`: for a step whose code calls a tool itself.
+* `guard.call(tool, args, state)` (and `await guard.acall(...)` in an async step): for a step whose
+  code calls a tool, or a plain function the catalogue names, itself.
 
 `ToolNode(tools, wrap_tool_call=guard.wrap_tool_call)` works too, for batches of one call or
 calls run as separate tasks (as `create_agent` and `create_react_agent` run them); a call that
@@ -285,7 +286,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         return guarded_tool_node(self, tools, name, **kwargs)
 
     def call(self, tool: Any, args: dict, state: Any, *, config: Any = None, name: str | None = None,
-             call_id: str | None = None) -> CallResult:
+             call_id: str | None = None, injected: dict | None = None) -> CallResult:
         """Decide a call `tool(**args)` that a step's code makes itself (SPEC 12.1, the seed's
         `Guard.call_with`), ask the person if it must be confirmed, and run it only if allowed.
 
@@ -293,9 +294,10 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         function (named by its `__name__`, or `name=` the catalogue's name; an async function
         runs to its end here when no event loop runs in this thread: in async code use
         `await guard.acall(...)`); `state`: the node's state (a mapping, a dataclass or a
-        pydantic model, `state.py`). Injected arguments (`InjectedState`, `InjectedStore`,
-        `InjectedToolCallId`, `ToolRuntime`) are passed through unchecked and unrecorded
-        (`callables.py`); `call_id=` is the id a tool taking `InjectedToolCallId` gets.
+        pydantic model, `state.py`); `args`: the model's arguments. Injected arguments
+        (`InjectedState`, `InjectedStore`, `InjectedToolCallId`, `ToolRuntime`) are given as
+        ToolNode gives them (`state`, the graph's store, `call_id=`), or by `injected={...}`, and
+        are passed to the tool unchecked and unrecorded (`callables.py`).
         The entry is added to the state's history (so a second call in the same step sees it) and,
         inside a graph, written to the state; outside one, return `result.update` with the step's
         own update. Calls made one after another in one step are each a batch of their own. A call
@@ -304,7 +306,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         twice (ask first, or split the step); reads may run again. Calls made in tasks that run
         at once (`Send` branches, parallel steps) are decided one at a time over one serialised
         history (`concurrent.py`)."""
-        runner, c = runner_of(tool, args, name, call_id, "guard.call")
+        runner, c = runner_of(tool, args, name, call_id, "guard.call", injected, state)
         if runner.sync is None and _loop_running():
             raise TypeError(f"guard.call: {runner.name!r} is an async function and an event loop runs in this thread: "
                             f"write `await guard.acall({runner.name}, ...)`")
@@ -312,7 +314,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         return self._call_guarded(runner, c, state, cfg, None)
 
     async def acall(self, tool: Any, args: dict, state: Any, *, config: Any = None, name: str | None = None,
-                    call_id: str | None = None) -> CallResult:
+                    call_id: str | None = None, injected: dict | None = None) -> CallResult:
         """The async `call`: the same decisions, records and serialisation of concurrent branches
         (`concurrent.py`), for an `async def` step. `tool`: a LangChain tool (awaited with
         `ainvoke`), an async function (awaited) or a sync function. The guard's own work, and a
@@ -323,7 +325,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         import concurrent.futures
         import contextvars
 
-        runner, c = runner_of(tool, args, name, call_id, "guard.acall")
+        runner, c = runner_of(tool, args, name, call_id, "guard.acall", injected, state)
         cfg = config if config is not None else _current_config()
         loop = asyncio.get_running_loop()
         ctx = contextvars.copy_context()
