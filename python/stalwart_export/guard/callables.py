@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import threading
+from collections import OrderedDict
 import inspect
 import uuid
 from dataclasses import dataclass, field
@@ -82,7 +84,26 @@ def _hints(tool: Any) -> dict[str, Any]:
     return out
 
 
+#: injected_params per tool object (the tool kept, so its id is not reused): a tool's signature does not change.
+_PARAMS: "OrderedDict[int, tuple[Any, dict]]" = OrderedDict()
+_PARAMS_LOCK = threading.Lock()
+
+
 def injected_params(tool: Any) -> dict[str, tuple[str, Any]]:
+    """`_injected_params(tool)`, remembered per tool object (the last 1024)."""
+    with _PARAMS_LOCK:
+        got = _PARAMS.get(id(tool))
+    if got is not None and got[0] is tool:
+        return got[1]
+    params = _injected_params(tool)
+    with _PARAMS_LOCK:
+        _PARAMS[id(tool)] = (tool, params)
+        while len(_PARAMS) > 1024:
+            _PARAMS.popitem(last=False)
+    return params
+
+
+def _injected_params(tool: Any) -> dict[str, tuple[str, Any]]:
     """The parameters of `tool` (a LangChain tool or a plain function) that LangGraph injects, by
     name: (`state`, the field or None), (`store`, None), (`tool_call_id`, None), (`runtime`, None)
     or (`other`, None) for any other `InjectedToolArg`."""
