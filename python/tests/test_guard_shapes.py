@@ -843,3 +843,14 @@ def test_calls_words_naming_an_effect_outside_the_guard_uncredit_the_step(binary
     assert node["kind"] == "step" and "gmail_send" in node["tools"], node
     assert any("is not guarded" in w and "gmail_send" in w for w in export["warnings"]), export["warnings"]
     assert code == 1 and ("QG001", "gmail_send", "tools") in found, sorted(found)
+
+
+def test_a_missing_catalogue_stops_create_agent_at_its_first_call(tmp_path):
+    """The middleware too fails closed on a catalogue still missing at the first call: the run stops
+    naming the file, nothing ran, nothing was recorded (no refusal decided under no rules)."""
+    g = Guard(str(tmp_path / "catalogue.json"))
+    agent = G.agent(g, [call("get_order", {"order_id": "42"}, 1)], "done")
+    assert {n["id"]: n["kind"] for n in export_graph(agent)["nodes"]}["tools"] == "tools"
+    with pytest.raises(GuardConfigError, match="catalogue.json does not exist"):
+        G.turn(agent, G.thread())
+    assert G.RAN == {}

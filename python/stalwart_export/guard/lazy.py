@@ -70,8 +70,9 @@ class RulesSource:
                 path = self.pending
                 if path is not None and not os.path.exists(path):
                     shown = os.fspath(self._args[0])
+                    where = shown if os.path.abspath(shown) == shown else f"{shown} ({path})"
                     raise GuardConfigError(
-                        f"the guard's catalogue {shown} ({path}) does not exist: it was not there when the guard was "
+                        f"the guard's catalogue {where} does not exist: it was not there when the guard was "
                         "built and is not there at its first call, so no call can be decided (nothing ran)",
                         f"write it with the exporter (python -m stalwart_export MODULE:GRAPH --catalogue {shown}) "
                         "and commit it with the code, or ship it with the application", file=shown)
