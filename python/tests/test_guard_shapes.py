@@ -854,3 +854,21 @@ def test_a_missing_catalogue_stops_create_agent_at_its_first_call(tmp_path):
     with pytest.raises(GuardConfigError, match="catalogue.json does not exist"):
         G.turn(agent, G.thread())
     assert G.RAN == {}
+
+
+def test_no_differ_warning_when_the_guard_reads_the_catalogue_the_exporter_wrote(tmp_path):
+    """Item 6: the words' `args` are merged over the tool's schema, so the catalogue the exporter
+    wrote from them never equals them word for word; re-exporting with the same words, the guard
+    reading that catalogue, is not a difference. A changed word still is."""
+    words = {"send_email": {"kind": "write", "sends_out": ["@shop.example"], "args": {"to": {"role": "destination"}}},
+             "get_order": {"kind": "read"}}
+    tools = [G.get_order, G.send_email]
+    first = export_catalogue(tools, words)
+    (tmp_path / "c.json").write_text(json.dumps(first))
+    graph = template(Guard(str(tmp_path / "c.json")), TDState, "tool_node", tools=tools, sync=True)
+    again, warns = export_catalogue(graph, words, with_warnings=True)
+    assert not [w for w in warns if "differ" in w], warns
+    assert again["tools"]["send_email"] == first["tools"]["send_email"]
+    changed = dict(words, send_email=dict(words["send_email"], args={"to": {"role": "url"}}))
+    _, warns = export_catalogue(graph, changed, with_warnings=True)
+    assert [w for w in warns if "send_email" in w and "['args'] differ" in w], warns
