@@ -872,3 +872,13 @@ def test_no_differ_warning_when_the_guard_reads_the_catalogue_the_exporter_wrote
     changed = dict(words, send_email=dict(words["send_email"], args={"to": {"role": "url"}}))
     _, warns = export_catalogue(graph, changed, with_warnings=True)
     assert [w for w in warns if "send_email" in w and "['args'] differ" in w], warns
+
+
+@pytest.mark.parametrize("shape", ["typeddict", "dataclass"])
+def test_a_guarded_tool_node_is_located_at_the_user_s_line_not_the_guard_s(shape):
+    """Item 6: with the package on PYTHONPATH (not in site-packages), a guard.tool_node was located in
+    the guard's own node.py; it is located where the user's code adds it."""
+    graph = template(Guard(G.CATALOGUE), SHAPES[shape], "tool_node", sync=True)
+    loc = {n["id"]: n for n in export_graph(graph)["nodes"]}["tools"]["location"]
+    assert loc["file"].endswith("test_guard_shapes.py"), loc
+    assert "stalwart_export" not in loc["file"], loc
