@@ -882,3 +882,15 @@ def test_a_guarded_tool_node_is_located_at_the_user_s_line_not_the_guard_s(shape
     loc = {n["id"]: n for n in export_graph(graph)["nodes"]}["tools"]["location"]
     assert loc["file"].endswith("test_guard_shapes.py"), loc
     assert "stalwart_export" not in loc["file"], loc
+
+
+@pytest.mark.parametrize("shape", ["dataclass", "pydantic"])
+def test_guard_call_keeps_the_record_in_a_dataclass_or_model_state_and_read_history_reads_it(shape):
+    from stalwart_export import read_history
+
+    g = Guard(G.CATALOGUE)
+    st = SHAPES[shape]()
+    g.call(G.get_order, {"order_id": "1"}, st)
+    second = g.call(G.get_order, {"order_id": "2"}, st)
+    assert len(st.stalwart_guard) == 2 and second.entry["batch"] == 1
+    assert [e["args"]["order_id"] for e in read_history(st)] == ["1", "2"]
