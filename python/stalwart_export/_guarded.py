@@ -8,8 +8,9 @@ A node is guarded when every call it makes is decided by a `Guard`:
   `create_agent` composes from its middleware, first = outermost) end with the guard's
   `wrap_tool_call`/`awrap_tool_call`: the guard must be the innermost wrapper, the last to see a
   call before it runs, or a wrapper inside it could change the call after the check;
-* a step whose code passes every tool it references to `guard.call(tool, ...)` and calls none
-  any other way.
+* a step whose code passes every tool it references to `guard.call(tool, ...)` (or `await
+  guard.acall(tool, ...)`) and calls none any other way; a plain function passed there is one of
+  its tools (`guarded_functions`).
 
 The reading of composed wrappers follows langchain 1.5.2's `_chain_tool_call_wrappers`
 (closures `outer`/`inner`) and langsmith's `traceable` (`__wrapped__`).
@@ -80,6 +81,59 @@ def tool_node_guard(node: Any) -> tuple[Any, str | None]:
     return lasts[0], None
 
 
+def _guard_calls(fn: Any, tree: Any) -> list[tuple[Any, ast.Call]]:
+    """(the Guard, the call node) of every `<guard>.call(...)` / `<guard>.acall(...)` in `fn`'s code."""
+    Guard = _guard_class()
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("call", "acall"):
+            g = _code.resolve_name(fn, node.func.value)
+            if isinstance(g, Guard):
+                out.append((g, node))
+    return out
+
+
+def guarded_functions(fn: Any) -> list[Any]:
+    """Plain functions (no `invoke`) that step function `fn` passes to `<guard>.call`/`.acall` as
+    the tool, each as a LangChain tool named as the guard names it (`name=` when it is a literal,
+    else the function's `__name__`), so that the export lists it among the step's tools and its
+    catalogue entry is written (issue 29 item 2). A function given with a `name=` that is not a
+    literal is left out (the guard's name for it is only known at run time)."""
+    import inspect
+
+    from langchain_core.tools import BaseTool, StructuredTool
+
+    tree = _code.parse_function(fn)
+    if tree is None:
+        return []
+    out: dict[str, Any] = {}
+    for _, node in _guard_calls(fn, tree):
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "tool"), None)
+        named = next((k.value for k in node.keywords if k.arg == "name"), None)
+        if named is not None and not (isinstance(named, ast.Constant) and isinstance(named.value, str)):
+            continue
+        cands = [first.body, first.orelse] if isinstance(first, ast.IfExp) else [first]
+        for c in cands:
+            obj = _code.resolve_name(fn, c) if c is not None else None
+            if obj is None or isinstance(obj, BaseTool) or hasattr(obj, "invoke") or not callable(obj):
+                continue
+            if not (inspect.isfunction(obj) or inspect.ismethod(obj) or isinstance(obj, functools.partial)):
+                continue
+            if named is not None and len(cands) > 1:
+                continue  # one literal name for two functions: not the name of each
+            nm = named.value if named is not None else getattr(obj, "__name__", None)
+            if not isinstance(nm, str) or nm == "<lambda>" or nm in out:
+                continue
+            is_async = inspect.iscoroutinefunction(obj)
+            try:
+                out[nm] = StructuredTool.from_function(func=None if is_async else obj, coroutine=obj if is_async else None,
+                                                       name=nm, description=(obj.__doc__ or nm).strip())
+            except Exception:  # noqa: BLE001 - a signature LangChain cannot read: not listed (the step stays plain)
+                continue
+            out[nm].metadata = {"stalwart_guarded_function": obj}
+    return list(out.values())
+
+
 def step_guard(fn: Any, tool_names: list[str]) -> tuple[Any, str | None]:
     """(the Guard every tool call of step function `fn` goes through, or None; why not).
 
@@ -92,10 +146,11 @@ def step_guard(fn: Any, tool_names: list[str]) -> tuple[Any, str | None]:
     tree = _code.parse_function(fn)
     if tree is None:
         return None, "its source cannot be read"
-    Guard = _guard_class()
+
+    plain = {id((t.metadata or {}).get("stalwart_guarded_function")): t.name for t in guarded_functions(fn)}
 
     def holds_tool(obj: Any) -> bool:
-        if isinstance(obj, BaseTool):
+        if isinstance(obj, BaseTool) or id(obj) in plain:
             return True
         if isinstance(obj, dict):
             return any(isinstance(v, BaseTool) for v in list(obj.values())[:64])
@@ -105,16 +160,13 @@ def step_guard(fn: Any, tool_names: list[str]) -> tuple[Any, str | None]:
 
     guarded_args: set[int] = set()
     guard = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "call":
-            g = _code.resolve_name(fn, node.func.value)
-            if isinstance(g, Guard):
-                if guard is not None and g is not guard:
-                    return None, "it calls tools through two different guards"
-                guard = g
-                first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "tool"), None)
-                if first is not None:
-                    guarded_args.update(id(n) for n in ast.walk(first))
+    for g, node in _guard_calls(fn, tree):
+        if guard is not None and g is not guard:
+            return None, "it calls tools through two different guards"
+        guard = g
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "tool"), None)
+        if first is not None:
+            guarded_args.update(id(n) for n in ast.walk(first))
     if guard is None:
         return None, None
     for node in ast.walk(tree):
@@ -125,6 +177,7 @@ def step_guard(fn: Any, tool_names: list[str]) -> tuple[Any, str | None]:
                 return None, f"it uses the tool {name!r} outside guard.call (line {node.lineno} of its source)"
     # Tools reached only through helper functions are not in this function's AST.
     direct = {getattr(o, "name", None) for _, o in _code.referenced_objects(fn, depth=0) if isinstance(o, BaseTool)}
+    direct |= set(plain.values())
     hidden = [t for t in tool_names if t not in direct and not _named_in_containers(fn, t)]
     if hidden:
         return None, f"it reaches {hidden} through other functions, where the exporter cannot see guard.call"

@@ -39,6 +39,9 @@ def _library_dirs() -> tuple[str, ...]:
 
 
 _LIBRARY_DIRS = _library_dirs()
+#: This package's own folder: its files (the guard's tool node among them) are never the user's, even
+#: when the package is on PYTHONPATH or installed editable, outside `site-packages` (issue 29 item 6).
+_OWN_DIR = os.path.realpath(os.path.dirname(os.path.abspath(__file__)))
 
 
 def is_user_file(file: str | None) -> bool:
@@ -48,6 +51,8 @@ def is_user_file(file: str | None) -> bool:
         return False
     real = os.path.realpath(file)
     if "site-packages" in real.split(os.sep) or "dist-packages" in real.split(os.sep):
+        return False
+    if real.startswith(_OWN_DIR + os.sep):
         return False
     return not any(real == d or real.startswith(d + os.sep) for d in _LIBRARY_DIRS)
 

@@ -146,10 +146,19 @@ def split(words: Any, where: Any = None) -> Words:
     return w
 
 
-def apply(export: dict, words: Words) -> None:
+#: The provenance the exporter gives a step credited as guarded because its calls go through guard.call.
+GUARDED_STEP = "stalwart_export.Guard (guard.call)"
+
+
+def apply(export: dict, words: Words, warn: Any = None) -> None:
     """Apply the graph words to an export (qls-graph/1): `input`, each node's `calls` (added to
     its `tools`) and `reviews` (`call` interrupts). Raises `WordsError` for a node the graph does
-    not have, `calls` on a node that is not a step, or a review of a tool the node does not call."""
+    not have, `calls` on a node that is neither a step nor a step guarded through `guard.call`, or
+    a review of a tool the node does not call.
+
+    `calls` on a guarded step (issue 29 item 6) are its tools' words when the step passes each to
+    the guard; an effect it names that the step does not pass to the guard is a call outside the
+    guard, so the step is no longer credited (exported `step`, with `warn`ing why and the fix)."""
     from .graph import escape_id
 
     if words.input_reads_outside is not None:
@@ -161,10 +170,22 @@ def apply(export: dict, words: Words) -> None:
             raise WordsError(f"{words.at('nodes', name)}: the graph has no node {name!r} (its nodes: "
                              f"{', '.join(top)}; a subgraph's node is named by its path, e.g. 'agent/tools')")
         if nw.calls:
-            if node["kind"] != "step":
+            prov = node.get("langgraph") if isinstance(node.get("langgraph"), dict) else {}
+            guarded = node["kind"] == "tools" and prov.get("guard") == GUARDED_STEP
+            if node["kind"] != "step" and not guarded:
                 raise WordsError(f"{words.at('nodes', name, 'calls')}: node {name!r} is a {node['kind']} node; "
                                  "`calls` names what a step's own code does without a LangChain tool")
             tools = node.setdefault("tools", [])
+            outside = [t for t in nw.calls if t not in tools]
+            if guarded and outside:
+                node["kind"] = "step"
+                prov.pop("guard", None)
+                prov["calls_outside_guard"] = outside
+                if warn is not None:
+                    warn(f"node {name!r} is not guarded: the words ({words.at('nodes', name, 'calls')}) name "
+                         f"{', '.join(repr(t) for t in outside)}, which its code does without passing it to the guard, "
+                         "so those calls are not decided: pass each to guard.call/guard.acall (a plain function with "
+                         "name='...' is read as the step's tool), or drop the word if the guard already decides it")
             for t in nw.calls:
                 if t not in tools:
                     tools.append(t)

@@ -135,6 +135,14 @@ def _json_type(v: Any) -> str:
     return f"a {type(v).__name__}"
 
 
+def _agrees(have: Any, word: Any) -> bool:
+    """Does the guard's catalogue value `have` say what the word `word` says: equal, or, for a
+    mapping, each key the word gives agreeing (the entry adds the tool's own schema to the words)?"""
+    if isinstance(word, dict) and isinstance(have, dict):
+        return all(k in have and _agrees(have[k], v) for k, v in word.items())
+    return have == word
+
+
 def export_catalogue(tools: Iterable[Any], words: Any = None,
                      *, with_warnings: bool = False) -> dict | tuple[dict, list[str]]:
     """A qls-catalogue/1 dict for LangChain tools.
@@ -212,14 +220,17 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
         if name not in out:
             out[name] = {"args": {}, **given}
     for g in guards:
-        for name in list(out):
-            mine = g.catalogue.raw.get(name)
+        gcat = g.loaded_catalogue()  # None: the guard waits for the catalogue this export writes (guard/lazy.py)
+        for name in list(out) if gcat is not None else []:
+            mine = gcat.raw.get(name)
             if mine is None:
                 continue
-            differ = sorted(k for k, v in (words.get(name) or {}).items() if mine.get(k) != v)
+            # the words' `args` are merged over the tool's own schema (types, required) into the entry the
+            # exporter wrote, so they agree with it when each word they give is there (issue 29 item 6)
+            differ = sorted(k for k, v in (words.get(name) or {}).items() if not _agrees(mine.get(k), v))
             if differ:
                 warnings.append(f"tool {name!r}: the words {differ} differ from the guard's catalogue "
-                                f"({g.catalogue.source}); the guard's entry is written, since it is what the guard "
+                                f"({gcat.source}); the guard's entry is written, since it is what the guard "
                                 "enforces")
             out[name] = dict(mine)
     _named_tools(out, w, unbound, warnings)

@@ -230,7 +230,7 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     tool_locations = ex.finish_locations(base, origin)
     if tool_locations:
         out["tool_locations"] = tool_locations
-    _words.apply(out, w)
+    _words.apply(out, w, warn=ex.warn)
     if any(g.input_reads_outside for g in ex.guards):
         if w.input_reads_outside is False:
             ex.warn("the words say the input is the person's (input.reads_outside: false), but a guard of the graph "
@@ -739,6 +739,10 @@ class _GraphExport:
         prov["opaque"] = True
         if fn is not None:
             direct_tools, handwritten = self.step_tools(name, fn)
+            for t in _guarded.guarded_functions(fn):  # plain functions passed to guard.call/acall (issue 29)
+                if t.name not in direct_tools:
+                    direct_tools.append(t.name)
+                    self.ex.tools_seen.setdefault(t.name, t)
             if direct_tools:
                 node["tools"] = direct_tools
                 if handwritten:
@@ -747,6 +751,8 @@ class _GraphExport:
                     prov["tool_node"] = f"runs each tool call of the model's message through {handwritten!r}"
                     guard, why = _guarded.step_guard(fn, direct_tools)
                     kind = self.guarded_kind(name, guard, why, "tools_plain", direct_tools)
+                    if kind == "tools":
+                        prov["guard"] = _words.GUARDED_STEP
                     node["kind"] = kind
                     self.kinds[name] = kind
                     return self.lg(node, **prov)
@@ -755,7 +761,7 @@ class _GraphExport:
                 if kind == "tools":
                     node["kind"] = "tools"
                     prov.pop("opaque", None)
-                    prov["guard"] = "stalwart_export.Guard (guard.call)"
+                    prov["guard"] = _words.GUARDED_STEP
                     self.kinds[name] = "tools"
                     return self.lg(node, **prov)
                 self.ex.warn(self.label(
@@ -926,10 +932,11 @@ class _GraphExport:
                 self.ex.warn(self.label(f"node {name!r} is not guarded: {why}"))
             return plain
         self.ex.guards.append(guard)
-        missing = [t for t in tools if guard.catalogue.get(t) is None]
+        gcat = guard.loaded_catalogue()  # None: not written yet, this export writes it (guard/lazy.py)
+        missing = [t for t in tools if gcat is not None and gcat.get(t) is None]
         if missing:
             self.ex.warn(self.label(
-                f"node {name!r}: the guard's catalogue ({guard.catalogue.source}) does not declare "
+                f"node {name!r}: the guard's catalogue ({gcat.source}) does not declare "
                 f"{', '.join(repr(t) for t in missing)}, so the guard refuses every call of "
                 f"{'it' if len(missing) == 1 else 'them'} (unknown_tool): declare "
                 f"{'it' if len(missing) == 1 else 'each'} in the catalogue (kind: read or write)"))

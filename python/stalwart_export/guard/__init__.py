@@ -10,7 +10,10 @@ graph's state), `args` (argument schema and destinations), `decide` (the rules, 
 `review` (what the person is asked and their answer), `core` (a batch through the check),
 `attempts` (calls started, so a retry sees them), `concurrent` (calls of concurrent branches
 serialised), `handoff` (the history in a hand-off's update), `turns` (a tool answer never starts a turn),
-`middleware` (the `Guard`), `node` (`guard.tool_node`), `trace` (the `--traces` lines).
+`middleware` (the `Guard`), `node` (`guard.tool_node`), `trace` (the `--traces` lines),
+`state` (the graph's state as a mapping, dataclass or pydantic model), `callables` (what
+`guard.call`/`guard.acall` run: tools, plain functions, injected arguments), `lazy` (the
+catalogue read at the first call when it is not written yet).
 """
 
 from .decide import REASON_TEXT

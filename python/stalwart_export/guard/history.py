@@ -108,9 +108,13 @@ def parse(record: Any) -> dict | None:
 
 
 def read_history(state_or_records: Any) -> list[dict]:
-    """The history's entries as mappings (from a state holding `HISTORY_KEY`, or its list);
+    """The history's entries as mappings (from a state holding `HISTORY_KEY` - a mapping, a
+    dataclass or a pydantic model - or its list);
     records that are not entries are left out."""
-    records = state_or_records.get(HISTORY_KEY) if isinstance(state_or_records, dict) else state_or_records
+    from . import state as _state
+
+    records = (state_or_records if isinstance(state_or_records, (list, tuple)) or state_or_records is None
+               else _state.get(state_or_records, HISTORY_KEY))
     return [dict(e) for e in (parse(r) for r in records or []) if e is not None]
 
 

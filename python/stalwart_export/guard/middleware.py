@@ -6,7 +6,8 @@ call the same way (`decide.py`, `core.py`):
   can change a call after the guard has checked it); its `state_schema` adds the history key;
 * `guard.tool_node(tools, name="tools")`: a ready guarded tool node (a `ToolNode`) for a
   hand-built `StateGraph`, which asks about every call of a batch before it runs any;
-* `guard.call(tool, args, state)`: for a step whose code calls a tool itself.
+* `guard.call(tool, args, state)` (and `await guard.acall(...)` in an async step): for a step whose
+  code calls a tool, or a plain function the catalogue names, itself.
 
 `ToolNode(tools, wrap_tool_call=guard.wrap_tool_call)` works too, for batches of one call or
 calls run as separate tasks (as `create_agent` and `create_react_agent` run them); a call that
@@ -34,17 +35,17 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .attempts import Attempts, retried, retry_wrapped
-from .catalogue import load_catalogue
+from .attempts import Attempts, retried
+from .callables import Runner, runner_of
 from .concurrent import CONCURRENT_TEXT, Claims, Lanes, bears_limit, channel_value, nested, superstep
 from .core import Batch, Outcome, id_problem, refusal_text
 from .decide import Call, Rules, refuse
 from .doc import GuardConfigError
-from .facts import load_facts
 from .handoff import carry as carry_history
 from .handoff import hands_off
 from .history import HISTORY_KEY, Chain, GuardHistory, HistoryChannel, merge_history, parse, verify
-from .rulebook import load_rulebook
+from . import state as _state
+from .lazy import RulesSource
 from .trace import NO_THREAD, TraceWriter, make_tracer, qualified_node
 from .turns import marks_turn, withheld
 
@@ -133,9 +134,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         if taint_policy not in ("confirm", "refuse"):
             raise GuardConfigError(f"taint_policy must be 'confirm' or 'refuse', not {taint_policy!r}",
                                    "write taint_policy='confirm' (ask the person) or 'refuse'")
-        cat = load_catalogue(catalogue)
-        self.rules = Rules(cat, load_rulebook(rulebook), load_facts(facts, cat), taint_policy,
-                           bool(input_reads_outside))
+        #: The catalogue, rulebook and facts, read at once or at the first call (`lazy.py`).
+        self._source = RulesSource(catalogue, rulebook, facts, taint_policy, bool(input_reads_outside))
+        self._reads_outside = bool(input_reads_outside)
         if key is not None and (not isinstance(key, (bytes, str)) or not key):
             raise GuardConfigError(f"key is {'empty' if isinstance(key, (bytes, str)) else type(key).__name__}: an "
                                    "empty key is not 'no key' (an unset environment variable?)",
@@ -154,6 +155,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         self._attempts = Attempts()
         #: Records guard.call wrote per step task (a few hundred recent tasks): a retried step writes them again.
         self._step_records: OrderedDict[str, list[str]] = OrderedDict()
+        #: Records guard.call could not set in a frozen state object, by the object (`_keep`).
+        self._beside: OrderedDict[int, tuple[Any, list[str]]] = OrderedDict()
         #: Per superstep, the calls of concurrent branches, serialised (`concurrent.py`).
         self._lanes = Lanes()
         #: Per superstep, which task decided each place of a batch (`concurrent.py`).
@@ -167,13 +170,25 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         return "StalwartGuard"
 
     @property
+    def rules(self) -> Rules:
+        """What the guard decides with (the catalogue read at the first use when it was not there
+        when the guard was built: `lazy.py`; raises `GuardConfigError` if it is still missing)."""
+        return self._source.get()
+
+    @property
     def catalogue(self):
         """The catalogue the guard decides from (`guard.catalogue.tools`: name -> ToolSpec)."""
         return self.rules.catalogue
 
+    def loaded_catalogue(self):
+        """The catalogue if it has been read, else None (a guard built before its catalogue file was
+        written, not yet used): the exporter reads the guard without it (`lazy.py`)."""
+        got = self._source.loaded()
+        return None if got is None else got.catalogue
+
     @property
     def input_reads_outside(self) -> bool:
-        return self.rules.input_reads_outside
+        return self._reads_outside
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """Decide one tool call of `ToolNode` (or create_agent), then run it through `handler`
@@ -253,7 +268,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         if plan is None:
             try:
                 plan = self._prepare(request)
-            except _BubbleUp:
+            except (_BubbleUp, GuardConfigError):  # a pause; a catalogue still missing (lazy.py): nothing runs
                 raise
             except Exception as e:  # noqa: BLE001 - fail closed: nothing runs
                 return _internal_refusal(request.tool_call, e), None
@@ -277,35 +292,72 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
 
         return guarded_tool_node(self, tools, name, **kwargs)
 
-    def call(self, tool: Any, args: dict, state: dict, *, config: Any = None) -> CallResult:
+    def call(self, tool: Any, args: dict, state: Any, *, config: Any = None, name: str | None = None,
+             call_id: str | None = None, injected: dict | None = None) -> CallResult:
         """Decide a call `tool(**args)` that a step's code makes itself (SPEC 12.1, the seed's
         `Guard.call_with`), ask the person if it must be confirmed, and run it only if allowed.
 
-        `tool`: a LangChain tool (or any object with `name` and `invoke(args)`); `state`: the
-        node's state. The entry is added to `state[HISTORY_KEY]` (so a second call in the same
-        step sees it) and, inside a graph, written to the state; outside one, return
-        `result.update` with the step's own update. Calls made one after another in one step are
-        each a batch of their own. A call that needs a person after a write of this step already
-        ran is refused: when the run resumes, LangGraph runs the step again from its
-        start, and the earlier call would run twice (ask first, or split the step); reads may
-        run again. Calls made in tasks that run at once (`Send` branches, parallel steps) are
-        decided one at a time over one serialised history (`concurrent.py`)."""
-        from langchain_core.messages import ToolMessage
-
-        inner, with_retry = retry_wrapped(tool)
-        name = getattr(inner, "name", None) or getattr(inner, "__name__", None)
-        if not isinstance(name, str):
-            raise TypeError(f"guard.call expects a tool (with a name), got {type(tool).__name__}")
+        `tool`: a LangChain tool (or any object with `name` and `invoke(args)`), or a plain
+        function (named by its `__name__`, or `name=` the catalogue's name; an async function
+        runs to its end here when no event loop runs in this thread: in async code use
+        `await guard.acall(...)`); `state`: the node's state (a mapping, a dataclass or a
+        pydantic model, `state.py`); `args`: the model's arguments. Injected arguments
+        (`InjectedState`, `InjectedStore`, `InjectedToolCallId`, `ToolRuntime`) are given as
+        ToolNode gives them (`state`, the graph's store, `call_id=`), or by `injected={...}`, and
+        are passed to the tool unchecked and unrecorded (`callables.py`).
+        The entry is added to the state's history (so a second call in the same step sees it) and,
+        inside a graph, written to the state; outside one, return `result.update` with the step's
+        own update. Calls made one after another in one step are each a batch of their own. A call
+        that needs a person after a write of this step already ran is refused: when the run
+        resumes, LangGraph runs the step again from its start, and the earlier call would run
+        twice (ask first, or split the step); reads may run again. Calls made in tasks that run
+        at once (`Send` branches, parallel steps) are decided one at a time over one serialised
+        history (`concurrent.py`)."""
+        runner, c = runner_of(tool, args, name, call_id, "guard.call", injected, state)
+        if runner.sync is None and _loop_running():
+            raise TypeError(f"guard.call: {runner.name!r} is an async function and an event loop runs in this thread: "
+                            f"write `await guard.acall({runner.name}, ...)`")
         cfg = config if config is not None else _current_config()
+        return self._call_guarded(runner, c, state, cfg, None)
+
+    async def acall(self, tool: Any, args: dict, state: Any, *, config: Any = None, name: str | None = None,
+                    call_id: str | None = None, injected: dict | None = None) -> CallResult:
+        """The async `call`: the same decisions, records and serialisation of concurrent branches
+        (`concurrent.py`), for an `async def` step. `tool`: a LangChain tool (awaited with
+        `ainvoke`), an async function (awaited) or a sync function. The guard's own work, and a
+        pause to ask the person, run in a thread of this call's own (the lane a concurrent branch
+        waits on is a thread lock, so waiting never blocks the event loop); the tool itself runs
+        on the caller's event loop."""
+        import asyncio
+        import concurrent.futures
+        import contextvars
+
+        runner, c = runner_of(tool, args, name, call_id, "guard.acall", injected, state)
+        cfg = config if config is not None else _current_config()
+        loop = asyncio.get_running_loop()
+        ctx = contextvars.copy_context()
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+
+        def work() -> None:
+            try:
+                fut.set_result(ctx.run(self._call_guarded, runner, c, state, cfg, loop))
+            except BaseException as e:  # noqa: BLE001 - handed to the awaiting task, a pause included
+                fut.set_exception(e)
+
+        threading.Thread(target=work, name="stalwart-guard-acall", daemon=True).start()
+        return await asyncio.wrap_future(fut)
+
+    def _call_guarded(self, runner: Runner, c: Call, state: Any, cfg: Any, loop: Any) -> CallResult:
+        """`call` and `acall` once the callable is read: in the superstep's lane when there is one."""
         ctx = _Context.of(cfg, state)
-        c = Call(name, dict(args or {}), None)
         problem = _channel_problem(cfg) if cfg is not None else None
+        problem = _state.unreadable(state, "the step") or problem
         lane, hist = self._lane(cfg, ctx, state, problem)
         if lane is None:
-            return self._call(tool, c, state, cfg, ctx, problem, with_retry, None, None)
+            return self._call(runner, c, state, cfg, ctx, problem, loop, None, None)
         ns = str(((cfg or {}).get("metadata") or {}).get("langgraph_checkpoint_ns") or "")
         with lane.turn(ns):  # concurrent branches: one call at a time, over the lane's records (concurrent.py)
-            return self._call(tool, c, state, cfg, ctx, problem, with_retry, lane, hist)
+            return self._call(runner, c, state, cfg, ctx, problem, loop, lane, hist)
 
     def _lane(self, cfg: Any, ctx: "_Context", state: Any, problem: str | None) -> tuple[Any, Any]:
         """(the lane of the call's superstep, the history at the superstep's start), or (None, None)
@@ -324,8 +376,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 base = merge_history(top, base)
         return lane, base
 
-    def _call(self, tool: Any, c: Call, state: Any, cfg: Any, ctx: "_Context", problem: str | None,
-              with_retry: bool, lane: Any, base: Any) -> CallResult:
+    def _call(self, runner: Runner, c: Call, state: Any, cfg: Any, ctx: "_Context", problem: str | None,
+              loop: Any, lane: Any, base: Any) -> CallResult:
         """`call`, in its lane (None: a call no other task can race, or one that cannot be tied)."""
         from langchain_core.messages import ToolMessage
 
@@ -333,7 +385,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         hist = None
         view = 0
         if lane is not None:
-            mine = state.get(HISTORY_KEY) if isinstance(state, dict) else None
+            mine = self._held(state)
             view = lane.view(ctx.task_id, ((cfg or {}).get("configurable") or {}).get("__pregel_scratchpad"))
             hist = base if mine is None or mine == base else merge_history(base, mine)
             if view:
@@ -355,7 +407,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         seen, stored = self._attempts.seen(key)
         if seen:
             o = retried(Outcome(0, c, False, refuse("retry", "")), stored)
-        elif with_retry and self._limited(name):
+        elif runner.with_retry and self._limited(name):
             o = Outcome(0, c, False, refuse("retry", ""), reasons=["retry"], message=(
                 f"'{name}' did not run: it is wrapped in .with_retry(), whose attempts run inside one guarded call "
                 "where the guard cannot count them (SPEC 12.1 \"An attempt is a call\"); pass the tool itself and "
@@ -369,7 +421,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 attempt = batch.entry(o, None, keep=False)
                 self._attempts.start(key, attempt)
             try:
-                output = tool.invoke(o.call.args)
+                output = runner.run(o.call.args, loop)
             except _BubbleUp:
                 raise
             except Exception:
@@ -396,8 +448,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         record = o.stored or batch.entry(o, output.content if isinstance(output, ToolMessage) else output)
         if o.run:
             self._attempts.done(key, record)
-        if isinstance(state, dict):
-            state[HISTORY_KEY] = merge_history(state.get(HISTORY_KEY), [record])
+        self._keep(state, record)
         # a step run again (RetryPolicy) lost its earlier writes but its state dict kept them: write
         # this step's earlier records again (the same texts: the history keeps each once)
         for earlier in self._step_sent(task, record):
@@ -416,7 +467,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         """`batch` placed after the records the lane gained while its call ran (calls made inside
         it: its tool ran a graph that called the guard), so that its record follows theirs."""
         if hist is None:
-            hist = state.get(HISTORY_KEY) if isinstance(state, dict) else None
+            hist = self._held(state)
         moved = self._batch(batch.calls, state, ctx, problem, hist=merge_history(hist, lane.records[view:]))
         moved.concurrent = batch.concurrent
         return moved
@@ -445,6 +496,30 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 self._step_records.popitem(last=False)
         return [r for r in got if r != record]
 
+    def _held(self, state: Any) -> Any:
+        """The history `state` holds, with the records `guard.call` kept beside it when it could not
+        set them in it (a frozen dataclass or model: `_keep`)."""
+        hist = _state.get(state, HISTORY_KEY)
+        with self._lock:
+            side = self._beside.get(id(state))
+        if side is not None and side[0] is state and (hist is None or isinstance(hist, list)):
+            hist = merge_history(hist, side[1])
+        return hist
+
+    def _keep(self, state: Any, record: str) -> None:
+        """Add `record` to the step's own state object, so that its next call sees it; beside the
+        object when it cannot be set in it (`_held` reads it there)."""
+        if _state.put(state, HISTORY_KEY, merge_history(_state.get(state, HISTORY_KEY), [record])):
+            return
+        if not _state.readable(state):
+            return
+        with self._lock:
+            side = self._beside.pop(id(state), None)
+            kept = side[1] if side is not None and side[0] is state else []
+            self._beside[id(state)] = (state, kept + [record])
+            while len(self._beside) > 256:  # the oldest steps' states are done with
+                self._beside.popitem(last=False)
+
     def _limited(self, tool: str) -> bool:
         """Whether a retry could push a call of `tool` past a rule: a write, or an `at_most` limit."""
         spec = self.rules.catalogue.get(tool)
@@ -465,7 +540,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                bound: set[str] | None = None, hist: Any = None) -> Batch:
         """The batch of `calls` over the state's history (or `hist`, the history to decide over)."""
         if hist is None:
-            hist = state.get(HISTORY_KEY) if isinstance(state, dict) else None
+            hist = self._held(state)
         from dataclasses import replace
 
         session = verify(hist, self.chain, ctx.thread)  # may be shared with later calls: replaced, never changed
@@ -488,9 +563,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         state = request.state
         cfg = getattr(request.runtime, "config", None) or {}
         ctx = _Context.of(cfg, state)
-        problem = None if isinstance(state, dict) else (
-            "the tool node's state is not a mapping, so the guard's history cannot be kept in it")
-        problem = problem or _channel_problem(cfg)
+        problem = _state.unreadable(state, "the tool node") or _channel_problem(cfg)
         calls, index, ids = _batch_calls(state, tc)
         bound = None
         tools = getattr(request.runtime, "tools", None)
@@ -634,6 +707,16 @@ def _internal_refusal(tool_call: dict, e: BaseException) -> Any:
                        additional_kwargs={"stalwart_guard": {"decision": "refuse", "reasons": ["guard_error"]}})
 
 
+def _loop_running() -> bool:
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def _current_config() -> Any:
     try:
         from langgraph.config import get_config
@@ -701,7 +784,7 @@ def _turn_of(state: Any, session: Any = None) -> tuple[int, str | None]:
     is the same turn); no mark left (the turn's message summarised away) is still the same turn:
     a summary never restarts a turn, so a per-turn limit holds through it. A tool's answer never
     writes a mark: the guard withholds one that would (`turns.py`)."""
-    msgs = state.get("messages") if isinstance(state, dict) else None
+    msgs = _state.get(state, "messages")
     human: list = []
     if isinstance(msgs, list):
         from langchain_core.messages import HumanMessage
@@ -732,7 +815,7 @@ def _batch_calls(state: Any, tc: dict) -> tuple[list[Call], int, str | None]:
     call ids cannot place its calls (`core.id_problem`), or None. A call is found by its id; when
     the message's ids do not tell its calls apart, by its name, arguments and id, at the first
     place that has it (identical calls then make identical records)."""
-    msgs = state.get("messages") if isinstance(state, dict) else None
+    msgs = _state.get(state, "messages")
     me = Call(tc.get("name", ""), dict(tc.get("args") or {}), tc.get("id"))
     if isinstance(msgs, list):
         from langchain_core.messages import AIMessage

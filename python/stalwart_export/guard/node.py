@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from . import state as _state
 from .attempts import retried
 from .concurrent import CONCURRENT_TEXT
 from .core import Outcome, id_problem
@@ -47,7 +48,9 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
             self._plans: dict[tuple, tuple[Any, Any, Any]] = {}
             self._plans_lock = threading.Lock()
             super().__init__(tools, name=name, wrap_tool_call=self._wrap, awrap_tool_call=self._awrap, **kwargs)
-            missing = [t for t in self.tools_by_name if guard.catalogue.get(t) is None]
+            # a catalogue not written yet (lazy.py) is checked at the first call, where it must be there
+            cat = guard.loaded_catalogue()
+            missing = [t for t in self.tools_by_name if cat is not None and cat.get(t) is None]
             if missing:
                 raise GuardConfigError(
                     f"guard.tool_node binds {', '.join(repr(m) for m in missing)}, which the catalogue "
@@ -59,8 +62,7 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
             tool_calls, _ = self._parse_input(input)
             state = self._extract_state(input, config)
             ctx = _Context.of(config, state)
-            problem = None if isinstance(state, dict) else (
-                "the tool node's state is not a mapping, so the guard's history cannot be kept in it")
+            problem = _state.unreadable(state, "the tool node")
             # calls a Send gave this task (create_agent's and create_react_agent's shapes) are placed in
             # the model's message they belong to, as the middleware places them: each task decides its
             # own calls over the same history and the calls before them in the message
@@ -172,7 +174,7 @@ def _in_a_message(state: Any, tc: dict) -> bool:
     """Does a model message of the state hold the call `tc` (by id, name and arguments)?"""
     from langchain_core.messages import AIMessage
 
-    msgs = state.get("messages") if isinstance(state, dict) else None
+    msgs = _state.get(state, "messages")
     return isinstance(msgs, list) and any(
         isinstance(m, AIMessage) and any(c.get("id") == tc.get("id") and c.get("name") == tc.get("name")
                                          and (c.get("args") or {}) == (tc.get("args") or {}) for c in m.tool_calls)

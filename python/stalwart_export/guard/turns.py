@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import state as _state
+
 #: The reason code of an answer withheld because it writes a turn mark.
 REASON = "turn_mark"
 
 
 def _messages_of(state: Any) -> list:
-    msgs = state.get("messages") if isinstance(state, dict) else getattr(state, "messages", None)
+    msgs = _state.get(state, "messages")
     return msgs if isinstance(msgs, list) else []
 
 
