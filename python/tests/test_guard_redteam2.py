@@ -730,3 +730,84 @@ def test_an_edit_with_a_hidden_character_in_the_tool_name_is_unknown():
     app = A.PLACES["tool_node"](g, [A.tc("add_note", {"order_id": "1", "note": "n"}, "a1")], "done")
     _turn(app, G.thread(), answer=G.edit("close_account\u2060", account="acct-1"))
     assert "close_account" not in G.RAN and "add_note" not in G.RAN, G.RAN
+
+
+# ================================================================== Send payloads shaped by what the model wrote
+@pytest.mark.xfail(strict=True, reason=(
+    "HOLE: middleware._turn_of reads the turn from the task's own `messages`; a Send payload that gives a "
+    "worker its sub-task as a HumanMessage (the map-reduce pattern; the text is the model's) carries a mark the "
+    "history has not seen, so the worker's guard.call counts a new turn and a per-turn limit (tip, at most 1 a "
+    "turn) passes again inside the person's one turn"))
+def test_a_send_payload_with_its_own_human_message_does_not_start_a_turn():
+    g = A.guard()
+
+    class FanState(GuardState):
+        jobs: list
+
+    def first(state):
+        g.call(A.TOOLS[5], {"amount": 1.0}, state)  # tip, once in the person's turn
+        return {}
+
+    def route(state):
+        return [Send("worker", {"messages": [HumanMessage(content=j, id=f"task-{k}")],
+                                HISTORY_KEY: state.get(HISTORY_KEY, [])}) for k, j in enumerate(state["jobs"])]
+
+    def worker(state: dict):
+        g.call(A.TOOLS[5], {"amount": 1.0}, state)
+        return {}
+
+    assert A.TOOLS[5].name == "tip"
+    sg = StateGraph(FanState)
+    sg.add_node("first", first)
+    sg.add_node("worker", worker)
+    sg.add_edge(START, "first")
+    sg.add_conditional_edges("first", route, ["worker"])
+    sg.add_edge("worker", END)
+    app = sg.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": G.thread()}, "recursion_limit": 30}
+    out = app.invoke({"messages": [HumanMessage("tip once", id="person-1")], "jobs": ["tip the courier"]}, cfg)
+    n = 0
+    while out.get("__interrupt__") and n < 10:
+        n += 1
+        out = app.invoke(Command(resume={p.id: G.YES for p in out["__interrupt__"]}), cfg)
+    assert G.RAN["tip"] == 1, (G.RAN, G.decisions(out))
+
+
+def test_a_keyed_history_forged_into_a_send_payload_for_a_subgraph_is_refused():
+    """A Send into a subgraph whose payload carries another thread's (valid, keyed) records in place of
+    this thread's: they do not verify here, so the worker's limited call is refused."""
+    g = A.guard(key="k" * 32)
+
+    class Sub(GuardState):
+        q: str
+
+    def inner(state):
+        g.call(A.search, {"q": state["q"]}, state)
+        return {}
+
+    sub = StateGraph(Sub)
+    sub.add_node("inner", inner)
+    sub.add_edge(START, "inner")
+    sub.add_edge("inner", END)
+    sub_app = sub.compile()
+
+    class FanState(GuardState):
+        jobs: list
+        forged: list
+
+    def route(state):
+        return [Send("worker", {"q": j, "messages": [], HISTORY_KEY: state["forged"]}) for j in state["jobs"]]
+
+    sg = StateGraph(FanState)
+    sg.add_node("plan", lambda s: {})
+    sg.add_node("worker", sub_app)
+    sg.add_edge(START, "plan")
+    sg.add_conditional_edges("plan", route, ["worker"])
+    sg.add_edge("worker", END)
+    app = sg.compile(checkpointer=InMemorySaver())
+    # another thread's history: one get_order that ran
+    other = _in_graph(g, lambda st: g.call(A.TOOLS[1], {"order_id": "1"}, st))
+    assert A.TOOLS[1].name == "get_order" and len(other[HISTORY_KEY]) == 1
+    cfg = {"configurable": {"thread_id": G.thread()}, "recursion_limit": 30}
+    app.invoke({"messages": [HumanMessage("go")], "jobs": ["a"], "forged": other[HISTORY_KEY]}, cfg)
+    assert G.RAN["search"] == 0, G.RAN
