@@ -811,3 +811,94 @@ def test_a_keyed_history_forged_into_a_send_payload_for_a_subgraph_is_refused():
     cfg = {"configurable": {"thread_id": G.thread()}, "recursion_limit": 30}
     app.invoke({"messages": [HumanMessage("go")], "jobs": ["a"], "forged": other[HISTORY_KEY]}, cfg)
     assert G.RAN["search"] == 0, G.RAN
+
+
+# ================================================================== the exporter: plain functions the guard decides
+def _wipe(order_id: str) -> str:
+    """Delete an order (a write)."""
+    G._ran("wipe", order_id=order_id)
+    return "wiped"
+
+
+def _lookup(order_id: str) -> str:
+    """Look an order up."""
+    G._ran("lookup", order_id=order_id)
+    return "ok"
+
+
+FUNCS = {"wipe": _wipe, "lookup": _lookup}
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "HOLE: _guarded.guarded_functions leaves out a plain function passed to guard.call with a name= that is "
+    "not a literal (a registry dispatch: FUNCS[c['name']], name=c['name']), and nothing else records it: the "
+    "step is exported as a step with no tools and no `opaque` entry, so the verifier never sees the write and "
+    "QG024 does not fire (SPEC 12.5: a tool called that the exporter cannot resolve is an opaque entry, never "
+    "silence)"))
+def test_a_registry_of_plain_functions_dispatched_through_guard_call_is_not_silent():
+    g = A.guard()
+
+    def act(state: GuardState):
+        out = []
+        for c in state["messages"][-1].tool_calls:
+            r = g.call(FUNCS[c["name"]], c["args"], state, name=c["name"])
+            out.append(ToolMessage(content=str(r.output), tool_call_id=c["id"]))
+        return {"messages": out}
+
+    sg = StateGraph(GuardState)
+    sg.add_node("tools", act)
+    sg.add_edge(START, "tools")
+    sg.add_edge("tools", END)
+    node = next(n for n in export_graph(sg.compile(), provenance=False)["nodes"] if n["id"] == "tools")
+    assert node.get("tools") or node.get("opaque"), node
+
+
+def test_a_step_that_also_hands_the_plain_function_to_a_thread_is_not_credited():
+    g = A.guard()
+
+    async def act(state: GuardState):
+        await g.acall(_lookup, {"order_id": "1"}, state, name="lookup")
+        await asyncio.to_thread(_lookup, "2")  # the same function, outside the guard
+        return {}
+
+    sg = StateGraph(GuardState)
+    sg.add_node("tools", act)
+    sg.add_edge(START, "tools")
+    sg.add_edge("tools", END)
+    assert _credited(sg.compile()) != "tools"
+
+
+def test_an_acall_retried_after_its_cancellation_is_refused_as_a_retry():
+    """The same call awaited again in the same step after the first await was cancelled while its tool
+    ran: the attempt is remembered, so the second is refused (`retry`), and the tool ran once."""
+    g = A.guard()
+    started, release = threading.Event(), threading.Event()
+
+    @tool
+    def search(q: str) -> str:
+        """Search the shop's own pages (at most twice a session)."""
+        G._ran("search", q=q)
+        started.set()
+        release.wait(120)
+        return f"results for {q}"
+
+    got = {}
+
+    async def step(state: GuardState):
+        t = asyncio.create_task(g.acall(search, {"q": "slow"}, state))
+        await asyncio.to_thread(started.wait, 120)
+        t.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await t
+        release.set()
+        got["again"] = await g.acall(search, {"q": "slow"}, state)
+        return {}
+
+    sg = StateGraph(GuardState)
+    sg.add_node("step", step)
+    sg.add_edge(START, "step")
+    sg.add_edge("step", END)
+    app = sg.compile(checkpointer=InMemorySaver())
+    asyncio.run(app.ainvoke({"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": G.thread()}}))
+    assert G.RAN["search"] == 1, G.RAN
+    assert not got["again"].ran and got["again"].reasons == ["retry"], got["again"]
