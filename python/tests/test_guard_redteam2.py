@@ -34,7 +34,7 @@ from graphs import model
 from stalwart_export import HISTORY_KEY, Guard, GuardHistory, GuardState, export_graph
 from stalwart_export.guard import args as argcheck
 from stalwart_export.guard.decide import Call, decide
-from stalwart_export.guard.history import Session, verify
+from stalwart_export.guard.history import Session
 
 
 @pytest.fixture(autouse=True)
