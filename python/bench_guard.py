@@ -11,6 +11,9 @@ prints figures, not a test:
    (its thread's CPU time in `wrap_tool_call`, less the tool's), and the session's CPU time per
    call (all threads) with a pass-through middleware and with the guard (noisier: it includes
    LangGraph's own work on the history channel and varies with the machine's load).
+3. What a checkpointer keeps: in the same session, how many times and how many bytes the
+   `InMemorySaver` stores the history channel, beside the `messages` channel (issue 27: a
+   checkpoint stores the history again only at a step that adds to it).
 """
 
 from __future__ import annotations
@@ -130,6 +133,31 @@ def in_graph(calls: int) -> tuple[float, float, float]:
     return own["t"] / own["n"] * 1e6, plain / calls * 1e6, guarded / calls * 1e6
 
 
+def checkpoint_bytes(calls: int) -> tuple[int, int, int, int]:
+    """(history versions stored, their bytes, messages versions stored, their bytes) after a
+    create_agent session of `calls` reads with the guard, as `InMemorySaver` keeps them."""
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graphs import call, model, tool
+
+    @tool
+    def get_order(order_id: str) -> str:
+        """Look up an order."""
+        return "paid"
+
+    saver = InMemorySaver()
+    turns = [[call("get_order", {"order_id": str(k)}, i=k)] for k in range(calls)] + ["done"]
+    app = create_agent(model(*turns), [get_order], middleware=[Guard(CATALOGUE)], checkpointer=saver)
+    app.invoke({"messages": [HumanMessage(content="go")]}, {"configurable": {"thread_id": "b"}, "recursion_limit": 10_000})
+
+    def stored(channel: str) -> tuple[int, int]:
+        keys = [k for k in saver.blobs if k[2] == channel]
+        return len(keys), sum(len(saver.blobs[k][1]) for k in keys)
+
+    return (*stored(HISTORY_KEY), *stored("messages"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=2000)
@@ -153,6 +181,10 @@ def main() -> None:
           f"{plain:.0f} us of CPU per call with a pass-through middleware and {guarded:.0f} us with the guard "
           f"(best of 3; this difference also counts LangGraph's work on the history channel, and varies with the "
           f"machine's load)")
+    hv, hb, mv, mb = checkpoint_bytes(calls)
+    print(f"What the checkpointer keeps after that session: the history {hv} times ({hb} bytes in all), the "
+          f"messages {mv} times ({mb} bytes in all); a version of the history is stored only at a step that "
+          f"adds to it, as LangGraph stores every channel that changed")
 
 if __name__ == "__main__":
     main()
