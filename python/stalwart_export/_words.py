@@ -17,7 +17,20 @@ A words mapping (a `--words` JSON file, or the mapping given to `export_graph`/`
   sending mail, a database write): each becomes one of the node's `tools` (the node must be a
   step), with the given words as its catalogue entry (`kind` is needed there as for any tool);
 * `nodes.<node>.reviews` names tools whose every call the node puts to a person, runs only when
-  accepted or edited, and does not run when rejected: a `call` interrupt each (SPEC 12.2).
+  accepted or edited, and does not run when rejected: a `call` interrupt each (SPEC 12.2). A tool
+  reviewed is one the node calls, or one a tool node its edges lead to runs (an approval node
+  before its tool node: the interrupt stays on the node, so it credits no call, SPEC 12.2);
+* `nodes.<node>.pure` (a non-empty text: why the node has no effect) declares a step that calls
+  no tool and has no effect the proof needs: the node stays a step with no `tools`;
+* `nodes.<node>.model` (`true`) declares that the node is a model node (it calls a chat model the
+  exporter could not find, SPEC 12.5): a step with no tools becomes a `model` node.
+
+Each word clears the node's `opaque` entries (SPEC 12.5) of what it declares: `calls` the `tools`
+entries, `reviews` the `pause` entries, `pure` the `code` and `tools` entries, `model` the
+`model` entries; the node's `declared` lists the words that declared it (the verifier ignores the
+field; it says, in the export, what the proof takes on the author's word). `pure` on a node that
+calls tools or is not a step, and `pure` with `calls`, are errors: a word never hides what the
+exporter read.
 
 A node is named as LangGraph names it, or by its qualified id (`worker/tools`) inside a
 subgraph. A word naming a node or tool the graph does not have is an error (`WordsError`), at
@@ -30,7 +43,10 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 GRAPH_KEYS = ("input", "nodes")
-NODE_WORDS = ("calls", "reviews")
+NODE_WORDS = ("calls", "reviews", "pure", "model")
+
+#: The `opaque` entries (their `what`, SPEC 2.2) each node word clears.
+CLEARS = {"calls": ("tools",), "reviews": ("pause",), "pure": ("code", "tools"), "model": ("model",)}
 
 
 class WordsError(ValueError):
@@ -42,6 +58,10 @@ class WordsError(ValueError):
 class NodeWords:
     calls: dict[str, dict] = field(default_factory=dict)
     reviews: list[str] = field(default_factory=list)
+    pure: str | None = None
+    model: bool = False
+    #: the node words given, in the file's order
+    given: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -125,7 +145,8 @@ def split(words: Any, where: Any = None) -> Words:
             for k, v in nw.items():
                 if k not in NODE_WORDS:
                     raise WordsError(f"{w.at('nodes', name, k)}: unknown word {k!r} for node {name!r} "
-                                     "(a node takes `calls` and `reviews`)")
+                                     "(a node takes `calls`, `reviews`, `pure` and `model`)")
+            out.given = [k for k in nw if k in NODE_WORDS]
             calls = nw.get("calls")
             if calls is not None:
                 if not isinstance(calls, Mapping):
@@ -142,6 +163,20 @@ def split(words: Any, where: Any = None) -> Words:
                     raise WordsError(f"{w.at('nodes', name, 'reviews')}: `reviews` must be a list of tool names, "
                                      f"not {_json_type(reviews)}")
                 out.reviews = list(reviews)
+            if "pure" in nw:
+                pure = nw["pure"]
+                if not isinstance(pure, str) or not pure.strip():
+                    raise WordsError(f"{w.at('nodes', name, 'pure')}: `pure` must be a text saying why node {name!r} "
+                                     f"has no effect (\"pure\": \"formats the answer\"), not {_json_type(pure)}")
+                if calls:
+                    raise WordsError(f"{w.at('nodes', name, 'pure')}: node {name!r} is declared `pure` (no effect) and "
+                                     "to make `calls`: keep one (`calls` if its code has an effect)")
+                out.pure = pure.strip()
+            if "model" in nw:
+                if nw["model"] is not True:
+                    raise WordsError(f"{w.at('nodes', name, 'model')}: `model` must be true (the node calls a chat "
+                                     f"model), not {_json_type(nw['model'])}; leave it out when it calls none")
+                out.model = True
             w.nodes[name] = out
     return w
 
@@ -160,6 +195,15 @@ def apply(export: dict, words: Words) -> None:
             top = [n["id"] for n in export["nodes"] if n["kind"] not in ("start", "end")]
             raise WordsError(f"{words.at('nodes', name)}: the graph has no node {name!r} (its nodes: "
                              f"{', '.join(top)}; a subgraph's node is named by its path, e.g. 'agent/tools')")
+        if nw.pure is not None:
+            if node["kind"] != "step" or node.get("tools"):
+                does = (f"calls {', '.join(node['tools'])}" if node.get("tools") else f"is a {node['kind']} node")
+                raise WordsError(f"{words.at('nodes', name, 'pure')}: node {name!r} {does}, so it is not pure: "
+                                 "`pure` declares a step the exporter saw no effect of; declare what it does with "
+                                 "`calls` instead, or remove `pure`")
+            node.pop("tools", None)
+        if nw.model and node["kind"] == "step" and not node.get("tools") and not nw.calls:
+            node["kind"] = "model"
         if nw.calls:
             if node["kind"] != "step":
                 raise WordsError(f"{words.at('nodes', name, 'calls')}: node {name!r} is a {node['kind']} node; "
@@ -170,12 +214,45 @@ def apply(export: dict, words: Words) -> None:
                     tools.append(t)
             node.setdefault("langgraph", {})["calls_declared"] = list(nw.calls)
         have = list(node.get("tools") or [])
+        reach = _next_tool_nodes(g, node["id"])
         for k, t in enumerate(nw.reviews):
-            if t not in have:
+            if t not in have and t not in reach:
                 raise WordsError(f"{words.at('nodes', name, 'reviews', str(k))}: node {name!r} does not call {t!r} "
-                                 f"(it calls: {', '.join(have) or 'no tool'})")
+                                 f"(it calls: {', '.join(have) or 'no tool'}"
+                                 + (f"; the tool nodes it leads to run: {', '.join(reach)}" if reach else "") + ")")
             g.setdefault("interrupts", []).append({"node": node["id"], "when": "call", "tool": t,
                                                   "langgraph": {"source": "words: nodes.reviews"}})
+        _clear(node, nw)
+
+
+def _clear(node: dict, nw: NodeWords) -> None:
+    """Drop the node's `opaque` entries its words declared (`CLEARS`), and record the words in
+    its `declared` (SPEC 12.5: a declared node has no opaque entry for what was declared, and the
+    export says the words declared it)."""
+    cleared = {what for word in nw.given for what in CLEARS[word]}
+    kept = [o for o in node.get("opaque") or [] if o.get("what") not in cleared]
+    if kept:
+        node["opaque"] = kept
+    else:
+        node.pop("opaque", None)
+    declared = node.setdefault("declared", [])
+    declared.extend(w for w in nw.given if w not in declared)
+    if nw.pure is not None:
+        node["pure"] = nw.pure
+
+
+def _next_tool_nodes(g: dict, node_id: str) -> list[str]:
+    """The tools of the tool nodes (`tools`, `tools_plain`) the edges out of `node_id` lead to."""
+    kinds = {n["id"]: n for n in g["nodes"]}
+    out: list[str] = []
+    for e in g.get("edges") or []:
+        if e.get("from") != node_id:
+            continue
+        for d in e.get("destinations") or []:
+            n = kinds.get(d)
+            if n is not None and n["kind"] in ("tools", "tools_plain"):
+                out += [t for t in n.get("tools") or [] if t not in out]
+    return out
 
 
 def _find(export: dict, name: str, escape_id: Any) -> tuple[dict, dict | None]:

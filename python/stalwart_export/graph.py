@@ -762,7 +762,12 @@ class _GraphExport:
                     f"node {name!r} (step) calls tools {direct_tools} directly, outside any tool node: "
                     "those calls skip the tool check and any pause on a tool node"))
         else:
-            self.ex.warn(self.label(f"node {name!r}: cannot read its code ({prov['runnable']}); exported as an opaque step"))
+            # SPEC 12.5: code the exporter cannot read is an opaque entry (QG024), never a silent step
+            node.setdefault("opaque", []).append(
+                {"what": "code", "why": f"the exporter cannot read its code ({prov['runnable']})"})
+            self.ex.warn(self.label(f"node {name!r}: cannot read its code ({prov['runnable']}); exported as a step "
+                                    "with an opaque `code` entry (QG024 fails the gate until it is read or declared, "
+                                    f'e.g. {{"nodes": {{"{name}": {{"pure": "why it has no effect"}}}}}})'))
         self.kinds[name] = "step"
         return self.lg(node, **prov)
 
