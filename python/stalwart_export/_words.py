@@ -49,6 +49,85 @@ NODE_WORDS = ("calls", "reviews", "pure", "model")
 CLEARS = {"calls": ("tools",), "reviews": ("pause",), "pure": ("code", "tools"), "model": ("model",)}
 
 
+#: Argument roles of SPEC 2.3 (the verifier's `ROLES`).
+ROLES = ("code", "shell", "sql", "query", "path", "url", "template", "destination", "user_id", "content")
+ORDER_WORDS = ("after", "not_after", "at_most")
+
+
+def distance(a: str, b: str) -> int:
+    """Optimal string alignment distance (Levenshtein, an adjacent transposition one edit), as the
+    verifier's `rulebook::library::distance`."""
+    d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1):
+        d[i][0] = i
+    for j in range(len(b) + 1):
+        d[0][j] = j
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            v = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                v = min(v, d[i - 2][j - 2] + 1)
+            d[i][j] = v
+    return d[len(a)][len(b)]
+
+
+def meant(word: str, known: Any) -> str | None:
+    """The known word `word` is a misspelling of (at most a quarter of its length away, 1 to 3
+    edits, the first of equals; as the verifier's `rulebook::library::nearest`), else None. A word
+    this near is an error (issue 28: kept and ignored, a typo silently weakens the proof); a word
+    far from every known one is kept, and the verifier names it in its `unknown_word` lint."""
+    if not isinstance(word, str):
+        return None
+    limit = min(max(len(word) // 4, 1), 3)
+    best: tuple[int, str] | None = None
+    for k in known:
+        if k == word:
+            return None
+        d = distance(word, k)
+        if 0 < d <= limit and (best is None or d < best[0]):
+            best = (d, k)
+    return best[1] if best else None
+
+
+def _typo(at: str, word: str, where: str, known: Any) -> None:
+    """Raise `WordsError` when `word` (written at `at`, on `where`) is a misspelling of one of `known`."""
+    m = meant(word, known)
+    if m is not None:
+        raise WordsError(f"{at}: {word!r} on {where} is not a word: did you mean {m!r}? Write {m!r} (a word the "
+                         f"verifier does not know is ignored by every rule, so a misspelt one would silently weaken "
+                         f"the proof)")
+
+
+def check_typos(tools: Mapping, where: Any, prefix: tuple = ()) -> None:
+    """`WordsError` at the first catalogue word of `tools` (`{tool: {word: value}}`) that is a
+    misspelling of a known word: a tool's words, its `order` words, its arguments' `role`s."""
+    from .catalogue import KNOWN_WORDS
+
+    def at(*path: str) -> str:
+        got = where((*prefix, *path)) if where is not None else None
+        return got or ".".join((*prefix, *path))
+
+    for tool, words in tools.items():
+        if not isinstance(words, Mapping):
+            continue
+        for k in words:
+            if k not in KNOWN_WORDS and not str(k).startswith("_"):
+                _typo(at(tool, k), k, f"tool {tool!r}", KNOWN_WORDS)
+        order = words.get("order")
+        if isinstance(order, Mapping):
+            for k in order:
+                if k not in ORDER_WORDS:
+                    _typo(at(tool, "order", k), k, f"the `order` of tool {tool!r}", ORDER_WORDS)
+        args = words.get("args")
+        if isinstance(args, Mapping):
+            props = args.get("properties") if args.get("type") == "object" else None
+            path = ("args", "properties") if isinstance(props, Mapping) else ("args",)
+            for arg, spec in (props if isinstance(props, Mapping) else args).items():
+                role = spec.get("role") if isinstance(spec, Mapping) else None
+                if isinstance(role, str) and role not in ROLES:
+                    _typo(at(tool, *path, arg, "role"), role, f"argument {arg!r} of tool {tool!r} (a role)", ROLES)
+
+
 class WordsError(ValueError):
     """A words mapping that is malformed or names what the graph does not have. `str(e)` starts
     with the place (`words.json:4:7: ` or `nodes.send.reviews: `)."""
@@ -113,6 +192,11 @@ def split(words: Any, where: Any = None) -> Words:
     # keys starting with `_` are notes (`--init-words` writes `_from`): not words
     tools = {k: ({w: x for w, x in v.items() if not str(w).startswith("_")} if isinstance(v, Mapping) else v)
              for k, v in words.items() if k not in GRAPH_KEYS and not str(k).startswith("_")}
+    for k in tools:
+        # `node` or `inputs` at the top would be read as a tool of that name: a typo of a graph word
+        if meant(k, GRAPH_KEYS) is not None and isinstance(words[k], Mapping):
+            _typo(w.at(k), k, "the words' top level", GRAPH_KEYS)
+    check_typos(tools, where)
     try:
         check_words(tools)  # TypeError for a wrong shape, ValueError for a bad kind (as before)
     except (TypeError, ValueError) as e:
@@ -128,6 +212,7 @@ def split(words: Any, where: Any = None) -> Words:
                              f"not {_json_type(inp)}")
         for k, v in inp.items():
             if k != "reads_outside":
+                _typo(w.at('input', k), k, "`input`", ("reads_outside",))
                 raise WordsError(f"{w.at('input', k)}: unknown word {k!r} in `input` (it takes `reads_outside`)")
             if not isinstance(v, bool):
                 raise WordsError(f"{w.at('input', k)}: `input.reads_outside` must be true or false, not {_json_type(v)}")
@@ -144,6 +229,7 @@ def split(words: Any, where: Any = None) -> Words:
             out = NodeWords()
             for k, v in nw.items():
                 if k not in NODE_WORDS:
+                    _typo(w.at('nodes', name, k), k, f"node {name!r}", NODE_WORDS)
                     raise WordsError(f"{w.at('nodes', name, k)}: unknown word {k!r} for node {name!r} "
                                      "(a node takes `calls`, `reviews`, `pure` and `model`)")
             out.given = [k for k in nw if k in NODE_WORDS]
@@ -152,6 +238,7 @@ def split(words: Any, where: Any = None) -> Words:
                 if not isinstance(calls, Mapping):
                     raise WordsError(f"{w.at('nodes', name, 'calls')}: `calls` must be an object "
                                      f"{{effect: {{\"kind\": \"write\", ...}}}}, not {_json_type(calls)}")
+                check_typos(calls, where, ("nodes", name, "calls"))
                 try:
                     check_words(calls)
                 except (TypeError, ValueError) as e:
