@@ -16,7 +16,7 @@ import importlib.metadata
 import json
 from typing import Any
 
-from . import _code, _fallbacks, _guarded, _hosted, _pauses, _picks, _review, _routes, _sources, _words
+from . import _code, _fallbacks, _guarded, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words
 
 START = "__start__"
 END = "__end__"
@@ -737,8 +737,27 @@ class _GraphExport:
         # step
         node["kind"] = "step"
         prov["opaque"] = True
+        tree = _code.parse_function(fn) if fn is not None and not _code.is_library(fn) else None
+        if tree is not None and self.runtime_model(name, node, prov, fn, tree):
+            return self.lg(node, **prov)
         if fn is not None:
             direct_tools, handwritten = self.step_tools(name, fn)
+            if not direct_tools and tree is not None:
+                funcs, unread = _unseen.plain_dispatch(fn, tree)
+                self.unread(name, node, fn, unread)
+                if funcs:
+                    # a hand-written tool node over plain functions (the memory-agent template)
+                    node.update(kind="tools_plain", tools=[f.__name__ for f in funcs])
+                    prov.pop("opaque", None)
+                    prov["tool_node"] = "runs each tool call of the model's message as a plain function (f(**args))"
+                    self.kinds[name] = "tools_plain"
+                    self.ex.warn(self.label(
+                        f"node {name!r} runs the model's tool calls as plain functions "
+                        f"({', '.join(f.__name__ for f in funcs)}): exported tools_plain; the catalogue needs an "
+                        "entry for each (declare them in the words)"))
+                    return self.lg(node, **prov)
+            if tree is not None and not handwritten:
+                self.unread(name, node, fn, _unseen.unread_calls(fn, tree))
             if direct_tools:
                 node["tools"] = direct_tools
                 if handwritten:
@@ -770,6 +789,42 @@ class _GraphExport:
                                     f'e.g. {{"nodes": {{"{name}": {{"pure": "why it has no effect"}}}}}})'))
         self.kinds[name] = "step"
         return self.lg(node, **prov)
+
+    def runtime_model(self, name: str, node: dict, prov: dict, fn: Any, tree: ast.AST) -> bool:
+        """Node `name` makes its chat model at run time (`_unseen.runtime_model`): a `model` node,
+        the tools it binds read as offered, never as called; when it binds tools the exporter
+        cannot name, an opaque `model` entry at the `bind_tools` call (SPEC 12.5)."""
+        rt = _unseen.runtime_model(fn, tree)
+        if rt is None:
+            return False
+        node["kind"] = "model"
+        prov.pop("opaque", None)
+        prov["model"] = f"made at run time: {rt.via}"
+        self.kinds[name] = "model"
+        if rt.tools is not None:
+            if rt.tools:
+                prov["bound_tools"] = rt.tools
+            return True
+        self.unread(name, node, fn, [_unseen.Unread(
+            "model", f"a chat model made at run time ({rt.via}) binds tools the exporter cannot name "
+                     f"({_unseen._shown(rt.unnamed.args[0]) if rt.unnamed is not None and rt.unnamed.args else '?'})",
+            rt.unnamed or rt.at)])
+        return True
+
+    def unread(self, name: str, node: dict, fn: Any, entries: list) -> None:
+        """Each `_unseen.Unread` of node `name`'s code is an `opaque` entry (SPEC 12.5), at its line,
+        with a warning: QG024 fails the gate until it is read or declared."""
+        for u in entries:
+            entry: dict[str, Any] = {"what": u.what, "why": u.why}
+            file, line = _code.source_line(fn, u.at) if u.at is not None else (None, None)
+            if file and line:
+                entry["location"] = {"file": _code.rel_file(file, self.ex.base), "line": line,
+                                     "column": getattr(u.at, "col_offset", 0) + 1}
+            if entry not in node.get("opaque", []):
+                node.setdefault("opaque", []).append(entry)
+            word = '"model": true' if u.what == "model" else '"calls": {...}'
+            self.ex.warn(self.label(f"node {name!r}: {u.why}: an opaque `{u.what}` entry (QG024 fails the gate until "
+                                    f"it is read, or declared in the words: {{\"nodes\": {{\"{name}\": {{{word}}}}}}})"))
 
     def step_tools(self, name: str, fn: Any) -> tuple[list[str], str | None]:
         """The tools a step's code runs, and the mapping it dispatches the model's tool calls

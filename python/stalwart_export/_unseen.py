@@ -1,0 +1,251 @@
+"""What a step's code does that the plain reading misses (issue 28 item 1, SPEC 12.5): a chat model
+made at run time, a hand-written tool node over plain functions, and tool calls the exporter cannot
+resolve. Each is read when it can be, else it is an `opaque` entry on the node (`Unread`), never
+silence.
+
+* **A model made at run time** (`runtime_model`): `init_chat_model(...)` called in the node, or in
+  an application helper it calls (`load_chat_model(name)`, followed `HELPER_DEPTH` deep by the
+  objects its code names), or `.bind_tools(...)` / `.with_structured_output(...)` on something
+  that is not a model object the exporter found. The tools it binds (`bind_tools([a, b])`,
+  `bind_tools(TOOLS)`) are named when every one resolves to a tool or a function; else None.
+* **A hand-written tool node over plain functions** (`plain_dispatch`): a call `f(**tc["args"])`
+  (the memory-agent template's `upsert_memory(**tc["args"], ...)` for each tool call of the last
+  message): `f` resolved to a function of the application is a tool of the node, named as
+  `bind_tools` names a function (`f.__name__`); a callee it cannot resolve is unread.
+* **Calls it cannot resolve** (`unread_calls`): `getattr(x, <not a literal>)`, and `.invoke()`
+  (`ainvoke`, `run`, `batch`, `stream`, ...) on something that resolves to nothing: a name from
+  the state or the configuration, a call's result. Each is unread: what it runs may be a tool.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+from . import _code
+
+#: Methods that run a runnable (a tool, a model, a graph).
+RUNS = frozenset({"invoke", "ainvoke", "run", "arun", "batch", "abatch", "stream", "astream"})
+#: Methods that make a model's runnable (a model is there, though not found as an object).
+MODEL_METHODS = frozenset({"bind_tools", "with_structured_output"})
+#: How many helper calls deep `init_chat_model` is looked for.
+HELPER_DEPTH = 3
+
+
+@dataclass
+class Unread:
+    """An `opaque` entry to write: what (`tools`, `model`), why, and the AST node it is at."""
+
+    what: str
+    why: str
+    at: ast.AST | None
+
+
+@dataclass
+class RuntimeModel:
+    """A model made at run time: where, how (`via`), and the tools it binds (None: not all named)."""
+
+    at: ast.AST
+    via: str
+    tools: list[str] | None
+    unnamed: ast.AST | None = None
+
+
+def _init_chat_model() -> Any:
+    try:
+        from langchain.chat_models import init_chat_model
+    except ImportError:  # pragma: no cover - langchain absent
+        return None
+    return init_chat_model
+
+
+def _makes_model(obj: Any) -> bool:
+    """Is `obj` init_chat_model, or an application function reaching it by name?"""
+    icm = _init_chat_model()
+    if icm is None or obj is _code._UNRESOLVED:
+        return False
+    if obj is icm:
+        return True
+    if not (inspect.isfunction(obj) or inspect.ismethod(obj)) or _code.is_library(obj):
+        return False
+    try:
+        return any(o is icm for _n, o in _code.referenced_objects(obj, depth=HELPER_DEPTH))
+    except Exception:  # noqa: BLE001 - reading someone's objects: never crash the export
+        return False
+
+
+def _spelled(func: ast.AST) -> str | None:
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+
+
+def runtime_model(fn: Any, tree: ast.AST) -> RuntimeModel | None:
+    """The model `fn`'s code makes at run time, if any (see the module's doc)."""
+    at: ast.AST | None = None
+    via = ""
+    binds: list[ast.Call] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Attribute) and node.func.attr in MODEL_METHODS:
+            binds.append(node)
+            if at is None:
+                at, via = node, f".{node.func.attr}(...) on a model made at run time"
+            continue
+        if not isinstance(node.func, (ast.Name, ast.Attribute)):
+            continue
+        obj = _code.resolve_name(fn, node.func)
+        if _makes_model(obj) or (obj is _code._UNRESOLVED and _spelled(node.func) == "init_chat_model"):
+            name = _spelled(node.func) or "?"
+            at = node
+            via = "init_chat_model(...)" if name == "init_chat_model" else f"{name}(...), which calls init_chat_model"
+    if at is None:
+        return None
+    tools: list[str] | None = []
+    unnamed: ast.AST | None = None
+    for b in binds:
+        if b.func.attr != "bind_tools":  # type: ignore[union-attr]
+            continue
+        names = _bound_names(fn, tree, b.args[0]) if b.args else None
+        if names is None:
+            tools, unnamed = None, b
+            break
+        tools += [n for n in names if n not in tools]  # type: ignore[operator]
+    return RuntimeModel(at, via, tools, unnamed)
+
+
+def _tool_name(obj: Any) -> str | None:
+    from langchain_core.tools import BaseTool
+
+    if isinstance(obj, BaseTool):
+        return obj.name
+    if inspect.isfunction(obj):
+        return obj.__name__
+    return None
+
+
+def _bound_names(fn: Any, tree: ast.AST, arg: ast.AST) -> list[str] | None:
+    """The names of the tools `bind_tools(arg)` binds, or None when one cannot be resolved."""
+    items: list[Any]
+    if isinstance(arg, (ast.List, ast.Tuple)):
+        items = [resolve(fn, tree, e) for e in arg.elts]
+    else:
+        obj = resolve(fn, tree, arg)
+        if not isinstance(obj, (list, tuple)):
+            return None
+        items = list(obj)
+    names = [_tool_name(o) for o in items]
+    return None if any(n is None for n in names) else names  # type: ignore[return-value]
+
+
+def resolve(fn: Any, tree: ast.AST, expr: ast.AST, depth: int = 4) -> Any:
+    """The object `expr` denotes, following the function's own assignments of a local name (an
+    alias), attribute chains, `getattr(x, "literal")` and `x["literal"]`; `_code._UNRESOLVED`
+    when it cannot tell."""
+    bad = _code._UNRESOLVED
+    if depth <= 0:
+        return bad
+    if isinstance(expr, ast.Name):
+        values = [st.value for st in ast.walk(tree) if isinstance(st, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == expr.id for t in st.targets)]
+        if values:
+            got = [resolve(fn, tree, v, depth - 1) for v in values]
+            return got[0] if all(g is got[0] for g in got) else bad
+        if any(isinstance(a, ast.arg) and a.arg == expr.id for a in ast.walk(tree)):
+            return bad  # a parameter: the state, the configuration
+        return _code.resolve_name(fn, expr)
+    if isinstance(expr, ast.Attribute):
+        base = resolve(fn, tree, expr.value, depth - 1)
+        return bad if base is bad else getattr(base, expr.attr, bad)
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant):
+        base = resolve(fn, tree, expr.value, depth - 1)
+        try:
+            return bad if base is bad else base[expr.slice.value]
+        except Exception:  # noqa: BLE001
+            return bad
+    if (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "getattr"
+            and len(expr.args) >= 2 and isinstance(expr.args[1], ast.Constant)
+            and isinstance(expr.args[1].value, str)):
+        base = resolve(fn, tree, expr.args[0], depth - 1)
+        return bad if base is bad else getattr(base, expr.args[1].value, bad)
+    return bad
+
+
+def _shown(expr: ast.AST) -> str:
+    try:
+        text = ast.unparse(expr)
+    except Exception:  # noqa: BLE001
+        return "?"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def plain_dispatch(fn: Any, tree: ast.AST) -> tuple[list[Any], list[Unread]]:
+    """(the application's functions the code calls with a tool call's arguments, `f(**tc["args"])`;
+    the calls of that shape whose callee it cannot resolve)."""
+    found: list[Any] = []
+    unread: list[Unread] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        spread = [kw.value for kw in node.keywords if kw.arg is None]
+        if not any(isinstance(v, ast.Subscript) and isinstance(v.slice, ast.Constant) and v.slice.value == "args"
+                   for v in spread):
+            continue
+        obj = resolve(fn, tree, node.func)
+        obj = _code.unwrap_decorated(obj) if inspect.isfunction(obj) else obj
+        if inspect.isfunction(obj) and not _code.is_library(obj):
+            if obj not in found:
+                found.append(obj)
+        elif _tool_name(obj) is None:
+            unread.append(Unread("tools", f"runs {_shown(node.func)}(**...['args']) with a tool call's arguments, "
+                                          "and the exporter cannot tell which function that is", node))
+    return found, unread
+
+
+def unread_calls(fn: Any, tree: ast.AST) -> list[Unread]:
+    """The calls of `fn`'s code whose target the exporter cannot resolve (see the module's doc)."""
+    out: list[Unread] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if (isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2
+                and not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))):
+            out.append(Unread("tools", f"getattr({_shown(node.args[0])}, {_shown(node.args[1])}) looks up a name "
+                                       "known only at run time: what it runs may be a tool", node))
+            continue
+        if not (isinstance(node.func, ast.Attribute) and node.func.attr in RUNS):
+            continue
+        recv = node.func.value
+        if _made_here(recv, tree) or _container_pick(fn, tree, recv):
+            continue
+        if resolve(fn, tree, recv) is _code._UNRESOLVED and not _is_getattr_dynamic(recv):
+            out.append(Unread("tools", f"calls {_shown(recv)}.{node.func.attr}(...), which the exporter cannot "
+                                       "resolve: what it runs may be a tool", node))
+    return out
+
+
+def _is_getattr_dynamic(expr: ast.AST) -> bool:
+    """`getattr(x, name).invoke(...)`: already an entry of its own."""
+    return (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "getattr"
+            and len(expr.args) >= 2 and not isinstance(expr.args[1], ast.Constant))
+
+
+def _made_here(expr: ast.AST, tree: ast.AST) -> bool:
+    """Is `expr` a model's runnable the code makes (`llm.bind_tools(...)`)? A model made at run
+    time is `runtime_model`'s."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in MODEL_METHODS:
+        return True
+    return False
+
+
+def _container_pick(fn: Any, tree: ast.AST, expr: ast.AST) -> bool:
+    """A pick from a list or dict the exporter resolves (`tools_by_name[call["name"]]`, `next(t for
+    t in tools if t.name == "x")`, or a local name holding one): `_picks` and the step's tools read
+    it (every tool of the container, or those its literal names pick)."""
+    if isinstance(expr, ast.Name):
+        values = [st.value for st in ast.walk(tree) if isinstance(st, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == expr.id for t in st.targets)]
+        return bool(values) and all(_container_pick(fn, tree, v) for v in values)
+    return any(isinstance(n, ast.Name) and isinstance(_code.resolve_name(fn, n), (list, tuple, dict))
+               for n in ast.walk(expr))
