@@ -53,6 +53,30 @@ class RuntimeModel:
     unnamed: ast.AST | None = None
 
 
+def is_configurable_model(obj: Any) -> bool:
+    """Is `obj` the model `init_chat_model(configurable_fields=...)` (or with no model) makes, whose
+    model is picked from the configuration at run time? (langchain's `_ConfigurableModel`, not a
+    `BaseLanguageModel`.)"""
+    cls = type(obj)
+    return cls.__name__ == "_ConfigurableModel" and cls.__module__.startswith("langchain.")
+
+
+def configurable_bound(obj: Any) -> list[str] | None:
+    """The names of the tools a configurable model's queued `bind_tools(...)` binds, or None."""
+    from langchain_core.tools import BaseTool
+
+    out: list[str] = []
+    for op in getattr(obj, "_queued_declarative_operations", None) or []:
+        if isinstance(op, tuple) and op and op[0] == "bind_tools" and len(op) > 1 and op[1]:
+            for t in op[1][0]:
+                name = t.name if isinstance(t, BaseTool) else getattr(t, "__name__", None)
+                if name is None and isinstance(t, dict):
+                    name = (t.get("function") or {}).get("name") or t.get("name")
+                if name is not None and name not in out:
+                    out.append(name)
+    return out or None
+
+
 def _init_chat_model() -> Any:
     try:
         from langchain.chat_models import init_chat_model

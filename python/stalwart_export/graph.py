@@ -201,8 +201,20 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     warning: each call starts a new session of that agent's guard.
 
     `words` (`_words.py`): `{"input": {"reads_outside": true}}`, `{"nodes": {N: {"calls": {...},
-    "reviews": [...]}}}` (and catalogue words, used by `export_catalogue`). Raises `WordsError`
-    (a `ValueError`) for malformed words or words naming a node or tool the graph lacks.
+    "reviews": [...], "pure": "why", "model": true}}}` (and catalogue words, used by
+    `export_catalogue`); each node word clears the node's `opaque` entries of what it declares
+    (SPEC 12.5). Raises `WordsError` (a `ValueError`) for malformed words, a word a typo away from
+    a known one, or words naming a node or tool the graph lacks.
+
+    What a step's code does that a plain reading misses (`_unseen.py`, issue 28): a chat model made
+    at run time (`init_chat_model`, a loader helper, a configurable model) makes the node a model
+    node, its bound tools offered, not called (an opaque `model` entry when it binds tools the
+    exporter cannot name); tools reached through the application's modules and objects (attribute
+    chains, `getattr` with a literal, aliases, registries, helpers) are followed
+    (`_code.referenced_objects`), and a call it cannot resolve (`getattr` with a run-time name,
+    `.invoke()` on something it cannot resolve) is an opaque `tools` entry; `f(**call["args"])`
+    over the application's plain functions is a `tools_plain` node over them; a step whose code
+    cannot be read is an opaque `code` entry.
 
     Locations (SPEC 12.4, `_sources.py`): a node running a function of the user's at its `def`
     (an instance of the user's class with `__call__` at its `class`; a decorated function at its
@@ -823,8 +835,9 @@ class _GraphExport:
             if entry not in node.get("opaque", []):
                 node.setdefault("opaque", []).append(entry)
             word = '"model": true' if u.what == "model" else '"calls": {...}'
-            self.ex.warn(self.label(f"node {name!r}: {u.why}: an opaque `{u.what}` entry (QG024 fails the gate until "
-                                    f"it is read, or declared in the words: {{\"nodes\": {{\"{name}\": {{{word}}}}}}})"))
+            self.ex.warn(self.label(
+                f"node {name!r}: {u.why}: an opaque `{u.what}` entry (QG024 fails the gate until it is read, or "
+                f"declared in the words: {{\"nodes\": {{\"{name}\": {{{word}}}}}}})"))
 
     def step_tools(self, name: str, fn: Any) -> tuple[list[str], str | None]:
         """The tools a step's code runs, and the mapping it dispatches the model's tool calls
@@ -1011,6 +1024,9 @@ class _GraphExport:
                 return None
             if isinstance(o, BaseLanguageModel):
                 return o, None
+            if _unseen.is_configurable_model(o):
+                # init_chat_model() with the model picked from the configuration at run time
+                return o, _unseen.configurable_bound(o)
             bound = getattr(o, "bound", None)
             if bound is not None and hasattr(o, "kwargs"):
                 r = model_of(bound, depth + 1)

@@ -65,14 +65,19 @@ def assert_fails_the_gate(code: int, found: set[tuple], text: str) -> None:
 @pytest.mark.parametrize("shape, via", [
     ("react_template", "made at run time"),
     ("inline", "made at run time"),
+    ("configurable", "_ConfigurableModel"),
 ])
 def test_a_model_made_at_run_time_is_a_model_node(shape, via, binary, tmp_path):
-    """`load_chat_model(...)` (a helper calling init_chat_model) or `init_chat_model(...)` in the
-    node: a model node; the tools it binds are offered, not called, so no QG001 on the model node
+    """`load_chat_model(...)` (a helper calling init_chat_model), `init_chat_model(...)` in the
+    node, or a module-level `init_chat_model(configurable_fields=...)` (before: a step with no
+    tools, `Gate: passed` had its tool node been guarded): a model node; the tools it binds are
+    offered, not called, so no QG001 on the model node
     (before: a step calling them, two false QG001s); the plain ToolNode's QG001s stay."""
     e = export(getattr(runtime_model, shape))
     n = node_of(e, "call_model")
     assert n["kind"] == "model" and "tools" not in n and "opaque" not in n
+    read = node_of(export_graph(getattr(runtime_model, shape), base=str(REPO)), "call_model")["langgraph"]
+    assert via in read["model"], read
     code, found, text = verify(binary, tmp_path, e)
     assert not [f for f in found if f[2] == "call_model"], found
     assert {("QG001", "read_web", "tools"), ("QG001", "publish_post", "tools")} <= found

@@ -52,3 +52,15 @@ def call_model_unnamed(state: MessagesState, config: RunnableConfig):
 react_template = _build(call_model, "react_template")
 inline = _build(call_model_inline, "inline")
 unnamed = _build(call_model_unnamed, "unnamed")
+
+
+# The memory-agent template's module-level configurable model (init_chat_model() with no model:
+# picked from the configuration at run time), used without bind_tools in the node.
+configurable_llm = init_chat_model(configurable_fields=("model", "model_provider"))
+
+
+def call_configurable(state: MessagesState, config: RunnableConfig):
+    return {"messages": [configurable_llm.invoke(state["messages"], config)]}
+
+
+configurable = _build(call_configurable, "configurable")
