@@ -178,7 +178,8 @@ def resolve(fn: Any, tree: ast.AST, expr: ast.AST, depth: int = 4) -> Any:
             return got[0] if all(g is got[0] for g in got) else bad
         if any(isinstance(a, ast.arg) and a.arg == expr.id for a in ast.walk(tree)):
             return bad  # a parameter: the state, the configuration
-        return _code.resolve_name(fn, expr)
+        imported = _local_import(fn, tree, expr.id)
+        return imported if imported is not bad else _code.resolve_name(fn, expr)
     if isinstance(expr, ast.Attribute):
         base = resolve(fn, tree, expr.value, depth - 1)
         return bad if base is bad else getattr(base, expr.attr, bad)
@@ -194,6 +195,33 @@ def resolve(fn: Any, tree: ast.AST, expr: ast.AST, depth: int = 4) -> Any:
         base = resolve(fn, tree, expr.args[0], depth - 1)
         return bad if base is bad else getattr(base, expr.args[1].value, bad)
     return bad
+
+
+def _local_import(fn: Any, tree: ast.AST, name: str) -> Any:
+    """What `import m as name` / `from m import x as name` in the function binds `name` to, when
+    that module is already imported (nothing is imported here)."""
+    import importlib.util
+    import sys
+
+    package = (getattr(_code.plain_function(fn), "__module__", "") or "").rpartition(".")[0]
+    for st in ast.walk(tree):
+        if isinstance(st, ast.Import):
+            for a in st.names:
+                if (a.asname or a.name.split(".")[0]) == name:
+                    return sys.modules.get(a.name if a.asname else a.name.split(".")[0], _code._UNRESOLVED)
+        elif isinstance(st, ast.ImportFrom):
+            for a in st.names:
+                if (a.asname or a.name) != name:
+                    continue
+                try:
+                    mod_name = importlib.util.resolve_name("." * st.level + (st.module or ""), package or None)
+                except (ImportError, ValueError):
+                    return _code._UNRESOLVED
+                mod = sys.modules.get(mod_name)
+                if mod is None:
+                    return _code._UNRESOLVED
+                return getattr(mod, a.name, sys.modules.get(f"{mod_name}.{a.name}", _code._UNRESOLVED))
+    return _code._UNRESOLVED
 
 
 def _shown(expr: ast.AST) -> str:
@@ -227,12 +255,25 @@ def plain_dispatch(fn: Any, tree: ast.AST) -> tuple[list[Any], list[Unread]]:
     return found, unread
 
 
-def unread_calls(fn: Any, tree: ast.AST) -> list[Unread]:
-    """The calls of `fn`'s code whose target the exporter cannot resolve (see the module's doc)."""
+def unread_calls(fn: Any, tree: ast.AST, depth: int = HELPER_DEPTH,
+                 seen: frozenset[int] = frozenset(), reached: list | None = None) -> list[Unread]:
+    """The calls of `fn`'s code whose target the exporter cannot resolve (see the module's doc),
+    and those of the application's helpers it calls, `depth` calls deep (each at the node's call
+    of the helper). The tools the `.invoke()` calls it does resolve run are added to `reached`."""
+    from langchain_core.tools import BaseTool
+
     out: list[Unread] = []
+    seen = seen | {id(_code.plain_function(fn))}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
+        helper = _helper(fn, tree, node.func)
+        if helper is not None and id(_code.plain_function(helper)) not in seen and depth > 0:
+            htree = _code.parse_function(helper)
+            if htree is not None:
+                name = getattr(_code.plain_function(helper), "__qualname__", "?")
+                for u in unread_calls(helper, htree, depth - 1, seen, reached):
+                    out.append(Unread(u.what, f"in helper {name}(...): {u.why}", node))
         if (isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2
                 and not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))):
             out.append(Unread("tools", f"getattr({_shown(node.args[0])}, {_shown(node.args[1])}) looks up a name "
@@ -243,7 +284,10 @@ def unread_calls(fn: Any, tree: ast.AST) -> list[Unread]:
         recv = node.func.value
         if _made_here(recv, tree) or _container_pick(fn, tree, recv):
             continue
-        if resolve(fn, tree, recv) is _code._UNRESOLVED and not _is_getattr_dynamic(recv):
+        target = resolve(fn, tree, recv)
+        if isinstance(target, BaseTool) and reached is not None and target not in reached:
+            reached.append(target)
+        if target is _code._UNRESOLVED and not _is_getattr_dynamic(recv):
             out.append(Unread("tools", f"calls {_shown(recv)}.{node.func.attr}(...), which the exporter cannot "
                                        "resolve: what it runs may be a tool", node))
     return out
@@ -273,3 +317,21 @@ def _container_pick(fn: Any, tree: ast.AST, expr: ast.AST) -> bool:
         return bool(values) and all(_container_pick(fn, tree, v) for v in values)
     return any(isinstance(n, ast.Name) and isinstance(_code.resolve_name(fn, n), (list, tuple, dict))
                for n in ast.walk(expr))
+
+
+def _helper(fn: Any, tree: ast.AST, func: ast.AST) -> Any:
+    """The application's own function a call's callee resolves to, else None."""
+    from . import _sources
+
+    if not isinstance(func, (ast.Name, ast.Attribute)):
+        return None
+    obj = resolve(fn, tree, func)
+    if not (inspect.isfunction(obj) or inspect.ismethod(obj)):
+        return None
+    obj = _code.unwrap_decorated(obj)
+    if _code.is_library(obj):
+        return None
+    mod = getattr(_code.plain_function(obj), "__module__", "") or ""
+    if mod.split(".")[0] in ("langgraph", "langchain", "langchain_core", "stalwart_export"):
+        return None
+    return obj if _sources.is_user_file(_sources.source_file(obj)) else None

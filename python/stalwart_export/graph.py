@@ -769,7 +769,20 @@ class _GraphExport:
                         "entry for each (declare them in the words)"))
                     return self.lg(node, **prov)
             if tree is not None and not handwritten:
-                self.unread(name, node, fn, _unseen.unread_calls(fn, tree))
+                reached: list = []
+                self.unread(name, node, fn, _unseen.unread_calls(fn, tree, reached=reached))
+                more = [t for t in reached if t.name not in direct_tools]
+                if more:
+                    # tools the step runs through what referenced_objects does not see (a local import)
+                    for t in more:
+                        self.ex.tools_seen.setdefault(t.name, t)
+                    direct_tools = direct_tools + [t.name for t in more]
+                    node["tools"] = direct_tools
+            if tree is None and not _code.is_library(fn):
+                # SPEC 12.5: a function whose source cannot be read (made by exec, a REPL, a .pyc)
+                self.unread(name, node, fn, [_unseen.Unread(
+                    "code", f"the source of {getattr(_code.plain_function(fn), '__qualname__', '?')}() cannot be read",
+                    None)])
             if direct_tools:
                 node["tools"] = direct_tools
                 if handwritten:

@@ -109,6 +109,7 @@ FOLLOWED = {
     "registry": ["read_web", "publish_post"],  # every tool of the registry (a superset, sound)
     "helper": ["publish_post"],
     "object_attribute": ["publish_post"],
+    "local_import": ["publish_post"],  # `from . import tools as local_tools` inside the node
 }
 
 
@@ -139,6 +140,32 @@ def test_a_tool_looked_up_by_a_run_time_name_is_opaque(binary, tmp_path):
                       {"nodes": {"act": {"calls": {"publish_post": {"kind": "write"}}}}})
     n = node_of(declared, "act")
     assert "opaque" not in n and n["tools"] == ["publish_post"] and n["declared"] == ["calls"]
+
+
+def test_a_run_time_name_in_a_helper_is_opaque_at_the_nodes_call(binary, tmp_path):
+    """`helpers.share_named(name, ...)` runs `getattr(tools, name)` in another module: followed
+    into the helper, and opaque at the node's call of it."""
+    e = export(indirect.one_step(indirect.helper_dynamic))
+    [o] = node_of(e, "act")["opaque"]
+    file, line = line_of(indirect, "helper dynamic")
+    assert o["what"] == "tools" and (o["location"]["file"], o["location"]["line"]) == (file, line)
+    assert o["why"].startswith("in helper share_named(...): getattr(tools, name) looks up a name known only")
+    code, found, text = verify(binary, tmp_path, e)
+    assert ("QG024", "tools:act", "act") in found
+    assert_fails_the_gate(code, found, text)
+
+
+def test_a_node_whose_source_cannot_be_read_is_opaque():
+    """A node function made by exec (no source file): an opaque `code` entry, never a silent step."""
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    ns: dict = {}
+    exec("def act(state):\n    return {}", ns)  # noqa: S102 - the shape under test
+    b = StateGraph(MessagesState)
+    b.add_node("act", ns["act"])
+    b.add_edge(START, "act")
+    n = node_of(export(b.compile()), "act")
+    assert n["opaque"] == [{"what": "code", "why": "the source of act() cannot be read"}]
 
 
 def test_an_unresolved_invoke_is_opaque():

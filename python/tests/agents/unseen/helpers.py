@@ -16,3 +16,8 @@ def load_chat_model(fully_specified_name: str):
 
 def share(text: str) -> str:
     return tools.publish_post.invoke({"text": text})
+
+
+def share_named(name: str, text: str) -> str:
+    """Publishes with the tool named at run time."""
+    return getattr(tools, name).invoke({"text": text})

@@ -48,3 +48,16 @@ def one_step(fn):
 
 
 SHAPES = {f.__name__: f for f in (module_attribute, alias, by_getattr, registry, helper, object_attribute, dynamic)}
+
+
+def helper_dynamic(state: MessagesState):
+    return {"messages": [("ai", helpers.share_named(state["messages"][-1].content, "hi"))]}  # <- helper dynamic
+
+
+def local_import(state: MessagesState):
+    from . import tools as local_tools
+
+    return {"messages": [("ai", local_tools.publish_post.invoke({"text": "hi"}))]}  # <- local import
+
+
+SHAPES.update(helper_dynamic=helper_dynamic, local_import=local_import)
