@@ -241,9 +241,15 @@ def plain_dispatch(fn: Any, tree: ast.AST) -> tuple[list[Any], list[Unread]]:
         if not isinstance(node, ast.Call):
             continue
         spread = [kw.value for kw in node.keywords if kw.arg is None]
-        if not any(isinstance(v, ast.Subscript) and isinstance(v.slice, ast.Constant) and v.slice.value == "args"
-                   for v in spread):
+        if not any(_call_args(tree, v) for v in spread):
             continue
+        if isinstance(node.func, ast.Subscript):
+            box = resolve(fn, tree, node.func.value)
+            if isinstance(box, (dict, list, tuple)):
+                # FUNCS[tc["name"]](**tc["args"]): any function of the registry
+                items = box.values() if isinstance(box, dict) else box
+                found += [f for f in items if inspect.isfunction(f) and not _code.is_library(f) and f not in found]
+                continue
         obj = resolve(fn, tree, node.func)
         obj = _code.unwrap_decorated(obj) if inspect.isfunction(obj) else obj
         if inspect.isfunction(obj) and not _code.is_library(obj):
@@ -253,6 +259,18 @@ def plain_dispatch(fn: Any, tree: ast.AST) -> tuple[list[Any], list[Unread]]:
             unread.append(Unread("tools", f"runs {_shown(node.func)}(**...['args']) with a tool call's arguments, "
                                           "and the exporter cannot tell which function that is", node))
     return found, unread
+
+
+def _call_args(tree: ast.AST, expr: ast.AST, depth: int = 3) -> bool:
+    """Is `expr` a tool call's arguments: `tc["args"]`, `tc.get("args")`, or a local name holding one?"""
+    if isinstance(expr, ast.Subscript):
+        return isinstance(expr.slice, ast.Constant) and expr.slice.value == "args"
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "get":
+        return bool(expr.args) and isinstance(expr.args[0], ast.Constant) and expr.args[0].value == "args"
+    if isinstance(expr, ast.Name) and depth > 0:
+        return any(isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == expr.id for t in st.targets)
+                   and _call_args(tree, st.value, depth - 1) for st in ast.walk(tree))
+    return False
 
 
 def unread_calls(fn: Any, tree: ast.AST, depth: int = HELPER_DEPTH,

@@ -201,3 +201,21 @@ def test_a_hand_written_tool_node_over_plain_functions_is_tools_plain(binary, tm
     code, found, text = verify(binary, tmp_path, e)
     assert ("QG001", "upsert_memory", "store_memory") in found
     assert_fails_the_gate(code, found, text)
+
+
+def test_plain_functions_from_a_registry_and_an_unknown_runner(binary, tmp_path):
+    """`FUNCS[tc["name"]](**args)` (args a local holding `tc["args"]`): tools_plain over the
+    registry's functions; `run(**tc["args"])` with `run` from the configuration: an opaque `tools`
+    entry at the line, QG024."""
+    e = export(memory.with_store(memory.store_memory_registry))
+    n = node_of(e, "store_memory")
+    assert n["kind"] == "tools_plain" and n["tools"] == ["upsert_memory"]
+    e = export(memory.with_store(memory.store_memory_unknown))
+    n = node_of(e, "store_memory")
+    file, line = line_of(memory, "unknown runner")
+    [o] = n["opaque"]
+    assert o["what"] == "tools" and o["location"]["file"] == file and o["location"]["line"] == line - 1
+    assert o["why"].startswith("runs run(**...['args']) with a tool call's arguments")
+    code, found, text = verify(binary, tmp_path, e)
+    assert ("QG024", "tools:store_memory", "store_memory") in found
+    assert_fails_the_gate(code, found, text)

@@ -37,3 +37,30 @@ b.add_edge(START, "call_model")
 b.add_conditional_edges("call_model", route_message)
 b.add_edge("store_memory", "call_model")
 graph = b.compile(name="memory_agent")
+
+
+FUNCS = {"upsert_memory": tools.upsert_memory}
+
+
+def store_memory_registry(state: MessagesState):
+    out = []
+    for tc in state["messages"][-1].tool_calls:
+        args = tc["args"]
+        out.append({"role": "tool", "content": FUNCS[tc["name"]](**args), "tool_call_id": tc["id"]})
+    return {"messages": out}
+
+
+def store_memory_unknown(state: MessagesState, config):
+    run = config["configurable"]["runner"]
+    return {"messages": [{"role": "tool", "content": run(**tc["args"]), "tool_call_id": tc["id"]}
+                         for tc in state["messages"][-1].tool_calls]}  # <- unknown runner
+
+
+def with_store(store_node):
+    g = StateGraph(MessagesState)
+    g.add_node("call_model", call_model)
+    g.add_node("store_memory", store_node)
+    g.add_edge(START, "call_model")
+    g.add_conditional_edges("call_model", route_message)
+    g.add_edge("store_memory", "call_model")
+    return g.compile(name="memory_agent")
