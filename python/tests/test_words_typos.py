@@ -103,3 +103,11 @@ def test_meant_matches_the_verifiers_nearest():
     assert meant("kind", ["kind", "kinds"]) is None
     with pytest.raises(WordsError, match="did you mean 'irreversible'"):
         split({"pay": {"irreversable": True}})
+
+
+@pytest.mark.parametrize("word", ['{"pure": "formats"}', '{"model": true}'])
+def test_a_word_naming_a_missing_node_is_exit_2(word, tmp_path):
+    """SPEC 12.3: `pure`/`model` on a node the graph does not have is an error at the word."""
+    p = cli(tmp_path, '{"nodes": {"sned": ' + word + "}}")
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert "words.json:1:12: the graph has no node 'sned' (its nodes: tools, send" in p.stderr, p.stderr
