@@ -300,7 +300,7 @@ def unread_calls(fn: Any, tree: ast.AST, depth: int = HELPER_DEPTH,
         if not (isinstance(node.func, ast.Attribute) and node.func.attr in RUNS):
             continue
         recv = node.func.value
-        if _made_here(recv, tree) or _container_pick(fn, tree, recv):
+        if _made_here(fn, tree, recv) or _container_pick(fn, tree, recv):
             continue
         target = resolve(fn, tree, recv)
         if isinstance(target, BaseTool) and reached is not None and target not in reached:
@@ -317,11 +317,20 @@ def _is_getattr_dynamic(expr: ast.AST) -> bool:
             and len(expr.args) >= 2 and not isinstance(expr.args[1], ast.Constant))
 
 
-def _made_here(expr: ast.AST, tree: ast.AST) -> bool:
-    """Is `expr` a model's runnable the code makes (`llm.bind_tools(...)`)? A model made at run
-    time is `runtime_model`'s."""
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in MODEL_METHODS:
-        return True
+def _made_here(fn: Any, tree: ast.AST, expr: ast.AST, depth: int = 3) -> bool:
+    """Is `expr` a model the code makes at run time (`llm.bind_tools(...)`, `init_chat_model(...)`,
+    `load_chat_model(...)`, or a local name holding one)? Its calls are `runtime_model`'s."""
+    if isinstance(expr, ast.Call):
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr in MODEL_METHODS:
+            return True
+        if isinstance(expr.func, (ast.Name, ast.Attribute)):
+            obj = _code.resolve_name(fn, expr.func)
+            return _makes_model(obj) or (obj is _code._UNRESOLVED and _spelled(expr.func) == "init_chat_model")
+        return False
+    if isinstance(expr, ast.Name) and depth > 0:
+        values = [st.value for st in ast.walk(tree) if isinstance(st, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == expr.id for t in st.targets)]
+        return bool(values) and all(_made_here(fn, tree, v, depth - 1) for v in values)
     return False
 
 

@@ -822,6 +822,26 @@ class _GraphExport:
         rt = _unseen.runtime_model(fn, tree)
         if rt is None:
             return False
+        # What its code calls itself (not what it only binds): the tools it reaches, less the
+        # bound ones, and every tool an `.invoke()` of it resolves to.
+        reached: list = []
+        unread = _unseen.unread_calls(fn, tree, reached=reached)
+        direct, _mapping = self.step_tools(name, fn)
+        called = [t for t in direct if rt.tools is None or t not in rt.tools]
+        called += [t.name for t in reached if t.name not in called]
+        if called:
+            # a step that makes a model and runs tools itself: its calls skip the tool check
+            for t in reached:
+                self.ex.tools_seen.setdefault(t.name, t)
+            node["tools"] = called
+            self.kinds[name] = "step"
+            self.unread(name, node, fn, unread + [_unseen.Unread(
+                "model", f"makes a chat model at run time ({rt.via}) and runs tools itself ({', '.join(called)}): "
+                         "what the model chooses is not read", rt.at)])
+            self.ex.warn(self.label(f"node {name!r} (step) calls tools {called} directly, outside any tool node: "
+                                    "those calls skip the tool check"))
+            return True
+        self.unread(name, node, fn, unread)
         node["kind"] = "model"
         prov.pop("opaque", None)
         prov["model"] = f"made at run time: {rt.via}"

@@ -219,3 +219,20 @@ def test_plain_functions_from_a_registry_and_an_unknown_runner(binary, tmp_path)
     code, found, text = verify(binary, tmp_path, e)
     assert ("QG024", "tools:store_memory", "store_memory") in found
     assert_fails_the_gate(code, found, text)
+
+
+def test_a_run_time_model_in_a_step_that_runs_a_tool_itself_keeps_the_call(binary, tmp_path):
+    """A planner that makes its model at run time and publishes the plan itself: reading it as a
+    model node would drop the direct call; it stays a step calling publish_post (QG001), with an
+    opaque `model` entry at the init_chat_model call (QG024); `model: true` declares the model and
+    keeps the call."""
+    e = export(runtime_model.planner)
+    n = node_of(e, "call_model")
+    assert n["kind"] == "step" and n["tools"] == ["publish_post"]
+    [o] = n["opaque"]
+    assert o["what"] == "model" and o["location"]["line"] == line_of(runtime_model, "planner")[1] - 1
+    code, found, text = verify(binary, tmp_path, e)
+    assert {("QG001", "publish_post", "call_model"), ("QG024", "model:call_model", "call_model")} <= found
+    assert_fails_the_gate(code, found, text)
+    declared = node_of(export(runtime_model.planner, {"nodes": {"call_model": {"model": True}}}), "call_model")
+    assert declared["kind"] == "step" and declared["tools"] == ["publish_post"] and "opaque" not in declared

@@ -64,3 +64,16 @@ def call_configurable(state: MessagesState, config: RunnableConfig):
 
 
 configurable = _build(call_configurable, "configurable")
+
+
+def plan_and_publish(state: MessagesState, config: RunnableConfig):
+    """Makes a model at run time AND runs a tool itself (a planner that publishes its plan)."""
+    from .tools import publish_post
+
+    llm = init_chat_model(config["configurable"]["model"])
+    plan = llm.invoke(state["messages"])  # <- planner
+    publish_post.invoke({"text": plan.content})
+    return {"messages": [plan]}
+
+
+planner = _build(plan_and_publish, "planner")
