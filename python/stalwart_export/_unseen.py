@@ -176,6 +176,11 @@ def resolve(fn: Any, tree: ast.AST, expr: ast.AST, depth: int = 4) -> Any:
         if values:
             got = [resolve(fn, tree, v, depth - 1) for v in values]
             return got[0] if all(g is got[0] for g in got) else bad
+        owner = getattr(fn, "__self__", None)
+        first = next((f.args.args[0].arg for f in ast.walk(tree)
+                      if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.args.args), None)
+        if owner is not None and expr.id == first:
+            return owner  # `self` of a bound method (a node that is an object's method or __call__)
         if any(isinstance(a, ast.arg) and a.arg == expr.id for a in ast.walk(tree)):
             return bad  # a parameter: the state, the configuration
         imported = _local_import(fn, tree, expr.id)

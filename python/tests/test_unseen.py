@@ -110,6 +110,7 @@ FOLLOWED = {
     "helper": ["publish_post"],
     "object_attribute": ["publish_post"],
     "local_import": ["publish_post"],  # `from . import tools as local_tools` inside the node
+    "self_attribute": ["publish_post"],  # a node that is an object: `self.tool.invoke(...)`
 }
 
 

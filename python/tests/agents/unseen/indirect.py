@@ -44,7 +44,7 @@ def one_step(fn):
     b = StateGraph(MessagesState)
     b.add_node("act", fn)
     b.add_edge(START, "act")
-    return b.compile(name=fn.__name__)
+    return b.compile(name=getattr(fn, "__name__", type(fn).__name__))
 
 
 SHAPES = {f.__name__: f for f in (module_attribute, alias, by_getattr, registry, helper, object_attribute, dynamic)}
@@ -61,3 +61,16 @@ def local_import(state: MessagesState):
 
 
 SHAPES.update(helper_dynamic=helper_dynamic, local_import=local_import)
+
+
+class Publisher:
+    """A node that is an object: its tool an attribute of `self`."""
+
+    def __init__(self) -> None:
+        self.tool = tools.publish_post
+
+    def __call__(self, state: MessagesState):
+        return {"messages": [("ai", self.tool.invoke({"text": "hi"}))]}
+
+
+SHAPES["self_attribute"] = Publisher()
