@@ -420,7 +420,7 @@ fn unknown_words_are_kept_and_named_in_a_lint() {
     let cat = dir.path().join("catalogue.yaml");
     std::fs::write(
         &cat,
-        "tools:\n  pay: {kind: write, irreversable: true, idempotency: true, result: {}, args: {to: {role: adress}}}\n  ship: {kind: write, compensation: unship, idempotency: true, result: {}}\n  unship: {kind: write, idempotency: true, result: {}}\n",
+        "tools:\n  pay: {kind: write, team_owner: billing, idempotency: true, result: {}, args: {to: {role: postal}}}\n  ship: {kind: write, compensation: unship, idempotency: true, result: {}}\n  unship: {kind: write, idempotency: true, result: {}}\n",
     )
     .expect("write");
     let r = stalwart(&[
@@ -432,13 +432,44 @@ fn unknown_words_are_kept_and_named_in_a_lint() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains(
-        "  unknown_word (warning) on pay: 'irreversable' is not a word of the catalogue (did you mean 'irreversible'?): it is kept and no rule reads it\n"
-    ));
+        "  unknown_word (warning) on pay: 'team_owner' is not a word of the catalogue: it is kept and no rule reads it\n"
+    ), "{}", r.stdout);
     assert!(r
         .stdout
-        .contains("'args.to.role: adress' is not a word of the catalogue"));
-    // The misspelt word is not read: `pay` is not irreversible, so QG105 still holds it.
+        .contains("'args.to.role: postal' is not a word of the catalogue"));
     assert!(r.stdout.contains("QG105 Review on pay"));
+}
+
+/// Issue 28: a misspelt catalogue word (`irreversable`) is exit 2 at its line, naming the word it
+/// meant; kept and ignored it would drop the tool's irreversibility from the proof.
+#[test]
+fn a_misspelt_catalogue_word_is_exit_2_naming_the_word_meant() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(
+        common::root().join("fixtures/QG105/breaks-two-writes/graph.json"),
+        dir.path().join("graph.json"),
+    )
+    .expect("copy");
+    std::fs::write(
+        dir.path().join("catalogue.yaml"),
+        "tools:\n  pay: {kind: write, irreversable: true, idempotency: true, result: {}}\n  ship: {kind: write, compensation: unship, idempotency: true, result: {}}\n  unship: {kind: write, idempotency: true, result: {}}\n",
+    )
+    .expect("write");
+    let r = common::stalwart_in(
+        dir.path(),
+        &[
+            "verify",
+            "--graph",
+            "graph.json",
+            "--catalogue",
+            "catalogue.yaml",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("catalogue-typo.txt", r.stderr);
+    });
 }
 
 /// Inputs a hostile pull request could send (found by a fresh tester): each is refused or

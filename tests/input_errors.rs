@@ -653,6 +653,85 @@ fn quoted_bool_is_text_not_a_bool() {
     );
 }
 
+/// Issue 28: a word a typo away from a known one (`irreversable`, `reads_outsid`, `sends_ou`, an
+/// order word, a role, a store's or a channel's word) is an error at the word naming the word it
+/// meant, never a kept word the rules ignore (that silently weakened the proof: a QG013 dropped,
+/// a Critical QG011 gone). Each is written into a catalogue of its own.
+#[test]
+fn a_misspelt_word_is_an_error_naming_the_word_meant() {
+    let cases: &[(&str, &str, u32, u32, &str)] = &[
+        (
+            "{\"tools\": {\"pay\": {\"kind\": \"write\",\n  \"irreversable\": true}}}",
+            "irreversable",
+            2,
+            3,
+            "irreversible",
+        ),
+        (
+            "{\"tools\": {\"read_inbox\": {\"kind\": \"read\", \"reads_outsid\": true}}}",
+            "reads_outsid",
+            1,
+            43,
+            "reads_outside",
+        ),
+        (
+            "tools:\n  mail: {kind: write, sends_ou: true}\n",
+            "sends_ou",
+            2,
+            23,
+            "sends_out",
+        ),
+        (
+            "tools:\n  pay:\n    kind: write\n    order: {aftr: [get_order]}\n",
+            "aftr",
+            4,
+            13,
+            "after",
+        ),
+        (
+            "tools:\n  get: {kind: read, args: {to: {role: destinaton}}}\n",
+            "destinaton",
+            2,
+            39,
+            "destination",
+        ),
+        (
+            "tools: {}\nstores:\n  mem: {multi_tenat: true}\n",
+            "multi_tenat",
+            3,
+            9,
+            "multi_tenant",
+        ),
+        (
+            "tools: {}\nchannels:\n  bank: {auht: mtls}\n",
+            "auht",
+            3,
+            10,
+            "auth",
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (k, (text, word, line, column, meant)) in cases.iter().enumerate() {
+        let name = format!("typo{k}.catalogue.yaml");
+        let cat = dir.path().join(&name);
+        std::fs::write(&cat, text).unwrap();
+        let e = load_export(&errors_dir().join("good.json"), &cat)
+            .expect_err(&format!("{word} must be an error"));
+        check(
+            &e,
+            &name,
+            *line,
+            *column,
+            &format!("'{word}' on "),
+            &format!("write '{meant}'"),
+        );
+        assert!(
+            e.to_string().contains(&format!("did you mean '{meant}'?")),
+            "{e}"
+        );
+    }
+}
+
 #[test]
 fn unknown_words_and_roles_are_kept_not_errors() {
     let d = errors_dir();
@@ -670,7 +749,7 @@ fn unknown_words_and_roles_are_kept_not_errors() {
     assert_eq!(
         words,
         vec![
-            ("read_inbox", "reads_outsde", 4),
+            ("read_inbox", "team_notes", 4),
             ("read_inbox", "args.folder.role: folder_path", 4)
         ]
     );
@@ -688,7 +767,7 @@ fn the_content_role_is_known() {
     let cat = dir.path().join("c.json");
     let text = std::fs::read_to_string(errors_dir().join("unknown_words.catalogue.json"))
         .unwrap()
-        .replace("\"reads_outsde\": true, ", "")
+        .replace("\"team_notes\": true, ", "")
         .replace("folder_path", "content");
     std::fs::write(&cat, text).unwrap();
     let i = load_export(&errors_dir().join("good.json"), &cat).unwrap();

@@ -793,10 +793,24 @@ fn an_unknown_word_is_the_unknown_word_lint() {
         .find(|l| l.id == "unknown_word")
         .expect("the unknown_word lint");
     assert_eq!(lint.tool, "get_order");
-    assert!(lint.message.contains("'reads_outsde'") && lint.message.contains("reads_outside"));
+    assert!(lint.message.contains("'team_notes'"), "{}", lint.message);
     let loc = lint.loc.expect("located");
     assert!(report.sources.file(loc.file).display.ends_with("tools.py"));
     assert_eq!(loc.line, 4);
+}
+
+/// Issue 28: a word a typo away from a known one is an error at its line in the module, naming
+/// the word meant (kept and ignored, `reads_outsde` would drop the tool's taint from the proof).
+#[test]
+fn a_misspelt_word_is_an_error_in_the_module() {
+    refused(
+        "typo_word",
+        "tools.py",
+        4,
+        20,
+        "'reads_outsde' on tool 'get_order' is not a word of the catalogue: did you mean 'reads_outside'?",
+        "write 'reads_outside'",
+    );
 }
 
 #[test]

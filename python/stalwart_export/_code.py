@@ -198,6 +198,36 @@ def _code_names(code) -> set[str]:
     return names
 
 
+def _code_strings(code) -> set[str]:
+    """The string constants of `code` and its nested code that could name an attribute
+    (`getattr(tools, "read_web")`)."""
+    out = {c for c in code.co_consts if isinstance(c, str) and c.isidentifier()}
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            out |= _code_strings(const)
+    return out
+
+
+def _is_app_container(obj: Any) -> bool:
+    """A module of the application, or an instance of one of its classes (not a function, class,
+    container or the framework's objects): what `referenced_objects` opens by attribute name."""
+    from . import _sources
+
+    if inspect.ismodule(obj):
+        return _sources.is_user_file(getattr(obj, "__file__", None)) and not obj.__name__.startswith(
+            "stalwart_export")
+    if inspect.isclass(obj) or inspect.isroutine(obj) or isinstance(obj, (list, tuple, dict, set, str, bytes)):
+        return False
+    cls = type(obj)
+    if cls.__module__.split(".")[0] in ("langgraph", "langchain", "langchain_core", "stalwart_export", "builtins"):
+        return False
+    try:
+        file = inspect.getsourcefile(cls)
+    except TypeError:
+        return False
+    return _sources.is_user_file(file)
+
+
 def referenced_objects(fn: Any, depth: int = 4, closed: frozenset[int] = frozenset()) -> Iterator[tuple[str, Any]]:
     """(name, object) for every object `fn`'s code can reach by name: closure cells, the
     globals its code (and nested code) names, a bound method's `self` and the attributes
@@ -228,6 +258,18 @@ def referenced_objects(fn: Any, depth: int = 4, closed: frozenset[int] = frozens
         elif (inspect.isfunction(obj) or inspect.ismethod(obj)) and d > 0 and not is_library(obj):
             yield from walk(obj, d - 1)
 
+    def members(name: str, obj: Any, attrs: set[str], d: int, depth: int) -> Iterator[tuple[str, Any]]:
+        # Issue 28: the attributes the code names (`tools.read_web`, `getattr(tools, "x")`, a
+        # chain `tools.BOX.publisher`) on the application's own modules and objects.
+        if depth <= 0 or not _is_app_container(obj):
+            return
+        space = vars(obj) if inspect.ismodule(obj) else getattr(obj, "__dict__", {})
+        for a in sorted(attrs):
+            if a in space:
+                val = space[a]
+                yield from emit(f"{name}.{a}", val, d)
+                yield from members(f"{name}.{a}", val, attrs, d, depth - 1)
+
     def walk(f: Any, d: int) -> Iterator[tuple[str, Any]]:
         self_obj = getattr(f, "__self__", None)
         f = plain_function(f)
@@ -243,9 +285,11 @@ def referenced_objects(fn: Any, depth: int = 4, closed: frozenset[int] = frozens
                     continue
                 yield from emit(var, val, d)
         g = getattr(f, "__globals__", {})
+        attrs = names | _code_strings(code)
         for n in names:
             if n in g:
                 yield from emit(n, g[n], d)
+                yield from members(n, g[n], attrs, d, 4)
         if self_obj is not None:
             yield from emit("self", self_obj, d)
             for n in names:

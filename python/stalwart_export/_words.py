@@ -17,7 +17,20 @@ A words mapping (a `--words` JSON file, or the mapping given to `export_graph`/`
   sending mail, a database write): each becomes one of the node's `tools` (the node must be a
   step), with the given words as its catalogue entry (`kind` is needed there as for any tool);
 * `nodes.<node>.reviews` names tools whose every call the node puts to a person, runs only when
-  accepted or edited, and does not run when rejected: a `call` interrupt each (SPEC 12.2).
+  accepted or edited, and does not run when rejected: a `call` interrupt each (SPEC 12.2). A tool
+  reviewed is one the node calls, or one a tool node its edges lead to runs (an approval node
+  before its tool node: the interrupt stays on the node, so it credits no call, SPEC 12.2);
+* `nodes.<node>.pure` (a non-empty text: why the node has no effect) declares a step that calls
+  no tool and has no effect the proof needs: the node stays a step with no `tools`;
+* `nodes.<node>.model` (`true`) declares that the node is a model node (it calls a chat model the
+  exporter could not find, SPEC 12.5): a step with no tools becomes a `model` node.
+
+Each word clears the node's `opaque` entries (SPEC 12.5) of what it declares: `calls` the `tools`
+entries, `reviews` the `pause` entries, `pure` the `code` and `tools` entries, `model` the
+`model` entries; the node's `declared` lists the words that declared it (the verifier ignores the
+field; it says, in the export, what the proof takes on the author's word). `pure` on a node that
+calls tools or is not a step, and `pure` with `calls`, are errors: a word never hides what the
+exporter read.
 
 A node is named as LangGraph names it, or by its qualified id (`worker/tools`) inside a
 subgraph. A word naming a node or tool the graph does not have is an error (`WordsError`), at
@@ -30,7 +43,89 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 GRAPH_KEYS = ("input", "nodes")
-NODE_WORDS = ("calls", "reviews")
+NODE_WORDS = ("calls", "reviews", "pure", "model")
+
+#: The `opaque` entries (their `what`, SPEC 2.2) each node word clears.
+CLEARS = {"calls": ("tools",), "reviews": ("pause",), "pure": ("code", "tools"), "model": ("model",)}
+
+
+#: Argument roles of SPEC 2.3 (the verifier's `ROLES`).
+ROLES = ("code", "shell", "sql", "query", "path", "url", "template", "destination", "user_id", "content")
+ORDER_WORDS = ("after", "not_after", "at_most")
+
+
+def distance(a: str, b: str) -> int:
+    """Optimal string alignment distance (Levenshtein, an adjacent transposition one edit), as the
+    verifier's `rulebook::library::distance`."""
+    d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1):
+        d[i][0] = i
+    for j in range(len(b) + 1):
+        d[0][j] = j
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            v = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                v = min(v, d[i - 2][j - 2] + 1)
+            d[i][j] = v
+    return d[len(a)][len(b)]
+
+
+def meant(word: str, known: Any) -> str | None:
+    """The known word `word` is a misspelling of (at most a quarter of its length away, 1 to 3
+    edits, the first of equals; as the verifier's `rulebook::library::nearest`), else None. A word
+    this near is an error (issue 28: kept and ignored, a typo silently weakens the proof); a word
+    far from every known one is kept, and the verifier names it in its `unknown_word` lint."""
+    if not isinstance(word, str):
+        return None
+    limit = min(max(len(word) // 4, 1), 3)
+    best: tuple[int, str] | None = None
+    for k in known:
+        if k == word:
+            return None
+        d = distance(word, k)
+        if 0 < d <= limit and (best is None or d < best[0]):
+            best = (d, k)
+    return best[1] if best else None
+
+
+def _typo(at: str, word: str, where: str, known: Any) -> None:
+    """Raise `WordsError` when `word` (written at `at`, on `where`) is a misspelling of one of `known`."""
+    m = meant(word, known)
+    if m is not None:
+        raise WordsError(f"{at}: {word!r} on {where} is not a word: did you mean {m!r}? Write {m!r} (a word the "
+                         f"verifier does not know is ignored by every rule, so a misspelt one would silently weaken "
+                         f"the proof)")
+
+
+def check_typos(tools: Mapping, where: Any, prefix: tuple = ()) -> None:
+    """`WordsError` at the first catalogue word of `tools` (`{tool: {word: value}}`) that is a
+    misspelling of a known word: a tool's words, its `order` words, its arguments' `role`s."""
+    from .catalogue import KNOWN_WORDS
+
+    def at(*path: str) -> str:
+        got = where((*prefix, *path)) if where is not None else None
+        return got or ".".join((*prefix, *path))
+
+    for tool, words in tools.items():
+        if not isinstance(words, Mapping):
+            continue
+        for k in words:
+            if k not in KNOWN_WORDS and not str(k).startswith("_"):
+                _typo(at(tool, k), k, f"tool {tool!r}", KNOWN_WORDS)
+        order = words.get("order")
+        if isinstance(order, Mapping):
+            for k in order:
+                if k not in ORDER_WORDS:
+                    _typo(at(tool, "order", k), k, f"the `order` of tool {tool!r}", ORDER_WORDS)
+        args = words.get("args")
+        if isinstance(args, Mapping):
+            props = args.get("properties") if args.get("type") == "object" else None
+            path = ("args", "properties") if isinstance(props, Mapping) else ("args",)
+            for arg, spec in (props if isinstance(props, Mapping) else args).items():
+                role = spec.get("role") if isinstance(spec, Mapping) else None
+                if isinstance(role, str) and role not in ROLES:
+                    _typo(at(tool, *path, arg, "role"), role, f"argument {arg!r} of tool {tool!r} (a role)", ROLES)
 
 
 class WordsError(ValueError):
@@ -42,6 +137,10 @@ class WordsError(ValueError):
 class NodeWords:
     calls: dict[str, dict] = field(default_factory=dict)
     reviews: list[str] = field(default_factory=list)
+    pure: str | None = None
+    model: bool = False
+    #: the node words given, in the file's order
+    given: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -93,6 +192,11 @@ def split(words: Any, where: Any = None) -> Words:
     # keys starting with `_` are notes (`--init-words` writes `_from`): not words
     tools = {k: ({w: x for w, x in v.items() if not str(w).startswith("_")} if isinstance(v, Mapping) else v)
              for k, v in words.items() if k not in GRAPH_KEYS and not str(k).startswith("_")}
+    for k in tools:
+        # `node` or `inputs` at the top would be read as a tool of that name: a typo of a graph word
+        if meant(k, GRAPH_KEYS) is not None and isinstance(words[k], Mapping):
+            _typo(w.at(k), k, "the words' top level", GRAPH_KEYS)
+    check_typos(tools, where)
     try:
         check_words(tools)  # TypeError for a wrong shape, ValueError for a bad kind (as before)
     except (TypeError, ValueError) as e:
@@ -108,6 +212,7 @@ def split(words: Any, where: Any = None) -> Words:
                              f"not {_json_type(inp)}")
         for k, v in inp.items():
             if k != "reads_outside":
+                _typo(w.at('input', k), k, "`input`", ("reads_outside",))
                 raise WordsError(f"{w.at('input', k)}: unknown word {k!r} in `input` (it takes `reads_outside`)")
             if not isinstance(v, bool):
                 raise WordsError(f"{w.at('input', k)}: `input.reads_outside` must be true or false, not {_json_type(v)}")
@@ -124,13 +229,16 @@ def split(words: Any, where: Any = None) -> Words:
             out = NodeWords()
             for k, v in nw.items():
                 if k not in NODE_WORDS:
+                    _typo(w.at('nodes', name, k), k, f"node {name!r}", NODE_WORDS)
                     raise WordsError(f"{w.at('nodes', name, k)}: unknown word {k!r} for node {name!r} "
-                                     "(a node takes `calls` and `reviews`)")
+                                     "(a node takes `calls`, `reviews`, `pure` and `model`)")
+            out.given = [k for k in nw if k in NODE_WORDS]
             calls = nw.get("calls")
             if calls is not None:
                 if not isinstance(calls, Mapping):
                     raise WordsError(f"{w.at('nodes', name, 'calls')}: `calls` must be an object "
                                      f"{{effect: {{\"kind\": \"write\", ...}}}}, not {_json_type(calls)}")
+                check_typos(calls, where, ("nodes", name, "calls"))
                 try:
                     check_words(calls)
                 except (TypeError, ValueError) as e:
@@ -142,6 +250,20 @@ def split(words: Any, where: Any = None) -> Words:
                     raise WordsError(f"{w.at('nodes', name, 'reviews')}: `reviews` must be a list of tool names, "
                                      f"not {_json_type(reviews)}")
                 out.reviews = list(reviews)
+            if "pure" in nw:
+                pure = nw["pure"]
+                if not isinstance(pure, str) or not pure.strip():
+                    raise WordsError(f"{w.at('nodes', name, 'pure')}: `pure` must be a text saying why node {name!r} "
+                                     f"has no effect (\"pure\": \"formats the answer\"), not {_json_type(pure)}")
+                if calls:
+                    raise WordsError(f"{w.at('nodes', name, 'pure')}: node {name!r} is declared `pure` (no effect) and "
+                                     "to make `calls`: keep one (`calls` if its code has an effect)")
+                out.pure = pure.strip()
+            if "model" in nw:
+                if nw["model"] is not True:
+                    raise WordsError(f"{w.at('nodes', name, 'model')}: `model` must be true (the node calls a chat "
+                                     f"model), not {_json_type(nw['model'])}; leave it out when it calls none")
+                out.model = True
             w.nodes[name] = out
     return w
 
@@ -169,6 +291,15 @@ def apply(export: dict, words: Words, warn: Any = None) -> None:
             top = [n["id"] for n in export["nodes"] if n["kind"] not in ("start", "end")]
             raise WordsError(f"{words.at('nodes', name)}: the graph has no node {name!r} (its nodes: "
                              f"{', '.join(top)}; a subgraph's node is named by its path, e.g. 'agent/tools')")
+        if nw.pure is not None:
+            if node["kind"] != "step" or node.get("tools"):
+                does = (f"calls {', '.join(node['tools'])}" if node.get("tools") else f"is a {node['kind']} node")
+                raise WordsError(f"{words.at('nodes', name, 'pure')}: node {name!r} {does}, so it is not pure: "
+                                 "`pure` declares a step the exporter saw no effect of; declare what it does with "
+                                 "`calls` instead, or remove `pure`")
+            node.pop("tools", None)
+        if nw.model and node["kind"] == "step" and not node.get("tools") and not nw.calls:
+            node["kind"] = "model"
         if nw.calls:
             prov = node.get("langgraph") if isinstance(node.get("langgraph"), dict) else {}
             guarded = node["kind"] == "tools" and prov.get("guard") == GUARDED_STEP
@@ -191,12 +322,45 @@ def apply(export: dict, words: Words, warn: Any = None) -> None:
                     tools.append(t)
             node.setdefault("langgraph", {})["calls_declared"] = list(nw.calls)
         have = list(node.get("tools") or [])
+        reach = _next_tool_nodes(g, node["id"])
         for k, t in enumerate(nw.reviews):
-            if t not in have:
+            if t not in have and t not in reach:
                 raise WordsError(f"{words.at('nodes', name, 'reviews', str(k))}: node {name!r} does not call {t!r} "
-                                 f"(it calls: {', '.join(have) or 'no tool'})")
+                                 f"(it calls: {', '.join(have) or 'no tool'}"
+                                 + (f"; the tool nodes it leads to run: {', '.join(reach)}" if reach else "") + ")")
             g.setdefault("interrupts", []).append({"node": node["id"], "when": "call", "tool": t,
                                                   "langgraph": {"source": "words: nodes.reviews"}})
+        _clear(node, nw)
+
+
+def _clear(node: dict, nw: NodeWords) -> None:
+    """Drop the node's `opaque` entries its words declared (`CLEARS`), and record the words in
+    its `declared` (SPEC 12.5: a declared node has no opaque entry for what was declared, and the
+    export says the words declared it)."""
+    cleared = {what for word in nw.given for what in CLEARS[word]}
+    kept = [o for o in node.get("opaque") or [] if o.get("what") not in cleared]
+    if kept:
+        node["opaque"] = kept
+    else:
+        node.pop("opaque", None)
+    declared = node.setdefault("declared", [])
+    declared.extend(w for w in nw.given if w not in declared)
+    if nw.pure is not None:
+        node["pure"] = nw.pure
+
+
+def _next_tool_nodes(g: dict, node_id: str) -> list[str]:
+    """The tools of the tool nodes (`tools`, `tools_plain`) the edges out of `node_id` lead to."""
+    kinds = {n["id"]: n for n in g["nodes"]}
+    out: list[str] = []
+    for e in g.get("edges") or []:
+        if e.get("from") != node_id:
+            continue
+        for d in e.get("destinations") or []:
+            n = kinds.get(d)
+            if n is not None and n["kind"] in ("tools", "tools_plain"):
+                out += [t for t in n.get("tools") or [] if t not in out]
+    return out
 
 
 def _find(export: dict, name: str, escape_id: Any) -> tuple[dict, dict | None]:

@@ -16,7 +16,7 @@ import importlib.metadata
 import json
 from typing import Any
 
-from . import _code, _fallbacks, _guarded, _hosted, _pauses, _picks, _review, _routes, _sources, _words
+from . import _code, _fallbacks, _guarded, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words
 
 START = "__start__"
 END = "__end__"
@@ -201,8 +201,20 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     warning: each call starts a new session of that agent's guard.
 
     `words` (`_words.py`): `{"input": {"reads_outside": true}}`, `{"nodes": {N: {"calls": {...},
-    "reviews": [...]}}}` (and catalogue words, used by `export_catalogue`). Raises `WordsError`
-    (a `ValueError`) for malformed words or words naming a node or tool the graph lacks.
+    "reviews": [...], "pure": "why", "model": true}}}` (and catalogue words, used by
+    `export_catalogue`); each node word clears the node's `opaque` entries of what it declares
+    (SPEC 12.5). Raises `WordsError` (a `ValueError`) for malformed words, a word a typo away from
+    a known one, or words naming a node or tool the graph lacks.
+
+    What a step's code does that a plain reading misses (`_unseen.py`, issue 28): a chat model made
+    at run time (`init_chat_model`, a loader helper, a configurable model) makes the node a model
+    node, its bound tools offered, not called (an opaque `model` entry when it binds tools the
+    exporter cannot name); tools reached through the application's modules and objects (attribute
+    chains, `getattr` with a literal, aliases, registries, helpers) are followed
+    (`_code.referenced_objects`), and a call it cannot resolve (`getattr` with a run-time name,
+    `.invoke()` on something it cannot resolve) is an opaque `tools` entry; `f(**call["args"])`
+    over the application's plain functions is a `tools_plain` node over them; a step whose code
+    cannot be read is an opaque `code` entry.
 
     Locations (SPEC 12.4, `_sources.py`): a node running a function of the user's at its `def`
     (an instance of the user's class with `__call__` at its `class`; a decorated function at its
@@ -737,12 +749,44 @@ class _GraphExport:
         # step
         node["kind"] = "step"
         prov["opaque"] = True
+        tree = _code.parse_function(fn) if fn is not None and not _code.is_library(fn) else None
+        if tree is not None and self.runtime_model(name, node, prov, fn, tree):
+            return self.lg(node, **prov)
         if fn is not None:
             direct_tools, handwritten = self.step_tools(name, fn)
             for t in _guarded.guarded_functions(fn):  # plain functions passed to guard.call/acall (issue 29)
                 if t.name not in direct_tools:
                     direct_tools.append(t.name)
                     self.ex.tools_seen.setdefault(t.name, t)
+            if not direct_tools and tree is not None:
+                funcs, unread = _unseen.plain_dispatch(fn, tree)
+                self.unread(name, node, fn, unread)
+                if funcs:
+                    # a hand-written tool node over plain functions (the memory-agent template)
+                    node.update(kind="tools_plain", tools=[f.__name__ for f in funcs])
+                    prov.pop("opaque", None)
+                    prov["tool_node"] = "runs each tool call of the model's message as a plain function (f(**args))"
+                    self.kinds[name] = "tools_plain"
+                    self.ex.warn(self.label(
+                        f"node {name!r} runs the model's tool calls as plain functions "
+                        f"({', '.join(f.__name__ for f in funcs)}): exported tools_plain; the catalogue needs an "
+                        "entry for each (declare them in the words)"))
+                    return self.lg(node, **prov)
+            if tree is not None and not handwritten:
+                reached: list = []
+                self.unread(name, node, fn, _unseen.unread_calls(fn, tree, reached=reached))
+                more = [t for t in reached if t.name not in direct_tools]
+                if more:
+                    # tools the step runs through what referenced_objects does not see (a local import)
+                    for t in more:
+                        self.ex.tools_seen.setdefault(t.name, t)
+                    direct_tools = direct_tools + [t.name for t in more]
+                    node["tools"] = direct_tools
+            if tree is None and not _code.is_library(fn):
+                # SPEC 12.5: a function whose source cannot be read (made by exec, a REPL, a .pyc)
+                self.unread(name, node, fn, [_unseen.Unread(
+                    "code", f"the source of {getattr(_code.plain_function(fn), '__qualname__', '?')}() cannot be read",
+                    None)])
             if direct_tools:
                 node["tools"] = direct_tools
                 if handwritten:
@@ -768,9 +812,71 @@ class _GraphExport:
                     f"node {name!r} (step) calls tools {direct_tools} directly, outside any tool node: "
                     "those calls skip the tool check and any pause on a tool node"))
         else:
-            self.ex.warn(self.label(f"node {name!r}: cannot read its code ({prov['runnable']}); exported as an opaque step"))
+            # SPEC 12.5: code the exporter cannot read is an opaque entry (QG024), never a silent step
+            node.setdefault("opaque", []).append(
+                {"what": "code", "why": f"the exporter cannot read its code ({prov['runnable']})"})
+            self.ex.warn(self.label(f"node {name!r}: cannot read its code ({prov['runnable']}); exported as a step "
+                                    "with an opaque `code` entry (QG024 fails the gate until it is read or declared, "
+                                    f'e.g. {{"nodes": {{"{name}": {{"pure": "why it has no effect"}}}}}})'))
         self.kinds[name] = "step"
         return self.lg(node, **prov)
+
+    def runtime_model(self, name: str, node: dict, prov: dict, fn: Any, tree: ast.AST) -> bool:
+        """Node `name` makes its chat model at run time (`_unseen.runtime_model`): a `model` node,
+        the tools it binds read as offered, never as called; when it binds tools the exporter
+        cannot name, an opaque `model` entry at the `bind_tools` call (SPEC 12.5)."""
+        rt = _unseen.runtime_model(fn, tree)
+        if rt is None:
+            return False
+        # What its code calls itself (not what it only binds): the tools it reaches, less the
+        # bound ones, and every tool an `.invoke()` of it resolves to.
+        reached: list = []
+        unread = _unseen.unread_calls(fn, tree, reached=reached)
+        direct, _mapping = self.step_tools(name, fn)
+        called = [t for t in direct if rt.tools is None or t not in rt.tools]
+        called += [t.name for t in reached if t.name not in called]
+        if called:
+            # a step that makes a model and runs tools itself: its calls skip the tool check
+            for t in reached:
+                self.ex.tools_seen.setdefault(t.name, t)
+            node["tools"] = called
+            self.kinds[name] = "step"
+            self.unread(name, node, fn, unread + [_unseen.Unread(
+                "model", f"makes a chat model at run time ({rt.via}) and runs tools itself ({', '.join(called)}): "
+                         "what the model chooses is not read", rt.at)])
+            self.ex.warn(self.label(f"node {name!r} (step) calls tools {called} directly, outside any tool node: "
+                                    "those calls skip the tool check"))
+            return True
+        self.unread(name, node, fn, unread)
+        node["kind"] = "model"
+        prov.pop("opaque", None)
+        prov["model"] = f"made at run time: {rt.via}"
+        self.kinds[name] = "model"
+        if rt.tools is not None:
+            if rt.tools:
+                prov["bound_tools"] = rt.tools
+            return True
+        self.unread(name, node, fn, [_unseen.Unread(
+            "model", f"a chat model made at run time ({rt.via}) binds tools the exporter cannot name "
+                     f"({_unseen._shown(rt.unnamed.args[0]) if rt.unnamed is not None and rt.unnamed.args else '?'})",
+            rt.unnamed or rt.at)])
+        return True
+
+    def unread(self, name: str, node: dict, fn: Any, entries: list) -> None:
+        """Each `_unseen.Unread` of node `name`'s code is an `opaque` entry (SPEC 12.5), at its line,
+        with a warning: QG024 fails the gate until it is read or declared."""
+        for u in entries:
+            entry: dict[str, Any] = {"what": u.what, "why": u.why}
+            file, line = _code.source_line(fn, u.at) if u.at is not None else (None, None)
+            if file and line:
+                entry["location"] = {"file": _code.rel_file(file, self.ex.base), "line": line,
+                                     "column": getattr(u.at, "col_offset", 0) + 1}
+            if entry not in node.get("opaque", []):
+                node.setdefault("opaque", []).append(entry)
+            word = '"model": true' if u.what == "model" else '"calls": {...}'
+            self.ex.warn(self.label(
+                f"node {name!r}: {u.why}: an opaque `{u.what}` entry (QG024 fails the gate until it is read, or "
+                f"declared in the words: {{\"nodes\": {{\"{name}\": {{{word}}}}}}})"))
 
     def step_tools(self, name: str, fn: Any) -> tuple[list[str], str | None]:
         """The tools a step's code runs, and the mapping it dispatches the model's tool calls
@@ -958,6 +1064,9 @@ class _GraphExport:
                 return None
             if isinstance(o, BaseLanguageModel):
                 return o, None
+            if _unseen.is_configurable_model(o):
+                # init_chat_model() with the model picked from the configuration at run time
+                return o, _unseen.configurable_bound(o)
             bound = getattr(o, "bound", None)
             if bound is not None and hasattr(o, "kwargs"):
                 r = model_of(bound, depth + 1)

@@ -264,7 +264,7 @@ def test_effects_without_a_tool_and_input_from_outside(binary, tmp_path):
      "does not call 'gmail_sendd'"),
     ({"input": {"reads_outside": "yes"}}, "must be true or false"),
     ({"input": {"from": "mail"}}, "unknown word 'from'"),
-    ({"nodes": {"send": {"review": ["x"]}}}, "unknown word 'review'"),
+    ({"nodes": {"send": {"review": ["x"]}}}, "'review' on node 'send' is not a word: did you mean 'reviews'?"),
     ({"nodes": {"send": {"reviews": "gmail_send"}}}, "must be a list of tool names"),
 ])
 def test_words_naming_what_the_graph_lacks_are_errors(words, needle):

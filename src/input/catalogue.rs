@@ -5,7 +5,9 @@
 //! gathers each file's raw tool entries into [`Parts`] (a later entry for the same tool replaces
 //! the earlier one word by word, `undo` and `compensation` counting as one word), then [`build`]
 //! reads every tool's words into a [`ToolDef`]. A word the verifier does not know, or an argument
-//! `role` outside SPEC 2.3's list, is kept in [`Catalogue::unknown`] (never an error).
+//! `role` outside SPEC 2.3's list, is kept in [`Catalogue::unknown`] (the `unknown_word` lint),
+//! unless it is a misspelling of a known one (`irreversable`): that is an error at the word naming
+//! the word meant (issue 28), since a kept word no rule reads would silently weaken the proof.
 
 use crate::error::InputError;
 use crate::ir::{
@@ -34,6 +36,46 @@ const ROLES: &[&str] = &[
 /// The known word closest to `word`, when it is near enough to be a typo.
 fn closest(word: &str, known: &[&str]) -> Option<String> {
     super::validate::closest(word, known.iter().copied()).map(str::to_string)
+}
+
+/// A word of `owner` (`("tool", "refund")`, `("channel", "bank")`) the verifier does not know: an error at
+/// its place when it is a misspelling of one of `known` ([`crate::rulebook::library::nearest`], as
+/// for a rulebook's names: `irreversable`,
+/// `reads_outsid`), since a misspelt word is ignored by every rule and would silently weaken the
+/// proof (issue 28); else kept for the `unknown_word` lint (SPEC 2.3). `word` is what was written,
+/// `shown` how the lint names it (`order.afterr`, `args.to.role: destinaton`).
+fn unknown_word(
+    r: Reader<'_>,
+    out: &mut Vec<UnknownWord>,
+    owner: (&str, &str),
+    word: &str,
+    shown: String,
+    known: &[&str],
+    loc: Loc,
+) -> Result<(), InputError> {
+    if let Some(meant) = crate::rulebook::library::nearest(word, known.iter().copied()) {
+        return Err(r
+            .err(
+                loc,
+                format!("'{word}' on {} '{}' is not a word of the catalogue: did you mean '{meant}'?", owner.0, owner.1),
+                format!(
+                    "write '{meant}'; a word the verifier does not know is ignored by every rule, so a misspelt one would \
+                     silently weaken the proof (the known words: {})",
+                    known.join(", ")
+                ),
+            )
+            .with_label(format!("did you mean '{meant}'?")));
+    }
+    out.push(UnknownWord {
+        tool: match owner.0 {
+            "tool" => owner.1.to_string(),
+            other => format!("{other} {}", owner.1),
+        },
+        word: shown,
+        suggestion: closest(word, known),
+        loc,
+    });
+    Ok(())
 }
 
 pub(crate) const TOOL_WORDS: &[&str] = &[
@@ -201,6 +243,8 @@ pub(crate) fn build(r: Reader<'_>, parts: &Parts) -> Result<Catalogue, InputErro
                 a.name.as_str(),
                 "mtls" | "oauth2" | "signed_messages" | "none"
             ) {
+                // Not an error even when misspelt: an auth the verifier does not know is read as
+                // none (QG107), so the typo cannot weaken the proof.
                 cat.unknown.push(UnknownWord {
                     tool: format!("channel {}", e.key),
                     word: format!("auth: {}", a.name),
@@ -210,12 +254,15 @@ pub(crate) fn build(r: Reader<'_>, parts: &Parts) -> Result<Catalogue, InputErro
             }
         }
         for w in m.entries.iter().filter(|w| w.key != "auth") {
-            cat.unknown.push(UnknownWord {
-                tool: format!("channel {}", e.key),
-                word: w.key.clone(),
-                suggestion: closest(&w.key, &["auth"]),
-                loc: w.key_loc,
-            });
+            unknown_word(
+                r,
+                &mut cat.unknown,
+                ("channel", &e.key),
+                &w.key,
+                w.key.clone(),
+                &["auth"],
+                w.key_loc,
+            )?;
         }
         cat.channels.push((e.key.clone(), auth.map(|a| a.name)));
     }
@@ -229,12 +276,15 @@ pub(crate) fn build(r: Reader<'_>, parts: &Parts) -> Result<Catalogue, InputErro
             .iter()
             .filter(|w| !matches!(w.key.as_str(), "multi_tenant" | "persistent"))
         {
-            cat.unknown.push(UnknownWord {
-                tool: format!("store {}", e.key),
-                word: w.key.clone(),
-                suggestion: closest(&w.key, &["multi_tenant", "persistent"]),
-                loc: w.key_loc,
-            });
+            unknown_word(
+                r,
+                &mut cat.unknown,
+                ("store", &e.key),
+                &w.key,
+                w.key.clone(),
+                &["multi_tenant", "persistent"],
+                w.key_loc,
+            )?;
         }
         cat.stores.push(StoreDef {
             name: e.key.clone(),
@@ -368,12 +418,15 @@ fn read_tool(
             .iter()
             .filter(|w| !matches!(w.key.as_str(), "after" | "not_after" | "at_most"))
         {
-            unknown.push(UnknownWord {
-                tool: t.clone(),
-                word: format!("order.{}", w.key),
-                suggestion: closest(&w.key, &["after", "not_after", "at_most"]),
-                loc: w.key_loc,
-            });
+            unknown_word(
+                r,
+                unknown,
+                ("tool", t),
+                &w.key,
+                format!("order.{}", w.key),
+                &["after", "not_after", "at_most"],
+                w.key_loc,
+            )?;
         }
     }
     if order.at_most.is_none() {
@@ -458,12 +511,15 @@ fn read_tool(
         .iter()
         .filter(|w| !TOOL_WORDS.contains(&w.key.as_str()))
     {
-        unknown.push(UnknownWord {
-            tool: t.clone(),
-            word: w.key.clone(),
-            suggestion: closest(&w.key, TOOL_WORDS),
-            loc: w.key_loc,
-        });
+        unknown_word(
+            r,
+            unknown,
+            ("tool", t),
+            &w.key,
+            w.key.clone(),
+            TOOL_WORDS,
+            w.key_loc,
+        )?;
     }
     Ok(tool)
 }
@@ -552,12 +608,15 @@ fn read_args(
             Some(role) => match Role::parse(&role.name) {
                 Some(known) => Some(known),
                 None => {
-                    unknown.push(UnknownWord {
-                        tool: t.to_string(),
-                        word: format!("args.{}.role: {}", e.key, role.name),
-                        suggestion: closest(&role.name, ROLES),
-                        loc: role.loc,
-                    });
+                    unknown_word(
+                        r,
+                        unknown,
+                        ("tool", t),
+                        &role.name,
+                        format!("args.{}.role: {}", e.key, role.name),
+                        ROLES,
+                        role.loc,
+                    )?;
                     None
                 }
             },
