@@ -1,0 +1,59 @@
+"""An OpenAI Agents SDK agent's hand-offs (SPEC 13.1): where each goes, and what the exporter
+cannot read about it.
+
+`agent.handoffs` holds `Agent`s and `Handoff`s (`handoff(agent, on_handoff=..., is_enabled=...)`).
+A `Handoff` made by `handoff(...)` keeps its target in `_agent_ref` (a weak reference); one built
+by hand (`Handoff(on_invoke_handoff=...)`) names only `agent_name`, and its target is whatever its
+code returns. An `on_handoff` hook is the application's code run at the hand-off: the exporter
+does not read what it does (an `opaque` entry, SPEC 12.5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ._tools import enabled
+
+
+@dataclass
+class Target:
+    """One hand-off: its `agent` (None when the exporter cannot tell), `name` (the tool the model
+    calls), `hook` (the user's `on_handoff` callable, or None), `conditional` (a callable
+    `is_enabled`: the route may exist)."""
+
+    agent: Any
+    name: str
+    hook: Any
+    conditional: bool
+
+
+def targets(agent: Any) -> list[Target]:
+    """The hand-offs of `agent` that may be offered (an `is_enabled` literal False is left out)."""
+    from agents import Agent
+
+    out = []
+    for h in getattr(agent, "handoffs", None) or []:
+        if isinstance(h, Agent):
+            out.append(Target(h, f"transfer_to_{h.name}", None, False))
+            continue
+        if not enabled(h):
+            continue
+        ref = getattr(h, "_agent_ref", None)
+        target = ref() if callable(ref) else None
+        out.append(Target(target, getattr(h, "tool_name", "?"), _hook(h), callable(getattr(h, "is_enabled", True))))
+    return out
+
+
+def _hook(h: Any) -> Any:
+    """The `on_handoff` callable `handoff(...)` closed over, or None when it has none."""
+    fn = getattr(h, "on_invoke_handoff", None)
+    code = getattr(fn, "__code__", None)
+    if code is None or fn.__closure__ is None:
+        return None
+    cells = dict(zip(code.co_freevars, fn.__closure__))
+    cell = cells.get("on_handoff")
+    try:
+        return cell.cell_contents if cell is not None else None
+    except ValueError:  # an empty cell
+        return None
