@@ -10,6 +10,7 @@ does not read what it does (an `opaque` entry, SPEC 12.5).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,15 +46,29 @@ def targets(agent: Any) -> list[Target]:
     return out
 
 
+#: `Target.hook` when the exporter cannot find whether a `Handoff` has an `on_handoff` hook.
+UNKNOWN_HOOK = "<unknown on_handoff>"
+
+
 def _hook(h: Any) -> Any:
-    """The `on_handoff` callable `handoff(...)` closed over, or None when it has none."""
-    fn = getattr(h, "on_invoke_handoff", None)
-    code = getattr(fn, "__code__", None)
-    if code is None or fn.__closure__ is None:
-        return None
-    cells = dict(zip(code.co_freevars, fn.__closure__))
-    cell = cells.get("on_handoff")
-    try:
-        return cell.cell_contents if cell is not None else None
-    except ValueError:  # an empty cell
-        return None
+    """The `on_handoff` callable `handoff(...)` closed over; None when it has none; `UNKNOWN_HOOK`
+    when the exporter cannot find the closure (a hand-built `Handoff`, another SDK version)."""
+    todo = [getattr(h, "on_invoke_handoff", None)]
+    seen = 0
+    while todo and seen < 8:
+        fn = todo.pop(0)
+        seen += 1
+        if fn is None:
+            continue
+        if isinstance(fn, functools.partial):
+            todo += [fn.func, *fn.args, *fn.keywords.values()]
+            continue
+        code = getattr(fn, "__code__", None)
+        if code is None or "on_handoff" not in code.co_freevars or fn.__closure__ is None:
+            continue
+        cell = dict(zip(code.co_freevars, fn.__closure__))["on_handoff"]
+        try:
+            return cell.cell_contents
+        except ValueError:  # an empty cell
+            return None
+    return UNKNOWN_HOOK

@@ -33,10 +33,11 @@ always visits it first, so this is the same as setting it as the first turn ends
 from __future__ import annotations
 
 import importlib.metadata
+import sys
 from typing import Any
 
 from .. import _code, _words
-from .._sources import SourceIndex, loc_of
+from .._sources import SourceIndex, is_user_file, loc_of
 from . import _handoffs, _tools
 
 EXPORTER = "stalwart_export.openai_agents"
@@ -91,7 +92,10 @@ class _Export:
         hook or instructions function of a reachable agent lives in) for the `Agent(...)` lines."""
         if self.origin is not None:
             self.index.add(self.origin[0])
-        for a in self.reachable(start, tools_too=True):
+        found = self.reachable(start, tools_too=True)
+        for file in _modules_holding(found):
+            self.index.add(file)
+        for a in found:
             for t in getattr(a, "tools", None) or []:
                 fn = _tools.wrapped(t)
                 if fn is not None:
@@ -99,7 +103,7 @@ class _Export:
             if callable(getattr(a, "instructions", None)):
                 self.index.add_object(a.instructions)
             for h in _handoffs.targets(a):
-                if h.hook is not None:
+                if h.hook is not None and h.hook is not _handoffs.UNKNOWN_HOOK:
                     self.index.add_object(h.hook)
 
     def reachable(self, start: Any, tools_too: bool) -> list[Any]:
@@ -208,7 +212,10 @@ class _Export:
                 opaque_model.append({"what": "subgraph", "why": f"the hand-off {h.name!r}: its target agent is what its "
                                                                 "code returns, which the exporter cannot read"})
                 continue
-            if h.hook is not None:
+            if h.hook is _handoffs.UNKNOWN_HOOK:
+                opaque_model.append({"what": "code", "why": f"the hand-off {h.name!r} to {h.agent.name!r}: the exporter "
+                                                            "cannot read whether it runs an on_handoff hook"})
+            elif h.hook is not None:
                 hname = getattr(h.hook, "__qualname__", None) or "on_handoff"
                 hook_loc = _code.location(h.hook, self.base)
                 opaque_model.append({"what": "code", "why": f"the on_handoff hook {hname} of the hand-off to "
@@ -278,6 +285,24 @@ class _Export:
         g["edges"].append({"from": step, "kind": "stalwart_edge", "destinations": [_id(a.name)], "guard": f"!{flag}"})
         g["interrupts"].append({"node": step, "when": "inside", "tool": None, "answer": flag})
         return step
+
+
+def _modules_holding(objs: list[Any]) -> list[str]:
+    """The files of the user's loaded modules that hold one of `objs` as a module-level name (where
+    an agent with no function tool of the user's was most likely made)."""
+    ids = {id(o) for o in objs}
+    out = []
+    for mod in list(sys.modules.values()):
+        file = getattr(mod, "__file__", None)
+        if not is_user_file(file):
+            continue
+        try:
+            values = list(vars(mod).values())
+        except TypeError:
+            continue
+        if any(id(v) in ids for v in values):
+            out.append(file)
+    return out
 
 
 def versions() -> dict[str, str]:
