@@ -12,6 +12,7 @@ import asyncio
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -59,6 +60,9 @@ def start(first: str) -> dict:
 
 
 def verify(binary: str, tmp: Path, ex: dict, cat: dict) -> dict:
+    """The verifier's JSON report on `ex` and `cat` (written to `tmp`), with `rc` its exit code.
+    (The export's locations are relative to oa_apps/, outside `tmp`: the findings fall back to the
+    export here; `test_cli_findings_point_at_the_users_lines` checks SPEC 12.4.)"""
     (tmp / "graph.json").write_text(json.dumps(ex))
     (tmp / "catalogue.json").write_text(json.dumps(cat))
     p = subprocess.run([binary, "verify", "--graph", str(tmp / "graph.json"), "--catalogue",
@@ -214,6 +218,40 @@ def test_cli_exports_an_sdk_agent(tmp_path):
     p = subprocess.run([sys.executable, "-m", "stalwart_export", "oa_apps.hosted:build", "--max-turns", "0"],
                        capture_output=True, text=True, cwd=HERE, env=env, timeout=300)
     assert p.returncode == 2 and "--max-turns" in p.stderr
+
+
+def test_cli_findings_point_at_the_users_lines(binary, tmp_path):
+    """SPEC 12.4: exported with the CLI into proj/build from a copy of the apps in a repository of
+    their own, verified from another directory: each tool's finding is at the `Agent(...)` call
+    binding it, with the tool's `def` related."""
+    proj = tmp_path / "proj"
+    shutil.copytree(APPS, proj / "oa_apps", ignore=shutil.ignore_patterns("__pycache__"))
+    (proj / ".git").mkdir()
+    (proj / "build").mkdir()
+    (proj / "words.json").write_text(json.dumps({"lookup_invoice": {"kind": "read"}}))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR))
+    p = subprocess.run([sys.executable, "-m", "stalwart_export", "oa_apps.triage:triage_agent", "-o",
+                        "build/graph.json", "--catalogue", "build/catalogue.json", "--words", "words.json"],
+                       capture_output=True, text=True, cwd=proj, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    p = subprocess.run([binary, "verify", "--graph", str(proj / "build" / "graph.json"), "--catalogue",
+                        str(proj / "build" / "catalogue.json"), "--format", "json"], capture_output=True, text=True,
+                       timeout=600, cwd=elsewhere)
+    assert p.returncode == 1, p.stdout + p.stderr
+    report = json.loads(p.stdout)
+    got = sorted((f["rule"], f["subject"], f["node"], f["location"]["file"], f["location"]["line"])
+                 for f in report["findings"] if f["blocks"])
+    billing, refunds = at("triage", "billing_agent = Agent(")["line"], at("triage", "refund_agent = Agent(")["line"]
+    app_file = str(proj / "oa_apps" / "triage.py")
+    assert [(r, s, n, str((proj / "build" / f).resolve()) if not os.path.isabs(f) else f, ln)
+            for r, s, n, f, ln in got] == [
+        ("QG001", "issue_refund", "Refunds:tools", app_file, refunds),
+        ("QG001", "lookup_invoice", "Billing:tools", app_file, billing),
+        ("QG001", "lookup_invoice", "Refunds:tools", app_file, refunds)]
+    refund = next(f for f in report["findings"] if f["subject"] == "issue_refund" and f["rule"] == "QG001")
+    assert any(r["location"]["line"] == at("triage", "def issue_refund")["line"] for r in refund["related"]), refund
 
 
 # ------------------------------------------------------------------ needs_approval
@@ -402,34 +440,75 @@ def test_hosted_web_search(binary, tmp_path):
 
 
 # ------------------------------------------------------------------ what the exporter cannot read
-def test_mcp_servers_and_hooks_are_opaque(binary, tmp_path):
-    """An MCP server's tools are listed at run time and an on_handoff hook is code: each is an
-    `opaque` entry (QG024), never silence."""
-    from agents import Agent, handoff
+homework_agent = None  # set in the test: the guardrail's own agent (the SDK's guardrails example)
+
+
+async def homework_guardrail(ctx, agent, input_data):
+    """A guardrail that runs an agent (code the exporter does not follow)."""
+    from agents import GuardrailFunctionOutput
+
+    result = await Runner.run(homework_agent, input_data, context=ctx.context)
+    return GuardrailFunctionOutput(output_info=result.final_output, tripwire_triggered=False)
+
+
+async def polite_guardrail(ctx, agent, input_data):
+    """A guardrail that only reads the text: nothing to the export."""
+    from agents import GuardrailFunctionOutput
+
+    return GuardrailFunctionOutput(output_info=None, tripwire_triggered="rude" in str(input_data))
+
+
+async def note_handoff(ctx):
+    """An on_handoff hook that runs an agent."""
+    await Runner.run(homework_agent, "note the hand-off")
+
+
+def quiet_handoff(ctx):
+    """An on_handoff hook that only logs."""
+    print("handing off")
+
+
+def _line(text: str) -> int:
+    return next(k + 1 for k, ln in enumerate(Path(__file__).read_text().splitlines()) if text in ln)
+
+
+def test_mcp_servers_hooks_and_guardrails_that_run_agents_are_opaque(binary, tmp_path):
+    """An MCP server's tools are listed at run time, and an on_handoff hook or a guardrail that runs
+    an agent is code the exporter does not follow: each is an `opaque` entry (QG024) at the user's
+    line, never silence. A hook or guardrail that only reads text is nothing."""
+    global homework_agent
+    from agents import Agent, InputGuardrail, handoff
 
     m = app("triage")
+    homework_agent = Agent(name="Guardrail check", instructions="Is this homework?")
 
     class Server:  # stands for an MCPServerStdio: only its name is read
         name = "files"
 
-    def log_handoff(ctx):
-        return None
-
-    a = Agent(name="Desk", mcp_servers=[Server()], handoffs=[handoff(m.billing_agent, on_handoff=log_handoff)])
+    a = Agent(name="Desk", mcp_servers=[Server()],
+              handoffs=[handoff(m.billing_agent, on_handoff=note_handoff), handoff(m.refund_agent, on_handoff=quiet_handoff)],
+              input_guardrails=[InputGuardrail(guardrail_function=homework_guardrail),
+                                InputGuardrail(guardrail_function=polite_guardrail)])
     ex = export(a)
     desk = next(n for n in ex["nodes"] if n["id"] == "Desk")
     tools = next(n for n in ex["nodes"] if n["id"] == "Desk:tools")
     assert tools["tools"] == [] and [o["what"] for o in tools["opaque"]] == ["tools"]
     assert "MCP server 'files'" in tools["opaque"][0]["why"]
-    assert [o["what"] for o in desk["opaque"]] == ["code"]
-    assert "log_handoff" in desk["opaque"][0]["why"]
-    hook_line = next(k + 1 for k, ln in enumerate(Path(__file__).read_text().splitlines()) if "def log_handoff" in ln)
-    assert desk["opaque"][0]["location"] == {"file": os.path.relpath(__file__, APPS), "line": hook_line}
-    assert {"from": "Desk:tools", "kind": "conditional", "destinations": ["Desk", "Billing"]} in ex["edges"]
-    cat = export_agent_catalogue(a, {"lookup_invoice": {"kind": "read"}})
+    here = os.path.relpath(__file__, APPS)
+    assert [(o["what"], o["location"]) for o in desk["opaque"]] == [
+        ("subgraph", {"file": here, "line": _line("async def homework_guardrail")}),
+        ("subgraph", {"file": here, "line": _line("async def note_handoff")})]
+    assert desk["opaque"][0]["why"].startswith("the input guardrail homework_guardrail runs an agent (Runner.run) and "
+                                               "runs or names the agent 'Guardrail check' (homework_agent): code the "
+                                               "exporter does not follow")
+    assert desk["opaque"][1]["why"].startswith("the on_handoff hook note_handoff of the hand-off to 'Billing' runs")
+    assert {"from": "Desk:tools", "kind": "conditional", "destinations": ["Desk", "Billing", "Refunds"]} in ex["edges"]
+    cat = export_agent_catalogue(a, {"lookup_invoice": {"kind": "read"}, "issue_refund": {"kind": "write"}})
     report = verify(binary, tmp_path, ex, cat)
-    assert blocking(report) == [("QG001", "lookup_invoice", "Billing:tools"), ("QG024", "code:Desk", "Desk"),
-                                ("QG024", "tools:Desk:tools", "Desk:tools")]
+    assert blocking(report) == [("QG001", "issue_refund", "Refunds:tools"), ("QG001", "lookup_invoice", "Billing:tools"),
+                                ("QG001", "lookup_invoice", "Refunds:tools"), ("QG024", "subgraph:Desk", "Desk"),
+                                ("QG024", "subgraph:Desk", "Desk"), ("QG024", "tools:Desk:tools", "Desk:tools")]
+
 
 
 def test_two_agents_sharing_a_name_are_refused():

@@ -55,6 +55,8 @@ class AgentTools:
     hosted: list[_hosted.Hosted] = field(default_factory=list)
     #: HostedMCPTool approvals: hosted tool names whose every call the provider asks about
     hosted_reviews: list[str] = field(default_factory=list)
+    #: (server label, why) of hosted MCP servers whose tools are not listed (`allowed_tools`)
+    hosted_unlisted: list[tuple[str, str]] = field(default_factory=list)
     #: (class name, why) of tools the exporter cannot read
     unknown: list[tuple[str, str]] = field(default_factory=list)
 
@@ -85,6 +87,9 @@ def read(agent: Any, where: str) -> AgentTools:
             cfg = dict(getattr(t, "tool_config", None) or {})
             got = _hosted.read({**cfg, "type": cfg.get("type") or "mcp"}, where)
             out.hosted += got
+            if len(got) == 1 and got[0].warnings:  # no list of its tools: any tool of the server
+                out.hosted_unlisted.append((got[0].name, f"the hosted MCP server {got[0].name!r} lists no allowed_tools: "
+                                                         "the exporter cannot list the tools the provider may call"))
             out.hosted_reviews += _mcp_reviews(cfg, got)
         elif cls in LOCAL_TOOLS:
             out.local.append(t)

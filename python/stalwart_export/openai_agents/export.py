@@ -20,8 +20,10 @@ agents-as-tools. Per agent A:
 * hosted tools: `hosted` on `A` with catalogue entries (`_hosted.py`); a `HostedMCPTool`'s
   `require_approval` is a `call` interrupt on `A` and an edge `A` -> `A`;
 * MCP servers (`mcp_servers`): listed at run time, so an `opaque` entry on `A:tools` (QG024);
-* an `on_handoff` hook, a hand-off whose target the exporter cannot read, a tool type it does not
-  know: `opaque` entries, never silence.
+* an `on_handoff` hook or a guardrail (of the agent or of a tool) whose code runs an agent, names a
+  tool or calls a model (`_hooks.py`), a hand-off whose target or hook the exporter cannot read, a
+  hosted MCP server without `allowed_tools`, a tool type it does not know: `opaque` entries, never
+  silence (a hook or guardrail that only reads text is nothing).
 
 The top graph starts at the starting agent; later turns may start at any agent reachable by
 hand-off (the application passes the last agent or the first): `__start__` has a guarded edge to
@@ -38,7 +40,7 @@ from typing import Any
 
 from .. import _code, _words
 from .._sources import SourceIndex, is_user_file, loc_of
-from . import _handoffs, _tools
+from . import _handoffs, _hooks, _tools
 
 EXPORTER = "stalwart_export.openai_agents"
 #: The session flag set once the first turn has run (SPEC 13.1 "a new turn").
@@ -172,6 +174,14 @@ class _Export:
         g["nodes"].append(model)
         opaque_model: list[dict] = []
         opaque_tools: list[dict] = []
+        for kind in ("input_guardrails", "output_guardrails"):
+            for gr in getattr(a, kind, None) or []:
+                fn = getattr(gr, "guardrail_function", None)
+                if fn is not None:
+                    gname = getattr(gr, "name", None) or getattr(fn, "__qualname__", "guardrail")
+                    opaque_model += self.code(fn, f"the {kind[:-1].replace('_', ' ')} {gname}")
+        for server_label, why in sorted_tools.hosted_unlisted:
+            opaque_model.append({"what": "tools", "why": why})
         for cls, why in sorted_tools.unknown:
             opaque_tools.append({"what": "tools", "why": why})
         for server in getattr(a, "mcp_servers", None) or []:
@@ -180,6 +190,12 @@ class _Export:
                                                          "and the exporter does not list them at export time"})
         tool_names: list[str] = []
         for t in sorted_tools.function + sorted_tools.local:
+            for gr in (getattr(t, "tool_input_guardrails", None) or []) + (getattr(t, "tool_output_guardrails", None)
+                                                                           or []):
+                fn = getattr(gr, "guardrail_function", None)
+                if fn is not None:
+                    opaque_tools += self.code(fn, f"the tool guardrail {getattr(gr, 'name', None) or fn.__qualname__} "
+                                                  f"of {t.name!r}")
             if t.name in tool_names:
                 continue
             tool_names.append(t.name)
@@ -202,7 +218,7 @@ class _Export:
             if loc:
                 node["location"] = loc
             if opaque_tools:
-                node["opaque"] = [dict(o, **({"location": loc} if loc else {})) for o in opaque_tools]
+                node["opaque"] = [dict({"location": loc} if loc else {}, **o) for o in opaque_tools]
             g["nodes"].append(node)
             dests.append(tools_id)
         after_tools = self.after_tools(a)
@@ -217,10 +233,7 @@ class _Export:
                                                             "cannot read whether it runs an on_handoff hook"})
             elif h.hook is not None:
                 hname = getattr(h.hook, "__qualname__", None) or "on_handoff"
-                hook_loc = _code.location(h.hook, self.base)
-                opaque_model.append({"what": "code", "why": f"the on_handoff hook {hname} of the hand-off to "
-                                                            f"{h.agent.name!r} is code the exporter does not read",
-                                     **({"location": hook_loc} if hook_loc else {})})
+                opaque_model += self.code(h.hook, f"the on_handoff hook {hname} of the hand-off to {h.agent.name!r}")
             if _id(h.agent.name) not in handoff_ids:
                 handoff_ids.append(_id(h.agent.name))
         later: dict = {"nodes": [], "edges": [], "interrupts": g["interrupts"]}
@@ -239,6 +252,13 @@ class _Export:
         g["edges"] += later["edges"]
         if opaque_model:
             model["opaque"] = [dict({"location": loc} if loc else {}, **o) for o in opaque_model]
+
+    def code(self, fn: Any, what_code: str) -> list[dict]:
+        """`opaque` entries for the application's code `fn` around an agent (`_hooks.py`), at its
+        `def` line."""
+        got = _hooks.reaches(fn, what_code)
+        where = _hooks.location(fn, self.base)
+        return [dict(o, location=where) if where else o for o in got]
 
     def after_tools(self, a: Any) -> list[str]:
         """Where a tool visit of `a` goes by its `tool_use_behavior` (SPEC 13.1)."""
