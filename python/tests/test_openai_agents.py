@@ -519,3 +519,53 @@ def test_two_agents_sharing_a_name_are_refused():
     top = Agent(name="Top", handoffs=[a, b])
     with pytest.raises(TypeError, match="two different agents are named 'Same'"):
         export(top)
+
+
+# ------------------------------------------------------------------ the smaller rows of the table
+def always(_ctx, _params, _call_id) -> bool:
+    return True
+
+
+def test_hosted_mcp_approvals_enabled_routes_and_a_callable_returning_true(binary, tmp_path):
+    """A HostedMCPTool's `require_approval` is a `call` review on the model node with another model
+    call after it (A -> A); one without `allowed_tools` is opaque; a hand-off whose `is_enabled` is
+    a function may exist, one `is_enabled=False` never does; `needs_approval` a function whose body
+    is `return True` reviews every call."""
+    from agents import Agent, HostedMCPTool, function_tool, handoff
+
+    m = app("triage")
+    wiki = HostedMCPTool(tool_config={"type": "mcp", "server_label": "deepwiki", "server_url": "https://x.example/mcp",
+                                      "allowed_tools": ["ask_question", "read_wiki"],
+                                      "require_approval": {"always": {"tool_names": ["ask_question"]}}})
+    tracker = HostedMCPTool(tool_config={"type": "mcp", "server_label": "tracker", "server_url": "https://t.example/mcp",
+                                         "require_approval": "never"})
+
+    @function_tool(needs_approval=always)
+    def close_ticket(ticket: str) -> str:
+        """Close a ticket."""
+        return "closed"
+
+    a = Agent(name="Desk", tools=[wiki, tracker, close_ticket],
+              handoffs=[handoff(m.billing_agent, is_enabled=lambda ctx, agent: True),
+                        handoff(m.refund_agent, is_enabled=False)])
+    ex = export(a)
+    desk = next(n for n in ex["nodes"] if n["id"] == "Desk")
+    assert desk["hosted"] == ["deepwiki.ask_question", "deepwiki.read_wiki", "tracker"]
+    assert [o["what"] for o in desk["opaque"]] == ["tools"] and "'tracker' lists no allowed_tools" in desk["opaque"][0]["why"]
+    assert ex["interrupts"] == [{"node": "Desk:tools", "when": "call", "tool": "close_ticket", "standing": True},
+                                {"node": "Desk", "when": "call", "tool": "deepwiki.ask_question"}]
+    assert {"from": "Desk", "kind": "conditional", "destinations": ["Desk:tools", "Billing", "Desk", "__end__"]} \
+        in ex["edges"]
+    assert "Refunds" not in [n["id"] for n in ex["nodes"]]
+    cat = export_agent_catalogue(a)
+    assert cat["tools"]["deepwiki.ask_question"]["kind"] is None and cat["tools"]["tracker"]["reads_outside"] is True
+    report = verify(binary, tmp_path, ex, cat)
+    assert report["rc"] == 1
+    # every call is plain (QG001); the hosted MCP tools read outside text and are of undeclared kind (writes),
+    # so a write after one is QG011/QG012, except deepwiki.ask_question, whose every call is reviewed on Desk;
+    # the unlisted tracker is QG024
+    assert blocking(report) == [
+        ("QG001", "close_ticket", "Desk:tools"), ("QG001", "deepwiki.ask_question", "Desk"),
+        ("QG001", "deepwiki.read_wiki", "Desk"), ("QG001", "lookup_invoice", "Billing:tools"), ("QG001", "tracker", "Desk"),
+        ("QG011", "deepwiki.read_wiki", "Desk"), ("QG011", "tracker", "Desk"), ("QG012", "lookup_invoice", "Billing:tools"),
+        ("QG024", "tools:Desk", "Desk")]
