@@ -569,3 +569,20 @@ def test_hosted_mcp_approvals_enabled_routes_and_a_callable_returning_true(binar
         ("QG001", "deepwiki.read_wiki", "Desk"), ("QG001", "lookup_invoice", "Billing:tools"), ("QG001", "tracker", "Desk"),
         ("QG011", "deepwiki.read_wiki", "Desk"), ("QG011", "tracker", "Desk"), ("QG012", "lookup_invoice", "Billing:tools"),
         ("QG024", "tools:Desk", "Desk")]
+
+
+def test_an_agent_tool_named_as_its_agent():
+    """`as_tool()` without a tool_name names the tool after its agent: the node and the subgraph
+    share the name, which is fine; an agent tool named as another agent of the same graph is
+    refused, naming the clash."""
+    from agents import Agent
+
+    helper = Agent(name="helper")
+    a = Agent(name="Boss", tools=[helper.as_tool(tool_name=None, tool_description="Helps")])
+    ex = export(a)
+    assert {"id": "helper", "kind": "subgraph", "graph": "helper"} in ex["nodes"]
+    assert list(ex["subgraphs"]) == ["helper"]
+    other = Agent(name="Peer")
+    clash = Agent(name="Boss", handoffs=[other], tools=[helper.as_tool(tool_name="Peer", tool_description="x")])
+    with pytest.raises(TypeError, match="two nodes 'Peer'"):
+        export(clash)

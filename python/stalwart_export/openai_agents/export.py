@@ -150,6 +150,12 @@ class _Export:
             g["nodes"][1]["sets"] = [TURN_FLAG]
         if not g["interrupts"]:
             del g["interrupts"]
+        ids = [n["id"] for n in g["nodes"]]
+        dup = next((i for k, i in enumerate(ids) if i in ids[:k]), None)
+        if dup is not None:
+            raise TypeError(f"the graph of agent {start.name!r} has two nodes {dup!r} (an agent, an agent's tool node "
+                            "`NAME:tools`, or an agent as tool named alike): give the agent or the agent tool "
+                            "(as_tool(tool_name=...)) its own name")
         self.building.pop()
         return g
 
@@ -180,9 +186,9 @@ class _Export:
                 if fn is not None:
                     gname = getattr(gr, "name", None) or getattr(fn, "__qualname__", "guardrail")
                     opaque_model += self.code(fn, f"the {kind[:-1].replace('_', ' ')} {gname}")
-        for server_label, why in sorted_tools.hosted_unlisted:
+        for _label, why in sorted_tools.hosted_unlisted:
             opaque_model.append({"what": "tools", "why": why})
-        for cls, why in sorted_tools.unknown:
+        for _cls, why in sorted_tools.unknown:
             opaque_tools.append({"what": "tools", "why": why})
         for server in getattr(a, "mcp_servers", None) or []:
             label = getattr(server, "name", None) or type(server).__name__
@@ -238,7 +244,7 @@ class _Export:
                 handoff_ids.append(_id(h.agent.name))
         later: dict = {"nodes": [], "edges": [], "interrupts": g["interrupts"]}
         for t in sorted_tools.agents:
-            dests.append(self.agent_tool(a, t, later, after_tools + handoff_ids, g))
+            dests.append(self.agent_tool(a, t, later, after_tools + handoff_ids))
         dests += handoff_ids
         if sorted_tools.hosted_reviews:
             for name in sorted_tools.hosted_reviews:
@@ -269,14 +275,11 @@ class _Export:
             return ["__end__"]
         return [_id(a.name), "__end__"]  # StopAtTools, or a function
 
-    def agent_tool(self, a: Any, t: Any, g: dict, after: list[str], whole: dict) -> str:
+    def agent_tool(self, a: Any, t: Any, g: dict, after: list[str]) -> str:
         """The subgraph node of an agent as tool `t` of `a` (and its approval step) into `g`;
-        returns the node `a`'s model goes to for it. `whole` is the graph so far (for id clashes)."""
+        returns the node `a`'s model goes to for it."""
         b = t._agent_instance
         nid = _id(t.name)
-        if any(n["id"] == nid for n in whole["nodes"] + g["nodes"]) or nid in self.by_name:
-            raise TypeError(f"agent {a.name!r}: the agent tool {t.name!r} has the name of another node of the graph "
-                            "(an agent or another agent tool): give it its own tool_name")
         sub = f"{b.name}"
         node: dict = {"id": nid, "kind": "subgraph", "graph": sub}
         bloc = self.agent_loc(b, False)
