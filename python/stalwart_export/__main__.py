@@ -2,7 +2,8 @@
 
 `MODULE:ATTR` names, in an importable module (the working directory comes first on the import
 path, then PYTHONPATH), a compiled LangGraph graph (`StateGraph(...).compile()`,
-`create_agent(...)`, ...) or a function of no arguments that returns one. `ATTR` may be dotted
+`create_agent(...)`, ...) or an OpenAI Agents SDK `Agent` (the starting agent: SPEC 13.1,
+`openai_agents/`), or a function of no arguments that returns one. `ATTR` may be dotted
 (`agents.support`). Writes qls-graph/1 to `-o` (stdout if absent) and, with `--catalogue`, the
 qls-catalogue/1 of the graph's tools; `--words` (only with `--catalogue`) is a JSON file
 `{tool: {word: value}}` of catalogue words, with optionally `"input": {"reads_outside": true}`
@@ -95,6 +96,7 @@ def load(spec: str) -> Any:
     """The compiled graph `spec` (MODULE:ATTR) names, calling ATTR when it is a function of no
     arguments. Raises `UsageError` with a one-line message for everything the user can fix."""
     from .graph import BUILDER_FIX, GRAPH_EXAMPLES, describe, is_builder, is_graph
+    from .openai_agents.export import is_agent
 
     mod_name, parts = parse_spec(spec)
     cwd = os.getcwd()
@@ -156,12 +158,16 @@ def load(spec: str) -> Any:
             if _debug():
                 raise
             raise _user_error("build", spec, e, f'python -c "import {mod_name}; {mod_name}.{".".join(parts)}()"') from e
+        if is_agent(result):
+            return result
         if is_builder(result):
             raise UsageError(f"{what}() returned a StateGraph that was not compiled: {BUILDER_FIX}")
         if not is_graph(result):
             raise UsageError(f"{what}() returned {describe(result)}, not a compiled LangGraph graph: "
                              f"make the function return the compiled graph ({GRAPH_EXAMPLES})")
         return result
+    if is_agent(obj):
+        return obj
     if is_builder(obj):
         raise UsageError(f"{what}: {BUILDER_FIX}")
     if not is_graph(obj):
@@ -272,6 +278,9 @@ def parser() -> argparse.ArgumentParser:
                          "until set). Refuses to overwrite an existing file")
     ap.add_argument("--name", help="the graph's name in the export (default: the compiled graph's name)")
     ap.add_argument("--no-provenance", action="store_true", help="leave out the langgraph provenance objects")
+    ap.add_argument("--max-turns", type=int, metavar="N",
+                    help="for an OpenAI Agents SDK agent: the max_turns the application passes to Runner.run (default "
+                         "the SDK's); the export's recursion limit is 2 x N")
     return ap
 
 
@@ -300,13 +309,25 @@ def run(argv: list[str] | None) -> int:
 
     graph = load(args.graph)
     from ._words import WordsError
+    from .openai_agents import export_agent, export_agent_catalogue, init_agent_words, is_agent
 
+    sdk = is_agent(graph)
+    if args.max_turns is not None and (not sdk or args.max_turns < 1):
+        raise UsageError("--max-turns is for an OpenAI Agents SDK agent and must be 1 or more: drop it, or give the "
+                         "max_turns your application passes to Runner.run")
     try:
         base = os.path.dirname(os.path.abspath(args.output)) if args.output else os.getcwd()
-        out = export_graph(graph, name=args.name, provenance=not args.no_provenance, words=words, base=base,
-                           origin=_origin(args.graph))
-        started = init_words(graph) if args.init_words else None
-        cat, cat_warns = (export_catalogue(graph, words, with_warnings=True) if args.catalogue else (None, []))
+        if sdk:
+            out = export_agent(graph, name=args.name, words=words, base=base, origin=_origin(args.graph),
+                               max_turns=args.max_turns)
+            started = init_agent_words(graph) if args.init_words else None
+            cat, cat_warns = (export_agent_catalogue(graph, words, with_warnings=True) if args.catalogue
+                              else (None, []))
+        else:
+            out = export_graph(graph, name=args.name, provenance=not args.no_provenance, words=words, base=base,
+                               origin=_origin(args.graph))
+            started = init_words(graph) if args.init_words else None
+            cat, cat_warns = (export_catalogue(graph, words, with_warnings=True) if args.catalogue else (None, []))
     except TypeError as e:
         # export_graph refuses what it cannot read (an @entrypoint, a RemoteGraph at the top).
         raise UsageError(f"{args.graph}: {e}") from None

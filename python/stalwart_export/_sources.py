@@ -83,7 +83,10 @@ class _Builder:
 class SourceIndex:
     """The `add_node` and prebuilt-constructor calls of a set of the user's files."""
 
-    def __init__(self) -> None:
+    def __init__(self, constructors: dict[str, int | None] | None = None) -> None:
+        #: constructor name -> the index of the positional argument that may give its name (None:
+        #: only `name=`); default the LangGraph prebuilt constructors (`PREBUILT`), named by `name=`
+        self.constructors = dict(constructors) if constructors is not None else dict.fromkeys(PREBUILT)
         self.files: list[str] = []
         self.builders: list[_Builder] = []
         #: constructor name -> [(call, literal `name=` or None)]
@@ -144,9 +147,14 @@ class SourceIndex:
                 b.nodes.setdefault(named[0], here)
             return
         spelled = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if spelled in PREBUILT:
+        if spelled in self.constructors:
             name = next((k.value.value for k in call.keywords if k.arg == "name"
                          and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)), None)
+            pos = self.constructors[spelled]
+            if name is None and pos is not None and len(call.args) > pos:
+                arg = call.args[pos]
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    name = arg.value
             self.prebuilt.setdefault(spelled, []).append((here, name))
 
     # ------------------------------------------------------------------ lookups

@@ -144,7 +144,7 @@ def _agrees(have: Any, word: Any) -> bool:
 
 
 def export_catalogue(tools: Iterable[Any], words: Any = None,
-                     *, with_warnings: bool = False) -> dict | tuple[dict, list[str]]:
+                     *, with_warnings: bool = False, hosted: Iterable[Any] = ()) -> dict | tuple[dict, list[str]]:
     """A qls-catalogue/1 dict for LangChain tools.
 
     `tools`: `BaseTool` objects (what `@tool`, `StructuredTool.from_function` and the handoff
@@ -168,6 +168,8 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
     it are named in a warning. Returns the catalogue, or `(catalogue, warnings)` with
     `with_warnings=True`; the warnings name tools left without a `kind` (written `kind: null`,
     which the verifier reads as a write and lists, `kind_unset`).
+    `hosted` (with a list of tools): provider-hosted tools (`_hosted.Hosted`) read by another
+    framework's exporter (the OpenAI Agents SDK's), written as a graph's hosted tools are.
     Raises `TypeError` for a `StateGraph` that was not compiled or an object that is neither a
     compiled graph nor tools, `ValueError`/`TypeError` for malformed `words` (`check_words`) or
     a decorator `kind` other than `read`/`write`, and `WordsError` (a `ValueError`) for words
@@ -179,7 +181,7 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
     if is_builder(tools):
         raise TypeError(f"export_catalogue: {BUILDER_FIX}")
     guards: list = []
-    hosted: list = []
+    hosted = list(hosted)
     if is_graph(tools):
         tools, guards, hosted = graph_contents(tools)
     elif hasattr(tools, "get_graph") or isinstance(tools, (str, bytes)) or not hasattr(tools, "__iter__"):
@@ -309,11 +311,19 @@ def init_words(compiled: Any) -> dict:
     the exporter knows of its type; a tool nothing declares gets `kind: null`,
     which the exporter and the verifier list until it is set. Nothing is guessed from a name.
     Keys starting with `_` are notes: `--words` ignores them."""
-    from . import _mcp
     from .graph import graph_contents
 
-    out: dict[str, dict] = {}
     tools, _guards, hosted = graph_contents(compiled)
+    return init_words_of(tools, hosted)
+
+
+def init_words_of(tools: Iterable[Any], hosted: Iterable[Any] = ()) -> dict:
+    """`init_words` for tools and hosted tools (`_hosted.Hosted`) read by any framework's
+    exporter: the tools are LangChain tools or objects with the same `name`, `description`,
+    `args`, `metadata` (and `func`) attributes."""
+    from . import _mcp
+
+    out: dict[str, dict] = {}
     for h in hosted:
         entry = {k: v for k, v in h.entry.items() if k != "args"}
         entry["_from"] = {k: f"a provider-hosted tool ({h.type}): what the exporter knows of it"

@@ -1,4 +1,4 @@
-"""Issue 16: the patterns public LangGraph agents use (tests/agents/), each exported, verified by
+"""Issue 16: the patterns public LangGraph agents use (tests/lg_apps/), each exported, verified by
 the Rust binary with its findings asserted, and run on real LangGraph with fake chat models, every
 step the run takes a route of the export and every tool a node ran one the export lets it call."""
 
@@ -25,7 +25,7 @@ VERIFIED = AGENTS + ("dispatch",)
 def agent(name):
     import importlib
 
-    return importlib.import_module(f"agents.{name}")
+    return importlib.import_module(f"lg_apps.{name}")
 
 
 def node(g, nid):
@@ -76,7 +76,7 @@ def test_retry_binding_lambda_and_decorators():
     assert node(e, "agent")["kind"] == "model"
     for nid, text in (("triage", "def triage("), ("agent", "def agent("), ("summarize", "def summarize(")):
         loc = node(e, nid)["location"]
-        assert loc["file"].endswith("agents/decorated.py") and (Path.cwd() / loc["file"]).resolve() == Path(m.__file__).resolve(), loc
+        assert loc["file"].endswith("lg_apps/decorated.py") and (Path.cwd() / loc["file"]).resolve() == Path(m.__file__).resolve(), loc
         assert src[loc["line"] - 1].startswith(text), (nid, loc)
     assert src[node(e, "tools")["location"]["line"] - 1].startswith('builder.add_node("tools"')
 
@@ -161,7 +161,7 @@ EXPECTED = {
 def project(tmp_path) -> Path:
     """A copy of the agents in a repository of their own (tmp/proj with a .git)."""
     proj = tmp_path / "proj"
-    shutil.copytree(PYTHON_DIR / "tests" / "agents", proj / "agents",
+    shutil.copytree(PYTHON_DIR / "tests" / "lg_apps", proj / "lg_apps",
                     ignore=shutil.ignore_patterns("__pycache__"))
     (proj / ".git").mkdir()
     return proj
@@ -186,13 +186,13 @@ def test_findings_point_at_the_users_python_from_any_directory(name, binary, tmp
     elsewhere.mkdir()
     code = (f"import sys, json; sys.path.insert(0, {str(proj)!r}); sys.path.insert(0, {str(PYTHON_DIR)!r})\n"
             f"from stalwart_export import export_graph, export_catalogue\n"
-            f"import agents.{name} as m\n"
+            f"import lg_apps.{name} as m\n"
             f"open({str(proj / 'build' / 'graph.json')!r}, 'w').write(json.dumps(export_graph(m.graph, base={str(proj / 'build')!r})))\n"
             f"open({str(proj / 'build' / 'catalogue.json')!r}, 'w').write(json.dumps(export_catalogue(m.graph, m.WORDS)))\n")
     (proj / "build").mkdir()
     subprocess.run([sys.executable, "-c", code], check=True, cwd=proj, timeout=120)
     g = json.loads((proj / "build" / "graph.json").read_text())
-    assert all(n["location"]["file"].startswith("../agents/") for n in g["nodes"] if "location" in n)
+    assert all(n["location"]["file"].startswith("../lg_apps/") for n in g["nodes"] if "location" in n)
     p = subprocess.run([binary, "verify", "--graph", str(proj / "build" / "graph.json"), "--catalogue",
                         str(proj / "build" / "catalogue.json"), "--format", "json"],
                        capture_output=True, text=True, timeout=300, cwd=elsewhere)
@@ -200,7 +200,7 @@ def test_findings_point_at_the_users_python_from_any_directory(name, binary, tmp
     assert report["findings"]
     for f in report["findings"]:
         file = Path(f["location"]["file"])
-        assert file.suffix == ".py" and (proj / "agents") in file.resolve().parents, f
+        assert file.suffix == ".py" and (proj / "lg_apps") in file.resolve().parents, f
         text = file.read_text().splitlines()[f["location"]["line"] - 1].lstrip()
         assert text.startswith(("def ", "class ", "builder.add_node(")), (f["rule"], f["subject"], text)
         if f["subject"] in EXPECTED_TOOLS[name]:
@@ -212,7 +212,7 @@ def test_findings_point_at_the_users_python_from_any_directory(name, binary, tmp
                            capture_output=True, text=True, timeout=300, cwd=proj)
     uris = {loc["physicalLocation"]["artifactLocation"]["uri"]
             for r in json.loads(sarif.stdout)["runs"][0]["results"] for loc in r["locations"]}
-    assert uris and all(u.startswith("agents/") and u.endswith(".py") for u in uris), uris
+    assert uris and all(u.startswith("lg_apps/") and u.endswith(".py") for u in uris), uris
 
 
 EXPECTED_TOOLS = {name: {t for _, t, _ in want if not t.startswith("cycle:")} for name, (_, want) in EXPECTED.items()}
@@ -269,7 +269,7 @@ def test_init_words_from_mcp_annotations_and_the_verifier_lists_the_unset_kind(b
     MCP annotations map to kind/destructive/idempotency/reads_outside; a tool nothing declares is
     kind null, listed by the exporter and, read back, by the verifier (kind_unset); the Rust
     `catalogue from-mcp` maps the same tools/list to the same words."""
-    p = cli("agents.mcp_tools:graph", "-o", "graph.json", "--init-words", "words.json", cwd=tmp_path)
+    p = cli("lg_apps.mcp_tools:graph", "-o", "graph.json", "--init-words", "words.json", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert "kind not declared (null) for rename_file" in p.stderr
     words = json.loads((tmp_path / "words.json").read_text())
@@ -283,10 +283,10 @@ def test_init_words_from_mcp_annotations_and_the_verifier_lists_the_unset_kind(b
     assert words["rename_file"]["_from"]["kind"] == "not declared: set read or write"
     assert words["rename_file"]["args"] == {"src": {"type": "string"}, "dst": {"type": "string"}}
     # never overwritten
-    again = cli("agents.mcp_tools:graph", "--init-words", "words.json", cwd=tmp_path)
+    again = cli("lg_apps.mcp_tools:graph", "--init-words", "words.json", cwd=tmp_path)
     assert again.returncode == 2 and "is not overwritten" in again.stderr
     # read back as the words: the catalogue keeps kind null, the exporter lists it
-    p = cli("agents.mcp_tools:graph", "-o", "graph.json", "--catalogue", "catalogue.json", "--words", "words.json",
+    p = cli("lg_apps.mcp_tools:graph", "-o", "graph.json", "--catalogue", "catalogue.json", "--words", "words.json",
             cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert "'rename_file' has kind null" in p.stderr
@@ -297,7 +297,7 @@ def test_init_words_from_mcp_annotations_and_the_verifier_lists_the_unset_kind(b
     report = json.loads(v.stdout)
     assert [l["tool"] for l in report["lints"] if l["id"] == "kind_unset"] == ["rename_file"]
     # the verifier's own reading of the same tools/list
-    from agents.mcp_tools import LISTED
+    from lg_apps.mcp_tools import LISTED
 
     (tmp_path / "tools.json").write_text(json.dumps(
         {"tools": [t.model_dump(by_alias=True, exclude_none=True) for t in LISTED]}))
@@ -322,7 +322,7 @@ def test_nothing_is_guessed_from_a_name():
 
     from langgraph.prebuilt import create_react_agent
 
-    from agents._fake import scripted
+    from lg_apps._fake import scripted
 
     g = create_react_agent(scripted("hi"), [delete_everything])
     assert init_words(g)["delete_everything"]["kind"] is None

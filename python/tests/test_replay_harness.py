@@ -25,9 +25,9 @@ def harness(*args, cwd):
 
 @pytest.fixture()
 def team_script(binary, tmp_path):
-    """The export of agents.teams, its catalogue, and the script of QG105 on issue_credit (a call
+    """The export of lg_apps.teams, its catalogue, and the script of QG105 on issue_credit (a call
     inside the billing subgraph)."""
-    from agents import teams
+    from lg_apps import teams
 
     g, c = tmp_path / "graph.json", tmp_path / "catalogue.json"
     g.write_text(json.dumps(export_graph(teams.graph, base=str(tmp_path))))
@@ -47,14 +47,14 @@ def team_script(binary, tmp_path):
 
 def test_the_witness_inside_a_subgraph_replays_on_the_unmodified_graph(team_script, tmp_path):
     script, cat = team_script
-    p = harness(script, cat, "--graph", "agents.teams:graph", "--input", tmp_path / "input.json", cwd=tmp_path)
+    p = harness(script, cat, "--graph", "lg_apps.teams:graph", "--input", tmp_path / "input.json", cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "the real graph follows the witness and makes its calls ['issue_credit']" in p.stdout
 
 
 def test_without_the_graphs_input_it_says_why_in_one_line(team_script, tmp_path):
     script, cat = team_script
-    p = harness(script, cat, "--graph", "agents.teams:graph", cwd=tmp_path)
+    p = harness(script, cat, "--graph", "lg_apps.teams:graph", cwd=tmp_path)
     assert p.returncode == 1, p.stdout + p.stderr
     lines = p.stdout.strip().splitlines()
     assert len(lines) == 1 and "the run raised KeyError: 'ticket'" in lines[0], p.stdout
@@ -63,7 +63,7 @@ def test_without_the_graphs_input_it_says_why_in_one_line(team_script, tmp_path)
 def test_a_graph_that_does_not_follow_is_one_line_at_the_step(team_script, tmp_path):
     script, cat = team_script
     # the support graph has no billing node: the first step the witness takes there does not happen
-    p = harness(script, cat, "--graph", "agents.handwritten:graph", "--input", tmp_path / "input.json",
+    p = harness(script, cat, "--graph", "lg_apps.handwritten:graph", "--input", tmp_path / "input.json",
                 cwd=tmp_path)
     assert p.returncode == 1
     lines = p.stdout.strip().splitlines()
@@ -73,9 +73,9 @@ def test_a_graph_that_does_not_follow_is_one_line_at_the_step(team_script, tmp_p
 def test_harness_errors_are_one_line_exit_2(team_script, tmp_path):
     script, cat = team_script
     for args, want in ((("--graph", "no_such_module:graph"), "cannot load no_such_module:graph"),
-                       (("--graph", "agents.teams"), "give MODULE:ATTR"),
-                       (("--graph", "agents.teams:INPUT"), "not a compiled LangGraph graph"),
-                       (("--graph", "agents.teams:graph", "--input", tmp_path / "nope.json"), "cannot read the input")):
+                       (("--graph", "lg_apps.teams"), "give MODULE:ATTR"),
+                       (("--graph", "lg_apps.teams:INPUT"), "not a compiled LangGraph graph"),
+                       (("--graph", "lg_apps.teams:graph", "--input", tmp_path / "nope.json"), "cannot read the input")):
         p = harness(script, cat, *args, cwd=tmp_path)
         assert p.returncode == 2, (args, p.stdout, p.stderr)
         assert p.stderr.count("\n") == 1 and want in p.stderr, (args, p.stderr)
@@ -85,7 +85,7 @@ def test_arguments_are_valid_for_each_schema():
     sys.path.insert(0, str(HARNESS.parent))
     import replay_harness as h
 
-    from agents import handwritten, teams
+    from lg_apps import handwritten, teams
 
     for t in (teams.issue_credit, handwritten.send_email, teams.lookup_invoice):
         args = h.arguments(h.tool_schema(t))

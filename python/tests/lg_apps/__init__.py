@@ -4,5 +4,5 @@ Each module builds a compiled `graph` with a scripted fake chat model, and gives
 run starts with) and `RESUMES` (answers to its pauses, as helpers.run_steps takes them). They are
 written here in the shape the tutorials and public repositories use (LangGraph's customer-support
 and SQL tutorials, the e-mail assistant, MCP tools), not copied. The exporter's tests import them
-as `agents.<module>`, and the CLI tests export them as `agents.<module>:graph`.
+as `lg_apps.<module>`, and the CLI tests export them as `lg_apps.<module>:graph`.
 """
