@@ -1,4 +1,4 @@
-"""Issue 28 item 1 (SPEC 12.5): the shapes the exporter did not read, in python/tests/agents/unseen/,
+"""Issue 28 item 1 (SPEC 12.5): the shapes the exporter did not read, in python/tests/lg_apps/unseen/,
 written the way public agents write them: (a) a model made at run time inside the node (the
 react-agent template's `load_chat_model(...).bind_tools(TOOLS)`, `init_chat_model(...)` in the
 node, a model binding tools the exporter cannot name); (b) tools reached indirectly from a step
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agents.unseen import indirect, memory, runtime_model
+from lg_apps.unseen import indirect, memory, runtime_model
 from helpers import REPO
 from stalwart_export import export_graph
 
