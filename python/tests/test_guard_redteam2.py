@@ -509,10 +509,6 @@ STRICT = {"format": "qls-catalogue/1", "tools": {"search": {"kind": "read", "at_
 LOOSE = {"format": "qls-catalogue/1", "tools": {"search": {"kind": "read", "args": {"q": {"type": "string"}}}}}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: lazy.RulesSource waits for the absolute path (`pending`) but reads the path as given "
-    "(`_read` -> load_catalogue(self._args[0])): a relative catalogue path is read against the working "
-    "directory of the first call, so a chdir in between makes the guard read another catalogue than the one it names"))
 def test_a_lazy_relative_catalogue_is_read_where_the_guard_was_built(tmp_path, monkeypatch):
     built, other = tmp_path / "app", tmp_path / "elsewhere"
     built.mkdir()
