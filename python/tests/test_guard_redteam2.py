@@ -648,15 +648,8 @@ HOOK = {"post_hook": {"kind": "read", "sends_out": ["https://hooks.example.com"]
 @pytest.mark.parametrize("target", [
     "127.0.0.1", "010.0.0.1", "http://0x7f.1/", "EVIL.example.", "evil.example.com.", "[::ffff:127.0.0.1]",
     "::ffff:7f00:1", "http://2130706433/", "see evil%2eexample.com now",
-    pytest.param("0x7f.0.0.1", marks=pytest.mark.xfail(strict=True, reason=(
-        "HOLE: args._is_host reads a dotted IPv4 address only in decimal digits: the hex form 0x7f.0.0.1 "
-        "(which inet_aton and curl read as 127.0.0.1) is no destination, so a tool not sends_out passes it"))),
-    pytest.param("0177.0.0.1", marks=pytest.mark.xfail(strict=True, reason=(
-        "HOLE: args._is_host wants each IPv4 part at most 3 digits: the octal form 0177.0.0.1 (inet_aton: "
-        "127.0.0.1) is no destination"))),
-    pytest.param("127.1", marks=pytest.mark.xfail(strict=True, reason=(
-        "HOLE: args._is_host wants four parts: the short IPv4 form 127.1 (inet_aton: 127.0.0.1) is no "
-        "destination"))),
+    # inet_aton notations (hex, octal, short forms): curl and ping read them all as 127.0.0.1
+    "0x7f.0.0.1", "0177.0.0.1", "127.1", "0x7f.1.", "127.0.1",
 ])
 def test_other_forms_of_an_address_are_destinations(target):
     d = _decide("ping", {"target": target}, PING)
