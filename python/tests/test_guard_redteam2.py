@@ -143,14 +143,8 @@ def _reword_catalogue():
 @pytest.mark.usefixtures("_reword_catalogue")
 @pytest.mark.parametrize("place", ["middleware", "tool_node"])
 @pytest.mark.parametrize("how", [
-    pytest.param("overwrite", marks=pytest.mark.xfail(strict=True, reason=(
-        "HOLE: turns.marks_turn reads an update's messages through convert_to_messages (_as_messages); an "
-        "Overwrite([...]) is not a message, so it is skipped, and LangGraph applies it whole (given in an update "
-        "object, which ToolNode does not validate): the tool writes a new HumanMessage and the per-turn at_most "
-        "of `tip` restarts (tip ran twice in one turn)"))),
-    pytest.param("overwrite_json", marks=pytest.mark.xfail(strict=True, reason=(
-        "HOLE: the JSON form {'__overwrite__': [...]} of the messages channel, in an update object, passes "
-        "turns.marks_turn unread and starts a turn (tip ran twice in one turn)"))),
+    # LangGraph's Overwrite of the messages channel, typed and in its JSON form, in an update object
+    "overwrite", "overwrite_json",
     "chat_user", "in_place", "tuple", "dict", "chunk"])
 def test_a_tool_answer_cannot_start_a_turn_by_any_message_form(place, how):
     app = _tip_app(place, how)
