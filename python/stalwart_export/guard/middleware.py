@@ -312,7 +312,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         resumes, LangGraph runs the step again from its start, and the earlier call would run
         twice (ask first, or split the step); reads may run again. Calls made in tasks that run
         at once (`Send` branches, parallel steps) are decided one at a time over one serialised
-        history (`concurrent.py`)."""
+        history (`concurrent.py`). A tool answer that writes a turn mark (a `Command` adding a
+        message as the person's, `turns.py`) is withheld as in the tool node: `result.output` is
+        then the `ToolMessage` saying so."""
         runner, c = runner_of(tool, args, name, call_id, "guard.call", injected, state)
         if runner.sync is None and _loop_running():
             raise TypeError(f"guard.call: {runner.name!r} is an async function and an event loop runs in this thread: "
@@ -435,6 +437,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                     self._step_sent(task, attempt)
                     self._trace_call(ctx, o, attempt)
                 raise
+            why = marks_turn(output, state)  # only the person starts a turn (turns.py), as in `_run`
+            if why is not None:
+                output = withheld(o, why)
             spec = self.rules.catalogue.get(o.call.tool)
             if task is not None and spec is not None and spec.is_write:
                 with self._lock:
