@@ -815,12 +815,6 @@ def _lookup(order_id: str) -> str:
 FUNCS = {"wipe": _wipe, "lookup": _lookup}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: _guarded.guarded_functions leaves out a plain function passed to guard.call with a name= that is "
-    "not a literal (a registry dispatch: FUNCS[c['name']], name=c['name']), and nothing else records it: the "
-    "step is exported as a step with no tools and no `opaque` entry, so the verifier never sees the write and "
-    "QG024 does not fire (SPEC 12.5: a tool called that the exporter cannot resolve is an opaque entry, never "
-    "silence)"))
 def test_a_registry_of_plain_functions_dispatched_through_guard_call_is_not_silent():
     g = A.guard()
 
@@ -836,7 +830,8 @@ def test_a_registry_of_plain_functions_dispatched_through_guard_call_is_not_sile
     sg.add_edge(START, "tools")
     sg.add_edge("tools", END)
     node = next(n for n in export_graph(sg.compile(), provenance=False)["nodes"] if n["id"] == "tools")
-    assert node.get("tools") or node.get("opaque"), node
+    assert [o["what"] for o in node.get("opaque", [])] == ["tools"], node
+    assert node["opaque"][0]["location"]["line"] > 0, node
 
 
 def test_a_step_that_also_hands_the_plain_function_to_a_thread_is_not_credited():
