@@ -558,10 +558,12 @@ def _in_graph(g, body) -> dict:
 
 def test_guard_call_outside_a_graph_refuses_every_limited_call_as_concurrent():
     """Observed (not a hole: fail closed): outside a graph (no config) `_Context.of(None)` says the call has
-    a task of its own, so a write or an at_most tool is refused `concurrent`, naming a Send fan-out."""
+    a task of its own, so a write or an at_most tool is refused `concurrent` (fail closed: nothing ties
+    the call to the thread's history); the message says why: outside a LangGraph run, not a Send fan-out."""
     g = A.guard()
     r = g.call(A.search, {"q": "a"}, {"messages": [], HISTORY_KEY: []})
     assert not r.ran and r.reasons == ["concurrent"], r
+    assert "outside a LangGraph run" in r.message and "Send" not in r.message, r.message
 
 
 # ================================================================== callables.py: names and injected arguments

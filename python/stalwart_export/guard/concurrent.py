@@ -48,6 +48,12 @@ CONCURRENT_TEXT = ("'{tool}' did not run: it is called in a task LangGraph runs 
                    "the branches; call it through guard.call in a node of the graph whose state keeps the history "
                    "(stalwart_guard: GuardHistory)")
 
+#: The refusal text of a limit-bearing call made outside any LangGraph run (no run config).
+OUTSIDE_TEXT = ("'{tool}' did not run: guard.call was made outside a LangGraph run (there is no run config), so the "
+                "guard cannot tie the call to the thread's history nor order it with other calls on that thread, "
+                "and its limits could not hold; call it in a node of a graph whose state keeps the history "
+                "(stalwart_guard: GuardHistory), or pass that node's config=")
+
 
 @dataclass
 class Lane:

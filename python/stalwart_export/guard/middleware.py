@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 from .attempts import Attempts, retried
 from .callables import Runner, runner_of
-from .concurrent import CONCURRENT_TEXT, Claims, Lanes, bears_limit, channel_value, nested, superstep
+from .concurrent import CONCURRENT_TEXT, OUTSIDE_TEXT, Claims, Lanes, bears_limit, channel_value, nested, superstep
 from .core import Batch, Outcome, id_problem, refusal_text
 from .decide import Call, Rules, refuse
 from .doc import GuardConfigError
@@ -394,7 +394,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 hist = merge_history(hist, lane.records[:view])
         batch = self._batch([c], state, ctx, problem, hist=hist)
         if lane is None and ctx.own_task and bears_limit(self.rules.catalogue.get(name)) and problem is None:
-            batch.concurrent = CONCURRENT_TEXT
+            batch.concurrent = CONCURRENT_TEXT if cfg else OUTSIDE_TEXT
         task = ctx.task_id
         deny = None
         if task is not None:
