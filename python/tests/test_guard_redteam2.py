@@ -265,13 +265,8 @@ def _step(g):
 
 
 @pytest.mark.parametrize("place", [
-    pytest.param("tool_node", marks=pytest.mark.xfail(strict=True, reason=(
-        "HOLE: guard.tool_node decides over the state object LangGraph built (middleware.Guard._batch -> "
-        "_held(state)), and a pydantic validator that rewrites `stalwart_guard` to [] hides every record; the "
-        "channel (__pregel_read) still holds them; the export credits the node `tools`"))),
-    pytest.param("wrapper", marks=pytest.mark.xfail(strict=True, reason=(
-        "HOLE: ToolNode(wrap_tool_call=guard.wrap_tool_call) reads request.state (the validated model), "
-        "not the channel: a validator emptying the history resets at_most"))),
+    # the tool node, ToolNode(wrap_tool_call=...) and guard.call read the graph's channel, not only the object
+    "tool_node", "wrapper",
     "step"])
 def test_a_validator_that_rewrites_the_history_does_not_reset_at_most(place):
     from langgraph.prebuilt import ToolNode

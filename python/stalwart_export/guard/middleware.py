@@ -501,6 +501,22 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 self._step_records.popitem(last=False)
         return [r for r in got if r != record]
 
+    @staticmethod
+    def _with_channel(hist: Any, ctx: "_Context", problem: str | None) -> Any:
+        """`hist` (what the state object holds) with the records of the graph's own history channel
+        when the task can read it: a state object is built by LangGraph from the channels, and its
+        class may change what it holds on the way (a pydantic validator that empties the history),
+        so the channel's records are never lost; records only the object holds are kept too (a
+        `Send` payload's), and verification refuses any that do not belong."""
+        if problem is not None or not ctx.config:
+            return hist
+        ok, base = channel_value(ctx.config, HISTORY_KEY)
+        if not ok or not isinstance(base, list) or not base or hist == base:
+            return hist
+        if hist is not None and not isinstance(hist, list):
+            return hist  # not a history: verification refuses it
+        return merge_history(base, hist)
+
     def _held(self, state: Any) -> Any:
         """The history `state` holds, with the records `guard.call` kept beside it when it could not
         set them in it (a frozen dataclass or model: `_keep`)."""
@@ -545,7 +561,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                bound: set[str] | None = None, hist: Any = None) -> Batch:
         """The batch of `calls` over the state's history (or `hist`, the history to decide over)."""
         if hist is None:
-            hist = self._held(state)
+            hist = self._with_channel(self._held(state), ctx, problem)
         from dataclasses import replace
 
         session = verify(hist, self.chain, ctx.thread)  # may be shared with later calls: replaced, never changed
