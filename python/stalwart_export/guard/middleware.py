@@ -329,7 +329,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         `ainvoke`), an async function (awaited) or a sync function. The guard's own work, and a
         pause to ask the person, run in a thread of this call's own (the lane a concurrent branch
         waits on is a thread lock, so waiting never blocks the event loop); the tool itself runs
-        on the caller's event loop."""
+        on the caller's event loop. Cancelled (a timeout of `asyncio.wait_for`), it first waits for
+        the call to end, so that its record is written: a call that ran always counts."""
         import asyncio
         import concurrent.futures
         import contextvars
@@ -340,6 +341,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         ctx = contextvars.copy_context()
         fut: concurrent.futures.Future = concurrent.futures.Future()
 
+        fut.set_running_or_notify_cancel()  # running: it cannot be cancelled (the guard's work is not abandoned)
+
         def work() -> None:
             try:
                 fut.set_result(ctx.run(self._call_guarded, runner, c, state, cfg, loop))
@@ -347,7 +350,24 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 fut.set_exception(e)
 
         threading.Thread(target=work, name="stalwart-guard-acall", daemon=True).start()
-        return await asyncio.wrap_future(fut)
+        done = asyncio.wrap_future(fut)
+        try:
+            return await asyncio.shield(done)
+        except asyncio.CancelledError:
+            # cancelled (asyncio.wait_for's timeout, a task cancelled) while the guard decides or the
+            # tool runs: wait for the guard's thread to end, so that the call's record is written to
+            # this task while the task is still live (a record written after the step returned would
+            # be lost, and the call would not count), then let the cancellation go on
+            while not done.done():
+                try:
+                    await asyncio.shield(done)
+                except asyncio.CancelledError:
+                    continue
+                except BaseException:  # noqa: BLE001 - the call's own outcome; the cancellation wins
+                    break
+            if done.done() and not done.cancelled():
+                done.exception()  # retrieved: the cancellation is what this task raises
+            raise
 
     def _call_guarded(self, runner: Runner, c: Call, state: Any, cfg: Any, loop: Any) -> CallResult:
         """`call` and `acall` once the callable is read: in the superstep's lane when there is one."""
