@@ -710,11 +710,6 @@ def test_an_edit_with_a_hidden_character_in_the_tool_name_is_unknown():
 
 
 # ================================================================== Send payloads shaped by what the model wrote
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: middleware._turn_of reads the turn from the task's own `messages`; a Send payload that gives a "
-    "worker its sub-task as a HumanMessage (the map-reduce pattern; the text is the model's) carries a mark the "
-    "history has not seen, so the worker's guard.call counts a new turn and a per-turn limit (tip, at most 1 a "
-    "turn) passes again inside the person's one turn"))
 def test_a_send_payload_with_its_own_human_message_does_not_start_a_turn():
     g = A.guard()
 

@@ -595,7 +595,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                                   problem_reason="guard_error")
             context = {}
         records = tuple(hist) if isinstance(hist, list) else ()
-        turn, mark = _turn_of(state, session)
+        turn, mark = _turn_of(_conversation(state, ctx, problem), session)
         return Batch(self.rules, self.chain, calls, session, turn, ctx.node, bound, context, records, human=mark)
 
     def _prepare(self, request: Any) -> tuple[Outcome, Batch, "_Context"]:
@@ -812,6 +812,27 @@ def _send(cfg: Any, record: str) -> None:
     send = conf.get(CONFIG_KEY_SEND)
     if send is not None:
         send([(HISTORY_KEY, [record])])
+
+
+def _conversation(state: Any, ctx: "_Context", problem: str | None) -> Any:
+    """The state whose messages mark the person's turns: `state`, unless the task reads the graph's
+    own `messages` channel and the person's latest message in `state` is not in it (a `Send`
+    payload that gives a task a `HumanMessage` of its own): a message the thread's conversation does
+    not hold never starts a turn, so the turn is read from the channel."""
+    if problem is not None or not ctx.config:
+        return state
+    msgs = _state.get(state, "messages")
+    if not isinstance(msgs, list):
+        return state
+    ok, conv = channel_value(ctx.config, "messages")
+    if not ok or not isinstance(conv, list) or conv is msgs or conv == msgs:
+        return state
+    from langchain_core.messages import HumanMessage
+
+    last = next((m for m in reversed(msgs) if isinstance(m, HumanMessage)), None)
+    if last is None or any(m is last or (last.id and m.id == last.id and m == last) for m in conv):
+        return state
+    return {"messages": conv}
 
 
 def _turn_of(state: Any, session: Any = None) -> tuple[int, str | None]:
