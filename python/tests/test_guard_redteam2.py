@@ -396,11 +396,6 @@ def test_an_acall_cancelled_while_its_tool_runs_still_counts_the_call():
 
 
 # ================================================================== a branch (or step) that raises after its call
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: guard.call's records go to the failing task's writes (_send/_send_all), which LangGraph drops when "
-    "the step (or a Send branch) raises; the attempt memory (attempts.py) and the lane (concurrent.py) are keyed "
-    "by task and superstep, so the thread's next run decides over a history without the calls that ran "
-    "(search ran 3 times, at_most 2)"))
 @pytest.mark.parametrize("shape", ["alone", "fan_out"])
 def test_a_step_that_raises_after_its_guarded_call_keeps_the_record_for_the_next_run(shape):
     """A step calls `search` through the guard (at most 2 a session) and then raises; the run ends with
@@ -440,11 +435,6 @@ def test_a_step_that_raises_after_its_guarded_call_keeps_the_record_for_the_next
 
 
 # ================================================================== two runs of one thread at once
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: lanes (concurrent.py) are keyed by the checkpoint a run's superstep started from, so two runs of one "
-    "thread at once get two lanes and each decides over the history it read: both searches run (3 in the "
-    "session, at_most 2) and the newest checkpoint keeps only one run's record (not the README's time-travel "
-    "limit: no earlier checkpoint is used, the client only sent two messages at once)"))
 def test_two_runs_on_one_thread_at_once_do_not_pass_at_most():
     """A client sends two messages on one thread at the same time (two `invoke`s from two threads).
     Each step calls `search` (at most 2 a session); one search ran before. Both runs read the

@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 from .attempts import Attempts, retried
 from .callables import Runner, runner_of
+from .sealed import Sealed
 from .concurrent import CONCURRENT_TEXT, OUTSIDE_TEXT, Claims, Lanes, bears_limit, channel_value, nested, superstep
 from .core import Batch, Outcome, id_problem, refusal_text
 from .decide import Call, Rules, refuse
@@ -159,6 +160,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         self._beside: OrderedDict[int, tuple[Any, list[str]]] = OrderedDict()
         #: Per superstep, the calls of concurrent branches, serialised (`concurrent.py`).
         self._lanes = Lanes()
+        #: The records written per thread, so that none is lost with a failed task (`sealed.py`).
+        self._sealed = Sealed()
         #: Per superstep, which task decided each place of a batch (`concurrent.py`).
         self._claims = Claims()
 
@@ -226,7 +229,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         o, batch, ctx, _ = settled
         if attempt is not None:
             batch.written.append(attempt)
-            _send(ctx.config, attempt)
+            _send(ctx.config, attempt, self._sealed)
             self._trace_call(ctx, o, attempt)
 
     def _run(self, settled: tuple, handler: Callable[[Any], Any], carry: bool = True) -> Any:
@@ -453,7 +456,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 if attempt is not None:  # not into `state`: a retry of the step gets that same dict
                     if lane is not None:
                         lane.sealed(task, attempt, view)
-                    _send(cfg, attempt)
+                    _send(cfg, attempt, self._sealed)
                     self._step_sent(task, attempt)
                     self._trace_call(ctx, o, attempt)
                 raise
@@ -477,12 +480,12 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         # a step run again (RetryPolicy) lost its earlier writes but its state dict kept them: write
         # this step's earlier records again (the same texts: the history keeps each once)
         for earlier in self._step_sent(task, record):
-            _send(cfg, earlier)
+            _send(cfg, earlier, self._sealed)
         if lane is not None:  # the lane's records so far with this one: none lost if a branch's writes are dropped
             lane.sealed(task, record, view)
-            _send_all(cfg, lane.records + [record])
+            _send_all(cfg, lane.records + [record], self._sealed)
         else:
-            _send(cfg, record)
+            _send(cfg, record, self._sealed)
         entry = self._trace_call(ctx, o, record)
         return CallResult(o.run, output, entry["decision"], list(o.reasons),
                           "" if o.run else refusal_text(o), entry, {HISTORY_KEY: [record]})
@@ -520,6 +523,19 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             while len(self._step_records) > 256:
                 self._step_records.popitem(last=False)
         return [r for r in got if r != record]
+
+    def _with_sealed(self, hist: Any, ctx: "_Context", problem: str | None) -> Any:
+        """`hist` with the records this process wrote to the thread that it lacks (their task failed
+        and LangGraph dropped its writes: `sealed.py`), written again with this task's writes."""
+        if problem is not None or not ctx.config or ctx.thread == NO_THREAD or nested(ctx.config):
+            return hist
+        if hist is not None and not isinstance(hist, list):
+            return hist
+        lost = self._sealed.missing(ctx.thread, hist, superstep(ctx.config))
+        if not lost:
+            return hist
+        _send_all(ctx.config, lost)
+        return merge_history(hist, lost)
 
     @staticmethod
     def _with_channel(hist: Any, ctx: "_Context", problem: str | None) -> Any:
@@ -582,6 +598,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         """The batch of `calls` over the state's history (or `hist`, the history to decide over)."""
         if hist is None:
             hist = self._with_channel(self._held(state), ctx, problem)
+        hist = self._with_sealed(hist, ctx, problem)
         from dataclasses import replace
 
         session = verify(hist, self.chain, ctx.thread)  # may be shared with later calls: replaced, never changed
@@ -640,12 +657,12 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
 
         if o.stored is not None:  # a retry: the attempt's record again (already traced), no new one
             batch.written.append(o.stored)
-            _send(ctx.config, o.stored)
+            _send(ctx.config, o.stored, self._sealed)
             return ToolMessage(content=refusal_text(o), name=o.call.tool, tool_call_id=o.call.call_id or "",
                                status="error", additional_kwargs={"stalwart_guard": {
                                    "decision": "refuse", "reasons": o.reasons}})
         record = batch.entry(o)
-        _send(ctx.config, record)
+        _send(ctx.config, record, self._sealed)
         entry = self._trace_call(ctx, o, record)
         return ToolMessage(content=refusal_text(o), name=o.call.tool, tool_call_id=o.call.call_id or "",
                            status="error", additional_kwargs={"stalwart_guard": {
@@ -661,7 +678,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         the model is told to hand off alone."""
         record = batch.entry(o, _answer_of(result, o.call.call_id))
         self._attempts.done(key, record)
-        _send(ctx.config, record)
+        _send(ctx.config, record, self._sealed)
         self._trace_call(ctx, o, record)
         if carry and hands_off(result):
             if len(batch.calls) > 1:
@@ -798,20 +815,20 @@ def _channel_problem(cfg: Any) -> str | None:
     return None
 
 
-def _send_all(cfg: Any, records: list) -> None:
-    """Write `records` to the history channel as one of the task's own writes."""
+def _send_all(cfg: Any, records: list, sealed: Sealed | None = None) -> None:
+    """Write `records` to the history channel as one of the task's own writes (and remember them
+    in `sealed`, for a top-level task of a thread: `sealed.py`)."""
     conf = (cfg or {}).get("configurable") or {}
     send = conf.get(CONFIG_KEY_SEND)
     if send is not None and records:
         send([(HISTORY_KEY, list(records))])
+        if sealed is not None and not nested(cfg) and conf.get("thread_id") is not None:
+            sealed.add(str(conf.get("thread_id")), list(records), superstep(cfg))
 
 
-def _send(cfg: Any, record: str) -> None:
-    """Write `record` to the history channel as one of the task's own writes."""
-    conf = (cfg or {}).get("configurable") or {}
-    send = conf.get(CONFIG_KEY_SEND)
-    if send is not None:
-        send([(HISTORY_KEY, [record])])
+def _send(cfg: Any, record: str, sealed: Sealed | None = None) -> None:
+    """Write `record` to the history channel as one of the task's own writes (`_send_all`)."""
+    _send_all(cfg, [record], sealed)
 
 
 def _conversation(state: Any, ctx: "_Context", problem: str | None) -> Any:
