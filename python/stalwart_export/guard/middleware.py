@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from .attempts import Attempts, retried
 from .callables import Runner, runner_of
 from .sealed import Sealed
-from .concurrent import CONCURRENT_TEXT, OUTSIDE_TEXT, Claims, Lanes, bears_limit, channel_value, nested, superstep
+from .concurrent import CONCURRENT_TEXT, OTHER_RUN_TEXT, OUTSIDE_TEXT, Claims, Lanes, bears_limit, channel_value, nested, superstep
 from .core import Batch, Outcome, id_problem, refusal_text
 from .decide import Call, Rules, refuse
 from .doc import GuardConfigError
@@ -378,11 +379,13 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         problem = _channel_problem(cfg) if cfg is not None else None
         problem = _state.unreadable(state, "the step") or problem
         lane, hist = self._lane(cfg, ctx, state, problem)
-        if lane is None:
-            return self._call(runner, c, state, cfg, ctx, problem, loop, None, None)
-        ns = str(((cfg or {}).get("metadata") or {}).get("langgraph_checkpoint_ns") or "")
-        with lane.turn(ns):  # concurrent branches: one call at a time, over the lane's records (concurrent.py)
-            return self._call(runner, c, state, cfg, ctx, problem, loop, lane, hist)
+        step = superstep(cfg) if cfg and ctx.thread != NO_THREAD and not nested(cfg) else None
+        with self._sealed.running(ctx.thread, step) if step is not None else _NOT_RUNNING as other_run:
+            if lane is None:
+                return self._call(runner, c, state, cfg, ctx, problem, loop, None, None, other_run)
+            ns = str(((cfg or {}).get("metadata") or {}).get("langgraph_checkpoint_ns") or "")
+            with lane.turn(ns):  # concurrent branches: one call at a time, over the lane's records (concurrent.py)
+                return self._call(runner, c, state, cfg, ctx, problem, loop, lane, hist, other_run)
 
     def _lane(self, cfg: Any, ctx: "_Context", state: Any, problem: str | None) -> tuple[Any, Any]:
         """(the lane of the call's superstep, the history at the superstep's start), or (None, None)
@@ -402,8 +405,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         return lane, base
 
     def _call(self, runner: Runner, c: Call, state: Any, cfg: Any, ctx: "_Context", problem: str | None,
-              loop: Any, lane: Any, base: Any) -> CallResult:
-        """`call`, in its lane (None: a call no other task can race, or one that cannot be tied)."""
+              loop: Any, lane: Any, base: Any, other_run: bool = False) -> CallResult:
+        """`call`, in its lane (None: a call no other task can race, or one that cannot be tied);
+        `other_run`: a call of another run of the thread is under way (`sealed.py`)."""
         from langchain_core.messages import ToolMessage
 
         name = c.tool
@@ -418,6 +422,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         batch = self._batch([c], state, ctx, problem, hist=hist)
         if lane is None and ctx.own_task and bears_limit(self.rules.catalogue.get(name)) and problem is None:
             batch.concurrent = CONCURRENT_TEXT if cfg else OUTSIDE_TEXT
+        if other_run and problem is None:
+            batch.concurrent = OTHER_RUN_TEXT
         task = ctx.task_id
         deny = None
         if task is not None:
@@ -829,6 +835,10 @@ def _send_all(cfg: Any, records: list, sealed: Sealed | None = None) -> None:
 def _send(cfg: Any, record: str, sealed: Sealed | None = None) -> None:
     """Write `record` to the history channel as one of the task's own writes (`_send_all`)."""
     _send_all(cfg, [record], sealed)
+
+
+#: No place held (`Sealed.running`): a call outside a top-level task of a thread.
+_NOT_RUNNING = nullcontext(False)
 
 
 def _conversation(state: Any, ctx: "_Context", problem: str | None) -> Any:
