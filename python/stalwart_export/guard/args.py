@@ -313,8 +313,8 @@ def _inet_aton(name: str) -> int | None:
 
 
 def _is_host(name: str) -> bool:
-    """A bare host: an IPv4 address (in any notation `inet_aton` reads, `_inet_aton`), a `www.` name, or a name whose last label has the shape of a
-    top-level domain (`_is_tld`)."""
+    """A bare host: an IPv4 address (in any notation `inet_aton` reads, `_inet_aton`), a `www.`
+    name, or a name whose last label has the shape of a top-level domain (`_is_tld`)."""
     last = name.rpartition(".")[2]
     if not last or last == name:
         return False

@@ -38,8 +38,8 @@ from typing import Any, Callable
 
 from .attempts import Attempts, retried
 from .callables import Runner, runner_of
-from .sealed import Sealed
-from .concurrent import CONCURRENT_TEXT, OTHER_RUN_TEXT, OUTSIDE_TEXT, Claims, Lanes, bears_limit, channel_value, nested, superstep
+from .concurrent import (CONCURRENT_TEXT, OTHER_RUN_TEXT, OUTSIDE_TEXT, Claims, Lanes, bears_limit, channel_value,
+                         nested, superstep)
 from .core import Batch, Outcome, id_problem, refusal_text
 from .decide import Call, Rules, refuse
 from .doc import GuardConfigError
@@ -48,6 +48,7 @@ from .handoff import hands_off
 from .history import HISTORY_KEY, Chain, GuardHistory, HistoryChannel, merge_history, parse, verify
 from . import state as _state
 from .lazy import RulesSource
+from .sealed import Sealed
 from .trace import NO_THREAD, TraceWriter, make_tracer, qualified_node
 from .turns import marks_turn, withheld
 

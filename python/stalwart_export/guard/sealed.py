@@ -8,9 +8,11 @@ had not been made. So the guard keeps, per thread (of top-level tasks: a subgrap
 what its input carried), the records it wrote, in process memory as `attempts.py` keeps attempts;
 a call decided over a history that lacks some of them has them merged in (they are counted) and
 written again with the task's writes. Records of the same superstep are not merged: they are the
-siblings of the call's batch, or calls of concurrent branches which the superstep's lane orders. Merged records that do not extend the history (another
-record at their place) make the history invalid, and the call is refused (`history_invalid`):
-never a record dropped. Two runs of one thread at once (a client sending two messages together) read the same history:
+siblings of the call's batch, or calls of concurrent branches which the superstep's lane orders.
+Merged records that do not extend the history (another record at their place) make the history
+invalid, and the call is refused (`history_invalid`): never a record dropped.
+
+Two runs of one thread at once (a client sending two messages together) read the same history:
 while a `guard.call` of one superstep is decided, run and sealed, a call of another superstep of
 the thread that bears a limit is refused (`concurrent`), as its history cannot hold the other's
 record yet. The memory is this process's, bounded (the newest threads and records).
