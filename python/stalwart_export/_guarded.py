@@ -134,6 +134,30 @@ def guarded_functions(fn: Any) -> list[Any]:
     return list(out.values())
 
 
+def unnamed_guard_calls(fn: Any) -> list[ast.Call]:
+    """The `<guard>.call`/`.acall` calls of step function `fn` whose `name=` is not a literal and
+    whose tool is not a tool object the exporter can resolve (`guard.call(FUNCS[c["name"]], ...,
+    name=c["name"])`): the guard names that call only at run time, so the exporter cannot list its
+    tool; each is an `opaque` entry on the node (SPEC 12.5, QG024), never dropped silently."""
+    from langchain_core.tools import BaseTool
+
+    tree = _code.parse_function(fn)
+    if tree is None:
+        return []
+    out = []
+    for _, node in _guard_calls(fn, tree):
+        named = next((k.value for k in node.keywords if k.arg == "name"), None)
+        if named is None or (isinstance(named, ast.Constant) and isinstance(named.value, str)):
+            continue
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "tool"), None)
+        cands = [first.body, first.orelse] if isinstance(first, ast.IfExp) else [first]
+        objs = [_code.resolve_name(fn, c) if c is not None else None for c in cands]
+        if all(isinstance(o, BaseTool) for o in objs):
+            continue  # a tool object keeps its own name (the guard refuses renaming it)
+        out.append(node)
+    return out
+
+
 def step_guard(fn: Any, tool_names: list[str]) -> tuple[Any, str | None]:
     """(the Guard every tool call of step function `fn` goes through, or None; why not).
 

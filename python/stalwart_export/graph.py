@@ -787,6 +787,7 @@ class _GraphExport:
                 self.unread(name, node, fn, [_unseen.Unread(
                     "code", f"the source of {getattr(_code.plain_function(fn), '__qualname__', '?')}() cannot be read",
                     None)])
+            self.opaque_guard_calls(name, node, fn)
             if direct_tools:
                 node["tools"] = direct_tools
                 if handwritten:
@@ -1500,6 +1501,22 @@ class _GraphExport:
             self.interrupts.append(self.lg({"node": self.qid(name), "when": "inside", "tool": None},
                                            source="interrupt() call in the node's code",
                                            unconditional=any(_code.top_level_call(tree, c) for c, _ in calls)))
+
+    def opaque_guard_calls(self, name: str, node: dict, fn: Any) -> None:
+        """Each `guard.call`/`acall` of step `name` whose tool the exporter cannot name (a registry
+        with a `name=` computed at run time, `_guarded.unnamed_guard_calls`) is an `opaque` entry
+        `{"what": "tools"}` on the node (SPEC 12.5, QG024) and a warning: never dropped."""
+        for at in _guarded.unnamed_guard_calls(fn):
+            why = ("a guard.call/acall whose tool and name= are known only at run time (a registry looked up by "
+                   "the model's tool name): the exporter cannot list the tools it runs; pass each function with a "
+                   "literal name= (or a tool object), or list them in a tool node")
+            entry: dict[str, Any] = {"what": "tools", "why": why}
+            file, line = _code.source_line(fn, at)
+            if file and line:
+                entry["location"] = {"file": _code.rel_file(file, self.ex.base), "line": line,
+                                     "column": getattr(at, "col_offset", 0) + 1}
+            node.setdefault("opaque", []).append(entry)
+            self.ex.warn(self.label(f"node {name!r}: {why} (QG024 fails the gate until it is read or declared)"))
 
     def opaque_pauses(self, name: str, fn: Any, unplaced: list, prefix: str = "") -> None:
         """Each pause of node `name`'s code (or its tool's, `prefix`) the exporter cannot place is an

@@ -440,13 +440,18 @@ def test_a_tool_removing_the_persons_message_does_not_start_a_turn(place, how):
 
 
 # ================================================================== time travel
-def _replay_setup(place):
+def _replay_setup(place, new_process=False):
     g = A.guard()
     app = A.PLACES[place](g, [A.tc("search", {"q": "a"}, "s1")], [A.tc("search", {"q": "b"}, "s2")], "done",
                           [A.tc("search", {"q": "a"}, "s1")], [A.tc("search", {"q": "b"}, "s2")], "done")
     t = G.thread()
     run(app, t)
     assert G.RAN == {"search": 2}
+    if new_process:  # the guard's process memory (attempts, records written per thread) is gone
+        from stalwart_export.guard.attempts import Attempts
+        from stalwart_export.guard.sealed import Sealed
+
+        g._sealed, g._attempts = Sealed(), Attempts()
     cfg = {"configurable": {"thread_id": t}}
     history = list(app.get_state_history(cfg))
     # the oldest checkpoint that already holds the person's message: before any call ran
@@ -456,31 +461,42 @@ def _replay_setup(place):
 
 
 @pytest.mark.parametrize("place", THREE)
-def test_replaying_from_a_checkpoint_before_the_calls_runs_them_again_stated_limit(place):
+def test_replaying_from_a_checkpoint_before_the_calls_counts_them_in_the_same_process(place):
     """Time travel: `invoke(None, <an earlier checkpoint>)` replays from a state whose history has
-    no record of the calls that ran after it, so the same two searches run again: four in the
-    real world under `at_most: 2`. The README states it ("What the guard does not see: ... time
-    travel: the newest batches of the history, any number of them, ... left behind by running
-    from an earlier checkpoint"); the attempt memory does not catch it (the replay's tasks have
-    new ids)."""
+    no record of the calls that ran after it. In the process that made them, the guard remembers the
+    records it wrote to the thread (`sealed.py`) and merges them in: the replay's searches are
+    refused (`at_most: 2` holds)."""
     app, t, before = _replay_setup(place)
+    out = app.invoke(None, before.config)
+    assert G.RAN == {"search": 2}
+    assert [d[1] for d in G.decisions(out)][-2:] == ["refuse", "refuse"]
+
+
+@pytest.mark.parametrize("place", THREE)
+def test_replaying_from_a_checkpoint_before_the_calls_in_another_process_runs_them_again_stated_limit(place):
+    """The same replay in a process that did not make the calls (its memory is empty) runs the same two
+    searches again: four in the real world under `at_most: 2`. The README states it ("What the guard
+    does not see: ... time travel ... in a process other than the one that made the calls")."""
+    app, t, before = _replay_setup(place, new_process=True)
     out = app.invoke(None, before.config)
     assert G.RAN == {"search": 4}
     assert [d[1] for d in G.decisions(out)] == ["allow", "allow"]
 
 
 @pytest.mark.parametrize("place", THREE)
-def test_forking_with_update_state_on_an_earlier_checkpoint_runs_the_calls_again_stated_limit(place):
+@pytest.mark.parametrize("new_process", [False, True], ids=["same_process", "other_process"])
+def test_forking_with_update_state_on_an_earlier_checkpoint(place, new_process):
     """The same through `update_state(<earlier checkpoint>, ..., as_node=...)`: a state update
-    that leaves the thread's newest checkpoint with a shorter history (the README states it: "or
-    by `update_state` on an earlier checkpoint (a fork)"; no update on the newest checkpoint can
-    drop a record)."""
-    app, t, before = _replay_setup(place)
+    that leaves the thread's newest checkpoint with a shorter history. In the same process the
+    guard's memory counts the calls; in another the calls run again (the README states it: "or by
+    `update_state` on an earlier checkpoint (a fork)"; no update on the newest checkpoint can drop
+    a record)."""
+    app, t, before = _replay_setup(place, new_process)
     fork = app.update_state(before.config, {"messages": [HumanMessage(content="again")]}, as_node="__input__")
     app.invoke(None, fork)
-    assert G.RAN == {"search": 4}
+    assert G.RAN == {"search": 4 if new_process else 2}
     newest = app.get_state({"configurable": {"thread_id": t}}).values
-    # the thread's newest history says two searches ran (and refuses more); four ran in the world
+    # the thread's newest history says two searches ran (and refuses more)
     assert sum(1 for e in G.entries(newest) if e["ran"]) == 2
 
 

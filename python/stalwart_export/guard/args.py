@@ -12,7 +12,10 @@ Rule 4 looks in every text of the arguments (nested ones, and the keys of object
 destination: a URL (`scheme://...`, `www.`), an e-mail address, an IPv4 or IPv6 address (bare or
 bracketed), or a host name whose last label has the shape of a top-level domain (`_is_tld`: one in
 `TLDS`, any two ASCII letters (every country code), an IDNA `xn--` label, or a label of non-ASCII
-letters); names in other scripts count.
+letters); names in other scripts count. An IPv4 address is read in every notation `inet_aton` reads
+(and so curl and ping): 2 to 4 dotted parts, each decimal, `0x` hex or `0` octal (`127.1`,
+`0x7f.0.0.1`, `0177.0.0.1`). So a decimal number in free text (`12.50`) is an address too: give an
+amount as a number (non-text values are not scanned) or mark the argument `content`.
 An argument whose `role` is `url` or `destination` is a destination as a whole (its text as it is,
 so a tab, a newline or a quoted local part inside it is read as the tool's parser reads it; a
 number or other non-text value as `str(value)`), besides what the scan finds in it. An argument
@@ -274,15 +277,51 @@ def _is_tld(last: str) -> bool:
     return not low.isascii() and len(low) >= 2 and all(_idn_char(c) for c in low)
 
 
+def _aton_part(p: str) -> int | None:
+    """One part of an IPv4 address as `inet_aton` reads it: decimal, `0x` hex, or octal with a
+    leading 0; None when it is not one (or longer than any such part can usefully be)."""
+    if not p or len(p) > 12 or not p.isascii():
+        return None
+    low = p.lower()
+    try:
+        if low[:2] == "0x":
+            return int(low[2:], 16) if len(low) > 2 else 0
+        if len(low) > 1 and low[0] == "0":
+            return int(low, 8)
+        return int(low, 10) if low.isdigit() else None
+    except ValueError:
+        return None
+
+
+def _inet_aton(name: str) -> int | None:
+    """The IPv4 address a dotted text of 2 to 4 parts names as `inet_aton` (and so curl, ping and
+    many resolvers) reads it -- `127.1`, `0x7f.0.0.1`, `0177.0.0.1` are all 127.0.0.1 -- or None.
+    The last part fills the bytes the others leave; one trailing dot is allowed."""
+    parts = name[:-1].split(".") if name.endswith(".") else name.split(".")
+    if not 2 <= len(parts) <= 4:
+        return None
+    nums = [_aton_part(p) for p in parts]
+    if any(n is None for n in nums):
+        return None
+    head, tail = nums[:-1], nums[-1]
+    if any(n > 255 for n in head) or tail >= 1 << (8 * (5 - len(parts))):
+        return None
+    value = 0
+    for n in head:
+        value = value << 8 | n
+    return value << (8 * (5 - len(parts))) | tail
+
+
 def _is_host(name: str) -> bool:
-    """A bare host: an IPv4 address, a `www.` name, or a name whose last label has the shape of a
-    top-level domain (`_is_tld`)."""
+    """A bare host: an IPv4 address (in any notation `inet_aton` reads, `_inet_aton`), a `www.`
+    name, or a name whose last label has the shape of a top-level domain (`_is_tld`)."""
     last = name.rpartition(".")[2]
     if not last or last == name:
         return False
-    if last.isascii() and last.isdigit():
-        parts = name.split(".")
-        return len(parts) == 4 and all(p.isascii() and p.isdigit() and len(p) <= 3 for p in parts)
+    if _inet_aton(name) is not None:
+        return True
+    if last.isascii() and (last.isdigit() or last[:2].lower() == "0x"):
+        return False
     if name[:4].lower() == "www.":
         if not last.isalpha() or len(last) < 2:
             return False

@@ -48,6 +48,17 @@ CONCURRENT_TEXT = ("'{tool}' did not run: it is called in a task LangGraph runs 
                    "the branches; call it through guard.call in a node of the graph whose state keeps the history "
                    "(stalwart_guard: GuardHistory)")
 
+#: The refusal text of a limit-bearing call made while a call of another run of the thread is under way.
+OTHER_RUN_TEXT = ("'{tool}' did not run: another run of this thread is making a guarded call at the same time (two "
+                  "runs of one thread at once), and its record is not in this run's history yet, so limits could "
+                  "not hold; run one thread's messages one after another, then ask again")
+
+#: The refusal text of a limit-bearing call made outside any LangGraph run (no run config).
+OUTSIDE_TEXT = ("'{tool}' did not run: guard.call was made outside a LangGraph run (there is no run config), so the "
+                "guard cannot tie the call to the thread's history nor order it with other calls on that thread, "
+                "and its limits could not hold; call it in a node of a graph whose state keeps the history "
+                "(stalwart_guard: GuardHistory), or pass that node's config=")
+
 
 @dataclass
 class Lane:

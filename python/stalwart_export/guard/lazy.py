@@ -37,11 +37,19 @@ def _missing_path(catalogue: Any) -> str | None:
     return None
 
 
+def _absolute(source: Any) -> Any:
+    """A path given as a string or path-like made absolute; anything else as given."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.path.abspath(os.fspath(source))
+    return source
+
+
 class RulesSource:
     """The guard's `Rules`: read now, or at the first `get()` when the catalogue file is not there
     yet. `loaded()` is the rules when read (None before)."""
 
     def __init__(self, catalogue: Any, rulebook: Any, facts: Any, taint_policy: str, input_reads_outside: bool):
+        self._shown = catalogue
         self._args = (catalogue, rulebook, facts, taint_policy, bool(input_reads_outside))
         self._lock = threading.Lock()
         self._rules: Rules | None = None
@@ -49,6 +57,12 @@ class RulesSource:
         self.pending: str | None = _missing_path(catalogue)
         if self.pending is None:
             self._rules = self._read()
+        else:
+            # read later: relative paths are made absolute now, so they are read against the working
+            # directory the guard was built in, not the one of its first call (a chdir in between
+            # would read another file than the one the guard names)
+            self._args = (_absolute(catalogue), _absolute(rulebook), _absolute(facts), taint_policy,
+                          bool(input_reads_outside))
 
     def _read(self) -> Rules:
         catalogue, rulebook, facts, taint_policy, reads_outside = self._args
@@ -69,7 +83,7 @@ class RulesSource:
             if self._rules is None:
                 path = self.pending
                 if path is not None and not os.path.exists(path):
-                    shown = os.fspath(self._args[0])
+                    shown = os.fspath(self._shown)
                     where = shown if os.path.abspath(shown) == shown else f"{shown} ({path})"
                     raise GuardConfigError(
                         f"the guard's catalogue {where} does not exist: it was not there when the guard was "

@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from .attempts import Attempts, retried
 from .callables import Runner, runner_of
-from .concurrent import CONCURRENT_TEXT, Claims, Lanes, bears_limit, channel_value, nested, superstep
+from .concurrent import (CONCURRENT_TEXT, OTHER_RUN_TEXT, OUTSIDE_TEXT, Claims, Lanes, bears_limit, channel_value,
+                         nested, superstep)
 from .core import Batch, Outcome, id_problem, refusal_text
 from .decide import Call, Rules, refuse
 from .doc import GuardConfigError
@@ -46,6 +48,7 @@ from .handoff import hands_off
 from .history import HISTORY_KEY, Chain, GuardHistory, HistoryChannel, merge_history, parse, verify
 from . import state as _state
 from .lazy import RulesSource
+from .sealed import Sealed
 from .trace import NO_THREAD, TraceWriter, make_tracer, qualified_node
 from .turns import marks_turn, withheld
 
@@ -159,6 +162,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         self._beside: OrderedDict[int, tuple[Any, list[str]]] = OrderedDict()
         #: Per superstep, the calls of concurrent branches, serialised (`concurrent.py`).
         self._lanes = Lanes()
+        #: The records written per thread, so that none is lost with a failed task (`sealed.py`).
+        self._sealed = Sealed()
         #: Per superstep, which task decided each place of a batch (`concurrent.py`).
         self._claims = Claims()
 
@@ -226,7 +231,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         o, batch, ctx, _ = settled
         if attempt is not None:
             batch.written.append(attempt)
-            _send(ctx.config, attempt)
+            _send(ctx.config, attempt, self._sealed)
             self._trace_call(ctx, o, attempt)
 
     def _run(self, settled: tuple, handler: Callable[[Any], Any], carry: bool = True) -> Any:
@@ -312,7 +317,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         resumes, LangGraph runs the step again from its start, and the earlier call would run
         twice (ask first, or split the step); reads may run again. Calls made in tasks that run
         at once (`Send` branches, parallel steps) are decided one at a time over one serialised
-        history (`concurrent.py`)."""
+        history (`concurrent.py`). A tool answer that writes a turn mark (a `Command` adding a
+        message as the person's, `turns.py`) is withheld as in the tool node: `result.output` is
+        then the `ToolMessage` saying so."""
         runner, c = runner_of(tool, args, name, call_id, "guard.call", injected, state)
         if runner.sync is None and _loop_running():
             raise TypeError(f"guard.call: {runner.name!r} is an async function and an event loop runs in this thread: "
@@ -327,7 +334,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         `ainvoke`), an async function (awaited) or a sync function. The guard's own work, and a
         pause to ask the person, run in a thread of this call's own (the lane a concurrent branch
         waits on is a thread lock, so waiting never blocks the event loop); the tool itself runs
-        on the caller's event loop."""
+        on the caller's event loop. Cancelled (a timeout of `asyncio.wait_for`), it first waits for
+        the call to end, so that its record is written: a call that ran always counts."""
         import asyncio
         import concurrent.futures
         import contextvars
@@ -338,6 +346,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         ctx = contextvars.copy_context()
         fut: concurrent.futures.Future = concurrent.futures.Future()
 
+        fut.set_running_or_notify_cancel()  # running: it cannot be cancelled (the guard's work is not abandoned)
+
         def work() -> None:
             try:
                 fut.set_result(ctx.run(self._call_guarded, runner, c, state, cfg, loop))
@@ -345,7 +355,24 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 fut.set_exception(e)
 
         threading.Thread(target=work, name="stalwart-guard-acall", daemon=True).start()
-        return await asyncio.wrap_future(fut)
+        done = asyncio.wrap_future(fut)
+        try:
+            return await asyncio.shield(done)
+        except asyncio.CancelledError:
+            # cancelled (asyncio.wait_for's timeout, a task cancelled) while the guard decides or the
+            # tool runs: wait for the guard's thread to end, so that the call's record is written to
+            # this task while the task is still live (a record written after the step returned would
+            # be lost, and the call would not count), then let the cancellation go on
+            while not done.done():
+                try:
+                    await asyncio.shield(done)
+                except asyncio.CancelledError:
+                    continue
+                except BaseException:  # noqa: BLE001 - the call's own outcome; the cancellation wins
+                    break
+            if done.done() and not done.cancelled():
+                done.exception()  # retrieved: the cancellation is what this task raises
+            raise
 
     def _call_guarded(self, runner: Runner, c: Call, state: Any, cfg: Any, loop: Any) -> CallResult:
         """`call` and `acall` once the callable is read: in the superstep's lane when there is one."""
@@ -353,11 +380,13 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         problem = _channel_problem(cfg) if cfg is not None else None
         problem = _state.unreadable(state, "the step") or problem
         lane, hist = self._lane(cfg, ctx, state, problem)
-        if lane is None:
-            return self._call(runner, c, state, cfg, ctx, problem, loop, None, None)
-        ns = str(((cfg or {}).get("metadata") or {}).get("langgraph_checkpoint_ns") or "")
-        with lane.turn(ns):  # concurrent branches: one call at a time, over the lane's records (concurrent.py)
-            return self._call(runner, c, state, cfg, ctx, problem, loop, lane, hist)
+        step = superstep(cfg) if cfg and ctx.thread != NO_THREAD and not nested(cfg) else None
+        with self._sealed.running(ctx.thread, step) if step is not None else _NOT_RUNNING as other_run:
+            if lane is None:
+                return self._call(runner, c, state, cfg, ctx, problem, loop, None, None, other_run)
+            ns = str(((cfg or {}).get("metadata") or {}).get("langgraph_checkpoint_ns") or "")
+            with lane.turn(ns):  # concurrent branches: one call at a time, over the lane's records (concurrent.py)
+                return self._call(runner, c, state, cfg, ctx, problem, loop, lane, hist, other_run)
 
     def _lane(self, cfg: Any, ctx: "_Context", state: Any, problem: str | None) -> tuple[Any, Any]:
         """(the lane of the call's superstep, the history at the superstep's start), or (None, None)
@@ -377,8 +406,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         return lane, base
 
     def _call(self, runner: Runner, c: Call, state: Any, cfg: Any, ctx: "_Context", problem: str | None,
-              loop: Any, lane: Any, base: Any) -> CallResult:
-        """`call`, in its lane (None: a call no other task can race, or one that cannot be tied)."""
+              loop: Any, lane: Any, base: Any, other_run: bool = False) -> CallResult:
+        """`call`, in its lane (None: a call no other task can race, or one that cannot be tied);
+        `other_run`: a call of another run of the thread is under way (`sealed.py`)."""
         from langchain_core.messages import ToolMessage
 
         name = c.tool
@@ -392,7 +422,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 hist = merge_history(hist, lane.records[:view])
         batch = self._batch([c], state, ctx, problem, hist=hist)
         if lane is None and ctx.own_task and bears_limit(self.rules.catalogue.get(name)) and problem is None:
-            batch.concurrent = CONCURRENT_TEXT
+            batch.concurrent = CONCURRENT_TEXT if cfg else OUTSIDE_TEXT
+        if other_run and problem is None:
+            batch.concurrent = OTHER_RUN_TEXT
         task = ctx.task_id
         deny = None
         if task is not None:
@@ -431,10 +463,13 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 if attempt is not None:  # not into `state`: a retry of the step gets that same dict
                     if lane is not None:
                         lane.sealed(task, attempt, view)
-                    _send(cfg, attempt)
+                    _send(cfg, attempt, self._sealed)
                     self._step_sent(task, attempt)
                     self._trace_call(ctx, o, attempt)
                 raise
+            why = marks_turn(output, state)  # only the person starts a turn (turns.py), as in `_run`
+            if why is not None:
+                output = withheld(o, why)
             spec = self.rules.catalogue.get(o.call.tool)
             if task is not None and spec is not None and spec.is_write:
                 with self._lock:
@@ -452,12 +487,12 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         # a step run again (RetryPolicy) lost its earlier writes but its state dict kept them: write
         # this step's earlier records again (the same texts: the history keeps each once)
         for earlier in self._step_sent(task, record):
-            _send(cfg, earlier)
+            _send(cfg, earlier, self._sealed)
         if lane is not None:  # the lane's records so far with this one: none lost if a branch's writes are dropped
             lane.sealed(task, record, view)
-            _send_all(cfg, lane.records + [record])
+            _send_all(cfg, lane.records + [record], self._sealed)
         else:
-            _send(cfg, record)
+            _send(cfg, record, self._sealed)
         entry = self._trace_call(ctx, o, record)
         return CallResult(o.run, output, entry["decision"], list(o.reasons),
                           "" if o.run else refusal_text(o), entry, {HISTORY_KEY: [record]})
@@ -495,6 +530,35 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             while len(self._step_records) > 256:
                 self._step_records.popitem(last=False)
         return [r for r in got if r != record]
+
+    def _with_sealed(self, hist: Any, ctx: "_Context", problem: str | None) -> Any:
+        """`hist` with the records this process wrote to the thread that it lacks (their task failed
+        and LangGraph dropped its writes: `sealed.py`), written again with this task's writes."""
+        if problem is not None or not ctx.config or ctx.thread == NO_THREAD or nested(ctx.config):
+            return hist
+        if hist is not None and not isinstance(hist, list):
+            return hist
+        lost = self._sealed.missing(ctx.thread, hist, superstep(ctx.config))
+        if not lost:
+            return hist
+        _send_all(ctx.config, lost)
+        return merge_history(hist, lost)
+
+    @staticmethod
+    def _with_channel(hist: Any, ctx: "_Context", problem: str | None) -> Any:
+        """`hist` (what the state object holds) with the records of the graph's own history channel
+        when the task can read it: a state object is built by LangGraph from the channels, and its
+        class may change what it holds on the way (a pydantic validator that empties the history),
+        so the channel's records are never lost; records only the object holds are kept too (a
+        `Send` payload's), and verification refuses any that do not belong."""
+        if problem is not None or not ctx.config:
+            return hist
+        ok, base = channel_value(ctx.config, HISTORY_KEY)
+        if not ok or not isinstance(base, list) or not base or hist == base:
+            return hist
+        if hist is not None and not isinstance(hist, list):
+            return hist  # not a history: verification refuses it
+        return merge_history(base, hist)
 
     def _held(self, state: Any) -> Any:
         """The history `state` holds, with the records `guard.call` kept beside it when it could not
@@ -540,7 +604,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                bound: set[str] | None = None, hist: Any = None) -> Batch:
         """The batch of `calls` over the state's history (or `hist`, the history to decide over)."""
         if hist is None:
-            hist = self._held(state)
+            hist = self._with_channel(self._held(state), ctx, problem)
+        hist = self._with_sealed(hist, ctx, problem)
         from dataclasses import replace
 
         session = verify(hist, self.chain, ctx.thread)  # may be shared with later calls: replaced, never changed
@@ -554,7 +619,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                                   problem_reason="guard_error")
             context = {}
         records = tuple(hist) if isinstance(hist, list) else ()
-        turn, mark = _turn_of(state, session)
+        turn, mark = _turn_of(_conversation(state, ctx, problem), session)
         return Batch(self.rules, self.chain, calls, session, turn, ctx.node, bound, context, records, human=mark)
 
     def _prepare(self, request: Any) -> tuple[Outcome, Batch, "_Context"]:
@@ -599,12 +664,12 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
 
         if o.stored is not None:  # a retry: the attempt's record again (already traced), no new one
             batch.written.append(o.stored)
-            _send(ctx.config, o.stored)
+            _send(ctx.config, o.stored, self._sealed)
             return ToolMessage(content=refusal_text(o), name=o.call.tool, tool_call_id=o.call.call_id or "",
                                status="error", additional_kwargs={"stalwart_guard": {
                                    "decision": "refuse", "reasons": o.reasons}})
         record = batch.entry(o)
-        _send(ctx.config, record)
+        _send(ctx.config, record, self._sealed)
         entry = self._trace_call(ctx, o, record)
         return ToolMessage(content=refusal_text(o), name=o.call.tool, tool_call_id=o.call.call_id or "",
                            status="error", additional_kwargs={"stalwart_guard": {
@@ -620,7 +685,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         the model is told to hand off alone."""
         record = batch.entry(o, _answer_of(result, o.call.call_id))
         self._attempts.done(key, record)
-        _send(ctx.config, record)
+        _send(ctx.config, record, self._sealed)
         self._trace_call(ctx, o, record)
         if carry and hands_off(result):
             if len(batch.calls) > 1:
@@ -757,20 +822,45 @@ def _channel_problem(cfg: Any) -> str | None:
     return None
 
 
-def _send_all(cfg: Any, records: list) -> None:
-    """Write `records` to the history channel as one of the task's own writes."""
+def _send_all(cfg: Any, records: list, sealed: Sealed | None = None) -> None:
+    """Write `records` to the history channel as one of the task's own writes (and remember them
+    in `sealed`, for a top-level task of a thread: `sealed.py`)."""
     conf = (cfg or {}).get("configurable") or {}
     send = conf.get(CONFIG_KEY_SEND)
     if send is not None and records:
         send([(HISTORY_KEY, list(records))])
+        if sealed is not None and not nested(cfg) and conf.get("thread_id") is not None:
+            sealed.add(str(conf.get("thread_id")), list(records), superstep(cfg))
 
 
-def _send(cfg: Any, record: str) -> None:
-    """Write `record` to the history channel as one of the task's own writes."""
-    conf = (cfg or {}).get("configurable") or {}
-    send = conf.get(CONFIG_KEY_SEND)
-    if send is not None:
-        send([(HISTORY_KEY, [record])])
+def _send(cfg: Any, record: str, sealed: Sealed | None = None) -> None:
+    """Write `record` to the history channel as one of the task's own writes (`_send_all`)."""
+    _send_all(cfg, [record], sealed)
+
+
+#: No place held (`Sealed.running`): a call outside a top-level task of a thread.
+_NOT_RUNNING = nullcontext(False)
+
+
+def _conversation(state: Any, ctx: "_Context", problem: str | None) -> Any:
+    """The state whose messages mark the person's turns: `state`, unless the task reads the graph's
+    own `messages` channel and the person's latest message in `state` is not in it (a `Send`
+    payload that gives a task a `HumanMessage` of its own): a message the thread's conversation does
+    not hold never starts a turn, so the turn is read from the channel."""
+    if problem is not None or not ctx.config:
+        return state
+    msgs = _state.get(state, "messages")
+    if not isinstance(msgs, list):
+        return state
+    ok, conv = channel_value(ctx.config, "messages")
+    if not ok or not isinstance(conv, list) or conv is msgs or conv == msgs:
+        return state
+    from langchain_core.messages import HumanMessage
+
+    last = next((m for m in reversed(msgs) if isinstance(m, HumanMessage)), None)
+    if last is None or any(m is last or (last.id and m.id == last.id and m == last) for m in conv):
+        return state
+    return {"messages": conv}
 
 
 def _turn_of(state: Any, session: Any = None) -> tuple[int, str | None]:

@@ -5,7 +5,8 @@ message of the person starts a turn, and per-turn limits (`at_most: {per: turn}`
 of the guard's turn. A tool's answer can be a `Command` whose update writes messages, and LangGraph
 applies it as it applies the person's input: a tool (or the outside text it relays) could add a
 `HumanMessage` dressed as the person, or remove the person's message (`RemoveMessage`, or
-`REMOVE_ALL_MESSAGES` with the conversation written back), and so start a turn of its own inside
+`REMOVE_ALL_MESSAGES` with the conversation written back, or an `Overwrite` of the channel in any
+of LangGraph's forms, in a dict or an update object), and so start a turn of its own inside
 the person's, and a per-turn write would run again.
 
 The guard sits where every tool answer passes (`Guard._run`), so it reads each answer there:
@@ -24,6 +25,10 @@ from . import state as _state
 
 #: The reason code of an answer withheld because it writes a turn mark.
 REASON = "turn_mark"
+
+
+#: Stands for an overwrite the guard cannot read: a message of the person the state does not hold.
+_UNREADABLE: dict = {"role": "user", "content": "(an overwrite the guard cannot read)"}
 
 
 def _messages_of(state: Any) -> list:
@@ -48,6 +53,22 @@ def _as_messages(value: Any) -> list:
     return out
 
 
+def _overwrite(value: Any) -> tuple[bool, Any]:
+    """(True, the list) when `value` writes the channel whole, as LangGraph reads an overwrite: an
+    `Overwrite`, `{"__overwrite__": v}`, or `{"type": "__overwrite__", "value": v}`; a dict naming
+    `__overwrite__` in any other way is taken as one too (with no list: fail closed)."""
+    from langgraph.types import Overwrite
+
+    if isinstance(value, Overwrite):
+        return True, value.value
+    if isinstance(value, dict):
+        if "__overwrite__" in value:
+            return True, value["__overwrite__"] if len(value) == 1 else [_UNREADABLE]
+        if value.get("type") == "__overwrite__":
+            return True, value["value"] if "value" in value else [_UNREADABLE]
+    return False, None
+
+
 def marks_turn(result: Any, state: Any) -> str | None:
     """Why the tool answer `result` writes a turn mark (adds a message of the person the state does
     not hold, or removes one of theirs, or all messages), or None."""
@@ -65,11 +86,24 @@ def marks_turn(result: Any, state: Any) -> str | None:
         pairs = result._update_as_tuples()
     except Exception:  # noqa: BLE001 - an update LangGraph cannot read either
         return None
-    written = [m for k, v in pairs if k == "messages" for m in _as_messages(v)]
-    if not written:
+    values = [v for k, v in pairs if k == "messages"]
+    if not values:
         return None
     held = _messages_of(state)
     human_ids = {m.id for m in held if isinstance(m, HumanMessage) and m.id}
+    written = []
+    for v in values:
+        is_whole, whole = _overwrite(v)
+        if not is_whole:
+            written += _as_messages(v)
+            continue
+        # the channel is written whole (the reducer is bypassed): it must keep the person's messages,
+        # each under its id, and hold no message of the person the state does not
+        kept = [m for m in _as_messages(whole) if isinstance(m, HumanMessage)]
+        if any(not (m.id and m.id in human_ids) for m in kept):
+            return "it writes the conversation over with a message as the person's"
+        if {m.id for m in kept} != human_ids:
+            return "it writes the conversation over without a message of the person"
     for m in written:
         if isinstance(m, RemoveMessage):
             if m.id == REMOVE_ALL_MESSAGES:
