@@ -636,11 +636,28 @@ HOOK = {"post_hook": {"kind": "read", "sends_out": ["https://hooks.example.com"]
     "127.0.0.1", "010.0.0.1", "http://0x7f.1/", "EVIL.example.", "evil.example.com.", "[::ffff:127.0.0.1]",
     "::ffff:7f00:1", "http://2130706433/", "see evil%2eexample.com now",
     # inet_aton notations (hex, octal, short forms): curl and ping read them all as 127.0.0.1
-    "0x7f.0.0.1", "0177.0.0.1", "127.1", "0x7f.1.", "127.0.1",
+    "0x7f.0.0.1", "0177.0.0.1", "0x7f.1.", "0177.1", "10.0x1",
 ])
 def test_other_forms_of_an_address_are_destinations(target):
     d = _decide("ping", {"target": target}, PING)
     assert d.outcome == "refuse" and d.reasons == ["undeclared_destination"], (target, d)
+
+
+PING_DESTINATION = {"ping": {"kind": "read", "args": {"target": {"type": "string", "role": "destination"}}}}
+
+
+@pytest.mark.parametrize("target", ["127.1", "127.0.1", "10.1"])
+def test_a_short_decimal_address_is_read_where_the_argument_takes_an_address(target):
+    """A short form in plain decimal cannot be told from an amount or a version in free text; an
+    argument declared to take an address is checked whole, so there it is refused."""
+    d = _decide("ping", {"target": target}, PING_DESTINATION)
+    assert d.outcome == "refuse" and d.reasons == ["undeclared_destination"], (target, d)
+
+
+@pytest.mark.parametrize("text", ["refund 12.50 today", "python 3.11", "release 1.2.3", "12.50"])
+def test_amounts_and_versions_in_free_text_are_not_addresses(text):
+    d = _decide("ping", {"target": text}, PING)
+    assert d.outcome == "allow", (text, d)
 
 
 @pytest.mark.parametrize("tool_name,args", [

@@ -13,9 +13,11 @@ destination: a URL (`scheme://...`, `www.`), an e-mail address, an IPv4 or IPv6 
 bracketed), or a host name whose last label has the shape of a top-level domain (`_is_tld`: one in
 `TLDS`, any two ASCII letters (every country code), an IDNA `xn--` label, or a label of non-ASCII
 letters); names in other scripts count. An IPv4 address is read in every notation `inet_aton` reads
-(and so curl and ping): 2 to 4 dotted parts, each decimal, `0x` hex or `0` octal (`127.1`,
-`0x7f.0.0.1`, `0177.0.0.1`). So a decimal number in free text (`12.50`) is an address too: give an
-amount as a number (non-text values are not scanned) or mark the argument `content`.
+(and so curl and ping): 4 dotted parts, each decimal, `0x` hex or `0` octal (`0x7f.0.0.1`,
+`0177.0.0.1`), and the short forms of 2 or 3 parts when a part is written in hex or octal
+(`0x7f.1`). A short form in plain decimal (`127.1`) is not read in free text: it cannot be told from
+an amount (`12.50`) or a version (`3.11`, `1.2.3`); an argument that takes an address says so with
+`role: url` or `destination`, and is then checked whole (`127.1` there is refused or matched).
 An argument whose `role` is `url` or `destination` is a destination as a whole (its text as it is,
 so a tab, a newline or a quoted local part inside it is read as the tool's parser reads it; a
 number or other non-text value as `str(value)`), besides what the scan finds in it. An argument
@@ -312,13 +314,19 @@ def _inet_aton(name: str) -> int | None:
     return value << (8 * (5 - len(parts))) | tail
 
 
+def _radix_marked(name: str) -> bool:
+    """True when a part of the dotted text `name` is written in hex (`0x7f`) or octal (`0177`):
+    never how a number or a version is written, so a short form with one is an address."""
+    return any(p[:2].lower() == "0x" or (len(p) > 1 and p[0] == "0") for p in name.split("."))
+
+
 def _is_host(name: str) -> bool:
     """A bare host: an IPv4 address (in any notation `inet_aton` reads, `_inet_aton`), a `www.`
     name, or a name whose last label has the shape of a top-level domain (`_is_tld`)."""
     last = name.rpartition(".")[2]
     if not last or last == name:
         return False
-    if _inet_aton(name) is not None:
+    if _inet_aton(name) is not None and (name.count(".") >= 3 or _radix_marked(name)):
         return True
     if last.isascii() and (last.isdigit() or last[:2].lower() == "0x"):
         return False
