@@ -17,10 +17,12 @@ from stalwart_export import export_catalogue, export_graph
 HARNESS = REPO / "examples" / "langgraph_replay" / "replay_harness.py"
 
 
-def harness(*args, cwd):
-    env = {"PYTHONPATH": f"{PYTHON_DIR / 'tests'}:{PYTHON_DIR}", "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, str(HARNESS), *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=300, env=env)
+def harness(*args, cwd, pythonpath=()):
+    """`python -m stalwart_export replay ARGS` as a user runs it, the package on PYTHONPATH."""
+    path = ":".join(map(str, (*pythonpath, PYTHON_DIR / "tests", PYTHON_DIR)))
+    env = {"PYTHONPATH": path, "PATH": "/usr/bin:/bin"}
+    return subprocess.run([sys.executable, "-m", "stalwart_export", "replay", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300, env=env)
 
 
 @pytest.fixture()
@@ -57,7 +59,9 @@ def test_without_the_graphs_input_it_says_why_in_one_line(team_script, tmp_path)
     p = harness(script, cat, "--graph", "lg_apps.teams:graph", cwd=tmp_path)
     assert p.returncode == 1, p.stdout + p.stderr
     lines = p.stdout.strip().splitlines()
-    assert len(lines) == 1 and "the run raised KeyError: 'ticket'" in lines[0], p.stdout
+    assert len(lines) == 1 and lines[0].endswith(
+        "does not follow the witness: step 3 (enter 'intake'): the graph raised KeyError: 'ticket' in node "
+        "'intake', after '__start__'"), p.stdout
 
 
 def test_a_graph_that_does_not_follow_is_one_line_at_the_step(team_script, tmp_path):
@@ -82,8 +86,7 @@ def test_harness_errors_are_one_line_exit_2(team_script, tmp_path):
 
 
 def test_arguments_are_valid_for_each_schema():
-    sys.path.insert(0, str(HARNESS.parent))
-    import replay_harness as h
+    from stalwart_export import replay as h
 
     from lg_apps import handwritten, teams
 
