@@ -258,6 +258,18 @@ def _node_of(config: Any) -> str:
     return qualified(meta.get("langgraph_checkpoint_ns", "")) or meta.get("langgraph_node", "")
 
 
+def _subclasses(cls: type) -> list[type]:
+    """Every class under `cls`, once."""
+    out: list[type] = []
+    todo = list(cls.__subclasses__())
+    while todo:
+        c = todo.pop()
+        if c not in out:
+            out.append(c)
+            todo.extend(c.__subclasses__())
+    return out
+
+
 class Stand:
     """The scripted model and the stub tools, in place while the replay runs."""
 
@@ -337,21 +349,21 @@ class Stand:
         saved_tools = {name: (t.__dict__.get("func"), t.__dict__.get("coroutine")) for name, t in self.tools.items()}
         patched = {"invoke": invoke, "ainvoke": ainvoke, "stream": stream, "astream": astream,
                    "bind_tools": bind_tools, "with_structured_output": with_structured_output}
-        saved = {k: BaseChatModel.__dict__.get(k) for k in patched}
+        # A provider's class (ChatOpenAI, ChatAnthropic, ...) defines its own with_structured_output
+        # and bind_tools: every class under BaseChatModel defining one is scripted too.
+        classes = [BaseChatModel, *_subclasses(BaseChatModel)]
+        saved = {(c, k): c.__dict__[k] for c in classes for k in patched if k in c.__dict__}
         try:
-            for k, v in patched.items():
-                setattr(BaseChatModel, k, v)
+            for c, k in saved:
+                setattr(c, k, patched[k])
             for name, t in self.tools.items():
                 object.__setattr__(t, "func", self.stub(name, t))
                 if getattr(t, "coroutine", None) is not None:
                     object.__setattr__(t, "coroutine", self.astub(name, t))
             yield
         finally:
-            for k, v in saved.items():
-                if v is None:
-                    delattr(BaseChatModel, k)
-                else:
-                    setattr(BaseChatModel, k, v)
+            for (c, k), v in saved.items():
+                setattr(c, k, v)
             for name, (f, c) in saved_tools.items():
                 object.__setattr__(self.tools[name], "func", f)
                 object.__setattr__(self.tools[name], "coroutine", c)
