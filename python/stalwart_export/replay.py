@@ -33,10 +33,13 @@ not run (a bad argument or file, a graph that cannot be loaded), one line.
 from __future__ import annotations
 
 import argparse
+import ast
 import asyncio
 import contextlib
+import inspect
 import json
 import sys
+import textwrap
 import uuid
 from typing import Any, Iterator
 
@@ -191,6 +194,78 @@ def route_value(schema: Any, to: str, where: str) -> Any:
     if hasattr(schema, "model_validate"):
         return schema.model_validate(args)
     return args
+
+
+# ---------------------------------------------------------------------------- pauses
+def _base_name(expr: ast.AST) -> tuple[str | None, str | None]:
+    """(the name an answer expression reads, the key it reads from it): `answer` (None),
+    `answer["action"]` and `answer.get("action")` ("action")."""
+    if isinstance(expr, ast.Name):
+        return expr.id, None
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) and \
+            isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
+        return expr.value.id, expr.slice.value
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "get" and \
+            isinstance(expr.func.value, ast.Name) and expr.args and isinstance(expr.args[0], ast.Constant):
+        return expr.func.value.id, str(expr.args[0].value)
+    return None, None
+
+
+def resume_value(fn: Any, yes: bool) -> Any:
+    """What to resume an `interrupt()` in `fn` with for the person's yes or no: the word the code
+    compares its answer with (`answer == "approve"`, `answer["action"] in ("accept", "edit")`,
+    `answer.get("type") == "reject"`), shaped as the code reads it; else True or False."""
+    from ._pauses import ACCEPTING, REJECTING, answer_names
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return yes
+    pauses = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and
+              getattr(c.func, "id", getattr(c.func, "attr", None)) == "interrupt"]
+    names = set().union(*(answer_names(tree, c) for c in pauses)) if pauses else set()
+    words = ACCEPTING if yes else REJECTING
+    for test in ast.walk(tree):
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and
+                isinstance(test.ops[0], (ast.Eq, ast.In))):
+            continue
+        for side, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+            name, key = _base_name(side)
+            if name is None or name not in names:
+                continue
+            items = other.elts if isinstance(other, (ast.Tuple, ast.List, ast.Set)) else [other]
+            hit = next((i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)
+                        and i.value.lower() in words), None)
+            if hit is not None:
+                return {key: hit} if key is not None else hit
+    return yes
+
+
+def node_function(graph: Any, node: str) -> Any:
+    """The function a top-level node of the graph runs (None when it cannot be told)."""
+    r = getattr(getattr(graph, "nodes", {}).get(node), "bound", None)
+    for _ in range(8):
+        if r is None or getattr(r, "func", None) is not None:
+            break
+        r = getattr(r, "runnable", None) or getattr(r, "bound", None)
+    return getattr(r, "func", None) or getattr(r, "afunc", None)
+
+
+def pauses(steps: list[dict], turn: int) -> list[dict]:
+    """The pauses of a turn, in order: consecutive `confirm` steps at one node and of one kind are
+    one pause (one question for the calls of one message); its answer is yes when every one is."""
+    out: list[dict] = []
+    for s in steps:
+        if s.get("turn") != turn or s["kind"] != "confirm":
+            continue
+        if out and out[-1]["node"] == s.get("node") and out[-1]["when"] == s.get("when") and out[-1]["last"] == \
+                s.get("step", 0) - 1:
+            out[-1]["yes"] = out[-1]["yes"] and bool(s.get("yes", True))
+            out[-1]["last"] = s.get("step", 0)
+            continue
+        out.append({"step": s.get("step"), "node": s.get("node"), "when": s.get("when"),
+                    "yes": bool(s.get("yes", True)), "last": s.get("step", 0)})
+    return out
 
 
 # ---------------------------------------------------------------------------- the graph
@@ -435,7 +510,7 @@ def _replay(steps: list[dict], graph: Any, inputs: Any, answers: list | None, us
     try:
         with stand.installed():
             for turn in range(1, turns + 1):
-                confirms = [s for s in steps if s.get("turn") == turn and s["kind"] == "confirm"]
+                confirms = pauses(steps, turn)
                 payload: Any = inputs if inputs is not None else {
                     "messages": [{"role": "user", "content": f"turn {turn}"}]}
                 while True:
@@ -452,10 +527,12 @@ def _replay(steps: list[dict], graph: Any, inputs: Any, answers: list | None, us
                         raise NotFollowed(f"turn {turn}: the run pauses at {', '.join(pending)} and the witness "
                                           f"has no answer for it{at}")
                     c = confirms.pop(0)
-                    if c.get("when") in ("before", "after"):
-                        payload = None if c.get("yes", True) else Command(resume=False)
+                    if c["when"] in ("before", "after"):
+                        payload = None if c["yes"] else Command(resume=False)
                     else:
-                        payload = Command(resume=answers.pop(0) if answers else bool(c.get("yes", True)))
+                        fn = node_function(graph, str(c["node"]))
+                        payload = Command(resume=answers.pop(0) if answers else
+                                          resume_value(fn, c["yes"]) if fn else c["yes"])
     except NotFollowed:
         raise
     except Exception as e:  # noqa: BLE001 - the graph's own failure: one line
