@@ -353,6 +353,8 @@ class Stand:
         self.tools = {t.name: t for t in tools}
         self.calls: list[tuple[str, str]] = []  # (node, tool)
         self.n = 0
+        #: The witness's first step not yet taken, and why (set by the replay as it runs).
+        self.progress: Any = lambda: None
 
     def answer(self, node: str) -> Any:
         """The model's message at `node`: the witness's next choice there, as tool calls."""
@@ -380,8 +382,10 @@ class Stand:
         queue = self.turns.get(node)
         if not queue:
             name = output_schema(schema)[0]
-            raise NotFollowed(f"at node {node!r}: the graph asks the model for a structured {name}, and the witness "
-                              "makes no further choice there")
+            nxt = self.progress()
+            at = f"step {nxt[0]['step']} ({describe(nxt[0])})" if nxt else "after the witness's last step"
+            raise NotFollowed(f"{at}: at node {node!r} the graph asks the model for a structured {name}, and the "
+                              "witness makes no choice there next")
         choice = queue.pop(0)
         value = route_value(schema, str(choice["to"]), f"step {choice['step']} (choose {choice['to']!r} at {node!r})")
         if include_raw:
@@ -505,6 +509,7 @@ def _replay(steps: list[dict], graph: Any, inputs: Any, answers: list | None, us
     opened: list[str] = []  # subgraph nodes whose inside is running
     answers = list(answers or [])
     from langgraph.types import Command
+    stand.progress = lambda: first_missing(steps, collapse(visited), stand.calls)
 
     turns = max((s.get("turn", 1) for s in steps), default=1)
     try:
