@@ -1,4 +1,8 @@
 """python -m stalwart_export MODULE:ATTR [-o graph.json] [--catalogue catalogue.json [--words words.json]]
+python -m stalwart_export replay SCRIPT.json CATALOGUE.json --graph MODULE:ATTR [--input F] [--answers F]
+
+The second form replays a `stalwart verify --replay FINDING --format json` script on the real graph
+(`replay.py` says how). The first:
 
 `MODULE:ATTR` names, in an importable module (the working directory comes first on the import
 path, then PYTHONPATH), a compiled LangGraph graph (`StateGraph(...).compile()`,
@@ -259,7 +263,8 @@ def parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="python -m stalwart_export",
                  description="Export a compiled LangGraph graph as qls-graph/1 (and its tools as qls-catalogue/1) "
                              "for stalwart verify.",
-                 epilog="Exit 0 on success (warnings on stderr); 2 on any error, with one line "
+                 epilog="`python -m stalwart_export replay --help`: replay a witness on the real graph. "
+                        "Exit 0 on success (warnings on stderr); 2 on any error, with one line "
                         "'stalwart-export: error: ...' on stderr. "
                         f"Set {DEBUG_ENV}=1 to see the full traceback when your module or function raises.")
     ap.add_argument("graph", metavar="MODULE:ATTR",
@@ -353,6 +358,11 @@ def run(argv: list[str] | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["replay"]:
+        from .replay import main as replay_main
+
+        return replay_main(argv[1:])
     try:
         return run(argv)
     except UsageError as e:

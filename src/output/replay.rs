@@ -39,7 +39,8 @@
 //! that call's review (accept, or reject: the call does not run); a `turn_end` starts the next
 //! user turn.
 //! Each tool is a stub that records its call; the run reproduces the finding when it makes the
-//! same calls at the same nodes. `examples/langgraph_replay/` has such a harness.
+//! same calls at the same nodes. `python -m stalwart_export replay` (python/stalwart_export/replay.py)
+//! is such a harness.
 
 use std::fmt::Write as _;
 

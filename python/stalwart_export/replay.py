@@ -1,0 +1,686 @@
+"""Replay a stalwart-verify witness on the real LangGraph graph, unmodified, with stub tools.
+
+    python -m stalwart_export replay SCRIPT.json CATALOGUE.json --graph myapp.agent:graph [--input input.json]
+
+`stalwart verify ... --replay FINDING --format json` writes the script (format
+`stalwart-replay/1`, SPEC 10): the witness's steps in order. This loads the user's own compiled
+graph, puts a scripted chat model in place of every chat model it runs and a stub in place of
+every tool it binds, runs it (subgraphs included), and checks that the run enters the same nodes
+and makes the same tool calls as the witness. If it does, the finding is a real route of the graph
+that runs, not only of the export.
+
+`--graph MODULE:ATTR` names the compiled graph as the application builds it (or a function of no
+arguments returning it), importable from the working directory or PYTHONPATH; nothing in it
+needs changing. The scripted model answers each model node's turn with the witness's choice:
+the tool calls the witness makes next (until the next model choice), each with arguments valid
+for the tool's schema, or a plain answer; a node asking for structured output
+(`with_structured_output`) gets an instance of its schema whose field names the destination the
+witness's choice takes. The stubs record each call and return a fixed text; the real tools never
+run. A graph whose nodes are `async def` runs through `astream`. The run always uses a fresh
+`InMemorySaver` (the graph's own checkpointer, a database say, is never written; a graph compiled
+without one gets one, so its pauses can be answered); a graph compiled with `checkpointer=False`
+cannot pause, which is said when the witness answers a pause. `--input FILE` is the JSON the graph
+starts each turn with (default: a user message `{"messages": [{"role": "user", "content": "turn N"}]}`).
+Each pause is answered as the witness's `confirm` step says (`yes`: `True`, no: `False`; a
+compile-time pause resumes with no value on a yes); `--answers FILE` is a JSON list of resume
+values for the graph's `interrupt()` pauses, in order, in place of those.
+
+Exit 0: the run follows the witness. 1: it does not, one line naming the witness's step (its
+index and what it is), the node, what was expected and what the graph did. 2: the replay could
+not run (a bad argument or file, a graph that cannot be loaded), one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import asyncio
+import contextlib
+import inspect
+import json
+import sys
+import textwrap
+import uuid
+from typing import Any, Iterator
+
+SCRIPT_FORMAT = "stalwart-replay/1"
+PROG = "stalwart-export replay"
+MODEL_KINDS = {"model", "router"}
+END_KINDS = {"start", "end"}
+END_NAMES = {"__end__", "end"}
+ASYNC_ONLY = "No synchronous function provided"
+
+
+class HarnessError(Exception):
+    """A one-line reason the replay could not run (exit 2)."""
+
+
+class NotFollowed(Exception):
+    """A one-line reason the run does not follow the witness (exit 1)."""
+
+
+# ---------------------------------------------------------------------------- the script
+def describe(step: dict) -> str:
+    """A witness step in a few words: `enter 'tools'`, `call 'refund' at 'tools'`, ..."""
+    kind, node = step.get("kind"), step.get("node")
+    if kind == "choose":
+        return f"choose {step.get('to')!r} at {node!r}"
+    if kind == "call":
+        return f"call {step.get('tool')!r} at {node!r}"
+    if kind == "confirm":
+        return f"confirm {'yes' if step.get('yes', True) else 'no'} at {node!r}"
+    if kind == "turn_end":
+        return f"end of turn {step.get('turn', 1)}"
+    return f"{kind} {node!r}"
+
+
+def model_turns(steps: list[dict]) -> dict[str, list[dict]]:
+    """Per model (or router) node (qualified id), its choices in order: each the step, the
+    destination (`to`) and the tools the witness calls after it, until the next choice of a
+    model node or the turn's end."""
+    turns: dict[str, list[dict]] = {}
+    for i, step in enumerate(steps):
+        if step["kind"] != "choose" or step.get("node_kind") not in MODEL_KINDS:
+            continue
+        calls = []
+        for later in steps[i + 1:]:
+            if later["kind"] == "turn_end" or (later["kind"] == "choose" and later.get("node_kind") in MODEL_KINDS):
+                break
+            if later["kind"] == "call":
+                calls.append(later["tool"])
+        turns.setdefault(step["node"], []).append({"step": step.get("step"), "to": step.get("to"), "calls": calls})
+    return turns
+
+
+def example_value(schema: dict, defs: dict) -> Any:
+    """A value valid for a JSON schema (the first `enum` value, else one of its type)."""
+    if "$ref" in schema:
+        schema = defs.get(schema["$ref"].rsplit("/", 1)[-1], {})
+    if "enum" in schema and schema["enum"]:
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if schema.get(key):
+            return example_value(schema[key][0], defs)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "integer":
+        return max(1, int(schema.get("minimum", 1)))
+    if kind == "number":
+        return float(schema.get("minimum", 1.0))
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return [example_value(schema.get("items", {}), defs)] if schema.get("minItems") else []
+    if kind == "object":
+        return arguments(schema, defs)
+    if kind == "null":
+        return None
+    return "x" * max(1, int(schema.get("minLength", 1)))
+
+
+def arguments(schema: dict, defs: dict | None = None) -> dict:
+    """Arguments valid for a tool's JSON schema: every required property with a valid value."""
+    defs = {**(defs or {}), **schema.get("$defs", {}), **schema.get("definitions", {})}
+    props = schema.get("properties", {}) or {}
+    return {name: example_value(props.get(name, {}), defs) for name in schema.get("required", []) or []}
+
+
+def tool_schema(tool: Any) -> dict:
+    """The JSON schema of a tool's arguments (empty when it has none to read)."""
+    try:
+        schema = tool.get_input_schema().model_json_schema()
+    except Exception:  # noqa: BLE001 - a schema given as a dict
+        schema = getattr(tool, "args_schema", None)
+        schema = schema if isinstance(schema, dict) else {}
+    return schema
+
+
+# ---------------------------------------------------------------------------- structured output
+def output_schema(schema: Any) -> tuple[str, dict]:
+    """(a name, the JSON schema) of a `with_structured_output` schema: a pydantic model, a
+    TypedDict, a JSON schema dict or an OpenAI function dict."""
+    if isinstance(schema, dict):
+        inner = schema.get("parameters", schema)
+        return str(schema.get("title") or schema.get("name") or "the schema"), inner
+    if hasattr(schema, "model_json_schema"):
+        return schema.__name__, schema.model_json_schema()
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    fn = convert_to_openai_tool(schema)["function"]
+    return fn.get("name") or getattr(schema, "__name__", "the schema"), fn.get("parameters", {})
+
+
+def _fits(value: Any, to: str) -> bool:
+    if not isinstance(value, str):
+        return False
+    if to in END_NAMES:
+        return value.lower() in {"__end__", "end", "finish", "finished", "done", "stop"}
+    return value == to or value.lower() == to.lower()
+
+
+def route_value(schema: Any, to: str, where: str) -> Any:
+    """An instance of `schema` whose field says `to`: the field whose allowed values include the
+    destination (an enum or Literal), else a free string field named like a route; NotFollowed,
+    naming the fields, when no field can say it."""
+    name, js = output_schema(schema)
+    defs = {**js.get("$defs", {}), **js.get("definitions", {})}
+    props = js.get("properties", {}) or {}
+    args = arguments(js)
+    chosen = None
+    for field, prop in props.items():
+        if "$ref" in prop:
+            prop = defs.get(prop["$ref"].rsplit("/", 1)[-1], {})
+        values = list(prop.get("enum") or []) + ([prop["const"]] if "const" in prop else [])
+        for alt in prop.get("anyOf", []) or []:
+            values += list(alt.get("enum") or []) + ([alt["const"]] if "const" in alt else [])
+        hit = next((v for v in values if _fits(v, to)), None)
+        if hit is not None:
+            chosen = (field, hit)
+            break
+    if chosen is None:
+        free = [f for f, p in props.items() if p.get("type") == "string" and "enum" not in p]
+        named = [f for f in free if f.lower() in {"next", "route", "goto", "destination", "step", "node", "to"}]
+        if named or len(free) == 1:
+            chosen = ((named or free)[0], to)
+    if chosen is None:
+        fields = ", ".join(f"{f}: {' | '.join(map(repr, p.get('enum') or [])) or p.get('type', '?')}"
+                           for f, p in props.items()) or "none"
+        raise NotFollowed(f"{where}: the node asks the model for a structured {name}, and none of its fields can "
+                          f"say {to!r} (its fields: {fields})")
+    args[chosen[0]] = chosen[1]
+    if hasattr(schema, "model_validate"):
+        return schema.model_validate(args)
+    return args
+
+
+# ---------------------------------------------------------------------------- pauses
+def _base_name(expr: ast.AST) -> tuple[str | None, str | None]:
+    """(the name an answer expression reads, the key it reads from it): `answer` (None),
+    `answer["action"]` and `answer.get("action")` ("action")."""
+    if isinstance(expr, ast.Name):
+        return expr.id, None
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) and \
+            isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
+        return expr.value.id, expr.slice.value
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "get" and \
+            isinstance(expr.func.value, ast.Name) and expr.args and isinstance(expr.args[0], ast.Constant):
+        return expr.func.value.id, str(expr.args[0].value)
+    return None, None
+
+
+def resume_value(fn: Any, yes: bool) -> Any:
+    """What to resume an `interrupt()` in `fn` with for the person's yes or no: the word the code
+    compares its answer with (`answer == "approve"`, `answer["action"] in ("accept", "edit")`,
+    `answer.get("type") == "reject"`), shaped as the code reads it; else True or False."""
+    from ._pauses import ACCEPTING, REJECTING, answer_names
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return yes
+    pauses = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and
+              getattr(c.func, "id", getattr(c.func, "attr", None)) == "interrupt"]
+    names = set().union(*(answer_names(tree, c) for c in pauses)) if pauses else set()
+    words = ACCEPTING if yes else REJECTING
+    for test in ast.walk(tree):
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and
+                isinstance(test.ops[0], (ast.Eq, ast.In))):
+            continue
+        for side, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+            name, key = _base_name(side)
+            if name is None or name not in names:
+                continue
+            items = other.elts if isinstance(other, (ast.Tuple, ast.List, ast.Set)) else [other]
+            hit = next((i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)
+                        and i.value.lower() in words), None)
+            if hit is not None:
+                return {key: hit} if key is not None else hit
+    return yes
+
+
+def node_function(graph: Any, node: str) -> Any:
+    """The function a top-level node of the graph runs (None when it cannot be told)."""
+    r = getattr(getattr(graph, "nodes", {}).get(node), "bound", None)
+    for _ in range(8):
+        if r is None or getattr(r, "func", None) is not None:
+            break
+        r = getattr(r, "runnable", None) or getattr(r, "bound", None)
+    return getattr(r, "func", None) or getattr(r, "afunc", None)
+
+
+def pauses(steps: list[dict], turn: int) -> list[dict]:
+    """The pauses of a turn, in order: consecutive `confirm` steps at one node and of one kind are
+    one pause (one question for the calls of one message); its answer is yes when every one is."""
+    out: list[dict] = []
+    for s in steps:
+        if s.get("turn") != turn or s["kind"] != "confirm":
+            continue
+        if out and out[-1]["node"] == s.get("node") and out[-1]["when"] == s.get("when") and out[-1]["last"] == \
+                s.get("step", 0) - 1:
+            out[-1]["yes"] = out[-1]["yes"] and bool(s.get("yes", True))
+            out[-1]["last"] = s.get("step", 0)
+            continue
+        out.append({"step": s.get("step"), "node": s.get("node"), "when": s.get("when"),
+                    "yes": bool(s.get("yes", True)), "last": s.get("step", 0)})
+    return out
+
+
+# ---------------------------------------------------------------------------- the graph
+def load_graph(spec: str) -> Any:
+    """The compiled graph MODULE:ATTR names (called when it is a function of no arguments), as the
+    exporter loads it; HarnessError with its one line otherwise."""
+    from .__main__ import UsageError, load
+
+    if ":" not in spec or not spec.partition(":")[0] or not spec.partition(":")[2]:
+        raise HarnessError(f"--graph {spec!r}: give MODULE:ATTR, e.g. myapp.agent:graph")
+    try:
+        obj = load(spec)
+    except UsageError as e:
+        raise HarnessError(str(e).replace("cannot export", "cannot load")) from e
+    if not hasattr(obj, "stream") or not hasattr(obj, "get_state"):
+        raise HarnessError(f"{spec} is a {type(obj).__name__}, not a compiled LangGraph graph")
+    return obj
+
+
+def with_saver(graph: Any, steps: list[dict]) -> tuple[Any, str | None]:
+    """The graph with a fresh InMemorySaver in place of its checkpointer (none, or the
+    application's own, which a replay must not write), and a note saying so; HarnessError when it
+    was compiled with `checkpointer=False` and the witness answers a pause, or cannot be given one."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    own = getattr(graph, "checkpointer", None)
+    pauses = [s for s in steps if s.get("kind") == "confirm"]
+    if own is False:
+        if pauses:
+            s = pauses[0]
+            raise HarnessError(f"step {s.get('step')} ({describe(s)}) answers a pause, but the graph was compiled "
+                               "with checkpointer=False, so it cannot pause: compile it without checkpointer=False "
+                               "(the replay then gives it an InMemorySaver)")
+        return graph, None
+    try:
+        copy = graph.copy(update={"checkpointer": InMemorySaver()})
+    except Exception as e:  # noqa: BLE001 - an object that cannot be copied
+        if own is None and pauses:
+            s = pauses[0]
+            raise HarnessError(f"step {s.get('step')} ({describe(s)}) answers a pause, but the graph has no "
+                               f"checkpointer and cannot be given one ({type(e).__name__}: {e}): compile it with "
+                               "checkpointer=InMemorySaver()") from e
+        return graph, None
+    note = "the graph has no checkpointer: the replay gave it an InMemorySaver" if own is None else None
+    return copy, note
+
+
+def graph_tools(graph: Any) -> list:
+    """Every LangChain tool the graph binds (tool nodes, steps calling tools, subgraphs)."""
+    from .graph import graph_tools as exported
+
+    return list(exported(graph))
+
+
+def qualified(ns: Any) -> str:
+    """A LangGraph namespace or checkpoint_ns (`worker:<task>|agent:<task>`) as an export id."""
+    parts = ns.split("|") if isinstance(ns, str) else list(ns)
+    return "/".join(p.split(":", 1)[0] for p in parts if p)
+
+
+def _node_of(config: Any) -> str:
+    from langchain_core.runnables.config import ensure_config
+
+    meta = ensure_config(config).get("metadata", {})
+    return qualified(meta.get("langgraph_checkpoint_ns", "")) or meta.get("langgraph_node", "")
+
+
+def _subclasses(cls: type) -> list[type]:
+    """Every class under `cls`, once."""
+    out: list[type] = []
+    todo = list(cls.__subclasses__())
+    while todo:
+        c = todo.pop()
+        if c not in out:
+            out.append(c)
+            todo.extend(c.__subclasses__())
+    return out
+
+
+class Stand:
+    """The scripted model and the stub tools, in place while the replay runs."""
+
+    def __init__(self, turns: dict[str, list[dict]], tools: list) -> None:
+        self.turns = {k: list(v) for k, v in turns.items()}
+        self.tools = {t.name: t for t in tools}
+        self.calls: list[tuple[str, str]] = []  # (node, tool)
+        self.n = 0
+        #: The witness's first step not yet taken, and why (set by the replay as it runs).
+        self.progress: Any = lambda: None
+
+    def answer(self, node: str) -> Any:
+        """The model's message at `node`: the witness's next choice there, as tool calls."""
+        from langchain_core.messages import AIMessage
+
+        queue = self.turns.get(node)
+        if not queue:
+            return AIMessage(content="done")
+        choice = queue.pop(0)
+        calls = []
+        for tool in choice["calls"]:
+            t = self.tools.get(tool)
+            if t is None:
+                raise NotFollowed(f"step {choice['step']} (choose {choice['to']!r} at {node!r}): the witness calls "
+                                  f"{tool!r} next, which the graph binds to no tool node (its tools: "
+                                  f"{', '.join(sorted(self.tools)) or 'none'})")
+            self.n += 1
+            calls.append({"name": tool, "args": arguments(tool_schema(t)), "id": f"call_{self.n}", "type": "tool_call"})
+        return AIMessage(content="" if calls else "done", tool_calls=calls)
+
+    def structured(self, node: str, schema: Any, include_raw: bool) -> Any:
+        """The structured answer at `node`: the schema saying the witness's next destination."""
+        from langchain_core.messages import AIMessage
+
+        queue = self.turns.get(node)
+        if not queue:
+            name = output_schema(schema)[0]
+            nxt = self.progress()
+            at = f"step {nxt[0]['step']} ({describe(nxt[0])})" if nxt else "after the witness's last step"
+            raise NotFollowed(f"{at}: at node {node!r} the graph asks the model for a structured {name}, and the "
+                              "witness makes no choice there next")
+        choice = queue.pop(0)
+        value = route_value(schema, str(choice["to"]), f"step {choice['step']} (choose {choice['to']!r} at {node!r})")
+        if include_raw:
+            return {"raw": AIMessage(content=""), "parsed": value, "parsing_error": None}
+        return value
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        """BaseChatModel's invoke, stream and with_structured_output scripted, and every tool
+        stubbed, for the duration; all put back after."""
+        from langchain_core.language_models.chat_models import BaseChatModel
+        from langchain_core.runnables import RunnableLambda
+
+        stand = self
+
+        def invoke(model, input, config=None, **kwargs):  # noqa: A002 - LangChain's name
+            return stand.answer(_node_of(config))
+
+        async def ainvoke(model, input, config=None, **kwargs):  # noqa: A002
+            return invoke(model, input, config, **kwargs)
+
+        def stream(model, input, config=None, **kwargs):  # noqa: A002
+            yield invoke(model, input, config, **kwargs)
+
+        async def astream(model, input, config=None, **kwargs):  # noqa: A002
+            yield invoke(model, input, config, **kwargs)
+
+        def bind_tools(model, tools, **kwargs):
+            return model
+
+        def with_structured_output(model, schema=None, *, include_raw=False, **kwargs):
+            def run(input, config=None):  # noqa: A002
+                return stand.structured(_node_of(config), schema, include_raw)
+
+            async def arun(input, config=None):  # noqa: A002
+                return run(input, config)
+
+            return RunnableLambda(run, afunc=arun, name="stalwart_scripted_structured_output")
+
+        saved_tools = {name: (t.__dict__.get("func"), t.__dict__.get("coroutine")) for name, t in self.tools.items()}
+        patched = {"invoke": invoke, "ainvoke": ainvoke, "stream": stream, "astream": astream,
+                   "bind_tools": bind_tools, "with_structured_output": with_structured_output}
+        # A provider's class (ChatOpenAI, ChatAnthropic, ...) defines its own with_structured_output
+        # and bind_tools: every class under BaseChatModel defining one is scripted too.
+        classes = [BaseChatModel, *_subclasses(BaseChatModel)]
+        saved = {(c, k): c.__dict__[k] for c in classes for k in patched if k in c.__dict__}
+        try:
+            for c, k in saved:
+                setattr(c, k, patched[k])
+            for name, t in self.tools.items():
+                object.__setattr__(t, "func", self.stub(name, t))
+                if getattr(t, "coroutine", None) is not None:
+                    object.__setattr__(t, "coroutine", self.astub(name, t))
+            yield
+        finally:
+            for (c, k), v in saved.items():
+                setattr(c, k, v)
+            for name, (f, c) in saved_tools.items():
+                object.__setattr__(self.tools[name], "func", f)
+                object.__setattr__(self.tools[name], "coroutine", c)
+
+    def stub(self, name: str, tool: Any):
+        """The recording stub standing for the tool `name`."""
+        def run(*args: Any, **kwargs: Any) -> Any:
+            from langgraph.config import get_config
+
+            try:
+                node = _node_of(get_config())
+            except RuntimeError:
+                node = "?"
+            self.calls.append((node, name))
+            text = f"stub result of {name}"
+            return (text, None) if getattr(tool, "response_format", "content") == "content_and_artifact" else text
+
+        return run
+
+    def astub(self, name: str, tool: Any):
+        """The stub as a coroutine, for a tool that has one."""
+        sync = self.stub(name, tool)
+
+        async def run(*args: Any, **kwargs: Any) -> Any:
+            return sync(*args, **kwargs)
+
+        return run
+
+
+# ---------------------------------------------------------------------------- the replay
+def _updates(graph: Any, payload: Any, config: dict, use_async: bool) -> list:
+    """The (namespace, update) pairs of one run, through stream or astream."""
+    if not use_async:
+        return list(graph.stream(payload, config, stream_mode="updates", subgraphs=True))
+
+    async def collect() -> list:
+        return [x async for x in graph.astream(payload, config, stream_mode="updates", subgraphs=True)]
+
+    return asyncio.run(collect())
+
+
+def replay(script: dict, graph: Any, inputs: Any = None, answers: list | None = None) -> str | None:
+    """Runs the graph as the script says; None when it follows the witness, else one line. A graph
+    with async-only nodes is run again through astream."""
+    if not isinstance(script, dict) or script.get("format") != SCRIPT_FORMAT:
+        got = script.get("format") if isinstance(script, dict) else type(script).__name__
+        raise HarnessError(f"not a {SCRIPT_FORMAT} script (format {got!r})")
+    steps = script.get("steps") or []
+    graph, _ = with_saver(graph, steps)
+    try:
+        return _replay(steps, graph, inputs, answers, use_async=False)
+    except _AsyncOnly:
+        return _replay(steps, graph, inputs, answers, use_async=True)
+
+
+class _AsyncOnly(Exception):
+    """The graph has a node with no synchronous function: run it through astream."""
+
+
+def _replay(steps: list[dict], graph: Any, inputs: Any, answers: list | None, use_async: bool) -> str | None:
+    stand = Stand(model_turns(steps), graph_tools(graph))
+    config = {"configurable": {"thread_id": f"stalwart-replay-{uuid.uuid4()}"}, "recursion_limit": 200}
+    visited: list[str] = []
+    opened: list[str] = []  # subgraph nodes whose inside is running
+    answers = list(answers or [])
+    from langgraph.types import Command
+    stand.progress = lambda: first_missing(steps, collapse(visited), stand.calls)
+
+    turns = max((s.get("turn", 1) for s in steps), default=1)
+    try:
+        with stand.installed():
+            for turn in range(1, turns + 1):
+                confirms = pauses(steps, turn)
+                payload: Any = inputs if inputs is not None else {
+                    "messages": [{"role": "user", "content": f"turn {turn}"}]}
+                while True:
+                    for ns, update in _updates(graph, payload, config, use_async):
+                        for node in update or {}:
+                            if node != "__interrupt__":
+                                enter(visited, opened, qualified(ns), node)
+                    pending = graph.get_state(config).next if getattr(graph, "checkpointer", None) else ()
+                    if not pending:
+                        break
+                    if not confirms:
+                        nxt = first_missing(steps, collapse(visited), stand.calls)
+                        at = f" (the witness's next step is {nxt[0]['step']}: {describe(nxt[0])})" if nxt else ""
+                        raise NotFollowed(f"turn {turn}: the run pauses at {', '.join(pending)} and the witness "
+                                          f"has no answer for it{at}")
+                    c = confirms.pop(0)
+                    if c["when"] in ("before", "after"):
+                        payload = None if c["yes"] else Command(resume=False)
+                    else:
+                        fn = node_function(graph, str(c["node"]))
+                        payload = Command(resume=answers.pop(0) if answers else
+                                          resume_value(fn, c["yes"]) if fn else c["yes"])
+    except NotFollowed:
+        raise
+    except Exception as e:  # noqa: BLE001 - the graph's own failure: one line
+        if not use_async and isinstance(e, TypeError) and ASYNC_ONLY in str(e):
+            raise _AsyncOnly() from e
+        raise NotFollowed(raised(e, steps, collapse(visited), stand.calls)) from e
+    found = first_missing(steps, collapse(visited), stand.calls)
+    return f"step {found[0]['step']} ({describe(found[0])}): {found[1]}" if found else None
+
+
+def raised(e: BaseException, steps: list[dict], got_nodes: list[str], calls: list[tuple[str, str]]) -> str:
+    """The line for a graph that raised: the witness's step it was at, the node that raised (as
+    LangGraph notes it on the exception) and the error's first line."""
+    import re
+
+    text = str(e).splitlines()[0] if str(e) else ""
+    tasks = [m.group(1) for n in getattr(e, "__notes__", []) or []
+             for m in [re.match(r"During task with name '([^']*)'", n)] if m]
+    where = f" in node {tasks[-1]!r}" if tasks else ""
+    last = got_nodes[-1] if got_nodes else "__start__"
+    nxt = first_missing(steps, got_nodes, calls)
+    at = f"step {nxt[0]['step']} ({describe(nxt[0])})" if nxt else "after the witness's last step"
+    return f"{at}: the graph raised {type(e).__name__}: {text}{where}, after {last!r}"
+
+
+def enter(visited: list[str], opened: list[str], ns: str, node: str) -> None:
+    """Record a node's update as the witness orders steps: a subgraph node is entered before its
+    inner nodes (LangGraph streams its own update when its inside has finished, which is not a
+    step of its own)."""
+    full = f"{ns}/{node}" if ns else node
+    if full in opened:  # the subgraph node's update as its inside ends
+        del opened[opened.index(full):]
+        return
+    while opened and not (ns == opened[-1] or ns.startswith(opened[-1] + "/")):
+        opened.pop()
+    parts = ns.split("/") if ns else []
+    for k in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:k])
+        if prefix not in opened:
+            opened.append(prefix)
+            visited.append(prefix)
+    visited.append(full)
+
+
+def first_missing(steps: list[dict], got_nodes: list[str],
+                  calls: list[tuple[str, str]]) -> tuple[dict, str] | None:
+    """The first step of the witness the run did not take and what the graph did instead; None
+    when it took them all."""
+    want = [s for s in steps if s["kind"] == "enter" and s.get("node_kind") not in END_KINDS]
+    groups: list[dict] = []  # the first step of each run of one node (a tool node entered per call)
+    for s in want:
+        if not groups or groups[-1]["node"] != s["node"]:
+            groups.append(s)
+    for k, s in enumerate(groups):
+        before = got_nodes[k - 1] if k and k - 1 < len(got_nodes) else "__start__"
+        if k >= len(got_nodes):
+            return s, (f"expected the run to enter {s['node']!r} after {before!r}; the graph's run ended there "
+                       f"(it entered {got_nodes[-3:]}, made calls {[t for _, t in calls]})")
+        if got_nodes[k] != s["node"]:
+            return s, f"expected the run to enter {s['node']!r} after {before!r}; the graph entered {got_nodes[k]!r}"
+    want_calls = [s for s in steps if s["kind"] == "call" and not s.get("refused")]
+    for k, s in enumerate(want_calls):
+        if k >= len(calls):
+            made = [f"{t} at {n}" for n, t in calls]
+            return s, (f"expected a call of {s['tool']!r} at {s['node']!r} (call {k + 1} of the witness); the graph "
+                       f"entered the node and ran {len(calls)} call(s) in all {made}, none of {s['tool']!r} there")
+        if calls[k][1] != s["tool"]:
+            return s, (f"expected a call of {s['tool']!r} at {s['node']!r}; the graph called {calls[k][1]!r} at "
+                       f"{calls[k][0]!r}")
+    return None
+
+
+def compare(steps: list[dict], got_nodes: list[str], calls: list[tuple[str, str]]) -> str | None:
+    """The first step of the witness the run did not take, as one line; None when it took them."""
+    found = first_missing(steps, got_nodes, calls)
+    return f"step {found[0]['step']} ({describe(found[0])}): {found[1]}" if found else None
+
+
+def collapse(nodes: list[str]) -> list[str]:
+    """Consecutive visits of one node as one (a ToolNode run per tool call shows it twice)."""
+    out: list[str] = []
+    for n in nodes:
+        if not out or out[-1] != n:
+            out.append(n)
+    return out
+
+
+def read_json(path: str, what: str) -> Any:
+    """The JSON in `path`; HarnessError naming the file (and line and column) otherwise."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        raise HarnessError(f"cannot read {what} {path!r}: {e.strerror or e}") from e
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        where = f"line {e.lineno} column {e.colno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else str(e)
+        raise HarnessError(f"{what} {path!r} is not JSON: {where}") from e
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2
+        raise HarnessError(f"{message} (see python -m stalwart_export replay --help)")
+
+
+def parser(prog: str = "python -m stalwart_export replay") -> argparse.ArgumentParser:
+    """The command's arguments."""
+    ap = _Parser(prog=prog, description="Replay a stalwart verify --replay FINDING --format json script on the real "
+                                        "LangGraph graph, with a scripted model and stub tools.")
+    ap.add_argument("script", help="the --replay FINDING --format json output")
+    ap.add_argument("catalogue", help="the qls-catalogue/1 the graph's tools are classified by")
+    ap.add_argument("--graph", required=True, help="MODULE:ATTR of the compiled graph (unmodified)")
+    ap.add_argument("--input", help="JSON file: what the graph starts each turn with")
+    ap.add_argument("--answers", help="JSON file: a list of resume values for interrupt() pauses, in order")
+    return ap
+
+
+def main(argv: list[str] | None = None, prog: str = "python -m stalwart_export replay") -> int:
+    """The command: exit 0 (follows), 1 (does not: one line on stdout), 2 (cannot run: one line on stderr)."""
+    try:
+        args = parser(prog).parse_args(argv)
+        script = read_json(args.script, "the script")
+        read_json(args.catalogue, "the catalogue")
+        inputs = read_json(args.input, "the input") if args.input else None
+        answers = read_json(args.answers, "the answers") if args.answers else None
+        if answers is not None and not isinstance(answers, list):
+            raise HarnessError(f"the answers {args.answers!r} must be a JSON list of resume values")
+        graph = load_graph(args.graph)
+        finding = script.get("finding", {}) if isinstance(script, dict) else {}
+        name = f"finding {finding.get('index')} ({finding.get('rule')} on {finding.get('subject')})"
+        steps = script.get("steps") or [] if isinstance(script, dict) else []
+        note = with_saver(graph, steps)[1] if isinstance(script, dict) and script.get("format") == SCRIPT_FORMAT else None
+        try:
+            why = replay(script, graph, inputs, answers)
+        except NotFollowed as e:
+            why = str(e)
+    except HarnessError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+    if why:
+        print(f"{name}: the real graph does not follow the witness: {why}")
+        return 1
+    calls = [s["tool"] for s in script["steps"] if s["kind"] == "call"]
+    print(f"{name}: the real graph follows the witness and makes its calls {calls}")
+    return 0
