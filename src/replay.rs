@@ -241,6 +241,17 @@ fn changes(m: &FlatModel, a: &Latches, b: &Latches) -> Vec<String> {
         if a.clean[t] != b.clean[t] {
             out.push(format!("confirmed_clean[{}] = {}", tool(t), b.clean[t]));
         }
+        // A standing approval (SPEC 3.1 "Standing approvals"), where some review can give one.
+        if m.standing(t) && a.standing[t] != b.standing[t] {
+            out.push(format!("standing[{}] = {}", tool(t), b.standing[t]));
+        }
+        if m.standing(t) && a.standing_clean[t] != b.standing_clean[t] {
+            out.push(format!(
+                "standing_clean[{}] = {}",
+                tool(t),
+                b.standing_clean[t]
+            ));
+        }
         // The seen twins (SPEC 3.1 "The guard's view"), where they can differ from the latches.
         if m.unseen.tool(t) && a.ran_seen[t] != b.ran_seen[t] {
             out.push(format!("ran_seen[{}] = {}", tool(t), b.ran_seen[t]));
