@@ -1518,10 +1518,9 @@ fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
             .sum();
     };
     let guarded_too = spec.judges_guarded(m, t);
-    // A standing approval ends the review of later calls (SPEC 3.1): they can break it.
     let judged = |n: &crate::model::FlatNode| {
         n.can_call(t)
-            && !(spec.confirmed_by_review && n.reviews_calls_of(t) && !m.standing(t))
+            && !spec.settled_by_review(m, n, t)
             && (guarded_too || !n.guarded())
     };
     spec.classes().len() * m.nodes.iter().filter(|n| judged(n)).count()
@@ -1534,8 +1533,7 @@ fn possible_keys_at(m: &FlatModel, inst: Instance, binders: &[NodeIx]) -> usize 
     let guarded_too = inst.tool.is_some_and(|t| spec.judges_guarded(m, t));
     let judged = |n: &crate::model::FlatNode| {
         inst.tool.is_some_and(|t| {
-            !(spec.confirmed_by_review && n.reviews_calls_of(t) && !m.standing(t))
-                && (guarded_too || !n.guarded())
+            !spec.settled_by_review(m, n, t) && (guarded_too || !n.guarded())
         })
     };
     spec.classes().len() * binders.iter().filter(|&&n| judged(&m.nodes[n])).count()
