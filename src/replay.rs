@@ -158,7 +158,7 @@ pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough,
         key.class,
         &mut |i, l| {
             steps.push(WalkStep {
-                step: f.witness[i].clone(),
+                step: on_standing(m, &before, &f.witness[i]),
                 changes: changes(m, &before, l),
                 node_kind: "",
             });
@@ -175,7 +175,7 @@ pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough,
         .unwrap_or(f.witness.len() - 1);
     if stopped == steps.len() {
         steps.push(WalkStep {
-            step: f.witness[stopped].clone(),
+            step: on_standing(m, &at, &f.witness[stopped]),
             changes: Vec::new(),
             node_kind: "",
         });
@@ -212,6 +212,23 @@ pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough,
         unreproduced,
         recursion_limit: m.recursion_limit,
     })
+}
+
+/// `st` as the walk shows it given the latches `l` before it: a call its node reviews, made
+/// while a standing approval of its tool holds (SPEC 3.1 "Standing approvals"), was not asked:
+/// it runs on that approval (shown so, without a yes of its own).
+fn on_standing(m: &FlatModel, l: &Latches, st: &Step) -> Step {
+    let mut st = st.clone();
+    let tool = st.tool.as_deref().and_then(|t| m.tool_ix(t));
+    let node = m.node_ix(&st.node);
+    if let (crate::findings::StepKind::Call, Some(t), Some(n)) = (st.kind, tool, node) {
+        if !st.standing && !st.refused && l.standing[t] && m.nodes[n].reviews_calls_of(t) {
+            st.when = None;
+            st.yes = None;
+            st.standing = true;
+        }
+    }
+    st
 }
 
 /// The latches that differ between `a` and `b`, as `b` has them, in SPEC 3's names.

@@ -104,6 +104,13 @@ pub(crate) fn describe_step(step: &Step, obligation: &str) -> String {
                 (Some(false), false, true) if step.standing => {
                     "plain, reviewed: yes for the rest of the run"
                 }
+                // A call not asked: it runs on a standing approval given earlier in the run.
+                (Some(true), false, false) if step.standing => {
+                    "guarded, not asked: on the standing approval"
+                }
+                (Some(false), false, false) if step.standing => {
+                    "plain, not asked: on the standing approval"
+                }
                 (Some(true), true, true) => "guarded, refused or declined",
                 (Some(true), false, true) => "guarded, reviewed: yes",
                 (Some(false), true, true) => "plain, reviewed: no, not run",
