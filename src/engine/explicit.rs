@@ -1329,11 +1329,7 @@ impl<'a> Search<'a> {
                 }
             }
             Obligation::O2 => {
-                if is_t
-                    && !guarded
-                    && !reviewed
-                    && !self.confirmed(k, u)
-                {
+                if is_t && !guarded && !reviewed && !self.confirmed(k, u) {
                     hits.push((u, n, Class::Plain));
                 }
             }
@@ -1519,9 +1515,7 @@ fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
     };
     let guarded_too = spec.judges_guarded(m, t);
     let judged = |n: &crate::model::FlatNode| {
-        n.can_call(t)
-            && !spec.settled_by_review(m, n, t)
-            && (guarded_too || !n.guarded())
+        n.can_call(t) && !spec.settled_by_review(m, n, t) && (guarded_too || !n.guarded())
     };
     spec.classes().len() * m.nodes.iter().filter(|n| judged(n)).count()
 }
@@ -1532,9 +1526,8 @@ fn possible_keys_at(m: &FlatModel, inst: Instance, binders: &[NodeIx]) -> usize 
     let spec = inst.obligation.spec();
     let guarded_too = inst.tool.is_some_and(|t| spec.judges_guarded(m, t));
     let judged = |n: &crate::model::FlatNode| {
-        inst.tool.is_some_and(|t| {
-            !spec.settled_by_review(m, n, t) && (guarded_too || !n.guarded())
-        })
+        inst.tool
+            .is_some_and(|t| !spec.settled_by_review(m, n, t) && (guarded_too || !n.guarded()))
     };
     spec.classes().len() * binders.iter().filter(|&&n| judged(&m.nodes[n])).count()
 }

@@ -565,10 +565,8 @@ impl<'a> Walk<'a> {
         let d = &m.tools[t];
         let node = &m.nodes[self.node];
         // A reviewed call the person let run is confirmed (SPEC 12.2).
-        let confirmed = node.guarded()
-            || node.reviews_calls_of(t)
-            || self.l.confirmed[t]
-            || self.l.standing[t];
+        let confirmed =
+            node.guarded() || node.reviews_calls_of(t) || self.l.confirmed[t] || self.l.standing[t];
         self.l.count[t] += 1;
         if node.guarded() {
             self.l.count_seen[t] += 1;
@@ -733,9 +731,7 @@ impl<'a> Walk<'a> {
                 runs && ((u == tool && n == node && l.wrote)
                     || (m.tools[u].is_write() && l.ran_at[tool] == Some(node)))
             }
-            Obligation::O9 => {
-                runs && !reviewed && !confirmed && m.confidential().any(|c| l.ran[c])
-            }
+            Obligation::O9 => runs && !reviewed && !confirmed && m.confidential().any(|c| l.ran[c]),
             Obligation::O10 => runs && !reviewed && !l.tainted.is_empty() && !clean,
         };
         if ok {

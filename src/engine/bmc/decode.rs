@@ -267,10 +267,8 @@ fn hosted_pre_calls(
     // A standing yes to t0 given in this visit, then a read (SPEC 3.1): where the node reviews
     // t0 and no approval held on arrival, a later call is unasked only so.
     let held = |u: ToolIx| fr.s.stand[u].as_ref().is_some_and(|v| truth(model, v));
-    if matches!(
-        un.p.inst.obligation,
-        Obligation::O6 | Obligation::O10
-    ) && node.reviews_calls_of(t0)
+    if matches!(un.p.inst.obligation, Obligation::O6 | Obligation::O10)
+        && node.reviews_calls_of(t0)
         && !held(t0)
     {
         let read = node

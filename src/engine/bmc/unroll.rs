@@ -328,7 +328,8 @@ impl<'a> Unrolling<'a> {
             if p.xcap[u] == 0 {
                 continue;
             }
-            if p.slice.standing.contains(&u) && p.binders[u].iter().any(|&n| m.nodes[n].stands_for(u))
+            if p.slice.standing.contains(&u)
+                && p.binders[u].iter().any(|&n| m.nodes[n].stands_for(u))
             {
                 z[u] = Some(Bool::fresh_const("z"));
             }
