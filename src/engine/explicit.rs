@@ -1110,15 +1110,15 @@ impl<'a> Search<'a> {
             if self.s.unrec == Some(u) {
                 s[lay.misc] = (s[lay.misc] & 0xffff_ffff) | ((n as u64 + 1) << 32);
             }
-            // A reviewed call the person let run is confirmed (SPEC 12.2).
+            // A reviewed call the person let run is confirmed (SPEC 12.2), as is one made on a
+            // standing approval (SPEC 3.1).
             if !guarded
                 && def.irreversible
                 && self.s.irrev_unconf
                 && !self.m.nodes[n].reviews_calls_of(u)
+                && !self.confirmed(s, u)
             {
-                if !self.confirmed(s, u) {
-                    s[lay.misc] |= 1;
-                }
+                s[lay.misc] |= 1;
             }
         }
         if let Some(i) = self.track_ix[u] {

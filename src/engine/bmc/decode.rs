@@ -132,7 +132,7 @@ pub fn violations(un: &Unrolling, model: &Model, iv: usize, group: &Group) -> Ve
         .copied()
         .find(|&p| truth(model, &un.part(iv, p)))
         .unwrap_or(group.parts[0]);
-    let finals: Vec<(ToolIx, Vec<(ToolIx, bool)>, ToolIx)> = group
+    let finals: Vec<(ToolIx, Calls, ToolIx)> = group
         .keys
         .iter()
         .map(|&(key_tool, _, _)| {
@@ -165,6 +165,10 @@ pub fn violations(un: &Unrolling, model: &Model, iv: usize, group: &Group) -> Ve
         .collect()
 }
 
+/// Calls of a breaking batch, each with whether the person answered it yes for the rest of the
+/// run (SPEC 3.1 "Standing approvals").
+type Calls = Vec<(ToolIx, bool)>;
+
 /// The calls made in the breaking batch before the breaking one (each with whether the person
 /// answered it yes for the rest of the run, SPEC 3.1), and the breaking call's tool.
 fn final_calls(
@@ -174,7 +178,7 @@ fn final_calls(
     n: NodeIx,
     part: Part,
     key_tool: ToolIx,
-) -> (Vec<(ToolIx, bool)>, ToolIx) {
+) -> (Calls, ToolIx) {
     if !un.m.nodes[n].calls_tools() {
         if let Part::At { .. } = part {
             return (hosted_pre_calls(un, model, fr, n, key_tool), key_tool);
@@ -255,13 +259,7 @@ fn batch_final_calls(
 /// The hosted calls (SPEC 2.2) a model node makes before the one of `t0` that breaks the
 /// obligation at frame `fr` (see `Unrolling::hosted_part`): none where the state on arrival
 /// breaks it already, else the earlier calls of the same visit that make it break.
-fn hosted_pre_calls(
-    un: &Unrolling,
-    model: &Model,
-    fr: &Frame,
-    n: NodeIx,
-    t0: ToolIx,
-) -> Vec<(ToolIx, bool)> {
+fn hosted_pre_calls(un: &Unrolling, model: &Model, fr: &Frame, n: NodeIx, t0: ToolIx) -> Calls {
     let m = un.m;
     let node = &m.nodes[n];
     // A standing yes to t0 given in this visit, then a read (SPEC 3.1): where the node reviews
