@@ -227,7 +227,7 @@ fn batch_final_calls(
             }
             let w = here.iter().copied().find(|&w| {
                 let d = &m.tools[w];
-                let conf = truth(model, &un.confirmed_at(fr, w));
+                let conf = un.confirmed_at(fr, w).is_some_and(|c| truth(model, &c));
                 let need = if w == key_tool { 2 } else { 1 };
                 d.is_write() && d.irreversible && !conf && calls(model, fr, w) >= need
             });

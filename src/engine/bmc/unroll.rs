@@ -492,35 +492,25 @@ impl<'a> Unrolling<'a> {
     }
 
     /// `confirmed[u]` as the batch reads it, or a standing approval of `u` (SPEC 3.1 "Standing
-    /// approvals"); false where neither is kept.
-    pub fn confirmed_at(&self, fr: &Frame, u: ToolIx) -> Bool {
-        let v: Vec<Bool> = [&fr.conf_e[u], &fr.s.stand[u]]
-            .into_iter()
-            .flatten()
-            .cloned()
-            .collect();
-        or(&v)
+    /// approvals"); `None` where neither is kept (read as false). Where no standing approval is
+    /// kept it is `confirmed[u]` itself, so a graph without one is encoded as before.
+    pub fn confirmed_at(&self, fr: &Frame, u: ToolIx) -> Option<Bool> {
+        either(&fr.conf_e[u], &fr.s.stand[u])
     }
 
     /// `confirmed_clean[u]` as the batch reads it, or a standing approval of `u` on clean
-    /// content.
-    pub fn clean_at(&self, fr: &Frame, u: ToolIx) -> Bool {
-        let v: Vec<Bool> = [&fr.clean_e[u], &fr.s.sclean[u]]
-            .into_iter()
-            .flatten()
-            .cloned()
-            .collect();
-        or(&v)
+    /// content, as [`Unrolling::confirmed_at`].
+    pub fn clean_at(&self, fr: &Frame, u: ToolIx) -> Option<Bool> {
+        either(&fr.clean_e[u], &fr.s.sclean[u])
     }
 
-    /// A call of `u` at `node` is not asked: the node does not review `u`'s calls, or a
+    /// Where `node` reviews `u`'s calls, the condition that a call there is not asked: a
     /// standing approval of `u` holds on arrival (SPEC 3.1), so it runs on that approval.
-    fn unasked(&self, fr: &Frame, node: NodeIx, u: ToolIx) -> Bool {
-        if self.m.nodes[node].reviews_calls_of(u) {
-            fr.s.stand[u].clone().unwrap_or_else(f)
-        } else {
-            t()
-        }
+    /// `None` where every call there is unasked (no review).
+    fn unasked(&self, fr: &Frame, node: NodeIx, u: ToolIx) -> Option<Bool> {
+        self.m.nodes[node]
+            .reviews_calls_of(u)
+            .then(|| fr.s.stand[u].clone().unwrap_or_else(f))
     }
 
     /// True when the frame is at a node binding `u` for which `which` holds.
@@ -769,7 +759,7 @@ impl<'a> Unrolling<'a> {
             for u in 0..nt {
                 let d = &m.tools[u];
                 if d.is_write() && d.irreversible && fr.x[u].is_some() {
-                    let confirmed = self.confirmed_at(fr, u);
+                    let confirmed = self.confirmed_at(fr, u).unwrap_or_else(f);
                     w.push(Bool::and(&[
                         &self.unconfirmed_at(fr, u),
                         &ran_call[u],
@@ -777,12 +767,12 @@ impl<'a> Unrolling<'a> {
                     ]));
                     // Hosted calls are made one after another (SPEC 2.2): a second sees the
                     // first's confirmation spent (a standing approval is never spent).
-                    let standing = fr.s.stand[u].clone().unwrap_or_else(f);
-                    w.push(Bool::and(&[
-                        &self.binder_at(fr, u, &|n| !n.calls_tools() && !n.reviews_calls_of(u)),
-                        &fr.calls_at_least(u, 2),
-                        &standing.not(),
-                    ]));
+                    let mut second = vec![
+                        self.binder_at(fr, u, &|n| !n.calls_tools() && !n.reviews_calls_of(u)),
+                        fr.calls_at_least(u, 2),
+                    ];
+                    second.extend(fr.s.stand[u].as_ref().map(|h| h.not()));
+                    w.push(Bool::and(&second));
                 }
             }
             s.irrev = or(&w);
@@ -1059,7 +1049,7 @@ impl<'a> Unrolling<'a> {
                 }
                 let cond = match ob {
                     Obligation::O1 | Obligation::O5 => t(),
-                    Obligation::O2 => self.confirmed_at(fr, t0).not(),
+                    Obligation::O2 => self.confirmed_at(fr, t0).map(|c| c.not()).unwrap_or_else(t),
                     Obligation::O3 => {
                         let v: Vec<Bool> = m.tools[t0]
                             .order
@@ -1086,7 +1076,7 @@ impl<'a> Unrolling<'a> {
                         or(&v)
                     }
                     Obligation::O6 => {
-                        let clean = self.clean_at(fr, t0);
+                        let clean = self.clean_at(fr, t0).unwrap_or_else(f);
                         let own = self.p.region_bit[m.nodes[node].region];
                         let others: Vec<Bool> =
                             fr.s.taint
@@ -1101,12 +1091,9 @@ impl<'a> Unrolling<'a> {
                         } else {
                             elsewhere
                         };
-                        Bool::and(&[
-                            &fr.tainted(),
-                            &clean.not(),
-                            &class_ok,
-                            &self.unasked(fr, node, t0),
-                        ])
+                        let mut c = vec![fr.tainted(), clean.not(), class_ok];
+                        c.extend(self.unasked(fr, node, t0));
+                        Bool::and(&c)
                     }
                     Obligation::O7 => {
                         let mut why = vec![fr.s.irrev.clone()];
@@ -1116,7 +1103,7 @@ impl<'a> Unrolling<'a> {
                                 let d = &m.tools[w];
                                 // A reviewed call that ran was confirmed (SPEC 12.2).
                                 if d.is_write() && d.irreversible && !n.reviews_calls_of(w) {
-                                    let conf = self.confirmed_at(fr, w);
+                                    let conf = self.confirmed_at(fr, w).unwrap_or_else(f);
                                     let need = if w == t0 { 2 } else { 1 };
                                     why.push(Bool::and(&[
                                         &conf.not(),
@@ -1128,7 +1115,7 @@ impl<'a> Unrolling<'a> {
                         Bool::and(&[&fr.calls_at_least(t0, 1), &or(&why)])
                     }
                     Obligation::O9 => {
-                        let conf = self.confirmed_at(fr, t0);
+                        let conf = self.confirmed_at(fr, t0).unwrap_or_else(f);
                         let ran: Vec<Bool> = m
                             .confidential()
                             .filter_map(|c| fr.s.ran[c].clone())
@@ -1136,13 +1123,10 @@ impl<'a> Unrolling<'a> {
                         Bool::and(&[&fr.calls_at_least(t0, 1), &conf.not(), &or(&ran)])
                     }
                     Obligation::O10 => {
-                        let clean = self.clean_at(fr, t0);
-                        Bool::and(&[
-                            &fr.calls_at_least(t0, 1),
-                            &fr.tainted(),
-                            &clean.not(),
-                            &self.unasked(fr, node, t0),
-                        ])
+                        let clean = self.clean_at(fr, t0).unwrap_or_else(f);
+                        let mut c = vec![fr.calls_at_least(t0, 1), fr.tainted(), clean.not()];
+                        c.extend(self.unasked(fr, node, t0));
+                        Bool::and(&c)
                     }
                     Obligation::O8 => {
                         let mut why = vec![fr.s.wrote.clone(), fr.calls_at_least(t0, 2)];
@@ -1207,13 +1191,10 @@ impl Unrolling<'_> {
             }
             Obligation::O6 => {
                 let Some(tu) = taint_unseen() else { return f() };
-                let clean = self.clean_at(fr, t0);
-                Bool::and(&[
-                    &tu,
-                    &clean.not(),
-                    &self.class_is(fr, node, class),
-                    &self.unasked(fr, node, t0),
-                ])
+                let clean = self.clean_at(fr, t0).unwrap_or_else(f);
+                let mut c = vec![tu, clean.not(), self.class_is(fr, node, class)];
+                c.extend(self.unasked(fr, node, t0));
+                Bool::and(&c)
             }
             _ => f(),
         };
@@ -1238,12 +1219,15 @@ impl Unrolling<'_> {
         // read after it (or after one given earlier in the visit, where the node may give one)
         // always does. Where the node reviews t0, only a call made on a standing approval is
         // not asked.
-        let stand = |u: ToolIx| fr.s.stand[u].clone().unwrap_or_else(f);
-        let sclean = fr.s.sclean[t0].clone().unwrap_or_else(f);
-        let arrived = Bool::and(&[&fr.tainted(), &sclean.not()]);
+        let stand = |u: ToolIx| fr.s.stand[u].clone();
+        let unstood = |u: ToolIx| stand(u).map(|h| h.not());
+        let arrived = match &fr.s.sclean[t0] {
+            Some(sc) => Bool::and(&[&fr.tainted(), &sc.not()]),
+            None => fr.tainted(),
+        };
         let taint = if n.reviews_calls_of(t0) {
             Bool::or(&[
-                &Bool::and(&[&stand(t0), &Bool::or(&[&arrived, &reads])]),
+                &Bool::and(&[&stand(t0).unwrap_or_else(f), &Bool::or(&[&arrived, &reads])]),
                 &Bool::and(&[&Bool::from_bool(n.stands_for(t0)), &reads]),
             ])
         } else {
@@ -1254,7 +1238,7 @@ impl Unrolling<'_> {
             // write in the run.
             Obligation::O1 | Obligation::O5 | Obligation::O8 => t(),
             // An earlier call of t0 spends its confirmation, not a standing approval.
-            Obligation::O2 => stand(t0).not(),
+            Obligation::O2 => unstood(t0).unwrap_or_else(t),
             Obligation::O3 => {
                 let v: Vec<Bool> = m.tools[t0]
                     .order
@@ -1287,14 +1271,25 @@ impl Unrolling<'_> {
             Obligation::O6 => Bool::and(&[&taint, &self.class_is(fr, node, class)]),
             Obligation::O10 => taint,
             Obligation::O7 => {
-                let mut v = vec![fr.s.irrev.clone()];
-                for &w in &n.hosted {
-                    let d = &m.tools[w];
-                    if d.is_write() && d.irreversible && !n.reviews_calls_of(w) {
-                        v.push(stand(w).not());
-                    }
-                }
-                or(&v)
+                // An earlier hosted call of an irreversible write the node does not review, not
+                // made on a standing approval.
+                let ws: Vec<ToolIx> = n
+                    .hosted
+                    .iter()
+                    .copied()
+                    .filter(|&w| {
+                        let d = &m.tools[w];
+                        d.is_write() && d.irreversible && !n.reviews_calls_of(w)
+                    })
+                    .collect();
+                let unconfirmed = if ws.iter().any(|&w| stand(w).is_none()) {
+                    t()
+                } else if ws.is_empty() {
+                    f()
+                } else {
+                    or(&ws.iter().filter_map(|&w| unstood(w)).collect::<Vec<_>>())
+                };
+                Bool::or(&[&fr.s.irrev, &unconfirmed])
             }
             Obligation::O9 => {
                 let mut v: Vec<Bool> = m
@@ -1302,7 +1297,10 @@ impl Unrolling<'_> {
                     .filter_map(|c| fr.s.ran[c].clone())
                     .collect();
                 v.push(hosts(&|c| m.tools[c].confidential));
-                Bool::and(&[&or(&v), &stand(t0).not()])
+                match unstood(t0) {
+                    Some(u) => Bool::and(&[&or(&v), &u]),
+                    None => or(&v),
+                }
             }
         }
     }
@@ -1334,6 +1332,15 @@ impl Unrolling<'_> {
         } else {
             elsewhere
         }
+    }
+}
+
+/// `a || b` over the latches kept: the one kept, or `None` where neither is.
+fn either(a: &Option<Bool>, b: &Option<Bool>) -> Option<Bool> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(Bool::or(&[a, b])),
+        (Some(x), None) | (None, Some(x)) => Some(x.clone()),
+        (None, None) => None,
     }
 }
 
