@@ -45,20 +45,30 @@ fn batch(un: &Unrolling, model: &Model, fr: &Frame, n: NodeIx, steps: &mut Vec<S
     // calls are made one after another, so there it comes after the visit's other calls (a
     // standing yes to a read before the others), as the encoding's clean approval assumes.
     let standing = |u: ToolIx| fr.z[u].as_ref().is_some_and(|z| truth(model, z));
+    let after_reads = |u: ToolIx| fr.zlast[u].as_ref().is_some_and(|z| truth(model, z));
     let hosted = !m.nodes[n].calls_tools();
-    let mut last: Vec<ToolIx> = Vec::new();
+    let (mut first, mut last): (Vec<ToolIx>, Vec<ToolIx>) = (Vec::new(), Vec::new());
+    let mut rest = Vec::new();
     for &u in &tools {
         let k = calls(model, fr, u);
         let z = standing(u) && k > 0;
         for j in 0..k {
             if z && hosted && j == 0 {
-                last.push(u);
+                if after_reads(u) {
+                    last.push(u);
+                } else {
+                    first.push(u);
+                }
             } else {
-                steps.push(call_step_as(m, n, u, fr.turn, false, z && j == 0));
+                rest.push(call_step_as(m, n, u, fr.turn, false, z && j == 0));
             }
         }
     }
     last.sort_by_key(|&u| !m.tools[u].reads_outside);
+    for u in first {
+        steps.push(call_step_as(m, n, u, fr.turn, false, true));
+    }
+    steps.extend(rest);
     for u in last {
         steps.push(call_step_as(m, n, u, fr.turn, false, true));
     }

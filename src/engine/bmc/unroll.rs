@@ -116,6 +116,9 @@ pub struct Frame {
     /// Per tool: one of its running calls got a yes for the rest of the run (SPEC 3.1
     /// "Standing approvals"), where a node may give one and the slice keeps it.
     pub z: Vec<Option<Bool>>,
+    /// Per tool with `z`: at a model node, its standing yes came after the visit's reads (its
+    /// hosted calls are made one after another, in any order), so they do not clear it.
+    pub zlast: Vec<Option<Bool>>,
     /// The edge left by: an index into `edges`, `edges.len()` for none.
     pub ed: OneHot,
     /// The edges this frame may leave by.
@@ -324,6 +327,7 @@ impl<'a> Unrolling<'a> {
         let mut x = vec![None; nt];
         let mut y = vec![None; nt];
         let mut z = vec![None; nt];
+        let mut zlast = vec![None; nt];
         for u in 0..nt {
             if p.xcap[u] == 0 {
                 continue;
@@ -332,6 +336,7 @@ impl<'a> Unrolling<'a> {
                 && p.binders[u].iter().any(|&n| m.nodes[n].stands_for(u))
             {
                 z[u] = Some(Bool::fresh_const("z"));
+                zlast[u] = Some(Bool::fresh_const("zlast"));
             }
             x[u] = Some(self.therm("x", p.xcap[u] as usize));
             // A call can be refused where the check or a person decides it.
@@ -391,6 +396,7 @@ impl<'a> Unrolling<'a> {
             x,
             y,
             z,
+            zlast,
             ed,
             edges,
             at,
@@ -820,8 +826,9 @@ impl<'a> Unrolling<'a> {
         }
         // Standing approvals (SPEC 3.1): given by a yes in the batch, never spent; on clean
         // content until new taint. A tool node's calls are made together, so its batch's taint
-        // clears them; a model node's hosted calls one after another, so a standing yes given
-        // after the visit's reads (as the witness orders it) is cleared only by its own read.
+        // clears them; a model node's hosted calls one after another, in any order: a standing
+        // yes given after the visit's reads (`zlast`) is cleared only by its own read, one given
+        // before them by any.
         let tool_at: Vec<Bool> = fr
             .at
             .iter()
@@ -840,7 +847,12 @@ impl<'a> Unrolling<'a> {
                 s.sclean[u] = Some(Bool::or(&[
                     &Bool::and(&[c, &any_pend.not()]),
                     &Bool::and(&[z, &tool_at, &any_pend.not()]),
-                    &Bool::and(&[z, &tool_at.not(), &own]),
+                    &Bool::and(&[
+                        z,
+                        &tool_at.not(),
+                        &own,
+                        &Bool::or(&[&any_pend.not(), fr.zlast[u].as_ref().unwrap_or(z)]),
+                    ]),
                 ]));
             }
         }
