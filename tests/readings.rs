@@ -717,6 +717,18 @@ fn a_standing_approval_is_not_asked_again_and_new_taint_breaks_it() {
         text.contains("standing_clean[send_email] = false"),
         "{text}"
     );
+    // The report's JSON witness carries the answer: `"standing": true` on the reviewed call.
+    let json = stalwart::output::json::to_value(&r);
+    let witness = json["findings"][ix]["witness"]
+        .as_array()
+        .expect("a witness");
+    let stood: Vec<&serde_json::Value> = witness
+        .iter()
+        .filter(|s| s["standing"] == serde_json::json!(true))
+        .collect();
+    assert_eq!(stood.len(), 1, "{witness:#?}");
+    assert_eq!(stood[0]["when"], "call");
+    assert_eq!(stood[0]["tool"], "send_email");
 }
 
 #[test]
