@@ -41,9 +41,10 @@ fn batch(un: &Unrolling, model: &Model, fr: &Frame, n: NodeIx, steps: &mut Vec<S
     tools.sort_unstable();
     tools.dedup();
     let before = steps.len();
-    // A standing yes (SPEC 3.1) goes to one running call of its tool; a model node's hosted
-    // calls are made one after another, so there it comes after the visit's other calls (a
-    // standing yes to a read before the others), as the encoding's clean approval assumes.
+    // A standing yes (SPEC 3.1) goes to one running call of its tool. A model node's hosted
+    // calls are made one after another, so there it comes before the visit's other calls, or
+    // after them where the encoding chose so (`zlast`: the visit's reads do not clear it; a
+    // standing yes to a read before the others).
     let standing = |u: ToolIx| fr.z[u].as_ref().is_some_and(|z| truth(model, z));
     let after_reads = |u: ToolIx| fr.zlast[u].as_ref().is_some_and(|z| truth(model, z));
     let hosted = !m.nodes[n].calls_tools();
