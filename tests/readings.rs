@@ -692,6 +692,16 @@ fn a_standing_approval_is_not_asked_again_and_new_taint_breaks_it() {
         let last = w.last().expect("a witness has steps");
         assert_eq!(last.tool.as_deref(), Some("send_email"), "{w:#?}");
         assert!(!last.standing && !last.refused, "{w:#?}");
+        // Attack: the same route claiming a second standing yes on the tainted content, which
+        // would make the approval clean again. A held approval is not asked for again, so the
+        // interpreter refuses the step.
+        let (m, _) = violations_of(f, engine);
+        let mut again = v.clone();
+        again.witness.last_mut().expect("a last step").standing = true;
+        match interp::replay_violation(&m, &again) {
+            Err(interp::ReplayError::Illegal { step, .. }) => assert_eq!(step, w.len() - 1),
+            other => panic!("{engine:?}: a second standing yes was taken: {other:?}"),
+        }
     }
     // The replay's text says which answer the person gave, and that the last call was not asked.
     let r = common::report(&common::root().join("fixtures").join(f));
