@@ -57,6 +57,11 @@ pub struct Step {
     /// person's answer to that call.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub yes: Option<bool>,
+    /// For a `call` its node reviews with `standing` (SPEC 3.1 "Standing approvals"): the
+    /// person's yes is for the rest of the run. In `--replay`'s walk, on a call without `when`:
+    /// the call was not asked, and ran on a standing approval given earlier in the run.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub standing: bool,
     /// For `confirm`: `before`, `after` or `inside`; `call` on a call its node reviews.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub when: Option<&'static str>,
@@ -93,6 +98,7 @@ impl Step {
             guarded: None,
             refused: false,
             yes: None,
+            standing: false,
             when: None,
             turn,
             violation: false,

@@ -456,6 +456,9 @@ pub struct InterruptDef {
     pub tool: Option<Named>,
     /// A state flag the yes sets (and, inside, the no clears); never on `call`.
     pub answer: Option<Named>,
+    /// `standing` (SPEC 2.2, 3.1 "Standing approvals"): on a `call` review only, the person may
+    /// also answer yes for the rest of the run.
+    pub standing: bool,
     /// Where it was declared.
     pub loc: Loc,
 }

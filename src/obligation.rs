@@ -443,6 +443,28 @@ impl Spec {
         matches!(self.rule, RuleOf::ByRegion { .. })
     }
 
+    /// True when a call of `tool` at `node` cannot break it because the node reviews the
+    /// tool's calls (SPEC 12.2: a reviewed call is confirmed on clean content), unless a standing
+    /// approval can end that review for a rule reading clean content.
+    pub fn settled_by_review(
+        &self,
+        model: &FlatModel,
+        node: &crate::model::FlatNode,
+        tool: ToolIx,
+    ) -> bool {
+        if !(self.confirmed_by_review && node.reviews_calls_of(tool)) {
+            return false;
+        }
+        // A standing approval (SPEC 3.1 "Standing approvals") ends the asking: a later call
+        // there runs on it, confirmed, but clean only until new taint.
+        if !model.standing(tool) {
+            return true;
+        }
+        let mut reads = Vec::new();
+        (self.latches)(model, tool, &mut reads);
+        !reads.contains(&Latch::ConfClean(tool))
+    }
+
     /// True when a guarded call of `tool` can break it: one judging every running call, or one
     /// judging plain calls whose latches the tool check may not have seen ([`Spec::guarded_when`],
     /// SPEC 3.1 "The guard's view").

@@ -158,7 +158,7 @@ pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough,
         key.class,
         &mut |i, l| {
             steps.push(WalkStep {
-                step: f.witness[i].clone(),
+                step: on_standing(m, &before, &f.witness[i]),
                 changes: changes(m, &before, l),
                 node_kind: "",
             });
@@ -175,7 +175,7 @@ pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough,
         .unwrap_or(f.witness.len() - 1);
     if stopped == steps.len() {
         steps.push(WalkStep {
-            step: f.witness[stopped].clone(),
+            step: on_standing(m, &at, &f.witness[stopped]),
             changes: Vec::new(),
             node_kind: "",
         });
@@ -214,6 +214,23 @@ pub fn walk(m: &FlatModel, report: &Report, index: usize) -> Result<Walkthrough,
     })
 }
 
+/// `st` as the walk shows it given the latches `l` before it: a call its node reviews, made
+/// while a standing approval of its tool holds (SPEC 3.1 "Standing approvals"), was not asked:
+/// it runs on that approval (shown so, without a yes of its own).
+fn on_standing(m: &FlatModel, l: &Latches, st: &Step) -> Step {
+    let mut st = st.clone();
+    let tool = st.tool.as_deref().and_then(|t| m.tool_ix(t));
+    let node = m.node_ix(&st.node);
+    if let (crate::findings::StepKind::Call, Some(t), Some(n)) = (st.kind, tool, node) {
+        if !st.standing && !st.refused && l.standing[t] && m.nodes[n].reviews_calls_of(t) {
+            st.when = None;
+            st.yes = None;
+            st.standing = true;
+        }
+    }
+    st
+}
+
 /// The latches that differ between `a` and `b`, as `b` has them, in SPEC 3's names.
 fn changes(m: &FlatModel, a: &Latches, b: &Latches) -> Vec<String> {
     let tool = |t: usize| m.tools[t].name.as_str();
@@ -240,6 +257,17 @@ fn changes(m: &FlatModel, a: &Latches, b: &Latches) -> Vec<String> {
         }
         if a.clean[t] != b.clean[t] {
             out.push(format!("confirmed_clean[{}] = {}", tool(t), b.clean[t]));
+        }
+        // A standing approval (SPEC 3.1 "Standing approvals"), where some review can give one.
+        if m.standing(t) && a.standing[t] != b.standing[t] {
+            out.push(format!("standing[{}] = {}", tool(t), b.standing[t]));
+        }
+        if m.standing(t) && a.standing_clean[t] != b.standing_clean[t] {
+            out.push(format!(
+                "standing_clean[{}] = {}",
+                tool(t),
+                b.standing_clean[t]
+            ));
         }
         // The seen twins (SPEC 3.1 "The guard's view"), where they can differ from the latches.
         if m.unseen.tool(t) && a.ran_seen[t] != b.ran_seen[t] {

@@ -243,69 +243,159 @@ fn engines_agree_on_generated_graphs_with_hosted_tools() {
             continue;
         }
         hosted_models += 1;
-        let dir = tempfile::tempdir().expect("tempdir");
-        let gp = dir.path().join("graph.json");
-        let cp = dir.path().join("catalogue.json");
-        std::fs::write(&gp, g.graph.to_string()).expect("write");
-        std::fs::write(&cp, g.catalogue.to_string()).expect("write");
-        let inputs = input::load_export(&gp, &cp)
-            .unwrap_or_else(|e| panic!("seed {seed}: generated input rejected: {e}"));
-        let m = common::flat_gated(&inputs, &g);
-        let o = common::run(&m, EngineChoice::Both);
-        assert!(
-            o.disagreements.is_empty(),
-            "seed {seed}: the engines disagree: {:#?}\n{}\n{}\ngates: {:?}",
-            o.disagreements
-                .iter()
-                .map(|d| (d.instance, d.key, d.why.clone()))
-                .collect::<Vec<_>>(),
-            g.graph,
-            g.catalogue,
-            g.gates
-        );
-        let per_engine: Vec<BTreeMap<Key, (u32, u32)>> = o
-            .runs
-            .iter()
-            .map(|r| {
-                r.results
-                    .iter()
-                    .flat_map(|res| {
-                        res.violations.iter().map(move |v| {
-                            let steps = v.witness.last().map_or(0, |s| s.run_steps);
-                            (
-                                (
-                                    res.instance.obligation,
-                                    res.instance.tool,
-                                    v.tool,
-                                    v.node,
-                                    v.class,
-                                ),
-                                (v.turn, steps),
-                            )
-                        })
-                    })
-                    .collect()
-            })
-            .collect();
-        assert_eq!(
-            per_engine[0], per_engine[1],
-            "seed {seed}: the engines' (turn, node steps) differ\n{}\n{}",
-            g.graph, g.catalogue
-        );
-        for v in o
-            .runs
-            .iter()
-            .flat_map(|r| &r.results)
-            .flat_map(|r| &r.violations)
-        {
-            interp::replay_violation(&m, v)
-                .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{:#?}", v.witness));
+        let (m, vs) = agree_and_replay(seed, &g);
+        for v in &vs {
             at_model += usize::from(m.nodes[v.node].kind == NodeKind::Model);
         }
     }
     assert!(
         hosted_models > 20 && at_model > 20,
         "hosted tools should be called: {hosted_models} models, {at_model} violations at a model node"
+    );
+}
+
+/// Runs both engines on the generated graph `g` (written out and read back as a user's would
+/// be): they agree on every violation, each first at the same turn and node steps, and every
+/// witness replays on the interpreter. Returns the model and every violation either found.
+fn agree_and_replay(
+    seed: u64,
+    g: &gen::Generated,
+) -> (stalwart::model::FlatModel, Vec<stalwart::engine::Violation>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gp = dir.path().join("graph.json");
+    let cp = dir.path().join("catalogue.json");
+    std::fs::write(&gp, g.graph.to_string()).expect("write");
+    std::fs::write(&cp, g.catalogue.to_string()).expect("write");
+    let inputs = input::load_export(&gp, &cp)
+        .unwrap_or_else(|e| panic!("seed {seed}: generated input rejected: {e}"));
+    let m = common::flat_gated(&inputs, g);
+    let o = common::run(&m, EngineChoice::Both);
+    assert!(
+        o.disagreements.is_empty(),
+        "seed {seed}: the engines disagree: {:#?}\n{}\n{}\ngates: {:?}",
+        o.disagreements
+            .iter()
+            .map(|d| (d.instance, d.key, d.why.clone()))
+            .collect::<Vec<_>>(),
+        g.graph,
+        g.catalogue,
+        g.gates
+    );
+    let per_engine: Vec<BTreeMap<Key, (u32, u32)>> = o
+        .runs
+        .iter()
+        .map(|r| {
+            r.results
+                .iter()
+                .flat_map(|res| {
+                    res.violations.iter().map(move |v| {
+                        let steps = v.witness.last().map_or(0, |s| s.run_steps);
+                        (
+                            (
+                                res.instance.obligation,
+                                res.instance.tool,
+                                v.tool,
+                                v.node,
+                                v.class,
+                            ),
+                            (v.turn, steps),
+                        )
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        per_engine[0], per_engine[1],
+        "seed {seed}: the engines' (turn, node steps) differ\n{}\n{}",
+        g.graph, g.catalogue
+    );
+    let vs: Vec<stalwart::engine::Violation> = o
+        .runs
+        .iter()
+        .flat_map(|r| &r.results)
+        .flat_map(|r| r.violations.iter().cloned())
+        .collect();
+    for v in &vs {
+        interp::replay_violation(&m, v)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{:#?}", v.witness));
+    }
+    (m, vs)
+}
+
+/// SPEC 3.1 "Standing approvals" on generated graphs: every review of each call the generator
+/// writes is made `standing`, a standing review is added at some tool nodes, and every other case
+/// a model node hosts tools with a standing review of one of them, so standing yeses meet plain
+/// and guarded calls, outside reads, pauses, several turns and the seen twins. Both engines give
+/// the same violations at the same turn and node steps, and every witness replays.
+#[test]
+fn engines_agree_on_generated_graphs_with_standing_reviews() {
+    let (mut standing_graphs, mut stood) = (0, 0);
+    for seed in 0..cases() / 2 {
+        let mut g = gen::random(seed, 3 + (seed % 6) as usize, 2 + (seed % 4) as usize);
+        let tools: Vec<String> = g.catalogue["tools"]
+            .as_object()
+            .map(|t| t.keys().cloned().collect())
+            .unwrap_or_default();
+        if tools.is_empty() {
+            continue;
+        }
+        let mut pick = seed as usize;
+        let mut reviews = Vec::new();
+        let mut stand = |nodes: &mut serde_json::Value, reviews: &mut Vec<serde_json::Value>| {
+            for n in nodes.as_array_mut().into_iter().flatten() {
+                pick = pick.wrapping_mul(31).wrapping_add(7);
+                let id = n["id"].clone();
+                let bound: Vec<String> = n["tools"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|t| t.as_str().map(str::to_string))
+                    .collect();
+                match n["kind"].as_str() {
+                    Some("tools" | "tools_plain") if !bound.is_empty() && pick % 3 != 0 => {
+                        let tool = &bound[pick % bound.len()];
+                        reviews.push(serde_json::json!(
+                            {"node": id, "when": "call", "tool": tool, "standing": true}
+                        ));
+                    }
+                    Some("model") if seed % 2 == 1 => {
+                        let tool = &tools[pick % tools.len()];
+                        let other = &tools[(pick / 7) % tools.len()];
+                        n["hosted"] = serde_json::json!([tool, other]);
+                        reviews.push(serde_json::json!(
+                            {"node": id, "when": "call", "tool": tool, "standing": true}
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        };
+        stand(&mut g.graph["nodes"], &mut reviews);
+        for i in g.graph["interrupts"].as_array_mut().into_iter().flatten() {
+            if i["when"] == "call" {
+                i["standing"] = serde_json::json!(true);
+                reviews.push(serde_json::Value::Null);
+            }
+        }
+        if reviews.is_empty() {
+            continue;
+        }
+        let reviews: Vec<serde_json::Value> =
+            reviews.into_iter().filter(|r| !r.is_null()).collect();
+        if let Some(ints) = g.graph["interrupts"].as_array_mut() {
+            ints.extend(reviews);
+        }
+        standing_graphs += 1;
+        let (_, vs) = agree_and_replay(seed, &g);
+        stood += vs
+            .iter()
+            .filter(|v| v.witness.iter().any(|s| s.standing))
+            .count();
+    }
+    assert!(
+        standing_graphs > 40 && stood > 10,
+        "standing reviews should be answered: {standing_graphs} graphs, {stood} witnesses with a standing yes"
     );
 }
 

@@ -1568,6 +1568,7 @@ fn export_only_round_trips_exports() {
         "good_subgraph.json",
         "good_reviews.json",
         "good_hosted.json",
+        "good_standing.json",
     ] {
         round_trip(&load_export(&d.join(g), &d.join("catalogue.json")).unwrap());
     }
@@ -1638,4 +1639,36 @@ fn hosted_only_on_a_model_node_and_in_the_catalogue() {
         "model node 'agent' hosts tool 'web_search', which the catalogue",
         "declare 'web_search'",
     );
+}
+
+/// SPEC 2.2 `standing`: only a review of each call (`when: "call"`) may be answered yes for the
+/// rest of the run; on a pause that confirms once it is exit 2, naming the file, line and fix.
+#[test]
+fn standing_only_on_a_call_review() {
+    let e = graph_err("standing_not_call.json");
+    check(
+        &e,
+        "standing_not_call.json",
+        16,
+        18,
+        "the `before` interrupt at 'tools' says `standing`: only a review of each call",
+        "remove `standing`, or write `\"when\": \"call\"`",
+    );
+    // `standing` is a plain true or false.
+    let dir = tempfile::tempdir().unwrap();
+    let d = errors_dir();
+    let text = std::fs::read_to_string(d.join("good_standing.json"))
+        .unwrap()
+        .replace(r#""standing": true"#, r#""standing": "yes""#);
+    let g = dir.path().join("g.json");
+    std::fs::write(&g, text).unwrap();
+    let e = load_export(&g, &d.join("catalogue.json")).expect_err("a quoted standing");
+    let shown = e.to_string();
+    assert!(shown.contains("g.json:20:87:"), "{shown}");
+    assert!(shown.contains("must be true or false"), "{shown}");
+    // Read as written: the good export's review stands, the reviews' does not.
+    let i = load_export(&d.join("good_standing.json"), &d.join("catalogue.json")).unwrap();
+    assert!(i.export.graph.interrupts.iter().all(|x| x.standing));
+    let i = load_export(&d.join("good_reviews.json"), &d.join("catalogue.json")).unwrap();
+    assert!(i.export.graph.interrupts.iter().all(|x| !x.standing));
 }

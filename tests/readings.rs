@@ -393,6 +393,7 @@ fn edges_from_an_end_node_are_ignored() {
     holds_in_all_three("QG015/holds-null-edge-from-end", &[]);
 }
 
+#[test]
 fn the_guard_decides_over_what_it_saw_a_step_read_outside() {
     // Issue 27 item 7 (SPEC 3.1 "The guard's view"): `fetch` calls the `reads_outside` read
     // itself, so the guard never sees it; the guarded `wire` (`not_after: [untrusted]`) then
@@ -604,4 +605,227 @@ fn a_call_review_on_the_model_node_reviews_its_hosted_calls() {
             ("QG011", "post", Some("agent"), Some(1)),
         ])
     );
+}
+
+/// The violations either engine finds in `fixture`, with the model they were found on.
+fn violations_of(
+    fixture: &str,
+    engine: EngineChoice,
+) -> (stalwart::model::FlatModel, Vec<stalwart::engine::Violation>) {
+    let inputs = common::load(&common::root().join("fixtures").join(fixture));
+    let (m, o) = common::outcome(&inputs, engine);
+    let v = o
+        .runs
+        .iter()
+        .flat_map(|r| &r.results)
+        .flat_map(|r| r.violations.iter().cloned())
+        .collect();
+    (m, v)
+}
+
+/// `w` with the person's answer to the first reviewed call of `tool` made a yes for the rest of
+/// the run (SPEC 3.1 "Standing approvals").
+fn answered_standing(w: &[stalwart::findings::Step], tool: &str) -> Vec<stalwart::findings::Step> {
+    let mut w = w.to_vec();
+    let s = w
+        .iter_mut()
+        .find(|s| {
+            s.kind == StepKind::Call
+                && s.tool.as_deref() == Some(tool)
+                && s.when == Some("call")
+                && !s.violation
+        })
+        .expect("the witness has a reviewed call");
+    s.refused = false;
+    s.yes = Some(true);
+    s.standing = true;
+    w
+}
+
+#[test]
+fn a_standing_approval_is_not_asked_again_and_new_taint_breaks_it() {
+    // SPEC 3.1 "Standing approvals": `tools` reviews each call of `send_email` with `standing`.
+    // The person answers the first call yes for the rest of the run; `read_inbox` then reads
+    // outside; the next `send_email` is not asked (it runs on the approval), and the approval
+    // was given before the outside content came in: O6 (QG011). Without `standing` the same
+    // graph holds (fixtures/QG011/holds-reviewed-each-call: each call is asked on what it sees).
+    let f = "QG011/breaks-standing-approval-then-outside-read";
+    holds_in_all_three(
+        f,
+        &[
+            ("QG001", "read_inbox", Some("tools"), Some(1)),
+            ("QG001", "send_email", Some("tools"), Some(1)),
+            ("QG011", "send_email", Some("tools"), Some(1)),
+            ("QG101", "send_email", None, None),
+            ("QG105", "send_email", Some("tools"), Some(1)),
+        ],
+    );
+    holds_in_all_three(
+        "QG011/holds-reviewed-each-call",
+        &[
+            ("QG001", "read_inbox", Some("tools"), Some(1)),
+            ("QG001", "send_email", Some("tools"), Some(1)),
+            ("QG101", "send_email", None, None),
+            ("QG105", "send_email", Some("tools"), Some(1)),
+        ],
+    );
+    for engine in [EngineChoice::Explicit, EngineChoice::Z3] {
+        let (_, vs) = violations_of(f, engine);
+        let v = vs
+            .iter()
+            .find(|v| v.obligation == stalwart::findings::Obligation::O6)
+            .unwrap_or_else(|| panic!("{engine:?}: no O6 violation"));
+        let w = &v.witness;
+        let stand = w
+            .iter()
+            .position(|s| s.kind == StepKind::Call && s.standing)
+            .unwrap_or_else(|| panic!("{engine:?}: no standing yes in {w:#?}"));
+        let read = w
+            .iter()
+            .position(|s| s.kind == StepKind::Call && s.tool.as_deref() == Some("read_inbox"))
+            .expect("the witness reads");
+        assert_eq!(w[stand].tool.as_deref(), Some("send_email"), "{w:#?}");
+        assert!(
+            stand < w.len() - 1 && read < w.len() - 1,
+            "{engine:?}: {w:#?}"
+        );
+        let last = w.last().expect("a witness has steps");
+        assert_eq!(last.tool.as_deref(), Some("send_email"), "{w:#?}");
+        assert!(!last.standing && !last.refused, "{w:#?}");
+        // Attack: the same route claiming a second standing yes on the tainted content, which
+        // would make the approval clean again. A held approval is not asked for again, so the
+        // interpreter refuses the step.
+        let (m, _) = violations_of(f, engine);
+        let mut again = v.clone();
+        again.witness.last_mut().expect("a last step").standing = true;
+        match interp::replay_violation(&m, &again) {
+            Err(interp::ReplayError::Illegal { step, .. }) => assert_eq!(step, w.len() - 1),
+            other => panic!("{engine:?}: a second standing yes was taken: {other:?}"),
+        }
+    }
+    // The replay's text says which answer the person gave, and that the last call was not asked.
+    let r = common::report(&common::root().join("fixtures").join(f));
+    let ix = r
+        .findings
+        .iter()
+        .position(|x| x.rule == "QG011")
+        .expect("a QG011 finding");
+    let m = common::flat(&common::load(&common::root().join("fixtures").join(f)));
+    let walk = stalwart::replay::walk(&m, &r, ix).expect("replayable");
+    assert!(walk.reproduces());
+    let text = stalwart::output::replay::text(&r, &walk, false);
+    assert!(
+        text.contains("call send_email (plain, reviewed: yes for the rest of the run)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("call send_email (plain, not asked: on the standing approval)  <- breaks O6"),
+        "{text}"
+    );
+    assert!(text.contains("standing[send_email] = true"), "{text}");
+    assert!(
+        text.contains("standing_clean[send_email] = false"),
+        "{text}"
+    );
+    // The report's JSON witness carries the answer: `"standing": true` on the reviewed call.
+    let json = stalwart::output::json::to_value(&r);
+    let witness = json["findings"][ix]["witness"]
+        .as_array()
+        .expect("a witness");
+    let stood: Vec<&serde_json::Value> = witness
+        .iter()
+        .filter(|s| s["standing"] == serde_json::json!(true))
+        .collect();
+    assert_eq!(stood.len(), 1, "{witness:#?}");
+    assert_eq!(stood[0]["when"], "call");
+    assert_eq!(stood[0]["tool"], "send_email");
+}
+
+#[test]
+fn a_standing_approval_confirms_later_calls_in_the_run() {
+    // SPEC 3.1: a standing yes at `review` sets `confirmed[send_receipt]` for the rest of the
+    // run, not spent by the batch: `plain`'s unreviewed call of the irreversible write is then
+    // confirmed (no O2, no `irreversible_unconfirmed`, so no O7 for `charge_card`). The person
+    // may also answer yes to that one call (or no), so the graph still breaks O2 and O7: the
+    // engines' witnesses take those answers, and the same route with a standing yes breaks
+    // nothing.
+    let f = "QG013/breaks-irreversible-after-a-review";
+    holds_in_all_three(
+        f,
+        &[
+            ("QG001", "charge_card", Some("plain"), Some(1)),
+            ("QG001", "send_receipt", Some("plain"), Some(1)),
+            ("QG001", "send_receipt", Some("plain"), Some(1)),
+            ("QG001", "send_receipt", Some("review"), Some(1)),
+            ("QG013", "charge_card", Some("plain"), Some(1)),
+            ("QG101", "charge_card", None, None),
+            ("QG101", "send_receipt", None, None),
+        ],
+    );
+    use stalwart::findings::Obligation;
+    for engine in [EngineChoice::Explicit, EngineChoice::Z3] {
+        let (m, vs) = violations_of(f, engine);
+        for ob in [Obligation::O2, Obligation::O7] {
+            let v = vs
+                .iter()
+                .find(|v| v.obligation == ob)
+                .unwrap_or_else(|| panic!("{engine:?}: no {ob:?} violation"));
+            assert!(
+                v.witness.iter().all(|s| !s.standing),
+                "{engine:?} {ob:?}: {:#?}",
+                v.witness
+            );
+            interp::replay_violation(&m, v).expect("the witness replays");
+            let mut stood = v.clone();
+            stood.witness = answered_standing(&v.witness, "send_receipt");
+            match interp::replay_violation(&m, &stood) {
+                Err(interp::ReplayError::NoViolation(_)) => {}
+                other => panic!(
+                    "{engine:?} {ob:?}: with a standing yes, {other:?}\n{:#?}",
+                    stood.witness
+                ),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_standing_approval_ends_with_the_run() {
+    // The review runs in turn 1 only (a session flag sends turn 2 to `plain`): a standing yes
+    // there ends with turn 1's run, so turn 2's plain call of the irreversible write is
+    // unconfirmed (O2 at turn 2 is QG003; O7 keeps its rule with the turn), and the same
+    // witness with the turn-1 answer made standing still breaks.
+    let f = "QG013/breaks-standing-approval-ends-with-the-run";
+    holds_in_all_three(
+        f,
+        &[
+            ("QG001", "send_receipt", Some("review"), Some(1)),
+            ("QG003", "charge_card", Some("plain"), Some(2)),
+            ("QG003", "send_receipt", Some("plain"), Some(2)),
+            ("QG003", "send_receipt", Some("plain"), Some(2)),
+            ("QG013", "charge_card", Some("plain"), Some(2)),
+            ("QG101", "charge_card", None, None),
+            ("QG101", "send_receipt", None, None),
+        ],
+    );
+    use stalwart::findings::Obligation;
+    for engine in [EngineChoice::Explicit, EngineChoice::Z3] {
+        let (m, vs) = violations_of(f, engine);
+        for ob in [Obligation::O2, Obligation::O7] {
+            let v = vs
+                .iter()
+                .find(|v| v.obligation == ob)
+                .unwrap_or_else(|| panic!("{engine:?}: no {ob:?} violation"));
+            assert_eq!(v.turn, 2, "{engine:?} {ob:?}");
+            let mut stood = v.clone();
+            stood.witness = answered_standing(&v.witness, "send_receipt");
+            assert!(stood.witness.iter().any(|s| s.standing && s.turn == 1));
+            interp::replay_violation(&m, &stood).unwrap_or_else(|e| {
+                panic!(
+                    "{engine:?} {ob:?}: a turn-1 standing yes covers turn 2: {e}\n{:#?}",
+                    stood.witness
+                )
+            });
+        }
+    }
 }

@@ -23,7 +23,7 @@
 //! [`Slice`], laid out by `Layout`.
 
 use super::slice::Slice;
-use super::steps::{call_step, enter_steps, leave_steps, number_run_steps};
+use super::steps::{call_step, call_step_as, enter_steps, leave_steps, number_run_steps};
 use super::{interp, Class, Depth, Instance, InstanceResult, Limits, Violation};
 use crate::findings::{Obligation, Step, StepKind};
 use crate::ir::{FlagScope, NotAfter, When};
@@ -242,6 +242,11 @@ struct Layout {
     cnt_seen: usize,
     /// `tainted_seen` (bit 0) and its pending bit (bit 1), where kept.
     seen: Option<usize>,
+    /// Standing approvals of the slice's tools (SPEC 3.1 "Standing approvals").
+    stand: usize,
+    /// Standing approvals on clean content, and how many words they take.
+    sclean: usize,
+    sclean_words: usize,
     len: usize,
 }
 
@@ -274,8 +279,12 @@ enum Label {
     /// A turn started at the entry; `end_edge` is the edge into the top end that ended the last
     /// turn (`None` for the first turn); `branch` holds the entry's inside answers.
     TurnStart { end_edge: Option<u32>, branch: u32 },
-    /// A call in a batch.
-    Call { tool: u32, refused: bool },
+    /// A call in a batch; `standing`: the person's yes is for the rest of the run.
+    Call {
+        tool: u32,
+        refused: bool,
+        standing: bool,
+    },
     /// Leaving a node along an edge, entering its destination with inside answers `branch`.
     Move { edge: u32, branch: u32 },
 }
@@ -319,6 +328,10 @@ struct Search<'a> {
     cnt_ix: Vec<Option<usize>>,
     conf_ix: Vec<Option<usize>>,
     clean_ix: Vec<Option<usize>>,
+    /// Per tool: its place among the kept standing approvals.
+    stand_ix: Vec<Option<usize>>,
+    /// Per tool: its place among the kept standing approvals on clean content.
+    sclean_ix: Vec<Option<usize>>,
     track_ix: Vec<Option<usize>>,
     /// The tools whose pending `ran` a batch tracks, ascending (see `track_ix`).
     track: Vec<ToolIx>,
@@ -411,6 +424,10 @@ impl<'a> Search<'a> {
         let ran_seen = take(words(s.ran_seen.len()));
         let cnt_seen = take(s.count_seen.len());
         let seen = s.tainted_seen.then(|| take(1));
+        // Standing approvals take no word in a graph without a standing review.
+        let stand = take(words(s.standing.len()));
+        let sclean_words = words(s.standing_clean.len());
+        let sclean = take(sclean_words);
         let lay = Layout {
             flags,
             ctr,
@@ -429,6 +446,9 @@ impl<'a> Search<'a> {
             ran_seen,
             cnt_seen,
             seen,
+            stand,
+            sclean,
+            sclean_words,
             len: off,
         };
         let mut exact = vec![false; nt];
@@ -462,6 +482,8 @@ impl<'a> Search<'a> {
             cnt_ix: index_of(nt, &s.count.iter().map(|c| c.0).collect::<Vec<_>>()),
             conf_ix: index_of(nt, &s.confirmed),
             clean_ix: index_of(nt, &s.conf_clean),
+            stand_ix: index_of(nt, &s.standing),
+            sclean_ix: index_of(nt, &s.standing_clean),
             track_ix: index_of(nt, &track),
             track,
             confidential: m.confidential().collect(),
@@ -793,11 +815,16 @@ impl<'a> Search<'a> {
                 if node.calls_tools() {
                     let guarded = node.guarded();
                     for &u in &node.tools {
-                        for &runs in self.call_options(k, n, u) {
-                            self.event(r, k, n, u, guarded, runs, turn);
+                        for &(runs, standing) in self.answers(k, n, u) {
+                            if !standing {
+                                self.event(r, k, n, u, guarded, runs, turn);
+                            }
                             let mut s2 = Key::from_slice(k);
                             if runs {
                                 self.apply_call(&mut s2, n, u, guarded);
+                            }
+                            if standing {
+                                self.stand(&mut s2, u);
                             }
                             Self::set_head(&mut s2, n, PHASE_AT, true);
                             succ.push((
@@ -805,6 +832,7 @@ impl<'a> Search<'a> {
                                 Label::Call {
                                     tool: u as u32,
                                     refused: !runs,
+                                    standing,
                                 },
                                 0,
                             ));
@@ -817,11 +845,16 @@ impl<'a> Search<'a> {
                 // A model node's hosted calls (SPEC 2.2): before it chooses, any number, one
                 // after another, each plain and a batch of its own (it sees the ones before).
                 for &u in &node.hosted {
-                    for &runs in self.call_options(k, n, u) {
-                        self.event(r, k, n, u, false, runs, turn);
+                    for &(runs, standing) in self.answers(k, n, u) {
+                        if !standing {
+                            self.event(r, k, n, u, false, runs, turn);
+                        }
                         let mut s2 = Key::from_slice(k);
                         if runs {
                             self.apply_call(&mut s2, n, u, false);
+                            if standing {
+                                self.stand(&mut s2, u);
+                            }
                             self.commit(&mut s2, false);
                         }
                         Self::set_head(&mut s2, n, PHASE_AT, made);
@@ -830,6 +863,7 @@ impl<'a> Search<'a> {
                             Label::Call {
                                 tool: u as u32,
                                 refused: !runs,
+                                standing,
                             },
                             0,
                         ));
@@ -924,6 +958,45 @@ impl<'a> Search<'a> {
         if let Some(a) = answer {
             put(s, self.lay.flags, a, yes);
         }
+    }
+
+    /// The answers a call of `u` at node `n` may have, as (runs, standing yes): those of
+    /// [`Search::call_options`], and where the node reviews `u`'s calls with `standing` and the
+    /// slice keeps the approval, a yes for the rest of the run (SPEC 3.1 "Standing approvals").
+    fn answers(&self, k: &[u64], n: NodeIx, u: ToolIx) -> &'static [(bool, bool)] {
+        // Once held, the approval is not asked for again (so not given again on new content).
+        let standing = self.stand_ix[u].is_some_and(|i| !get(k, self.lay.stand, i))
+            && self.m.nodes[n].stands_for(u);
+        match (self.call_options(k, n, u), standing) {
+            ([true], false) => &[(true, false)],
+            ([false], _) => &[(false, false)],
+            ([true, false], false) => &[(true, false), (false, false)],
+            ([true], true) => &[(true, false), (true, true)],
+            (_, true) => &[(true, false), (false, false), (true, true)],
+            _ => &[],
+        }
+    }
+
+    /// A standing yes to a call of `u`: its approval holds, on clean content, to the run's end.
+    fn stand(&self, s: &mut [u64], u: ToolIx) {
+        if let Some(i) = self.stand_ix[u] {
+            put(s, self.lay.stand, i, true);
+        }
+        if let Some(i) = self.sclean_ix[u] {
+            put(s, self.lay.sclean, i, true);
+        }
+    }
+
+    /// `confirmed[u]`, or a standing approval of `u` (SPEC 3.1 "Standing approvals").
+    fn confirmed(&self, k: &[u64], u: ToolIx) -> bool {
+        self.conf_ix[u].is_some_and(|i| get(k, self.lay.conf, i))
+            || self.stand_ix[u].is_some_and(|i| get(k, self.lay.stand, i))
+    }
+
+    /// `confirmed_clean[u]`, or a standing approval of `u` on clean content.
+    fn clean(&self, k: &[u64], u: ToolIx) -> bool {
+        self.clean_ix[u].is_some_and(|i| get(k, self.lay.clean, i))
+            || self.sclean_ix[u].is_some_and(|i| get(k, self.lay.sclean, i))
     }
 
     /// The outcomes a call of `u` at node `n` may have: `true` runs, `false` is refused. A plain
@@ -1037,16 +1110,15 @@ impl<'a> Search<'a> {
             if self.s.unrec == Some(u) {
                 s[lay.misc] = (s[lay.misc] & 0xffff_ffff) | ((n as u64 + 1) << 32);
             }
-            // A reviewed call the person let run is confirmed (SPEC 12.2).
+            // A reviewed call the person let run is confirmed (SPEC 12.2), as is one made on a
+            // standing approval (SPEC 3.1).
             if !guarded
                 && def.irreversible
                 && self.s.irrev_unconf
                 && !self.m.nodes[n].reviews_calls_of(u)
+                && !self.confirmed(s, u)
             {
-                let confirmed = self.conf_ix[u].is_some_and(|i| get(s, lay.conf, i));
-                if !confirmed {
-                    s[lay.misc] |= 1;
-                }
+                s[lay.misc] |= 1;
             }
         }
         if let Some(i) = self.track_ix[u] {
@@ -1108,6 +1180,7 @@ impl<'a> Search<'a> {
                 s[lay.p_taint + w] = 0;
             }
             s[lay.clean..lay.clean + lay.clean_words].fill(0);
+            s[lay.sclean..lay.sclean + lay.sclean_words].fill(0);
         }
     }
 
@@ -1131,6 +1204,7 @@ impl<'a> Search<'a> {
         if node.taints_on_leave && self.s.tainted {
             put(s, self.lay.taint, self.region_bit[node.region], true);
             s[self.lay.clean..self.lay.clean + self.lay.clean_words].fill(0);
+            s[self.lay.sclean..self.lay.sclean + self.lay.sclean_words].fill(0);
         }
         for p in &node.on_leave {
             self.confirm(s, p.tool, p.answer, true);
@@ -1158,6 +1232,8 @@ impl<'a> Search<'a> {
         }
         k[lay.conf..lay.conf + lay.conf_words].fill(0);
         k[lay.clean..lay.clean + lay.clean_words].fill(0);
+        // A standing approval ends with the run (SPEC 3.1).
+        k[lay.stand..lay.sclean + lay.sclean_words].fill(0);
         k[lay.misc] = 0;
         self.input_taint(k);
         Self::set_head(k, self.m.entry, PHASE_START, false);
@@ -1240,8 +1316,11 @@ impl<'a> Search<'a> {
         let lay = &self.lay;
         let m = self.m;
         let is_t = target == Some(u);
-        // A call the person reviewed and let run is confirmed, on clean content (SPEC 12.2).
-        let reviewed = m.nodes[n].reviews_calls_of(u);
+        // A call the person reviewed and let run is confirmed, on clean content (SPEC 12.2); one
+        // made while a standing approval of its tool holds is not asked (SPEC 3.1 "Standing
+        // approvals"): it runs on that approval.
+        let reviewed = m.nodes[n].reviews_calls_of(u)
+            && !self.stand_ix[u].is_some_and(|i| get(k, lay.stand, i));
         let mut hits: Vec<(ToolIx, NodeIx, Class)> = Vec::new();
         match self.ob {
             Obligation::O1 => {
@@ -1250,11 +1329,7 @@ impl<'a> Search<'a> {
                 }
             }
             Obligation::O2 => {
-                if is_t
-                    && !guarded
-                    && !reviewed
-                    && !self.conf_ix[u].is_some_and(|i| get(k, lay.conf, i))
-                {
+                if is_t && !guarded && !reviewed && !self.confirmed(k, u) {
                     hits.push((u, n, Class::Plain));
                 }
             }
@@ -1299,7 +1374,7 @@ impl<'a> Search<'a> {
                 }
             }
             Obligation::O6 => {
-                let clean = reviewed || self.clean_ix[u].is_some_and(|i| get(k, lay.clean, i));
+                let clean = reviewed || self.clean(k, u);
                 // A guarded call breaks it only on taint the guard never saw (SPEC 3.1).
                 let breaks = if guarded {
                     self.unseen_breaks(k, u)
@@ -1333,7 +1408,7 @@ impl<'a> Search<'a> {
                 }
             }
             Obligation::O9 => {
-                let confirmed = reviewed || self.conf_ix[u].is_some_and(|i| get(k, lay.conf, i));
+                let confirmed = reviewed || self.confirmed(k, u);
                 let leaked = self
                     .confidential
                     .iter()
@@ -1343,7 +1418,7 @@ impl<'a> Search<'a> {
                 }
             }
             Obligation::O10 => {
-                let clean = reviewed || self.clean_ix[u].is_some_and(|i| get(k, lay.clean, i));
+                let clean = reviewed || self.clean(k, u);
                 if is_t && any(k, lay.taint, lay.region_words) && !clean {
                     hits.push((u, n, Class::Plain));
                 }
@@ -1400,9 +1475,13 @@ impl<'a> Search<'a> {
                         enter_steps(m, m.entry, branch, turn, &mut steps);
                     }
                 }
-                Label::Call { tool, refused } => {
+                Label::Call {
+                    tool,
+                    refused,
+                    standing,
+                } => {
                     let n = Self::node_of(key_at(&self.keys, self.lay.len, i));
-                    steps.push(call_step(m, n, tool as usize, turn, refused));
+                    steps.push(call_step_as(m, n, tool as usize, turn, refused, standing));
                 }
                 Label::Move { edge, branch } => {
                     let e = &m.edges[edge as usize];
@@ -1436,9 +1515,7 @@ fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
     };
     let guarded_too = spec.judges_guarded(m, t);
     let judged = |n: &crate::model::FlatNode| {
-        n.can_call(t)
-            && !(spec.confirmed_by_review && n.reviews_calls_of(t))
-            && (guarded_too || !n.guarded())
+        n.can_call(t) && !spec.settled_by_review(m, n, t) && (guarded_too || !n.guarded())
     };
     spec.classes().len() * m.nodes.iter().filter(|n| judged(n)).count()
 }
@@ -1449,9 +1526,8 @@ fn possible_keys_at(m: &FlatModel, inst: Instance, binders: &[NodeIx]) -> usize 
     let spec = inst.obligation.spec();
     let guarded_too = inst.tool.is_some_and(|t| spec.judges_guarded(m, t));
     let judged = |n: &crate::model::FlatNode| {
-        inst.tool.is_some_and(|t| {
-            !(spec.confirmed_by_review && n.reviews_calls_of(t)) && (guarded_too || !n.guarded())
-        })
+        inst.tool
+            .is_some_and(|t| !spec.settled_by_review(m, n, t) && (guarded_too || !n.guarded()))
     };
     spec.classes().len() * binders.iter().filter(|&&n| judged(&m.nodes[n])).count()
 }

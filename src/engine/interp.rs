@@ -140,6 +140,11 @@ pub struct Latches {
     /// `tainted_seen`: a guarded call of a `reads_outside` tool ran, or the turn's input reads
     /// outside.
     pub tainted_seen: bool,
+    /// A standing approval of t (SPEC 3.1 "Standing approvals"): `confirmed[t]` for the rest of
+    /// the run, never spent by a batch.
+    pub standing: PerTool<bool>,
+    /// The standing approval's `confirmed_clean[t]`: cleared by any new taint.
+    pub standing_clean: PerTool<bool>,
 }
 
 impl Latches {
@@ -160,6 +165,8 @@ impl Latches {
             ran_seen: PerTool::new(),
             count_seen: PerTool::new(),
             tainted_seen: false,
+            standing: PerTool::new(),
+            standing_clean: PerTool::new(),
         }
     }
 }
@@ -441,6 +448,12 @@ impl<'a> Walk<'a> {
                         nd.qid, m.tools[t].name
                     )));
                 }
+                if st.standing && !(runs && nd.stands_for(t) && !w.l.standing[t]) {
+                    return Err(bad(format!(
+                        "a yes for the rest of the run to a call of '{}' that '{}' does not review with `standing`, or that did not run",
+                        m.tools[t].name, nd.qid
+                    )));
+                }
                 if st.yes.is_some_and(|yes| yes != runs) {
                     return Err(bad(
                         "the person's answer to the call differs from whether it ran".into(),
@@ -458,6 +471,11 @@ impl<'a> Walk<'a> {
                     return Ok(Some((t, runs)));
                 }
                 if runs {
+                    // A standing yes holds from this call to the run's end (SPEC 3.1).
+                    if st.standing {
+                        w.l.standing[t] = true;
+                        w.l.standing_clean[t] = true;
+                    }
                     w.call(t);
                     // A hosted call (SPEC 2.2) is a batch of its own: the next sees it.
                     if !nd.calls_tools() {
@@ -547,7 +565,8 @@ impl<'a> Walk<'a> {
         let d = &m.tools[t];
         let node = &m.nodes[self.node];
         // A reviewed call the person let run is confirmed (SPEC 12.2).
-        let confirmed = node.guarded() || node.reviews_calls_of(t) || self.l.confirmed[t];
+        let confirmed =
+            node.guarded() || node.reviews_calls_of(t) || self.l.confirmed[t] || self.l.standing[t];
         self.l.count[t] += 1;
         if node.guarded() {
             self.l.count_seen[t] += 1;
@@ -578,6 +597,7 @@ impl<'a> Walk<'a> {
         if nd.taints_on_leave {
             self.l.tainted.insert(nd.region);
             self.l.clean.clear();
+            self.l.standing_clean.clear();
         }
     }
 
@@ -597,6 +617,7 @@ impl<'a> Walk<'a> {
                 .tainted
                 .extend(std::mem::take(&mut self.pending_taint));
             self.l.clean.clear();
+            self.l.standing_clean.clear();
         }
     }
 
@@ -630,6 +651,9 @@ impl<'a> Walk<'a> {
         self.l.count_seen.reset_where(per_turn);
         self.l.confirmed.clear();
         self.l.clean.clear();
+        // A standing approval ends with the run (SPEC 3.1).
+        self.l.standing.clear();
+        self.l.standing_clean.clear();
         self.l.irrev_unconf = false;
         self.l.wrote = false;
         self.l.ran_at.clear();
@@ -654,7 +678,13 @@ impl<'a> Walk<'a> {
         let n = self.node;
         let plain = !m.nodes[n].guarded();
         // A call the person reviewed and let run is confirmed, on clean content (SPEC 12.2).
-        let reviewed = m.nodes[n].reviews_calls_of(u);
+        // A call made while a standing approval of its tool holds is not asked (SPEC 3.1
+        // "Standing approvals"): it runs on that approval, clean only until new taint.
+        let reviewed = m.nodes[n].reviews_calls_of(u) && !l.standing[u];
+        // A standing approval counts as confirmed, and on clean content until new taint (SPEC
+        // 3.1 "Standing approvals").
+        let confirmed = l.confirmed[u] || l.standing[u];
+        let clean = l.clean[u] || l.standing_clean[u];
         let no = |why: &str| Err(ReplayError::NoViolation(why.to_string()));
         if !runs {
             return no("the last call runs nothing (refused or declined), so it breaks nothing");
@@ -667,7 +697,7 @@ impl<'a> Walk<'a> {
         let ok = match ob {
             Obligation::O1 => plain,
             Obligation::O2 => {
-                plain && !reviewed && m.interrupted[u] && m.tools[u].is_write() && !l.confirmed[u]
+                plain && !reviewed && m.interrupted[u] && m.tools[u].is_write() && !confirmed
             }
             Obligation::O3 => plain && o.after.iter().any(|a| !ran(&a.name)),
             // A guarded call breaks O4-O6 where the latches say more than the guard saw (SPEC
@@ -692,7 +722,7 @@ impl<'a> Walk<'a> {
                 (plain || !l.tainted_seen)
                     && m.write_or_privileged(u)
                     && !l.tainted.is_empty()
-                    && !l.clean[u]
+                    && !clean
                     && !reviewed
                     && got == class
             }
@@ -701,10 +731,8 @@ impl<'a> Walk<'a> {
                 runs && ((u == tool && n == node && l.wrote)
                     || (m.tools[u].is_write() && l.ran_at[tool] == Some(node)))
             }
-            Obligation::O9 => {
-                runs && !reviewed && !l.confirmed[u] && m.confidential().any(|c| l.ran[c])
-            }
-            Obligation::O10 => runs && !reviewed && !l.tainted.is_empty() && !l.clean[u],
+            Obligation::O9 => runs && !reviewed && !confirmed && m.confidential().any(|c| l.ran[c]),
+            Obligation::O10 => runs && !reviewed && !l.tainted.is_empty() && !clean,
         };
         if ok {
             Ok(())

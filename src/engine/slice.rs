@@ -43,6 +43,12 @@ pub struct Slice {
     pub count_seen: Vec<(ToolIx, u32, bool)>,
     /// `tainted_seen` (kept only where taint can enter unseen).
     pub tainted_seen: bool,
+    /// Tools whose standing approval is kept (SPEC 3.1 "Standing approvals"): those whose
+    /// `confirmed` is kept and some `standing` review names; none in a graph without one.
+    pub standing: Vec<ToolIx>,
+    /// Tools whose standing approval on clean content is kept: those whose `confirmed_clean` is
+    /// kept and some `standing` review names.
+    pub standing_clean: Vec<ToolIx>,
 }
 
 impl Slice {
@@ -118,6 +124,27 @@ impl Slice {
                 }
             }
         }
+        // A standing approval counts as `confirmed` and `confirmed_clean` (SPEC 3.1 "Standing
+        // approvals"): kept beside them, only for tools a standing review names.
+        let standing: Vec<Var> = need
+            .iter()
+            .filter_map(|&v| match v {
+                Var::Confirmed(t) if model.standing(t) => Some(Var::Standing(t)),
+                Var::ConfClean(t) if model.standing(t) => Some(Var::StandingClean(t)),
+                _ => None,
+            })
+            .collect();
+        // Whether a review of t still asks (no standing approval held) decides whether a call
+        // there is clean: the clean one needs the standing one.
+        let asks: Vec<Var> = standing
+            .iter()
+            .filter_map(|&v| match v {
+                Var::StandingClean(t) => Some(Var::Standing(t)),
+                _ => None,
+            })
+            .collect();
+        need.extend(asks);
+        need.extend(standing);
         let mut s = Slice {
             exact_guards: exact.iter().copied().collect(),
             ..Slice::default()
@@ -142,6 +169,8 @@ impl Slice {
                 Var::IrrevUnconf => s.irrev_unconf = true,
                 Var::Wrote => s.wrote = true,
                 Var::Unrec(t) => s.unrec = Some(t),
+                Var::Standing(t) => s.standing.push(t),
+                Var::StandingClean(t) => s.standing_clean.push(t),
             }
         }
         s
@@ -177,6 +206,10 @@ impl Slice {
             .filter(|c| unseen.tool(c.0))
             .collect();
         s.tainted_seen = unseen.taint;
+        s.standing = (0..model.tools.len())
+            .filter(|&t| model.standing(t))
+            .collect();
+        s.standing_clean = s.standing.clone();
         s
     }
 }

@@ -28,6 +28,19 @@ pub fn number_run_steps(m: &FlatModel, steps: &mut [Step]) {
 /// node reviews (a `call` interrupt, SPEC 12.2) carries the person's answer: `when` is `call` and
 /// `yes` is whether it ran.
 pub fn call_step(m: &FlatModel, n: NodeIx, tool: ToolIx, turn: u32, refused: bool) -> Step {
+    call_step_as(m, n, tool, turn, refused, false)
+}
+
+/// [`call_step`], with `standing` set when the person's yes is for the rest of the run (SPEC
+/// 3.1 "Standing approvals"; only on a call its node reviews with `standing`).
+pub fn call_step_as(
+    m: &FlatModel,
+    n: NodeIx,
+    tool: ToolIx,
+    turn: u32,
+    refused: bool,
+    standing: bool,
+) -> Step {
     let node = &m.nodes[n];
     let mut c = Step::new(StepKind::Call, &node.qid, turn);
     c.tool = Some(m.tools[tool].name.clone());
@@ -36,6 +49,7 @@ pub fn call_step(m: &FlatModel, n: NodeIx, tool: ToolIx, turn: u32, refused: boo
     if node.reviews_calls_of(tool) {
         c.when = Some(When::Call.as_str());
         c.yes = Some(!refused);
+        c.standing = standing && !refused && node.stands_for(tool);
     }
     c.loc = Some(node.loc);
     c

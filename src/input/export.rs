@@ -683,6 +683,23 @@ fn read_interrupt(r: Reader<'_>, i: &Node) -> Result<InterruptDef, InputError> {
     };
     let tool = r.opt_text(m, "tool", &what("tool"))?;
     let answer = r.opt_text(m, "answer", &what("answer"))?;
+    let standing = r.flag(m, "standing", &what("standing"))?;
+    if standing && when != When::Call {
+        // SPEC 2.2, 3.1 "Standing approvals": a yes for the rest of the run is an answer to a
+        // review of each call; a pause that confirms once has no later calls to cover.
+        let at = m.get("standing").map_or(i.loc, |s| s.loc);
+        return Err(r
+            .err(
+                at,
+                format!(
+                    "the `{}` interrupt at '{}' says `standing`: only a review of each call (`\"when\": \"call\"`) can be answered yes for the rest of the run",
+                    when.as_str(),
+                    node.name
+                ),
+                "remove `standing`, or write `\"when\": \"call\"` if the person reviews each call of the tool",
+            )
+            .with_label("only on a call review"));
+    }
     if when == When::Call {
         // SPEC 2.2, 12.2: a review of each call names the tool whose calls it reviews, and its
         // answer is per call, so no state flag holds it.
@@ -714,6 +731,7 @@ fn read_interrupt(r: Reader<'_>, i: &Node) -> Result<InterruptDef, InputError> {
     Ok(InterruptDef {
         tool,
         answer,
+        standing,
         when,
         loc: i.loc,
         node,

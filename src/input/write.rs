@@ -237,6 +237,9 @@ fn graph_json(sources: &SourceMap, g: &GraphDef, m: &mut Map<String, Value>) {
             if let Some(a) = &i.answer {
                 o.insert("answer".into(), json!(a.name));
             }
+            if i.standing {
+                o.insert("standing".into(), json!(true));
+            }
             Value::Object(o)
         })
         .collect();

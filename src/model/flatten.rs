@@ -83,6 +83,7 @@ pub fn flatten(
                 .collect(),
             top_budget: export.budget.is_some(),
             interrupted: vec![false; catalogue.tools.len()],
+            standing: vec![false; catalogue.tools.len()],
             gates: vec![None; catalogue.tools.len()],
             input_taint: None,
             unseen: super::Unseen::default(),
@@ -424,6 +425,9 @@ impl Builder {
             };
             if let Some(t) = tool {
                 self.m.interrupted[t] = true;
+                if i.standing {
+                    self.m.standing[t] = true;
+                }
             }
             let answer = match &i.answer {
                 Some(a) => Some(self.flag(&a.name)?),
@@ -433,13 +437,17 @@ impl Builder {
                 when: i.when,
                 tool,
                 answer,
+                standing: i.standing,
                 loc: i.loc,
             };
             match i.when {
                 When::Call => {
-                    // One review per tool: a second names nothing new.
-                    if !self.m.nodes[node].reviews.iter().any(|p| p.tool == tool) {
-                        self.m.nodes[node].reviews.push(pause);
+                    // One review per tool: a second names nothing new, but a standing one makes
+                    // the node's review standing.
+                    let reviews = &mut self.m.nodes[node].reviews;
+                    match reviews.iter_mut().find(|p| p.tool == tool) {
+                        Some(p) => p.standing |= pause.standing,
+                        None => reviews.push(pause),
                     }
                 }
                 When::Before | When::Inside => self.m.nodes[node].on_enter.push(pause),

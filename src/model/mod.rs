@@ -45,6 +45,12 @@ pub enum Latch {
     /// `tainted_seen`: a guarded call of a `reads_outside` tool ran, or the turn's input reads
     /// outside.
     TaintedSeen,
+    /// A standing approval of a tool (SPEC 3.1 "Standing approvals"): `confirmed[t]` held by a
+    /// yes for the rest of the run, never spent by a batch; reset at the turn's end.
+    Standing(ToolIx),
+    /// The standing approval's `confirmed_clean[t]`: as [`Latch::Standing`], and cleared by any
+    /// new taint.
+    StandingClean(ToolIx),
 }
 
 /// What the tool check cannot see (SPEC 3.1 "The guard's view"), found once per model by
@@ -102,6 +108,9 @@ pub struct Pause {
     pub tool: Option<ToolIx>,
     /// The flag the yes sets (and an inside no clears).
     pub answer: Option<FlagIx>,
+    /// A `call` review the person may answer yes for the rest of the run (SPEC 3.1 "Standing
+    /// approvals").
+    pub standing: bool,
     /// Where the interrupt was declared.
     pub loc: Loc,
 }
@@ -231,6 +240,14 @@ impl FlatNode {
         self.reviews.iter().any(|p| p.tool == Some(tool))
     }
 
+    /// True when the review of `tool`'s calls at this node may be answered yes for the rest of
+    /// the run (SPEC 3.1 "Standing approvals").
+    pub fn stands_for(&self, tool: ToolIx) -> bool {
+        self.reviews
+            .iter()
+            .any(|p| p.tool == Some(tool) && p.standing)
+    }
+
     /// True when entering the node costs a step (SPEC 3.1: every node but start and end).
     pub fn costs_step(&self) -> bool {
         !matches!(self.kind, NodeKind::Start | NodeKind::End)
@@ -316,6 +333,9 @@ pub struct FlatModel {
     pub top_budget: bool,
     /// For each tool, true when some interrupt names it (O2 applies to writes so named).
     pub interrupted: Vec<bool>,
+    /// For each tool, true when some `call` review of it is `standing` (SPEC 3.1 "Standing
+    /// approvals"): only then does any engine keep its standing latches.
+    pub standing: Vec<bool>,
     /// For each tool, the rulebook's gate on its guarded calls (`None`: no rulebook governs it).
     pub gates: Vec<Option<RuleGate>>,
     /// For each tool, true when it writes a store the catalogue declares `persistent` (O10,
@@ -528,6 +548,11 @@ impl FlatModel {
             CheckLit::CountBelow(_) if self.unseen.tool(u) => Latch::CountSeen(u),
             CheckLit::CountBelow(_) => Latch::Count(u),
         }
+    }
+
+    /// True when some review of `tool`'s calls may be answered yes for the rest of the run.
+    pub fn standing(&self, tool: ToolIx) -> bool {
+        self.standing.get(tool).copied().unwrap_or(false)
     }
 
     /// True when `tool` is a write, or privileged.

@@ -60,6 +60,8 @@
 //!                                               // the person's answer to that call
 //!       "when": "before" | "after" | "inside"   // confirm
 //!             | "call",                         // a call its node reviews (`call` interrupt)
+//!       "standing": true,                       // only on a reviewed call answered yes for
+//!                                               // the rest of the run (SPEC 3.1)
 //!       "turn": 1,
 //!       "violation": true,                      // only on the violating call (the last step)
 //!       "unmodelled_from": "<node>",            // QG016, enter only: the step came from this
@@ -373,6 +375,11 @@ pub(crate) fn step(src: &SourceMap, s: &Step) -> Value {
     }
     if let Some(when) = s.when {
         m.insert("when".into(), json!(when));
+    }
+    // SPEC 3.1 "Standing approvals": the yes is for the rest of the run (with `when: call`), or
+    // (in `--replay`, without `when`) the call was not asked and ran on such a yes.
+    if s.standing {
+        m.insert("standing".into(), json!(true));
     }
     m.insert("turn".into(), json!(s.turn));
     if s.violation {

@@ -97,6 +97,20 @@ pub(crate) fn describe_step(step: &Step, obligation: &str) -> String {
             // A reviewed call (SPEC 12.2) says the person's answer.
             let reviewed = step.when == Some(crate::ir::When::Call.as_str());
             let how = match (step.guarded, step.refused, reviewed) {
+                // A standing yes (SPEC 3.1 "Standing approvals") covers the run's later calls.
+                (Some(true), false, true) if step.standing => {
+                    "guarded, reviewed: yes for the rest of the run"
+                }
+                (Some(false), false, true) if step.standing => {
+                    "plain, reviewed: yes for the rest of the run"
+                }
+                // A call not asked: it runs on a standing approval given earlier in the run.
+                (Some(true), false, false) if step.standing => {
+                    "guarded, not asked: on the standing approval"
+                }
+                (Some(false), false, false) if step.standing => {
+                    "plain, not asked: on the standing approval"
+                }
                 (Some(true), true, true) => "guarded, refused or declined",
                 (Some(true), false, true) => "guarded, reviewed: yes",
                 (Some(false), true, true) => "plain, reviewed: no, not run",

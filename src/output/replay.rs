@@ -24,6 +24,9 @@
 //!                                              // node reviews (SPEC 12.2): "when": "call" and
 //!                                              // "yes", the person's answer to that call (a no
 //!                                              // is also "refused": it ran nothing)
+//!     "standing": true,                        // a yes for the rest of the run (with "when":
+//!                                              // "call"), or, without "when", a call not asked
+//!                                              // that ran on such a yes (SPEC 3.1)
 //!     "turn": 1, "violation": true, "location": LOCATION | null,
 //!     "run_steps": 2,                          // node steps taken in this turn's run
 //!     "changes": ["ran[get_order] = true"]     // latches the step changed (SPEC 3 names)

@@ -4,7 +4,7 @@
 
 use super::plan::{Group, Part};
 use super::unroll::{Frame, Unrolling};
-use crate::engine::steps::{call_step, enter_steps, leave_steps, number_run_steps};
+use crate::engine::steps::{call_step, call_step_as, enter_steps, leave_steps, number_run_steps};
 use crate::engine::Violation;
 use crate::findings::{Obligation, Step, StepKind};
 use crate::ir::NotAfter;
@@ -41,10 +41,37 @@ fn batch(un: &Unrolling, model: &Model, fr: &Frame, n: NodeIx, steps: &mut Vec<S
     tools.sort_unstable();
     tools.dedup();
     let before = steps.len();
+    // A standing yes (SPEC 3.1) goes to one running call of its tool. A model node's hosted
+    // calls are made one after another, so there it comes before the visit's other calls, or
+    // after them where the encoding chose so (`zlast`: the visit's reads do not clear it; a
+    // standing yes to a read before the others).
+    let standing = |u: ToolIx| fr.z[u].as_ref().is_some_and(|z| truth(model, z));
+    let after_reads = |u: ToolIx| fr.zlast[u].as_ref().is_some_and(|z| truth(model, z));
+    let hosted = !m.nodes[n].calls_tools();
+    let (mut first, mut last): (Vec<ToolIx>, Vec<ToolIx>) = (Vec::new(), Vec::new());
+    let mut rest = Vec::new();
     for &u in &tools {
-        for _ in 0..calls(model, fr, u) {
-            steps.push(call_step(m, n, u, fr.turn, false));
+        let k = calls(model, fr, u);
+        let z = standing(u) && k > 0;
+        for j in 0..k {
+            if z && hosted && j == 0 {
+                if after_reads(u) {
+                    last.push(u);
+                } else {
+                    first.push(u);
+                }
+            } else {
+                rest.push(call_step_as(m, n, u, fr.turn, false, z && j == 0));
+            }
         }
+    }
+    last.sort_by_key(|&u| !m.tools[u].reads_outside);
+    for u in first {
+        steps.push(call_step_as(m, n, u, fr.turn, false, true));
+    }
+    steps.extend(rest);
+    for u in last {
+        steps.push(call_step_as(m, n, u, fr.turn, false, true));
     }
     for &u in &tools {
         let decided = m.nodes[n].guarded() || m.nodes[n].reviews_calls_of(u);
@@ -116,7 +143,7 @@ pub fn violations(un: &Unrolling, model: &Model, iv: usize, group: &Group) -> Ve
         .copied()
         .find(|&p| truth(model, &un.part(iv, p)))
         .unwrap_or(group.parts[0]);
-    let finals: Vec<(ToolIx, Vec<ToolIx>, ToolIx)> = group
+    let finals: Vec<(ToolIx, Calls, ToolIx)> = group
         .keys
         .iter()
         .map(|&(key_tool, _, _)| {
@@ -130,8 +157,8 @@ pub fn violations(un: &Unrolling, model: &Model, iv: usize, group: &Group) -> Ve
         .zip(finals)
         .map(|(&(tool, node, class), (_, pre, last))| {
             let mut w = steps.clone();
-            for u in pre {
-                w.push(call_step(m, n, u, turn, false));
+            for (u, standing) in pre {
+                w.push(call_step_as(m, n, u, turn, false, standing));
             }
             let mut v = call_step(m, n, last, turn, false);
             v.violation = true;
@@ -149,8 +176,31 @@ pub fn violations(un: &Unrolling, model: &Model, iv: usize, group: &Group) -> Ve
         .collect()
 }
 
-/// The calls made in the breaking batch before the breaking one, and the breaking call's tool.
+/// Calls of a breaking batch, each with whether the person answered it yes for the rest of the
+/// run (SPEC 3.1 "Standing approvals").
+type Calls = Vec<(ToolIx, bool)>;
+
+/// The calls made in the breaking batch before the breaking one (each with whether the person
+/// answered it yes for the rest of the run, SPEC 3.1), and the breaking call's tool.
 fn final_calls(
+    un: &Unrolling,
+    model: &Model,
+    fr: &Frame,
+    n: NodeIx,
+    part: Part,
+    key_tool: ToolIx,
+) -> (Calls, ToolIx) {
+    if !un.m.nodes[n].calls_tools() {
+        if let Part::At { .. } = part {
+            return (hosted_pre_calls(un, model, fr, n, key_tool), key_tool);
+        }
+    }
+    let (pre, last) = batch_final_calls(un, model, fr, n, part, key_tool);
+    (pre.into_iter().map(|u| (u, false)).collect(), last)
+}
+
+/// [`final_calls`] at a tool node, where no standing yes comes before the breaking call.
+fn batch_final_calls(
     un: &Unrolling,
     model: &Model,
     fr: &Frame,
@@ -161,11 +211,6 @@ fn final_calls(
     let m = un.m;
     let ob = un.p.inst.obligation;
     let here: Vec<ToolIx> = m.nodes[n].called().to_vec();
-    if !m.nodes[n].calls_tools() {
-        if let Part::At { .. } = part {
-            return (hosted_pre_calls(un, model, fr, n, key_tool), key_tool);
-        }
-    }
     let writes_called = |skip: Option<ToolIx>| {
         here.iter()
             .copied()
@@ -193,7 +238,7 @@ fn final_calls(
             }
             let w = here.iter().copied().find(|&w| {
                 let d = &m.tools[w];
-                let conf = fr.conf_e[w].as_ref().is_some_and(|c| truth(model, c));
+                let conf = un.confirmed_at(fr, w).is_some_and(|c| truth(model, &c));
                 let need = if w == key_tool { 2 } else { 1 };
                 d.is_write() && d.irreversible && !conf && calls(model, fr, w) >= need
             });
@@ -225,7 +270,33 @@ fn final_calls(
 /// The hosted calls (SPEC 2.2) a model node makes before the one of `t0` that breaks the
 /// obligation at frame `fr` (see `Unrolling::hosted_part`): none where the state on arrival
 /// breaks it already, else the earlier calls of the same visit that make it break.
-fn hosted_pre_calls(
+fn hosted_pre_calls(un: &Unrolling, model: &Model, fr: &Frame, n: NodeIx, t0: ToolIx) -> Calls {
+    let m = un.m;
+    let node = &m.nodes[n];
+    // A standing yes to t0 given in this visit, then a read (SPEC 3.1): where the node reviews
+    // t0 and no approval held on arrival, a later call is unasked only so.
+    let held = |u: ToolIx| fr.s.stand[u].as_ref().is_some_and(|v| truth(model, v));
+    if matches!(un.p.inst.obligation, Obligation::O6 | Obligation::O10)
+        && node.reviews_calls_of(t0)
+        && !held(t0)
+    {
+        let read = node
+            .hosted
+            .iter()
+            .copied()
+            .find(|&u| m.tools[u].reads_outside);
+        let mut pre = vec![(t0, true)];
+        pre.extend(read.map(|r| (r, false)));
+        return pre;
+    }
+    hosted_plain_pre_calls(un, model, fr, n, t0)
+        .into_iter()
+        .map(|u| (u, false))
+        .collect()
+}
+
+/// [`hosted_pre_calls`] where no standing yes is given before the breaking call.
+fn hosted_plain_pre_calls(
     un: &Unrolling,
     model: &Model,
     fr: &Frame,
@@ -276,9 +347,10 @@ fn hosted_pre_calls(
             let have = fr.s.cnt[t0].as_ref().map(|c| c.value(model)).unwrap_or(0);
             vec![t0; cap.saturating_sub(have) as usize]
         }
-        // Taint, then t0's confirmation on clean content spent by an earlier call of itself.
+        // Taint, then t0's confirmation on clean content spent by an earlier call of itself; a
+        // standing approval on clean content is not spent, only cleared by a read.
         Obligation::O6 | Obligation::O10 => {
-            if !truth(model, &fr.tainted()) {
+            if !truth(model, &fr.tainted()) || is(&fr.s.sclean[t0]) {
                 read.into_iter().collect()
             } else if is(&fr.clean_e[t0]) {
                 vec![t0]
@@ -292,9 +364,10 @@ fn hosted_pre_calls(
             if truth(model, &fr.s.irrev) {
                 return Vec::new();
             }
+            let held = |w: ToolIx| fr.s.stand[w].as_ref().is_some_and(|v| truth(model, v));
             let w = first(&|w| {
                 let d = &m.tools[w];
-                d.is_write() && d.irreversible && !node.reviews_calls_of(w)
+                d.is_write() && d.irreversible && !node.reviews_calls_of(w) && !held(w)
             });
             match w {
                 Some(w) if is(&fr.conf_e[w]) => vec![w, w],

@@ -275,6 +275,7 @@ fn xcaps(m: &FlatModel, inst: Instance, s: &Slice, bound: &[bool]) -> Vec<u32> {
         .chain(&s.confirmed)
         .chain(&s.conf_clean)
         .chain(&s.ran_seen)
+        .chain(&s.standing)
     {
         raise(t, 1);
     }
@@ -338,8 +339,9 @@ pub fn groups(m: &FlatModel, binders: &[Vec<NodeIx>], inst: Instance) -> Vec<Gro
                 let at = |class| Part::At { node: ix, class };
                 let spec = ob.spec();
                 // A node reviewing the tool's calls confirms each on clean content (SPEC 12.2):
-                // an obligation that such a confirmation settles cannot break there.
-                if spec.confirmed_by_review && n.reviews_calls_of(t) {
+                // an obligation that such a confirmation settles cannot break there (unless a
+                // standing approval ends the asking, SPEC 3.1).
+                if spec.settled_by_review(m, n, t) {
                     continue;
                 }
                 // A guarded call breaks it only where the guard may not have seen what it reads

@@ -89,6 +89,10 @@ pub struct State {
     pub cnt_seen: Vec<Option<Therm>>,
     /// `tainted_seen`, where the slice keeps it.
     pub taint_seen: Option<Bool>,
+    /// A standing approval of t (SPEC 3.1 "Standing approvals"), where the slice keeps it.
+    pub stand: Vec<Option<Bool>>,
+    /// The standing approval on clean content, where the slice keeps it.
+    pub sclean: Vec<Option<Bool>>,
 }
 
 /// One frame: a node visit.
@@ -109,6 +113,12 @@ pub struct Frame {
     pub x: Vec<Option<Therm>>,
     /// Per tool: one more call refused by the check or the person.
     pub y: Vec<Option<Bool>>,
+    /// Per tool: one of its running calls got a yes for the rest of the run (SPEC 3.1
+    /// "Standing approvals"), where a node may give one and the slice keeps it.
+    pub z: Vec<Option<Bool>>,
+    /// Per tool with `z`: at a model node, its standing yes came after the visit's reads (its
+    /// hosted calls are made one after another, in any order), so they do not clear it.
+    pub zlast: Vec<Option<Bool>>,
     /// The edge left by: an index into `edges`, `edges.len()` for none.
     pub ed: OneHot,
     /// The edges this frame may leave by.
@@ -286,6 +296,8 @@ impl<'a> Unrolling<'a> {
                 .slice
                 .tainted_seen
                 .then(|| Bool::fresh_const("taint_seen")),
+            stand: pick(&p.slice.standing, "stand"),
+            sclean: pick(&p.slice.standing_clean, "sclean"),
         }
     }
 
@@ -314,9 +326,17 @@ impl<'a> Unrolling<'a> {
         let at: Vec<Option<Bool>> = (0..m.nodes.len()).map(|n| nd.var(n).cloned()).collect();
         let mut x = vec![None; nt];
         let mut y = vec![None; nt];
+        let mut z = vec![None; nt];
+        let mut zlast = vec![None; nt];
         for u in 0..nt {
             if p.xcap[u] == 0 {
                 continue;
+            }
+            if p.slice.standing.contains(&u)
+                && p.binders[u].iter().any(|&n| m.nodes[n].stands_for(u))
+            {
+                z[u] = Some(Bool::fresh_const("z"));
+                zlast[u] = Some(Bool::fresh_const("zlast"));
             }
             x[u] = Some(self.therm("x", p.xcap[u] as usize));
             // A call can be refused where the check or a person decides it.
@@ -375,6 +395,8 @@ impl<'a> Unrolling<'a> {
             ans,
             x,
             y,
+            z,
+            zlast,
             ed,
             edges,
             at,
@@ -406,6 +428,13 @@ impl<'a> Unrolling<'a> {
             // A node reviewing `u`'s calls: the person may decline any of them (SPEC 12.2).
             let review_at = self.reviews_at(fr, u);
             slv.assert(nz.implies(Bool::or(&[&plain_at, &guard_at])));
+            // A standing yes is a yes to a running call at a node that may give one, while no
+            // approval of `u` holds (a held one is not asked for again).
+            if let Some(z) = &fr.z[u] {
+                let free = fr.s.stand[u].as_ref().map_or_else(t, |h| h.not());
+                let here = self.binder_at(fr, u, &|n| n.stands_for(u));
+                slv.assert(z.implies(Bool::and(&[&nz, &here, &free])));
+            }
             // A guarded call runs only while its tool check (order rules and gate) allows it
             // (where the plan decides its guard; elsewhere the check may allow or refuse it).
             let exact = p.decides_guard(u);
@@ -466,6 +495,28 @@ impl<'a> Unrolling<'a> {
     /// and not reviewing them.
     fn unconfirmed_at(&self, fr: &Frame, u: ToolIx) -> Bool {
         self.binder_at(fr, u, &|n| !n.guarded() && !n.reviews_calls_of(u))
+    }
+
+    /// `confirmed[u]` as the batch reads it, or a standing approval of `u` (SPEC 3.1 "Standing
+    /// approvals"); `None` where neither is kept (read as false). Where no standing approval is
+    /// kept it is `confirmed[u]` itself, so a graph without one is encoded as before.
+    pub fn confirmed_at(&self, fr: &Frame, u: ToolIx) -> Option<Bool> {
+        either(&fr.conf_e[u], &fr.s.stand[u])
+    }
+
+    /// `confirmed_clean[u]` as the batch reads it, or a standing approval of `u` on clean
+    /// content, as [`Unrolling::confirmed_at`].
+    pub fn clean_at(&self, fr: &Frame, u: ToolIx) -> Option<Bool> {
+        either(&fr.clean_e[u], &fr.s.sclean[u])
+    }
+
+    /// Where `node` reviews `u`'s calls, the condition that a call there is not asked: a
+    /// standing approval of `u` holds on arrival (SPEC 3.1), so it runs on that approval.
+    /// `None` where every call there is unasked (no review).
+    fn unasked(&self, fr: &Frame, node: NodeIx, u: ToolIx) -> Option<Bool> {
+        self.m.nodes[node]
+            .reviews_calls_of(u)
+            .then(|| fr.s.stand[u].clone().unwrap_or_else(f))
     }
 
     /// True when the frame is at a node binding `u` for which `which` holds.
@@ -633,6 +684,7 @@ impl<'a> Unrolling<'a> {
         }
         c.extend(s.conf.iter().flatten().map(|r| r.not()));
         c.extend(s.clean.iter().flatten().map(|r| r.not()));
+        c.extend(s.stand.iter().chain(&s.sclean).flatten().map(|r| r.not()));
         c.push(s.irrev.not());
         c.push(s.wrote.not());
         c.push(s.unrec.is(0));
@@ -713,18 +765,20 @@ impl<'a> Unrolling<'a> {
             for u in 0..nt {
                 let d = &m.tools[u];
                 if d.is_write() && d.irreversible && fr.x[u].is_some() {
-                    let confirmed = fr.conf_e[u].clone().unwrap_or_else(f);
+                    let confirmed = self.confirmed_at(fr, u).unwrap_or_else(f);
                     w.push(Bool::and(&[
                         &self.unconfirmed_at(fr, u),
                         &ran_call[u],
                         &confirmed.not(),
                     ]));
                     // Hosted calls are made one after another (SPEC 2.2): a second sees the
-                    // first's confirmation spent.
-                    w.push(Bool::and(&[
-                        &self.binder_at(fr, u, &|n| !n.calls_tools() && !n.reviews_calls_of(u)),
-                        &fr.calls_at_least(u, 2),
-                    ]));
+                    // first's confirmation spent (a standing approval is never spent).
+                    let mut second = vec![
+                        self.binder_at(fr, u, &|n| !n.calls_tools() && !n.reviews_calls_of(u)),
+                        fr.calls_at_least(u, 2),
+                    ];
+                    second.extend(fr.s.stand[u].as_ref().map(|h| h.not()));
+                    w.push(Bool::and(&second));
                 }
             }
             s.irrev = or(&w);
@@ -770,6 +824,46 @@ impl<'a> Unrolling<'a> {
                 s.clean[u] = Some(Bool::and(&[c, &ran_call[u].not(), &any_pend.not()]));
             }
         }
+        // Standing approvals (SPEC 3.1): given by a yes in the batch, never spent; on clean
+        // content until new taint. A tool node's calls are made together, so its batch's taint
+        // clears them; a model node's hosted calls one after another, in any order: a standing
+        // yes given after the visit's reads (`zlast`) is cleared only by its own read, one given
+        // before them by any.
+        let tool_at: Vec<Bool> = fr
+            .at
+            .iter()
+            .enumerate()
+            .filter(|(n, a)| a.is_some() && m.nodes[*n].calls_tools())
+            .filter_map(|(_, a)| a.clone())
+            .collect();
+        let tool_at = or(&tool_at);
+        for u in 0..nt {
+            let Some(z) = &fr.z[u] else { continue };
+            if let Some(h) = &s.stand[u] {
+                s.stand[u] = Some(Bool::or(&[h, z]));
+            }
+            if let Some(c) = &s.sclean[u] {
+                let own = Bool::from_bool(!m.tools[u].reads_outside);
+                s.sclean[u] = Some(Bool::or(&[
+                    &Bool::and(&[c, &any_pend.not()]),
+                    &Bool::and(&[z, &tool_at, &any_pend.not()]),
+                    &Bool::and(&[
+                        z,
+                        &tool_at.not(),
+                        &own,
+                        &Bool::or(&[&any_pend.not(), fr.zlast[u].as_ref().unwrap_or(z)]),
+                    ]),
+                ]));
+            }
+        }
+        for u in 0..nt {
+            if fr.z[u].is_some() {
+                continue;
+            }
+            if let Some(c) = &s.sclean[u] {
+                s.sclean[u] = Some(Bool::and(&[c, &any_pend.not()]));
+            }
+        }
         for (b, tb) in s.taint.iter_mut().enumerate() {
             *tb = Bool::or(&[&*tb, &pend[b]]);
         }
@@ -788,7 +882,7 @@ impl<'a> Unrolling<'a> {
         }
         if !remote.is_empty() {
             let r = or(&remote);
-            for c in s.clean.iter_mut().flatten() {
+            for c in s.clean.iter_mut().chain(s.sclean.iter_mut()).flatten() {
                 *c = Bool::and(&[&*c, &r.not()]);
             }
         }
@@ -919,6 +1013,10 @@ impl<'a> Unrolling<'a> {
         for c in r.conf.iter_mut().chain(r.clean.iter_mut()).flatten() {
             *c = f();
         }
+        // A standing approval ends with the run (SPEC 3.1).
+        for c in r.stand.iter_mut().chain(r.sclean.iter_mut()).flatten() {
+            *c = f();
+        }
         r.irrev = f();
         r.wrote = f();
         r.unrec = Code::constant(0, self.wn);
@@ -963,7 +1061,7 @@ impl<'a> Unrolling<'a> {
                 }
                 let cond = match ob {
                     Obligation::O1 | Obligation::O5 => t(),
-                    Obligation::O2 => fr.conf_e[t0].clone().map(|c| c.not()).unwrap_or_else(t),
+                    Obligation::O2 => self.confirmed_at(fr, t0).map(|c| c.not()).unwrap_or_else(t),
                     Obligation::O3 => {
                         let v: Vec<Bool> = m.tools[t0]
                             .order
@@ -990,7 +1088,7 @@ impl<'a> Unrolling<'a> {
                         or(&v)
                     }
                     Obligation::O6 => {
-                        let clean = fr.clean_e[t0].clone().unwrap_or_else(f);
+                        let clean = self.clean_at(fr, t0).unwrap_or_else(f);
                         let own = self.p.region_bit[m.nodes[node].region];
                         let others: Vec<Bool> =
                             fr.s.taint
@@ -1005,7 +1103,9 @@ impl<'a> Unrolling<'a> {
                         } else {
                             elsewhere
                         };
-                        Bool::and(&[&fr.tainted(), &clean.not(), &class_ok])
+                        let mut c = vec![fr.tainted(), clean.not(), class_ok];
+                        c.extend(self.unasked(fr, node, t0));
+                        Bool::and(&c)
                     }
                     Obligation::O7 => {
                         let mut why = vec![fr.s.irrev.clone()];
@@ -1015,7 +1115,7 @@ impl<'a> Unrolling<'a> {
                                 let d = &m.tools[w];
                                 // A reviewed call that ran was confirmed (SPEC 12.2).
                                 if d.is_write() && d.irreversible && !n.reviews_calls_of(w) {
-                                    let conf = fr.conf_e[w].clone().unwrap_or_else(f);
+                                    let conf = self.confirmed_at(fr, w).unwrap_or_else(f);
                                     let need = if w == t0 { 2 } else { 1 };
                                     why.push(Bool::and(&[
                                         &conf.not(),
@@ -1027,7 +1127,7 @@ impl<'a> Unrolling<'a> {
                         Bool::and(&[&fr.calls_at_least(t0, 1), &or(&why)])
                     }
                     Obligation::O9 => {
-                        let conf = fr.conf_e[t0].clone().unwrap_or_else(f);
+                        let conf = self.confirmed_at(fr, t0).unwrap_or_else(f);
                         let ran: Vec<Bool> = m
                             .confidential()
                             .filter_map(|c| fr.s.ran[c].clone())
@@ -1035,8 +1135,10 @@ impl<'a> Unrolling<'a> {
                         Bool::and(&[&fr.calls_at_least(t0, 1), &conf.not(), &or(&ran)])
                     }
                     Obligation::O10 => {
-                        let clean = fr.clean_e[t0].clone().unwrap_or_else(f);
-                        Bool::and(&[&fr.calls_at_least(t0, 1), &fr.tainted(), &clean.not()])
+                        let clean = self.clean_at(fr, t0).unwrap_or_else(f);
+                        let mut c = vec![fr.calls_at_least(t0, 1), fr.tainted(), clean.not()];
+                        c.extend(self.unasked(fr, node, t0));
+                        Bool::and(&c)
                     }
                     Obligation::O8 => {
                         let mut why = vec![fr.s.wrote.clone(), fr.calls_at_least(t0, 2)];
@@ -1101,8 +1203,10 @@ impl Unrolling<'_> {
             }
             Obligation::O6 => {
                 let Some(tu) = taint_unseen() else { return f() };
-                let clean = fr.clean_e[t0].clone().unwrap_or_else(f);
-                Bool::and(&[&tu, &clean.not(), &self.class_is(fr, node, class)])
+                let clean = self.clean_at(fr, t0).unwrap_or_else(f);
+                let mut c = vec![tu, clean.not(), self.class_is(fr, node, class)];
+                c.extend(self.unasked(fr, node, t0));
+                Bool::and(&c)
             }
             _ => f(),
         };
@@ -1122,12 +1226,31 @@ impl Unrolling<'_> {
         let hosts = |p: &dyn Fn(ToolIx) -> bool| Bool::from_bool(n.hosted.iter().any(|&u| p(u)));
         let reads = hosts(&|u| m.tools[u].reads_outside);
         // A confirmation on clean content is spent by an earlier call of t0 itself, so only
-        // taint matters: on arrival, or read by an earlier hosted call.
-        let taint = Bool::or(&[&fr.tainted(), &reads]);
+        // taint matters: on arrival, or read by an earlier hosted call. A standing approval
+        // (SPEC 3.1) is never spent: on arrival, only taint it did not see breaks it, and a
+        // read after it (or after one given earlier in the visit, where the node may give one)
+        // always does. Where the node reviews t0, only a call made on a standing approval is
+        // not asked.
+        let stand = |u: ToolIx| fr.s.stand[u].clone();
+        let unstood = |u: ToolIx| stand(u).map(|h| h.not());
+        let arrived = match &fr.s.sclean[t0] {
+            Some(sc) => Bool::and(&[&fr.tainted(), &sc.not()]),
+            None => fr.tainted(),
+        };
+        let taint = if n.reviews_calls_of(t0) {
+            Bool::or(&[
+                &Bool::and(&[&stand(t0).unwrap_or_else(f), &Bool::or(&[&arrived, &reads])]),
+                &Bool::and(&[&Bool::from_bool(n.stands_for(t0)), &reads]),
+            ])
+        } else {
+            Bool::or(&[&arrived, &reads])
+        };
         match self.p.inst.obligation {
-            // Every hosted call is plain; an earlier call of t0 spends its confirmation; the
-            // calls up to the limit; t0 itself twice is another write in the run.
-            Obligation::O1 | Obligation::O2 | Obligation::O5 | Obligation::O8 => t(),
+            // Every hosted call is plain; the calls up to the limit; t0 itself twice is another
+            // write in the run.
+            Obligation::O1 | Obligation::O5 | Obligation::O8 => t(),
+            // An earlier call of t0 spends its confirmation, not a standing approval.
+            Obligation::O2 => unstood(t0).unwrap_or_else(t),
             Obligation::O3 => {
                 let v: Vec<Bool> = m.tools[t0]
                     .order
@@ -1159,20 +1282,37 @@ impl Unrolling<'_> {
             }
             Obligation::O6 => Bool::and(&[&taint, &self.class_is(fr, node, class)]),
             Obligation::O10 => taint,
-            Obligation::O7 => Bool::or(&[
-                &fr.s.irrev,
-                &hosts(&|w| {
-                    let d = &m.tools[w];
-                    d.is_write() && d.irreversible && !n.reviews_calls_of(w)
-                }),
-            ]),
+            Obligation::O7 => {
+                // An earlier hosted call of an irreversible write the node does not review, not
+                // made on a standing approval.
+                let ws: Vec<ToolIx> = n
+                    .hosted
+                    .iter()
+                    .copied()
+                    .filter(|&w| {
+                        let d = &m.tools[w];
+                        d.is_write() && d.irreversible && !n.reviews_calls_of(w)
+                    })
+                    .collect();
+                let unconfirmed = if ws.iter().any(|&w| stand(w).is_none()) {
+                    t()
+                } else if ws.is_empty() {
+                    f()
+                } else {
+                    or(&ws.iter().filter_map(|&w| unstood(w)).collect::<Vec<_>>())
+                };
+                Bool::or(&[&fr.s.irrev, &unconfirmed])
+            }
             Obligation::O9 => {
                 let mut v: Vec<Bool> = m
                     .confidential()
                     .filter_map(|c| fr.s.ran[c].clone())
                     .collect();
                 v.push(hosts(&|c| m.tools[c].confidential));
-                or(&v)
+                match unstood(t0) {
+                    Some(u) => Bool::and(&[&or(&v), &u]),
+                    None => or(&v),
+                }
             }
         }
     }
@@ -1204,6 +1344,15 @@ impl Unrolling<'_> {
         } else {
             elsewhere
         }
+    }
+}
+
+/// `a || b` over the latches kept: the one kept, or `None` where neither is.
+fn either(a: &Option<Bool>, b: &Option<Bool>) -> Option<Bool> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(Bool::or(&[a, b])),
+        (Some(x), None) | (None, Some(x)) => Some(x.clone()),
+        (None, None) => None,
     }
 }
 
@@ -1265,6 +1414,16 @@ pub fn state_eq(a: &State, b: &State) -> Bool {
     }
     if let (Some(x), Some(y)) = (&a.taint_seen, &b.taint_seen) {
         c.push(x.iff(y));
+    }
+    for (x, y) in a
+        .stand
+        .iter()
+        .zip(&b.stand)
+        .chain(a.sclean.iter().zip(&b.sclean))
+    {
+        if let (Some(x), Some(y)) = (x, y) {
+            c.push(x.iff(y));
+        }
     }
     and(&c)
 }
