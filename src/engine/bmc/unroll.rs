@@ -1062,17 +1062,7 @@ impl<'a> Unrolling<'a> {
                 let cond = match ob {
                     Obligation::O1 | Obligation::O5 => t(),
                     Obligation::O2 => self.confirmed_at(fr, t0).map(|c| c.not()).unwrap_or_else(t),
-                    Obligation::O3 => {
-                        let v: Vec<Bool> = m.tools[t0]
-                            .order
-                            .after
-                            .iter()
-                            .filter_map(|a| m.tool_ix(&a.name))
-                            .filter_map(|a| fr.s.ran[a].clone())
-                            .map(|r| r.not())
-                            .collect();
-                        or(&v)
-                    }
+                    Obligation::O3 => self.after_unmet(fr, t0),
                     Obligation::O4 => {
                         let v: Vec<Bool> = m.tools[t0]
                             .order
@@ -1089,21 +1079,7 @@ impl<'a> Unrolling<'a> {
                     }
                     Obligation::O6 => {
                         let clean = self.clean_at(fr, t0).unwrap_or_else(f);
-                        let own = self.p.region_bit[m.nodes[node].region];
-                        let others: Vec<Bool> =
-                            fr.s.taint
-                                .iter()
-                                .enumerate()
-                                .filter(|(b, _)| *b != own)
-                                .map(|(_, v)| v.clone())
-                                .collect();
-                        let elsewhere = or(&others);
-                        let class_ok = if class == crate::engine::Class::Local {
-                            elsewhere.not()
-                        } else {
-                            elsewhere
-                        };
-                        let mut c = vec![fr.tainted(), clean.not(), class_ok];
+                        let mut c = vec![fr.tainted(), clean.not(), self.class_is(fr, node, class)];
                         c.extend(self.unasked(fr, node, t0));
                         Bool::and(&c)
                     }
@@ -1251,17 +1227,7 @@ impl Unrolling<'_> {
             Obligation::O1 | Obligation::O5 | Obligation::O8 => t(),
             // An earlier call of t0 spends its confirmation, not a standing approval.
             Obligation::O2 => unstood(t0).unwrap_or_else(t),
-            Obligation::O3 => {
-                let v: Vec<Bool> = m.tools[t0]
-                    .order
-                    .after
-                    .iter()
-                    .filter_map(|a| m.tool_ix(&a.name))
-                    .filter_map(|a| fr.s.ran[a].clone())
-                    .map(|r| r.not())
-                    .collect();
-                or(&v)
-            }
+            Obligation::O3 => self.after_unmet(fr, t0),
             Obligation::O4 => {
                 let mut v = Vec::new();
                 for b in &m.tools[t0].order.not_after {
@@ -1329,6 +1295,20 @@ impl Unrolling<'_> {
 
     /// The taint on arrival at `fr` is of `class` for an act at `node` (SPEC 3.1 Regions): only
     /// in `node`'s region (local), or also elsewhere (cascade).
+    /// O3 at a call of `t0`: some tool of its `order.after` has not run (false when it has none).
+    fn after_unmet(&self, fr: &Frame, t0: ToolIx) -> Bool {
+        let m = self.m;
+        let v: Vec<Bool> = m.tools[t0]
+            .order
+            .after
+            .iter()
+            .filter_map(|a| m.tool_ix(&a.name))
+            .filter_map(|a| fr.s.ran[a].clone())
+            .map(|r| r.not())
+            .collect();
+        or(&v)
+    }
+
     fn class_is(&self, fr: &Frame, node: NodeIx, class: Class) -> Bool {
         let own = self.p.region_bit[self.m.nodes[node].region];
         let others: Vec<Bool> =
