@@ -896,7 +896,9 @@ class _GraphExport:
             if var == mapping:
                 continue
             obj = _code.resolve_name(fn, ast.Name(id=var))
-            if isinstance(obj, (list, tuple, dict)):
+            # a container holding no tool (settings, model names, models) is no tool pick (issue 28)
+            if isinstance(obj, (list, tuple, dict)) and any(
+                    isinstance(t, BaseTool) for t in (obj.values() if isinstance(obj, dict) else obj)):
                 narrowed[id(obj)] = (var, names, obj)
         closed = frozenset(k for k, (_, names, _) in narrowed.items() if names is not None)
         out: list[str] = []

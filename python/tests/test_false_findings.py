@@ -48,3 +48,68 @@ def test_a_node_that_only_returns_command_has_no_edge_to_end():
     # `maybe` can return a plain update: the branch halts there, so the implicit edge stays
     kinds = sorted((e["kind"], tuple(e["destinations"])) for e in _edges_from(g, "maybe"))
     assert kinds == [("command", ("triage",)), ("conditional", ("__end__",))]
+
+
+def test_a_dict_of_models_is_not_a_tool_pick():
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from langchain_core.tools import tool
+    from langgraph.graph import MessagesState
+
+    @tool
+    def lookup(q: str) -> str:
+        """Look something up."""
+        return q
+
+    models = {"fast": FakeListChatModel(responses=["a"]), "deep": FakeListChatModel(responses=["b"])}
+    globals()["MODELS"] = models
+    globals()["SETTINGS"] = {"model": "fast", "temperature": 0}
+
+    def answer(state: MessagesState):
+        model = MODELS[SETTINGS["model"]]  # noqa: F821
+        return {"messages": [model.invoke(state["messages"])]}
+
+    def summarise(state: MessagesState):
+        return {"messages": [MODELS["deep"].invoke(state["messages"])]}  # noqa: F821
+
+    b = StateGraph(MessagesState)
+    b.add_node("answer", answer)
+    b.add_node("summarise", summarise)
+    b.add_edge(START, "answer")
+    b.add_edge("answer", "summarise")
+    b.add_edge("summarise", END)
+    g = export_graph(b.compile())
+    said = "\n".join(g.get("warnings", []))
+    assert "holds no such tool" not in said, said
+    assert "takes a tool from" not in said, said
+    assert all(not n.get("tools") for n in g["nodes"] if n["id"] in ("answer", "summarise")), g["nodes"]
+    del lookup
+
+
+def test_a_dict_of_model_names_is_not_a_tool_pick():
+    from langgraph.graph import MessagesState
+
+    globals()["MODEL_NAMES"] = {"fast": "openai:gpt-4o-mini", "deep": "anthropic:claude-sonnet-4-5"}
+    globals()["CONFIG"] = {"model": "fast"}
+
+    def answer(state: MessagesState):
+        from langchain.chat_models import init_chat_model
+
+        model = init_chat_model(MODEL_NAMES[CONFIG["model"]])  # noqa: F821
+        return {"messages": [model.invoke(state["messages"])]}
+
+    def summarise(state: MessagesState):
+        from langchain.chat_models import init_chat_model
+
+        return {"messages": [init_chat_model(MODEL_NAMES["deep"]).invoke(state["messages"])]}  # noqa: F821
+
+    b = StateGraph(MessagesState)
+    b.add_node("answer", answer)
+    b.add_node("summarise", summarise)
+    b.add_edge(START, "answer")
+    b.add_edge("answer", "summarise")
+    b.add_edge("summarise", END)
+    g = export_graph(b.compile())
+    said = "\n".join(g.get("warnings", []))
+    assert "holds no such tool" not in said, said
+    assert "takes a tool from" not in said, said
+    assert all(not n.get("tools") for n in g["nodes"] if n["id"] in ("answer", "summarise")), g["nodes"]
