@@ -4,8 +4,10 @@ real LangGraph graph (exported) before it is fixed."""
 from typing import Literal, TypedDict
 
 from langgraph.graph import END, START, StateGraph
+from pydantic import BaseModel, Field
 from langgraph.types import Command
 
+from graphs import get_order, refund_order
 from stalwart_export import export_graph
 
 
@@ -113,3 +115,63 @@ def test_a_dict_of_model_names_is_not_a_tool_pick():
     assert "holds no such tool" not in said, said
     assert "takes a tool from" not in said, said
     assert all(not n.get("tools") for n in g["nodes"] if n["id"] in ("answer", "summarise")), g["nodes"]
+
+
+class Route(BaseModel):
+    """Hand the conversation to a specialist."""
+
+    destination: str = Field(description="billing or support")
+
+
+def _router(state):
+    calls = getattr(state["messages"][-1], "tool_calls", [])
+    if not calls:
+        return END
+    return "billing" if calls[0]["name"] == "Route" else "tools"
+
+
+def _supervised(supervisor) -> dict:
+    from langgraph.graph import MessagesState
+    from langgraph.prebuilt import ToolNode
+
+    b = StateGraph(MessagesState)
+    b.add_node("supervisor", supervisor)
+    b.add_node("tools", ToolNode([get_order]))
+    b.add_node("billing", lambda state: {"messages": []})
+    b.add_edge(START, "supervisor")
+    b.add_conditional_edges("supervisor", _router, ["tools", "billing", END])
+    b.add_edge("tools", "supervisor")
+    return export_graph(b.compile())
+
+
+def _routes_by_signal(state):
+    from langchain.chat_models import init_chat_model
+
+    m = init_chat_model("openai:gpt-4o").bind_tools([get_order, Route])
+    return {"messages": [m.invoke(state["messages"])]}
+
+
+def _routes_and_runs(state):
+    from langchain.chat_models import init_chat_model
+
+    m = init_chat_model("openai:gpt-4o").bind_tools([Route])
+    refund_order.invoke({"order_id": "42", "amount": 1.0})
+    return {"messages": [m.invoke(state["messages"])]}
+
+
+def test_a_routing_signal_bound_to_a_model_is_not_a_call():
+    g = _supervised(_routes_by_signal)
+    sup = next(n for n in g["nodes"] if n["id"] == "supervisor")
+    # the model offers get_order (run by the tool node) and Route (read by the router): the
+    # node calls neither itself, and Route is no tool of any node
+    assert sup["kind"] == "model", sup
+    assert not sup.get("tools") and not sup.get("opaque"), sup
+    assert all("Route" not in (n.get("tools") or []) for n in g["nodes"])
+    assert not any("directly" in w for w in g.get("warnings", [])), g["warnings"]
+
+
+def test_a_step_that_binds_a_signal_and_runs_a_tool_itself_still_calls_it():
+    # the attack: a schema class bound beside a direct call must not hide the call
+    g = _supervised(_routes_and_runs)
+    sup = next(n for n in g["nodes"] if n["id"] == "supervisor")
+    assert sup["kind"] == "step" and sup["tools"] == ["refund_order"], sup
