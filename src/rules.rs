@@ -121,9 +121,10 @@ impl Severity {
 }
 
 /// Placeholders a `fix` (or `fix_rulebook`) template may use: the finding's tool, the qualified id
-/// of the node where the call happens, and the finding's subject (a tool, `cycle:<node>`,
-/// `edge:<from>`, or a rulebook line), as SPEC 7 names them.
-pub const FIX_PLACEHOLDERS: &[&str] = &["tool", "node", "subject"];
+/// of the node where the call happens, the finding's subject (a tool, `cycle:<node>`,
+/// `edge:<from>`, or a rulebook line), as SPEC 7 names them, and `name`: the node's id as the
+/// user wrote it in its graph's builder (`add_node("retrieve", ...)` for node `kb/retrieve`).
+pub const FIX_PLACEHOLDERS: &[&str] = &["tool", "node", "subject", "name"];
 
 /// Placeholders a `message` template may use: those of [`FIX_PLACEHOLDERS`], and `limit` (the
 /// recursion limit, QG023), `depth` (the turn at which a violation is first reachable, QG003),

@@ -330,8 +330,15 @@ fn a_langgraph_export_is_told_the_langgraph_fix() {
         .filter(|l| l.starts_with("    Fix: "))
         .collect();
     assert!(fixes.iter().any(|l| l.contains(
-        "`create_agent(model, tools, middleware=[guard])`, or, in a hand-built graph, `builder.add_node(\"tools\", guard.tool_node(tools))`"
+        "`create_agent(model, tools, middleware=[guard])`; with `create_react_agent`, which takes no middleware, `create_react_agent(model, tools=guard.tool_node([...]), state_schema=State)` where `State` holds `stalwart_guard: GuardHistory`; in a hand-built graph, `builder.add_node(\"tools\", guard.tool_node(tools))`"
     )));
+    // Issue 28: the subgraph's node is named as its builder's `add_node` wrote it.
+    assert!(fixes
+        .iter()
+        .any(|l| l.contains("`builder.add_node(\"search\", guard.tool_node(tools))`")));
+    assert!(!fixes
+        .iter()
+        .any(|l| l.contains("add_node(\"research/search\"")));
     assert!(fixes
         .iter()
         .any(|l| l.contains("HumanInTheLoopMiddleware(interrupt_on={\"send_email\": True})")));

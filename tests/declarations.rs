@@ -44,7 +44,8 @@ fn confidential_data_leaves_through_an_unconfirmed_send() {
         let fs = findings("QG019/breaks-record-then-mail", engine);
         let f = only(&fs, "QG019");
         assert_eq!(f.obligation, Some(Obligation::O9));
-        assert_eq!(f.subject, "send_mail");
+        // A guarded read that sends out: the guard allows it unasked (SPEC 12.1 rule 9).
+        assert_eq!(f.subject, "web_search");
         assert_eq!(f.node.as_deref(), Some("desk_tools"));
         // The record is read (and committed when the tool node is left) before the send.
         let calls: Vec<String> = route(f)
@@ -52,7 +53,7 @@ fn confidential_data_leaves_through_an_unconfirmed_send() {
             .filter(|(k, ..)| *k == StepKind::Call)
             .filter_map(|(_, _, t)| t)
             .collect();
-        // Z3 may call send_mail in the first batch too (not yet a violation: the record's
+        // Z3 may call web_search in the first batch too (not yet a violation: the record's
         // `ran` commits when the batch ends); the route has as few node steps either way.
         assert_eq!(
             calls.first().map(String::as_str),
@@ -61,7 +62,7 @@ fn confidential_data_leaves_through_an_unconfirmed_send() {
         );
         assert_eq!(
             calls.last().map(String::as_str),
-            Some("send_mail"),
+            Some("web_search"),
             "{engine:?}"
         );
         assert_eq!(f.witness.last().map(|s| s.run_steps), Some(4), "{engine:?}");
@@ -69,10 +70,25 @@ fn confidential_data_leaves_through_an_unconfirmed_send() {
             .witness
             .last()
             .is_some_and(|s| s.violation && s.guarded == Some(true)));
-        assert_eq!(f.severity.as_str(), "Critical", "an irreversible write");
+        assert_eq!(f.severity.as_str(), "Medium", "a read");
     }
     let fs = findings("QG019/holds-send-confirmed", EngineChoice::Both);
     assert!(fs.iter().all(|f| f.rule != "QG019"));
+}
+
+/// Issue 28 item 3: a guarded write that sends out is confirmed by the tool check, which asks
+/// the person about every write shown its arguments (SPEC 3, 12.1 rule 8), so no QG019 is raised
+/// on it (it was, although QG019's own fix recommends the guarded node).
+#[test]
+fn a_guarded_write_that_sends_out_is_confirmed() {
+    for engine in [EngineChoice::Explicit, EngineChoice::Z3, EngineChoice::Both] {
+        let fs = findings("QG019/holds-guarded-write-send", engine);
+        assert!(
+            fs.iter().all(|f| f.rule != "QG019"),
+            "{engine:?}: {:?}",
+            fs.iter().map(|f| (f.rule, &f.subject)).collect::<Vec<_>>()
+        );
+    }
 }
 
 #[test]

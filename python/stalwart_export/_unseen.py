@@ -159,8 +159,22 @@ def _bound_names(fn: Any, tree: ast.AST, arg: ast.AST) -> list[str] | None:
         if not isinstance(obj, (list, tuple)):
             return None
         items = list(obj)
-    names = [_tool_name(o) for o in items]
+    # a schema class (a pydantic `Route`/`Handoff`, a TypedDict) is a signal the model fills in and
+    # a router reads: no code of it runs, so it is neither a tool bound nor one called (issue 28)
+    names = [_tool_name(o) for o in items if not _signal_schema(o)]
     return None if any(n is None for n in names) else names  # type: ignore[return-value]
+
+
+def _signal_schema(obj: Any) -> bool:
+    """A class `bind_tools` turns into a tool schema with no code behind it: a pydantic model or
+    a TypedDict class (a model's call of it runs nothing; the code that reads it routes)."""
+    if not inspect.isclass(obj):
+        return False
+    import typing
+
+    from pydantic import BaseModel
+
+    return issubclass(obj, BaseModel) or typing.is_typeddict(obj)
 
 
 def resolve(fn: Any, tree: ast.AST, expr: ast.AST, depth: int = 4) -> Any:

@@ -16,7 +16,7 @@ import importlib.metadata
 import json
 from typing import Any
 
-from . import _code, _fallbacks, _guarded, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words
+from . import _code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words
 
 START = "__start__"
 END = "__end__"
@@ -613,9 +613,12 @@ class _GraphExport:
                 self.branch(src, router_name, spec)
         for name, spec in b.nodes.items():
             self.commands(name, spec)
+        #: nodes whose every way out is a Command(goto=...): no implicit halt (issue 28)
+        self.always_route = {n for n in b.nodes if n not in self.toolnodes and self.kinds.get(n) in ("step", "model")
+                             and _halts.always_routes(_code.unwrap_callable(self.runnable(n)))}
         self.error_handlers()
         for name in b.nodes:
-            if name not in has_out:
+            if name not in has_out and name not in self.always_route:
                 self.edges.append(self.lg({"from": self.qid(name), "kind": "conditional", "destinations": [END]},
                                           implicit=True, enforced=True,
                                           source="no outgoing edge: the branch halts unless a Command routes"))
@@ -893,7 +896,9 @@ class _GraphExport:
             if var == mapping:
                 continue
             obj = _code.resolve_name(fn, ast.Name(id=var))
-            if isinstance(obj, (list, tuple, dict)):
+            # a container holding no tool (settings, model names, models) is no tool pick (issue 28)
+            if isinstance(obj, (list, tuple, dict)) and any(
+                    isinstance(t, BaseTool) for t in (obj.values() if isinstance(obj, dict) else obj)):
                 narrowed[id(obj)] = (var, names, obj)
         closed = frozenset(k for k, (_, names, _) in narrowed.items() if names is not None)
         out: list[str] = []

@@ -22,14 +22,20 @@ from stalwart_export import escape_id, export_graph, unescape_id
 #: - the approval node `review = interrupt(...)`, then `Command(goto="run_tool")` only when the
 #:   answer continues (SPEC 12.5, issue 28): an `inside` pause per tool of run_tool, each with its
 #:   answer flag, and the Command edge into run_tool split out, guarded by them.
+#: - a node whose every way out is `Command(goto=...)` naming a destination never halts, so it
+#:   has no implicit edge to `__end__` (issue 28 item 3); the corpus gave every such node one.
+_HALT = "conditional", frozenset({"__end__"})
 DIFFERENCES = {
     "interrupt_review_node": {
         "interrupts": ({("human_review_node", "inside", t) for t in ("read_inbox", "get_order", "refund_order")},
                        {("human_review_node", "before", None)}),
         "edges": ({("human_review_node", "command", frozenset({"call_llm"})),
                    ("human_review_node", "command", frozenset({"run_tool"}))},
-                  {("human_review_node", "command", frozenset({"call_llm", "run_tool"}))}),
+                  {("human_review_node", "command", frozenset({"call_llm", "run_tool"})),
+                   ("human_review_node", *_HALT)}),
     },
+    "command_routing": {"edges": (set(), {("decide", *_HALT), ("escalate", *_HALT)})},
+    "edge_cases": {"edges": (set(), {("__error_handler__merge", *_HALT)})},
     "hitl_middleware": {"interrupts": ({("tools", "call", "refund_order")},
                                        {("HumanInTheLoopMiddleware.after_model", "before", "refund_order")})},
     "hitl_middleware_per_call": {"interrupts": ({("tools", "call", "get_order")},

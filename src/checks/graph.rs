@@ -2,10 +2,10 @@
 //! QG012 (O6), QG013 (O7), QG105 (O8), QG003 for O1-O6 first broken at a later turn, and QG006 for
 //! an instance the search could not decide.
 
-use super::{finding, finding_in, Subject};
+use super::{builder_name, finding, finding_in, Subject};
 use crate::engine::{InstanceResult, Violation};
 use crate::findings::{DrawnFrom, Finding, Obligation, Primary};
-use crate::ir::Framework;
+use crate::ir::{Framework, NodeKind};
 use crate::model::{FlatModel, NodeIx, ToolIx};
 use crate::obligation::Judges;
 use crate::rules::RuleId;
@@ -62,6 +62,9 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult], framework: Framework)
                 }
                 continue;
             }
+            if confirmed_by_the_guard(m, v) {
+                continue;
+            }
             out.push(violation_finding(m, v, spec.rule_for(v.class), framework));
         }
     }
@@ -69,6 +72,29 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult], framework: Framework)
         out.push(violation_finding(m, v, RuleId::QG003, framework));
     }
     out
+}
+
+/// The LangGraph fix for a call a step's own code makes: keep the step (its logic), and route the
+/// call through the guard where it is made (`guard.call`, `guard.acall`, SPEC 12.1).
+fn step_fix(tool: &str, name: &str) -> String {
+    format!(
+        "'{name}' is a step whose own code calls '{tool}': keep the step and send the call \
+         through the guard where it is made: `from stalwart_export import Guard`, \
+         `guard = Guard(\"catalogue.json\")`, then in the step `guard.call({tool}, args, state)` \
+         (in an `async def` step, `await guard.acall({tool}, args, state)`) instead of calling \
+         '{tool}' itself, with `stalwart_guard: GuardHistory` in the graph's state. Re-export, and \
+         the step's call of '{tool}' goes through the tool check. Where the graph pauses for a \
+         person to confirm '{tool}', pause before the step: \
+         `builder.compile(interrupt_before=[\"{name}\"])`."
+    )
+}
+
+/// True for a QG019 violation (O9) at a guarded call of a write: the tool check confirms every
+/// write with the person, shown the call's arguments (SPEC 3, section 12.1's rule 8), so the send
+/// is confirmed and O9 holds for that call. A guarded `sends_out` read is not confirmed by the
+/// guard and stays a finding.
+fn confirmed_by_the_guard(m: &FlatModel, v: &Violation) -> bool {
+    v.obligation == Obligation::O9 && m.nodes[v.node].guarded() && m.tools[v.tool].is_write()
 }
 
 fn violation_finding(m: &FlatModel, v: &Violation, rule: RuleId, framework: Framework) -> Finding {
@@ -95,6 +121,11 @@ fn violation_finding(m: &FlatModel, v: &Violation, rule: RuleId, framework: Fram
             ("depth", &depth),
         ],
     );
+    if node.kind == NodeKind::Step && f.fix.contains("guard.tool_node") {
+        // Issue 28: replacing a step with a tool node would delete its logic; its calls are
+        // guarded where it makes them.
+        f.fix = step_fix(&tool.name, builder_name(&node.qid));
+    }
     if node.guarded() && v.obligation.spec().judges == Judges::Plain {
         // SPEC 3.1 "The guard's view": a guarded call breaks O4-O6 only on what the tool check
         // never saw; the rule's own fix (bind it to a guarded node) is already done.

@@ -80,9 +80,11 @@ pub fn finding_in(
 ) -> Finding {
     let tool_name = s.tool.map(|t| t.name.clone()).unwrap_or_default();
     let node = s.node.clone().unwrap_or_default();
+    let name = builder_name(&node).to_string();
     let mut all: Vec<(&str, &str)> = vec![
         ("tool", &tool_name),
         ("node", &node),
+        ("name", &name),
         ("subject", &s.subject),
     ];
     all.extend_from_slice(vars);
@@ -115,6 +117,12 @@ pub fn finding_in(
         accepted: None,
         unproved: Vec::new(),
     }
+}
+
+/// The id the user wrote in the builder of the node's own graph (`add_node("retrieve", ...)`) for
+/// a qualified id (`kb/retrieve`): its last part (issue 28: a fix names the builder's node).
+pub fn builder_name(qid: &str) -> &str {
+    qid.rsplit('/').next().unwrap_or(qid)
 }
 
 /// Makes every fingerprint unique (issue 18: two findings never share one, or code scanning

@@ -573,6 +573,7 @@ fn descriptor(report: &Report, r: &Rule) -> ReportingDescriptor {
     let placeholders = [
         ("tool", "<tool>"),
         ("node", "<node>"),
+        ("name", "<node>"),
         ("subject", "<subject>"),
     ];
     let fix = crate::rules::fill(r.fix_template(framework), &placeholders);
