@@ -563,12 +563,13 @@ def test_hosted_mcp_approvals_enabled_routes_and_a_callable_returning_true(binar
     assert report["rc"] == 1
     # every call is plain (QG001); the hosted MCP tools read outside text and are of undeclared kind (writes),
     # so a write after one is QG011/QG012, except deepwiki.ask_question, whose every call is reviewed on Desk;
-    # the unlisted tracker is QG024
+    # close_ticket's review is standing (the application can answer always_approve), so a later call of it
+    # runs unasked on outside text (QG012, SPEC 3.1 "Standing approvals"); the unlisted tracker is QG024
     assert blocking(report) == [
         ("QG001", "close_ticket", "Desk:tools"), ("QG001", "deepwiki.ask_question", "Desk"),
         ("QG001", "deepwiki.read_wiki", "Desk"), ("QG001", "lookup_invoice", "Billing:tools"), ("QG001", "tracker", "Desk"),
-        ("QG011", "deepwiki.read_wiki", "Desk"), ("QG011", "tracker", "Desk"), ("QG012", "lookup_invoice", "Billing:tools"),
-        ("QG024", "tools:Desk", "Desk")]
+        ("QG011", "deepwiki.read_wiki", "Desk"), ("QG011", "tracker", "Desk"), ("QG012", "close_ticket", "Desk:tools"),
+        ("QG012", "lookup_invoice", "Billing:tools"), ("QG024", "tools:Desk", "Desk")]
 
 
 def test_an_agent_tool_named_as_its_agent():
