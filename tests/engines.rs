@@ -43,56 +43,7 @@ fn engines_agree_on_generated_graphs() {
     let mut flagged_ends = 0;
     for seed in 0..cases() {
         let g = gen::random(seed, 3 + (seed % 6) as usize, 2 + (seed % 4) as usize);
-        let dir = tempfile::tempdir().expect("tempdir");
-        let gp = dir.path().join("graph.json");
-        let cp = dir.path().join("catalogue.json");
-        std::fs::write(&gp, g.graph.to_string()).expect("write");
-        std::fs::write(&cp, g.catalogue.to_string()).expect("write");
-        let inputs = input::load_export(&gp, &cp)
-            .unwrap_or_else(|e| panic!("seed {seed}: generated input rejected: {e}"));
-        let m = common::flat_gated(&inputs, &g);
-        let o = common::run(&m, EngineChoice::Both);
-        assert!(
-            o.disagreements.is_empty(),
-            "seed {seed}: the engines disagree: {:#?}\n{}\n{}\ngates: {:?}",
-            o.disagreements
-                .iter()
-                .map(|d| (d.instance, d.key, d.why.clone()))
-                .collect::<Vec<_>>(),
-            g.graph,
-            g.catalogue,
-            g.gates
-        );
-        let per_engine: Vec<BTreeMap<Key, (u32, u32)>> = o
-            .runs
-            .iter()
-            .map(|r| {
-                r.results
-                    .iter()
-                    .flat_map(|res| {
-                        res.violations.iter().map(move |v| {
-                            let steps = v.witness.last().map_or(0, |s| s.run_steps);
-                            (
-                                (
-                                    res.instance.obligation,
-                                    res.instance.tool,
-                                    v.tool,
-                                    v.node,
-                                    v.class,
-                                ),
-                                (v.turn, steps),
-                            )
-                        })
-                    })
-                    .collect()
-            })
-            .collect();
-        assert_eq!(per_engine.len(), 2, "both engines ran");
-        assert_eq!(
-            per_engine[0], per_engine[1],
-            "seed {seed}: the engines' (turn, node steps) differ\n{}\n{}\ngates: {:?}",
-            g.graph, g.catalogue, g.gates
-        );
+        let (m, o, found) = agree(seed, &g);
         for v in o
             .runs
             .iter()
@@ -157,8 +108,8 @@ fn engines_agree_on_generated_graphs() {
                 "seed {seed}: the witness ends at the violating call"
             );
         }
-        violations += per_engine[0].len();
-        for (ob, ..) in per_engine[0].keys() {
+        violations += found.len();
+        for (ob, ..) in found.keys() {
             o9 += usize::from(*ob == Obligation::O9);
             o10 += usize::from(*ob == Obligation::O10);
         }
@@ -255,12 +206,17 @@ fn engines_agree_on_generated_graphs_with_hosted_tools() {
 }
 
 /// Runs both engines on the generated graph `g` (written out and read back as a user's would
-/// be): they agree on every violation, each first at the same turn and node steps, and every
-/// witness replays on the interpreter. Returns the model and every violation either found.
-fn agree_and_replay(
+/// be) and asserts they agree on every violation, each first at the same turn and node steps.
+/// Returns the model, the engines' outcome, and the violations both found (first turn and node
+/// steps by key).
+fn agree(
     seed: u64,
     g: &gen::Generated,
-) -> (stalwart::model::FlatModel, Vec<stalwart::engine::Violation>) {
+) -> (
+    stalwart::model::FlatModel,
+    stalwart::engine::Outcome,
+    BTreeMap<Key, (u32, u32)>,
+) {
     let dir = tempfile::tempdir().expect("tempdir");
     let gp = dir.path().join("graph.json");
     let cp = dir.path().join("catalogue.json");
@@ -281,7 +237,7 @@ fn agree_and_replay(
         g.catalogue,
         g.gates
     );
-    let per_engine: Vec<BTreeMap<Key, (u32, u32)>> = o
+    let mut per_engine: Vec<BTreeMap<Key, (u32, u32)>> = o
         .runs
         .iter()
         .map(|r| {
@@ -305,11 +261,24 @@ fn agree_and_replay(
                 .collect()
         })
         .collect();
+    assert_eq!(per_engine.len(), 2, "both engines ran");
     assert_eq!(
         per_engine[0], per_engine[1],
-        "seed {seed}: the engines' (turn, node steps) differ\n{}\n{}",
-        g.graph, g.catalogue
+        "seed {seed}: the engines' (turn, node steps) differ\n{}\n{}\ngates: {:?}",
+        g.graph, g.catalogue, g.gates
     );
+    let found = per_engine.swap_remove(0);
+    (m, o, found)
+}
+
+/// Runs both engines on the generated graph `g` (written out and read back as a user's would
+/// be): they agree on every violation, each first at the same turn and node steps, and every
+/// witness replays on the interpreter. Returns the model and every violation either found.
+fn agree_and_replay(
+    seed: u64,
+    g: &gen::Generated,
+) -> (stalwart::model::FlatModel, Vec<stalwart::engine::Violation>) {
+    let (m, o, _) = agree(seed, g);
     let vs: Vec<stalwart::engine::Violation> = o
         .runs
         .iter()
