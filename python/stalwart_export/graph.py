@@ -16,7 +16,7 @@ import importlib.metadata
 import json
 from typing import Any
 
-from . import _code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words
+from . import _chains, _code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words
 
 START = "__start__"
 END = "__end__"
@@ -593,7 +593,9 @@ class _GraphExport:
             self.nodes.append(node)
             self.ex.to_locate.append((self, name, node, _code.unwrap_callable(self.runnable(name))))
         fns = [_code.unwrap_callable(self.runnable(n)) for n in b.nodes]
-        self.prebuilt = all(f is None or not _sources.is_user_file(_sources.source_file(f)) for f in fns)
+        # a chain added as a node is the user's own code too (it is located at its add_node call)
+        self.prebuilt = all(f is None or not _sources.is_user_file(_sources.source_file(f)) for f in fns) and not any(
+            _chains.is_chain(self._inner.get(n)) for n in b.nodes)
         self.nodes.append({"id": END, "kind": "end"})
 
         has_out: set[str] = set()
@@ -732,6 +734,11 @@ class _GraphExport:
             prov["middleware"] = _code.qualname(mw)
             self.kinds[name] = "step"
             return self.lg(node, **prov)
+
+        # a chain: the node is one, or its function invokes one (`_chains.py`, issue 28)
+        if _chains.needs_reading(self, runnable, fn):
+            chain = _chains.read_node(self, name, runnable, fn)
+            return _chains.export_node(self, name, node, prov, runnable, fn, chain, _bound_tool_lists(runnable, fn))
 
         # model
         model, bound = self.find_model(runnable, fn)
