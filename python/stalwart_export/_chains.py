@@ -389,6 +389,8 @@ def export_node(g: Any, name: str, node: dict, prov: dict, runnable: Any, fn: An
 
     prov["chain"] = True
     prov.pop("opaque", None)
+    for obj in c.funcs + [u.obj for u in c.unread if u.obj is not None]:
+        g.ex.sources.add_object(obj)  # the files the chain's code is in: where its add_node(...) is found
     tree = _code.parse_function(fn) if fn is not None and not _code.is_library(fn) else None
     site = invoke_site(fn, tree, partial_runnables(runnable))
     runs = [t.name for t in c.tools]
