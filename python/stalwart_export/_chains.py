@@ -36,7 +36,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _code, _pauses, _unseen
+from . import _code, _hosted, _pauses, _unseen
 
 #: Composite runnables (classes in the MRO) read through as chains.
 COMPOSITES = frozenset({"RunnableSequence", "RunnableParallel", "RunnableAssign", "RunnableBranch",
@@ -146,7 +146,7 @@ def read(obj: Any, chain: Chain | None = None, depth: int = 0) -> Chain:
         tools = (_code.attr(obj, "kwargs", None) or {}).get("tools")
         if isinstance(tools, (list, tuple)):
             c.tool_lists.append(list(tools))
-            names = [_tool_name(t) for t in tools]
+            names = [_tool_name(t) for t in tools if not _hosted.is_hosted(t)]  # hosted: `export_node`
             c.bind(None if any(n is None for n in names) else names)  # type: ignore[arg-type]
         return read(_code.attr(obj, "bound"), c, depth + 1)
     if "RunnableWithFallbacks" in mro:
@@ -385,8 +385,6 @@ def export_node(g: Any, name: str, node: dict, prov: dict, runnable: Any, fn: An
     """Node `name` (a `_GraphExport` `g`) as its chain `c` says (see the module's doc): its kind, the
     tools it runs, the models' bound tools and hosted tools, and an `opaque` entry for each thing
     unread, each at the user's line (SPEC 12.5)."""
-    from . import _hosted
-
     prov["chain"] = True
     prov.pop("opaque", None)
     for obj in c.funcs + [u.obj for u in c.unread if u.obj is not None]:

@@ -385,6 +385,9 @@ class _Exporter:
             for w in h.warnings:
                 self.warn(w)
         node["hosted"] = [h.name for h in found]
+        for entry in _hosted.opaque(found):  # a provider tool of a type it does not know (SPEC 12.5)
+            if entry not in node.get("opaque", []):
+                node.setdefault("opaque", []).append(entry)
         self.hosted_nodes.append((where, node))
 
     def finish_hosted(self) -> None:

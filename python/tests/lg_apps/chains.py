@@ -61,6 +61,19 @@ collaboration = team.compile(name="collaboration")
 
 
 # ------------------------------------------------------------------ a chain as the node
+agent_llm = scripted([call("read_web", {"url": "https://example.com"})], "Done.")
+agent_prompt = ChatPromptTemplate.from_messages([("system", "Research, then answer."), ("placeholder", "{messages}")])
+
+graph_builder = StateGraph(MessagesState)
+graph_builder.add_node("agent", agent_prompt | agent_llm.bind_tools([read_web, publish_post])
+                       | (lambda message: {"messages": [message]}))
+graph_builder.add_node("tools", ToolNode([read_web, publish_post]))
+graph_builder.add_edge(START, "agent")
+graph_builder.add_conditional_edges("agent", tools_condition)
+graph_builder.add_edge("tools", "agent")
+direct = graph_builder.compile(name="direct")
+
+
 class QA(TypedDict, total=False):
     question: str
     answer: str
