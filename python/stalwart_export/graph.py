@@ -741,6 +741,9 @@ class _GraphExport:
         # a chain: the node is one, or its function invokes one (`_chains.py`, issue 28)
         if _chains.needs_reading(self, runnable, fn):
             chain = _chains.read_node(self, name, runnable, fn)
+            if chain.models and not chain.tools and _one_call_a_message(runnable, fn):
+                self.single_call.add(name)
+                prov["parallel_tool_calls"] = False
             return _chains.export_node(self, name, node, prov, runnable, fn, chain, _bound_tool_lists(runnable, fn))
 
         # model
