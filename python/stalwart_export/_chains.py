@@ -258,6 +258,92 @@ def partial_runnables(runnable: Any) -> dict[str, Any]:
     return out
 
 
+#: Constructors whose arguments are a chain's steps (a function given to one is coerced to a
+#: `RunnableLambda`, as one piped with `|` is).
+_STEP_MAKERS = frozenset({"RunnableLambda", "RunnableParallel", "RunnablePassthrough", "RunnableGenerator",
+                          "RunnableMap", "RunnableBranch"})
+
+
+def local_steps(fn: Any, tree: ast.AST | None) -> list[Any]:
+    """The steps of chains `fn`'s code builds itself (`chain = prompt | llm | post_reply`,
+    `RunnableLambda(post_reply)`, `RunnablePassthrough.assign(x=fetch)`): each function of the
+    application and each chain its names resolve to (`_unseen.resolve`), in the order met.
+    Lambdas written inline are part of `fn`'s own code, read with it."""
+    from . import _sources
+
+    if tree is None:
+        return []
+    out: list[Any] = []
+
+    def add(expr: ast.AST) -> None:
+        exprs = list(expr.values) if isinstance(expr, ast.Dict) else [expr]
+        for e in exprs:
+            if not isinstance(e, (ast.Name, ast.Attribute)):
+                continue
+            obj = _unseen.resolve(fn, tree, e)
+            if inspect.isfunction(obj) and not _code.is_library(obj) and _sources.is_user_file(
+                    _sources.source_file(obj)):
+                pass
+            elif not _is_runnable(obj):
+                continue
+            if all(obj is not o for o in out):
+                out.append(obj)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            add(node.left)
+            add(node.right)
+        elif isinstance(node, ast.Call):
+            callee = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+            if callee in _STEP_MAKERS or callee == "assign":
+                for a in list(node.args) + [kw.value for kw in node.keywords]:
+                    add(a)
+    return out
+
+
+#: Methods that make a runnable of a runnable read (a binding of it).
+_BINDINGS = frozenset({"bind_tools", "with_structured_output", "bind", "with_config", "with_retry", "with_types",
+                       "assign", "pick", "map", "with_listeners"})
+
+
+def built_here(fn: Any, tree: ast.AST, expr: ast.AST, depth: int = 4) -> bool:
+    """Is `expr` a chain `fn`'s code builds whose every step `read_node` reads (`local_steps`): a
+    `|` of names resolving to runnables or the application's functions, inline lambdas and dicts
+    of those, langchain-core constructors (`StrOutputParser()`, `ChatPromptTemplate.from_messages
+    (...)`), the step makers (`RunnableLambda(f)`), bindings of those, or a local name holding one?"""
+    if depth <= 0:
+        return False
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
+        return built_here(fn, tree, expr.left, depth) and built_here(fn, tree, expr.right, depth)
+    if isinstance(expr, ast.Lambda):
+        return True
+    if isinstance(expr, ast.Dict):
+        return all(built_here(fn, tree, v, depth) for v in expr.values)
+    if isinstance(expr, (ast.Name, ast.Attribute)):
+        obj = _unseen.resolve(fn, tree, expr)
+        if obj is not _code._UNRESOLVED:
+            return inspect.isfunction(obj) or _is_runnable(obj)
+        if isinstance(expr, ast.Name):
+            values = [st.value for st in ast.walk(tree) if isinstance(st, ast.Assign)
+                      and any(isinstance(t, ast.Name) and t.id == expr.id for t in st.targets)]
+            return bool(values) and all(built_here(fn, tree, v, depth - 1) for v in values)
+        return False
+    if isinstance(expr, ast.Call):
+        f = expr.func
+        name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", None)
+        parts = list(expr.args) + [kw.value for kw in expr.keywords]
+        if name in _STEP_MAKERS:
+            return all(built_here(fn, tree, a, depth) for a in parts)
+        if isinstance(f, ast.Attribute) and name in _BINDINGS:
+            return built_here(fn, tree, f.value, depth)
+        head = f.value if isinstance(f, ast.Attribute) else f  # ChatPromptTemplate.from_messages(...)
+        cls = _unseen.resolve(fn, tree, head)
+        mod = getattr(cls, "__module__", "") or ""
+        return inspect.isclass(cls) and mod.startswith("langchain_core.") and any(
+            p in [c.__name__ for c in cls.__mro__] for p in PURE_STEPS)
+    return False
+
+
 def needs_reading(g: Any, runnable: Any, fn: Any) -> bool:
     """Does node `runnable` (its function `fn`) hold a chain the plain reading misses: the node is a
     chain, or its function reaches one that runs functions, tools, unknown steps, or a model the
@@ -270,6 +356,8 @@ def needs_reading(g: Any, runnable: Any, fn: Any) -> bool:
         return True
     if fn is None or _code.is_library(fn) or not _sources.is_user_file(_sources.source_file(fn)):
         return False  # a prebuilt agent's own code (create_react_agent's `prompt | model`) is read as it is
+    if any(not _is_runnable(o) or is_chain(_code.unwrap_runnable(o)[0]) for o in local_steps(fn, _code.parse_function(fn))):
+        return True  # a chain the function builds runs a function of the application, or another chain
     chains = referenced_chains(fn)
     if not chains:
         return False
@@ -314,6 +402,8 @@ def read_function(g: Any, name: str, f: Any, c: Chain, own: bool = False, given:
         recv = getattr(getattr(u.at, "func", None), "value", None)
         if isinstance(recv, ast.Name) and recv.id in given:
             continue  # `agent.invoke(...)` on a runnable a partial gives: read through (`read_node`)
+        if own and recv is not None and built_here(f, tree, recv):
+            continue  # a chain the function builds, every step of it read (`local_steps`)
         c.unread.append(Unread(u.what, u.why, fn=f, at=u.at))
     direct, _mapping = g.step_tools(name, f)
     for t in list(g.ex.tools_seen.values()):
@@ -354,6 +444,11 @@ def read_node(g: Any, name: str, runnable: Any, fn: Any) -> Chain:
         read(v, c)
     if fn is not None and not _code.is_library(fn):
         read_function(g, name, fn, c, own=True, given=frozenset(given))
+        for step in local_steps(fn, _code.parse_function(fn)):  # chains the function builds itself
+            if _is_runnable(step):
+                read(step, c)  # a model, a tool, a retriever, a chain piped in the function
+            elif all(step is not f for f in c.funcs):
+                c.funcs.append(step)
     done = 0
     while done < len(c.funcs):  # the steps' functions, and those of the chains they reach (deduplicated)
         done += 1
@@ -375,7 +470,7 @@ def invoke_site(fn: Any, tree: ast.AST | None, given: dict[str, Any]) -> ast.AST
             obj = _unseen.resolve(fn, tree, node.func.value)
             if obj is _code._UNRESOLVED and isinstance(node.func.value, ast.Name):
                 obj = given.get(node.func.value.id)
-            if _is_runnable(obj):
+            if _is_runnable(obj) or built_here(fn, tree, node.func.value):
                 return node
     return None
 

@@ -110,12 +110,15 @@ def test_runnable_lambdas_that_publish_are_a_step_calling_the_tool(binary, tmp_p
 @pytest.mark.parametrize("app, name, tool, marker", [
     ("parallel", "respond", "read_web", None),
     ("module_chain", "summarize", "publish_post", "module chain"),
+    ("local_chain", "reply", "publish_post", "local chain"),
 ])
 def test_a_chain_running_a_model_and_a_tool_is_a_step_with_an_opaque_model(app, name, tool, marker, binary,
                                                                             tmp_path):
     """A `RunnableParallel` whose lambda fetches the context (`read_web.invoke`) before the model
-    answers, and a module-level `prompt | llm | parser | RunnableLambda(post_summary)` the node
-    `.invoke`s (before: a step with no tools, `Gate: passed`): a step calling the tool (QG001), and
+    answers, a module-level `prompt | llm | parser | RunnableLambda(post_summary)` the node
+    `.invoke`s (before: a step with no tools, `Gate: passed`), and `prompt | llm | parser |
+    post_reply` built inside the node (before: a model node, the post lost): a step calling the
+    tool (QG001), and
     an opaque `model` entry (what the model chooses and writes is not read: QG024) at the node's
     call of the chain; the words' `model: true` declare the model and keep the call."""
     graph = getattr(chains, app)

@@ -126,11 +126,10 @@ def view(tool: Any) -> ToolView:
     props = schema.get("properties") if isinstance(schema, dict) else None
     meta: dict = {}
     ann = getattr(tool, "mcp_annotations", None)
-    if ann is not None:
+    if ann is not None:  # an MCP tool: every hint kept (None when not given: MCP's default applies, `_mcp.py`)
         for h in ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"):
             v = getattr(ann, h, None)
-            if isinstance(v, bool):
-                meta[h] = v
+            meta[h] = v if isinstance(v, bool) else None
     desc = getattr(tool, "description", None)
     if not isinstance(desc, str) or not desc:
         desc = (f"a local tool ({type(tool).__name__}) the application runs for the model"

@@ -2,7 +2,7 @@
 multi-agent tutorial's `prompt | llm.bind_tools(tools)` run through `functools.partial(agent_node,
 agent=..., name=...)`; `RunnablePassthrough.assign(answer=prompt | llm | StrOutputParser())` as a
 node; `RunnableLambda(fn) | ...` nodes; a `RunnableParallel` gathering context; a chain held at
-module level and `.invoke`d inside the node; and chain steps the exporter cannot read (a Runnable
+module level and `.invoke`d inside the node, and one the node builds itself; and chain steps the exporter cannot read (a Runnable
 class of the application's, a retriever, `interrupt()` inside a step)."""
 
 from __future__ import annotations
@@ -141,6 +141,23 @@ thread.add_node("summarize", summarize)
 thread.add_edge(START, "summarize")
 thread.add_edge("summarize", END)
 module_chain = thread.compile(name="module_chain")
+
+
+def post_reply(text: str) -> str:
+    publish_post.invoke({"text": text})
+    return text
+
+
+def reply(state: MessagesState):
+    chain = summary_prompt | summary_llm | StrOutputParser() | post_reply
+    return {"messages": [AIMessage(content=chain.invoke({"messages": state["messages"]}))]}  # <- local chain
+
+
+replier = StateGraph(MessagesState)
+replier.add_node("reply", reply)
+replier.add_edge(START, "reply")
+replier.add_edge("reply", END)
+local_chain = replier.compile(name="local_chain")
 
 
 # ------------------------------------------------------------------ what cannot be read
