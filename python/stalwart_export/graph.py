@@ -16,7 +16,7 @@ import importlib.metadata
 import json
 from typing import Any
 
-from . import _chains, _code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words
+from . import _chain_node, _chains, _code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words
 
 START = "__start__"
 END = "__end__"
@@ -739,12 +739,13 @@ class _GraphExport:
             return self.lg(node, **prov)
 
         # a chain: the node is one, or its function invokes one (`_chains.py`, issue 28)
-        if _chains.needs_reading(self, runnable, fn):
-            chain = _chains.read_node(self, name, runnable, fn)
+        if _chain_node.needs_reading(self, runnable, fn):
+            chain = _chain_node.read_node(self, name, runnable, fn)
             if chain.models and not chain.tools and _one_call_a_message(runnable, fn):
                 self.single_call.add(name)
                 prov["parallel_tool_calls"] = False
-            return _chains.export_node(self, name, node, prov, runnable, fn, chain, _bound_tool_lists(runnable, fn))
+            return _chain_node.export_node(self, name, node, prov, runnable, fn, chain,
+                                           _bound_tool_lists(runnable, fn))
 
         # model
         model, bound = self.find_model(runnable, fn)
