@@ -216,6 +216,12 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     over the application's plain functions is a `tools_plain` node over them; a step whose code
     cannot be read is an opaque `code` entry.
 
+    Chains (`_chains.py`, `_chain_node.py`, issue 28): a node that is a chain, or whose function (or
+    `functools.partial`) invokes one it reaches or builds, is read through, each step's function
+    as a node's function: a model in it makes a `model` node (its bound tools offered), tools it
+    runs make a `step` calling them (with an opaque `model` entry when a model is there too), and
+    a step it cannot read is an opaque entry at the user's line.
+
     Locations (SPEC 12.4, `_sources.py`): a node running a function of the user's at its `def`
     (an instance of the user's class with `__call__` at its `class`; a decorated function at its
     own `def`, `__wrapped__` followed); a node whose code is the framework's (a `ToolNode`, a
