@@ -180,9 +180,11 @@ def export_node(g: Any, name: str, node: dict, prov: dict, runnable: Any, fn: An
         node["kind"] = "step"
         node["tools"] = runs
         if c.models:
+            hosted = [h.name for h in _hosted.collect(list(tool_lists) + c.tool_lists, g.label(f"node {name!r}"))]
             unread.append(Unread("model", f"a chain runs a chat model ({', '.join(c.models)}) and tools itself "
-                                          f"({', '.join(runs)}): what the model chooses and writes is not read",
-                                 fn=fn, at=site))
+                                          f"({', '.join(runs)}): what the model chooses and writes is not read"
+                                 + (f", nor the provider-hosted tools it is bound with ({', '.join(hosted)}), which "
+                                    "a step cannot hold" if hosted else ""), fn=fn, at=site))
         g.ex.warn(g.label(f"node {name!r} (step) runs tools {runs} through a chain, outside any tool node: those "
                           "calls skip the tool check"))
     elif c.models:
