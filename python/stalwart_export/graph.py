@@ -682,6 +682,8 @@ class _GraphExport:
                     self.ex.warn(self.label(f"node {name!r} runs {len(subs)} subgraphs; only the first is exported"))
             elif fn is not None:
                 found = [o for _, o in _code.referenced_objects(fn, depth=2) if isinstance(o, Pregel)]
+                # the teams tutorial's functools.partial(agent_node, agent=<compiled agent>, name=...)
+                found += [o for o in _chains.partial_runnables(runnable).values() if isinstance(o, Pregel)]
                 if found:
                     sub = found[0]
         if sub is not None:

@@ -82,6 +82,21 @@ def test_a_chain_binding_tools_is_a_model_node_offering_them(app, name, binary, 
     assert_fails_the_gate(code, found, text)
 
 
+def test_a_compiled_agent_given_by_a_partial_is_a_subgraph(binary, tmp_path):
+    """The hierarchical-teams tutorial: `functools.partial(team_member, agent=web_agent, name=
+    "Search")`, the node function running `agent.invoke(state)` (before: an opaque `tools` entry on
+    the unresolved `agent.invoke`): a subgraph node running the agent, its tool node's QG001."""
+    assert chains.teams.invoke({"messages": [("user", "read")]})["messages"][-1].content == "Read it."
+    e = export(chains.teams)
+    n = node_of(e, "Search")
+    assert n["kind"] == "subgraph" and "opaque" not in n, n
+    sub = e["subgraphs"][n["graph"]]
+    assert node_of(sub, "tools")["tools"] == ["read_web"]
+    code, found, text = verify(binary, tmp_path, chains.teams, e, WORDS)
+    assert ("QG001", "read_web") in {(r, s) for r, s, _n in found}, found
+    assert_fails_the_gate(code, found, text)
+
+
 def test_passthrough_assign_with_a_model_is_a_model_node(binary, tmp_path):
     """`RunnablePassthrough.assign(answer=prompt | llm | StrOutputParser())` as a node: read through
     (before: an opaque `code` entry, QG024); a model node with no tools; nothing blocks."""

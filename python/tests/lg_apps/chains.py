@@ -1,7 +1,7 @@
 """Chains as LangGraph nodes (issue 28, SPEC 12.5), the way public agents write them: the
 multi-agent tutorial's `prompt | llm.bind_tools(tools)` run through `functools.partial(agent_node,
-agent=..., name=...)`; `RunnablePassthrough.assign(answer=prompt | llm | StrOutputParser())` as a
-node; `RunnableLambda(fn) | ...` nodes; a `RunnableParallel` gathering context; a chain held at
+agent=..., name=...)` (and the teams tutorial's compiled agent given the same way);
+`RunnablePassthrough.assign(answer=prompt | llm | StrOutputParser())` as a node; `RunnableLambda(fn) | ...` nodes; a `RunnableParallel` gathering context; a chain held at
 module level and `.invoke`d inside the node, and one the node builds itself; and chain steps the exporter cannot read (a Runnable
 class of the application's, a retriever, `interrupt()` inside a step)."""
 
@@ -12,13 +12,14 @@ from operator import itemgetter
 from typing import Any, TypedDict
 
 from langchain_core.documents import Document
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable, RunnableLambda, RunnableParallel, RunnablePassthrough
 from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langchain.agents import create_agent as build_agent
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import interrupt
 
@@ -58,6 +59,22 @@ team.add_edge(START, "Researcher")
 team.add_conditional_edges("Researcher", tools_condition)
 team.add_edge("tools", "Researcher")
 collaboration = team.compile(name="collaboration")
+
+
+# the hierarchical-teams tutorial: a compiled agent given to the node function by the partial
+def team_member(state, agent, name):
+    result = agent.invoke(state)
+    return {"messages": [HumanMessage(content=result["messages"][-1].content, name=name)]}
+
+
+web_agent = build_agent(scripted([call("read_web", {"url": "https://example.com"})], "Read it."), [read_web],
+                        name="web_agent")
+
+search_team = StateGraph(MessagesState)
+search_team.add_node("Search", functools.partial(team_member, agent=web_agent, name="Search"))
+search_team.add_edge(START, "Search")
+search_team.add_edge("Search", END)
+teams = search_team.compile(name="teams")
 
 
 # ------------------------------------------------------------------ a chain as the node
