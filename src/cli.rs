@@ -48,8 +48,8 @@ enum Command {
 #[derive(Subcommand, Debug)]
 enum CatalogueCommand {
     /// An MCP `tools/list` result (or its JSON-RPC response) as a qls-catalogue/1: kinds and words
-    /// from the tools' annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint);
-    /// a tool without annotations gets `kind: null`.
+    /// from the tools' annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint),
+    /// MCP's defaults for a hint the server did not give.
     FromMcp {
         /// The tools/list result (JSON).
         tools: PathBuf,

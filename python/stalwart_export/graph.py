@@ -16,7 +16,7 @@ import importlib.metadata
 import json
 from typing import Any
 
-from . import _code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words
+from . import _chain_node, _chains, _code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words
 
 START = "__start__"
 END = "__end__"
@@ -216,6 +216,12 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     over the application's plain functions is a `tools_plain` node over them; a step whose code
     cannot be read is an opaque `code` entry.
 
+    Chains (`_chains.py`, `_chain_node.py`, issue 28): a node that is a chain, or whose function (or
+    `functools.partial`) invokes one it reaches or builds, is read through, each step's function
+    as a node's function: a model in it makes a `model` node (its bound tools offered), tools it
+    runs make a `step` calling them (with an opaque `model` entry when a model is there too), and
+    a step it cannot read is an opaque entry at the user's line.
+
     Locations (SPEC 12.4, `_sources.py`): a node running a function of the user's at its `def`
     (an instance of the user's class with `__call__` at its `class`; a decorated function at its
     own `def`, `__wrapped__` followed); a node whose code is the framework's (a `ToolNode`, a
@@ -385,6 +391,9 @@ class _Exporter:
             for w in h.warnings:
                 self.warn(w)
         node["hosted"] = [h.name for h in found]
+        for entry in _hosted.opaque(found):  # a provider tool of a type it does not know (SPEC 12.5)
+            if entry not in node.get("opaque", []):
+                node.setdefault("opaque", []).append(entry)
         self.hosted_nodes.append((where, node))
 
     def finish_hosted(self) -> None:
@@ -593,7 +602,9 @@ class _GraphExport:
             self.nodes.append(node)
             self.ex.to_locate.append((self, name, node, _code.unwrap_callable(self.runnable(name))))
         fns = [_code.unwrap_callable(self.runnable(n)) for n in b.nodes]
-        self.prebuilt = all(f is None or not _sources.is_user_file(_sources.source_file(f)) for f in fns)
+        # a chain added as a node is the user's own code too (it is located at its add_node call)
+        self.prebuilt = all(f is None or not _sources.is_user_file(_sources.source_file(f)) for f in fns) and not any(
+            _chains.is_chain(self._inner.get(n)) for n in b.nodes)
         self.nodes.append({"id": END, "kind": "end"})
 
         has_out: set[str] = set()
@@ -671,6 +682,8 @@ class _GraphExport:
                     self.ex.warn(self.label(f"node {name!r} runs {len(subs)} subgraphs; only the first is exported"))
             elif fn is not None:
                 found = [o for _, o in _code.referenced_objects(fn, depth=2) if isinstance(o, Pregel)]
+                # the teams tutorial's functools.partial(agent_node, agent=<compiled agent>, name=...)
+                found += [o for o in _chains.partial_runnables(runnable).values() if isinstance(o, Pregel)]
                 if found:
                     sub = found[0]
         if sub is not None:
@@ -732,6 +745,15 @@ class _GraphExport:
             prov["middleware"] = _code.qualname(mw)
             self.kinds[name] = "step"
             return self.lg(node, **prov)
+
+        # a chain: the node is one, or its function invokes one (`_chains.py`, issue 28)
+        if _chain_node.needs_reading(self, runnable, fn):
+            chain = _chain_node.read_node(self, name, runnable, fn)
+            if chain.models and not chain.tools and _one_call_a_message(runnable, fn):
+                self.single_call.add(name)
+                prov["parallel_tool_calls"] = False
+            return _chain_node.export_node(self, name, node, prov, runnable, fn, chain,
+                                           _bound_tool_lists(runnable, fn))
 
         # model
         model, bound = self.find_model(runnable, fn)
