@@ -210,6 +210,10 @@ pub struct NodeDef {
     /// `hosted` (a `model` node only, SPEC 2.2): tools the model's provider runs inside the model
     /// call, plain calls one after another before it chooses.
     pub hosted: Vec<Named>,
+    /// `model_written` (issue 28): tools of `tools` whose arguments the node's code takes from
+    /// what a model wrote (a step running a tool call's arguments, or a message's text): a model
+    /// chooses those arguments, as at a tool node (SPEC 6, QG017/QG018).
+    pub model_written: Vec<Named>,
     /// `sets`: flags its code sets when it runs.
     pub sets: Vec<Named>,
     /// `clears`: flags its code clears when it runs.

@@ -240,3 +240,65 @@ fn an_empty_or_moving_pin_pins_nothing() {
         );
     }
 }
+
+/// Fixture QG017/holds-code-calls-it (a step running `run_command` with its own arguments) with
+/// `model_written` on its step when given; the findings, or the load error's text.
+fn step_writes(model_written: Option<&str>) -> Result<Vec<Finding>, String> {
+    let src = common::root().join("fixtures/QG017/holds-code-calls-it");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let graph = std::fs::read_to_string(src.join("graph.json")).expect("read");
+    let from = "\"kind\": \"step\",";
+    assert!(graph.contains(from));
+    let graph = match model_written {
+        Some(list) => graph.replace(
+            from,
+            &format!("{from} \"model_written\": {list}, \"x_note\": 1,"),
+        ),
+        None => graph,
+    };
+    std::fs::write(dir.path().join("graph.json"), graph).expect("write");
+    std::fs::copy(
+        src.join("catalogue.json"),
+        dir.path().join("catalogue.json"),
+    )
+    .expect("copy");
+    let inputs = stalwart::input::load_export(
+        &dir.path().join("graph.json"),
+        &dir.path().join("catalogue.json"),
+    )
+    .map_err(|e| format!("{} | {}", e.message(), e.help_text().unwrap_or_default()))?;
+    Ok(verify::verify(inputs, &Options::new(1))
+        .expect("verify")
+        .findings)
+}
+
+#[test]
+fn a_step_running_what_the_model_wrote_raises_qg017() {
+    // Issue 28 item 2: the step's code runs `run_command` with the model's text (the exporter's
+    // `model_written`): the model writes the shell command, as at a tool node.
+    let f = step_writes(Some("[\"run_command\"]")).expect("loads");
+    let q = only(&f, "QG017");
+    assert_eq!(q.subject, "run_command");
+    assert!(
+        q.message.ends_with("(argument 'command' (shell))"),
+        "{}",
+        q.message
+    );
+    // The same step with its own arguments, and an empty list: nothing for QG017.
+    for given in [None, Some("[]"), Some("null")] {
+        let f = step_writes(given).expect("loads");
+        assert!(!f.iter().any(|x| x.rule == "QG017"), "{given:?}");
+    }
+}
+
+#[test]
+fn model_written_names_only_the_nodes_tools() {
+    let e = step_writes(Some("[\"get_order\"]")).expect_err("get_order is not the step's tool");
+    assert!(
+        e.contains("`model_written` of node 'cleanup' names 'get_order', which the node's `tools` do not list")
+            && e.contains("name one of its tools (run_command)"),
+        "{e}"
+    );
+    let e = step_writes(Some("\"run_command\"")).expect_err("not a list");
+    assert!(e.contains("model_written"), "{e}");
+}

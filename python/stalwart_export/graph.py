@@ -16,7 +16,7 @@ import importlib.metadata
 import json
 from typing import Any
 
-from . import _code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words
+from . import _code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words, _written
 
 START = "__start__"
 END = "__end__"
@@ -214,7 +214,9 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     (`_code.referenced_objects`), and a call it cannot resolve (`getattr` with a run-time name,
     `.invoke()` on something it cannot resolve) is an opaque `tools` entry; `f(**call["args"])`
     over the application's plain functions is a `tools_plain` node over them; a step whose code
-    cannot be read is an opaque `code` entry.
+    cannot be read is an opaque `code` entry. A step that hands a tool what the model wrote (a
+    tool call's arguments, a message's text) lists that tool in its `model_written` (`_written.py`,
+    SPEC 6 QG017/QG018: the model chooses those arguments, as at a tool node).
 
     Locations (SPEC 12.4, `_sources.py`): a node running a function of the user's at its `def`
     (an instance of the user's class with `__call__` at its `class`; a decorated function at its
@@ -243,6 +245,7 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     if tool_locations:
         out["tool_locations"] = tool_locations
     _words.apply(out, w, warn=ex.warn)
+    _written.mark(ex.to_locate)  # after the words: a declared effect the code hands the model's text
     if any(g.input_reads_outside for g in ex.guards):
         if w.input_reads_outside is False:
             ex.warn("the words say the input is the person's (input.reads_outside: false), but a guard of the graph "

@@ -126,9 +126,10 @@ fn on_tool(rule: RuleId, d: &ToolDef, detail: &str) -> Finding {
     f
 }
 
-/// For each tool, true when a model can choose it: a model node offers it, or a tool node
-/// (`tools`, `tools_plain`) binds it, whose batch the model chose (SPEC 3). A `step` node's
-/// tools are called by its code.
+/// For each tool, true when a model can choose its arguments: a model node offers it, or a tool
+/// node (`tools`, `tools_plain`) binds it, whose batch the model chose (SPEC 3), or a node's code
+/// runs it with what a model wrote (`model_written`, issue 28: a step handing a tool a tool
+/// call's arguments or a message's text). A `step` node's other tools are called by its code.
 fn model_chosen(m: &FlatModel) -> Vec<bool> {
     let mut out = vec![false; m.tools.len()];
     for n in &m.nodes {
@@ -139,6 +140,9 @@ fn model_chosen(m: &FlatModel) -> Vec<bool> {
             for &t in &n.tools {
                 out[t] = true;
             }
+        }
+        for &t in &n.model_written {
+            out[t] = true;
         }
     }
     out

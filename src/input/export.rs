@@ -417,10 +417,12 @@ fn read_node(r: Reader<'_>, n: &Node) -> Result<NodeDef, InputError> {
         },
         None => (id.loc, false, None),
     };
+    let tools = r.opt_names(m, "tools", &what("tools"))?;
     Ok(NodeDef {
         kind,
         agent: r.opt_text(m, "agent", &what("agent"))?.map(|a| a.name),
-        tools: r.opt_names(m, "tools", &what("tools"))?,
+        model_written: read_model_written(r, m, &id.name, &tools)?,
+        tools,
         hosted: r.opt_names(m, "hosted", &what("hosted"))?,
         sets: r.opt_names(m, "sets", &what("sets"))?,
         clears: r.opt_names(m, "clears", &what("clears"))?,
@@ -433,6 +435,49 @@ fn read_node(r: Reader<'_>, n: &Node) -> Result<NodeDef, InputError> {
         opaque: read_opaque(r, m, &id.name)?,
         id,
     })
+}
+
+/// A node's `model_written` (issue 28 item 2): a list of names of the node's own `tools` whose
+/// arguments its code takes from what a model wrote (an exporter writes it for a step that runs
+/// `tool.invoke(last.tool_calls[0]["args"])` or `run_python.invoke({"code": last.content})`).
+/// Such a tool is chosen by a model for QG017/QG018 (SPEC 6), as a tool node's tools are; the
+/// engines read the node as before. Absent or null: none. Errors: not a list of texts, or a name
+/// the node's `tools` does not list.
+fn read_model_written(
+    r: Reader<'_>,
+    m: Map<'_>,
+    id: &str,
+    tools: &[Named],
+) -> Result<Vec<Named>, InputError> {
+    let Some(list) = m.get_some("model_written") else {
+        return Ok(Vec::new());
+    };
+    let names = r.names(list, &format!("`model_written` of node '{id}'"))?;
+    if let Some(bad) = names
+        .iter()
+        .find(|n| !tools.iter().any(|t| t.name == n.name))
+    {
+        let listed: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        return Err(r
+            .err(
+                bad.loc,
+                format!(
+                    "`model_written` of node '{id}' names '{}', which the node's `tools` do not list",
+                    bad.name
+                ),
+                if listed.is_empty() {
+                    format!("node '{id}' lists no `tools`: drop `model_written`, or add '{}' to its `tools`", bad.name)
+                } else {
+                    format!(
+                        "name one of its tools ({}), or add '{}' to its `tools`",
+                        listed.join(", "),
+                        bad.name
+                    )
+                },
+            )
+            .with_label("not a tool of the node"));
+    }
+    Ok(names)
 }
 
 /// A node's `opaque` (SPEC 2.2, 12.5): a list of `{"what", "why", "location"?}`, each what the

@@ -269,6 +269,9 @@ fn node_json(sources: &SourceMap, n: &NodeDef) -> Value {
     if !n.hosted.is_empty() {
         o.insert("hosted".into(), names(&n.hosted));
     }
+    if !n.model_written.is_empty() {
+        o.insert("model_written".into(), names(&n.model_written));
+    }
     if !n.sets.is_empty() {
         o.insert("sets".into(), names(&n.sets));
     }
