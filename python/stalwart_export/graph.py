@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import inspect
 import json
 from typing import Any
 
-from . import _code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words, _written
+from . import (_code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen,
+               _words, _written)
 
 START = "__start__"
 END = "__end__"
@@ -334,6 +336,35 @@ def graph_contents(compiled: Any) -> tuple[list, list, list]:
     return list(ex.tools_seen.values()), guards, list(ex.hosted.values())
 
 
+def _same_node(g: Any, name: str, file: str, action: Any) -> bool | None:
+    """Is the `add_node` action `action` (its AST, in `file`) what graph `g`'s node `name` runs?
+    With `name` None: is `action` (a module-level builder's name) `g`'s builder? (Read by
+    `_sources.resolve_action`; None when it cannot tell.)"""
+    from langgraph.graph import StateGraph
+    from langgraph.pregel import Pregel
+    from langgraph.prebuilt import ToolNode
+
+    got = _sources.resolve_action(file, action)
+    if name is None:
+        return None if not isinstance(got, StateGraph) else got is g.builder
+    spec = g.builder.nodes.get(name)
+    if got is _sources.UNKNOWN or spec is None:
+        return None
+    runnable = g._inner.get(name, spec.runnable)
+    if got is spec.runnable or got is runnable:
+        return True
+    if isinstance(got, tuple) and len(got) == 2 and got[0] == "tools":
+        return isinstance(runnable, ToolNode) and set(runnable.tools_by_name) == set(got[1])
+    if isinstance(got, (Pregel, ToolNode)):
+        return False
+    if inspect.isfunction(got) or inspect.ismethod(got):
+        fn = _code.unwrap_callable(runnable)
+        if fn is None:
+            return False
+        return _code.plain_function(_code.unwrap_decorated(got)) is _code.plain_function(_code.unwrap_decorated(fn))
+    return None
+
+
 class _Exporter:
     def __init__(self, provenance: bool) -> None:
         self.provenance = provenance
@@ -413,6 +444,13 @@ class _Exporter:
         (`tool_locations`), once every file the graph's code lives in is known."""
         if origin is not None:
             self.sources.add(origin[0])
+        # the modules holding a graph or its builder, and the application code they hold (a
+        # factory module, an agent class, a module the loaded one imports: issue 28 item 5)
+        walkers = list({id(g): g for g, _n, _d, _f in self.to_locate}.values())
+        graphs = [o for g in walkers for o in (g.compiled, g.builder) if o is not None]
+        files, held = _sources.holders(graphs, origin[0] if origin is not None else None)
+        for f in files:
+            self.sources.add(f)
         for t in self.tools_seen.values():
             for obj in _tool_code(t):
                 self.sources.add_object(obj)
@@ -426,14 +464,19 @@ class _Exporter:
                 loc = _code.location(fn, base)
                 how = "the function it runs"
             if loc is None:
-                call = None if g.prebuilt else self.sources.add_node_call(list(g.builder.nodes), name)
+                # a graph whose nodes are all subgraphs or tool nodes is the user's too
+                framework = g.prebuilt and any(f is not None for gg, _n, _d, f in self.to_locate if gg is g)
+                call = None if framework else self.sources.add_node_call(
+                    list(g.builder.nodes), name, lambda n, file, action, g=g: _same_node(g, n, file, action))
                 how = "add_node(...)" if call else None
                 if call is None and name in g.sub_of:
                     call = self.sources.constructor_call(getattr(g.sub_of[name], "name", None), None)
                     how = "the subgraph's constructor call" if call else None
                 if call is None and g.prebuilt:
+                    assigned = ([origin] if origin is not None else []) + [
+                        (f, k) for f, k, i in held if i == id(g.compiled)]
                     call = self.sources.constructor_call(getattr(g.compiled, "name", None),
-                                                         origin if g.parent is None else None)
+                                                         assigned if g.parent is None else None)
                     how = "the prebuilt agent's constructor call" if call else None
                 loc = _sources.loc_of(call, base)
             node.pop("location", None)
