@@ -247,6 +247,12 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     if tool_locations:
         out["tool_locations"] = tool_locations
     _words.apply(out, w, warn=ex.warn)
+    # a tool with no definition of the user's (an effect a node's `calls` declare, an MCP or a
+    # hosted tool) is located at the words that declare it, not at the generated catalogue
+    unlocated = [t for t in _node_tool_names(out) if t not in tool_locations]
+    tool_locations.update(_words.declared_at(w, unlocated, base))
+    if tool_locations:
+        out["tool_locations"] = tool_locations
     _written.mark(ex.to_locate)  # after the words: a declared effect the code hands the model's text
     if any(g.input_reads_outside for g in ex.guards):
         if w.input_reads_outside is False:
@@ -300,6 +306,15 @@ def _node_tools(export: dict, where: str) -> list[str]:
     g = export["subgraphs"].get(m.group(2), {}) if m.group(2) else export
     node = next((n for n in g.get("nodes", []) if n["id"] == escape_id(m.group(1))), {})
     return list(node.get("tools") or [])
+
+
+def _node_tool_names(export: dict) -> list[str]:
+    """Every tool a node of the export (its subgraphs included) binds, offers or hosts, once."""
+    out: list[str] = []
+    for g in [export, *export.get("subgraphs", {}).values()]:
+        for n in g.get("nodes", []):
+            out += [t for t in [*(n.get("tools") or []), *(n.get("hosted") or [])] if t not in out]
+    return out
 
 
 def _strip(obj: Any) -> None:
