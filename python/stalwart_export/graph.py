@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
-import inspect
 import json
 from typing import Any
 
-from . import (_code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen,
-               _words, _written)
+from . import _code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words
 
 START = "__start__"
 END = "__end__"
@@ -253,6 +251,8 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     tool_locations.update(_words.declared_at(w, unlocated, base))
     if tool_locations:
         out["tool_locations"] = tool_locations
+    from . import _written
+
     _written.mark(ex.to_locate)  # after the words: a declared effect the code hands the model's text
     if any(g.input_reads_outside for g in ex.guards):
         if w.input_reads_outside is False:
@@ -355,6 +355,8 @@ def _same_node(g: Any, name: str, file: str, action: Any) -> bool | None:
     """Is the `add_node` action `action` (its AST, in `file`) what graph `g`'s node `name` runs?
     With `name` None: is `action` (a module-level builder's name) `g`'s builder? (Read by
     `_sources.resolve_action`; None when it cannot tell.)"""
+    import inspect
+
     from langgraph.graph import StateGraph
     from langgraph.pregel import Pregel
     from langgraph.prebuilt import ToolNode
