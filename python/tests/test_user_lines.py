@@ -118,6 +118,11 @@ def test_a_declared_effect_s_finding_is_at_the_words_line(binary, tmp_path):
     assert main(["lg_apps.factory.mailer:graph", "-o", str(gp), "--catalogue", str(cp), "--words", str(words)]) == 0
     e = json.loads(gp.read_text())
     assert e["tool_locations"]["gmail_send"]["location"] == {"file": "words.json", "line": line, "column": column}
+    # read_inbox has words too, and a definition of the user's: it stays at its definition
+    from lg_apps.factory import tools
+
+    inbox = e["tool_locations"]["read_inbox"]["location"]
+    assert os.path.realpath(os.path.join(tmp_path, inbox["file"])) == os.path.realpath(tools.__file__), inbox
     fs = findings(binary, gp, cp)
     [q] = [f for f in fs if f["rule"] == "QG101" and f["subject"] == "gmail_send"]
     assert at(q) == (os.path.realpath(words), line), q["location"]
@@ -128,3 +133,18 @@ def test_a_declared_effect_s_finding_is_at_the_words_line(binary, tmp_path):
 def marker_def(module: Any, fn: str) -> int:
     src = open(module.__file__).read().splitlines()
     return next(i + 1 for i, t in enumerate(src) if t.startswith(f"def {fn}("))
+
+
+def test_words_locate_only_tools_with_no_definition_of_the_users(tmp_path):
+    """`_words.declared_at`: a node's `calls` entry first, else the tool's top-level words (a
+    hosted or MCP tool only the words describe); nothing for words given as a mapping (no file)."""
+    from stalwart_export import _words
+
+    spots = {("nodes", "send", "calls", "gmail_send"): 7, ("gmail_send",): 2, ("web_search_preview",): 3}
+    w = _words.split({"gmail_send": {"kind": "write"}, "web_search_preview": {"kind": "read"},
+                      "nodes": {"send": {"calls": {"gmail_send": {"kind": "write"}}}}})
+    assert _words.declared_at(w, ["gmail_send"], str(tmp_path)) == {}
+    w.place = lambda keys: (str(tmp_path / "words.json"), spots[keys], 5) if keys in spots else None
+    got = _words.declared_at(w, ["gmail_send", "web_search_preview", "lookup"], str(tmp_path))
+    assert got == {"gmail_send": {"location": {"file": "words.json", "line": 7, "column": 5}},
+                   "web_search_preview": {"location": {"file": "words.json", "line": 3, "column": 5}}}
