@@ -280,9 +280,20 @@ fn a_step_running_what_the_model_wrote_raises_qg017() {
     let q = only(&f, "QG017");
     assert_eq!(q.subject, "run_command");
     assert!(
-        q.message.ends_with("(argument 'command' (shell))"),
+        q.message.ends_with(
+            "(argument 'command' (shell)); node 'cleanup' runs it with what a model wrote (a tool \
+             call's arguments or a message's text)"
+        ),
         "{}",
         q.message
+    );
+    // The fix is in the step's code: run_command is offered to no model.
+    assert!(
+        q.fix.starts_with(
+            "In node 'cleanup', stop running what the model wrote through 'run_command'"
+        ),
+        "{}",
+        q.fix
     );
     // The same step with its own arguments, and an empty list: nothing for QG017.
     for given in [None, Some("[]"), Some("null")] {

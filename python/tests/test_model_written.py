@@ -34,15 +34,20 @@ def step_node(e: dict) -> dict:
     return next(n for n in e["nodes"] if n["id"] == "step")
 
 
-def rules(binary: str, tmp_path: Any, e: dict) -> set[tuple[str, str]]:
-    """(rule, subject) of every finding of QG017/QG018 the verifier reports on the export."""
+def found(binary: str, tmp_path: Any, e: dict) -> list[dict]:
+    """Every finding of QG017/QG018 the verifier reports on the export."""
     gp, cp = tmp_path / "graph.json", tmp_path / "catalogue.json"
     gp.write_text(json.dumps(e))
     cp.write_text(json.dumps(CATALOGUE))
     p = subprocess.run([binary, "verify", "--graph", str(gp), "--catalogue", str(cp), "--format", "json"],
                        capture_output=True, text=True, timeout=300, cwd=REPO)
     assert p.returncode in (0, 1), p.stderr
-    return {(f["rule"], f["subject"]) for f in json.loads(p.stdout)["findings"] if f["rule"] in ("QG017", "QG018")}
+    return [f for f in json.loads(p.stdout)["findings"] if f["rule"] in ("QG017", "QG018")]
+
+
+def rules(binary: str, tmp_path: Any, e: dict) -> set[tuple[str, str]]:
+    """(rule, subject) of every finding of QG017/QG018 the verifier reports on the export."""
+    return {(f["rule"], f["subject"]) for f in found(binary, tmp_path, e)}
 
 
 @pytest.mark.parametrize("shape, words, tool, rule", [
@@ -65,7 +70,11 @@ def test_a_step_running_what_the_model_wrote_raises_the_rule(shape, words, tool,
     e = export(getattr(agents, shape), words)
     n = step_node(e)
     assert n["kind"] == "step" and n["tools"] == [tool] and n["model_written"] == [tool], n
-    assert rules(binary, tmp_path, e) == {(rule, tool)}
+    [f] = found(binary, tmp_path, e)
+    assert (f["rule"], f["subject"]) == (rule, tool)
+    # the tool is offered to no model: the message names the step, the fix is in its code
+    assert "node 'step' runs it with what a model wrote" in f["message"], f["message"]
+    assert f["fix"].startswith("In node 'step', "), f["fix"]
 
 
 def test_a_loop_spreading_the_calls_into_a_function_is_a_plain_tool_node(binary, tmp_path):

@@ -20,6 +20,7 @@ use crate::model::{FlatModel, ToolIx};
 pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<Finding> {
     let mut out = Vec::new();
     let chosen = model_chosen(m);
+    let offered = offered(m);
     // A tool no node binds never runs (the lint `tool_never_bound` names it): nothing to raise.
     let mut bound = vec![false; m.tools.len()];
     for n in &m.nodes {
@@ -49,6 +50,9 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
                 if let Some(first) = flagged.first() {
                     let mut f = on(rule, "");
                     f.message = format!("{} (argument {})", f.message, args.join(", "));
+                    if !offered[t] {
+                        written_fix(&mut f, rule, &d.name, &written_by(m, t));
+                    }
                     // At the tool's definition in the user's source when the export gives it
                     // (SPEC 12.4), else at the argument's role; the entry beside it.
                     f.related = vec![(d.loc, format!("'{}' is declared here", d.name))];
@@ -126,11 +130,22 @@ fn on_tool(rule: RuleId, d: &ToolDef, detail: &str) -> Finding {
     f
 }
 
-/// For each tool, true when a model can choose its arguments: a model node offers it, or a tool
-/// node (`tools`, `tools_plain`) binds it, whose batch the model chose (SPEC 3), or a node's code
+/// For each tool, true when a model can choose its arguments: it is [`offered`], or a node's code
 /// runs it with what a model wrote (`model_written`, issue 28: a step handing a tool a tool
 /// call's arguments or a message's text). A `step` node's other tools are called by its code.
 fn model_chosen(m: &FlatModel) -> Vec<bool> {
+    let mut out = offered(m);
+    for n in &m.nodes {
+        for &t in &n.model_written {
+            out[t] = true;
+        }
+    }
+    out
+}
+
+/// For each tool, true when a model node offers it, or a tool node (`tools`, `tools_plain`) binds
+/// it, whose batch the model chose (SPEC 3).
+fn offered(m: &FlatModel) -> Vec<bool> {
     let mut out = vec![false; m.tools.len()];
     for n in &m.nodes {
         if matches!(
@@ -141,11 +156,40 @@ fn model_chosen(m: &FlatModel) -> Vec<bool> {
                 out[t] = true;
             }
         }
-        for &t in &n.model_written {
-            out[t] = true;
-        }
     }
     out
+}
+
+/// The qualified ids of the nodes whose code runs `t` with what a model wrote.
+fn written_by(m: &FlatModel, t: ToolIx) -> Vec<String> {
+    m.nodes
+        .iter()
+        .filter(|n| n.model_written.contains(&t))
+        .map(|n| format!("'{}'", n.qid))
+        .collect()
+}
+
+/// QG017/QG018 on a tool no model is offered, whose arguments a step's code takes from what a
+/// model wrote: the message says where, and the fix is in that code (taking the tool out of the
+/// model's tools would change nothing).
+fn written_fix(f: &mut Finding, rule: RuleId, tool: &str, nodes: &[String]) {
+    let at = nodes.join(", ");
+    f.message.push_str(&format!(
+        "; node {at} runs it with what a model wrote (a tool call's arguments or a message's text)"
+    ));
+    f.fix = if rule == RuleId::QG017 {
+        format!(
+            "In node {at}, stop running what the model wrote through '{tool}': build what it runs \
+             from parameters the code checks; where a model must write code, run it in an isolated \
+             sandbox with no credentials and no network, and have a person confirm each call."
+        )
+    } else {
+        format!(
+            "In node {at}, check what the model wrote against a closed set before passing it to \
+             '{tool}' (an allow-list of destinations, a path under a fixed root, a parameterised \
+             query with the model's text as a value), or have the tool build the value itself."
+        )
+    };
 }
 
 /// The declarations QG104 compares: (word, present).
