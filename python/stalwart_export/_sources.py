@@ -279,13 +279,21 @@ def _class_file(cls: Any) -> str | None:
         return None
 
 
+_BY_FILE: dict[str, Any] = {}
+_BY_FILE_SEEN: list[int] = [-1]
+
+
 def module_of_file(file: str) -> Any:
-    """The loaded module whose file is `file`, or None."""
-    real = os.path.realpath(file)
-    for mod in _user_modules():
-        if os.path.realpath(mod.__file__) == real:
-            return mod
-    return None
+    """The loaded module whose file is `file`, or None (the map is made again when modules were
+    loaded since)."""
+    import sys
+
+    if _BY_FILE_SEEN[0] != len(sys.modules):
+        _BY_FILE.clear()
+        for mod in _user_modules():
+            _BY_FILE.setdefault(os.path.realpath(mod.__file__), mod)
+        _BY_FILE_SEEN[0] = len(sys.modules)
+    return _BY_FILE.get(os.path.realpath(file))
 
 
 def resolve_action(file: str, action: ast.AST | None) -> Any:
