@@ -295,8 +295,21 @@ fn a_step_running_what_the_model_wrote_raises_qg017() {
         "{}",
         q.fix
     );
-    // The same step with its own arguments, and an empty list: nothing for QG017.
-    for given in [None, Some("[]"), Some("null")] {
+    // Only the arguments a model wrote, when the export names them: the shell command is one.
+    let f = step_writes(Some(
+        "[{\"tool\": \"run_command\", \"args\": [\"command\"]}]",
+    ))
+    .expect("loads");
+    assert_eq!(only(&f, "QG017").subject, "run_command");
+    // The same step with its own arguments, an empty list, or the model writing only another
+    // argument (the command is the code's own): nothing for QG017.
+    for given in [
+        None,
+        Some("[]"),
+        Some("null"),
+        Some("[{\"tool\": \"run_command\", \"args\": [\"cwd\"]}]"),
+        Some("[{\"tool\": \"run_command\", \"args\": []}]"),
+    ] {
         let f = step_writes(given).expect("loads");
         assert!(!f.iter().any(|x| x.rule == "QG017"), "{given:?}");
     }
@@ -310,6 +323,21 @@ fn model_written_names_only_the_nodes_tools() {
             && e.contains("name one of its tools (run_command)"),
         "{e}"
     );
+    let e = step_writes(Some(
+        "[{\"tool\": \"get_order\", \"args\": [\"order_id\"]}]",
+    ))
+    .expect_err("get_order is not the step's tool");
+    assert!(e.contains("names 'get_order'"), "{e}");
     let e = step_writes(Some("\"run_command\"")).expect_err("not a list");
     assert!(e.contains("model_written"), "{e}");
+    let e = step_writes(Some("[true]")).expect_err("an entry neither text nor a mapping");
+    assert!(
+        e.contains("an entry of `model_written` of node 'cleanup'"),
+        "{e}"
+    );
+    let e = step_writes(Some("[{\"args\": [\"command\"]}]")).expect_err("no tool");
+    assert!(
+        e.contains("the `tool` of an entry of `model_written`"),
+        "{e}"
+    );
 }

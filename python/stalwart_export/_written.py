@@ -6,7 +6,11 @@ loop `for call in last.tool_calls: run_python.invoke(call["args"])`), or the tex
 (`run_python.invoke({"code": last.content})`, `execute_sql(query=msg.content)`). Such a call is
 a call whose arguments a model chose, as a tool node's are: QG017 (code, shell) and QG018 (sql,
 query, path, url, template, destination) apply. The export lists those tools in the node's
-`model_written` (SPEC 2.2, read by the verifier's qls-graph reader).
+`model_written` (read by the verifier's qls-graph reader): the tool's name when any of its
+arguments may be the model's (a tool call's whole `args`, a text input), or `{"tool": name,
+"args": [...]}` naming the arguments the model wrote when the code names them (the keys of a
+dict literal given to `.invoke`, keyword arguments, positions of a function it resolves), so a
+constant `script` beside a model-written `stdin` raises nothing.
 
 An argument is the model's (`written_by_model`) when its expression reads, anywhere inside it:
 
@@ -127,13 +131,61 @@ def _args(call: ast.Call) -> list[tuple[int | str | None, ast.AST]]:
     return out
 
 
+def _merge(into: dict, name: str, args: frozenset[str] | None) -> None:
+    if name in into:
+        have = into[name]
+        into[name] = None if have is None or args is None else have | args
+    else:
+        into[name] = args
+
+
+def _input_args(flow: _Flow, expr: ast.AST) -> frozenset[str] | None:
+    """The arguments the model wrote in a tool's input `expr` (`.invoke(expr)`): the keys of a
+    dict literal whose values are the model's; None (any) for any other input."""
+    if not isinstance(expr, ast.Dict):
+        return None
+    out: set[str] = set()
+    for k, v in zip(expr.keys, expr.values):
+        if not flow.written(v):
+            continue
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+            return None  # a `**spread` or a computed key
+        out.add(k.value)
+    return frozenset(out)
+
+
+def _call_args(flow: _Flow, call: ast.Call, target: Any, passed: list) -> frozenset[str] | None:
+    """The arguments of `target` (called by `call`) the model wrote (`passed`), by name; None when
+    it cannot tell which (a spread, a position it cannot name)."""
+    if isinstance(call.func, ast.Attribute) and call.func.attr in _unseen.RUNS:
+        given = call.args[0] if call.args else next(
+            (kw.value for kw in call.keywords if kw.arg in ("input", "tool_input")), None)
+        if given is None or not flow.written(given):
+            return frozenset()  # only the configuration or a callback is the model's
+        return _input_args(flow, given)
+    try:
+        params = list(inspect.signature(target).parameters) if target is not None and not _is_tool(target) else None
+    except (TypeError, ValueError):
+        params = None
+    out: set[str] = set()
+    for k, _a in passed:
+        if isinstance(k, str):
+            out.add(k)
+        elif isinstance(k, int) and params is not None and k < len(params):
+            out.add(params[k])
+        else:
+            return None
+    return frozenset(out)
+
+
 def written_calls(fn: Any, tree: ast.AST, depth: int = _unseen.HELPER_DEPTH, seeds: Iterable[str] = (),
-                  seen: frozenset[int] = frozenset()) -> list[str]:
-    """The names of what `fn`'s code calls with an argument the model wrote (see the module's doc),
-    in the code's order; an application helper handed such an argument is followed (`depth`
-    calls deep), its parameters that receive it holding the model's text there."""
+                  seen: frozenset[int] = frozenset()) -> dict[str, frozenset[str] | None]:
+    """What `fn`'s code calls with an argument the model wrote (see the module's doc), in the
+    code's order: name -> the arguments the model wrote (None: it cannot tell which, any). An
+    application helper handed such an argument is followed (`depth` calls deep), its parameters
+    that receive it holding the model's text there."""
     flow = _Flow(tree, seeds)
-    out: list[str] = []
+    out: dict[str, frozenset[str] | None] = {}
     seen = seen | {id(_code.plain_function(fn))}
     calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)),
                    key=lambda c: (c.lineno, c.col_offset))
@@ -148,11 +200,12 @@ def written_calls(fn: Any, tree: ast.AST, depth: int = _unseen.HELPER_DEPTH, see
                 htree = _code.parse_function(helper)
                 params = _receiving(helper, passed)
                 if htree is not None:
-                    for n in written_calls(helper, htree, depth - 1, params, seen):
-                        if n not in out:
-                            out.append(n)
-        if name is not None and name not in out:
-            out.append(name)
+                    for n, a in written_calls(helper, htree, depth - 1, params, seen).items():
+                        _merge(out, n, a)
+        if name is not None:
+            args = _call_args(flow, call, target, passed)
+            if args != frozenset():
+                _merge(out, name, args)
     return out
 
 
@@ -198,7 +251,7 @@ def mark(located: Iterable[tuple[Any, str, dict, Any]]) -> None:
         try:
             names = written_calls(fn, tree)
         except Exception:  # noqa: BLE001 - reading someone's code: never crash the export, never
-            names = list(tools)  # silence: sound before smart, every tool of the step is the model's
-        hit = [t for t in tools if t in names]
+            names = dict.fromkeys(tools)  # silence: sound before smart, every tool is the model's
+        hit = [t if names[t] is None else {"tool": t, "args": sorted(names[t])} for t in tools if t in names]
         if hit:
             node["model_written"] = hit

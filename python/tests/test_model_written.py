@@ -21,6 +21,11 @@ CATALOGUE = {"format": "qls-catalogue/1", "tools": {
     "fetch_url": {"kind": "read", "reads_outside": True, "args": {"url": {"type": "string", "role": "url"}}},
     "search_docs": {"kind": "read", "args": {"query": {"type": "string", "role": "query"}}},
     "execute_sql": {"kind": "write", "at_most": 3, "args": {"query": {"type": "string", "role": "sql"}}},
+    "run_script": {"kind": "write", "at_most": 3, "args": {"script": {"type": "string", "role": "code"},
+                                                          "stdin": {"type": "string", "role": "content"}}},
+    "post_message": {"kind": "write", "sends_out": True, "at_most": 3,
+                     "args": {"channel": {"type": "string", "role": "destination"},
+                              "text": {"type": "string", "role": "content"}}},
 }}
 #: The words declaring the step's own database call (a plain function, no LangChain tool).
 SQL_WORDS = {"nodes": {"step": {"calls": {"execute_sql": CATALOGUE["tools"]["execute_sql"]}}}}
@@ -50,26 +55,28 @@ def rules(binary: str, tmp_path: Any, e: dict) -> set[tuple[str, str]]:
     return {(f["rule"], f["subject"]) for f in found(binary, tmp_path, e)}
 
 
-@pytest.mark.parametrize("shape, words, tool, rule", [
-    # run_python.invoke(state["messages"][-1].tool_calls[0]["args"])
-    ("step_tool_call_args", None, "run_python", "QG017"),
+@pytest.mark.parametrize("shape, words, tool, written, rule", [
+    # run_python.invoke(state["messages"][-1].tool_calls[0]["args"]): any argument
+    ("step_tool_call_args", None, "run_python", "run_python", "QG017"),
     # last = state["messages"][-1]; run_python.invoke({"code": last.content})
-    ("step_content", None, "run_python", "QG017"),
+    ("step_content", None, "run_python", {"tool": "run_python", "args": ["code"]}, "QG017"),
     # msg = state["messages"][-1]; execute_sql(query=msg.content), the call declared in the words
-    ("step_sql_kwarg", SQL_WORDS, "execute_sql", "QG018"),
+    ("step_sql_kwarg", SQL_WORDS, "execute_sql", {"tool": "execute_sql", "args": ["query"]}, "QG018"),
     # for tc in last.tool_calls: fetch_url.invoke(tc["args"])
-    ("step_loop_invoke", None, "fetch_url", "QG018"),
+    ("step_loop_invoke", None, "fetch_url", "fetch_url", "QG018"),
     # question = ...content.strip(); search_docs.invoke({"query": f"site:docs {question}"})
-    ("step_query_fstring", None, "search_docs", "QG018"),
+    ("step_query_fstring", None, "search_docs", {"tool": "search_docs", "args": ["query"]}, "QG018"),
     # tools.run_snippet(code), the application's helper running run_python.invoke({"code": source})
-    ("step_helper", None, "run_python", "QG017"),
+    ("step_helper", None, "run_python", {"tool": "run_python", "args": ["code"]}, "QG017"),
+    # post_message.invoke({"channel": last.tool_calls[0]["args"]["channel"], "text": "done"})
+    ("step_post_anywhere", None, "post_message", {"tool": "post_message", "args": ["channel"]}, "QG018"),
 ])
-def test_a_step_running_what_the_model_wrote_raises_the_rule(shape, words, tool, rule, binary, tmp_path):
+def test_a_step_running_what_the_model_wrote_raises_the_rule(shape, words, tool, written, rule, binary, tmp_path):
     """Before: the step's tool was `called by its code`, never chosen by a model, so neither rule
     was raised though the model writes the code (or the query, or the address) it runs."""
     e = export(getattr(agents, shape), words)
     n = step_node(e)
-    assert n["kind"] == "step" and n["tools"] == [tool] and n["model_written"] == [tool], n
+    assert n["kind"] == "step" and n["tools"] == [tool] and n["model_written"] == [written], n
     [f] = found(binary, tmp_path, e)
     assert (f["rule"], f["subject"]) == (rule, tool)
     # the tool is offered to no model: the message names the step, the fix is in its code
@@ -93,6 +100,21 @@ def test_a_step_running_its_own_arguments_raises_neither(shape, binary, tmp_path
     e = export(getattr(agents, shape))
     n = step_node(e)
     assert n["kind"] == "step" and "run_python" in n["tools"] and "model_written" not in n, n
+    assert rules(binary, tmp_path, e) == set()
+
+
+@pytest.mark.parametrize("shape, tool, written", [
+    # run_script.invoke({"script": REPORT, "stdin": <the model's text>}): the script is the code's own
+    ("step_script_stdin", "run_script", ["stdin"]),
+    # post_message.invoke({"channel": "#ops", "text": <the model's text>}): the destination is fixed
+    ("step_post_summary", "post_message", ["text"]),
+])
+def test_only_the_arguments_the_model_wrote_count(shape, tool, written, binary, tmp_path):
+    """The model writes an argument with no code or query role, the code's own constant the one
+    with it: neither rule (listing the whole tool would raise a false QG017 on the script)."""
+    e = export(getattr(agents, shape))
+    n = step_node(e)
+    assert n["model_written"] == [{"tool": tool, "args": written}], n
     assert rules(binary, tmp_path, e) == set()
 
 

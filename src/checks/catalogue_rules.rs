@@ -19,8 +19,8 @@ use crate::model::{FlatModel, ToolIx};
 /// `rulebook_compiled`: a rulebook was given and compiles (QG101 reads it as a route).
 pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<Finding> {
     let mut out = Vec::new();
-    let chosen = model_chosen(m);
     let offered = offered(m);
+    let written = written(m);
     // A tool no node binds never runs (the lint `tool_never_bound` names it): nothing to raise.
     let mut bound = vec![false; m.tools.len()];
     for n in &m.nodes {
@@ -33,12 +33,13 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
             continue;
         }
         let on = |rule: RuleId, detail: &str| on_tool(rule, d, detail);
-        if chosen[t] {
+        if offered[t] || written[t] != Writes::Nothing {
             for (rule, roles) in [(RuleId::QG017, Role::CODE), (RuleId::QG018, Role::QUERY)] {
                 let flagged: Vec<&crate::ir::ArgDef> = d
                     .args
                     .iter()
                     .filter(|a| a.role.is_some_and(|r| roles.contains(&r)))
+                    .filter(|a| offered[t] || written[t].covers(&a.name))
                     .collect();
                 let args: Vec<String> = flagged
                     .iter()
@@ -130,14 +131,42 @@ fn on_tool(rule: RuleId, d: &ToolDef, detail: &str) -> Finding {
     f
 }
 
-/// For each tool, true when a model can choose its arguments: it is [`offered`], or a node's code
-/// runs it with what a model wrote (`model_written`, issue 28: a step handing a tool a tool
-/// call's arguments or a message's text). A `step` node's other tools are called by its code.
-fn model_chosen(m: &FlatModel) -> Vec<bool> {
-    let mut out = offered(m);
+/// Which arguments of a tool some node's code runs it with from what a model wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Writes {
+    /// None (its calls' arguments are the code's own).
+    Nothing,
+    /// These.
+    Args(std::collections::BTreeSet<String>),
+    /// Any of them.
+    All,
+}
+
+impl Writes {
+    fn covers(&self, arg: &str) -> bool {
+        match self {
+            Writes::Nothing => false,
+            Writes::Args(names) => names.contains(arg),
+            Writes::All => true,
+        }
+    }
+}
+
+/// For each tool, the arguments a node's code takes from what a model wrote (`model_written`,
+/// issue 28: a step handing a tool a tool call's arguments or a message's text): a model chooses
+/// those, as at a tool node. A `step` node's other calls are its code's own.
+fn written(m: &FlatModel) -> Vec<Writes> {
+    let mut out = vec![Writes::Nothing; m.tools.len()];
     for n in &m.nodes {
-        for &t in &n.model_written {
-            out[t] = true;
+        for (t, args) in &n.model_written {
+            out[*t] = match (std::mem::replace(&mut out[*t], Writes::Nothing), args) {
+                (Writes::All, _) | (_, None) => Writes::All,
+                (Writes::Nothing, Some(a)) => Writes::Args(a.iter().cloned().collect()),
+                (Writes::Args(mut have), Some(a)) => {
+                    have.extend(a.iter().cloned());
+                    Writes::Args(have)
+                }
+            };
         }
     }
     out
@@ -164,7 +193,7 @@ fn offered(m: &FlatModel) -> Vec<bool> {
 fn written_by(m: &FlatModel, t: ToolIx) -> Vec<String> {
     m.nodes
         .iter()
-        .filter(|n| n.model_written.contains(&t))
+        .filter(|n| n.model_written.iter().any(|(w, _)| *w == t))
         .map(|n| format!("'{}'", n.qid))
         .collect()
 }

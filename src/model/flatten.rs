@@ -223,8 +223,8 @@ impl Builder {
             let model_written = n
                 .model_written
                 .iter()
-                .map(|t| self.tool(&t.name))
-                .collect::<Result<Vec<_>, _>>()?;
+                .map(|w| Ok((self.tool(&w.tool.name)?, w.args.clone())))
+                .collect::<Result<Vec<_>, String>>()?;
             let sets = n
                 .sets
                 .iter()

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from .._fake import call, scripted
 from . import tools
-from .tools import execute_sql, fetch_url, run_python, search_docs
+from .tools import execute_sql, fetch_url, post_message, run_python, run_script, search_docs
 
 
 class RunCode(BaseModel):
@@ -97,6 +97,26 @@ def step_state_field(state: State):
     out = run_python.invoke({"code": state["script"]})
     page = fetch_url.invoke("https://status.example.com")
     return {"messages": [("user", out + page)]}
+
+
+# ----------------------------------------------------------------- the model writes only some arguments
+REPORT = "import sys; print(sys.stdin.read().upper())"
+
+
+def step_script_stdin(state: State):
+    out = run_script.invoke({"script": REPORT, "stdin": state["messages"][-1].content})
+    return {"messages": [("user", out)]}
+
+
+def step_post_summary(state: State):
+    post_message.invoke({"channel": "#ops", "text": state["messages"][-1].content})
+    return {}
+
+
+def step_post_anywhere(state: State):
+    last = state["messages"][-1]
+    post_message.invoke({"channel": last.tool_calls[0]["args"]["channel"], "text": "done"})
+    return {}
 
 
 def build(step):

@@ -31,3 +31,15 @@ def execute_sql(query: str) -> list:
 def run_snippet(source: str) -> str:
     """The application's helper: runs a snippet in the sandbox."""
     return run_python.invoke({"code": source})
+
+
+@tool
+def run_script(script: str, stdin: str = "") -> str:
+    """Run one of the team's scripts, with the given standard input."""
+    return "ran"
+
+
+@tool
+def post_message(channel: str, text: str) -> str:
+    """Post a message to a chat channel."""
+    return "posted"
