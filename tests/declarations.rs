@@ -241,6 +241,85 @@ fn an_empty_or_moving_pin_pins_nothing() {
     }
 }
 
+/// The lints of QG014/holds-guarded with `interrupts` set to `interrupts` (JSON), and with the
+/// tool node's kind set to `kind`: (id, tool, message) of each `asked_twice`.
+fn asked_twice(interrupts: &str, kind: &str) -> Vec<(String, String, String)> {
+    let src = common::root().join("fixtures/QG014/holds-guarded");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut g: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src.join("graph.json")).expect("read"))
+            .expect("json");
+    g["interrupts"] = serde_json::from_str(interrupts).expect("interrupts");
+    for n in g["nodes"].as_array_mut().expect("nodes") {
+        if n["id"] == "tools" {
+            n["kind"] = kind.into();
+        }
+    }
+    std::fs::write(dir.path().join("graph.json"), g.to_string()).expect("write");
+    std::fs::copy(
+        src.join("catalogue.json"),
+        dir.path().join("catalogue.json"),
+    )
+    .expect("copy");
+    let inputs = stalwart::input::load_export(
+        &dir.path().join("graph.json"),
+        &dir.path().join("catalogue.json"),
+    )
+    .expect("load");
+    verify::verify(inputs, &Options::new(1))
+        .expect("verify")
+        .lints
+        .into_iter()
+        .filter(|l| l.id == "asked_twice")
+        .map(|l| (l.id.to_string(), l.tool, l.message))
+        .collect()
+}
+
+/// Issue 29 item 4: the author's review of a write the guard checks at every call asks the person
+/// twice for one call (the tool check confirms every write, SPEC 12.1 rule 8): the lint
+/// `asked_twice` says which question to drop. A review of a read, or of a write some node calls
+/// plainly, is the only question and is not remarked.
+#[test]
+fn an_authors_review_of_a_guarded_write_is_asked_twice() {
+    for (interrupts, at) in [
+        (
+            r#"[{"node": "tools", "when": "call", "tool": "refund"}]"#,
+            "call 'tools'",
+        ),
+        (
+            r#"[{"node": "tools", "when": "before", "tool": "refund"}]"#,
+            "before 'tools'",
+        ),
+        (
+            r#"[{"node": "agent", "when": "after", "tool": "refund"}]"#,
+            "after 'agent'",
+        ),
+    ] {
+        let lints = asked_twice(interrupts, "tools");
+        assert_eq!(lints.len(), 1, "{interrupts}: {lints:?}");
+        let (_, tool, message) = &lints[0];
+        assert_eq!(tool, "refund");
+        assert!(
+            message.starts_with(&format!(
+                "the interrupt {at} asks the person about 'refund', and the guard asks again at each call on 'tools'"
+            )),
+            "{message}"
+        );
+        assert!(message.contains("drop this review"), "{message}");
+    }
+    // A read is not asked about by the guard; a plain tool node asks nothing itself.
+    assert!(asked_twice(
+        r#"[{"node": "tools", "when": "call", "tool": "get_order"}]"#,
+        "tools"
+    )
+    .is_empty());
+    assert!(asked_twice(
+        r#"[{"node": "tools", "when": "call", "tool": "refund"}]"#,
+        "tools_plain"
+    )
+    .is_empty());
+}
+
 /// Fixture QG017/holds-code-calls-it (a step running `run_command` with its own arguments) with
 /// `model_written` on its step when given; the findings, or the load error's text.
 fn step_writes(model_written: Option<&str>) -> Result<Vec<Finding>, String> {

@@ -1,8 +1,8 @@
 //! The runtime lints (SPEC 6): warnings the runtime itself would give, which never block.
 //! Order, as the seed prints them: per tool in catalogue order `write_not_retry_safe`,
 //! `write_without_result_schema`, `compensation_not_retry_safe`; then `compensation_out_of_reach`,
-//! `interrupt_confirms_nothing`, `tool_never_bound`, `unknown_word`; first of all `kind_unset`
-//! (a tool whose entry says `kind: null`, read as a write until it is declared).
+//! `interrupt_confirms_nothing`, `asked_twice`, `tool_never_bound`, `unknown_word`; first of all
+//! `kind_unset` (a tool whose entry says `kind: null`, read as a write until it is declared).
 
 use crate::findings::Lint;
 use crate::ir::{Catalogue, Compensation};
@@ -133,6 +133,7 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
             }
         }
     }
+    out.extend(asked_twice(m));
     let mut bound = vec![false; m.tools.len()];
     for &t in m.nodes.iter().flat_map(|n| n.tools.iter().chain(&n.hosted)) {
         if let Some(b) = bound.get_mut(t) {
@@ -162,6 +163,56 @@ pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
             },
             u.loc,
         ));
+    }
+    out
+}
+
+/// `asked_twice` (issue 29 item 4): the author's own review of a write (an approval node's
+/// `interrupt()`, `HumanInTheLoopMiddleware`, a `before`/`after`/`inside`/`call` interrupt naming
+/// it) where every node that can call the write is guarded. The tool check asks the person about
+/// every write (SPEC 12.1 rule 8), so the person is asked twice for one call; one question is
+/// enough, and the guard's is the one the proof credits at the call (it shows the exact arguments
+/// and is recorded in the guard's history). A write some node calls plainly keeps its review
+/// unremarked: there it is the only question. One lint per interrupt, in node order, at the
+/// interrupt's line.
+fn asked_twice(m: &FlatModel) -> Vec<Lint> {
+    let mut plain = vec![false; m.tools.len()];
+    let mut guarded: Vec<Option<&str>> = vec![None; m.tools.len()];
+    for n in &m.nodes {
+        for t in n.plain_calls() {
+            plain[t] = true;
+        }
+        if n.guarded() {
+            for &t in n.called() {
+                guarded[t].get_or_insert(n.qid.as_str());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for n in &m.nodes {
+        for p in n.on_enter.iter().chain(&n.on_leave).chain(&n.reviews) {
+            let Some(t) = p.tool else { continue };
+            let (Some(at), false) = (guarded[t], plain[t]) else {
+                continue;
+            };
+            if !m.tools[t].is_write() {
+                continue;
+            }
+            let name = &m.tools[t].name;
+            out.push(Lint {
+                id: "asked_twice",
+                tool: name.clone(),
+                message: format!(
+                    "the interrupt {} '{}' asks the person about '{name}', and the guard asks again at each call on '{at}' \
+                     (the tool check confirms every write): one question is enough; drop this review \
+                     (the approval node, `HumanInTheLoopMiddleware`'s `interrupt_on` entry for '{name}', \
+                     or the `interrupt()` in the tool) and keep the guard's, which shows the exact call",
+                    p.when.as_str(),
+                    n.qid
+                ),
+                loc: Some(p.loc),
+            });
+        }
     }
     out
 }
