@@ -159,6 +159,8 @@ class Words:
     input_reads_outside: bool | None
     nodes: dict[str, NodeWords]
     where: Any = None
+    #: key path -> (the words file, line, column), when the words came from a file
+    place: Any = None
     #: `standing` (SDK exports only): False when the application never grants standing approvals
     standing: bool | None = None
     #: `turns` (SDK exports only): "restart" or "any"
@@ -406,6 +408,26 @@ def _find(export: dict, name: str, escape_id: Any) -> tuple[dict, dict | None]:
             return g, None
         g = export["subgraphs"][node["graph"]]
     return g, None
+
+
+def declared_at(words: Words, tools: Any, base: str | None) -> dict[str, dict]:
+    """`tool_locations` entries (SPEC 12.4) for the tools of `tools` the words declare, at the
+    words file's line: a node's `calls` entry (an effect with no code of its own to point at),
+    else the tool's top-level words. Empty when the words did not come from a file."""
+    from . import _code
+
+    if words.place is None:
+        return {}
+    out: dict[str, dict] = {}
+    for tool in tools:
+        keys = next((("nodes", n, "calls", tool) for n, nw in words.nodes.items() if tool in nw.calls), None)
+        if keys is None and tool in words.tools:
+            keys = (tool,)
+        got = words.place(keys) if keys is not None else None
+        if got is not None:
+            file, line, column = got
+            out[tool] = {"location": {"file": _code.rel_file(file, base), "line": line, "column": column}}
+    return out
 
 
 def unbound_tools(words: Words, tools: list[str]) -> list[str]:
