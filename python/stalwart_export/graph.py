@@ -16,7 +16,8 @@ import importlib.metadata
 import json
 from typing import Any
 
-from . import _code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words
+from . import (_code, _fallbacks, _guarded, _halts, _hosted, _inner_export, _pauses, _picks, _review, _routes, _sources,
+               _unseen, _words)
 
 START = "__start__"
 END = "__end__"
@@ -358,6 +359,8 @@ class _Exporter:
         self.hosted: dict[str, _hosted.Hosted] = {}
         #: (where, node dict) of each model node with `hosted`, for `finish_hosted`.
         self.hosted_nodes: list[tuple[str, dict]] = []
+        #: Agents built again from a node function's constructor call (`_inner_export`), kept alive.
+        self.inner_agents: dict[tuple, Any] = {}
 
     def uses_guard(self, compiled: Any) -> bool:
         """Does compiled graph `compiled` (run inside a tool's code) decide any tool call through a
@@ -543,6 +546,8 @@ class _GraphExport:
         self.prebuilt = False
         #: Subgraph nodes: name -> the compiled graph they run.
         self.sub_of: dict[str, Any] = {}
+        #: Subgraph nodes whose own function runs the subgraph (their Commands are read from it).
+        self.via_function: set[str] = set()
         #: Model nodes bound with `parallel_tool_calls=False`: one tool call a message.
         self.single_call: set[str] = set()
         #: id(edge) -> {destination: the tools its visit may call after this route}.
@@ -614,7 +619,8 @@ class _GraphExport:
         for name, spec in b.nodes.items():
             self.commands(name, spec)
         #: nodes whose every way out is a Command(goto=...): no implicit halt (issue 28)
-        self.always_route = {n for n in b.nodes if n not in self.toolnodes and self.kinds.get(n) in ("step", "model")
+        self.always_route = {n for n in b.nodes if n not in self.toolnodes
+                             and (self.kinds.get(n) in ("step", "model") or n in self.via_function)
                              and _halts.always_routes(_code.unwrap_callable(self.runnable(n)))}
         self.error_handlers()
         for name in b.nodes:
@@ -694,6 +700,7 @@ class _GraphExport:
                 prov["subgraph_via"] = ("langgraph_supervisor's call_agent: the whole state in, the agent's whole "
                                         "output out")
             elif not direct:
+                self.via_function.add(name)
                 self.ex.warn(self.label(
                     f"node {name!r} runs subgraph {gname!r} inside a function; its input/output mapping "
                     "and any other code are opaque"))
@@ -732,6 +739,12 @@ class _GraphExport:
             prov["middleware"] = _code.qualname(mw)
             self.kinds[name] = "step"
             return self.lg(node, **prov)
+
+        # an agent built inside the node's function (issue 28 item 1, issue 29 item 3)
+        if fn is not None and not _code.is_library(fn):
+            tree = _code.parse_function(fn)
+            if tree is not None and _inner_export.export(self, name, node, prov, fn, tree):
+                return self.lg(node, **prov)
 
         # model
         model, bound = self.find_model(runnable, fn)
@@ -1082,7 +1095,8 @@ class _GraphExport:
                     if tools:
                         names = [_tool_name(t) for t in tools]
                     return r[0], names or r[1]
-            for step in getattr(o, "steps", None) or []:
+            steps = _code.attr(o, "steps", None)
+            for step in steps if isinstance(steps, (list, tuple)) else []:  # a class's `steps` is a property
                 r = model_of(step, depth + 1)
                 if r is not None:
                     return r
@@ -1278,7 +1292,7 @@ class _GraphExport:
                 returns_command |= rc
             if observed_parent:
                 prov["handoffs"] = "tool metadata '__handoff_destination'"
-        elif kind in ("step", "model") and fn is not None and not _is_middleware(getattr(fn, "__self__", None)):
+        elif (kind in ("step", "model") or name in self.via_function) and fn is not None and not _is_middleware(getattr(fn, "__self__", None)):
             tree_ok = _code.parse_function(fn) is not None
             if not tree_ok and kind == "step" and not _code.is_library(fn):
                 unknown_goto = True
@@ -1719,7 +1733,8 @@ def _one_call_a_message(runnable: Any, fn: Any) -> bool:
         inner = _code.attr(o, "bound", None)
         if inner is not None and inner is not o and bound_single(inner, depth + 1):
             return True
-        return any(bound_single(st, depth + 1) for st in (_code.attr(o, "steps", None) or []))
+        steps = _code.attr(o, "steps", None)  # on a class (RunnableSequence itself) a property: no steps
+        return isinstance(steps, (list, tuple)) and any(bound_single(st, depth + 1) for st in steps)
 
     if bound_single(runnable):
         return True
