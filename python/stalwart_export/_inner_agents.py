@@ -274,6 +274,22 @@ def find(fn: Any, tree: ast.AST, depth: int = HELPER_DEPTH, env: dict | None = N
         if inner.site is None:
             inner.site = inner.line_call
         inner.var = _bound_to(tree, inner.site)
+        inner.arg_nodes += _locals_behind(scope, inner.arg_nodes)
+    return out
+
+
+def _locals_behind(scope: _Scope, exprs: list[ast.AST], depth: int = 3) -> list[ast.AST]:
+    """The values the function assigns to the local names `exprs` use (`tools = [...]` before
+    `create_react_agent(llm, tools)`): what they name is handed to the agent too."""
+    out: list[ast.AST] = []
+    if depth <= 0:
+        return out
+    for e in exprs:
+        for n in ast.walk(e):
+            if isinstance(n, ast.Name) and n.id not in scope.env:
+                values = scope.assigned(n.id) or []
+                out += values
+                out += _locals_behind(scope, values, depth - 1)
     return out
 
 
@@ -337,8 +353,11 @@ def _build(scope: _Scope, call: ast.Call, ctor_fn: Any, ctor: str, at: ast.AST) 
             inner.replaced.append(f"{pname} ({_shown(expr)}, left out)")
         else:
             what = "tools" if pname in ("tools", "middleware") else "subgraph"
+            shown = _shown(expr)
+            if isinstance(expr, ast.Name) and len(scope.assigned(expr.id) or []) == 1:
+                shown = f"{expr.id} = {_shown((scope.assigned(expr.id) or [expr])[0])}"
             inner.unread.append(_unseen.Unread(
-                what, f"builds an agent with {ctor}(...) whose {pname} ({_shown(expr)}) the exporter cannot "
+                what, f"builds an agent with {ctor}(...) whose {pname} ({shown}) the exporter cannot "
                       f"resolve: {'the tools it may call are' if what == 'tools' else 'what it runs is'} not read", at))
     if isinstance(args.get("model"), str):
         args["model"] = _placeholder()  # "openai:gpt-4o": the provider's package need not be there
