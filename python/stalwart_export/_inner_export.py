@@ -118,6 +118,7 @@ def _wrapped(walker: Any, name: str, gname: str, direct: list[str], fn: Any) -> 
     agent: dict[str, Any] = {"id": "agent", "kind": "subgraph", "graph": gname}
     if loc is not None:
         agent["location"] = dict(loc)
+    ex.wrapper_nodes.append(agent)
     ex.subgraphs[wname] = {
         "nodes": [{"id": "__start__", "kind": "start"}, steps[0], agent, steps[1], {"id": "__end__", "kind": "end"}],
         "edges": [{"from": a, "kind": "fixed", "destinations": [b]} for a, b in

@@ -361,6 +361,8 @@ class _Exporter:
         self.hosted_nodes: list[tuple[str, dict]] = []
         #: Agents built again from a node function's constructor call (`_inner_export`), kept alive.
         self.inner_agents: dict[tuple, Any] = {}
+        #: Subgraph nodes of the graphs `_inner_export` writes around an agent (located there).
+        self.wrapper_nodes: list[dict] = []
 
     def uses_guard(self, compiled: Any) -> bool:
         """Does compiled graph `compiled` (run inside a tool's code) decide any tool call through a
@@ -443,6 +445,7 @@ class _Exporter:
                     node.setdefault("langgraph", {})["located_at"] = how
         # a prebuilt agent's nodes found nowhere else: where the node running the agent is
         by_graph = {n.get("graph"): n for _g, _n, n, _f in self.to_locate if n.get("kind") == "subgraph"}
+        by_graph.update({n["graph"]: n for n in self.wrapper_nodes if "location" in n})
         for _ in range(8):
             changed = False
             for g, _name, node, _fn in self.to_locate:

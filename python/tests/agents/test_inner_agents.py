@@ -22,7 +22,7 @@ import pytest
 from langgraph.types import Command
 
 from helpers import REPO, allowed, escape_id, graph_at, run_steps
-from inner_apps import async_team, guarded_team, middleware_team, supervisor, unresolved
+from inner_apps import async_team, guarded_team, middleware_team, mixed, supervisor, unresolved
 from stalwart_export import export_graph, read_history
 
 CATALOGUE = {"format": "qls-catalogue/1", "tools": {
@@ -35,6 +35,8 @@ CATALOGUE = {"format": "qls-catalogue/1", "tools": {
                    "args": {"to": {"type": "string", "role": "destination"}, "body": {"type": "string"}}},
     "lookup": {"kind": "read", "args": {"term": {"type": "string"}}},
     "wire_money": {"kind": "write", "args": {"account": {"type": "string"}, "amount": {"type": "number"}}},
+    "notify_team": {"kind": "write", "sends_out": True, "args": {"text": {"type": "string"}}},
+    "search_docs": {"kind": "read", "args": {"query": {"type": "string"}}},
 }}
 
 
@@ -201,6 +203,39 @@ def test_an_agent_whose_tools_or_model_come_from_the_run_is_opaque(binary, tmp_p
     declared = export(unresolved.graph, {"nodes": {"worker": {"calls": {"wire_money": {"kind": "write"}}}}})
     assert "opaque" not in node_of(declared, "worker") and node_of(declared, "worker")["tools"] == ["wire_money"]
     assert node_of(declared, "configured")["opaque"]
+
+
+# ------------------------------------------------------------------ what the function does besides
+def test_a_tool_the_node_calls_itself_besides_its_agent_is_kept(binary, tmp_path):
+    """`notify_team.invoke(...)` in the node, then the agent built and run: the node runs a
+    subgraph holding a step that calls notify_team (before and after the agent's run) and the
+    agent; search_docs, only handed to the agent, is the agent's tool node's, not the step's."""
+    e = export(mixed.graph)
+    n = node_of(e, "support")
+    assert n["kind"] == "subgraph" and "opaque" not in n
+    w = e["subgraphs"][n["graph"]]
+    steps = [x for x in w["nodes"] if x["kind"] == "step"]
+    assert [x["tools"] for x in steps] == [["notify_team"], ["notify_team"]]
+    [a] = [x for x in w["nodes"] if x["kind"] == "subgraph"]
+    assert [x.get("tools") for x in e["subgraphs"][a["graph"]]["nodes"] if x["kind"] == "tools_plain"] == \
+        [["search_docs"]]
+    code, found, text, _ = verify(binary, tmp_path, e)
+    assert ("QG001", "notify_team", "support/before") in found, found
+    assert ("QG001", "search_docs", "support/agent/tools") in found, found
+    assert_fails_the_gate(code, found, text, {"QG001"})
+
+
+def test_code_the_exporter_cannot_resolve_besides_the_agent_is_opaque(binary, tmp_path):
+    """A runnable from the configuration run after the agent: the node is the agent's subgraph and
+    carries an opaque entry at that line (QG024), never `Gate: passed`."""
+    e = export(mixed.hooked_graph)
+    n = node_of(e, "hooked")
+    assert n["kind"] == "subgraph"
+    [o] = n["opaque"]
+    assert o["what"] == "tools" and (o["location"]["file"], o["location"]["line"]) == line_of(mixed, "hook")
+    code, found, text, _ = verify(binary, tmp_path, e)
+    assert ("QG024", "tools:hooked", "hooked") in found, found
+    assert_fails_the_gate(code, found, text, {"QG024"})
 
 
 # ------------------------------------------------------------------ a guard inside the agent
