@@ -551,6 +551,8 @@ class _GraphExport:
         self.sub_of: dict[str, Any] = {}
         #: Subgraph nodes whose own function runs the subgraph (their Commands are read from it).
         self.via_function: set[str] = set()
+        #: Nodes whose calls pass a guard the export does not credit: why (`guard_not_credited`).
+        self.uncredited: dict[str, str] = {}
         #: Model nodes bound with `parallel_tool_calls=False`: one tool call a message.
         self.single_call: set[str] = set()
         #: id(edge) -> {destination: the tools its visit may call after this route}.
@@ -635,6 +637,10 @@ class _GraphExport:
         _guarded.fan_outs(self)
         self.compile_interrupts()
         self.hitl_interrupts()
+        for n in self.nodes:
+            why = self.uncredited.get(unescape_id(n["id"]))
+            if why and n.get("kind") in ("tools_plain", "step"):
+                n["guard_not_credited"] = why
         out = {"nodes": self.nodes, "edges": self.edges, "sends": self.sends, "interrupts": self.interrupts}
         if self.state:
             out["state"] = self.state
@@ -1077,6 +1083,8 @@ class _GraphExport:
         lost = self.ex.history_lost
         if lost:
             why, fix = lost
+            # SPEC 2.2 `guard_not_credited`: the verifier's findings on the node say why, and the fix
+            self.uncredited[name] = f"the guard's history does not outlive the subgraph ({why}); fix: {fix}"
             self.ex.warn(self.label(
                 f"node {name!r} calls tools through the guard, but the guard's history does not outlive this "
                 f"subgraph ({why}): its session rules would restart each time the subgraph runs, so the node is "

@@ -267,10 +267,15 @@ def test_the_tutorial_shape_drops_the_guards_history_and_is_not_credited(binary,
                   "`order.after`, `order.not_after` and `at_most` (rule 5)", "taint of outside content",
                   "still do", "result[\"stalwart_guard\"]"):
         assert words in w, (words, w)
+    assert tn["guard_not_credited"].startswith("the guard's history does not outlive the subgraph (node 'writer'")
     code, found, text, report = verify(binary, tmp_path, e)
     assert ("QG001", "publish_post", "writer/tools") in found, found
     assert_fails_the_gate(code, found, text, {"QG001"})
     assert w in report["warnings"]
+    # the finding's fix is not "use guard.tool_node" (done already) but what keeps the guard's history
+    [f] = [f for f in report["findings"] if (f["rule"], f["node"]) == ("QG001", "writer/tools")]
+    assert "does not credit it" in f["fix"] and "`at_most` (rule 5)" in f["fix"], f["fix"]
+    assert "result[\"stalwart_guard\"]" in f["fix"] and "create_react_agent(model, tools=guard" not in f["fix"]
 
 
 def _run_guarded(graph: Any) -> tuple[dict, list]:
