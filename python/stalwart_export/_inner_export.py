@@ -29,7 +29,7 @@ def export(walker: Any, name: str, node: dict, prov: dict, fn: Any, tree: ast.AS
     if not inners:
         return False
     built = [i for i in inners if i.agent is not None]
-    direct, unread = _other_effects(walker, name, fn, tree, inners)
+    direct, unread = _other_effects(walker, name, fn, tree, inners, [i.agent for i in built])
     for i in inners:
         walker.unread(name, node, fn, i.unread)
     for extra in built[1:]:
@@ -82,6 +82,16 @@ def export(walker: Any, name: str, node: dict, prov: dict, fn: Any, tree: ast.AS
     node.update(kind="subgraph", graph=gname)
     walker.kinds[name] = "subgraph"
     return True
+
+
+def besides(walker: Any, name: str, node: dict, fn: Any, tree: ast.AST, agent: Any, gname: str) -> str:
+    """For node `name` whose function runs the compiled graph `agent` (exported as `gname`): what
+    else its code does - the tools it calls itself (the graph's name returned is then that of a
+    subgraph holding a step calling them around the agent) and the calls it cannot resolve (opaque
+    entries on the node)."""
+    direct, unread = _other_effects(walker, name, fn, tree, [], [agent])
+    walker.unread(name, node, fn, unread)
+    return _wrapped(walker, name, gname, direct, fn) if direct else gname
 
 
 def _step_kind(walker: Any, name: str, node: dict, fn: Any, direct: list[str]) -> str:
@@ -147,16 +157,20 @@ def _tool_names(obj: Any) -> set[str]:
 
 
 def _other_effects(walker: Any, name: str, fn: Any, tree: ast.AST,
-                   inners: list) -> tuple[list[str], list]:
+                   inners: list, agents: list) -> tuple[list[str], list]:
     """(the tools the function calls itself, not only hands to an agent; the calls it makes that
-    the exporter cannot resolve, less the runs of the agents it built)."""
+    the exporter cannot resolve, less the runs of the agents it built). `agents`: the compiled
+    agents it runs (their tools are theirs)."""
     from . import graph
 
     inside = {id(n) for n in _inner_agents.inside_args(inners)}
     in_agent: set[str] = set()
+    for a in agents:
+        try:
+            in_agent |= {t.name for t in graph.graph_tools(a)}
+        except TypeError:  # not a StateGraph: its tools cannot be listed
+            pass
     for i in inners:
-        if i.agent is not None:
-            in_agent |= {t.name for t in graph.graph_tools(i.agent)}
         for n in i.arg_nodes:
             for sub in ast.walk(n):
                 if isinstance(sub, (ast.Name, ast.Attribute)):

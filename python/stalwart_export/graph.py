@@ -711,9 +711,13 @@ class _GraphExport:
             elif not direct:
                 self.via_function.add(name)
                 self.ex.warn(self.label(
-                    f"node {name!r} runs subgraph {gname!r} inside a function; its input/output mapping "
-                    "and any other code are opaque"))
+                    f"node {name!r} runs subgraph {gname!r} inside a function: exported as a subgraph node "
+                    "running it; what else its code does is read as a step's code is"))
                 prov["subgraph_via"] = "function"
+                tree = _code.parse_function(fn) if not _code.is_library(fn) else None
+                if tree is not None:
+                    # issue 28: the function's own calls are kept, what it cannot resolve is opaque
+                    node["graph"] = _inner_export.besides(self, name, node, fn, tree, sub, gname)
             self.kinds[name] = "subgraph"
             return self.lg(node, **prov)
 

@@ -225,6 +225,21 @@ def test_a_tool_the_node_calls_itself_besides_its_agent_is_kept(binary, tmp_path
     assert_fails_the_gate(code, found, text, {"QG001"})
 
 
+def test_a_module_level_agent_run_in_a_function_keeps_the_functions_own_calls(binary, tmp_path):
+    """A module-level compiled agent run inside the node's function (before: a subgraph node and a
+    warning that "any other code is opaque", its notify_team call lost): the node's own call of
+    notify_team is a step's around the agent."""
+    e = export(mixed.triage_graph)
+    n = node_of(e, "triage")
+    w = e["subgraphs"][n["graph"]]
+    assert [x.get("tools") for x in w["nodes"] if x["kind"] == "step"] == [["notify_team"], ["notify_team"]]
+    [a] = [x for x in w["nodes"] if x["kind"] == "subgraph"]
+    assert a["graph"] == "triage_agent"
+    code, found, text, _ = verify(binary, tmp_path, e)
+    assert ("QG001", "notify_team", "triage/before") in found, found
+    assert_fails_the_gate(code, found, text, {"QG001"})
+
+
 def test_code_the_exporter_cannot_resolve_besides_the_agent_is_opaque(binary, tmp_path):
     """A runnable from the configuration run after the agent: the node is the agent's subgraph and
     carries an opaque entry at that line (QG024), never `Gate: passed`."""

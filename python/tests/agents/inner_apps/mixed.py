@@ -55,3 +55,19 @@ hooked_builder.add_edge(START, "hooked")
 hooked_graph = hooked_builder.compile()
 
 INPUT = {"messages": [("user", "How do I deploy?")]}
+
+
+# A module-level agent the node runs inside its function, besides posting to the channel itself.
+triage_agent = create_react_agent(llm, [search_docs], name="triage_agent")
+
+
+def triage(state: MessagesState) -> dict:
+    notify_team.invoke({"text": "triage started"})
+    result = triage_agent.invoke({"messages": state["messages"]})
+    return {"messages": result["messages"][-1:]}
+
+
+triage_builder = StateGraph(MessagesState)
+triage_builder.add_node("triage", triage)
+triage_builder.add_edge(START, "triage")
+triage_graph = triage_builder.compile()
