@@ -185,7 +185,7 @@ def value(scope: _Scope, expr: ast.AST, depth: int = 6) -> Any:
             return BAD
         if values:
             got = [value(scope, v, depth - 1) for v in values]
-            return got[0] if all(g is got[0] or g == got[0] for g in got) else BAD
+            return got[0] if all(g is got[0] for g in got) else BAD
         return _unseen.resolve(scope.fn, scope.tree, expr)
     if isinstance(expr, ast.Attribute):
         base = value(scope, expr.value, depth - 1)

@@ -25,6 +25,9 @@ def export(walker: Any, name: str, node: dict, prov: dict, fn: Any, tree: ast.AS
     exporter's walk of the graph (`graph._GraphExport`)."""
     from .guard import HISTORY_KEY
 
+    mod = (getattr(_code.plain_function(fn), "__module__", "") or "").split(".")[0]
+    if mod in ("langgraph", "langchain", "langchain_core", "stalwart_export"):
+        return False  # the framework's own node functions (a prebuilt agent's) build no agent
     inners = _inner_agents.find(fn, tree)
     if not inners:
         return False
@@ -84,12 +87,36 @@ def export(walker: Any, name: str, node: dict, prov: dict, fn: Any, tree: ast.AS
     return True
 
 
-def besides(walker: Any, name: str, node: dict, fn: Any, tree: ast.AST, agent: Any, gname: str) -> str:
+def partial_args(runnable: Any) -> dict[str, Any]:
+    """The parameters a node's `functools.partial(f, ...)` binds, by name (LangGraph keeps the
+    partial as its `RunnableCallable`'s `func`), or {}."""
+    import functools
+    import inspect
+
+    part = _code.attr(runnable, "func", None)
+    if not isinstance(part, functools.partial):
+        return {}
+    out = dict(part.keywords)
+    try:
+        names = list(inspect.signature(part.func).parameters)
+    except (TypeError, ValueError):
+        return out
+    out.update(zip(names, part.args))
+    return out
+
+
+def besides(walker: Any, name: str, node: dict, fn: Any, tree: ast.AST, agent: Any, gname: str,
+            bound: dict[str, Any] | None = None) -> str:
     """For node `name` whose function runs the compiled graph `agent` (exported as `gname`): what
     else its code does - the tools it calls itself (the graph's name returned is then that of a
     subgraph holding a step calling them around the agent) and the calls it cannot resolve (opaque
-    entries on the node)."""
+    entries on the node). `bound`: the parameters a `functools.partial` binds (the agent among
+    them: its runs are the agent's)."""
     direct, unread = _other_effects(walker, name, fn, tree, [], [agent])
+    agent_params = {p for p, v in (bound or {}).items() if v is agent}
+    unread = [u for u in unread if not (isinstance(u.at, ast.Call) and isinstance(u.at.func, ast.Attribute)
+                                        and isinstance(u.at.func.value, ast.Name)
+                                        and u.at.func.value.id in agent_params)]
     walker.unread(name, node, fn, unread)
     return _wrapped(walker, name, gname, direct, fn) if direct else gname
 

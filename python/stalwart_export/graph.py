@@ -686,6 +686,8 @@ class _GraphExport:
                     self.ex.warn(self.label(f"node {name!r} runs {len(subs)} subgraphs; only the first is exported"))
             elif fn is not None:
                 found = [o for _, o in _code.referenced_objects(fn, depth=2) if isinstance(o, Pregel)]
+                # functools.partial(agent_node, agent=research_agent, name=...): the tutorial's worker
+                found += [o for o in _inner_export.partial_args(runnable).values() if isinstance(o, Pregel)]
                 if found:
                     sub = found[0]
         if sub is not None:
@@ -717,7 +719,8 @@ class _GraphExport:
                 tree = _code.parse_function(fn) if not _code.is_library(fn) else None
                 if tree is not None:
                     # issue 28: the function's own calls are kept, what it cannot resolve is opaque
-                    node["graph"] = _inner_export.besides(self, name, node, fn, tree, sub, gname)
+                    node["graph"] = _inner_export.besides(self, name, node, fn, tree, sub, gname,
+                                                          _inner_export.partial_args(runnable))
             self.kinds[name] = "subgraph"
             return self.lg(node, **prov)
 

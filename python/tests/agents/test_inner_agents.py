@@ -22,7 +22,7 @@ import pytest
 from langgraph.types import Command
 
 from helpers import REPO, allowed, escape_id, graph_at, run_steps
-from inner_apps import async_team, guarded_team, middleware_team, mixed, supervisor, unresolved
+from inner_apps import async_team, collaboration, guarded_team, middleware_team, mixed, supervisor, unresolved
 from stalwart_export import export_graph, read_history
 
 CATALOGUE = {"format": "qls-catalogue/1", "tools": {
@@ -37,6 +37,7 @@ CATALOGUE = {"format": "qls-catalogue/1", "tools": {
     "wire_money": {"kind": "write", "args": {"account": {"type": "string"}, "amount": {"type": "number"}}},
     "notify_team": {"kind": "write", "sends_out": True, "args": {"text": {"type": "string"}}},
     "search_docs": {"kind": "read", "args": {"query": {"type": "string"}}},
+    "run_python": {"kind": "write", "args": {"code": {"type": "string", "role": "code"}}},
 }}
 
 
@@ -129,6 +130,26 @@ def test_the_supervisor_team_runs_on_routes_of_its_export():
     steps, _ = run_steps(supervisor.graph, supervisor.INPUT, [])
     assert {ns[0].split(":")[0] for ns in steps if ns} == {"researcher", "writer"}, steps
     assert route_problems(e, steps) == []
+
+
+def test_the_collaboration_tutorials_partial_workers_are_subgraphs(binary, tmp_path):
+    """`functools.partial(agent_node, agent=research_agent, name=...)` (before: a step with an
+    opaque `agent.invoke` entry, QG024 for a worker that is read): each node runs its agent's
+    export; the run's steps are routes of the export."""
+    e = export(collaboration.graph)
+    for node, graph_name, tool in (("Researcher", "research_agent", "web_search"),
+                                   ("chart_generator", "chart_agent", "run_python")):
+        n = node_of(e, node)
+        assert (n["kind"], n["graph"]) == ("subgraph", graph_name) and "opaque" not in n, n
+        assert [x["tools"] for x in e["subgraphs"][graph_name]["nodes"] if x["kind"] == "tools_plain"] == [[tool]]
+    code, found, text, _ = verify(binary, tmp_path, e)
+    assert ("QG001", "run_python", "chart_generator/tools") in found, found
+    assert not [f for f in found if f[0] == "QG024"], found
+    assert_fails_the_gate(code, found, text, {"QG001"})
+    for m in (collaboration.research_llm, collaboration.chart_llm):
+        m.i = 0
+    steps, _ = run_steps(collaboration.graph, collaboration.INPUT, [])
+    assert route_problems(export_graph(collaboration.graph), steps) == []
 
 
 # ------------------------------------------------------------------ async, create_agent
