@@ -116,6 +116,8 @@ class _Scope:
 
     def __init__(self, fn: Any, tree: ast.AST, env: dict[str, Any] | None = None) -> None:
         self.fn, self.tree, self.env = fn, tree, env or {}
+        #: What a constructor the exporter called raised (`guard.tool_node` refusing a tool).
+        self.errors: list[str] = []
 
     def assigned(self, name: str) -> list[ast.AST] | None:
         """The values the function assigns to local `name`, or None when it changes it another way
@@ -211,7 +213,8 @@ def value(scope: _Scope, expr: ast.AST, depth: int = 6) -> Any:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 return callee(*args, **kwargs)
-        except Exception:  # noqa: BLE001 - building someone's object: never crash the export
+        except Exception as e:  # noqa: BLE001 - building someone's object: never crash the export
+            scope.errors.append(f"{_shown(expr)} raised {type(e).__name__}: {str(e)[:200]}")
             return BAD
     return BAD
 
@@ -337,6 +340,7 @@ def _build(scope: _Scope, call: ast.Call, ctor_fn: Any, ctor: str, at: ast.AST) 
     exprs.update({k.arg: k.value for k in call.keywords if k.arg is not None})
     args: dict[str, Any] = {}
     for pname, expr in exprs.items():
+        scope.errors = []
         v = value(scope, expr)
         if v is not BAD:
             args[pname] = v
@@ -356,9 +360,11 @@ def _build(scope: _Scope, call: ast.Call, ctor_fn: Any, ctor: str, at: ast.AST) 
             shown = _shown(expr)
             if isinstance(expr, ast.Name) and len(scope.assigned(expr.id) or []) == 1:
                 shown = f"{expr.id} = {_shown((scope.assigned(expr.id) or [expr])[0])}"
+            raised = f" ({'; '.join(scope.errors)})" if scope.errors else ""
             inner.unread.append(_unseen.Unread(
                 what, f"builds an agent with {ctor}(...) whose {pname} ({shown}) the exporter cannot "
-                      f"resolve: {'the tools it may call are' if what == 'tools' else 'what it runs is'} not read", at))
+                      f"resolve{raised}: {'the tools it may call are' if what == 'tools' else 'what it runs is'} "
+                      "not read", at))
     if isinstance(args.get("model"), str):
         args["model"] = _placeholder()  # "openai:gpt-4o": the provider's package need not be there
         inner.replaced.append("model (a model name, made at run time)")

@@ -314,6 +314,19 @@ def test_the_tutorial_shape_drops_the_guards_history_and_is_not_credited(binary,
     assert "result[\"stalwart_guard\"]" in f["fix"] and "create_react_agent(model, tools=guard" not in f["fix"]
 
 
+def test_create_agent_with_the_guard_as_middleware_inside_a_node_is_credited(binary, tmp_path):
+    """`create_agent(model, tools, middleware=[guard])` in the node, its history handed back: the
+    agent's tool node is guarded, and the gate passes."""
+    e = export(guarded_team.middleware)
+    [tn] = [x for x in sub(e, "writer")["nodes"] if x["id"] == "tools"]
+    assert (tn["kind"], tn["tools"]) == ("tools", ["publish_post"]) and "guard_not_credited" not in tn
+    code, found, text, _ = verify(binary, tmp_path, e)
+    assert code == 0 and not found, found
+    out, asked = _run_guarded(guarded_team.middleware)
+    hist = [(x["tool"], x["decision"], x["ran"]) for x in read_history(out)]
+    assert len(asked) == 1 and ("publish_post", "refuse", False) in hist, (asked, hist)
+
+
 def _run_guarded(graph: Any) -> tuple[dict, list]:
     """Run the team to its end, answering each of the guard's questions yes."""
     guarded_team.reset()
@@ -341,6 +354,78 @@ def test_the_guard_inside_the_agent_holds_its_session_rules_only_with_the_histor
     cfg = {"configurable": {"thread_id": str(uuid.uuid4())}}
     steps, _ = run_steps(guarded_team.kept, {"messages": [("user", "go")]}, [{"type": "approve"}])
     assert route_problems(e, steps) == []
+
+
+@pytest.mark.parametrize("model", ['"openai:gpt-4.1"', 'init_chat_model("anthropic:claude-sonnet-4-5")'])
+def test_a_model_made_at_run_time_is_stood_in_for(model, tmp_path):
+    """`create_agent("openai:gpt-4.1", tools=[...])` / `create_react_agent(init_chat_model(...), ...)`
+    in the node (the provider's package need not be installed): the agent is built with a stand-in
+    model, its tools read, and the warning says what was replaced."""
+    import importlib.util
+    import sys
+
+    src = tmp_path / "runtime_model_app.py"
+    src.write_text(f"""
+from langchain.agents import create_agent
+from langchain.chat_models import init_chat_model
+from langchain_core.tools import tool
+from langgraph.graph import START, MessagesState, StateGraph
+
+
+@tool
+def book_flight(flight: str) -> str:
+    \"\"\"Book a flight.\"\"\"
+    return "booked"
+
+
+def travel(state: MessagesState):
+    agent = create_agent({model}, tools=[book_flight], system_prompt="You book travel.")
+    return {{"messages": agent.invoke(state)["messages"][-1:]}}
+
+
+b = StateGraph(MessagesState)
+b.add_node("travel", travel)
+b.add_edge(START, "travel")
+graph = b.compile()
+""")
+    spec = importlib.util.spec_from_file_location("runtime_model_app", src)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["runtime_model_app"] = mod
+    try:
+        spec.loader.exec_module(mod)
+        e = export_graph(mod.graph, provenance=False, base=str(tmp_path))
+    finally:
+        sys.modules.pop("runtime_model_app", None)
+    n = node_of(e, "travel")
+    assert n["kind"] == "subgraph" and "opaque" not in n
+    assert [x["tools"] for x in sub(e, "travel")["nodes"] if x["kind"] == "tools_plain"] == [["book_flight"]]
+    assert any("model (" in w and "made at run time" in w for w in e["warnings"]), e["warnings"]
+
+
+def test_a_guard_refusing_the_agents_tools_is_said_not_silenced():
+    """`guard.tool_node([...])` naming a tool its catalogue lacks raises when built: the export's
+    opaque entry says what it raised."""
+    from langchain_core.tools import tool
+    from langgraph.graph import START, StateGraph
+    from langgraph.prebuilt import create_react_agent
+
+    @tool
+    def undeclared(x: str) -> str:
+        """A tool the catalogue does not declare."""
+        return x
+
+    guard = guarded_team.guard
+    llm = guarded_team.WRITER
+
+    def worker(state: guarded_team.TeamState):
+        agent = create_react_agent(llm, tools=guard.tool_node([undeclared]), state_schema=guarded_team.TeamState)
+        return agent.invoke(state)
+
+    b = StateGraph(guarded_team.TeamState)
+    b.add_node("worker", worker)
+    b.add_edge(START, "worker")
+    [o] = node_of(export(b.compile()), "worker")["opaque"]
+    assert o["what"] == "tools" and "raised GuardConfigError" in o["why"], o
 
 
 @pytest.mark.parametrize("shape", ["crash"])

@@ -1,6 +1,5 @@
-"""An async worker node: the agent is built in the node and run with `await agent.ainvoke(...)`,
-the model made from a model name (`create_agent("openai:gpt-4.1", ...)` in the app; the test
-swaps the name for the scripted model through `MODEL`)."""
+"""An async worker node: the agent is built in the node (`create_agent(MODEL, ...)`, its system
+prompt made from the state) and run with `await agent.ainvoke(...)`."""
 
 from __future__ import annotations
 

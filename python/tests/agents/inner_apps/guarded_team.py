@@ -83,6 +83,18 @@ def writer_tutorial(state: TeamState) -> Command[Literal["supervisor"]]:
                    goto="supervisor")
 
 
+def writer_middleware(state: TeamState) -> Command[Literal["supervisor"]]:
+    """create_agent with the guard as its middleware (its state then holds `stalwart_guard`)."""
+    from langchain.agents import create_agent
+
+    agent = create_agent(WRITER, tools=[publish_post], middleware=[guard],  # <- middleware
+                         system_prompt="You write and publish posts.")
+    result = agent.invoke(state)
+    return Command(update={"messages": [HumanMessage(content=result["messages"][-1].content, name="writer")],
+                           "stalwart_guard": result["stalwart_guard"]},
+                   goto="supervisor")
+
+
 def build(writer) -> object:
     b = StateGraph(TeamState)
     b.add_node("supervisor", supervisor)
@@ -94,6 +106,7 @@ def build(writer) -> object:
 
 kept = build(writer_kept)
 tutorial = build(writer_tutorial)
+middleware = build(writer_middleware)
 
 
 def reset() -> None:
