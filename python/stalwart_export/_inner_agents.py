@@ -6,11 +6,11 @@ agent.ainvoke(...)`).
 `find` reads the function's AST (and the application's helpers it calls, `HELPER_DEPTH` deep, their
 parameters bound to the caller's arguments) for a call of one of `CONSTRUCTORS`, and resolves each
 argument statically (`value`: literals, the function's own names, its globals and closure through
-`_unseen.resolve`, and the few harmless constructors of `SAFE_CALLS`). When the model and the tools
+`_unseen.resolve`, and the few harmless constructors `_safe_call` allows). When the model and the tools
 (and the middleware, when given) resolve, the agent is built again at export time with the same
 constructor - built only, never run -, a text-only argument it cannot resolve (`TEXT_ARGS`: a prompt
 made from the state) replaced by a harmless value, and a model made at run time
-(`init_chat_model(...)`, a model string) replaced by `PlaceholderModel` (which model it is changes
+(`init_chat_model(...)`, a model string) replaced by a stand-in (`_placeholder`: which model it is changes
 no route). What cannot be resolved is an `Unread` (an `opaque` entry, QG024) at the constructor's
 line (or the node's call of the helper holding it).
 
@@ -41,7 +41,6 @@ HELPER_DEPTH = 2
 RUNS = _unseen.RUNS
 
 BAD = _code._UNRESOLVED
-_MISSING = object()
 
 
 @dataclass
@@ -66,11 +65,9 @@ class Inner:
     helper_var: str | None = None
 
 
-class PlaceholderModel:
-    """Stands for a chat model made at run time while an agent is built at export time."""
-
-
 def _placeholder() -> Any:
+    """A chat model standing for one made at run time while the agent is built at export time: it
+    binds tools as a provider's model does, and is never run."""
     from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
     from langchain_core.utils.function_calling import convert_to_openai_tool
 

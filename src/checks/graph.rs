@@ -135,7 +135,7 @@ fn violation_finding(m: &FlatModel, v: &Violation, rule: RuleId, framework: Fram
         f.fix = format!(
             "'{}' runs its calls through the guard, but the export does not credit it: {}. \
              Re-export and re-scan once that is done: the node is then a guarded `tools` node.",
-            node.qid,
+            builder_name(&node.qid),
             why.trim_end_matches('.')
         );
     }
