@@ -909,9 +909,10 @@ class _GraphExport:
             word = '"model": true' if u.what == "model" else '"calls": {...}'
             if u.what == "subgraph":  # no word declares an agent: it is read, or restructured (SPEC 12.5)
                 self.ex.warn(self.label(
-                    f"node {name!r}: {u.why}: an opaque `subgraph` entry (QG024 fails the gate until it is read: "
-                    "build the agent from a model and tools the exporter can resolve - module-level names, the "
-                    "node's own literals - or add the compiled agent itself as the node)"))
+                    f"node {name!r}: {u.why}: an opaque `subgraph` entry (QG024 fails the gate until it is read - "
+                    "build the agent from a model and tools the exporter can resolve: module-level names, the "
+                    "node's own literals; or add the compiled agent itself as the node - or declared in the words: "
+                    f"{{\"nodes\": {{\"{name}\": {{\"calls\": {{...}}}}}}}}, what its agent may call)"))
                 continue
             self.ex.warn(self.label(
                 f"node {name!r}: {u.why}: an opaque `{u.what}` entry (QG024 fails the gate until it is read, or "

@@ -224,6 +224,8 @@ def test_an_agent_whose_tools_or_model_come_from_the_run_is_opaque(binary, tmp_p
     declared = export(unresolved.graph, {"nodes": {"worker": {"calls": {"wire_money": {"kind": "write"}}}}})
     assert "opaque" not in node_of(declared, "worker") and node_of(declared, "worker")["tools"] == ["wire_money"]
     assert node_of(declared, "configured")["opaque"]
+    declared = export(unresolved.graph, {"nodes": {"configured": {"calls": {"lookup": {"kind": "read"}}}}})
+    assert "opaque" not in node_of(declared, "configured") and node_of(declared, "configured")["tools"] == ["lookup"]
 
 
 # ------------------------------------------------------------------ what the function does besides
