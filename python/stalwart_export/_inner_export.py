@@ -71,7 +71,10 @@ def export(walker: Any, name: str, node: dict, prov: dict, fn: Any, tree: ast.AS
     gname = walker.ex.subgraph_name(keep, hint=name, lost=lost)
     walker.sub_of[name] = keep
     walker.via_function.add(name)
-    line = _code.source_line(fn, inner.at)[1]
+    file, line = _code.source_line(fn, inner.at)
+    if file and line:
+        walker.ex.agent_sites.setdefault(gname, {"file": _code.rel_file(file, walker.ex.base), "line": line,
+                                                 "column": getattr(inner.at, "col_offset", 0) + 1})
     prov["subgraph_via"] = f"an agent built in its function ({inner.ctor_name}(...) at line {line})"
     if inner.replaced:
         prov["replaced_at_export"] = inner.replaced

@@ -363,6 +363,8 @@ class _Exporter:
         self.inner_agents: dict[tuple, Any] = {}
         #: Subgraph nodes of the graphs `_inner_export` writes around an agent (located there).
         self.wrapper_nodes: list[dict] = []
+        #: Where a node function builds the agent exported under a name (`_inner_export`).
+        self.agent_sites: dict[str, dict] = {}
 
     def uses_guard(self, compiled: Any) -> bool:
         """Does compiled graph `compiled` (run inside a tool's code) decide any tool call through a
@@ -438,6 +440,9 @@ class _Exporter:
                                                          origin if g.parent is None else None)
                     how = "the prebuilt agent's constructor call" if call else None
                 loc = _sources.loc_of(call, base)
+                if loc is None and g.prebuilt and g.parent in self.agent_sites:
+                    loc = dict(self.agent_sites[g.parent])
+                    how = "the agent's constructor call in the node's function"
             node.pop("location", None)
             if loc is not None:
                 node["location"] = loc

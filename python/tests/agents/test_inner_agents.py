@@ -113,11 +113,15 @@ def test_workers_building_their_agent_are_subgraphs_with_its_tools(binary, tmp_p
         # the worker always hands back to the supervisor: no implicit edge to __end__
         assert [x["destinations"] for x in e["edges"] if x["from"] == worker] == [["supervisor"]]
     assert any("built again at export time with prompt" in w for w in e["warnings"]), e["warnings"]
-    code, found, text, _ = verify(binary, tmp_path, e)
+    code, found, text, report = verify(binary, tmp_path, e)
     assert ("QG001", "publish_post", "writer/tools") in found, found
     assert ("QG001", "web_search", "researcher/tools") in found, found
     assert not [f for f in found if f[2] in ("researcher", "writer")], found
     assert_fails_the_gate(code, found, text, {"QG001"})
+    # SPEC 12.4: at the agent's constructor call (the node's call of the helper that builds it)
+    for node, marker in (("researcher/tools", "researcher"), ("writer/tools", "writer")):
+        [f] = [f for f in report["findings"] if (f["rule"], f["node"]) == ("QG001", node)]
+        assert (f["location"]["file"], f["location"]["line"]) == line_of(supervisor, marker), f["location"]
 
 
 def test_the_supervisor_team_runs_on_routes_of_its_export():
