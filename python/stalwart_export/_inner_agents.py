@@ -63,6 +63,8 @@ class Inner:
     site: ast.AST | None = None
     #: In a helper: the helper's own local name for the agent (its runs there are the agent's).
     helper_var: str | None = None
+    #: In a helper: the helper's name (`make_worker`), the outermost one the node calls.
+    helper: str | None = None
 
 
 def _placeholder() -> Any:
@@ -269,6 +271,9 @@ def find(fn: Any, tree: ast.AST, depth: int = HELPER_DEPTH, env: dict | None = N
         for inner in find(helper, htree, depth - 1, henv, at or node, seen):
             inner.helper_var = inner.helper_var or inner.var
             inner.site, inner.arg_nodes = node, [node]
+            inner.helper = getattr(_code.plain_function(helper), "__qualname__", None) or _shown(node.func)
+            for u in inner.unread:
+                u.why = f"in helper {inner.helper}(...): {u.why}"
             out.append(inner)
     for inner in out:
         if inner.site is None:

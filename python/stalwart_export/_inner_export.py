@@ -75,13 +75,15 @@ def export(walker: Any, name: str, node: dict, prov: dict, fn: Any, tree: ast.AS
     if file and line:
         walker.ex.agent_sites.setdefault(gname, {"file": _code.rel_file(file, walker.ex.base), "line": line,
                                                  "column": getattr(inner.at, "col_offset", 0) + 1})
-    prov["subgraph_via"] = f"an agent built in its function ({inner.ctor_name}(...) at line {line})"
+    built_at = (f"{inner.ctor_name}(...) in helper {inner.helper}(...), called at line {line}" if inner.helper
+                else f"{inner.ctor_name}(...), line {line}")
+    prov["subgraph_via"] = f"an agent built in its function ({built_at})"
     if inner.replaced:
         prov["replaced_at_export"] = inner.replaced
     replaced = (f"; built again at export time with {', '.join(inner.replaced)} replaced (they change no route)"
                 if inner.replaced else "")
     walker.ex.warn(walker.label(
-        f"node {name!r} builds an agent ({inner.ctor_name}(...), line {line}) inside its function and runs it: "
+        f"node {name!r} builds an agent ({built_at}) inside its function and runs it: "
         f"exported as a subgraph node running {gname!r}{replaced}"))
     if direct:
         gname = _wrapped(walker, name, gname, direct, fn)
