@@ -417,8 +417,9 @@ def history_kept(tree: ast.AST, inner: Inner, key: str) -> str | None:
         return "the exporter cannot see where it runs the agent"
     results: set[str] = set()
     for r in runs:
-        if r.func.attr not in ("invoke", "ainvoke"):  # type: ignore[union-attr]
-            return f"it runs the agent with .{r.func.attr}(...), whose output is not its state"  # type: ignore[union-attr]
+        how = r.func.attr  # type: ignore[union-attr]
+        if how not in ("invoke", "ainvoke"):
+            return f"it runs the agent with .{how}(...), whose output is not its state"
         first = r.args[0] if r.args else next((k.value for k in r.keywords if k.arg == "input"), None)
         if not (isinstance(first, ast.Name) and first.id == state):
             return (f"it runs the agent with {_shown(first) if first is not None else 'no input'}, not the whole "

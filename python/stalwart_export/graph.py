@@ -217,6 +217,17 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     over the application's plain functions is a `tools_plain` node over them; a step whose code
     cannot be read is an opaque `code` entry.
 
+    Agents built inside a node's function (issue 28 item 1, `_inner_agents.py`, `_inner_export.py`):
+    a `create_react_agent(...)`/`create_agent(...)` call in the node's code (or an application
+    helper it calls) whose arguments resolve statically is built again at export time (never run)
+    and the node is a `subgraph` node running its export, located at the constructor's call; the
+    node's own tool calls besides it are a step's around the agent (a `<node>_code` subgraph); what
+    cannot be resolved is an opaque entry at the constructor's line (QG024). A module-level agent run
+    inside a function (also through `functools.partial(f, agent=...)`) keeps the function's own calls
+    the same way. A guard inside such an agent is credited only when the function passes the guard's
+    history in and out (`_inner_agents.history_kept`); else its tool node is `tools_plain` with
+    `guard_not_credited` (why, and the fix), which the verifier's findings on it repeat.
+
     Locations (SPEC 12.4, `_sources.py`): a node running a function of the user's at its `def`
     (an instance of the user's class with `__call__` at its `class`; a decorated function at its
     own `def`, `__wrapped__` followed); a node whose code is the framework's (a `ToolNode`, a
@@ -912,7 +923,7 @@ class _GraphExport:
             if entry not in node.get("opaque", []):
                 node.setdefault("opaque", []).append(entry)
             word = '"model": true' if u.what == "model" else '"calls": {...}'
-            if u.what == "subgraph":  # no word declares an agent: it is read, or restructured (SPEC 12.5)
+            if u.what == "subgraph":  # an unread agent: restructured, or its calls declared (SPEC 12.5)
                 self.ex.warn(self.label(
                     f"node {name!r}: {u.why}: an opaque `subgraph` entry (QG024 fails the gate until it is read - "
                     "build the agent from a model and tools the exporter can resolve: module-level names, the "
@@ -1322,7 +1333,8 @@ class _GraphExport:
                 returns_command |= rc
             if observed_parent:
                 prov["handoffs"] = "tool metadata '__handoff_destination'"
-        elif (kind in ("step", "model") or name in self.via_function) and fn is not None and not _is_middleware(getattr(fn, "__self__", None)):
+        elif ((kind in ("step", "model") or name in self.via_function) and fn is not None
+              and not _is_middleware(getattr(fn, "__self__", None))):
             tree_ok = _code.parse_function(fn) is not None
             if not tree_ok and kind == "step" and not _code.is_library(fn):
                 unknown_goto = True
