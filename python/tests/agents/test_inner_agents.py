@@ -451,3 +451,40 @@ def test_the_property_crash_is_gone(shape):
     b.add_node("n", node)
     b.add_edge(START, "n")
     assert node_of(export(b.compile()), "n")["kind"] == "model"
+
+
+# ------------------------------------------------------------------ replay on the real graph
+@pytest.mark.parametrize("app, attr, node, tool, words", [
+    ("async_team", "graph", "ops/tools", "delete_records",
+     {"fetch_page": {"kind": "read", "reads_outside": True}, "delete_records": {"kind": "write"}}),
+    ("collaboration", "graph", "chart_generator/tools", "run_python",
+     {"web_search": {"kind": "read", "reads_outside": True}, "run_python": {"kind": "write"}}),
+])
+def test_the_witness_into_an_inner_agent_replays_on_the_real_graph(app, attr, node, tool, words, binary, tmp_path):
+    """`python -m stalwart_export replay` drives the unmodified graph along the QG001 witness into the
+    agent the node builds (async, create_agent) or runs (the partial worker): the real graph follows
+    it and makes the call."""
+    import importlib
+    import sys
+
+    from helpers import PYTHON_DIR
+    from stalwart_export import export_catalogue
+
+    graph = getattr(importlib.import_module(f"inner_apps.{app}"), attr)
+    g, c = tmp_path / "graph.json", tmp_path / "catalogue.json"
+    g.write_text(json.dumps(export_graph(graph, base=str(tmp_path))))
+    c.write_text(json.dumps(export_catalogue(graph, words)))
+    rep = json.loads(subprocess.run([binary, "verify", "--graph", g, "--catalogue", c, "--format", "json"],
+                                    capture_output=True, text=True, timeout=300).stdout)
+    f = next(f for f in rep["findings"] if (f["rule"], f["node"], f["subject"]) == ("QG001", node, tool))
+    p = subprocess.run([binary, "verify", "--graph", g, "--catalogue", c, "--replay", f["fingerprint"],
+                        "--format", "json"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    (tmp_path / "script.json").write_text(p.stdout)
+    (tmp_path / "input.json").write_text(json.dumps({"messages": [["user", "go"]]}))
+    path = ":".join(map(str, (PYTHON_DIR / "tests" / "agents", PYTHON_DIR / "tests", PYTHON_DIR)))
+    r = subprocess.run([sys.executable, "-m", "stalwart_export", "replay", "script.json", "catalogue.json",
+                        "--graph", f"inner_apps.{app}:{attr}", "--input", "input.json"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300, env={"PYTHONPATH": path, "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"the real graph follows the witness and makes its calls ['{tool}']" in r.stdout, r.stdout
