@@ -488,3 +488,22 @@ def test_the_witness_into_an_inner_agent_replays_on_the_real_graph(app, attr, no
                        capture_output=True, text=True, timeout=300, env={"PYTHONPATH": path, "PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"the real graph follows the witness and makes its calls ['{tool}']" in r.stdout, r.stdout
+
+
+def test_an_unread_agent_in_a_helper_and_a_second_agent_are_opaque(binary, tmp_path):
+    """The helper builds its agent over tools the run names: opaque at the node's call of the helper,
+    naming the helper. A node building two agents: the first is its subgraph, the second an opaque
+    entry at its constructor (only one agent a node is read)."""
+    e = export(unresolved.more_graph)
+    h = node_of(e, "via_helper")
+    [o] = h["opaque"]
+    assert (o["location"]["file"], o["location"]["line"]) == line_of(unresolved, "helper")
+    assert o["what"] == "tools" and o["why"].startswith("in helper make_agent(...): builds an agent"), o
+    t = node_of(e, "two_agents")
+    assert t["kind"] == "subgraph"
+    [o] = t["opaque"]
+    assert o["what"] == "subgraph" and (o["location"]["file"], o["location"]["line"]) == line_of(unresolved,
+                                                                                                  "second")
+    code, found, text, _ = verify(binary, tmp_path, e)
+    assert {("QG024", "tools:via_helper", "via_helper"), ("QG024", "subgraph:two_agents", "two_agents")} <= found
+    assert_fails_the_gate(code, found, text, {"QG024"})

@@ -51,3 +51,29 @@ builder.add_edge(START, "worker")
 builder.add_edge("worker", "configured")
 builder.add_edge("configured", END)
 graph = builder.compile()
+
+
+def make_agent(toolset: list[str]):
+    """The application's helper: an agent over the tools the run names."""
+    return create_react_agent(llm, tools=[TOOLBOX[name] for name in toolset])
+
+
+def via_helper(state: State):
+    agent = make_agent(state["toolset"])  # <- helper
+    return {"messages": agent.invoke(state)["messages"][-1:]}
+
+
+def two_agents(state: State):
+    first = create_react_agent(llm, tools=[lookup])
+    second = create_react_agent(llm, tools=[wire_money])  # <- second
+    mid = first.invoke(state)
+    return {"messages": second.invoke(mid)["messages"][-1:]}
+
+
+more_builder = StateGraph(State)
+more_builder.add_node("via_helper", via_helper)
+more_builder.add_node("two_agents", two_agents)
+more_builder.add_edge(START, "via_helper")
+more_builder.add_edge("via_helper", "two_agents")
+more_builder.add_edge("two_agents", END)
+more_graph = more_builder.compile()
