@@ -234,6 +234,9 @@ pub struct NodeDef {
     /// `opaque`: what the exporter saw the node's code do but could not read (SPEC 2.2, 12.5),
     /// each a QG024 finding.
     pub opaque: Vec<OpaqueDef>,
+    /// `guard_not_credited` (SPEC 2.2): the node's calls pass a guard the export does not credit,
+    /// and why (the exporter's words); findings on its calls say so in their fix.
+    pub guard_not_credited: Option<String>,
 }
 
 /// One entry of a node's `model_written`: a tool, and the arguments a model wrote (`None`: any).

@@ -129,3 +129,54 @@ fn a_fix_names_the_builder_node_not_the_qualified_id() {
     );
     common::snap("fix-texts-subgraph", &qg001_fixes(&fs));
 }
+
+#[test]
+fn a_guard_the_export_does_not_credit_is_named_with_why_not() {
+    // Issue 29 item 3: the exporter saw the guard on a tool node (an agent built inside a node
+    // function, `tools=guard.tool_node([...])`) but did not credit it; the fix is what keeps the
+    // guard's history, not "use guard.tool_node" (done already).
+    let why = "the guard's history does not outlive the subgraph (node 'writer' returns only the \
+               answer; across the node's runs `at_most` (rule 5) does not hold); fix: return \
+               result[\"stalwart_guard\"] with the update";
+    let fs = findings(
+        json!([
+            {"id": "__start__", "kind": "start"},
+            {"id": "writer", "kind": "subgraph", "graph": "writer"},
+            {"id": "__end__", "kind": "end"},
+        ]),
+        json!([
+            {"from": "__start__", "kind": "fixed", "destinations": ["writer"]},
+            {"from": "writer", "kind": "fixed", "destinations": ["__end__"]},
+        ]),
+        json!({"writer": {
+            "nodes": [
+                {"id": "__start__", "kind": "start"},
+                {"id": "tools", "kind": "tools_plain", "tools": ["book_hotel"],
+                 "guard_not_credited": why},
+                {"id": "__end__", "kind": "end"},
+            ],
+            "edges": [
+                {"from": "__start__", "kind": "fixed", "destinations": ["tools"]},
+                {"from": "tools", "kind": "fixed", "destinations": ["__end__"]},
+            ],
+        }}),
+    );
+    let f = fs
+        .iter()
+        .find(|f| f.rule == "QG001" && f.subject == "book_hotel")
+        .expect("QG001 on the uncredited tool node");
+    assert_eq!(f.node.as_deref(), Some("writer/tools"));
+    let head = "'tools' runs its calls through the guard, but the export does not credit it: the guard's history";
+    assert!(f.fix.starts_with(head), "{}", f.fix);
+    assert!(
+        f.fix.contains("`at_most` (rule 5)") && f.fix.contains("result[\"stalwart_guard\"]"),
+        "{}",
+        f.fix
+    );
+    assert!(!f.fix.contains("guard.tool_node(tools)"), "{}", f.fix);
+    assert!(
+        f.message.contains("which the export does not credit"),
+        "{}",
+        f.message
+    );
+}

@@ -232,20 +232,8 @@ def referenced_chains(fn: Any) -> list[Any]:
 
 def partial_runnables(runnable: Any) -> dict[str, Any]:
     """The runnables a node's `functools.partial` gives its function, by parameter name (the
-    multi-agent tutorial's `functools.partial(agent_node, agent=research_agent, name="Researcher")`,
-    the chain then `.invoke`d through the parameter)."""
-    f = _code.attr(runnable, "func") or _code.attr(runnable, "afunc")
-    if not isinstance(f, functools.partial):
-        return {}
-    out = {k: v for k, v in f.keywords.items() if is_runnable(v)}
-    try:
-        params = list(inspect.signature(_code.unwrap_callable(f) or f.func).parameters)
-    except (TypeError, ValueError):
-        params = []
-    for p, v in zip(params, f.args):
-        if is_runnable(v):
-            out[p] = v
-    return out
+    chain then `.invoke`d through the parameter)."""
+    return {k: v for k, v in _code.partial_args(runnable).items() if is_runnable(v)}
 
 
 #: Constructors whose arguments are a chain's steps (a function given to one is coerced to a

@@ -646,3 +646,22 @@ def source_line(fn: Any, node: ast.AST) -> tuple[str | None, int | None]:
     except (OSError, TypeError):
         return None, None
     return file, start + getattr(node, "lineno", 1) - 1
+
+
+def partial_args(runnable: Any) -> dict[str, Any]:
+    """The parameters a node's `functools.partial(f, ...)` binds, by name (LangGraph keeps the
+    partial as its `RunnableCallable`'s `func` or `afunc`; the multi-agent tutorial's
+    `functools.partial(agent_node, agent=research_agent, name="Researcher")`), or {}."""
+    import functools
+    import inspect
+
+    part = attr(runnable, "func") or attr(runnable, "afunc")
+    if not isinstance(part, functools.partial):
+        return {}
+    out = dict(part.keywords)
+    try:
+        names = list(inspect.signature(unwrap_callable(part) or part.func).parameters)
+    except (TypeError, ValueError):
+        return out
+    out.update(zip(names, part.args))
+    return out

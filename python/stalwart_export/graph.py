@@ -16,7 +16,8 @@ import importlib.metadata
 import json
 from typing import Any
 
-from . import _chain_node, _chains, _code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words
+from . import (_chain_node, _chains, _code, _fallbacks, _guarded, _halts, _hosted, _inner_export, _pauses, _picks,
+               _review, _routes, _sources, _unseen, _words)
 
 START = "__start__"
 END = "__end__"
@@ -224,6 +225,17 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     runs make a `step` calling them (with an opaque `model` entry when a model is there too), and
     a step it cannot read is an opaque entry at the user's line.
 
+    Agents built inside a node's function (issue 28 item 1, `_inner_agents.py`, `_inner_export.py`):
+    a `create_react_agent(...)`/`create_agent(...)` call in the node's code (or an application
+    helper it calls) whose arguments resolve statically is built again at export time (never run)
+    and the node is a `subgraph` node running its export, located at the constructor's call; the
+    node's own tool calls besides it are a step's around the agent (a `<node>_code` subgraph); what
+    cannot be resolved is an opaque entry at the constructor's line (QG024). A module-level agent run
+    inside a function (also through `functools.partial(f, agent=...)`) keeps the function's own calls
+    the same way. A guard inside such an agent is credited only when the function passes the guard's
+    history in and out (`_inner_agents.history_kept`); else its tool node is `tools_plain` with
+    `guard_not_credited` (why, and the fix), which the verifier's findings on it repeat.
+
     Locations (SPEC 12.4, `_sources.py`): a node running a function of the user's at its `def`
     (an instance of the user's class with `__call__` at its `class`; a decorated function at its
     own `def`, `__wrapped__` followed); a node whose code is the framework's (a `ToolNode`, a
@@ -415,6 +427,12 @@ class _Exporter:
         self.hosted: dict[str, _hosted.Hosted] = {}
         #: (where, node dict) of each model node with `hosted`, for `finish_hosted`.
         self.hosted_nodes: list[tuple[str, dict]] = []
+        #: Agents built again from a node function's constructor call (`_inner_export`), kept alive.
+        self.inner_agents: dict[tuple, Any] = {}
+        #: Subgraph nodes of the graphs `_inner_export` writes around an agent (located there).
+        self.wrapper_nodes: list[dict] = []
+        #: Where a node function builds the agent exported under a name (`_inner_export`).
+        self.agent_sites: dict[str, dict] = {}
 
     def uses_guard(self, compiled: Any) -> bool:
         """Does compiled graph `compiled` (run inside a tool's code) decide any tool call through a
@@ -505,6 +523,9 @@ class _Exporter:
                                                          assigned if g.parent is None else None)
                     how = "the prebuilt agent's constructor call" if call else None
                 loc = _sources.loc_of(call, base)
+                if loc is None and g.prebuilt and g.parent in self.agent_sites:
+                    loc = dict(self.agent_sites[g.parent])
+                    how = "the agent's constructor call in the node's function"
             node.pop("location", None)
             if loc is not None:
                 node["location"] = loc
@@ -512,6 +533,7 @@ class _Exporter:
                     node.setdefault("langgraph", {})["located_at"] = how
         # a prebuilt agent's nodes found nowhere else: where the node running the agent is
         by_graph = {n.get("graph"): n for _g, _n, n, _f in self.to_locate if n.get("kind") == "subgraph"}
+        by_graph.update({n["graph"]: n for n in self.wrapper_nodes if "location" in n})
         for _ in range(8):
             changed = False
             for g, _name, node, _fn in self.to_locate:
@@ -615,6 +637,10 @@ class _GraphExport:
         self.prebuilt = False
         #: Subgraph nodes: name -> the compiled graph they run.
         self.sub_of: dict[str, Any] = {}
+        #: Subgraph nodes whose own function runs the subgraph (their Commands are read from it).
+        self.via_function: set[str] = set()
+        #: Nodes whose calls pass a guard the export does not credit: why (`guard_not_credited`).
+        self.uncredited: dict[str, str] = {}
         #: Model nodes bound with `parallel_tool_calls=False`: one tool call a message.
         self.single_call: set[str] = set()
         #: id(edge) -> {destination: the tools its visit may call after this route}.
@@ -688,7 +714,8 @@ class _GraphExport:
         for name, spec in b.nodes.items():
             self.commands(name, spec)
         #: nodes whose every way out is a Command(goto=...): no implicit halt (issue 28)
-        self.always_route = {n for n in b.nodes if n not in self.toolnodes and self.kinds.get(n) in ("step", "model")
+        self.always_route = {n for n in b.nodes if n not in self.toolnodes
+                             and (self.kinds.get(n) in ("step", "model") or n in self.via_function)
                              and _halts.always_routes(_code.unwrap_callable(self.runnable(n)))}
         self.error_handlers()
         for name in b.nodes:
@@ -700,6 +727,10 @@ class _GraphExport:
         _guarded.fan_outs(self)
         self.compile_interrupts()
         self.hitl_interrupts()
+        for n in self.nodes:
+            why = self.uncredited.get(unescape_id(n["id"]))
+            if why and n.get("kind") in ("tools_plain", "step"):
+                n["guard_not_credited"] = why
         out = {"nodes": self.nodes, "edges": self.edges, "sends": self.sends, "interrupts": self.interrupts}
         if self.state:
             out["state"] = self.state
@@ -770,10 +801,16 @@ class _GraphExport:
                 prov["subgraph_via"] = ("langgraph_supervisor's call_agent: the whole state in, the agent's whole "
                                         "output out")
             elif not direct:
+                self.via_function.add(name)
                 self.ex.warn(self.label(
-                    f"node {name!r} runs subgraph {gname!r} inside a function; its input/output mapping "
-                    "and any other code are opaque"))
+                    f"node {name!r} runs subgraph {gname!r} inside a function: exported as a subgraph node "
+                    "running it; what else its code does is read as a step's code is"))
                 prov["subgraph_via"] = "function"
+                tree = _code.parse_function(fn) if not _code.is_library(fn) else None
+                if tree is not None:
+                    # issue 28: the function's own calls are kept, what it cannot resolve is opaque
+                    node["graph"] = _inner_export.besides(self, name, node, fn, tree, sub, gname,
+                                                          _code.partial_args(runnable))
             self.kinds[name] = "subgraph"
             return self.lg(node, **prov)
 
@@ -808,6 +845,12 @@ class _GraphExport:
             prov["middleware"] = _code.qualname(mw)
             self.kinds[name] = "step"
             return self.lg(node, **prov)
+
+        # an agent built inside the node's function (issue 28 item 1, issue 29 item 3)
+        if fn is not None and not _code.is_library(fn):
+            tree = _code.parse_function(fn)
+            if tree is not None and _inner_export.export(self, name, node, prov, fn, tree):
+                return self.lg(node, **prov)
 
         # a chain: the node is one, or its function invokes one (`_chains.py`, issue 28)
         if _chain_node.needs_reading(self, runnable, fn):
@@ -963,6 +1006,13 @@ class _GraphExport:
             if entry not in node.get("opaque", []):
                 node.setdefault("opaque", []).append(entry)
             word = '"model": true' if u.what == "model" else '"calls": {...}'
+            if u.what == "subgraph":  # an unread agent: restructured, or its calls declared (SPEC 12.5)
+                self.ex.warn(self.label(
+                    f"node {name!r}: {u.why}: an opaque `subgraph` entry (QG024 fails the gate until it is read - "
+                    "build the agent from a model and tools the exporter can resolve: module-level names, the "
+                    "node's own literals; or add the compiled agent itself as the node - or declared in the words: "
+                    f"{{\"nodes\": {{\"{name}\": {{\"calls\": {{...}}}}}}}}, what its agent may call)"))
+                continue
             self.ex.warn(self.label(
                 f"node {name!r}: {u.why}: an opaque `{u.what}` entry (QG024 fails the gate until it is read, or "
                 f"declared in the words: {{\"nodes\": {{\"{name}\": {{{word}}}}}}})"))
@@ -1140,6 +1190,8 @@ class _GraphExport:
         lost = self.ex.history_lost
         if lost:
             why, fix = lost
+            # SPEC 2.2 `guard_not_credited`: the verifier's findings on the node say why, and the fix
+            self.uncredited[name] = f"the guard's history does not outlive the subgraph ({why}); fix: {fix}"
             self.ex.warn(self.label(
                 f"node {name!r} calls tools through the guard, but the guard's history does not outlive this "
                 f"subgraph ({why}): its session rules would restart each time the subgraph runs, so the node is "
@@ -1167,7 +1219,8 @@ class _GraphExport:
                     if tools:
                         names = [_tool_name(t) for t in tools]
                     return r[0], names or r[1]
-            for step in getattr(o, "steps", None) or []:
+            steps = _code.attr(o, "steps", None)
+            for step in steps if isinstance(steps, (list, tuple)) else []:  # a class's `steps` is a property
                 r = model_of(step, depth + 1)
                 if r is not None:
                     return r
@@ -1363,7 +1416,8 @@ class _GraphExport:
                 returns_command |= rc
             if observed_parent:
                 prov["handoffs"] = "tool metadata '__handoff_destination'"
-        elif kind in ("step", "model") and fn is not None and not _is_middleware(getattr(fn, "__self__", None)):
+        elif ((kind in ("step", "model") or name in self.via_function) and fn is not None
+              and not _is_middleware(getattr(fn, "__self__", None))):
             tree_ok = _code.parse_function(fn) is not None
             if not tree_ok and kind == "step" and not _code.is_library(fn):
                 unknown_goto = True
@@ -1804,7 +1858,8 @@ def _one_call_a_message(runnable: Any, fn: Any) -> bool:
         inner = _code.attr(o, "bound", None)
         if inner is not None and inner is not o and bound_single(inner, depth + 1):
             return True
-        return any(bound_single(st, depth + 1) for st in (_code.attr(o, "steps", None) or []))
+        steps = _code.attr(o, "steps", None)  # on a class (RunnableSequence itself) a property: no steps
+        return isinstance(steps, (list, tuple)) and any(bound_single(st, depth + 1) for st in steps)
 
     if bound_single(runnable):
         return True

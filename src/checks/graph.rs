@@ -126,6 +126,19 @@ fn violation_finding(m: &FlatModel, v: &Violation, rule: RuleId, framework: Fram
         // guarded where it makes them.
         f.fix = step_fix(&tool.name, builder_name(&node.qid));
     }
+    if let Some(why) = node.guard_not_credited.as_deref() {
+        // SPEC 2.2 `guard_not_credited`: the author did fit the guard; the fix is what keeps it.
+        f.message.push_str(
+            "; its calls do pass a guard, which the export does not credit: the guard does not \
+             hold there as the proof assumes",
+        );
+        f.fix = format!(
+            "'{}' runs its calls through the guard, but the export does not credit it: {}. \
+             Re-export and re-scan once that is done: the node is then a guarded `tools` node.",
+            builder_name(&node.qid),
+            why.trim_end_matches('.')
+        );
+    }
     if node.guarded() && v.obligation.spec().judges == Judges::Plain {
         // SPEC 3.1 "The guard's view": a guarded call breaks O4-O6 only on what the tool check
         // never saw; the rule's own fix (bind it to a guarded node) is already done.

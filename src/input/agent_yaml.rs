@@ -558,6 +558,7 @@ fn compile(agents: &[Agent], entry: usize, agents_loc: Loc) -> GraphDef {
         declared_file: None,
         object_loc: loc,
         opaque: Vec::new(),
+        guard_not_credited: None,
     };
     g.nodes
         .push(node("__start__", NodeKind::Start, None, agents_loc, false));

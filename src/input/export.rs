@@ -433,6 +433,9 @@ fn read_node(r: Reader<'_>, n: &Node) -> Result<NodeDef, InputError> {
         declared_file,
         object_loc: id.loc,
         opaque: read_opaque(r, m, &id.name)?,
+        guard_not_credited: r
+            .opt_text(m, "guard_not_credited", &what("guard_not_credited"))?
+            .map(|t| t.name),
         id,
     })
 }

@@ -303,6 +303,9 @@ fn node_json(sources: &SourceMap, n: &NodeDef) -> Value {
             .collect();
         o.insert("opaque".into(), Value::Array(entries));
     }
+    if let Some(why) = &n.guard_not_credited {
+        o.insert("guard_not_credited".into(), json!(why));
+    }
     o.insert("location".into(), location(sources, n.loc));
     Value::Object(o)
 }

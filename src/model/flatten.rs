@@ -262,6 +262,7 @@ impl Builder {
                 channel: n.channel.clone(),
                 path: path.clone(),
                 loc: n.loc,
+                guard_not_credited: n.guard_not_credited.clone(),
                 decl: base + pos,
             });
             local.insert(n.id.name.clone(), ix);

@@ -190,6 +190,8 @@ pub struct FlatNode {
     pub path: String,
     /// The declaring line (SPEC 7 location).
     pub loc: Loc,
+    /// Why the guard the node's calls pass is not credited (SPEC 2.2 `guard_not_credited`).
+    pub guard_not_credited: Option<String>,
     /// Rank in declaration order (SPEC 3.1): the top graph's nodes in their order, then each
     /// subgraph definition's nodes in the order the `subgraphs` objects list them (a definition's
     /// own `subgraphs` right after its nodes), each definition once. Nodes inlined from one
