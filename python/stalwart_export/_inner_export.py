@@ -92,10 +92,6 @@ def export(walker: Any, name: str, node: dict, prov: dict, fn: Any, tree: ast.AS
     return True
 
 
-    out.update(zip(names, part.args))
-    return out
-
-
 def besides(walker: Any, name: str, node: dict, fn: Any, tree: ast.AST, agent: Any, gname: str,
             bound: dict[str, Any] | None = None) -> str:
     """For node `name` whose function runs the compiled graph `agent` (exported as `gname`): what
