@@ -125,6 +125,19 @@ class GuardSession:
         self.asked[call_id] = json.loads(rec[65:]) | {"mac": rec[:64]}
         return rec
 
+    def question(self, item: Any) -> dict | None:
+        """What the guard put to the person for an interruption (`result.interruptions[k]`, or its
+        call id): `{"call_id", "reasons", "why"}` (the reasons to show beside the SDK's approval:
+        `tainted_call`, `irreversible_pivot`, `write`), or None when the guard did not ask it."""
+        from ..guard.decide import REASON_TEXT
+
+        cid = item if isinstance(item, str) else getattr(getattr(item, "raw_item", None), "call_id", None)
+        q = self.asked.get(cid) if isinstance(cid, str) else None
+        if q is None:
+            return None
+        reasons = list(q.get("reasons") or [])
+        return {"call_id": cid, "reasons": reasons, "why": [REASON_TEXT.get(r, r) for r in reasons]}
+
     def run_config(self, base: Any = None) -> Any:
         """A `RunConfig` for `Runner.run` bound to this history: `base` (or a new one) copied, with
         `ToolExecutionConfig(pre_approval_tool_input_guardrails=True)`, so the guard's refusals run

@@ -53,7 +53,7 @@ import copy
 import json
 import threading
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ..guard.core import Batch, Outcome, refusal_text
@@ -63,6 +63,7 @@ from ..guard.history import Chain
 from ..guard.lazy import RulesSource
 from ..guard.review import digest
 from . import _tools
+from ._tools import GuardMark, guarded_tool
 from ._guard_store import GuardSession, pre_approval_on, session_of
 
 NO_SESSION = ("the guard keeps its history in memory only (no Session given): its session rules (at_most, "
@@ -125,36 +126,6 @@ class AgentGuard:
                                        "wrap each agent with one guard")
             return t
         return _guarded_copy(self, t, agent)
-
-
-@dataclass
-class GuardMark:
-    """What the guard sets on a tool it wraps: the guard, the tool's own `needs_approval` and
-    function, and the three pieces it installs, which `guarded_tool` checks are all in place."""
-
-    guard: AgentGuard
-    name: str
-    node: str
-    bound: frozenset
-    original_approval: Any
-    func: Any
-    approver: Any = None
-    guardrail: Any = None
-    invoker: Any = None
-
-
-def guarded_tool(tool: Any) -> GuardMark | None:
-    """The guard's mark of `tool` when every piece of the guard is still in place on it (its
-    `needs_approval`, its input guardrail, its invoker); None for a tool the guard does not
-    decide (never wrapped, or a piece replaced since). The exporter credits only such tools."""
-    mark = getattr(tool, "_stalwart_guard", None)
-    if not isinstance(mark, GuardMark):
-        return None
-    if tool.needs_approval is not mark.approver or tool.on_invoke_tool is not mark.invoker:
-        return None
-    if not any(g is mark.guardrail for g in (tool.tool_input_guardrails or [])):
-        return None
-    return mark
 
 
 def _reachable(agent: Any) -> list[Any]:
@@ -354,10 +325,9 @@ def _settle(mark: GuardMark, store: GuardSession, ctx: Any, call: Call, args: An
     if d.outcome == REFUSE:
         d = replace(d, message=_text(d.reasons[0], call.tool, d.message))
         o = Outcome(0, call, False, d, message=d.message, reasons=list(d.reasons))
-        if call.call_id not in done or d.reasons[0] != "call_id":
-            rec = batch.entry(o)
-            store.records.append(rec)
-            save.append((rec, "stalwart_guard_record"))
+        rec = batch.entry(o)
+        store.records.append(rec)
+        save.append((rec, "stalwart_guard_record"))
         store.pending.pop(call.call_id or "", None)
         return d, (turn, human), None
     store.pending[call.call_id] = (call, mark.node)
