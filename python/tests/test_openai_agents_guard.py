@@ -141,15 +141,24 @@ def test_a_hand_off_targets_write_never_runs_without_this_calls_approval():
     triage, refunds = desk(guard)
     assert all(guarded_tool(t) is not None for t in refunds.tools), "wrapping triage wraps its hand-off target"
     s = guard.session(SQLiteSession("handoff"))
-    r = run(triage, [HANDOFF, [function_call("lookup_invoice", {"invoice_id": "A1"}, call_id="c1")],
-                     [function_call("issue_refund", {"invoice_id": "A1", "amount": 40}, call_id="c2")]], s)
+    script = [HANDOFF, [function_call("lookup_invoice", {"invoice_id": "A1"}, call_id="c1")],
+              [function_call("issue_refund", {"invoice_id": "A1", "amount": 40}, call_id="c2")]]
+    r = run(triage, script, s)
     assert [i.name for i in r.interruptions] == ["issue_refund"] and guarded_desk.REFUNDS_MADE == []
-    # a standing approval (always_approve) answers this call, and no later one: the guard asks every write
-    r = approve(r.last_agent, r, s, [[function_call("issue_refund", {"invoice_id": "A1", "amount": 40},
-                                                     call_id="c3")], [assistant_message("done")]], always=True)
-    assert guarded_desk.REFUNDS_MADE == [("A1", 40.0)]
-    assert outputs(r)[-1].startswith("Refused by the tool check (order_rule)") or \
-        outputs(r)[-1].startswith("Refused by the tool check (standing)"), outputs(r)
+    # resumed without an answer: still waiting, nothing ran
+    r = run(r.last_agent, [], s, input_or_state=r.to_state())
+    assert [i.name for i in r.interruptions] == ["issue_refund"] and guarded_desk.REFUNDS_MADE == []
+    # the application (or a bug) turns the question off on the guarded tool: the guard's last check
+    # at the tool still refuses the write nobody approved, and the export no longer credits the node
+    triage2, refunds2 = desk(guard)
+    refunds2.tools[2].needs_approval = False
+    s2 = guard.session(SQLiteSession("handoff-2"))
+    r = run(triage2, script + [[assistant_message("ok")]], s2)
+    assert r.interruptions == [] and guarded_desk.REFUNDS_MADE == []
+    assert outputs(r)[-1] == ("Refused by the tool check (declined): 'issue_refund' needs a person's approval, and it "
+                              "was not given")
+    assert history(s2)[-1][:4] == ("issue_refund", "refuse", ["declined"], False)
+    assert next(n for n in export_agent(triage2)["nodes"] if n["id"] == "Refunds:tools")["kind"] == "tools_plain"
 
 
 def test_a_standing_approval_does_not_cover_a_later_call():
@@ -379,3 +388,32 @@ def test_a_guarded_tools_own_approval_is_a_review_that_is_not_standing():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert approval.orders_agent.tools[1].needs_approval is True  # the application's own agent is untouched
+
+
+def test_calls_of_one_message_cannot_pass_a_limit_together():
+    """Two refunds in one model message (the SDK runs them concurrently): at_most 1 asks about the
+    first and refuses the second before anyone is asked."""
+    guard = AgentGuard(CAT)
+    triage, _ = desk(guard)
+    s = guard.session(SQLiteSession("batch"))
+    r = run(triage, [HANDOFF, [function_call("lookup_invoice", {"invoice_id": "A1"}, call_id="c1")],
+                     [function_call("issue_refund", {"invoice_id": "A1", "amount": 1}, call_id="c2"),
+                      function_call("issue_refund", {"invoice_id": "A1", "amount": 2}, call_id="c3")]], s)
+    assert [i.raw_item.call_id for i in r.interruptions] == ["c2"]
+    assert outputs(r)[-1].startswith("Refused by the tool check (order_rule): 'issue_refund' may run at most 1")
+    r = approve(r.last_agent, r, s, [[assistant_message("done")]])
+    assert guarded_desk.REFUNDS_MADE == [("A1", 1.0)]
+
+
+def test_an_agent_as_tools_own_tools_are_guarded_in_its_nested_run():
+    guard = AgentGuard(CAT)
+    helper = Agent(name="Helper", tools=[guarded_desk.lookup_invoice, guarded_desk.issue_refund])
+    boss = Agent(name="Boss", tools=[helper.as_tool(tool_name="ask_helper", tool_description="asks")])
+    guard.wrap(boss)
+    s = guard.session(SQLiteSession("nested"))
+    r = run(boss, [[function_call("ask_helper", {"input": "refund A1"}, call_id="t1")],
+                   [function_call("issue_refund", {"invoice_id": "A1", "amount": 3}, call_id="n1")],
+                   [assistant_message("could not")], [assistant_message("Helper could not refund.")]], s)
+    assert r.final_output == "Helper could not refund." and guarded_desk.REFUNDS_MADE == []
+    assert history(s) == [("issue_refund", "refuse", ["order_rule"], False, None, 1)]
+    assert read_history(s.records)[0]["node"] == "Helper:tools"
