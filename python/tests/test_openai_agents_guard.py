@@ -417,3 +417,14 @@ def test_an_agent_as_tools_own_tools_are_guarded_in_its_nested_run():
     assert r.final_output == "Helper could not refund." and guarded_desk.REFUNDS_MADE == []
     assert history(s) == [("issue_refund", "refuse", ["order_rule"], False, None, 1)]
     assert read_history(s.records)[0]["node"] == "Helper:tools"
+
+
+def test_a_catalogue_that_cannot_be_read_refuses_every_call(tmp_path):
+    guard = AgentGuard(str(tmp_path / "not-written-yet.json"))
+    triage, _ = desk(guard)
+    s = guard.session(SQLiteSession("missing"))
+    r = run(triage, [HANDOFF, [function_call("issue_refund", {"invoice_id": "A1", "amount": 1}, call_id="c1")],
+                     [assistant_message("ok")]], s)
+    assert guarded_desk.REFUNDS_MADE == [] and r.interruptions == []
+    assert len(outputs(r)) == 1 and outputs(r)[0].startswith("Refused by the tool check (guard_error): the tool check "
+                                                             "could not decide the call (GuardConfigError")

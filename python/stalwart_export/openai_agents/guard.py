@@ -261,10 +261,14 @@ async def _decide(mark: GuardMark, ctx: Any, tool: str, arguments: Any, call_id:
     except ValueError:
         args = None
     call = Call(tool, args if isinstance(args, dict) else {}, call_id if isinstance(call_id, str) else None)
-    await store.load()
     save: list[tuple[str, str]] = []
-    with store._lock:
-        d, turn, outcome = _settle(mark, store, ctx, call, args, phase, asks, save)
+    try:
+        await store.load()
+        with store._lock:
+            d, turn, outcome = _settle(mark, store, ctx, call, args, phase, asks, save)
+    except Exception as e:  # noqa: BLE001 - fail closed: a call the guard cannot decide does not run
+        return refuse("guard_error", _text("guard_error", tool, f"the tool check could not decide the call "
+                                                             f"({type(e).__name__}: {e})")), None
     for rec, kind in save:
         await store.save(rec, kind)
     if outcome is None:
