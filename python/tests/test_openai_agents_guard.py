@@ -11,6 +11,7 @@ export of the wrapped application verified with the Rust binary. Skipped, saying
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import warnings
 
@@ -373,18 +374,24 @@ def test_the_wrapped_app_exports_guarded_and_passes_the_gate(binary, tmp_path):
     assert next(n for n in export_agent(triage2)["nodes"] if n["id"] == "Refunds:tools")["kind"] == "tools_plain"
 
 
-def test_a_guarded_tools_own_approval_is_a_review_that_is_not_standing():
+def test_a_guarded_tools_own_approval_is_a_review_that_is_not_standing(binary, tmp_path):
     from oa_apps import approval
 
-    guard = AgentGuard({"format": "qls-catalogue/1", "tools": {
+    cat = {"format": "qls-catalogue/1", "tools": {
         "get_order": {"kind": "read", "args": {"order_id": {"type": "string"}}},
         "cancel_order": {"kind": "write", "args": {"order_id": {"type": "string"}}},
-        "pay_supplier": {"kind": "write", "args": {"supplier": {"type": "string"}, "amount": {"type": "number"}}}}})
+        "pay_supplier": {"kind": "write", "args": {"supplier": {"type": "string"}, "amount": {"type": "number"}}}}}
+    guard = AgentGuard(cat)
     a = Agent(name="Orders2", tools=list(approval.orders_agent.tools))
     guard.wrap(a)
     ex = export_agent(a)
     assert ex["interrupts"] == [{"node": "Orders2:tools", "when": "call", "tool": "cancel_order", "standing": False}]
     assert next(n for n in ex["nodes"] if n["id"] == "Orders2:tools")["kind"] == "tools"
+    report = verify(binary, tmp_path, ex, cat)
+    assert report["rc"] == 0 and blocking(report) == []
+    renamed = copy.copy(a.tools[0])
+    renamed.name = "get_order_v2"  # a guarded copy renamed: the guard's mark names another tool
+    assert guarded_tool(renamed) is None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert approval.orders_agent.tools[1].needs_approval is True  # the application's own agent is untouched

@@ -135,7 +135,7 @@ def guarded_tool(tool: Any) -> GuardMark | None:
     (SPEC 13.1). None for a tool the guard does not decide (never wrapped, or a piece replaced or
     removed since: a copy with another `on_invoke_tool`, guardrails or `needs_approval`)."""
     mark = getattr(tool, "_stalwart_guard", None)
-    if not isinstance(mark, GuardMark):
+    if not isinstance(mark, GuardMark) or getattr(tool, "name", None) != mark.name:
         return None
     if getattr(tool, "needs_approval", None) is not mark.approver or getattr(tool, "on_invoke_tool", None) is not mark.invoker:
         return None
