@@ -435,3 +435,53 @@ def test_a_catalogue_that_cannot_be_read_refuses_every_call(tmp_path):
     assert guarded_desk.REFUNDS_MADE == [] and r.interruptions == []
     assert len(outputs(r)) == 1 and outputs(r)[0].startswith("Refused by the tool check (guard_error): the tool check "
                                                              "could not decide the call (GuardConfigError")
+
+
+def test_a_read_with_an_argument_it_does_not_declare_is_refused_not_asked():
+    """The SDK puts a call whose arguments do not validate to the person whatever `needs_approval`
+    says; the guard's guardrail, run before approvals, refuses it first."""
+    guard = AgentGuard(CAT)
+    triage, _ = desk(guard)
+    s = guard.session(SQLiteSession("schema-read"))
+    r = run(triage, [HANDOFF, [function_call("lookup_invoice", {"invoice_id": "A1", "verbose": True}, call_id="c1")],
+                     [assistant_message("ok")]], s)
+    assert r.interruptions == [] and outputs(r)[0].startswith("Refused by the tool check (argument_schema)")
+
+
+def test_per_turn_limits_reset_at_a_new_message_and_not_at_a_resumed_run():
+    cat = json.loads(json.dumps(CAT))
+    cat["tools"]["lookup_invoice"]["at_most"] = {"count": 1, "per": "turn"}
+    guard = AgentGuard(cat)
+    triage, _ = desk(guard)
+    s = guard.session(SQLiteSession("per-turn"))
+    r = run(triage, [HANDOFF, [function_call("lookup_invoice", {"invoice_id": "A1"}, call_id="c1")],
+                     [function_call("issue_refund", {"invoice_id": "A1", "amount": 1}, call_id="c2")]], s)
+    r = approve(r.last_agent, r, s, [[function_call("lookup_invoice", {"invoice_id": "A1"}, call_id="c3")],
+                                     [assistant_message("done")]])
+    assert outputs(r)[-1].startswith("Refused by the tool check (order_rule): 'lookup_invoice' may run at most 1 "
+                                     "time(s) in this turn")
+    r = run(r.last_agent, [[function_call("lookup_invoice", {"invoice_id": "A1"}, call_id="c4")],
+                           [assistant_message("ok")]], s, input_or_state="look again please")
+    assert outputs(r) == ["invoice A1: 40 EUR, paid"]
+    assert [(t, d, turn) for t, d, _, _, _, turn in history(s)] == [
+        ("lookup_invoice", "allow", 1), ("issue_refund", "confirm", 1), ("lookup_invoice", "refuse", 1),
+        ("lookup_invoice", "allow", 2)]
+
+
+def test_without_a_session_the_history_holds_over_the_runs_given_its_run_config():
+    guard = AgentGuard(CAT)
+    triage, _ = desk(guard)
+    with pytest.warns(UserWarning, match="in memory only"):
+        memory = guard.session()
+    rc = memory.run_config()
+    r = run(triage, [HANDOFF, [function_call("lookup_invoice", {"invoice_id": "A1"}, call_id="c1")],
+                     [function_call("issue_refund", {"invoice_id": "A1", "amount": 1}, call_id="c2")]],
+            run_config=rc)
+    state = r.to_state()
+    state.approve(r.interruptions[0])
+    rc.model = ScriptedModel([[assistant_message("done")]])
+    asyncio.run(Runner.run(r.last_agent, state, run_config=rc))
+    r = run(r.last_agent, [[function_call("issue_refund", {"invoice_id": "A1", "amount": 1}, call_id="c3")],
+                           [assistant_message("no")]], run_config=rc, input_or_state="again")
+    assert guarded_desk.REFUNDS_MADE == [("A1", 1.0)]
+    assert outputs(r)[-1].startswith("Refused by the tool check (order_rule): 'issue_refund' may run at most 1")
