@@ -485,3 +485,34 @@ def test_without_a_session_the_history_holds_over_the_runs_given_its_run_config(
                            [assistant_message("no")]], run_config=rc, input_or_state="again")
     assert guarded_desk.REFUNDS_MADE == [("A1", 1.0)]
     assert outputs(r)[-1].startswith("Refused by the tool check (order_rule): 'issue_refund' may run at most 1")
+
+
+def test_hosted_and_local_tools_stay_plain_and_the_export_says_so(binary, tmp_path):
+    """SPEC 3.1 "The guard's view": the provider's web search is a plain call the guard never sees,
+    so a guarded write after it still breaks O6 (QG012: the person is asked, but not told outside
+    text came in); a local tool (the SDK runs no tool guardrail for it) makes its node plain."""
+    from agents import LocalShellTool
+
+    from oa_apps import hosted
+    from stalwart_export.openai_agents import export_agent_catalogue
+
+    a = hosted.build()
+    cat = export_agent_catalogue(a, {"save_note": {"kind": "write"}})
+    AgentGuard(cat).wrap(a)
+    ex = export_agent(a)
+    assert [(n["id"], n["kind"], n.get("hosted")) for n in ex["nodes"]][1:3] == [
+        ("Researcher", "model", ["web_search"]), ("Researcher:tools", "tools", None)]
+    assert ex["warnings"][0].startswith("agent 'Researcher' has provider-hosted tools (web_search): the provider calls "
+                                        "them inside the model call, so no guard sees those calls")
+    report = verify(binary, tmp_path, ex, cat)
+    assert report["rc"] == 1
+    assert blocking(report) == [("QG001", "web_search", "Researcher"), ("QG012", "save_note", "Researcher:tools")]
+
+    b = Agent(name="Sh", tools=[hosted.build().tools[-1], LocalShellTool(executor=lambda req: "ok")])
+    AgentGuard(cat).wrap(b)
+    assert guarded_tool(b.tools[0]) is not None and type(b.tools[1]).__name__ == "LocalShellTool"
+    ex = export_agent(b)
+    assert next(n for n in ex["nodes"] if n["id"] == "Sh:tools")["kind"] == "tools_plain"
+    assert ex["warnings"][0] == ("agent 'Sh''s tools save_note are guarded, but not local_shell (LocalShellTool: the SDK "
+                                 "runs no tool guardrail for it): its tool node is exported as tools_plain (every call "
+                                 "plain); wrap every tool, or move the others to another agent")
