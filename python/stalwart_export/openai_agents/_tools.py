@@ -137,7 +137,9 @@ def guarded_tool(tool: Any) -> GuardMark | None:
     mark = getattr(tool, "_stalwart_guard", None)
     if not isinstance(mark, GuardMark) or getattr(tool, "name", None) != mark.name:
         return None
-    if getattr(tool, "needs_approval", None) is not mark.approver or getattr(tool, "on_invoke_tool", None) is not mark.invoker:
+    if getattr(tool, "needs_approval", None) is not mark.approver:
+        return None
+    if getattr(tool, "on_invoke_tool", None) is not mark.invoker:
         return None
     if not any(g is mark.guardrail for g in (getattr(tool, "tool_input_guardrails", None) or [])):
         return None

@@ -286,7 +286,8 @@ class _Export:
         self.plain.update(names + [t.name for t in sorted_tools.local])
         if guarded:
             self.warn(f"{where}'s tools {', '.join(guarded)} are guarded, but not {', '.join(plain)}: its tool node is "
-                      "exported as tools_plain (every call plain); wrap every tool, or move the others to another agent")
+                      "exported as tools_plain (every call plain); wrap every tool, or move the others to another "
+                      "agent")
         return "tools_plain"
 
     def code(self, fn: Any, what_code: str) -> list[dict]:

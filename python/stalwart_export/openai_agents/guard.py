@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import copy
 import json
-import threading
 import warnings
 from dataclasses import replace
 from typing import Any
@@ -247,15 +246,17 @@ async def _decide(mark: GuardMark, ctx: Any, tool: str, arguments: Any, call_id:
     or the tool (`phase` "guardrail", `record` None)."""
     store = session_of(getattr(ctx, "run_config", None))
     fix = "pass run_config=session.run_config() (session = guard.session(...)) to Runner.run"
+    problem = None
     if store is None:
-        return refuse("guard_error", _text("guard_error", tool, "the run's RunConfig is not bound to the guard's "
-                                           f"history: {fix}")), None
-    if store.guard is not mark.guard:
-        return refuse("guard_error", _text("guard_error", tool, "the run's guard session belongs to another guard")), None
-    if not pre_approval_on(ctx.run_config):
-        return refuse("guard_error", _text("guard_error", tool, "the run's RunConfig does not run tool input guardrails "
-                                           "before approvals (ToolExecutionConfig(pre_approval_tool_input_guardrails="
-                                           f"True)), so a person could be asked about a call the guard refuses: {fix}")), None
+        problem = f"the run's RunConfig is not bound to the guard's history: {fix}"
+    elif store.guard is not mark.guard:
+        problem = "the run's guard session belongs to another guard"
+    elif not pre_approval_on(ctx.run_config):
+        problem = ("the run's RunConfig does not run tool input guardrails before approvals (ToolExecutionConfig("
+                   f"pre_approval_tool_input_guardrails=True)), so a person could be asked about a call the guard "
+                   f"refuses: {fix}")
+    if problem is not None:
+        return refuse("guard_error", _text("guard_error", tool, problem)), None
     try:
         args = json.loads(arguments) if isinstance(arguments, str) and arguments.strip() else {}
     except ValueError:
@@ -323,9 +324,11 @@ def _settle(mark: GuardMark, store: GuardSession, ctx: Any, call: Call, args: An
         d = decide(rules, call, session, turn=turn, earlier=earlier, bound=set(mark.bound))
     if phase == "invoke" and d.outcome == CONFIRM:
         d = _confirmed(store, ctx, call, d)
-    elif phase == "invoke" and _approval(ctx, call.tool, call.call_id) == "standing" and call.call_id not in store.asked:
+    elif phase == "invoke" and call.call_id not in store.asked and \
+            _approval(ctx, call.tool, call.call_id) == "standing":
         d = refuse("standing", f"'{call.tool}' did not run: only a standing approval (always_approve) covers it, and "
-                               "the guard accepts an approval only for the call it was given for; approve this call itself")
+                               "the guard accepts an approval only for the call it was given for; approve this call "
+                               "itself")
     if d.outcome == REFUSE:
         d = replace(d, message=_text(d.reasons[0], call.tool, d.message))
         o = Outcome(0, call, False, d, message=d.message, reasons=list(d.reasons))
@@ -373,5 +376,3 @@ def _text(reason: str, tool: str, message: str) -> str:
     o = Outcome(0, Call(tool, {}), False, refuse(reason, message), message=message, reasons=[reason])
     return refusal_text(o)
 
-
-_ = threading  # the store's lock is a threading.Lock (runs on any event loop)
