@@ -37,13 +37,19 @@ enum Command {
         #[command(subcommand)]
         command: CatalogueCommand,
     },
+    /// The shell's completion script on standard output: `stalwart completions bash >
+    /// ~/.local/share/bash-completion/completions/stalwart` (also zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Subcommand, Debug)]
 enum CatalogueCommand {
     /// An MCP `tools/list` result (or its JSON-RPC response) as a qls-catalogue/1: kinds and words
-    /// from the tools' annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint);
-    /// a tool without annotations gets `kind: null`.
+    /// from the tools' annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint),
+    /// MCP's defaults for a hint the server did not give.
     FromMcp {
         /// The tools/list result (JSON).
         tools: PathBuf,
@@ -85,6 +91,7 @@ enum RulesCommand {
 /// The rulebook's budgets (src/rulebook/budget.rs): past one, the rulebook does not compile
 /// (QG005 in `verify`, exit 2 in `rules compile`) at the line that crossed it.
 #[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Rulebook budgets")]
 struct BudgetArgs {
     /// Atoms and operators one rulebook condition may have, as written or as a route's path
     /// condition.
@@ -176,128 +183,134 @@ struct VerifyArgs {
     /// The Bot Builder agent.yaml to verify.
     agent_yaml: Option<PathBuf>,
     /// A qls-graph/1 export (JSON) to verify instead of an agent.yaml.
-    #[arg(long)]
+    #[arg(long, help_heading = "Input")]
     graph: Option<PathBuf>,
     /// The catalogue (JSON or YAML) the export's tools are classified by.
-    #[arg(long)]
+    #[arg(long, help_heading = "Input")]
     catalogue: Option<PathBuf>,
     /// A rulebook (Colang, a rule sheet or a compiled folder).
-    #[arg(long)]
+    #[arg(long, help_heading = "Input")]
     rulebook: Option<PathBuf>,
     /// A team's own list of rails with advisories (the format of rules/advisories.toml), added to
     /// the built-in one for QG022.
-    #[arg(long)]
+    #[arg(long, help_heading = "Input")]
     advisories: Option<PathBuf>,
     /// Conversation turns to search, 1..=16 (default: the input's, else 1).
-    #[arg(long)]
+    #[arg(long, help_heading = "Search")]
     session_steps: Option<u32>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
+    /// Output format (`--output-format` is the same flag, as ruff spells it).
+    #[arg(
+        long,
+        value_enum,
+        default_value = "text",
+        alias = "output-format",
+        help_heading = "Output"
+    )]
     format: Format,
     /// Also write SARIF to this file.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     sarif: Option<PathBuf>,
     /// Write the output to this file instead of standard output.
-    #[arg(long, short = 'o')]
+    #[arg(long, short = 'o', help_heading = "Output")]
     output: Option<PathBuf>,
     /// Engine(s) to run: the explicit-state search, the Z3 bounded model checker, or both,
     /// compared (a disagreement is QG312 and fails the gate) [default: both]
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, help_heading = "Search")]
     engine: Option<EngineChoice>,
     /// Z3's resource units (its deterministic `rlimit`) one query may spend; a query past it
     /// leaves its obligation undecided (QG006), never clean. The same on every machine.
     /// [default: 100000000]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Z3 limits")]
     solver_rlimit: Option<u32>,
     /// Z3's resource units one obligation's queries may spend together (then QG006).
     /// [default: 300000000]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Z3 limits")]
     solver_obligation_rlimit: Option<u64>,
     /// Z3's resource units all obligations' queries may spend together; once the obligations
     /// asked have spent this many, the rest are undecided (QG006) without a query.
     /// [default: 1000000000]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Z3 limits")]
     solver_run_rlimit: Option<u64>,
     /// A wall-clock safety net: milliseconds Z3 may spend on one query (then QG006). Off unless
     /// given, since an answer it cuts short depends on the machine's load; the resource limits
     /// above are what bound Z3.
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", help_heading = "Z3 limits")]
     solver_timeout_ms: Option<u32>,
     /// The largest unrolling (frames x (nodes + edges)) the Z3 engine builds for one obligation;
     /// a larger one is left undecided (QG006) at once.
     /// [default: 150000]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = "Z3 limits")]
     solver_max_unrolling: Option<usize>,
     /// The gate: `ci` fails on rules that fail the gate, `start` on rules that stop Agent(...)
     /// [default: ci]
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, help_heading = "The gate in CI")]
     gate: Option<GateMode>,
     /// Write the compiled qls-graph/1 (and OUT.catalogue.json) and exit.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     export_only: Option<PathBuf>,
     /// Replay one finding's witness on the concrete interpreter, step by step: FINDING is its
     /// number in the report without --baseline (from 1) or its fingerprint (or a unique prefix
     /// of 4 or more hex digits). With `--format json`, the script a harness around the real
     /// graph replays. Exit 0 when it reproduces, 1 when it does not (QG312).
-    #[arg(long, value_name = "FINDING")]
+    #[arg(long, value_name = "FINDING", help_heading = "Output")]
     replay: Option<String>,
     /// Traces of real runs, JSON Lines (one `{"run": id, "steps": [{"node": id, "tool": name}]}` a
     /// line): a run that takes a transition the export does not have and then makes a privileged
     /// call is QG016.
-    #[arg(long, value_name = "RUNS.jsonl")]
+    #[arg(long, value_name = "RUNS.jsonl", help_heading = "Input")]
     traces: Option<PathBuf>,
     /// Colour in the text report.
-    #[arg(long, value_enum, default_value = "auto")]
+    #[arg(long, value_enum, default_value = "auto", help_heading = "Output")]
     color: ColorChoice,
     /// The human report is not printed when the gate passes (the exit status says it); the
     /// machine formats (`--format json|sarif|github`) are always written whole.
-    #[arg(long, short = 'q')]
+    #[arg(long, short = 'q', help_heading = "Output")]
     quiet: bool,
     /// The project configuration (default: the first stalwart.toml, or pyproject.toml with
     /// [tool.stalwart], from the input's folder up to the repository root).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Input")]
     config: Option<PathBuf>,
     /// Read no project configuration.
-    #[arg(long, conflicts_with = "config")]
+    #[arg(long, conflicts_with = "config", help_heading = "Input")]
     no_config: bool,
     /// An accept that matches nothing, or whose `until` has passed, fails the gate.
-    #[arg(long)]
+    #[arg(long, help_heading = "The gate in CI")]
     strict_accepts: bool,
     /// A count of findings per rule, instead of the report (with the text or concise format).
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     statistics: bool,
     /// Also append a Markdown job summary to FILE (the gate, a table per rule, the picture of
     /// the first blocking finding's route): the Action gives `$GITHUB_STEP_SUMMARY`.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
     summary: Option<PathBuf>,
     /// With `--format mermaid|dot`: the finding whose witness is highlighted, by its number in
     /// the report or its fingerprint (default: the first blocking finding).
-    #[arg(long, value_name = "FINDING")]
+    #[arg(long, value_name = "FINDING", help_heading = "Output")]
     witness: Option<String>,
     /// States one obligation's search may keep (about 200 bytes each) before it is reported
     /// undecided (QG006) rather than searched further [default: 4000000]
-    #[arg(long)]
+    #[arg(long, help_heading = "Search")]
     max_states: Option<usize>,
     /// States all obligations' searches together may generate (a state reached again counts
     /// again); once the obligations searched have generated this many, the rest are reported
     /// undecided (QG006) without a search [default: 20000000]
-    #[arg(long)]
+    #[arg(long, help_heading = "Search")]
     max_run_states: Option<u64>,
     /// The repository root SARIF URIs are made relative to (default: the current directory).
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     repo_root: Option<PathBuf>,
     /// The code-scanning category written in the SARIF (`automationDetails.id`; default
     /// `stalwart-verify/<input>`)
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     sarif_category: Option<String>,
     /// An earlier run's SARIF or JSON: report only the findings whose fingerprints are new
-    #[arg(long)]
+    #[arg(long, help_heading = "The gate in CI")]
     baseline: Option<PathBuf>,
     /// A pull request's base (a git revision of the input's repository): the project
     /// configuration and the baseline are read as they are there, and every change the checkout
     /// makes to them, and every accept comment it adds, is named as a weakening and not applied
     /// (SPEC 8.1). The Action gives the pull request's base commit.
-    #[arg(long, value_name = "REV")]
+    #[arg(long, value_name = "REV", help_heading = "The gate in CI")]
     base_ref: Option<String>,
     #[command(flatten)]
     budgets: BudgetArgs,
@@ -334,6 +347,16 @@ pub fn main() -> i32 {
         Command::Catalogue {
             command: CatalogueCommand::FromMcp { tools, output },
         } => input::mcp::run(&tools, output.as_deref()),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(
+                shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "stalwart",
+                &mut script,
+            );
+            emit(&String::from_utf8_lossy(&script), 0)
+        }
     }
 }
 

@@ -210,6 +210,10 @@ pub struct NodeDef {
     /// `hosted` (a `model` node only, SPEC 2.2): tools the model's provider runs inside the model
     /// call, plain calls one after another before it chooses.
     pub hosted: Vec<Named>,
+    /// `model_written` (issue 28): tools of `tools` whose arguments the node's code takes from
+    /// what a model wrote (a step running a tool call's arguments, or a message's text): a model
+    /// chooses those arguments, as at a tool node (SPEC 6, QG017/QG018).
+    pub model_written: Vec<Written>,
     /// `sets`: flags its code sets when it runs.
     pub sets: Vec<Named>,
     /// `clears`: flags its code clears when it runs.
@@ -230,6 +234,15 @@ pub struct NodeDef {
     /// `opaque`: what the exporter saw the node's code do but could not read (SPEC 2.2, 12.5),
     /// each a QG024 finding.
     pub opaque: Vec<OpaqueDef>,
+}
+
+/// One entry of a node's `model_written`: a tool, and the arguments a model wrote (`None`: any).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The tool (one of the node's `tools`).
+    pub tool: Named,
+    /// The names of the arguments the model wrote; `None` when it may have written any.
+    pub args: Option<Vec<String>>,
 }
 
 /// One `opaque` entry of a node (SPEC 2.2, 12.5): something the exporter saw the node's code do

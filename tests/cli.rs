@@ -974,3 +974,42 @@ fn fingerprints_survive_unrelated_edits() {
     }
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// Issue 31 item 4: `verify --help` grouped by purpose, `--output-format` as ruff's users type it,
+/// and shell completions that name the subcommands and flags.
+#[test]
+fn help_is_grouped_output_format_is_format_and_completions_are_written() {
+    let help = stalwart(&["verify", "--help"]);
+    assert_eq!(help.code, 0, "{}", help.stderr);
+    let headings: Vec<&str> = help
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with(' ') && l.ends_with(':'))
+        .collect();
+    assert_eq!(
+        headings,
+        [
+            "Arguments:",
+            "Options:",
+            "Input:",
+            "Search:",
+            "Output:",
+            "Z3 limits:",
+            "The gate in CI:",
+            "Rulebook budgets:"
+        ]
+    );
+    let a = stalwart(&["verify", SHOP, "--format", "json"]);
+    let b = stalwart(&["verify", SHOP, "--output-format", "json"]);
+    assert_eq!(b.code, 0, "{}", b.stderr);
+    assert_eq!(without_times(&a.stdout), without_times(&b.stdout));
+    for shell in ["bash", "zsh", "fish"] {
+        let c = stalwart(&["completions", shell]);
+        assert_eq!(c.code, 0, "{shell}: {}", c.stderr);
+        for word in ["verify", "rules", "session-steps", "baseline"] {
+            assert!(c.stdout.contains(word), "{shell}: no {word}");
+        }
+    }
+    let bad = stalwart(&["completions", "tcsh"]);
+    assert_eq!(bad.code, 2);
+}

@@ -319,3 +319,104 @@ fn an_authors_review_of_a_guarded_write_is_asked_twice() {
     )
     .is_empty());
 }
+
+/// Fixture QG017/holds-code-calls-it (a step running `run_command` with its own arguments) with
+/// `model_written` on its step when given; the findings, or the load error's text.
+fn step_writes(model_written: Option<&str>) -> Result<Vec<Finding>, String> {
+    let src = common::root().join("fixtures/QG017/holds-code-calls-it");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let graph = std::fs::read_to_string(src.join("graph.json")).expect("read");
+    let from = "\"kind\": \"step\",";
+    assert!(graph.contains(from));
+    let graph = match model_written {
+        Some(list) => graph.replace(
+            from,
+            &format!("{from} \"model_written\": {list}, \"x_note\": 1,"),
+        ),
+        None => graph,
+    };
+    std::fs::write(dir.path().join("graph.json"), graph).expect("write");
+    std::fs::copy(
+        src.join("catalogue.json"),
+        dir.path().join("catalogue.json"),
+    )
+    .expect("copy");
+    let inputs = stalwart::input::load_export(
+        &dir.path().join("graph.json"),
+        &dir.path().join("catalogue.json"),
+    )
+    .map_err(|e| format!("{} | {}", e.message(), e.help_text().unwrap_or_default()))?;
+    Ok(verify::verify(inputs, &Options::new(1))
+        .expect("verify")
+        .findings)
+}
+
+#[test]
+fn a_step_running_what_the_model_wrote_raises_qg017() {
+    // Issue 28 item 2: the step's code runs `run_command` with the model's text (the exporter's
+    // `model_written`): the model writes the shell command, as at a tool node.
+    let f = step_writes(Some("[\"run_command\"]")).expect("loads");
+    let q = only(&f, "QG017");
+    assert_eq!(q.subject, "run_command");
+    assert!(
+        q.message.ends_with(
+            "(argument 'command' (shell)); node 'cleanup' runs it with what a model wrote (a tool \
+             call's arguments or a message's text)"
+        ),
+        "{}",
+        q.message
+    );
+    // The fix is in the step's code: run_command is offered to no model.
+    assert!(
+        q.fix.starts_with(
+            "In node 'cleanup', stop running what the model wrote through 'run_command'"
+        ),
+        "{}",
+        q.fix
+    );
+    // Only the arguments a model wrote, when the export names them: the shell command is one.
+    let f = step_writes(Some(
+        "[{\"tool\": \"run_command\", \"args\": [\"command\"]}]",
+    ))
+    .expect("loads");
+    assert_eq!(only(&f, "QG017").subject, "run_command");
+    // The same step with its own arguments, an empty list, or the model writing only another
+    // argument (the command is the code's own): nothing for QG017.
+    for given in [
+        None,
+        Some("[]"),
+        Some("null"),
+        Some("[{\"tool\": \"run_command\", \"args\": [\"cwd\"]}]"),
+        Some("[{\"tool\": \"run_command\", \"args\": []}]"),
+    ] {
+        let f = step_writes(given).expect("loads");
+        assert!(!f.iter().any(|x| x.rule == "QG017"), "{given:?}");
+    }
+}
+
+#[test]
+fn model_written_names_only_the_nodes_tools() {
+    let e = step_writes(Some("[\"get_order\"]")).expect_err("get_order is not the step's tool");
+    assert!(
+        e.contains("`model_written` of node 'cleanup' names 'get_order', which the node's `tools` do not list")
+            && e.contains("name one of its tools (run_command)"),
+        "{e}"
+    );
+    let e = step_writes(Some(
+        "[{\"tool\": \"get_order\", \"args\": [\"order_id\"]}]",
+    ))
+    .expect_err("get_order is not the step's tool");
+    assert!(e.contains("names 'get_order'"), "{e}");
+    let e = step_writes(Some("\"run_command\"")).expect_err("not a list");
+    assert!(e.contains("model_written"), "{e}");
+    let e = step_writes(Some("[true]")).expect_err("an entry neither text nor a mapping");
+    assert!(
+        e.contains("an entry of `model_written` of node 'cleanup'"),
+        "{e}"
+    );
+    let e = step_writes(Some("[{\"args\": [\"command\"]}]")).expect_err("no tool");
+    assert!(
+        e.contains("the `tool` of an entry of `model_written`"),
+        "{e}"
+    );
+}

@@ -1,6 +1,7 @@
 //! `stalwart catalogue from-mcp TOOLS.json` (issue 16, src/input/mcp.rs): an MCP `tools/list`
-//! result as a catalogue, by the annotations' mapping; the catalogue verifies with an export, the
-//! tool without annotations named in the `kind_unset` lint; every bad file is exit 2 at its place.
+//! result as a catalogue, by the annotations' mapping with MCP's defaults for a hint not given (issue
+//! 28); the catalogue verifies with an export, the tool without annotations a destructive write
+//! reaching the open world; every bad file is exit 2 at its place.
 
 mod common;
 
@@ -18,17 +19,21 @@ fn a_tools_list_result_becomes_a_catalogue() {
     assert_eq!(t["delete_file"]["kind"], "write");
     assert_eq!(t["delete_file"]["destructive"], true);
     assert_eq!(t["delete_file"]["idempotency"], true);
-    assert!(t["rename_file"]["kind"].is_null());
-    assert!(
-        r.stderr
-            .contains("kind not declared (null) for rename_file"),
-        "{}",
-        r.stderr
-    );
+    // no annotation: MCP's defaults (readOnlyHint false, destructiveHint true, idempotentHint
+    // false, openWorldHint true)
+    assert_eq!(t["rename_file"]["kind"], "write");
+    assert_eq!(t["rename_file"]["destructive"], true);
+    assert_eq!(t["rename_file"]["idempotency"], false);
+    assert_eq!(t["rename_file"]["reads_outside"], true);
+    assert_eq!(t["rename_file"]["sends_out"], true);
+    // openWorldHint unset on a write: its default, true
+    assert_eq!(t["delete_file"]["sends_out"], true);
+    assert!(t["read_file"].get("reads_outside").is_none());
+    assert!(!r.stderr.contains("kind not declared"), "{}", r.stderr);
 }
 
 #[test]
-fn the_catalogue_verifies_and_lists_the_unset_kind() {
+fn the_catalogue_verifies_with_mcp_defaults() {
     let dir = std::env::temp_dir().join(format!("stalwart-mcp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let cat = dir.join("catalogue.json");
@@ -72,8 +77,8 @@ fn the_catalogue_verifies_and_lists_the_unset_kind() {
         .filter(|l| l["id"] == "kind_unset")
         .filter_map(|l| l["tool"].as_str())
         .collect();
-    assert_eq!(unset, ["rename_file"]);
-    // read as a write: after fetch_url's outside content, an unconfirmed rename is QG011
+    assert!(unset.is_empty(), "{unset:?}");
+    // a write by MCP's defaults: after fetch_url's outside content, an unconfirmed rename is QG011
     let findings: Vec<(String, String)> = report["findings"]
         .as_array()
         .expect("findings")

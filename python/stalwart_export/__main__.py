@@ -203,7 +203,7 @@ def read_words(path: str) -> Any:
         raise UsageError(f"words file {path!r} is not valid JSON: line {e.line} column {e.column}: "
                          f"{e.message.removeprefix('invalid JSON: ')}: {fix}") from e
 
-    def where(keys: tuple) -> str | None:
+    def place(keys: tuple) -> tuple[str, int, int] | None:
         node = tree
         loc = None
         for k in keys:
@@ -217,11 +217,17 @@ def read_words(path: str) -> Any:
                 loc = node.loc
             else:
                 break
-        return f"{path}:{loc.line}:{loc.column}" if loc is not None else None
+        return (path, loc.line, loc.column) if loc is not None else None
+
+    def where(keys: tuple) -> str | None:
+        got = place(keys)
+        return f"{got[0]}:{got[1]}:{got[2]}" if got is not None else None
 
     words = tree.to_py()
     try:
-        return _words.split(words, where=where)
+        got = _words.split(words, where=where)
+        got.place = place
+        return got
     except _words.WordsError as e:
         msg = str(e)
         if not msg.startswith(path):

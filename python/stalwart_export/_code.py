@@ -316,11 +316,36 @@ def parse_function(fn: Any) -> ast.AST | None:
         try:
             tree = ast.parse("(" + src.strip().rstrip(",)") + ")")
         except SyntaxError:
-            return None
+            lam = _lambda_alone(fn, src)
+            if lam is None:
+                return None
+            return lam
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             return node
     return tree
+
+
+def _lambda_alone(fn: Any, src: str) -> ast.Lambda | None:
+    """The lambda `fn` is, cut out of the lines that hold it (`| (lambda m: {...}))` in a chain):
+    from a `lambda` keyword to the longest end that parses, its parameters `fn`'s own."""
+    code = getattr(fn, "__code__", None)
+    if getattr(fn, "__name__", None) != "<lambda>" or code is None:
+        return None
+    params = list(code.co_varnames[:code.co_argcount])
+    text = " ".join(src.split("\n"))
+    start = text.find("lambda")
+    while start >= 0:
+        for end in range(len(text), start, -1):
+            try:
+                expr = ast.parse(text[start:end].strip(), mode="eval").body
+            except SyntaxError:
+                continue
+            if isinstance(expr, ast.Lambda) and [a.arg for a in expr.args.args] == params:
+                return expr
+            break
+        start = text.find("lambda", start + 1)
+    return None
 
 
 def resolve_name(fn: Any, expr: ast.AST) -> Any:

@@ -11,7 +11,9 @@ What is read as hosted: a dict with a `type` other than the client-side schemas 
 `custom`) and without a client schema (`input_schema`, `parameters`). Known types are named and
 described (`_KNOWN`); any other type is still hosted, named after its type, read as bringing
 outside text, with its kind left undeclared (the verifier reads it as a write) and a warning: an
-unknown provider tool is never dropped.
+unknown provider tool is never dropped. What it does is not read, so it is also an `opaque`
+`model` entry on the model node (`opaque`; SPEC 12.5, QG024) until the words declare the node
+(`{"nodes": {N: {"model": true}}}`) with the tool's own words.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ class Hosted:
     type: str
     entry: dict
     warnings: list[str] = field(default_factory=list)
+    #: a type the exporter does not know (or cannot read): what the provider runs is not read
+    unknown: bool = False
 
 
 def is_hosted(t: Any) -> bool:
@@ -118,6 +122,7 @@ def read(t: dict, where: str) -> list[Hosted]:
                                 "kind undeclared (read as a write)", None))
     what = ("a provider tool dict whose type the exporter cannot read from the code" if typ == UNREADABLE
             else f"the provider tool {{'type': {typ!r}}}, which the exporter does not know")
+    h.unknown = True
     h.warnings.append(f"{where} is bound with {what}: "
                       f"exported as the hosted tool {name!r}, reading outside text, of undeclared kind (read as a "
                       f"write); declare its words (e.g. {{\"{name}\": {{\"kind\": \"read\"}}}}) when it only reads")
@@ -133,6 +138,14 @@ def collect(lists: Iterable[Iterable[Any]], where: str) -> list[Hosted]:
                 for h in read(t, where):
                     out.setdefault(h.name, h)
     return list(out.values())
+
+
+def opaque(found: Iterable[Hosted]) -> list[dict]:
+    """The `opaque` entries (SPEC 12.5) for the hosted tools of a model node whose type the
+    exporter does not know: what the provider runs for them is not read (QG024)."""
+    return [{"what": "model", "why": f"the model is bound with the provider tool {h.name!r} (type {h.type!r}), which "
+                                     "the exporter does not know: what the provider runs for it is not read"}
+            for h in found if h.unknown]
 
 
 def warning(where: str, names: list[str]) -> str:

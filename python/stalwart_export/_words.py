@@ -13,6 +13,11 @@ A words mapping (a `--words` JSON file, or the mapping given to `export_graph`/`
 
 * a top-level key other than `input` and `nodes` names a tool: its catalogue words;
 * `input.reads_outside` (a bool) is the export's `input` (SPEC 2.2);
+* `standing` and `turns` are words of an OpenAI Agents SDK export (SPEC 13.1), an error on any
+  other: `"standing": false` says the application never answers an approval with
+  `always_approve`, so its `needs_approval` reviews are per call (else they are `standing`);
+  `"turns": "restart"` says it starts every turn at the starting agent (else a later turn may
+  start at any agent a hand-off reaches; `"any"` says so explicitly);
 * `nodes.<node>.calls` names effects the node's code has without a LangChain tool (an API client
   sending mail, a database write): each becomes one of the node's `tools` (the node must be a
   step), with the given words as its catalogue entry (`kind` is needed there as for any tool);
@@ -42,7 +47,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-GRAPH_KEYS = ("input", "nodes")
+GRAPH_KEYS = ("input", "nodes", "standing", "turns")
+#: `turns` values (an OpenAI Agents SDK export, SPEC 13.1 "a new turn").
+TURNS = ("restart", "any")
 NODE_WORDS = ("calls", "reviews", "pure", "model")
 
 #: The `opaque` entries (their `what`, SPEC 2.2) each node word clears.
@@ -152,6 +159,12 @@ class Words:
     input_reads_outside: bool | None
     nodes: dict[str, NodeWords]
     where: Any = None
+    #: key path -> (the words file, line, column), when the words came from a file
+    place: Any = None
+    #: `standing` (SDK exports only): False when the application never grants standing approvals
+    standing: bool | None = None
+    #: `turns` (SDK exports only): "restart" or "any"
+    turns: str | None = None
 
     def at(self, *path: str) -> str:
         """The place of key path `path`: `file:line:column` when known, else the dotted path."""
@@ -217,6 +230,16 @@ def split(words: Any, where: Any = None) -> Words:
             if not isinstance(v, bool):
                 raise WordsError(f"{w.at('input', k)}: `input.reads_outside` must be true or false, not {_json_type(v)}")
             w.input_reads_outside = v
+    if "standing" in words:
+        if not isinstance(words["standing"], bool):
+            raise WordsError(f"{w.at('standing')}: `standing` must be true or false (false: the application never "
+                             f"approves with always_approve), not {_json_type(words['standing'])}")
+        w.standing = words["standing"]
+    if "turns" in words:
+        if words["turns"] not in TURNS:
+            raise WordsError(f"{w.at('turns')}: `turns` must be \"restart\" (every turn starts at the starting agent) "
+                             f"or \"any\" (a turn may start at any agent a hand-off reaches), not {words['turns']!r}")
+        w.turns = words["turns"]
     nodes = words.get("nodes")
     if nodes is not None:
         if not isinstance(nodes, Mapping):
@@ -272,7 +295,7 @@ def split(words: Any, where: Any = None) -> Words:
 GUARDED_STEP = "stalwart_export.Guard (guard.call)"
 
 
-def apply(export: dict, words: Words, warn: Any = None) -> None:
+def apply(export: dict, words: Words, warn: Any = None, sdk: bool = False) -> None:
     """Apply the graph words to an export (qls-graph/1): `input`, each node's `calls` (added to
     its `tools`) and `reviews` (`call` interrupts). Raises `WordsError` for a node the graph does
     not have, `calls` on a node that is neither a step nor a step guarded through `guard.call`, or
@@ -283,6 +306,10 @@ def apply(export: dict, words: Words, warn: Any = None) -> None:
     guard, so the step is no longer credited (exported `step`, with `warn`ing why and the fix)."""
     from .graph import escape_id
 
+    for k in ("standing", "turns"):
+        if not sdk and getattr(words, k) is not None:
+            raise WordsError(f"{words.at(k)}: `{k}` is a word of an OpenAI Agents SDK export (SPEC 13.1); this is a "
+                             "LangGraph graph: remove it")
     if words.input_reads_outside is not None:
         export["input"] = {"reads_outside": words.input_reads_outside}
     for name, nw in words.nodes.items():
@@ -381,6 +408,26 @@ def _find(export: dict, name: str, escape_id: Any) -> tuple[dict, dict | None]:
             return g, None
         g = export["subgraphs"][node["graph"]]
     return g, None
+
+
+def declared_at(words: Words, tools: Any, base: str | None) -> dict[str, dict]:
+    """`tool_locations` entries (SPEC 12.4) for the tools of `tools` the words declare, at the
+    words file's line: a node's `calls` entry (an effect with no code of its own to point at),
+    else the tool's top-level words. Empty when the words did not come from a file."""
+    from . import _code
+
+    if words.place is None:
+        return {}
+    out: dict[str, dict] = {}
+    for tool in tools:
+        keys = next((("nodes", n, "calls", tool) for n, nw in words.nodes.items() if tool in nw.calls), None)
+        if keys is None and tool in words.tools:
+            keys = (tool,)
+        got = words.place(keys) if keys is not None else None
+        if got is not None:
+            file, line, column = got
+            out[tool] = {"location": {"file": _code.rel_file(file, base), "line": line, "column": column}}
+    return out
 
 
 def unbound_tools(words: Words, tools: list[str]) -> list[str]:

@@ -205,7 +205,7 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
         if HANDOFF_KEY in meta:
             entry["kind"] = "read"
         hints = _mcp.annotations(tool)
-        if hints:
+        if hints is not None:
             entry.update(_mcp.words(hints)[0])
         given = tool_words(tool)
         given.update(words.get(name, {}) or {})
@@ -339,7 +339,7 @@ def init_words_of(tools: Iterable[Any], hosted: Iterable[Any] = ()) -> dict:
         if HANDOFF_KEY in meta:
             entry["kind"], why["kind"] = "read", "a hand-off tool (it moves the conversation to another agent)"
         hints = _mcp.annotations(tool)
-        if hints:
+        if hints is not None:
             w, f = _mcp.words(hints)
             entry.update(w)
             why.update(f)

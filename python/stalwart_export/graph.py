@@ -16,7 +16,7 @@ import importlib.metadata
 import json
 from typing import Any
 
-from . import _code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words
+from . import _chain_node, _chains, _code, _fallbacks, _guarded, _halts, _hosted, _pauses, _picks, _review, _routes, _sources, _unseen, _words
 
 START = "__start__"
 END = "__end__"
@@ -214,7 +214,15 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     (`_code.referenced_objects`), and a call it cannot resolve (`getattr` with a run-time name,
     `.invoke()` on something it cannot resolve) is an opaque `tools` entry; `f(**call["args"])`
     over the application's plain functions is a `tools_plain` node over them; a step whose code
-    cannot be read is an opaque `code` entry.
+    cannot be read is an opaque `code` entry. A step that hands a tool what the model wrote (a
+    tool call's arguments, a message's text) lists that tool in its `model_written` (`_written.py`,
+    SPEC 6 QG017/QG018: the model chooses those arguments, as at a tool node).
+
+    Chains (`_chains.py`, `_chain_node.py`, issue 28): a node that is a chain, or whose function (or
+    `functools.partial`) invokes one it reaches or builds, is read through, each step's function
+    as a node's function: a model in it makes a `model` node (its bound tools offered), tools it
+    runs make a `step` calling them (with an opaque `model` entry when a model is there too), and
+    a step it cannot read is an opaque entry at the user's line.
 
     Locations (SPEC 12.4, `_sources.py`): a node running a function of the user's at its `def`
     (an instance of the user's class with `__call__` at its `class`; a decorated function at its
@@ -243,6 +251,15 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     if tool_locations:
         out["tool_locations"] = tool_locations
     _words.apply(out, w, warn=ex.warn)
+    # a tool with no definition of the user's (an effect a node's `calls` declare, an MCP or a
+    # hosted tool) is located at the words that declare it, not at the generated catalogue
+    unlocated = [t for t in _node_tool_names(out) if t not in tool_locations]
+    tool_locations.update(_words.declared_at(w, unlocated, base))
+    if tool_locations:
+        out["tool_locations"] = tool_locations
+    from . import _written
+
+    _written.mark(ex.to_locate)  # after the words: a declared effect the code hands the model's text
     if any(g.input_reads_outside for g in ex.guards):
         if w.input_reads_outside is False:
             ex.warn("the words say the input is the person's (input.reads_outside: false), but a guard of the graph "
@@ -297,6 +314,15 @@ def _node_tools(export: dict, where: str) -> list[str]:
     return list(node.get("tools") or [])
 
 
+def _node_tool_names(export: dict) -> list[str]:
+    """Every tool a node of the export (its subgraphs included) binds, offers or hosts, once."""
+    out: list[str] = []
+    for g in [export, *export.get("subgraphs", {}).values()]:
+        for n in g.get("nodes", []):
+            out += [t for t in [*(n.get("tools") or []), *(n.get("hosted") or [])] if t not in out]
+    return out
+
+
 def _strip(obj: Any) -> None:
     if isinstance(obj, dict):
         obj.pop("langgraph", None)
@@ -329,6 +355,37 @@ def graph_contents(compiled: Any) -> tuple[list, list, list]:
     ex.finish_hosted()
     guards = list({id(g): g for g in ex.guards}.values())
     return list(ex.tools_seen.values()), guards, list(ex.hosted.values())
+
+
+def _same_node(g: Any, name: str, file: str, action: Any) -> bool | None:
+    """Is the `add_node` action `action` (its AST, in `file`) what graph `g`'s node `name` runs?
+    With `name` None: is `action` (a module-level builder's name) `g`'s builder? (Read by
+    `_sources.resolve_action`; None when it cannot tell.)"""
+    import inspect
+
+    from langgraph.graph import StateGraph
+    from langgraph.pregel import Pregel
+    from langgraph.prebuilt import ToolNode
+
+    got = _sources.resolve_action(file, action)
+    if name is None:
+        return None if not isinstance(got, StateGraph) else got is g.builder
+    spec = g.builder.nodes.get(name)
+    if got is _sources.UNKNOWN or spec is None:
+        return None
+    runnable = g._inner.get(name, spec.runnable)
+    if got is spec.runnable or got is runnable:
+        return True
+    if isinstance(got, tuple) and len(got) == 2 and got[0] == "tools":
+        return isinstance(runnable, ToolNode) and set(runnable.tools_by_name) == set(got[1])
+    if isinstance(got, (Pregel, ToolNode)):
+        return False
+    if inspect.isfunction(got) or inspect.ismethod(got):
+        fn = _code.unwrap_callable(runnable)
+        if fn is None:
+            return False
+        return _code.plain_function(_code.unwrap_decorated(got)) is _code.plain_function(_code.unwrap_decorated(fn))
+    return None
 
 
 class _Exporter:
@@ -385,6 +442,9 @@ class _Exporter:
             for w in h.warnings:
                 self.warn(w)
         node["hosted"] = [h.name for h in found]
+        for entry in _hosted.opaque(found):  # a provider tool of a type it does not know (SPEC 12.5)
+            if entry not in node.get("opaque", []):
+                node.setdefault("opaque", []).append(entry)
         self.hosted_nodes.append((where, node))
 
     def finish_hosted(self) -> None:
@@ -410,6 +470,13 @@ class _Exporter:
         (`tool_locations`), once every file the graph's code lives in is known."""
         if origin is not None:
             self.sources.add(origin[0])
+        # the modules holding a graph or its builder, and the application code they hold (a
+        # factory module, an agent class, a module the loaded one imports: issue 28 item 5)
+        walkers = list({id(g): g for g, _n, _d, _f in self.to_locate}.values())
+        graphs = [o for g in walkers for o in (g.compiled, g.builder) if o is not None]
+        files, held = _sources.holders(graphs, origin[0] if origin is not None else None)
+        for f in files:
+            self.sources.add(f)
         for t in self.tools_seen.values():
             for obj in _tool_code(t):
                 self.sources.add_object(obj)
@@ -423,14 +490,19 @@ class _Exporter:
                 loc = _code.location(fn, base)
                 how = "the function it runs"
             if loc is None:
-                call = None if g.prebuilt else self.sources.add_node_call(list(g.builder.nodes), name)
+                # a graph whose nodes are all subgraphs or tool nodes is the user's too
+                framework = g.prebuilt and any(f is not None for gg, _n, _d, f in self.to_locate if gg is g)
+                call = None if framework else self.sources.add_node_call(
+                    list(g.builder.nodes), name, lambda n, file, action, g=g: _same_node(g, n, file, action))
                 how = "add_node(...)" if call else None
                 if call is None and name in g.sub_of:
                     call = self.sources.constructor_call(getattr(g.sub_of[name], "name", None), None)
                     how = "the subgraph's constructor call" if call else None
                 if call is None and g.prebuilt:
+                    assigned = ([origin] if origin is not None else []) + [
+                        (f, k) for f, k, i in held if i == id(g.compiled)]
                     call = self.sources.constructor_call(getattr(g.compiled, "name", None),
-                                                         origin if g.parent is None else None)
+                                                         assigned if g.parent is None else None)
                     how = "the prebuilt agent's constructor call" if call else None
                 loc = _sources.loc_of(call, base)
             node.pop("location", None)
@@ -593,7 +665,9 @@ class _GraphExport:
             self.nodes.append(node)
             self.ex.to_locate.append((self, name, node, _code.unwrap_callable(self.runnable(name))))
         fns = [_code.unwrap_callable(self.runnable(n)) for n in b.nodes]
-        self.prebuilt = all(f is None or not _sources.is_user_file(_sources.source_file(f)) for f in fns)
+        # a chain added as a node is the user's own code too (it is located at its add_node call)
+        self.prebuilt = all(f is None or not _sources.is_user_file(_sources.source_file(f)) for f in fns) and not any(
+            _chains.is_chain(self._inner.get(n)) for n in b.nodes)
         self.nodes.append({"id": END, "kind": "end"})
 
         has_out: set[str] = set()
@@ -671,6 +745,8 @@ class _GraphExport:
                     self.ex.warn(self.label(f"node {name!r} runs {len(subs)} subgraphs; only the first is exported"))
             elif fn is not None:
                 found = [o for _, o in _code.referenced_objects(fn, depth=2) if isinstance(o, Pregel)]
+                # the teams tutorial's functools.partial(agent_node, agent=<compiled agent>, name=...)
+                found += [o for o in _chains.partial_runnables(runnable).values() if isinstance(o, Pregel)]
                 if found:
                     sub = found[0]
         if sub is not None:
@@ -732,6 +808,15 @@ class _GraphExport:
             prov["middleware"] = _code.qualname(mw)
             self.kinds[name] = "step"
             return self.lg(node, **prov)
+
+        # a chain: the node is one, or its function invokes one (`_chains.py`, issue 28)
+        if _chain_node.needs_reading(self, runnable, fn):
+            chain = _chain_node.read_node(self, name, runnable, fn)
+            if chain.models and not chain.tools and _one_call_a_message(runnable, fn):
+                self.single_call.add(name)
+                prov["parallel_tool_calls"] = False
+            return _chain_node.export_node(self, name, node, prov, runnable, fn, chain,
+                                           _bound_tool_lists(runnable, fn))
 
         # model
         model, bound = self.find_model(runnable, fn)

@@ -190,6 +190,11 @@ def test_unknown_provider_tool_is_never_dropped():
         "kind (read as a write); declare its words (e.g. {\"weather_radar\": {\"kind\": \"read\"}}) when it only reads")
     entry = export_catalogue(agent, {"lookup": {"kind": "read"}})["tools"]["weather_radar"]
     assert entry["kind"] is None and entry["reads_outside"] is True
+    # what the provider runs for it is not read (SPEC 12.5): an opaque entry, QG024 (issue 28)
+    assert _node(ex, "model")["opaque"] == [{
+        "what": "model", "why": "the model is bound with the provider tool 'weather_radar' (type "
+                                "'weather_radar_20300101'), which the exporter does not know: what the provider runs "
+                                "for it is not read"}]
 
 
 def test_client_side_schemas_are_not_hosted():
@@ -339,3 +344,52 @@ def test_a_fallback_model_and_a_prompt_sequence():
     sg.add_node("agent", agent)
     sg.add_edge(START, "agent")
     assert _node(export_graph(sg.compile(), provenance=False), "agent")["hosted"] == ["file_search"]
+
+
+# ------------------------------------------------------------------ in chains (issue 28)
+def _chain_graph(node: Any) -> Any:
+    sg = StateGraph(MessagesState)
+    sg.add_node("agent", node)
+    sg.add_node("tools", ToolNode([lookup]))
+    sg.add_edge(START, "agent")
+    sg.add_conditional_edges("agent", tools_condition)
+    sg.add_edge("tools", "agent")
+    return sg.compile()
+
+
+def test_hosted_tools_bound_in_a_chain(binary, tmp_path):
+    """`prompt | model.bind_tools([lookup, {"type": "web_search_preview"}])` as the node, and a
+    module-level chain binding a code interpreter that the node's function invokes: the model node
+    has them `hosted` (none is a tool the node calls); a provider dict of a type nobody knows is
+    hosted too, and an opaque entry: the bare export fails the gate with QG024, and the words'
+    `model: true` (with the tool's own words) declare it."""
+    from langchain_core.prompts import ChatPromptTemplate
+
+    prompt = ChatPromptTemplate.from_messages([("system", "Help the customer."), ("placeholder", "{messages}")])
+    direct = _chain_graph(prompt | provider().bind_tools([lookup, WEB]) | (lambda m: {"messages": [m]}))
+    n = _node(export_graph(direct, provenance=False), "agent")
+    assert n["kind"] == "model" and n["hosted"] == ["web_search_preview"] and "tools" not in n and "opaque" not in n
+
+    chain = prompt | provider().bind_tools([lookup, CODE])
+
+    def agent(state: MessagesState):
+        return {"messages": [chain.invoke({"messages": state["messages"]})]}
+
+    n = _node(export_graph(_chain_graph(agent), provenance=False), "agent")
+    assert n["kind"] == "model" and n["hosted"] == ["code_interpreter"] and "tools" not in n
+
+    odd = _chain_graph(prompt | provider().bind_tools([lookup, {"type": "weather_radar_20300101"}])
+                       | (lambda m: {"messages": [m]}))
+    ex = export_graph(odd, provenance=False)
+    n = _node(ex, "agent")
+    assert n["hosted"] == ["weather_radar"] and [o["what"] for o in n["opaque"]] == ["model"]
+    words = {"lookup": {"kind": "read"}, "weather_radar": {"kind": "read"}}
+    (tmp_path / "g.json").write_text(json.dumps(ex))
+    (tmp_path / "c.json").write_text(json.dumps(export_catalogue(odd, words)))
+    p = subprocess.run([binary, "verify", "--graph", str(tmp_path / "g.json"), "--catalogue", str(tmp_path / "c.json"),
+                        "--format", "json"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    rules = {(f["rule"], f["subject"]) for f in json.loads(p.stdout)["findings"] if f["blocks"]}
+    assert ("QG024", "model:agent") in rules, rules
+    declared = _node(export_graph(odd, provenance=False, words={**words, "nodes": {"agent": {"model": True}}}), "agent")
+    assert "opaque" not in declared and declared["declared"] == ["model"]

@@ -139,9 +139,9 @@ def test_triage_handing_off_to_two_specialists(binary, tmp_path):
             {"id": "Triage", "kind": "model", "agent": "Triage", "location": at("triage", "triage_agent = Agent("),
              "sets": ["later_turn"]},
             {"id": "Billing", "kind": "model", "agent": "Billing", "location": tl},
-            {"id": "Billing:tools", "kind": "tools_plain", "tools": ["lookup_invoice"], "location": tl},
+            {"id": "Billing:tools", "kind": "tools_plain", "agent": "Billing", "tools": ["lookup_invoice"], "location": tl},
             {"id": "Refunds", "kind": "model", "agent": "Refunds", "location": rl},
-            {"id": "Refunds:tools", "kind": "tools_plain", "tools": ["lookup_invoice", "issue_refund"],
+            {"id": "Refunds:tools", "kind": "tools_plain", "agent": "Refunds", "tools": ["lookup_invoice", "issue_refund"],
              "location": rl},
             {"id": "__end__", "kind": "end"},
         ],
@@ -263,7 +263,7 @@ def test_needs_approval_is_a_standing_call_review(binary, tmp_path):
     assert ex["nodes"] == [
         {"id": "__start__", "kind": "start"},
         {"id": "Orders", "kind": "model", "agent": "Orders", "location": loc},
-        {"id": "Orders:tools", "kind": "tools_plain", "tools": ["get_order", "cancel_order", "pay_supplier"],
+        {"id": "Orders:tools", "kind": "tools_plain", "agent": "Orders", "tools": ["get_order", "cancel_order", "pay_supplier"],
          "location": loc},
         {"id": "__end__", "kind": "end"},
     ]
@@ -416,7 +416,7 @@ def test_hosted_web_search(binary, tmp_path):
     assert ex["nodes"] == [
         {"id": "__start__", "kind": "start"},
         {"id": "Researcher", "kind": "model", "agent": "Researcher", "location": loc, "hosted": ["web_search"]},
-        {"id": "Researcher:tools", "kind": "tools_plain", "tools": ["save_note"], "location": loc},
+        {"id": "Researcher:tools", "kind": "tools_plain", "agent": "Researcher", "tools": ["save_note"], "location": loc},
         {"id": "__end__", "kind": "end"},
     ]
     assert ex["warnings"][0].startswith("agent 'Researcher' has provider-hosted tools (web_search)")
@@ -429,9 +429,10 @@ def test_hosted_web_search(binary, tmp_path):
     assert words["web_search"]["kind"] == "read" and words["save_note"]["kind"] is None
     report = verify(binary, tmp_path, ex, cat)
     assert report["rc"] == 1
-    # the search brings outside text the model may act on: the write after it is QG012 too
+    # the search brings outside text the model may act on: the write after it, by the same agent's tool
+    # node (one region with its model node, SPEC 3.1), is QG011
     assert blocking(report) == [("QG001", "save_note", "Researcher:tools"), ("QG001", "web_search", "Researcher"),
-                                ("QG012", "save_note", "Researcher:tools")]
+                                ("QG011", "save_note", "Researcher:tools")]
 
     route = Route()
     result, _ = run(agent, [[function_call("save_note", {"text": "x"}, call_id="n1")],
@@ -565,11 +566,12 @@ def test_hosted_mcp_approvals_enabled_routes_and_a_callable_returning_true(binar
     # every call is plain (QG001); the hosted MCP tools read outside text and are of undeclared kind (writes),
     # so a write after one is QG011/QG012, except deepwiki.ask_question, whose every call is reviewed on Desk;
     # close_ticket's review is standing (the application can answer always_approve), so a later call of it
-    # runs unasked on outside text (QG012, SPEC 3.1 "Standing approvals"); the unlisted tracker is QG024
+    # runs unasked on outside text Desk's own hosted tools brought (QG011: Desk and Desk:tools are one region,
+    # SPEC 3.1 "Standing approvals"); Billing's lookup after them is QG012; the unlisted tracker is QG024
     assert blocking(report) == [
         ("QG001", "close_ticket", "Desk:tools"), ("QG001", "deepwiki.ask_question", "Desk"),
         ("QG001", "deepwiki.read_wiki", "Desk"), ("QG001", "lookup_invoice", "Billing:tools"), ("QG001", "tracker", "Desk"),
-        ("QG011", "deepwiki.read_wiki", "Desk"), ("QG011", "tracker", "Desk"), ("QG012", "close_ticket", "Desk:tools"),
+        ("QG011", "close_ticket", "Desk:tools"), ("QG011", "deepwiki.read_wiki", "Desk"), ("QG011", "tracker", "Desk"),
         ("QG012", "lookup_invoice", "Billing:tools"), ("QG024", "tools:Desk", "Desk")]
 
 

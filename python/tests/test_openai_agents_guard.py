@@ -489,8 +489,8 @@ def test_without_a_session_the_history_holds_over_the_runs_given_its_run_config(
 
 def test_hosted_and_local_tools_stay_plain_and_the_export_says_so(binary, tmp_path):
     """SPEC 3.1 "The guard's view": the provider's web search is a plain call the guard never sees,
-    so a guarded write after it still breaks O6 (QG012: the person is asked, but not told outside
-    text came in); a local tool (the SDK runs no tool guardrail for it) makes its node plain."""
+    so a guarded write after it still breaks O6 (QG011, in the agent's own region: the person is
+    asked, but not told outside text came in); a local tool (the SDK runs no tool guardrail for it) makes its node plain."""
     from agents import LocalShellTool
 
     from oa_apps import hosted
@@ -506,7 +506,7 @@ def test_hosted_and_local_tools_stay_plain_and_the_export_says_so(binary, tmp_pa
                                         "them inside the model call, so no guard sees those calls")
     report = verify(binary, tmp_path, ex, cat)
     assert report["rc"] == 1
-    assert blocking(report) == [("QG001", "web_search", "Researcher"), ("QG012", "save_note", "Researcher:tools")]
+    assert blocking(report) == [("QG001", "web_search", "Researcher"), ("QG011", "save_note", "Researcher:tools")]
 
     b = Agent(name="Sh", tools=[hosted.build().tools[-1], LocalShellTool(executor=lambda req: "ok")])
     AgentGuard(cat).wrap(b)

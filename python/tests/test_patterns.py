@@ -264,38 +264,44 @@ def cli(*args, cwd):
                                                        "PYTHONPATH": f"{PYTHON_DIR / 'tests'}:{PYTHON_DIR}"})
 
 
-def test_init_words_from_mcp_annotations_and_the_verifier_lists_the_unset_kind(binary, tmp_path):
+def test_init_words_from_mcp_annotations_and_defaults(binary, tmp_path):
     """Item 8: --init-words writes an entry per tool with what is known and where it came from;
-    MCP annotations map to kind/destructive/idempotency/reads_outside; a tool nothing declares is
-    kind null, listed by the exporter and, read back, by the verifier (kind_unset); the Rust
-    `catalogue from-mcp` maps the same tools/list to the same words."""
+    MCP annotations map to kind/destructive/idempotency/reads_outside; a hint the server did not
+    give takes MCP's default (issue 28): `rename_file`, with no annotations, is a destructive,
+    non-idempotent write reaching the open world (reads_outside and sends_out), each word saying it
+    is MCP's default; the Rust `catalogue from-mcp` maps the same tools/list to the same words."""
     p = cli("lg_apps.mcp_tools:graph", "-o", "graph.json", "--init-words", "words.json", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
-    assert "kind not declared (null) for rename_file" in p.stderr
+    assert "kind not declared" not in p.stderr
     words = json.loads((tmp_path / "words.json").read_text())
     assert set(words) == {"read_file", "fetch_url", "delete_file", "rename_file"}
     assert words["read_file"]["kind"] == "read" and words["read_file"]["_from"]["kind"] == "MCP annotation readOnlyHint: true"
+    assert "reads_outside" not in words["read_file"]  # openWorldHint: false
     assert words["fetch_url"]["reads_outside"] is True
     assert words["fetch_url"]["_from"]["reads_outside"] == "MCP annotation openWorldHint: true"
     assert (words["delete_file"]["kind"], words["delete_file"]["destructive"], words["delete_file"]["idempotency"]) == (
         "write", True, True)
-    assert words["rename_file"]["kind"] is None
-    assert words["rename_file"]["_from"]["kind"] == "not declared: set read or write"
-    assert words["rename_file"]["args"] == {"src": {"type": "string"}, "dst": {"type": "string"}}
+    assert words["delete_file"]["sends_out"] is True and words["delete_file"]["reads_outside"] is True
+    assert words["delete_file"]["_from"]["sends_out"] == "MCP's default openWorldHint: true (the server did not say)"
+    r = words["rename_file"]
+    assert (r["kind"], r["destructive"], r["idempotency"], r["reads_outside"], r["sends_out"]) == (
+        "write", True, False, True, True)
+    assert r["_from"]["kind"] == "MCP's default readOnlyHint: false (the server did not say)"
+    assert r["_from"]["destructive"] == "MCP's default destructiveHint: true (the server did not say)"
+    assert r["args"] == {"src": {"type": "string"}, "dst": {"type": "string"}}
     # never overwritten
     again = cli("lg_apps.mcp_tools:graph", "--init-words", "words.json", cwd=tmp_path)
     assert again.returncode == 2 and "is not overwritten" in again.stderr
-    # read back as the words: the catalogue keeps kind null, the exporter lists it
+    # read back as the words: the catalogue has the same words, and the verifier lists no unset kind
     p = cli("lg_apps.mcp_tools:graph", "-o", "graph.json", "--catalogue", "catalogue.json", "--words", "words.json",
             cwd=tmp_path)
     assert p.returncode == 0, p.stderr
-    assert "'rename_file' has kind null" in p.stderr
     cat = json.loads((tmp_path / "catalogue.json").read_text())
-    assert cat["tools"]["rename_file"]["kind"] is None and "_from" not in cat["tools"]["rename_file"]
+    assert cat["tools"]["rename_file"]["kind"] == "write" and "_from" not in cat["tools"]["rename_file"]
     v = subprocess.run([binary, "verify", "--graph", "graph.json", "--catalogue", "catalogue.json", "--format", "json"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=300)
     report = json.loads(v.stdout)
-    assert [l["tool"] for l in report["lints"] if l["id"] == "kind_unset"] == ["rename_file"]
+    assert [l["tool"] for l in report["lints"] if l["id"] == "kind_unset"] == []
     # the verifier's own reading of the same tools/list
     from lg_apps.mcp_tools import LISTED
 

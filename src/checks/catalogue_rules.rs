@@ -19,7 +19,8 @@ use crate::model::{FlatModel, ToolIx};
 /// `rulebook_compiled`: a rulebook was given and compiles (QG101 reads it as a route).
 pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<Finding> {
     let mut out = Vec::new();
-    let chosen = model_chosen(m);
+    let offered = offered(m);
+    let written = written(m);
     // A tool no node binds never runs (the lint `tool_never_bound` names it): nothing to raise.
     let mut bound = vec![false; m.tools.len()];
     for n in &m.nodes {
@@ -32,12 +33,13 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
             continue;
         }
         let on = |rule: RuleId, detail: &str| on_tool(rule, d, detail);
-        if chosen[t] {
+        if offered[t] || written[t] != Writes::Nothing {
             for (rule, roles) in [(RuleId::QG017, Role::CODE), (RuleId::QG018, Role::QUERY)] {
                 let flagged: Vec<&crate::ir::ArgDef> = d
                     .args
                     .iter()
                     .filter(|a| a.role.is_some_and(|r| roles.contains(&r)))
+                    .filter(|a| offered[t] || written[t].covers(&a.name))
                     .collect();
                 let args: Vec<String> = flagged
                     .iter()
@@ -49,6 +51,9 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
                 if let Some(first) = flagged.first() {
                     let mut f = on(rule, "");
                     f.message = format!("{} (argument {})", f.message, args.join(", "));
+                    if !offered[t] {
+                        written_fix(&mut f, rule, &d.name, &written_by(m, t));
+                    }
                     // At the tool's definition in the user's source when the export gives it
                     // (SPEC 12.4), else at the argument's role; the entry beside it.
                     f.related = vec![(d.loc, format!("'{}' is declared here", d.name))];
@@ -126,10 +131,50 @@ fn on_tool(rule: RuleId, d: &ToolDef, detail: &str) -> Finding {
     f
 }
 
-/// For each tool, true when a model can choose it: a model node offers it, or a tool node
-/// (`tools`, `tools_plain`) binds it, whose batch the model chose (SPEC 3). A `step` node's
-/// tools are called by its code.
-fn model_chosen(m: &FlatModel) -> Vec<bool> {
+/// Which arguments of a tool some node's code runs it with from what a model wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Writes {
+    /// None (its calls' arguments are the code's own).
+    Nothing,
+    /// These.
+    Args(std::collections::BTreeSet<String>),
+    /// Any of them.
+    All,
+}
+
+impl Writes {
+    fn covers(&self, arg: &str) -> bool {
+        match self {
+            Writes::Nothing => false,
+            Writes::Args(names) => names.contains(arg),
+            Writes::All => true,
+        }
+    }
+}
+
+/// For each tool, the arguments a node's code takes from what a model wrote (`model_written`,
+/// issue 28: a step handing a tool a tool call's arguments or a message's text): a model chooses
+/// those, as at a tool node. A `step` node's other calls are its code's own.
+fn written(m: &FlatModel) -> Vec<Writes> {
+    let mut out = vec![Writes::Nothing; m.tools.len()];
+    for n in &m.nodes {
+        for (t, args) in &n.model_written {
+            out[*t] = match (std::mem::replace(&mut out[*t], Writes::Nothing), args) {
+                (Writes::All, _) | (_, None) => Writes::All,
+                (Writes::Nothing, Some(a)) => Writes::Args(a.iter().cloned().collect()),
+                (Writes::Args(mut have), Some(a)) => {
+                    have.extend(a.iter().cloned());
+                    Writes::Args(have)
+                }
+            };
+        }
+    }
+    out
+}
+
+/// For each tool, true when a model node offers it, or a tool node (`tools`, `tools_plain`) binds
+/// it, whose batch the model chose (SPEC 3).
+fn offered(m: &FlatModel) -> Vec<bool> {
     let mut out = vec![false; m.tools.len()];
     for n in &m.nodes {
         if matches!(
@@ -142,6 +187,38 @@ fn model_chosen(m: &FlatModel) -> Vec<bool> {
         }
     }
     out
+}
+
+/// The qualified ids of the nodes whose code runs `t` with what a model wrote.
+fn written_by(m: &FlatModel, t: ToolIx) -> Vec<String> {
+    m.nodes
+        .iter()
+        .filter(|n| n.model_written.iter().any(|(w, _)| *w == t))
+        .map(|n| format!("'{}'", n.qid))
+        .collect()
+}
+
+/// QG017/QG018 on a tool no model is offered, whose arguments a step's code takes from what a
+/// model wrote: the message says where, and the fix is in that code (taking the tool out of the
+/// model's tools would change nothing).
+fn written_fix(f: &mut Finding, rule: RuleId, tool: &str, nodes: &[String]) {
+    let at = nodes.join(", ");
+    f.message.push_str(&format!(
+        "; node {at} runs it with what a model wrote (a tool call's arguments or a message's text)"
+    ));
+    f.fix = if rule == RuleId::QG017 {
+        format!(
+            "In node {at}, stop running what the model wrote through '{tool}': build what it runs \
+             from parameters the code checks; where a model must write code, run it in an isolated \
+             sandbox with no credentials and no network, and have a person confirm each call."
+        )
+    } else {
+        format!(
+            "In node {at}, check what the model wrote against a closed set before passing it to \
+             '{tool}' (an allow-list of destinations, a path under a fixed root, a parameterised \
+             query with the model's text as a value), or have the tool build the value itself."
+        )
+    };
 }
 
 /// The declarations QG104 compares: (word, present).

@@ -548,6 +548,7 @@ fn compile(agents: &[Agent], entry: usize, agents_loc: Loc) -> GraphDef {
         agent: agent.map(str::to_string),
         tools: Vec::new(),
         hosted: Vec::new(),
+        model_written: Vec::new(),
         sets: Vec::new(),
         clears: Vec::new(),
         graph: None,

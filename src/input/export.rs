@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use crate::error::InputError;
 use crate::ir::{
     Budget, EdgeDef, EdgeKind, Export, FlagDecl, FlagScope, Framework, GraphDef, InterruptDef,
-    Named, NodeDef, NodeKind, OpaqueDef, OpaqueWhat, SendDef, When,
+    Named, NodeDef, NodeKind, OpaqueDef, OpaqueWhat, SendDef, When, Written,
 };
 use crate::source::Loc;
 
@@ -417,10 +417,12 @@ fn read_node(r: Reader<'_>, n: &Node) -> Result<NodeDef, InputError> {
         },
         None => (id.loc, false, None),
     };
+    let tools = r.opt_names(m, "tools", &what("tools"))?;
     Ok(NodeDef {
         kind,
         agent: r.opt_text(m, "agent", &what("agent"))?.map(|a| a.name),
-        tools: r.opt_names(m, "tools", &what("tools"))?,
+        model_written: read_model_written(r, m, &id.name, &tools)?,
+        tools,
         hosted: r.opt_names(m, "hosted", &what("hosted"))?,
         sets: r.opt_names(m, "sets", &what("sets"))?,
         clears: r.opt_names(m, "clears", &what("clears"))?,
@@ -433,6 +435,73 @@ fn read_node(r: Reader<'_>, n: &Node) -> Result<NodeDef, InputError> {
         opaque: read_opaque(r, m, &id.name)?,
         id,
     })
+}
+
+/// A node's `model_written` (issue 28 item 2): a list whose entries each name one of the node's
+/// own `tools` whose arguments its code takes from what a model wrote (an exporter writes it for
+/// a step that runs `tool.invoke(last.tool_calls[0]["args"])` or `run_python.invoke({"code":
+/// last.content})`): the tool's name (any of its arguments may be the model's), or
+/// `{"tool": name, "args": [names]}` (only those arguments are). Such an argument is chosen by a
+/// model for QG017/QG018 (SPEC 6), as a tool node's are; the engines read the node as before.
+/// Absent or null: none. Errors: not a list, an entry neither text nor such a mapping, or a tool
+/// the node's `tools` do not list.
+fn read_model_written(
+    r: Reader<'_>,
+    m: Map<'_>,
+    id: &str,
+    tools: &[Named],
+) -> Result<Vec<Written>, InputError> {
+    let Some(list) = m.get_some("model_written") else {
+        return Ok(Vec::new());
+    };
+    let what = format!("`model_written` of node '{id}'");
+    let mut out = Vec::new();
+    for e in r.seq(list, &what)? {
+        let entry = if e.as_map().is_some() {
+            let em = r.map(e, &format!("an entry of {what}"))?;
+            let tool = r.req_text(
+                em,
+                "tool",
+                &format!("the `tool` of an entry of {what}"),
+                "write `{\"tool\": \"run_python\", \"args\": [\"code\"]}`, or the tool's name alone",
+            )?;
+            let args = match em.get_some("args") {
+                Some(a) => Some(
+                    r.names(a, &format!("the `args` of '{}' in {what}", tool.name))?
+                        .into_iter()
+                        .map(|n| n.name)
+                        .collect(),
+                ),
+                None => None,
+            };
+            Written { tool, args }
+        } else {
+            Written {
+                tool: r.text(e, &format!("an entry of {what}"))?,
+                args: None,
+            }
+        };
+        if !tools.iter().any(|t| t.name == entry.tool.name) {
+            let listed: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+            let bad = &entry.tool.name;
+            return Err(r
+                .err(
+                    entry.tool.loc,
+                    format!("{what} names '{bad}', which the node's `tools` do not list"),
+                    if listed.is_empty() {
+                        format!("node '{id}' lists no `tools`: drop `model_written`, or add '{bad}' to its `tools`")
+                    } else {
+                        format!(
+                            "name one of its tools ({}), or add '{bad}' to its `tools`",
+                            listed.join(", ")
+                        )
+                    },
+                )
+                .with_label("not a tool of the node"));
+        }
+        out.push(entry);
+    }
+    Ok(out)
 }
 
 /// A node's `opaque` (SPEC 2.2, 12.5): a list of `{"what", "why", "location"?}`, each what the

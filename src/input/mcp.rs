@@ -7,19 +7,21 @@
 //! and `inputSchema.properties` (as `args`: `type`, `description`, `enum`, `items`, `format`), and
 //! its `annotations`, which the server declared:
 //!
-//! | annotation | word |
+//! | annotation (given, or MCP's default) | word |
 //! |---|---|
 //! | `readOnlyHint: true` | `kind: read` |
-//! | `readOnlyHint: false`, or unset while other hints are given (MCP's default is false) | `kind: write` |
-//! | `destructiveHint` (on a write) | `destructive` |
-//! | `idempotentHint` | `idempotency` |
-//! | `openWorldHint: true` | `reads_outside` on a read, `sends_out` on a write |
+//! | `readOnlyHint: false` (the default) | `kind: write` |
+//! | `destructiveHint` (on a write; default true) | `destructive` |
+//! | `idempotentHint` (on a write; default false) | `idempotency` |
+//! | `openWorldHint: true` (the default) | `reads_outside` (what it returns may be the open world's content), and `sends_out` on a write |
 //!
-//! A tool with no annotation gets `kind: null` (not declared: the verifier reads it as a write and
-//! names it in the `kind_unset` lint until it is set). Nothing is guessed from a name. Errors, each
-//! at its place in the file with the fix (exit 2): unreadable or not JSON, no `tools` list, a tool
-//! that is not a mapping or has no `name`, two tools of one name, a hint that is not a boolean,
-//! `annotations` or `inputSchema` of the wrong shape.
+//! A hint the server did not give takes MCP's default (the specification's `ToolAnnotations`:
+//! `readOnlyHint` false, `destructiveHint` true, `idempotentHint` false, `openWorldHint` true), so a
+//! tool with no annotation is a destructive write reaching the open world, never a tool of unknown
+//! kind (issue 28). Nothing is guessed from a name. Errors, each at its place in the file with the
+//! fix (exit 2): unreadable or not JSON, no `tools` list, a tool that is not a mapping or has no
+//! `name`, two tools of one name, a hint that is not a boolean, `annotations` or `inputSchema` of
+//! the wrong shape.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -41,9 +43,8 @@ const HINTS: [&str; 4] = [
 /// The JSON-schema keys of an argument kept in `args` (as the exporter keeps them).
 const ARG_KEYS: [&str; 5] = ["type", "description", "enum", "items", "format"];
 
-/// The catalogue of the tools a `tools/list` result lists, and the names of those left with
-/// `kind: null`. Errors: see the module's documentation.
-pub fn catalogue_from_mcp(path: &Path) -> Result<(Json, Vec<String>), InputError> {
+/// The catalogue of the tools a `tools/list` result lists. Errors: see the module's documentation.
+pub fn catalogue_from_mcp(path: &Path) -> Result<Json, InputError> {
     let mut sources = SourceMap::default();
     let id = tree::read_file(&mut sources, path, path.display().to_string())
         .map_err(|e| InputError::io(path, e))?;
@@ -59,7 +60,6 @@ pub fn catalogue_from_mcp(path: &Path) -> Result<(Json, Vec<String>), InputError
         (None, None) => return Err(no_tools(r, &root)),
     };
     let mut tools: BTreeMap<String, Json> = BTreeMap::new();
-    let mut unset = Vec::new();
     for item in r.seq(list, "`tools`")? {
         let m = r.map(item, "a tool of `tools`")?;
         let name = r.req_text(
@@ -78,28 +78,16 @@ pub fn catalogue_from_mcp(path: &Path) -> Result<(Json, Vec<String>), InputError
                 .with_label("listed twice"));
         }
         let mut entry = JsonMap::new();
-        match m.get_some("annotations") {
-            Some(a) => {
-                let am = r.map(a, &format!("`annotations` of tool '{}'", name.name))?;
-                let mut hints: BTreeMap<&str, bool> = BTreeMap::new();
-                for h in HINTS {
-                    if let Some(v) = am.get_some(h) {
-                        hints.insert(h, r.bool(v, &format!("`{h}` of tool '{}'", name.name))?);
-                    }
-                }
-                if hints.is_empty() {
-                    entry.insert("kind".into(), Json::Null);
-                } else {
-                    words(&hints, &mut entry);
+        let mut hints: BTreeMap<&str, bool> = BTreeMap::new();
+        if let Some(a) = m.get_some("annotations") {
+            let am = r.map(a, &format!("`annotations` of tool '{}'", name.name))?;
+            for h in HINTS {
+                if let Some(v) = am.get_some(h) {
+                    hints.insert(h, r.bool(v, &format!("`{h}` of tool '{}'", name.name))?);
                 }
             }
-            None => {
-                entry.insert("kind".into(), Json::Null);
-            }
         }
-        if entry.get("kind") == Some(&Json::Null) {
-            unset.push(name.name.clone());
-        }
+        words(&hints, &mut entry);
         if let Some(d) = r.opt_text(
             m,
             "description",
@@ -114,22 +102,32 @@ pub fn catalogue_from_mcp(path: &Path) -> Result<(Json, Vec<String>), InputError
         tools.insert(name.name, Json::Object(entry));
     }
     let tools: JsonMap<String, Json> = tools.into_iter().collect();
-    Ok((json!({"format": "qls-catalogue/1", "tools": tools}), unset))
+    Ok(json!({"format": "qls-catalogue/1", "tools": tools}))
 }
 
-/// The words of a tool's hints (the module's table).
+/// MCP's default for a hint the server did not give.
+fn hint(h: &BTreeMap<&str, bool>, name: &str) -> bool {
+    h.get(name).copied().unwrap_or(match name {
+        "readOnlyHint" | "idempotentHint" => false,
+        _ => true, // destructiveHint, openWorldHint
+    })
+}
+
+/// The words of a tool's hints, MCP's defaults for those absent (the module's table).
 fn words(h: &BTreeMap<&str, bool>, entry: &mut JsonMap<String, Json>) {
-    let read = h.get("readOnlyHint") == Some(&true);
+    let read = hint(h, "readOnlyHint");
     entry.insert("kind".into(), json!(if read { "read" } else { "write" }));
-    if let (false, Some(d)) = (read, h.get("destructiveHint")) {
-        entry.insert("destructive".into(), json!(d));
-    }
-    if let Some(i) = h.get("idempotentHint") {
+    if !read {
+        entry.insert("destructive".into(), json!(hint(h, "destructiveHint")));
+        entry.insert("idempotency".into(), json!(hint(h, "idempotentHint")));
+    } else if let Some(i) = h.get("idempotentHint") {
         entry.insert("idempotency".into(), json!(i));
     }
-    if h.get("openWorldHint") == Some(&true) {
-        let word = if read { "reads_outside" } else { "sends_out" };
-        entry.insert(word.into(), json!(true));
+    if hint(h, "openWorldHint") {
+        entry.insert("reads_outside".into(), json!(true));
+        if !read {
+            entry.insert("sends_out".into(), json!(true));
+        }
     }
 }
 
@@ -168,10 +166,10 @@ fn no_tools(r: Reader<'_>, at: &Node) -> InputError {
 }
 
 /// `stalwart catalogue from-mcp TOOLS.json [-o OUT]`: writes the catalogue (to `out`, else
-/// standard output) and lists on standard error the tools left with `kind: null`. Returns the exit
-/// status: 0, or 2 with the error (located in the file) on standard error.
+/// standard output). Returns the exit status: 0, or 2 with the error (located in the file) on
+/// standard error.
 pub fn run(tools: &Path, out: Option<&Path>) -> i32 {
-    let (cat, unset) = match catalogue_from_mcp(tools) {
+    let cat = match catalogue_from_mcp(tools) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("{:?}", miette::Report::new(e));
@@ -202,12 +200,6 @@ pub fn run(tools: &Path, out: Option<&Path>) -> i32 {
             miette::miette!(help = "check the path and the disk", "{e}")
         );
         return 2;
-    }
-    if !unset.is_empty() {
-        eprintln!(
-            "kind not declared (null) for {}: the server gave no annotation; set `kind: read` or `kind: write`",
-            unset.join(", ")
-        );
     }
     0
 }

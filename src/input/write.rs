@@ -269,6 +269,17 @@ fn node_json(sources: &SourceMap, n: &NodeDef) -> Value {
     if !n.hosted.is_empty() {
         o.insert("hosted".into(), names(&n.hosted));
     }
+    if !n.model_written.is_empty() {
+        let entries: Vec<Value> = n
+            .model_written
+            .iter()
+            .map(|w| match &w.args {
+                None => json!(w.tool.name),
+                Some(args) => json!({"tool": w.tool.name, "args": args}),
+            })
+            .collect();
+        o.insert("model_written".into(), Value::Array(entries));
+    }
     if !n.sets.is_empty() {
         o.insert("sets".into(), names(&n.sets));
     }

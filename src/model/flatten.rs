@@ -220,6 +220,11 @@ impl Builder {
                 .iter()
                 .map(|t| self.tool(&t.name))
                 .collect::<Result<Vec<_>, _>>()?;
+            let model_written = n
+                .model_written
+                .iter()
+                .map(|w| Ok((self.tool(&w.tool.name)?, w.args.clone())))
+                .collect::<Result<Vec<_>, String>>()?;
             let sets = n
                 .sets
                 .iter()
@@ -247,6 +252,7 @@ impl Builder {
                 region,
                 tools,
                 hosted,
+                model_written,
                 sets,
                 clears,
                 on_enter: Vec::new(),

@@ -170,6 +170,10 @@ pub struct FlatNode {
     pub sets: Vec<FlagIx>,
     /// Flags cleared when the node is left.
     pub clears: Vec<FlagIx>,
+    /// Tools of `tools` whose arguments the node's code takes from what a model wrote (SPEC 2.2
+    /// `model_written`), with the arguments (`None`: any): chosen by a model for QG017/QG018; the
+    /// engines do not read it.
+    pub model_written: Vec<(ToolIx, Option<Vec<String>>)>,
     /// Pauses on entering: `before` first, then `inside`, in declaration order.
     pub on_enter: Vec<Pause>,
     /// Pauses on leaving (`after`).

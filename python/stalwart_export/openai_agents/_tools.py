@@ -21,7 +21,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import _hosted
+from .. import _hosted, _mcp
 
 #: SDK hosted tool classes -> the provider's tool type `_hosted.py` knows.
 HOSTED_TYPES = {
@@ -158,17 +158,30 @@ def wrapped(tool: Any) -> Any:
         return None
 
 
+#: The attribute the exporter sets on a tool it listed from an MCP server (`_mcp_list.py`).
+MCP_MARK = "_stalwart_mcp_tool"
+
+
+def mark_mcp(tool: Any) -> None:
+    """Mark `tool` as one an MCP server gave, so its catalogue entry reads its annotations with
+    MCP's defaults even when the server gave none."""
+    try:
+        setattr(tool, MCP_MARK, True)
+    except (AttributeError, TypeError):
+        pass
+
+
 def view(tool: Any) -> ToolView:
     """A function or local tool as the catalogue reads it."""
     schema = getattr(tool, "params_json_schema", None) or {}
     props = schema.get("properties") if isinstance(schema, dict) else None
     meta: dict = {}
     ann = getattr(tool, "mcp_annotations", None)
-    if ann is not None:
-        for h in ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"):
+    if ann is not None or getattr(tool, MCP_MARK, False):
+        # every hint, None where the server gave none: an MCP tool gets MCP's defaults (`_mcp.py`)
+        for h in _mcp.HINTS:
             v = getattr(ann, h, None)
-            if isinstance(v, bool):
-                meta[h] = v
+            meta[h] = v if isinstance(v, bool) else None
     desc = getattr(tool, "description", None)
     if not isinstance(desc, str) or not desc:
         desc = (f"a local tool ({type(tool).__name__}) the application runs for the model"

@@ -22,7 +22,9 @@ agents-as-tools. Per agent A:
   `A:approve:n` with an `inside` interrupt whose answer flag guards the edge into `n`;
 * hosted tools: `hosted` on `A` with catalogue entries (`_hosted.py`); a `HostedMCPTool`'s
   `require_approval` is a `call` interrupt on `A` and an edge `A` -> `A`;
-* MCP servers (`mcp_servers`): listed at run time, so an `opaque` entry on `A:tools` (QG024);
+* MCP servers (`mcp_servers`): listed at export time (`_mcp_list.py`), their tools on `A:tools`
+  with MCP's default annotations; a server that cannot be listed is an `opaque` entry on
+  `A:tools` (QG024);
 * an `on_handoff` hook or a guardrail (of the agent or of a tool) whose code runs an agent, names a
   tool or calls a model (`_hooks.py`), a hand-off whose target or hook the exporter cannot read, a
   hosted MCP server without `allowed_tools`, a tool type it does not know: `opaque` entries, never
@@ -43,7 +45,7 @@ from typing import Any
 
 from .. import _code, _words
 from .._sources import SourceIndex, is_user_file, loc_of
-from . import _handoffs, _hooks, _tools
+from . import _handoffs, _hooks, _mcp_list, _tools
 
 EXPORTER = "stalwart_export.openai_agents"
 #: The session flag set once the first turn has run (SPEC 13.1 "a new turn").
@@ -86,9 +88,12 @@ class _Export:
         self.by_name: dict[str, Any] = {}
         self.state: dict[str, dict] = {}
         self.building: list[str] = []
+        self.listed: dict[int, tuple[Any, _mcp_list.Listed]] = {}
+        #: the words' `"turns": "restart"`: every turn starts at the starting agent
+        self.restart = False
         #: Function tools the guard decides on some `tools` node.
         self.guarded: set[str] = set()
-        #: Function tools on some `tools_plain` node (plain calls there).
+        #: Tools on some `tools_plain` node (plain calls there).
         self.plain: set[str] = set()
 
     def warn(self, msg: str) -> None:
@@ -134,6 +139,17 @@ class _Export:
                 todo += [t._agent_instance for t in _tools.read(a, a.name).agents]
         return out
 
+    def mcp(self, agent: Any) -> _mcp_list.Listed:
+        """The tools of `agent`'s MCP servers, listed once for this export (`_mcp_list.py`); each
+        is marked as an MCP tool, so the catalogue applies MCP's default annotations to it."""
+        key = id(agent)
+        if key not in self.listed:
+            got = _mcp_list.list_tools(agent)
+            for t in got.tools:
+                _tools.mark_mcp(t)
+            self.listed[key] = (agent, got)
+        return self.listed[key][1]
+
     def agent_loc(self, agent: Any, top: bool) -> dict | None:
         top_assign = self.origin if top and self.origin else None
         return loc_of(self.index.constructor_call(agent.name, top_assign), self.base)
@@ -150,7 +166,7 @@ class _Export:
         g["nodes"].append({"id": "__end__", "kind": "end"})
         g["edges"].insert(0, {"from": "__start__", "kind": "fixed", "destinations": [_id(start.name)]})
         later = [_id(a.name) for a in agents if a is not start]
-        if top and later:
+        if top and later and not self.restart:
             g["edges"].insert(1, {"from": "__start__", "kind": "stalwart_edge", "destinations": later,
                                   "guard": TURN_FLAG})
             self.state[TURN_FLAG] = {"scope": "session"}
@@ -197,12 +213,12 @@ class _Export:
             opaque_model.append({"what": "tools", "why": why})
         for _cls, why in sorted_tools.unknown:
             opaque_tools.append({"what": "tools", "why": why})
-        for server in getattr(a, "mcp_servers", None) or []:
-            label = getattr(server, "name", None) or type(server).__name__
+        listed = self.mcp(a)
+        for label, why in listed.unlisted:
             opaque_tools.append({"what": "tools", "why": f"the MCP server {label!r}: its tools are listed at run time, "
-                                                         "and the exporter does not list them at export time"})
+                                                         f"and the exporter could not list them at export time: {why}"})
         tool_names: list[str] = []
-        for t in sorted_tools.function + sorted_tools.local:
+        for t in sorted_tools.function + sorted_tools.local + listed.tools:
             for gr in (getattr(t, "tool_input_guardrails", None) or []) + (getattr(t, "tool_output_guardrails", None)
                                                                            or []):
                 fn = getattr(gr, "guardrail_function", None)
@@ -229,7 +245,9 @@ class _Export:
         dests: list[str] = []
         tools_id = f"{aid}:tools"
         if has_tools:
-            node: dict = {"id": tools_id, "kind": self.tool_node_kind(a, sorted_tools, where), "tools": tool_names}
+            # the agent's tool node is in the agent's region (SPEC 3.1), as its model node is
+            node: dict = {"id": tools_id, "kind": self.tool_node_kind(a, sorted_tools, listed.tools, where),
+                          "agent": a.name, "tools": tool_names}
             if loc:
                 node["location"] = loc
             if opaque_tools:
@@ -268,7 +286,7 @@ class _Export:
         if opaque_model:
             model["opaque"] = [dict({"location": loc} if loc else {}, **o) for o in opaque_model]
 
-    def tool_node_kind(self, a: Any, sorted_tools: Any, where: str) -> str:
+    def tool_node_kind(self, a: Any, sorted_tools: Any, mcp_tools: list, where: str) -> str:
         """`tools` when the SDK guard decides every call of A's tool node (every function tool
         carries the guard's mark with its pieces in place, `_tools.guarded_tool`), else
         `tools_plain` (SPEC 13.1): local tools, MCP servers' tools and tools the exporter cannot
@@ -283,7 +301,7 @@ class _Export:
         if guarded and not plain:
             self.guarded.update(names)
             return "tools"
-        self.plain.update(names + [t.name for t in sorted_tools.local])
+        self.plain.update(names + [t.name for t in sorted_tools.local + list(mcp_tools)])
         if guarded:
             self.warn(f"{where}'s tools {', '.join(guarded)} are guarded, but not {', '.join(plain)}: its tool node is "
                       "exported as tools_plain (every call plain); wrap every tool, or move the others to another "
@@ -382,6 +400,7 @@ def export_agent(agent: Any, *, name: str | None = None, words: Any = None, base
         raise TypeError(f"export_agent expects an OpenAI Agents SDK Agent, got {type(agent).__name__}")
     w = _words.split(words)
     ex = _Export(base, origin)
+    ex.restart = w.turns == "restart"
     ex.read_files(agent)
     ex.by_name.clear()
     top = ex.graph(agent, top=True)
@@ -394,7 +413,13 @@ def export_agent(agent: Any, *, name: str | None = None, words: Any = None, base
     out["subgraphs"] = ex.subgraphs
     if ex.tool_locations:
         out["tool_locations"] = ex.tool_locations
-    _words.apply(out, w, warn=ex.warn)
+    if w.standing is False:
+        per_call = [i for g in [out, *out["subgraphs"].values()] for i in g.get("interrupts", [])
+                    if i.pop("standing", False)]
+        if per_call:
+            ex.warn(f"the words say the application never approves with always_approve: the reviews of "
+                    f"{', '.join(sorted({i['tool'] for i in per_call}))} are per call, not standing")
+    _words.apply(out, w, warn=ex.warn, sdk=True)
     plain = sorted(ex.plain)
     if plain:
         ex.warn(f"the function tools ({', '.join(plain)}) run without a guard (wrap the starting agent with "
