@@ -16,7 +16,9 @@ the plain session would hand the records to the model as input.
 Also kept: the calls the guard put to the person (`ASKED_TYPE`, sealed the same way: the call's
 digest and the reasons shown), so that a call runs only as it was shown, and the calls decided
 but not yet run (`pending`, in memory), which `at_most` counts so that calls of one model
-message run concurrently can never pass a limit together.
+message run concurrently can never pass a limit together (a call put to the person and never
+answered stays counted in this process: stricter, never looser; the last check at the tool counts
+again over the history).
 """
 
 from __future__ import annotations
