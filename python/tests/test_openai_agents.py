@@ -31,7 +31,8 @@ set_tracing_disabled(True)
 HERE = Path(__file__).resolve().parent
 APPS = HERE / "oa_apps"
 PYTHON_DIR = HERE.parent
-GUARD_WARNING = "run without a guard (the SDK guard is not built yet): every call is a plain call"
+GUARD_WARNING = ("run without a guard (wrap the starting agent with stalwart_export.openai_agents.AgentGuard(catalogue)"
+                 ".wrap(agent)): every call is a plain call")
 
 
 def app(name: str):

@@ -4,11 +4,14 @@
     graph_json = export_agent(triage_agent)                      # the starting Agent
     catalogue = export_agent_catalogue(triage_agent, words={"refund": {"kind": "write"}})
 
-or `python -m stalwart_export app:triage_agent -o graph.json --catalogue catalogue.json`. The SDK
+or `python -m stalwart_export app:triage_agent -o graph.json --catalogue catalogue.json`; and its
+guard (`guard.py`, SPEC 13.1): `AgentGuard(catalogue).wrap(triage_agent)`. The SDK
 is imported only when an export is made (`is_agent` does not import it).
 Tested with openai-agents 0.24.0 (see python/requirements-test.txt).
 """
 
+from ._tools import guarded_tool
 from .export import export_agent, export_agent_catalogue, init_agent_words, is_agent
+from .guard import AgentGuard
 
-__all__ = ["export_agent", "export_agent_catalogue", "init_agent_words", "is_agent"]
+__all__ = ["AgentGuard", "export_agent", "export_agent_catalogue", "guarded_tool", "init_agent_words", "is_agent"]

@@ -112,8 +112,46 @@ def _mcp_reviews(cfg: dict, got: list[_hosted.Hosted]) -> list[str]:
     return []
 
 
+@dataclass
+class GuardMark:
+    """What the SDK guard (`guard.py`) sets on a tool it wraps (`_stalwart_guard`): the guard, the
+    tool's name, node and the tools bound beside it, the tool's own `needs_approval` and function,
+    and the three pieces it installs, which `guarded_tool` checks are all in place."""
+
+    guard: Any
+    name: str
+    node: str
+    bound: frozenset
+    original_approval: Any
+    func: Any
+    approver: Any = None
+    guardrail: Any = None
+    invoker: Any = None
+
+
+def guarded_tool(tool: Any) -> GuardMark | None:
+    """The guard's mark of `tool` when every piece of the guard is still in place on it (its
+    `needs_approval`, its input guardrail, its invoker): the guard decides each of its calls
+    (SPEC 13.1). None for a tool the guard does not decide (never wrapped, or a piece replaced or
+    removed since: a copy with another `on_invoke_tool`, guardrails or `needs_approval`)."""
+    mark = getattr(tool, "_stalwart_guard", None)
+    if not isinstance(mark, GuardMark) or getattr(tool, "name", None) != mark.name:
+        return None
+    if getattr(tool, "needs_approval", None) is not mark.approver:
+        return None
+    if getattr(tool, "on_invoke_tool", None) is not mark.invoker:
+        return None
+    if not any(g is mark.guardrail for g in (getattr(tool, "tool_input_guardrails", None) or [])):
+        return None
+    return mark
+
+
 def wrapped(tool: Any) -> Any:
-    """The user's function a `@function_tool` was made from, or None."""
+    """The user's function a `@function_tool` was made from (for a guarded tool, the function of
+    the tool the guard wrapped), or None."""
+    mark = getattr(tool, "_stalwart_guard", None)
+    if isinstance(mark, GuardMark) and mark.func is not None:
+        return mark.func
     try:
         return tool.__wrapped__
     except AttributeError:
@@ -153,8 +191,10 @@ def view(tool: Any) -> ToolView:
 
 def approval(tool: Any) -> str:
     """How a tool's `needs_approval` reads: "always" (True, or a callable whose body is `return
-    True`), "never" (False or absent), "code" (another callable: it asks when the code says)."""
-    na = getattr(tool, "needs_approval", False)
+    True`), "never" (False or absent), "code" (another callable: it asks when the code says). For a
+    guarded tool, the tool's own `needs_approval` (the guard's questions are its `tools` node's)."""
+    mark = guarded_tool(tool)
+    na = mark.original_approval if mark is not None else getattr(tool, "needs_approval", False)
     if na is True:
         return "always"
     if na is False or na is None:

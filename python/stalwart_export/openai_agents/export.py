@@ -6,14 +6,17 @@ agents-as-tools. Per agent A:
 
 * a `model` node `A` (`agent: A`), at A's `Agent(...)` call, with A's hosted tools as `hosted`;
 * a tool node `A:tools` (when A has function, local or MCP tools) binding A's function and local
-  tools: `tools_plain` (the SDK guard is not built yet, so nothing is credited as guarded);
+  tools: `tools` when the SDK guard (`guard.py`) decides every call there (each function tool
+  carries its mark, every piece in place), else `tools_plain` (local tools, MCP servers' tools and
+  unguarded function tools are plain calls; a node mixing them is plain, with a warning);
 * edges: `A` -> `A:tools`, `A` -> each hand-off target, `A` -> each agent-as-tool node, `A` ->
   `__end__` (one conditional edge); `A:tools` -> `A` (`run_llm_again`), -> `__end__`
   (`stop_on_first_tool`), both (`StopAtTools`, a function), and -> each hand-off target (the SDK
   runs a response's tool calls, then hands off);
 * `needs_approval=True` (or a callable whose body is `return True`): a `call` interrupt on
   `A:tools` with `standing: true` (the exporter cannot tell whether the application grants
-  `always_approve`); another callable: no interrupt, and a warning;
+  `always_approve`), `standing: false` on a guarded tool (the guard accepts an approval only for
+  the call it was given for); another callable: no interrupt, and a warning;
 * an agent as tool B (`B.as_tool(tool_name=n)`): a `subgraph` node `n` running B's own graph,
   returning to A (or ending, or handing off, as A's tool node does); its `needs_approval`: a step
   `A:approve:n` with an `inside` interrupt whose answer flag guards the edge into `n`;
@@ -88,6 +91,10 @@ class _Export:
         self.listed: dict[int, tuple[Any, _mcp_list.Listed]] = {}
         #: the words' `"turns": "restart"`: every turn starts at the starting agent
         self.restart = False
+        #: Function tools the guard decides on some `tools` node.
+        self.guarded: set[str] = set()
+        #: Tools on some `tools_plain` node (plain calls there).
+        self.plain: set[str] = set()
 
     def warn(self, msg: str) -> None:
         if msg not in self.warnings:
@@ -228,7 +235,9 @@ class _Export:
                 self.tool_locations[t.name] = {"location": tloc}
             ask = _tools.approval(t)
             if ask == "always":
-                g["interrupts"].append({"node": f"{aid}:tools", "when": "call", "tool": t.name, "standing": True})
+                # the guard answers its tools' reviews call by call (it refuses a standing approval)
+                g["interrupts"].append({"node": f"{aid}:tools", "when": "call", "tool": t.name,
+                                        "standing": _tools.guarded_tool(t) is None})
             elif ask == "code":
                 self.warn(f"tool {t.name!r} of {where} asks for approval when its needs_approval function says so: the "
                           "exporter cannot tell when, so no review is credited for it")
@@ -237,7 +246,8 @@ class _Export:
         tools_id = f"{aid}:tools"
         if has_tools:
             # the agent's tool node is in the agent's region (SPEC 3.1), as its model node is
-            node: dict = {"id": tools_id, "kind": "tools_plain", "agent": a.name, "tools": tool_names}
+            node: dict = {"id": tools_id, "kind": self.tool_node_kind(a, sorted_tools, listed.tools, where),
+                          "agent": a.name, "tools": tool_names}
             if loc:
                 node["location"] = loc
             if opaque_tools:
@@ -275,6 +285,28 @@ class _Export:
         g["edges"] += later["edges"]
         if opaque_model:
             model["opaque"] = [dict({"location": loc} if loc else {}, **o) for o in opaque_model]
+
+    def tool_node_kind(self, a: Any, sorted_tools: Any, mcp_tools: list, where: str) -> str:
+        """`tools` when the SDK guard decides every call of A's tool node (every function tool
+        carries the guard's mark with its pieces in place, `_tools.guarded_tool`), else
+        `tools_plain` (SPEC 13.1): local tools, MCP servers' tools and tools the exporter cannot
+        read are not guarded, and a node some of whose tools are not guarded is plain, saying so."""
+        names = [t.name for t in sorted_tools.function]
+        guarded = [t.name for t in sorted_tools.function if _tools.guarded_tool(t) is not None]
+        plain = [t.name for t in sorted_tools.function if _tools.guarded_tool(t) is None]
+        plain += [f"{t.name} ({type(t).__name__}: the SDK runs no tool guardrail for it)" for t in sorted_tools.local]
+        plain += [f"the MCP server {getattr(s, 'name', None) or type(s).__name__!r}'s tools"
+                  for s in getattr(a, "mcp_servers", None) or []]
+        plain += [f"a {cls}" for cls, _ in sorted_tools.unknown]
+        if guarded and not plain:
+            self.guarded.update(names)
+            return "tools"
+        self.plain.update(names + [t.name for t in sorted_tools.local + list(mcp_tools)])
+        if guarded:
+            self.warn(f"{where}'s tools {', '.join(guarded)} are guarded, but not {', '.join(plain)}: its tool node is "
+                      "exported as tools_plain (every call plain); wrap every tool, or move the others to another "
+                      "agent")
+        return "tools_plain"
 
     def code(self, fn: Any, what_code: str) -> list[dict]:
         """`opaque` entries for the application's code `fn` around an agent (`_hooks.py`), at its
@@ -388,9 +420,10 @@ def export_agent(agent: Any, *, name: str | None = None, words: Any = None, base
             ex.warn(f"the words say the application never approves with always_approve: the reviews of "
                     f"{', '.join(sorted({i['tool'] for i in per_call}))} are per call, not standing")
     _words.apply(out, w, warn=ex.warn, sdk=True)
-    if ex.tools:
-        ex.warn(f"the function tools ({', '.join(sorted(ex.tools))}) run without a guard (the SDK guard is not "
-                "built yet): every call is a plain call")
+    plain = sorted(ex.plain)
+    if plain:
+        ex.warn(f"the function tools ({', '.join(plain)}) run without a guard (wrap the starting agent with "
+                "stalwart_export.openai_agents.AgentGuard(catalogue).wrap(agent)): every call is a plain call")
     out["producer"] = {"exporter": EXPORTER, "versions": versions()}
     out["warnings"] = ex.warnings
     return out
