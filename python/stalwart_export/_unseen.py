@@ -324,10 +324,21 @@ def unread_calls(fn: Any, tree: ast.AST, depth: int = HELPER_DEPTH,
         target = resolve(fn, tree, recv)
         if isinstance(target, BaseTool) and reached is not None and target not in reached:
             reached.append(target)
+        if _is_retriever(target):
+            # a vector store's retriever run by the node's code: a read no catalogue entry describes
+            out.append(Unread("tools", f"calls {_shown(recv)}.{node.func.attr}(...), which runs the retriever "
+                                       f"{type(target).__name__}: what it returns may be outside content, and no "
+                                       "catalogue entry says (declare it with the words: nodes.<node>.calls)", node))
         if target is _code._UNRESOLVED and not _is_getattr_dynamic(recv):
             out.append(Unread("tools", f"calls {_shown(recv)}.{node.func.attr}(...), which the exporter cannot "
                                        "resolve: what it runs may be a tool", node))
     return out
+
+
+def _is_retriever(obj: Any) -> bool:
+    """Is `obj` a LangChain retriever (`BaseRetriever`: a vector store's `as_retriever()`)?"""
+    return any(c.__name__ == "BaseRetriever" and c.__module__.startswith("langchain_core.")
+               for c in type(obj).__mro__)
 
 
 def _is_getattr_dynamic(expr: ast.AST) -> bool:

@@ -19,8 +19,10 @@ A words mapping (a `--words` JSON file, or the mapping given to `export_graph`/`
   `"turns": "restart"` says it starts every turn at the starting agent (else a later turn may
   start at any agent a hand-off reaches; `"any"` says so explicitly);
 * `nodes.<node>.calls` names effects the node's code has without a LangChain tool (an API client
-  sending mail, a database write): each becomes one of the node's `tools` (the node must be a
-  step), with the given words as its catalogue entry (`kind` is needed there as for any tool);
+  sending mail, a database write): on a step each becomes one of the node's `tools`; on a model
+  node (a planner that runs a search before it answers) one of its `hosted` calls, plain calls
+  made during its visit (SPEC 2.2), as the exporter writes the tool calls it reads there; the
+  given words are the catalogue entry (`kind` is needed there as for any tool);
 * `nodes.<node>.reviews` names tools whose every call the node puts to a person, runs only when
   accepted or edited, and does not run when rejected: a `call` interrupt each (SPEC 12.2). A tool
   reviewed is one the node calls, or one a tool node its edges lead to runs (an approval node
@@ -331,23 +333,29 @@ def apply(export: dict, words: Words, warn: Any = None, sdk: bool = False) -> No
         if nw.calls:
             prov = node.get("langgraph") if isinstance(node.get("langgraph"), dict) else {}
             guarded = node["kind"] == "tools" and prov.get("guard") == GUARDED_STEP
-            if node["kind"] != "step" and not guarded:
-                raise WordsError(f"{words.at('nodes', name, 'calls')}: node {name!r} is a {node['kind']} node; "
-                                 "`calls` names what a step's own code does without a LangChain tool")
-            tools = node.setdefault("tools", [])
-            outside = [t for t in nw.calls if t not in tools]
-            if guarded and outside:
-                node["kind"] = "step"
-                prov.pop("guard", None)
-                prov["calls_outside_guard"] = outside
-                if warn is not None:
-                    warn(f"node {name!r} is not guarded: the words ({words.at('nodes', name, 'calls')}) name "
-                         f"{', '.join(repr(t) for t in outside)}, which its code does without passing it to the guard, "
-                         "so those calls are not decided: pass each to guard.call/guard.acall (a plain function with "
-                         "name='...' is read as the step's tool), or drop the word if the guard already decides it")
-            for t in nw.calls:
-                if t not in tools:
-                    tools.append(t)
+            if node["kind"] == "model":
+                # what a model node's own code does besides its model (a planner searching first):
+                # plain calls during its visit, as the exporter writes the ones it reads (`hosted`)
+                hosted = node.setdefault("hosted", [])
+                hosted += [t for t in nw.calls if t not in hosted]
+            else:
+                if node["kind"] != "step" and not guarded:
+                    raise WordsError(f"{words.at('nodes', name, 'calls')}: node {name!r} is a {node['kind']} node; "
+                                     "`calls` names what a step's own code does without a LangChain tool")
+                tools = node.setdefault("tools", [])
+                outside = [t for t in nw.calls if t not in tools]
+                if guarded and outside:
+                    node["kind"] = "step"
+                    prov.pop("guard", None)
+                    prov["calls_outside_guard"] = outside
+                    if warn is not None:
+                        warn(f"node {name!r} is not guarded: the words ({words.at('nodes', name, 'calls')}) name "
+                             f"{', '.join(repr(t) for t in outside)}, which its code does without passing it to the guard, "
+                             "so those calls are not decided: pass each to guard.call/guard.acall (a plain function with "
+                             "name='...' is read as the step's tool), or drop the word if the guard already decides it")
+                for t in nw.calls:
+                    if t not in tools:
+                        tools.append(t)
             node.setdefault("langgraph", {})["calls_declared"] = list(nw.calls)
         have = list(node.get("tools") or [])
         reach = _next_tool_nodes(g, node["id"])

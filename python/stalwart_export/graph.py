@@ -874,6 +874,7 @@ class _GraphExport:
             found = _hosted.collect(_bound_tool_lists(runnable, fn), self.label(f"the model of node {name!r}"))
             if found:
                 self.ex.add_hosted(self.label(f"node {name!r}"), node, found)
+            self.model_own_calls(name, node, prov, fn)
             self.kinds[name] = "model"
             return self.lg(node, **prov)
 
@@ -1016,6 +1017,34 @@ class _GraphExport:
             self.ex.warn(self.label(
                 f"node {name!r}: {u.why}: an opaque `{u.what}` entry (QG024 fails the gate until it is read, or "
                 f"declared in the words: {{\"nodes\": {{\"{name}\": {{{word}}}}}}})"))
+
+    def model_own_calls(self, name: str, node: dict, prov: dict, fn: Any) -> None:
+        """What a model node's own code runs besides its model (issue 28: a planner that searches
+        before it answers, `web_search.invoke(...)` then `llm.invoke(...)`): each tool it runs is
+        a plain call made during the node's visit, exported as the node's `hosted` (SPEC 2.2: any
+        number of plain calls, one after another, before the model chooses), never dropped; a
+        call it cannot resolve is an `opaque` entry (QG024). The tools it only binds are offered,
+        not run."""
+        if fn is None or _code.is_library(fn):
+            return
+        tree = _code.parse_function(fn)
+        if tree is None:
+            return
+        reached: list = []
+        self.unread(name, node, fn, _unseen.unread_calls(fn, tree, reached=reached))
+        runs = list(reached)  # each one `.invoke()`d (`_unseen.RUNS`), bound to the model or not
+        if not runs:
+            return
+        hosted = node.setdefault("hosted", [])
+        for t in runs:
+            self.ex.tools_seen.setdefault(t.name, t)
+            if t.name not in hosted:
+                hosted.append(t.name)
+        prov["runs_itself"] = [t.name for t in runs]
+        self.ex.warn(self.label(
+            f"node {name!r} calls a model and runs {', '.join(repr(t.name) for t in runs)} itself: exported as plain "
+            "calls made during the model node's visit (`hosted`), outside any tool node and any guard; to have them "
+            "checked, run them from a tool node (guard.tool_node) or through guard.call"))
 
     def step_tools(self, name: str, fn: Any) -> tuple[list[str], str | None]:
         """The tools a step's code runs, and the mapping it dispatches the model's tool calls

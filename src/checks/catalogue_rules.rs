@@ -21,10 +21,11 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
     let mut out = Vec::new();
     let offered = offered(m);
     let written = written(m);
-    // A tool no node binds never runs (the lint `tool_never_bound` names it): nothing to raise.
+    // A tool no node binds or hosts never runs (the lint `tool_never_bound` names it): nothing
+    // to raise.
     let mut bound = vec![false; m.tools.len()];
     for n in &m.nodes {
-        for &t in &n.tools {
+        for &t in n.tools.iter().chain(&n.hosted) {
             bound[t] = true;
         }
     }
@@ -172,8 +173,8 @@ fn written(m: &FlatModel) -> Vec<Writes> {
     out
 }
 
-/// For each tool, true when a model node offers it, or a tool node (`tools`, `tools_plain`) binds
-/// it, whose batch the model chose (SPEC 3).
+/// For each tool, true when a model node offers it or makes it a `hosted` call, or a tool node
+/// (`tools`, `tools_plain`) binds it, whose batch the model chose (SPEC 3).
 fn offered(m: &FlatModel) -> Vec<bool> {
     let mut out = vec![false; m.tools.len()];
     for n in &m.nodes {
@@ -181,7 +182,9 @@ fn offered(m: &FlatModel) -> Vec<bool> {
             n.kind,
             NodeKind::Model | NodeKind::Tools | NodeKind::ToolsPlain
         ) {
-            for &t in &n.tools {
+            // a model node's `hosted` calls too: the provider's model writes their arguments, and
+            // a model node's own code runs them with what it has, the model's answer included
+            for &t in n.tools.iter().chain(&n.hosted) {
                 out[t] = true;
             }
         }
