@@ -13,7 +13,8 @@ Tested with langgraph 1.2.24 (see python/requirements-test.txt).
 """
 
 from .catalogue import catalogue_words, export_catalogue, tool_words
-from .graph import escape_id, export_graph, graph_tools, unescape_id
+from ._ids import escape_id, unescape_id
+from .graph import export_graph, graph_tools
 from .guard import HISTORY_KEY, Guard, GuardConfigError, GuardHistory, GuardState, read_history
 
 __all__ = [

@@ -23,11 +23,11 @@ import functools
 from typing import Any
 
 from . import _code
+from .guard import HISTORY_KEY, Guard, merge_history
+from .guard.history import HistoryChannel
 
 
 def _guard_class() -> Any:
-    from .guard import Guard
-
     return Guard
 
 
@@ -221,9 +221,6 @@ def _named_in_containers(fn: Any, tool: str) -> bool:
 def keeps_history(compiled: Any) -> bool:
     """Does the compiled graph's state keep the guard's history (a `stalwart_guard` channel of the
     guard's own, `GuardHistory`, which no update can replace)?"""
-    from .guard import HISTORY_KEY, merge_history
-    from .guard.history import HistoryChannel
-
     ch = (getattr(compiled, "channels", None) or {}).get(HISTORY_KEY)
     if ch is None or getattr(ch, "operator", None) is not merge_history:
         return False

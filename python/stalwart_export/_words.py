@@ -307,7 +307,7 @@ def apply(export: dict, words: Words, warn: Any = None, sdk: bool = False) -> No
     `calls` on a guarded step (issue 29 item 6) are its tools' words when the step passes each to
     the guard; an effect it names that the step does not pass to the guard is a call outside the
     guard, so the step is no longer credited (exported `step`, with `warn`ing why and the fix)."""
-    from .graph import escape_id
+    from ._ids import escape_id
 
     for k in ("standing", "turns"):
         if not sdk and getattr(words, k) is not None:

@@ -16,8 +16,9 @@ import importlib.metadata
 import json
 from typing import Any
 
+from ._ids import escape_id, unescape_id  # noqa: F401 - part of this module's interface
 from . import (_chain_node, _chains, _code, _fallbacks, _guarded, _halts, _hosted, _inner_export, _pauses, _picks,
-               _review, _routes, _sources, _unseen, _words)
+               _review, _routes, _sources, _unseen, _words, _written)
 
 START = "__start__"
 END = "__end__"
@@ -30,18 +31,6 @@ _PREBUILT_MODEL_FUNCS = (
     "create_agent.<locals>.model_node",
     "create_agent.<locals>.amodel_node",
 )
-
-
-def escape_id(name: str) -> str:
-    """A LangGraph node name as a qls-graph/1 node id: `%` becomes `%25` and `/` becomes
-    `%2F` (qls ids may not contain `/`, which separates subgraph levels). Reversible:
-    `unescape_id`. Other characters are kept."""
-    return name.replace("%", "%25").replace("/", "%2F")
-
-
-def unescape_id(node_id: str) -> str:
-    """The LangGraph node name of a qls-graph/1 id written by `escape_id`."""
-    return node_id.replace("%2F", "/").replace("%25", "%")
 
 
 def versions() -> dict[str, str]:
@@ -269,8 +258,6 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     tool_locations.update(_words.declared_at(w, unlocated, base))
     if tool_locations:
         out["tool_locations"] = tool_locations
-    from . import _written
-
     _written.mark(ex.to_locate)  # after the words: a declared effect the code hands the model's text
     if any(g.input_reads_outside for g in ex.guards):
         if w.input_reads_outside is False:

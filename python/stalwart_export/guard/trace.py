@@ -36,7 +36,7 @@ import os
 import threading
 from typing import Any
 
-from ..graph import escape_id
+from .._ids import escape_id
 
 NO_THREAD = ""
 

@@ -64,7 +64,7 @@ def _default_max_turns() -> int:
 
 
 def _id(name: str) -> str:
-    from ..graph import escape_id
+    from .._ids import escape_id
 
     return escape_id(name)
 
