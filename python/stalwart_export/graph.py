@@ -1012,8 +1012,8 @@ class _GraphExport:
         number of plain calls, one after another, before the model chooses), never dropped; a
         call it cannot resolve is an `opaque` entry (QG024). The tools it only binds are offered,
         not run."""
-        if fn is None or _code.is_library(fn):
-            return
+        if fn is None or _code.is_library(fn) or not _sources.is_user_file(_sources.source_file(fn)):
+            return  # a prebuilt agent's model node is the framework's code, read as such
         tree = _code.parse_function(fn)
         if tree is None:
             return
