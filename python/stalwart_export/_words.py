@@ -50,6 +50,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from .guard.catalogue import ORDER_WORDS, ROLES  # noqa: F401 - read here and by the exporter's checks
+
 GRAPH_KEYS = ("input", "nodes", "standing", "turns")
 #: `turns` values (an OpenAI Agents SDK export, SPEC 13.1 "a new turn").
 TURNS = ("restart", "any")
@@ -59,9 +61,7 @@ NODE_WORDS = ("calls", "reviews", "pure", "model")
 CLEARS = {"calls": ("tools", "subgraph"), "reviews": ("pause",), "pure": ("code", "tools"), "model": ("model",)}
 
 
-#: Argument roles of SPEC 2.3 (the verifier's `ROLES`).
-ROLES = ("code", "shell", "sql", "query", "path", "url", "template", "destination", "user_id", "content")
-ORDER_WORDS = ("after", "not_after", "at_most")
+
 
 
 def distance(a: str, b: str) -> int:

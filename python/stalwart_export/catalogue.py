@@ -12,16 +12,14 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from .guard.catalogue import TOOL_WORDS
+
 METADATA_KEY = "stalwart"
 HANDOFF_KEY = "__handoff_destination"
 
-#: The words SPEC 2.3 defines. Others are passed through (the verifier keeps them and names
-#: them in an `unknown_word` lint, so a typo never passes silently).
-KNOWN_WORDS = (
-    "kind", "description", "reads_outside", "sends_out", "irreversible", "destructive",
-    "compensation", "undo", "idempotency", "result", "args", "order", "privilege",
-    "confidential", "store", "source", "requires", "at_most", "checks", "spend",
-)
+#: The words SPEC 2.3 defines (`guard/catalogue.py`, written once). Others are passed through (the
+#: verifier keeps them and names them in an `unknown_word` lint, so a typo never passes silently).
+KNOWN_WORDS = TOOL_WORDS
 
 
 def catalogue_words(**words: Any):

@@ -18,7 +18,6 @@ use crate::source::Loc;
 
 use super::tree::{Entry, Map, Node, Reader, Value};
 
-/// The words of SPEC 2.3 a tool entry may carry.
 /// Every argument role of SPEC 2.3.
 const ROLES: &[&str] = &[
     "code",
@@ -78,6 +77,8 @@ fn unknown_word(
     Ok(())
 }
 
+/// The words of SPEC 2.3 a tool entry may carry (the Python package writes the same list once, in
+/// `python/stalwart_export/guard/catalogue.py`; `python/tests/test_word_lists.py` compares them).
 pub(crate) const TOOL_WORDS: &[&str] = &[
     "kind",
     "description",

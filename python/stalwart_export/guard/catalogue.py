@@ -21,12 +21,18 @@ from typing import Any
 from . import doc
 from .doc import GuardConfigError, Loc, Node
 
-#: The words of SPEC 2.3 a tool entry may carry (the verifier's TOOL_WORDS).
+#: The words of SPEC 2.3 a tool entry may carry (the verifier's TOOL_WORDS). Written once for the
+#: package: the exporter's catalogue and words read these (python/tests/test_word_lists.py holds
+#: them to the verifier's lists in src/input/catalogue.rs).
 TOOL_WORDS = (
     "kind", "description", "reads_outside", "sends_out", "irreversible", "destructive",
     "compensation", "undo", "idempotency", "result", "args", "order", "privilege",
     "confidential", "store", "source", "requires", "at_most", "checks", "spend",
 )
+#: Argument roles of SPEC 2.3 (the verifier's `ROLES`).
+ROLES = ("code", "shell", "sql", "query", "path", "url", "template", "destination", "user_id", "content")
+#: The words of a tool's `order` (the verifier's).
+ORDER_WORDS = ("after", "not_after", "at_most")
 #: Argument roles that name where data goes: a value under one is a destination (rule 4).
 DESTINATION_ROLES = ("url", "destination")
 
