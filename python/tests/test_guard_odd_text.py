@@ -172,7 +172,7 @@ def test_a_mark_counts_as_a_new_turn_only_after_the_call_it_follows():
 
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-    from stalwart_export.guard.middleware import _turn_of
+    from stalwart_export.guard.run import turn_of as _turn_of
 
     h1, h2 = HumanMessage("first", id="h1"), HumanMessage("second", id="h2")
     asked = AIMessage("", tool_calls=[{"name": "tip", "args": {}, "id": "t1"}], id="a1")

@@ -72,7 +72,7 @@ class Batch:
     written: list = field(default_factory=list)
     #: Why the model message's call ids cannot place its calls (`id_problem`): every call is refused.
     call_problem: str | None = None
-    #: The mark of the batch's turn (the person's message that started it; `middleware._turn_of`).
+    #: The mark of the batch's turn (the person's message that started it; `run.turn_of`).
     human: str | None = None
     #: Why the batch's task runs alongside others the guard cannot serialise it with
     #: (`concurrent.py`): every call that bears a limit is refused `concurrent`.

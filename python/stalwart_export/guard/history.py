@@ -17,7 +17,7 @@ entries as mappings. An entry:
   (a call something else answered, such as a person rejecting it in HumanInTheLoopMiddleware,
   never reaches the guard).
 * `turn` is the guard's count of the person's turns, `human` the mark of the person's message
-  that started it (`middleware._turn_of`): per-turn limits count by them.
+  that started it (`run.turn_of`): per-turn limits count by them.
 * `ran` says whether the tool ran; `outside` marks content from outside (a `reads_outside`
   tool that ran); `facts` holds the fact values read from its answer; `answer` is the person's
   (`approve`, `edit`, `reject`, or null when nobody was asked); `proposed` is the model's call

@@ -40,21 +40,21 @@ from .attempts import Attempts, retried
 from .callables import Runner, runner_of
 from .concurrent import (CONCURRENT_TEXT, OTHER_RUN_TEXT, OUTSIDE_TEXT, Claims, Lanes, bears_limit, channel_value,
                          nested, superstep)
-from .core import Batch, Outcome, id_problem, refusal_text
+from .core import Batch, Outcome, refusal_text
 from .decide import Call, Rules, refuse
 from .doc import GuardConfigError
 from .handoff import carry as carry_history
 from .handoff import hands_off
-from .history import HISTORY_KEY, Chain, GuardHistory, HistoryChannel, merge_history, parse, verify
+from .history import HISTORY_KEY, Chain, GuardHistory, merge_history, parse, verify
 from . import state as _state
 from .lazy import RulesSource
+from .node import guarded_tool_node
+from .run import (ContextFailed, RunContext, answer_of, ask_person, batch_calls, channel_problem, conversation,
+                  current_config, send_record, send_records, turn_of)
 from .sealed import Sealed
-from .trace import NO_THREAD, TraceWriter, make_tracer, qualified_node
+from .trace import NO_THREAD, TraceWriter, make_tracer
 from .turns import marks_turn, withheld
 
-CONFIG_KEY_READ = "__pregel_read"
-CONFIG_KEY_SEND = "__pregel_send"
-CONFIG_KEY_TASK_ID = "__pregel_task_id"
 
 try:  # langchain 1.x: create_agent's middleware
     from langchain.agents.middleware import AgentMiddleware as _Base
@@ -210,7 +210,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             return answer
         return await self._arun(settled, handler)
 
-    def _key(self, ctx: "_Context", batch: Batch, index: int) -> tuple | None:
+    def _key(self, ctx: "RunContext", batch: Batch, index: int) -> tuple | None:
         """The attempt key of the model's call at `index` of `batch` (`attempts.py`)."""
         return Attempts.key(self.rules, ctx.thread, ctx.task_id, batch.session.head, index, batch.calls[index])
 
@@ -231,7 +231,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         o, batch, ctx, _ = settled
         if attempt is not None:
             batch.written.append(attempt)
-            _send(ctx.config, attempt, self._sealed)
+            send_record(ctx.config, attempt, self._sealed)
             self._trace_call(ctx, o, attempt)
 
     def _run(self, settled: tuple, handler: Callable[[Any], Any], carry: bool = True) -> Any:
@@ -293,8 +293,6 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         whose every call passes the guard, asking about all the calls of a batch that need a
         person before it runs any. Raises `GuardConfigError` naming a tool the catalogue lacks
         (the verifier would refuse the export). `kwargs` go to `ToolNode`."""
-        from .node import guarded_tool_node
-
         return guarded_tool_node(self, tools, name, **kwargs)
 
     def call(self, tool: Any, args: dict, state: Any, *, config: Any = None, name: str | None = None,
@@ -324,7 +322,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         if runner.sync is None and _loop_running():
             raise TypeError(f"guard.call: {runner.name!r} is an async function and an event loop runs in this thread: "
                             f"write `await guard.acall({runner.name}, ...)`")
-        cfg = config if config is not None else _current_config()
+        cfg = config if config is not None else current_config()
         return self._call_guarded(runner, c, state, cfg, None)
 
     async def acall(self, tool: Any, args: dict, state: Any, *, config: Any = None, name: str | None = None,
@@ -341,7 +339,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         import contextvars
 
         runner, c = runner_of(tool, args, name, call_id, "guard.acall", injected, state)
-        cfg = config if config is not None else _current_config()
+        cfg = config if config is not None else current_config()
         loop = asyncio.get_running_loop()
         ctx = contextvars.copy_context()
         fut: concurrent.futures.Future = concurrent.futures.Future()
@@ -376,8 +374,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
 
     def _call_guarded(self, runner: Runner, c: Call, state: Any, cfg: Any, loop: Any) -> CallResult:
         """`call` and `acall` once the callable is read: in the superstep's lane when there is one."""
-        ctx = _Context.of(cfg, state)
-        problem = _channel_problem(cfg) if cfg is not None else None
+        ctx = RunContext.of(cfg, state)
+        problem = channel_problem(cfg) if cfg is not None else None
         problem = _state.unreadable(state, "the step") or problem
         lane, hist = self._lane(cfg, ctx, state, problem)
         step = superstep(cfg) if cfg and ctx.thread != NO_THREAD and not nested(cfg) else None
@@ -388,7 +386,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             with lane.turn(ns):  # concurrent branches: one call at a time, over the lane's records (concurrent.py)
                 return self._call(runner, c, state, cfg, ctx, problem, loop, lane, hist, other_run)
 
-    def _lane(self, cfg: Any, ctx: "_Context", state: Any, problem: str | None) -> tuple[Any, Any]:
+    def _lane(self, cfg: Any, ctx: "RunContext", state: Any, problem: str | None) -> tuple[Any, Any]:
         """(the lane of the call's superstep, the history at the superstep's start), or (None, None)
         outside a graph task or when the graph's channel cannot be read (`concurrent.py`)."""
         step = superstep(cfg) if problem is None else None
@@ -405,7 +403,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 base = merge_history(top, base)
         return lane, base
 
-    def _call(self, runner: Runner, c: Call, state: Any, cfg: Any, ctx: "_Context", problem: str | None,
+    def _call(self, runner: Runner, c: Call, state: Any, cfg: Any, ctx: "RunContext", problem: str | None,
               loop: Any, lane: Any, base: Any, other_run: bool = False) -> CallResult:
         """`call`, in its lane (None: a call no other task can race, or one that cannot be tied);
         `other_run`: a call of another run of the thread is under way (`sealed.py`)."""
@@ -445,7 +443,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 "where the guard cannot count them (SPEC 12.1 \"An attempt is a call\"); pass the tool itself and "
                 "retry the node (RetryPolicy) or with a retry middleware before the guard: the guard counts those"))
         else:
-            o = batch.settle([0], _interrupt, deny_asking=deny)[0]
+            o = batch.settle([0], ask_person, deny_asking=deny)[0]
         output = None
         if o.run:
             attempt = None
@@ -463,7 +461,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 if attempt is not None:  # not into `state`: a retry of the step gets that same dict
                     if lane is not None:
                         lane.sealed(task, attempt, view)
-                    _send(cfg, attempt, self._sealed)
+                    send_record(cfg, attempt, self._sealed)
                     self._step_sent(task, attempt)
                     self._trace_call(ctx, o, attempt)
                 raise
@@ -487,17 +485,17 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         # a step run again (RetryPolicy) lost its earlier writes but its state dict kept them: write
         # this step's earlier records again (the same texts: the history keeps each once)
         for earlier in self._step_sent(task, record):
-            _send(cfg, earlier, self._sealed)
+            send_record(cfg, earlier, self._sealed)
         if lane is not None:  # the lane's records so far with this one: none lost if a branch's writes are dropped
             lane.sealed(task, record, view)
-            _send_all(cfg, lane.records + [record], self._sealed)
+            send_records(cfg, lane.records + [record], self._sealed)
         else:
-            _send(cfg, record, self._sealed)
+            send_record(cfg, record, self._sealed)
         entry = self._trace_call(ctx, o, record)
         return CallResult(o.run, output, entry["decision"], list(o.reasons),
                           "" if o.run else refusal_text(o), entry, {HISTORY_KEY: [record]})
 
-    def _moved(self, batch: Batch, state: Any, ctx: "_Context", problem: str | None, hist: Any, lane: Any,
+    def _moved(self, batch: Batch, state: Any, ctx: "RunContext", problem: str | None, hist: Any, lane: Any,
                view: int) -> Batch:
         """`batch` placed after the records the lane gained while its call ran (calls made inside
         it: its tool ran a graph that called the guard), so that its record follows theirs."""
@@ -531,7 +529,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 self._step_records.popitem(last=False)
         return [r for r in got if r != record]
 
-    def _with_sealed(self, hist: Any, ctx: "_Context", problem: str | None) -> Any:
+    def _with_sealed(self, hist: Any, ctx: "RunContext", problem: str | None) -> Any:
         """`hist` with the records this process wrote to the thread that it lacks (their task failed
         and LangGraph dropped its writes: `sealed.py`), written again with this task's writes."""
         if problem is not None or not ctx.config or ctx.thread == NO_THREAD or nested(ctx.config):
@@ -541,11 +539,11 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         lost = self._sealed.missing(ctx.thread, hist, superstep(ctx.config))
         if not lost:
             return hist
-        _send_all(ctx.config, lost)
+        send_records(ctx.config, lost)
         return merge_history(hist, lost)
 
     @staticmethod
-    def _with_channel(hist: Any, ctx: "_Context", problem: str | None) -> Any:
+    def _with_channel(hist: Any, ctx: "RunContext", problem: str | None) -> Any:
         """`hist` (what the state object holds) with the records of the graph's own history channel
         when the task can read it: a state object is built by LangGraph from the channels, and its
         class may change what it holds on the way (a pydantic validator that empties the history),
@@ -596,11 +594,11 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             try:
                 got = self._context(state)
             except Exception as e:  # noqa: BLE001 - a context that fails gives nothing: facts read false
-                raise _ContextFailed(f"{type(e).__name__}: {e}") from e
+                raise ContextFailed(f"{type(e).__name__}: {e}") from e
             return dict(got or {})
         return dict(self._context)
 
-    def _batch(self, calls: list[Call], state: Any, ctx: "_Context", problem: str | None,
+    def _batch(self, calls: list[Call], state: Any, ctx: "RunContext", problem: str | None,
                bound: set[str] | None = None, hist: Any = None) -> Batch:
         """The batch of `calls` over the state's history (or `hist`, the history to decide over)."""
         if hist is None:
@@ -613,23 +611,23 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             session = replace(session, problem=problem)
         try:
             context = self._context_of(state)
-        except _ContextFailed as e:
+        except ContextFailed as e:
             if session.problem is None:
                 session = replace(session, problem=f"the guard's context function failed ({e})",
                                   problem_reason="guard_error")
             context = {}
         records = tuple(hist) if isinstance(hist, list) else ()
-        turn, mark = _turn_of(_conversation(state, ctx, problem), session)
+        turn, mark = turn_of(conversation(state, ctx, problem), session)
         return Batch(self.rules, self.chain, calls, session, turn, ctx.node, bound, context, records, human=mark)
 
-    def _prepare(self, request: Any) -> tuple[Outcome, Batch, "_Context"]:
+    def _prepare(self, request: Any) -> tuple[Outcome, Batch, "RunContext"]:
         """(outcome, batch, context) of a ToolNode request: decided, and the person asked."""
         tc = request.tool_call
         state = request.state
         cfg = getattr(request.runtime, "config", None) or {}
-        ctx = _Context.of(cfg, state)
-        problem = _state.unreadable(state, "the tool node") or _channel_problem(cfg)
-        calls, index, ids = _batch_calls(state, tc)
+        ctx = RunContext.of(cfg, state)
+        problem = _state.unreadable(state, "the tool node") or channel_problem(cfg)
+        calls, index, ids = batch_calls(state, tc)
         bound = None
         tools = getattr(request.runtime, "tools", None)
         if tools:
@@ -646,7 +644,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             deny = (f"this tool node runs the {len(calls)} calls of the model's message in one task, and a pause there "
                     "would make LangGraph run the others again when the run resumes: use guard.tool_node(...) "
                     "or create_agent(..., middleware=[guard]), which ask before running")
-        return batch.settle([index], _interrupt, deny_asking=deny)[0], batch, ctx
+        return batch.settle([index], ask_person, deny_asking=deny)[0], batch, ctx
 
     def _override(self, request: Any, o: Outcome) -> Any:
         """The request that runs exactly the settled call, or None when the call names a tool
@@ -659,23 +657,23 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             return None if tool is None else request.override(tool_call=tc, tool=tool)
         return request.override(tool_call=tc)
 
-    def _refused(self, o: Outcome, batch: Batch, ctx: "_Context") -> Any:
+    def _refused(self, o: Outcome, batch: Batch, ctx: "RunContext") -> Any:
         from langchain_core.messages import ToolMessage
 
         if o.stored is not None:  # a retry: the attempt's record again (already traced), no new one
             batch.written.append(o.stored)
-            _send(ctx.config, o.stored, self._sealed)
+            send_record(ctx.config, o.stored, self._sealed)
             return ToolMessage(content=refusal_text(o), name=o.call.tool, tool_call_id=o.call.call_id or "",
                                status="error", additional_kwargs={"stalwart_guard": {
                                    "decision": "refuse", "reasons": o.reasons}})
         record = batch.entry(o)
-        _send(ctx.config, record, self._sealed)
+        send_record(ctx.config, record, self._sealed)
         entry = self._trace_call(ctx, o, record)
         return ToolMessage(content=refusal_text(o), name=o.call.tool, tool_call_id=o.call.call_id or "",
                            status="error", additional_kwargs={"stalwart_guard": {
                                "decision": entry["decision"], "reasons": o.reasons}})
 
-    def _ran(self, o: Outcome, batch: Batch, ctx: "_Context", result: Any, *, carry: bool = True,
+    def _ran(self, o: Outcome, batch: Batch, ctx: "RunContext", result: Any, *, carry: bool = True,
              key: tuple | None = None) -> Any:
         """Record the call that ran and return its `result`. A result handing off to the parent
         graph (`handoff.py`) carries the history, this call included, in its Command (with
@@ -683,9 +681,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         batch of several calls run as tasks of their own (create_agent), a hand-off is not
         passed on: LangGraph would drop the other calls' results and records at the hand-off, so
         the model is told to hand off alone."""
-        record = batch.entry(o, _answer_of(result, o.call.call_id))
+        record = batch.entry(o, answer_of(result, o.call.call_id))
         self._attempts.done(key, record)
-        _send(ctx.config, record, self._sealed)
+        send_record(ctx.config, record, self._sealed)
         self._trace_call(ctx, o, record)
         if carry and hands_off(result):
             if len(batch.calls) > 1:
@@ -693,7 +691,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             return carry_history(result, batch.history_after())
         return result
 
-    def _trace_call(self, ctx: "_Context", o: Outcome, record: str) -> dict:
+    def _trace_call(self, ctx: "RunContext", o: Outcome, record: str) -> dict:
         """The entry of `record`, after writing its step to the trace (when there is one)."""
         entry = dict(parse(record) or {})
         if self.trace is None:
@@ -707,34 +705,6 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             step["proposed"] = {"tool": o.proposed.tool, "args": o.proposed.args}
         self.trace.call(ctx.thread, step)
         return entry
-
-
-class _ContextFailed(Exception):
-    pass
-
-
-@dataclass
-class _Context:
-    """Where a call is made: the task config, the node's qualified id, the thread, the task id,
-    and whether the call has a task of its own (a `Send` per call, as create_agent runs them)."""
-
-    config: Any
-    node: str | None
-    thread: str
-    task_id: str | None
-    own_task: bool
-
-    @staticmethod
-    def of(cfg: Any, state: Any) -> "_Context":
-        if not cfg:
-            return _Context(None, None, NO_THREAD, None, True)
-        md = cfg.get("metadata") or {}
-        conf = cfg.get("configurable") or {}
-        ns = md.get("langgraph_checkpoint_ns") or conf.get("checkpoint_ns")
-        path = md.get("langgraph_path") or ()
-        own = bool(path) and path[0] == "__pregel_push"
-        thread = str(conf.get("thread_id") or md.get("thread_id") or NO_THREAD)
-        return _Context(cfg, qualified_node(ns), thread, conf.get(CONFIG_KEY_TASK_ID), own)
 
 
 try:  # LangGraph's pause (interrupt) and hand-off signals must pass through the guard
@@ -782,166 +752,7 @@ def _loop_running() -> bool:
     return True
 
 
-def _current_config() -> Any:
-    try:
-        from langgraph.config import get_config
-
-        return get_config()
-    except (ImportError, RuntimeError):
-        return None
-
-
-def _interrupt(value: dict) -> Any:
-    from langgraph.types import interrupt
-
-    return interrupt(value)
-
-
-def _channel_problem(cfg: Any) -> str | None:
-    """Why the graph's state cannot keep the history (no `HISTORY_KEY` channel, or one without
-    the guard's reducer), or None. Reads the task config's `__pregel_read`."""
-    conf = (cfg or {}).get("configurable") or {}
-    read = conf.get(CONFIG_KEY_READ)
-    if read is None:
-        return None
-    fix = (f"declare it in the graph's state: `{HISTORY_KEY}: GuardHistory` (from stalwart_export import "
-           "GuardHistory), or use GuardState")
-    try:
-        read(HISTORY_KEY, False)
-    except KeyError:
-        return f"the graph's state has no `{HISTORY_KEY}` key, so the guard's history would be lost: {fix}"
-    except Exception:  # noqa: BLE001 - an unreadable channel: refuse
-        return f"the graph's state `{HISTORY_KEY}` cannot be read: {fix}"
-    channels = getattr(read, "args", (None, None))[1] if len(getattr(read, "args", ())) > 1 else None
-    ch = channels.get(HISTORY_KEY) if isinstance(channels, dict) else None
-    if ch is not None and getattr(ch, "operator", None) is not merge_history:
-        return f"the graph's state declares `{HISTORY_KEY}` without the guard's reducer, so entries could be lost: {fix}"
-    if ch is not None and HistoryChannel is not None and not isinstance(ch, HistoryChannel):
-        return (f"the graph's state declares `{HISTORY_KEY}` with the guard's reducer but not its channel, so "
-                f"LangGraph's Overwrite could replace the history: {fix}")
-    return None
-
-
-def _send_all(cfg: Any, records: list, sealed: Sealed | None = None) -> None:
-    """Write `records` to the history channel as one of the task's own writes (and remember them
-    in `sealed`, for a top-level task of a thread: `sealed.py`)."""
-    conf = (cfg or {}).get("configurable") or {}
-    send = conf.get(CONFIG_KEY_SEND)
-    if send is not None and records:
-        send([(HISTORY_KEY, list(records))])
-        if sealed is not None and not nested(cfg) and conf.get("thread_id") is not None:
-            sealed.add(str(conf.get("thread_id")), list(records), superstep(cfg))
-
-
-def _send(cfg: Any, record: str, sealed: Sealed | None = None) -> None:
-    """Write `record` to the history channel as one of the task's own writes (`_send_all`)."""
-    _send_all(cfg, [record], sealed)
-
-
 #: No place held (`Sealed.running`): a call outside a top-level task of a thread.
 _NOT_RUNNING = nullcontext(False)
 
 
-def _conversation(state: Any, ctx: "_Context", problem: str | None) -> Any:
-    """The state whose messages mark the person's turns: `state`, unless the task reads the graph's
-    own `messages` channel and the person's latest message in `state` is not in it (a `Send`
-    payload that gives a task a `HumanMessage` of its own): a message the thread's conversation does
-    not hold never starts a turn, so the turn is read from the channel."""
-    if problem is not None or not ctx.config:
-        return state
-    msgs = _state.get(state, "messages")
-    if not isinstance(msgs, list):
-        return state
-    ok, conv = channel_value(ctx.config, "messages")
-    if not ok or not isinstance(conv, list) or conv is msgs or conv == msgs:
-        return state
-    from langchain_core.messages import HumanMessage
-
-    last = next((m for m in reversed(msgs) if isinstance(m, HumanMessage)), None)
-    if last is None or any(m is last or (last.id and m.id == last.id and m == last) for m in conv):
-        return state
-    return {"messages": conv}
-
-
-def _turn_of(state: Any, session: Any = None) -> tuple[int, str | None]:
-    """(the turn, its mark): the guard's own count of the person's turns (SPEC 12.1 "Turns are the
-    guard's own"). A turn's mark is the person's latest message (its id, else its place among
-    theirs); a summary a middleware wrote in place of earlier messages is not the person's.
-    With no entry yet that marks a turn, the turn is how many of the person's messages the
-    conversation holds (0 without messages); after one, the same mark is the same turn, and a
-    new mark the next turn only when its message comes after the model's message that asked for
-    the last entry's call (a mark written back, or an older one left when the newest was removed,
-    is the same turn); no mark left (the turn's message summarised away) is still the same turn:
-    a summary never restarts a turn, so a per-turn limit holds through it. A tool's answer never
-    writes a mark: the guard withholds one that would (`turns.py`)."""
-    msgs = _state.get(state, "messages")
-    human: list = []
-    if isinstance(msgs, list):
-        from langchain_core.messages import HumanMessage
-
-        human = [m for m in msgs if isinstance(m, HumanMessage)
-                 and (getattr(m, "additional_kwargs", None) or {}).get("lc_source") != "summarization"]
-    mark = None
-    if human:
-        mark = getattr(human[-1], "id", None) or f"#{len(human)}"
-    last = session.entries[-1] if session is not None and session.entries else None
-    if last is None or "human" not in last or not isinstance(last.get("turn"), int):
-        return len(human), mark
-    if mark is None or mark == last["human"]:
-        return last["turn"], last["human"]
-    cid = last.get("call_id")
-    if isinstance(cid, str) and cid:
-        from langchain_core.messages import AIMessage
-
-        asked = next((k for k in range(len(msgs) - 1, -1, -1) if isinstance(msgs[k], AIMessage)
-                      and any(isinstance(c, dict) and c.get("id") == cid for c in msgs[k].tool_calls or ())), None)
-        if asked is not None and next(k for k in range(len(msgs) - 1, -1, -1) if msgs[k] is human[-1]) < asked:
-            return last["turn"], last["human"]
-    return last["turn"] + 1, mark
-
-
-def _batch_calls(state: Any, tc: dict) -> tuple[list[Call], int, str | None]:
-    """The calls of the model message that asked for `tc`, its index there, and why the message's
-    call ids cannot place its calls (`core.id_problem`), or None. A call is found by its id; when
-    the message's ids do not tell its calls apart, by its name, arguments and id, at the first
-    place that has it (identical calls then make identical records)."""
-    msgs = _state.get(state, "messages")
-    me = Call(tc.get("name", ""), dict(tc.get("args") or {}), tc.get("id"))
-    if isinstance(msgs, list):
-        from langchain_core.messages import AIMessage
-
-        for m in reversed(msgs):
-            if not isinstance(m, AIMessage) or not m.tool_calls:
-                continue
-            problem = id_problem(m.tool_calls)
-            if problem is None:
-                ids = [c.get("id") for c in m.tool_calls]
-                at = ids.index(tc.get("id")) if tc.get("id") in ids else None
-            else:
-                same_id = [k for k, c in enumerate(m.tool_calls) if c.get("id") == tc.get("id")]
-                at = next((k for k in same_id if m.tool_calls[k].get("name") == tc.get("name")
-                           and (m.tool_calls[k].get("args") or {}) == (tc.get("args") or {})),
-                          same_id[0] if same_id else None)
-            if at is not None:
-                calls = [Call(c.get("name", ""), dict(c.get("args") or {}), c.get("id")) for c in m.tool_calls]
-                calls[at] = me
-                return calls, at, problem
-    return [me], 0, id_problem([tc])
-
-
-def _answer_of(result: Any, call_id: str | None) -> Any:
-    """A tool's answer, for reading facts: a ToolMessage's artifact (a mapping) or content."""
-    from langchain_core.messages import ToolMessage
-
-    def of_msg(m: Any) -> Any:
-        art = getattr(m, "artifact", None)
-        return art if isinstance(art, dict) else m.content
-
-    if isinstance(result, ToolMessage):
-        return of_msg(result)
-    upd = getattr(result, "update", None)
-    if isinstance(upd, dict):
-        for m in upd.get("messages") or []:
-            if isinstance(m, ToolMessage) and (call_id is None or m.tool_call_id == call_id):
-                return of_msg(m)
-    return None

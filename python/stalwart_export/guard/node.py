@@ -24,6 +24,7 @@ from .decide import Call, refuse
 from .doc import GuardConfigError
 from .handoff import carry as carry_history
 from .handoff import hands_off
+from .run import CONFIG_KEY_TASK_ID, RunContext, ask_person, batch_calls, channel_problem
 
 
 def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
@@ -31,8 +32,6 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
     from langchain_core.runnables import RunnableConfig
     from langgraph.prebuilt import ToolNode
     from langgraph.runtime import Runtime
-
-    from .middleware import CONFIG_KEY_TASK_ID, _channel_problem, _Context, _interrupt
 
     for key in ("wrap_tool_call", "awrap_tool_call"):
         if key in kwargs:
@@ -61,7 +60,7 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
         def _settle(self, input: Any, config: Any) -> tuple[list[tuple], Any]:
             tool_calls, _ = self._parse_input(input)
             state = self._extract_state(input, config)
-            ctx = _Context.of(config, state)
+            ctx = RunContext.of(config, state)
             problem = _state.unreadable(state, "the tool node")
             # calls a Send gave this task (create_agent's and create_react_agent's shapes) are placed in
             # the model's message they belong to, as the middleware places them: each task decides its
@@ -72,7 +71,7 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
             else:
                 calls = [Call(c.get("name", ""), dict(c.get("args") or {}), c.get("id")) for c in tool_calls]
                 at, ids = list(range(len(calls))), id_problem(tool_calls)
-            batch = guard._batch(calls, state, ctx, problem or _channel_problem(config), set(self.tools_by_name))
+            batch = guard._batch(calls, state, ctx, problem or channel_problem(config), set(self.tools_by_name))
             batch.call_problem = ids
             if ctx.own_task and (placed is None or not all(
                     guard._claims.claim(config, ctx.thread, batch.session.head, i, ctx.task_id) for i in at)):
@@ -87,7 +86,7 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
                 seen, stored = guard._attempts.seen(guard._key(ctx, batch, i))
                 if seen:
                     hits[i] = stored
-            rest = iter(batch.settle([i for i in at if i not in hits], _interrupt))
+            rest = iter(batch.settle([i for i in at if i not in hits], ask_person))
             outcomes = [retried(Outcome(i, calls[i], False, refuse("retry", "")), hits[i]) if i in hits
                         else next(rest) for i in at]
             keys = []
@@ -155,14 +154,12 @@ def _sent_calls(input: Any) -> bool:
 def _placed(state: Any, tool_calls: list) -> tuple[list, list[int], str | None] | None:
     """(the calls of the model's message that holds every one of `tool_calls`, their places in it,
     why its ids cannot place its calls) or None when no one message holds them all."""
-    from .middleware import _batch_calls
-
     if not tool_calls or not _in_a_message(state, tool_calls[0]):
         return None
-    calls, first, ids = _batch_calls(state, tool_calls[0])
+    calls, first, ids = batch_calls(state, tool_calls[0])
     at = [first]
     for tc in tool_calls[1:]:
-        got, k, _ = _batch_calls(state, tc)
+        got, k, _ = batch_calls(state, tc)
         if [(c.tool, c.call_id) for c in got] != [(c.tool, c.call_id) for c in calls] or k in at:
             return None
         calls[k] = got[k]

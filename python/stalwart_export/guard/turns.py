@@ -1,6 +1,6 @@
 """A tool's answer may not write the guard's turn marks (SPEC 12.1 "Turns are the guard's own").
 
-The guard counts the person's turns by the person's latest message (`middleware._turn_of`): a new
+The guard counts the person's turns by the person's latest message (`run.turn_of`): a new
 message of the person starts a turn, and per-turn limits (`at_most: {per: turn}`) count the calls
 of the guard's turn. A tool's answer can be a `Command` whose update writes messages, and LangGraph
 applies it as it applies the person's input: a tool (or the outside text it relays) could add a
