@@ -12,10 +12,33 @@ state)`; see `stalwart_export.guard`.
 Tested with langgraph 1.2.24 (see python/requirements-test.txt).
 """
 
-from .catalogue import catalogue_words, export_catalogue, tool_words
-from ._ids import escape_id, unescape_id
-from .graph import export_graph, graph_tools
-from .guard import HISTORY_KEY, Guard, GuardConfigError, GuardHistory, GuardState, read_history
+from importlib import import_module
+from typing import Any
+
+#: Each public name and the module it is read from. The names are imported when first read (PEP
+#: 562), so importing the package, the guard's framework-free ground (`guard.decide`, `guard.core`,
+#: `guard.history`, ...) or the OpenAI Agents SDK side (`openai_agents`) does not import LangGraph;
+#: `from stalwart_export import Guard, export_graph` works as before.
+_PUBLIC = {
+    "export_graph": ".graph", "graph_tools": ".graph",
+    "export_catalogue": ".catalogue", "catalogue_words": ".catalogue", "tool_words": ".catalogue",
+    "escape_id": "._ids", "unescape_id": "._ids",
+    "Guard": ".guard", "GuardConfigError": ".guard", "GuardHistory": ".guard", "GuardState": ".guard",
+    "HISTORY_KEY": ".guard", "read_history": ".guard",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PUBLIC:
+        value = getattr(import_module(_PUBLIC[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PUBLIC))
+
 
 __all__ = [
     "export_graph",

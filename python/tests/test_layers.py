@@ -87,3 +87,46 @@ def test_the_package_has_no_circle_of_imports():
 
 def test_the_circle_finder_finds_a_circle():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+GROUND = ["stalwart_export", "stalwart_export._ids", "stalwart_export._words", "stalwart_export.catalogue",
+          "stalwart_export.guard", "stalwart_export.guard.decide", "stalwart_export.guard.core",
+          "stalwart_export.guard.history", "stalwart_export.guard.review", "stalwart_export.guard.catalogue"]
+
+BLOCKED = """
+import importlib, sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("langgraph", "langchain", "langchain_core"):
+            raise ImportError("no LangGraph here: " + name)
+sys.meta_path.insert(0, Block())
+for m in sys.argv[1:]:
+    importlib.import_module(m)
+print("imported", len(sys.argv) - 1)
+"""
+
+
+def test_the_ground_and_the_sdk_side_import_without_langgraph():
+    """A ground shared by every framework imports no framework (issue 30 item 5): with LangGraph
+    and LangChain made unimportable, the package, the guard's decisions and history, the words and
+    the catalogue, and the OpenAI Agents SDK's exporter and guard all import; only reading the
+    LangGraph names (`stalwart_export.Guard`, `export_graph`) needs LangGraph."""
+    import subprocess
+    import sys
+
+    mods = GROUND + ["stalwart_export.openai_agents", "stalwart_export.openai_agents.guard"]
+    env = {"PYTHONPATH": str(PKG.parent)}
+    p = subprocess.run([sys.executable, "-c", BLOCKED, *mods], capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == f"imported {len(mods)}", p.stderr[-2000:]
+    late = BLOCKED + "\nimport stalwart_export\ntry:\n    stalwart_export.Guard\nexcept ImportError as e:\n    print(e)\n"
+    p = subprocess.run([sys.executable, "-c", late], capture_output=True, text=True, env=env, timeout=120)
+    assert "no LangGraph here: langgraph" in p.stdout, p.stdout + p.stderr[-2000:]
+
+
+def test_the_public_names_are_read_from_the_package():
+    import stalwart_export
+    from stalwart_export import Guard, GuardState, export_catalogue, export_graph
+
+    assert export_graph.__module__ == "stalwart_export.graph" and Guard.__module__ == "stalwart_export.guard.middleware"
+    assert export_catalogue.__module__ == "stalwart_export.catalogue" and GuardState is stalwart_export.GuardState
+    assert set(stalwart_export.__all__) <= set(dir(stalwart_export))
