@@ -53,6 +53,9 @@ pub enum Framework {
     /// A LangGraph export: `producer.versions` names `langgraph`, or `producer.exporter` is
     /// `stalwart_export` (what `python/stalwart_export` writes).
     LangGraph,
+    /// An OpenAI Agents SDK export: `producer.exporter` is `stalwart_export.openai_agents`
+    /// (SPEC 13.1).
+    OpenAiAgents,
 }
 
 /// An agent of agent.yaml, as the later rules need it.

@@ -21,6 +21,7 @@
 //! fix = """Bind '{tool}' to ..."""
 //! fix_rulebook = """(optional) the fix when the finding comes from the rulebook."""
 //! fix_langgraph = """(optional) the fix in LangGraph's terms, for a LangGraph export (SPEC 12)."""
+//! fix_openai_agents = """(optional) the fix in the OpenAI Agents SDK's terms, for an SDK export (SPEC 13.1)."""
 //! proves = """What a clean result proves."""
 //! does_not_prove = """What it does not prove."""
 //! nothing_to_read = """(optional) why nothing was raised when nothing declares what it reads"""
@@ -212,6 +213,8 @@ pub struct Rule {
     /// with a one-line example), used for a graph finding on a LangGraph export (SPEC 12), if
     /// the rule has one (placeholders: [`FIX_PLACEHOLDERS`]).
     pub fix_langgraph: Option<String>,
+    /// The fix in the OpenAI Agents SDK's terms (`fix_openai_agents`), for an SDK export (SPEC 13.1).
+    pub fix_openai_agents: Option<String>,
     /// Whether this version checks it (`status = "checked"`), held to
     /// [`crate::checks::coverage::checked`].
     pub checked: bool,
@@ -250,10 +253,11 @@ impl Rule {
     }
 
     /// The fix template for a graph finding on an export made with `framework`: the LangGraph
-    /// remedy where the export is LangGraph's and the rule has one, else [`Rule::fix`].
+    /// remedy where the export is LangGraph's and the rule has one, the SDK's where it is the
+    /// OpenAI Agents SDK's, else [`Rule::fix`].
     pub fn fix_template(&self, framework: Framework) -> &str {
-        match (framework, &self.fix_langgraph) {
-            (Framework::LangGraph, Some(f)) => f,
+        match (framework, &self.fix_langgraph, &self.fix_openai_agents) {
+            (Framework::LangGraph, Some(f), _) | (Framework::OpenAiAgents, _, Some(f)) => f,
             _ => &self.fix,
         }
     }
@@ -297,6 +301,8 @@ struct RuleFile {
     fix_rulebook: Option<String>,
     #[serde(default)]
     fix_langgraph: Option<String>,
+    #[serde(default)]
+    fix_openai_agents: Option<String>,
     proves: String,
     does_not_prove: String,
     #[serde(default)]
@@ -393,13 +399,14 @@ pub fn parse(file_name: &str, text: &str) -> Result<Rule, RuleFileError> {
         )));
     }
 
-    let texts: [(&str, Option<&String>); 11] = [
+    let texts: [(&str, Option<&String>); 12] = [
         ("title", Some(&raw.title)),
         ("description", Some(&raw.description)),
         ("message", Some(&raw.message)),
         ("fix", Some(&raw.fix)),
         ("fix_rulebook", raw.fix_rulebook.as_ref()),
         ("fix_langgraph", raw.fix_langgraph.as_ref()),
+        ("fix_openai_agents", raw.fix_openai_agents.as_ref()),
         ("proves", Some(&raw.proves)),
         ("does_not_prove", Some(&raw.does_not_prove)),
         ("nothing_to_read", raw.nothing_to_read.as_ref()),
@@ -413,12 +420,17 @@ pub fn parse(file_name: &str, text: &str) -> Result<Rule, RuleFileError> {
             }
         }
     }
-    let templates: [(&str, Option<&String>, &[&str]); 4] = [
+    let templates: [(&str, Option<&String>, &[&str]); 5] = [
         ("fix", Some(&raw.fix), FIX_PLACEHOLDERS),
         ("fix_rulebook", raw.fix_rulebook.as_ref(), FIX_PLACEHOLDERS),
         (
             "fix_langgraph",
             raw.fix_langgraph.as_ref(),
+            FIX_PLACEHOLDERS,
+        ),
+        (
+            "fix_openai_agents",
+            raw.fix_openai_agents.as_ref(),
             FIX_PLACEHOLDERS,
         ),
         ("message", Some(&raw.message), MESSAGE_PLACEHOLDERS),
@@ -448,6 +460,7 @@ pub fn parse(file_name: &str, text: &str) -> Result<Rule, RuleFileError> {
         fix: trim(raw.fix),
         fix_rulebook: raw.fix_rulebook.map(trim),
         fix_langgraph: raw.fix_langgraph.map(trim),
+        fix_openai_agents: raw.fix_openai_agents.map(trim),
         checked,
         proves: trim(raw.proves),
         does_not_prove: trim(raw.does_not_prove),

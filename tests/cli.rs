@@ -1013,3 +1013,64 @@ fn help_is_grouped_output_format_is_format_and_completions_are_written() {
     let bad = stalwart(&["completions", "tcsh"]);
     assert_eq!(bad.code, 2);
 }
+
+const OPENAI_AGENTS: [&str; 4] = [
+    "--graph",
+    "fixtures/openai-agents/graph.json",
+    "--catalogue",
+    "fixtures/openai-agents/catalogue.json",
+];
+
+/// Issue 30 items 2 and 6: an OpenAI Agents SDK export (python/tests/oa_apps/triage.py: a triage
+/// agent handing off to billing and refunds, unguarded, exported by `python -m stalwart_export`)
+/// is told the SDK's remedy - the `AgentGuard` wrapping the starting agent, `needs_approval` -
+/// in the text report, JSON and SARIF; its findings are on the user's `Agent(...)` lines, and the
+/// reports are snapshots (the expected findings of the corpus's SDK export).
+#[test]
+fn an_openai_agents_export_is_told_the_sdks_fix() {
+    let mut args = vec!["verify"];
+    args.extend(OPENAI_AGENTS);
+    let r = stalwart(&args);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let fixes: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("    Fix: "))
+        .collect();
+    assert!(fixes.iter().any(
+        |l| l.contains("`guard = AgentGuard(\"catalogue.json\")`, `guard.wrap(triage_agent)`")
+    ));
+    assert!(!fixes.iter().any(|l| l.contains("LangGraph")));
+    assert!(r
+        .stdout
+        .contains("--> python/tests/oa_apps/triage.py:25:16"));
+    snap("openai-agents.txt", &r.stdout);
+    let mut args = vec!["verify", "--format", "json"];
+    args.extend(OPENAI_AGENTS);
+    let j = stalwart(&args);
+    assert_eq!(j.code, 1);
+    let v: serde_json::Value = serde_json::from_str(&j.stdout).expect("json");
+    for f in v["findings"].as_array().expect("findings") {
+        let rule = f["rule"].as_str().unwrap_or("");
+        let fix = f["fix"].as_str().unwrap_or("");
+        let sdk = ["QG001", "QG011", "QG012", "QG013", "QG014"].contains(&rule);
+        assert_eq!(
+            fix.starts_with("In the OpenAI Agents SDK,"),
+            sdk,
+            "{rule}: {fix}"
+        );
+    }
+    snap("openai-agents.json", &without_times(&j.stdout));
+    let mut args = vec!["verify", "--format", "sarif"];
+    args.extend(OPENAI_AGENTS);
+    let s = stalwart(&args);
+    assert_eq!(s.code, 1);
+    assert!(s
+        .stdout
+        .contains("Fix: In the OpenAI Agents SDK, wrap the starting agent"));
+    snap("openai-agents.sarif", &s.stdout);
+    let e = stalwart(&["rules", "explain", "QG012"]);
+    assert!(e
+        .stdout
+        .contains("How to fix it, in an OpenAI Agents SDK application"));
+}

@@ -131,8 +131,10 @@ fn read_input(r: Reader<'_>, map: Map<'_>) -> Result<bool, InputError> {
     r.flag(m, "reads_outside", "`reads_outside` of `input`")
 }
 
-/// The framework that made the export, from its `producer` metadata (SPEC 2.2): LangGraph when
-/// `producer.versions` names `langgraph` or `producer.exporter` is `stalwart_export` (what
+/// The framework that made the export, from its `producer` metadata (SPEC 2.2): the OpenAI
+/// Agents SDK when `producer.exporter` is `stalwart_export.openai_agents` (what
+/// `python/stalwart_export/openai_agents/export.py` writes); LangGraph when `producer.versions`
+/// names `langgraph` or `producer.exporter` is `stalwart_export` (what
 /// `python/stalwart_export/graph.py` writes, with or without provenance). Never an error:
 /// metadata is not part of the contract.
 fn framework(producer: Option<&Node>) -> Framework {
@@ -142,13 +144,14 @@ fn framework(producer: Option<&Node>) -> Framework {
             .and_then(|es| es.iter().find(|e| e.key == key))
             .map(|e| &e.value)
     };
-    let exporter = entry("exporter")
-        .and_then(Node::as_text)
-        .is_some_and(|x| x == "stalwart_export");
+    let exporter = entry("exporter").and_then(Node::as_text);
+    if exporter.is_some_and(|x| x == "stalwart_export.openai_agents") {
+        return Framework::OpenAiAgents;
+    }
     let versions = entry("versions")
         .and_then(Node::as_map)
         .is_some_and(|es| es.iter().any(|e| e.key == "langgraph"));
-    if exporter || versions {
+    if exporter.is_some_and(|x| x == "stalwart_export") || versions {
         Framework::LangGraph
     } else {
         Framework::Other

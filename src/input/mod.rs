@@ -119,7 +119,7 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
         &mut unlocated,
         &mut read,
     );
-    if export.framework == crate::ir::Framework::LangGraph {
+    if export.framework != crate::ir::Framework::Other {
         // SPEC 12.4: a finding falls back to the export only where no source line is known,
         // and the report says so (the export's warnings are shown in it).
         export.warnings.extend(unlocated);

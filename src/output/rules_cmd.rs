@@ -154,6 +154,13 @@ pub fn explain(id: &str) -> Option<String> {
     if let Some(f) = &r.fix_langgraph {
         section(&mut out, "How to fix it, in a LangGraph graph", f);
     }
+    if let Some(f) = &r.fix_openai_agents {
+        section(
+            &mut out,
+            "How to fix it, in an OpenAI Agents SDK application",
+            f,
+        );
+    }
     section(&mut out, "What a clean result proves", &r.proves);
     section(&mut out, "What it does not prove", &r.does_not_prove);
     if let Some(n) = &r.nothing_to_read {

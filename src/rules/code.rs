@@ -61,6 +61,7 @@ impl CodeCheck {
             fix: self.fix.trim().to_string(),
             fix_rulebook: None,
             fix_langgraph: None,
+            fix_openai_agents: None,
             checked: true,
             proves: String::new(),
             does_not_prove: String::new(),
