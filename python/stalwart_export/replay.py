@@ -273,6 +273,7 @@ def load_graph(spec: str) -> Any:
     """The compiled graph MODULE:ATTR names (called when it is a function of no arguments), as the
     exporter loads it; HarnessError with its one line otherwise."""
     from .__main__ import UsageError, load
+    from .openai_agents.export import is_agent
 
     if ":" not in spec or not spec.partition(":")[0] or not spec.partition(":")[2]:
         raise HarnessError(f"--graph {spec!r}: give MODULE:ATTR, e.g. myapp.agent:graph")
@@ -280,8 +281,11 @@ def load_graph(spec: str) -> Any:
         obj = load(spec)
     except UsageError as e:
         raise HarnessError(str(e).replace("cannot export", "cannot load")) from e
+    if is_agent(obj):
+        return obj
     if not hasattr(obj, "stream") or not hasattr(obj, "get_state"):
-        raise HarnessError(f"{spec} is a {type(obj).__name__}, not a compiled LangGraph graph")
+        raise HarnessError(f"{spec} is a {type(obj).__name__}, not a compiled LangGraph graph or an OpenAI Agents "
+                           "SDK Agent")
     return obj
 
 
@@ -668,9 +672,16 @@ def main(argv: list[str] | None = None, prog: str = "python -m stalwart_export r
         finding = script.get("finding", {}) if isinstance(script, dict) else {}
         name = f"finding {finding.get('index')} ({finding.get('rule')} on {finding.get('subject')})"
         steps = script.get("steps") or [] if isinstance(script, dict) else []
-        note = with_saver(graph, steps)[1] if isinstance(script, dict) and script.get("format") == SCRIPT_FORMAT else None
+        sdk = not hasattr(graph, "get_state")  # an OpenAI Agents SDK Agent (load_graph lets nothing else through)
+        what = "application" if sdk else "graph"
+        note = None
+        if not sdk and isinstance(script, dict) and script.get("format") == SCRIPT_FORMAT:
+            note = with_saver(graph, steps)[1]
+        if sdk and answers is not None:
+            raise HarnessError("--answers gives resume values for LangGraph interrupt() pauses: an OpenAI Agents SDK "
+                               "application's approvals are answered as the witness's steps say; drop --answers")
         try:
-            why = replay(script, graph, inputs, answers)
+            why = replay_sdk(script, graph, inputs) if sdk else replay(script, graph, inputs, answers)
         except NotFollowed as e:
             why = str(e)
     except HarnessError as e:
@@ -679,8 +690,18 @@ def main(argv: list[str] | None = None, prog: str = "python -m stalwart_export r
     if note:
         print(f"note: {note}", file=sys.stderr)
     if why:
-        print(f"{name}: the real graph does not follow the witness: {why}")
+        print(f"{name}: the real {what} does not follow the witness: {why}")
         return 1
-    calls = [s["tool"] for s in script["steps"] if s["kind"] == "call"]
-    print(f"{name}: the real graph follows the witness and makes its calls {calls}")
+    calls = [s["tool"] for s in script["steps"] if s["kind"] == "call" and not s.get("refused")]
+    print(f"{name}: the real {what} follows the witness and makes its calls {calls}")
     return 0
+
+
+def replay_sdk(script: Any, agent: Any, inputs: Any = None) -> str | None:
+    """`replay` for an OpenAI Agents SDK application (`openai_agents/replay.py`)."""
+    if not isinstance(script, dict) or script.get("format") != SCRIPT_FORMAT:
+        got = script.get("format") if isinstance(script, dict) else type(script).__name__
+        raise HarnessError(f"not a {SCRIPT_FORMAT} script (format {got!r})")
+    from .openai_agents.replay import replay_agent
+
+    return replay_agent(script, agent, inputs)
