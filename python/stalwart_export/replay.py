@@ -280,7 +280,8 @@ def load_graph(spec: str) -> Any:
     try:
         obj = load(spec)
     except UsageError as e:
-        raise HarnessError(str(e).replace("cannot export", "cannot load")) from e
+        raise HarnessError(str(e).replace("cannot export", "cannot load").replace(
+            "not a compiled LangGraph graph", "not a compiled LangGraph graph or an OpenAI Agents SDK Agent")) from e
     if is_agent(obj):
         return obj
     if not hasattr(obj, "stream") or not hasattr(obj, "get_state"):
@@ -681,7 +682,12 @@ def main(argv: list[str] | None = None, prog: str = "python -m stalwart_export r
             raise HarnessError("--answers gives resume values for LangGraph interrupt() pauses: an OpenAI Agents SDK "
                                "application's approvals are answered as the witness's steps say; drop --answers")
         try:
-            why = replay_sdk(script, graph, inputs) if sdk else replay(script, graph, inputs, answers)
+            if sdk:
+                notes: list[str] = []
+                why = replay_sdk(script, graph, inputs, notes)
+                note = "; ".join(notes) or None
+            else:
+                why = replay(script, graph, inputs, answers)
         except NotFollowed as e:
             why = str(e)
     except HarnessError as e:
@@ -697,11 +703,11 @@ def main(argv: list[str] | None = None, prog: str = "python -m stalwart_export r
     return 0
 
 
-def replay_sdk(script: Any, agent: Any, inputs: Any = None) -> str | None:
+def replay_sdk(script: Any, agent: Any, inputs: Any = None, notes: list[str] | None = None) -> str | None:
     """`replay` for an OpenAI Agents SDK application (`openai_agents/replay.py`)."""
     if not isinstance(script, dict) or script.get("format") != SCRIPT_FORMAT:
         got = script.get("format") if isinstance(script, dict) else type(script).__name__
         raise HarnessError(f"not a {SCRIPT_FORMAT} script (format {got!r})")
     from .openai_agents.replay import replay_agent
 
-    return replay_agent(script, agent, inputs)
+    return replay_agent(script, agent, inputs, notes)

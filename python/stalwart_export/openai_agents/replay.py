@@ -195,6 +195,10 @@ class Driver:
         self.turn = 1
         self.n = 0
         self.entered_calls: set[str] = set()
+        #: (model node, output items) of each scripted answer, in order
+        self.outputs: list[tuple[str, list]] = []
+        #: what the user should know about the run (printed on stderr)
+        self.notes: list[str] = []
         #: (exit code, line) once the run cannot go on as the witness says
         self.failure: tuple[int, str] | None = None
 
@@ -224,9 +228,14 @@ class Driver:
 
     def respond(self, call: Any) -> list:
         """The model's output at the node in progress: the witness's next choice there."""
+        out = self.choose(_NODE.get(), call)
+        self.outputs.append((_NODE.get(), out))
+        return out
+
+    def choose(self, node: str, call: Any) -> list:
+        """The output items answering the witness's next choice at `node` (`respond`)."""
         from agents.testing import assistant_message, function_call
 
-        node = _NODE.get()
         queue = self.choices.get((self.turn, node))
         if not queue:
             return [assistant_message(self.final(call))]
@@ -368,6 +377,10 @@ async def _drive(d: Driver, script: dict, inputs: Any) -> None:
             begins = f"agent {d.app.start.name!r}" if turn == 1 else f"one of {', '.join(d.app.top)}"
             raise d.fail(1, f"step {s.get('step')} ({describe(s)}): the witness starts turn {turn} at {name!r}, and the "
                             f"application starts at {begins}")
+        if result is not None and agent is not result.last_agent and agent is not d.app.start:
+            d.notes.append(f"turn {turn} starts at {agent.name!r} as the witness does (step {s.get('step')}); the turn "
+                           f"before ended at {result.last_agent.name!r} and the application starts at "
+                           f"{d.app.start.name!r}: the route needs an application that passes {agent.name!r}")
         message = inputs if inputs is not None else f"turn {turn}"
         items = message if isinstance(message, list) else [{"role": "user", "content": str(message)}]
         payload: Any = message if result is None else result.to_input_list() + items
@@ -379,10 +392,12 @@ async def _drive(d: Driver, script: dict, inputs: Any) -> None:
             result = await Runner.run(agent, state, run_config=config, max_turns=_max_turns(script))
 
 
-def replay_agent(script: dict, agent: Any, inputs: Any = None) -> str | None:
+def drive(script: dict, agent: Any, inputs: Any = None) -> Driver:
     """Runs the SDK application whose starting agent is `agent` as the script says (see the
-    module's doc); None when it follows the witness, else one line (exit 1). HarnessError (exit
-    2) for what the harness cannot drive."""
+    module's doc) and returns the driver: what the run did (`visited`, `calls`, the scripted
+    model's `script.calls`), the witness's answers it never used, and its `failure` (exit code and
+    line) when it stopped. HarnessError for a witness or an application it cannot drive.
+    `inputs`: each turn's user message (a text, or a list of input items)."""
     steps = script.get("steps") or []
     d = Driver(steps, read_app(agent))
     try:
@@ -391,20 +406,28 @@ def replay_agent(script: dict, agent: Any, inputs: Any = None) -> str | None:
     except _Stop:
         pass
     except Exception as e:  # noqa: BLE001 - the application's own failure (or the SDK's): one line
-        if d.failure is None:
-            found = first_missing(steps, collapse(d.visited), d.calls)
-            if found is None:
-                return None  # it raised after the witness's last step: the witness was followed
+        found = first_missing(steps, collapse(d.visited), d.calls)
+        if d.failure is None and found is not None:  # after the witness's last step, it was followed
             text = str(e).splitlines()[0] if str(e) else ""
             last = d.visited[-1] if d.visited else "__start__"
             d.failure = (1, f"step {found[0]['step']} ({describe(found[0])}): the run raised {type(e).__name__}: "
                             f"{text}, after {last!r}")
+    return d
+
+
+def replay_agent(script: dict, agent: Any, inputs: Any = None, notes: list[str] | None = None) -> str | None:
+    """`drive`, judged: None when the run follows the witness, else one line (NotFollowed from the
+    run, or the first step it did not take; exit 1). HarnessError (exit 2) for what the harness
+    cannot drive. `notes` receives what the user should know about the run."""
+    d = drive(script, agent, inputs)
+    if notes is not None:
+        notes += d.notes
     if d.failure is not None:
         code, line = d.failure
         if code == 2:
             raise HarnessError(line)
         raise NotFollowed(line)
-    found = first_missing(steps, collapse(d.visited), d.calls)
+    found = first_missing(d.steps, collapse(d.visited), d.calls)
     unasked = d.answers[0] if d.answers else None
     if unasked is not None and (found is None or unasked.get("step", 0) < found[0].get("step", 0)):
         return (f"step {unasked.get('step')} ({describe(unasked)}): the witness answers a person's approval at "
