@@ -31,18 +31,36 @@ def env(*extra: Path) -> dict:
     return dict(os.environ, PYTHONPATH=os.pathsep.join(map(str, (*extra, HERE, PYTHON_DIR))))
 
 
+_MADE: dict[tuple, tuple[Path, Path, dict]] = {}
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """Where the module's exports and scripts are written (each made once)."""
+    return tmp_path_factory.mktemp("sdk_replay")
+
+
 def witness(binary: str, tmp: Path, spec: str, finding: tuple, words: dict | None = None,
-            session_steps: int | None = None) -> tuple[Path, Path, dict]:
+            session_steps: int | None = None, extra: tuple = ()) -> tuple[Path, Path, dict]:
     """(the script, the catalogue, the script's JSON) of `finding` (rule, subject, node) on the
-    export of `spec` made with `python -m stalwart_export` and verified with the Rust binary."""
-    d = tmp / spec.replace(":", "_").replace(".", "_")
-    d.mkdir(exist_ok=True)
+    export of `spec` made with `python -m stalwart_export` and verified with the Rust binary (once
+    per module: the scripts are read, never changed)."""
+    key = (spec, finding, json.dumps(words, sort_keys=True), session_steps)
+    if key not in _MADE:
+        _MADE[key] = _witness(binary, tmp / f"w{len(_MADE)}", spec, finding, words, session_steps, extra)
+    script, cat, s = _MADE[key]
+    return script, cat, copy.deepcopy(s)
+
+
+def _witness(binary: str, d: Path, spec: str, finding: tuple, words: dict | None,
+             session_steps: int | None, extra: tuple) -> tuple[Path, Path, dict]:
+    d.mkdir()
     g, c = d / "graph.json", d / "cat.json"
     args = [sys.executable, "-m", "stalwart_export", spec, "-o", str(g), "--catalogue", str(c)]
     if words is not None:
         (d / "words.json").write_text(json.dumps(words))
         args += ["--words", str(d / "words.json")]
-    p = subprocess.run(args, capture_output=True, text=True, cwd=HERE, env=env(), timeout=300)
+    p = subprocess.run(args, capture_output=True, text=True, cwd=HERE, env=env(*extra), timeout=300)
     assert p.returncode == 0, p.stderr
     more = ["--session-steps", str(session_steps)] if session_steps else []
     p = subprocess.run([binary, "verify", "--graph", str(g), "--catalogue", str(c), "--format", "json", *more],
@@ -92,8 +110,8 @@ def drive(script: dict, agent):
 
 
 # ------------------------------------------------------------------ a triage agent handing off
-def test_triage_hands_off_then_refunds(binary, tmp_path):
-    script, cat, s = witness(binary, tmp_path, "oa_apps.triage:triage_agent", ("QG001", "issue_refund", "Refunds:tools"))
+def test_triage_hands_off_then_refunds(binary, made, tmp_path):
+    script, cat, s = witness(binary, made, "oa_apps.triage:triage_agent", ("QG001", "issue_refund", "Refunds:tools"))
     assert ("choose", "Triage", "Refunds") in kinds(s)  # the hand-off the scripted model makes
     p = replay(script, cat, "oa_apps.triage:triage_agent")
     assert p.returncode == 0, p.stdout + p.stderr
@@ -112,7 +130,7 @@ def test_triage_hands_off_then_refunds(binary, tmp_path):
                    ("Refunds", [("issue_refund", {"invoice_id": "x", "amount": 1.0})]), ("Refunds", [])]
 
 
-def test_the_users_tools_are_put_back_and_never_run(binary, tmp_path):
+def test_the_users_tools_are_put_back_and_never_run(binary, made, tmp_path):
     """The stubs stand in for the run only: every tool's on_invoke_tool is the application's own
     after it; the real function never runs (a tool that raises is replayed through)."""
     (tmp_path / "raising_shop.py").write_text('''
@@ -128,7 +146,7 @@ def issue_refund(invoice_id: str, amount: float) -> str:
 refunds = Agent(name="Refunds", tools=[issue_refund])
 triage_agent = Agent(name="Triage", handoffs=[refunds])
 ''')
-    script, cat, s = witness(binary, tmp_path, "oa_apps.triage:triage_agent", ("QG001", "issue_refund", "Refunds:tools"))
+    script, cat, s = witness(binary, made, "oa_apps.triage:triage_agent", ("QG001", "issue_refund", "Refunds:tools"))
     p = replay(script, cat, "raising_shop:triage_agent", extra=(tmp_path,))
     assert p.returncode == 0 and line(p).endswith(f"{FOLLOWS} ['issue_refund']"), p.stdout + p.stderr
 
@@ -137,7 +155,7 @@ triage_agent = Agent(name="Triage", handoffs=[refunds])
     before = {id(t): t.on_invoke_tool for a in (triage.billing_agent, triage.refund_agent, research.lead_agent,
                                                   research.researcher, research.publisher) for t in a.tools}
     drive(s, triage.triage_agent)
-    r_script, _, rs = witness(binary, tmp_path, "oa_apps.research:lead_agent",
+    r_script, _, rs = witness(binary, made, "oa_apps.research:lead_agent",
                               ("QG001", "search_notes", "research/Researcher:tools"))
     drive(rs, research.lead_agent)
     after = {id(t): t.on_invoke_tool for a in (triage.billing_agent, triage.refund_agent, research.lead_agent,
@@ -150,8 +168,8 @@ WORDS_OUTSIDE = {"get_order": {"kind": "read", "reads_outside": True}, "cancel_o
                  "pay_supplier": {"kind": "write"}}
 
 
-def test_an_approved_call_replays(binary, tmp_path):
-    script, cat, s = witness(binary, tmp_path, "oa_apps.approval:orders_agent", ("QG001", "cancel_order", "Orders:tools"))
+def test_an_approved_call_replays(binary, made, tmp_path):
+    script, cat, s = witness(binary, made, "oa_apps.approval:orders_agent", ("QG001", "cancel_order", "Orders:tools"))
     call = s["steps"][-1]
     assert (call["kind"], call["tool"], call["when"], call["yes"]) == ("call", "cancel_order", "call", True)
     p = replay(script, cat, "oa_apps.approval:orders_agent")
@@ -159,11 +177,11 @@ def test_an_approved_call_replays(binary, tmp_path):
     assert line(p) == f"finding {s['finding']['index']} (QG001 on cancel_order): {FOLLOWS} ['cancel_order']"
 
 
-def test_a_standing_approval_is_always_approve(binary, tmp_path):
+def test_a_standing_approval_is_always_approve(binary, made, tmp_path):
     """QG011: the person approves cancel_order for good (`always_approve=True`), so its later call
     runs unasked on the outside text get_order brought. Without the standing answer the SDK asks
     again, and the witness has no answer there: exit 1 at that call."""
-    script, cat, s = witness(binary, tmp_path, "oa_apps.approval:orders_agent", ("QG011", "cancel_order", "Orders:tools"),
+    script, cat, s = witness(binary, made, "oa_apps.approval:orders_agent", ("QG011", "cancel_order", "Orders:tools"),
                              WORDS_OUTSIDE)
     calls = [(st["tool"], st.get("when"), st.get("standing", False)) for st in s["steps"] if st["kind"] == "call"]
     assert calls == [("get_order", None, False), ("cancel_order", "call", True), ("cancel_order", None, True)]
@@ -182,10 +200,10 @@ def test_a_standing_approval_is_always_approve(binary, tmp_path):
                             "there"), p.stdout
 
 
-def test_a_rejected_call_does_not_run_and_the_agent_goes_on(binary, tmp_path):
+def test_a_rejected_call_does_not_run_and_the_agent_goes_on(binary, made, tmp_path):
     """The person rejects cancel_order (`state.reject`): the stub never runs, the model is told so
     (the SDK's rejection message), and the agent's next call runs."""
-    _, cat, s = witness(binary, tmp_path, "oa_apps.approval:orders_agent", ("QG001", "cancel_order", "Orders:tools"))
+    _, cat, s = witness(binary, made, "oa_apps.approval:orders_agent", ("QG001", "cancel_order", "Orders:tools"))
     head = [dict(st) for st in s["steps"]]
     no = head[-1]
     no.update(yes=False, refused=True)
@@ -212,7 +230,7 @@ def test_a_rejected_call_does_not_run_and_the_agent_goes_on(binary, tmp_path):
     assert [i["output"] for i in told] == [DEFAULT_APPROVAL_REJECTION_MESSAGE]
 
 
-def test_a_review_the_real_agent_never_asks_for_is_named(binary, tmp_path):
+def test_a_review_the_real_agent_never_asks_for_is_named(binary, made, tmp_path):
     """The witness answers an approval of cancel_order; an application whose cancel_order has no
     needs_approval runs it unasked: exit 1 at that step."""
     (tmp_path / "unreviewed.py").write_text('''
@@ -233,7 +251,7 @@ def cancel_order(order_id: str) -> str:
 
 orders_agent = Agent(name="Orders", tools=[get_order, cancel_order])
 ''')
-    script, cat, s = witness(binary, tmp_path, "oa_apps.approval:orders_agent", ("QG001", "cancel_order", "Orders:tools"))
+    script, cat, s = witness(binary, made, "oa_apps.approval:orders_agent", ("QG001", "cancel_order", "Orders:tools"))
     p = replay(script, cat, "unreviewed:orders_agent", extra=(tmp_path,))
     assert p.returncode == 1
     k = s["steps"][-1]["step"]
@@ -242,10 +260,10 @@ orders_agent = Agent(name="Orders", tools=[get_order, cancel_order])
 
 
 # ------------------------------------------------------------------ agents as tools
-def test_an_agent_tools_inner_call_replays(binary, tmp_path):
+def test_an_agent_tools_inner_call_replays(binary, made, tmp_path):
     """research.py is as_tools.py's pattern with tools inside the agents used as tools (as_tools.py
     binds no tool, so none of its findings has a route to replay)."""
-    script, cat, s = witness(binary, tmp_path, "oa_apps.research:lead_agent",
+    script, cat, s = witness(binary, made, "oa_apps.research:lead_agent",
                              ("QG001", "search_notes", "research/Researcher:tools"))
     p = replay(script, cat, "oa_apps.research:lead_agent")
     assert p.returncode == 0, p.stdout + p.stderr
@@ -259,8 +277,8 @@ def test_an_agent_tools_inner_call_replays(binary, tmp_path):
     assert d.calls == [("research/Researcher:tools", "search_notes")]
 
 
-def test_an_agent_tools_approval_approved_and_rejected(binary, tmp_path):
-    script, cat, s = witness(binary, tmp_path, "oa_apps.research:lead_agent",
+def test_an_agent_tools_approval_approved_and_rejected(binary, made, tmp_path):
+    script, cat, s = witness(binary, made, "oa_apps.research:lead_agent",
                              ("QG001", "post_update", "publish/Publisher:tools"))
     assert ("confirm", "Lead:approve:publish", None) in kinds(s)
     p = replay(script, cat, "oa_apps.research:lead_agent")
@@ -268,7 +286,7 @@ def test_an_agent_tools_approval_approved_and_rejected(binary, tmp_path):
     assert line(p).endswith(f"{FOLLOWS} ['post_update']")
 
     # rejected: the publisher never runs, the lead goes on to research
-    _, _, r = witness(binary, tmp_path, "oa_apps.research:lead_agent", ("QG001", "search_notes", "research/Researcher:tools"))
+    _, _, r = witness(binary, made, "oa_apps.research:lead_agent", ("QG001", "search_notes", "research/Researcher:tools"))
     k = next(i for i, st in enumerate(s["steps"]) if st["kind"] == "confirm")
     head = [dict(st) for st in s["steps"][:k + 1]]
     head[-1]["yes"] = False
@@ -287,16 +305,16 @@ def test_an_agent_tools_approval_approved_and_rejected(binary, tmp_path):
 
 
 # ------------------------------------------------------------------ StopAtTools
-def test_stop_at_tools_ends_on_the_tool_or_goes_back(binary, tmp_path):
+def test_stop_at_tools_ends_on_the_tool_or_goes_back(binary, made, tmp_path):
     from oa_apps import stop_at
 
-    script, cat, s = witness(binary, tmp_path, "oa_apps.stop_at:weather_agent", ("QG001", "get_weather", "Weather:tools"))
+    script, cat, s = witness(binary, made, "oa_apps.stop_at:weather_agent", ("QG001", "get_weather", "Weather:tools"))
     p = replay(script, cat, "oa_apps.stop_at:weather_agent")
     assert p.returncode == 0 and line(p).endswith(f"{FOLLOWS} ['get_weather']"), p.stdout + p.stderr
     d = drive(s, stop_at.weather_agent)
     assert d.visited == ["Weather", "Weather:tools"]  # the run ends on get_weather's output: no other model call
 
-    script, cat, s = witness(binary, tmp_path, "oa_apps.stop_at:weather_agent", ("QG001", "sum_numbers", "Weather:tools"))
+    script, cat, s = witness(binary, made, "oa_apps.stop_at:weather_agent", ("QG001", "sum_numbers", "Weather:tools"))
     p = replay(script, cat, "oa_apps.stop_at:weather_agent")
     assert p.returncode == 0 and line(p).endswith(f"{FOLLOWS} ['sum_numbers']"), p.stdout + p.stderr
     d = drive(s, stop_at.weather_agent)
@@ -304,13 +322,13 @@ def test_stop_at_tools_ends_on_the_tool_or_goes_back(binary, tmp_path):
 
 
 # ------------------------------------------------------------------ several turns
-def test_two_turns_continue_from_the_first_result(binary, tmp_path):
+def test_two_turns_continue_from_the_first_result(binary, made, tmp_path):
     """QG003 (searched over two turns): support reads the customer's ticket in turn 1; turn 2
     starts at refunds (as the export allows: the application passes the agent) and refunds on
     the outside text. Turn 2 is a second Runner.run on turn 1's to_input_list()."""
     from oa_apps import desk
 
-    script, cat, s = witness(binary, tmp_path, "oa_apps.desk:desk_agent", ("QG003", "issue_refund", "Refunds:tools"),
+    script, cat, s = witness(binary, made, "oa_apps.desk:desk_agent", ("QG003", "issue_refund", "Refunds:tools"),
                              desk.WORDS, session_steps=2)
     ends = [st for st in s["steps"] if st["kind"] == "turn_end"]
     assert len(ends) == 1 and ("choose", "__start__", "Refunds") in kinds(s)
@@ -327,16 +345,16 @@ def test_two_turns_continue_from_the_first_result(binary, tmp_path):
 
 
 # ------------------------------------------------------------------ what does not follow, what cannot run
-def test_an_agent_lacking_the_witness_hand_off_or_tool_is_named(binary, tmp_path):
+def test_an_agent_lacking_the_witness_hand_off_or_tool_is_named(binary, made, tmp_path):
     """The triage witnesses replayed on the desk (its triage hands off to support and refunds, and
     its refunds agent has no lookup_invoice)."""
-    script, cat, s = witness(binary, tmp_path, "oa_apps.triage:triage_agent", ("QG001", "lookup_invoice", "Billing:tools"))
+    script, cat, s = witness(binary, made, "oa_apps.triage:triage_agent", ("QG001", "lookup_invoice", "Billing:tools"))
     p = replay(script, cat, "oa_apps.desk:desk_agent")
     assert p.returncode == 1
     assert line(p) == (f"finding {s['finding']['index']} (QG001 on lookup_invoice): {DEPARTS}step 4 (choose 'Billing' "
                        "at 'Triage'): the witness hands off to 'Billing', and agent 'Triage' offers no hand-off to it "
                        "(its hand-offs: transfer_to_support to Support, transfer_to_refunds to Refunds)")
-    script, cat, s = witness(binary, tmp_path, "oa_apps.triage:triage_agent", ("QG001", "lookup_invoice", "Refunds:tools"))
+    script, cat, s = witness(binary, made, "oa_apps.triage:triage_agent", ("QG001", "lookup_invoice", "Refunds:tools"))
     p = replay(script, cat, "oa_apps.desk:desk_agent")
     assert p.returncode == 1
     assert line(p).endswith(f"{DEPARTS}step 8 (call 'lookup_invoice' at 'Refunds:tools'): the witness calls "
@@ -347,15 +365,41 @@ def test_an_agent_lacking_the_witness_hand_off_or_tool_is_named(binary, tmp_path
                             "and the application starts at agent 'Orders'")
 
 
-def test_what_the_harness_cannot_drive_is_one_line_exit_2(binary, tmp_path):
-    script, cat, s = witness(binary, tmp_path, "oa_apps.hosted:build", ("QG011", "save_note", "Researcher:tools"))
+def test_a_hosted_call_is_the_scripted_models_own(binary, made, tmp_path):
+    """The provider's web search is made by the scripted model (a web_search_call item of the
+    agent's WebSearchTool), recorded as the witness's call at the model node; an agent without
+    the hosted tool is exit 1 at that call."""
+    script, cat, s = witness(binary, made, "oa_apps.hosted:build", ("QG011", "save_note", "Researcher:tools"))
     k = next(st["step"] for st in s["steps"] if st["kind"] == "call" and st["tool"] == "web_search")
     p = replay(script, cat, "oa_apps.hosted:build")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert line(p).endswith(f"{FOLLOWS} ['web_search', 'save_note']")
+    (tmp_path / "no_search.py").write_text("from agents import Agent\nfrom oa_apps.hosted import save_note\n\n"
+                                           "researcher = Agent(name='Researcher', tools=[save_note])\n")
+    p = replay(script, cat, "no_search:researcher", extra=(tmp_path,))
+    assert p.returncode == 1
+    assert line(p).endswith(f"{DEPARTS}step {k} (call 'web_search' at 'Researcher'): the witness's model call makes the "
+                            "hosted call 'web_search', and agent 'Researcher' has no such hosted tool (its hosted "
+                            "tools: none)")
+
+
+def test_what_the_harness_cannot_drive_is_one_line_exit_2(binary, made, tmp_path):
+    (tmp_path / "wiki_desk.py").write_text('''
+from agents import Agent, HostedMCPTool
+
+wiki = HostedMCPTool(tool_config={"type": "mcp", "server_label": "deepwiki", "server_url": "https://x.example/mcp",
+                                  "allowed_tools": ["ask_question"], "require_approval": "always"})
+desk = Agent(name="Desk", tools=[wiki])
+''')
+    script, cat, s = witness(binary, tmp_path, "wiki_desk:desk", ("QG001", "deepwiki.ask_question", "Desk"),
+                             extra=(tmp_path,))
+    k = next(st["step"] for st in s["steps"] if st["kind"] == "call")
+    p = replay(script, cat, "wiki_desk:desk", extra=(tmp_path,))
     assert p.returncode == 2
-    assert line(p) == (f"stalwart-export replay: error: step {k} (call 'web_search' at 'Researcher'): a hosted tool is "
-                       "called by the provider inside the model call, which the SDK's test model cannot make: the "
-                       "harness drives function tools, hand-offs and agents as tools")
-    script, cat, _ = witness(binary, tmp_path, "oa_apps.triage:triage_agent", ("QG001", "issue_refund", "Refunds:tools"))
+    assert line(p) == (f"stalwart-export replay: error: step {k} (call 'deepwiki.ask_question' at 'Desk'): the provider "
+                       "asks for approval of a hosted MCP call inside the model call, which the SDK's test model "
+                       "cannot script")
+    script, cat, _ = witness(binary, made, "oa_apps.triage:triage_agent", ("QG001", "issue_refund", "Refunds:tools"))
     (tmp_path / "answers.json").write_text("[true]")
     for spec, args, want in (
             ("oa_apps.mcp_repo:repo_agent", (), "agent 'Maintainer' has MCP servers: their tools are listed and called "

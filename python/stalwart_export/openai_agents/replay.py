@@ -8,7 +8,10 @@ model (`agents.testing.ScriptedModel`) in place of every agent's model (`RunConf
 which agents run as tools inherit) and a stub in place of every function tool:
 
 * each model call answers the witness's next choice at that model node (the export's node `A`,
-  or `n/B` inside the agent tool `n`): the tool calls the witness makes at `A:tools` (each a
+  or `n/B` inside the agent tool `n`): the hosted calls the witness makes at `A` (a web search,
+  file search, code interpreter or image generation call item of the agent's hosted tool, or a
+  hosted MCP server's `mcp_call`: the provider's part, made by the scripted model, recorded as
+  calls at `A`), the tool calls the witness makes at `A:tools` (each a
   `function_call` with arguments valid for the tool's `params_json_schema`), followed by the
   hand-off's tool call when the witness goes on from `A:tools` to another agent; a hand-off
   (`transfer_to_...`, as the SDK offers it); an agent-as-tool call (for `n` or `A:approve:n`);
@@ -32,11 +35,12 @@ the agent of every call, inner runs included) is the node `A`; a stub's call `A:
 tool entered its node `n`; an approval asked its review node (`A:tools`, `A:approve:n`). They are
 compared with the witness as LangGraph replays are (`replay.first_missing`).
 
-Cannot be driven (exit 2, one line naming the step): a witness calling a hosted tool (the
-provider runs it inside the model call) or a local tool (`ShellTool`, ...), an application with
-MCP servers (their tools are listed and called at run time, on the real server), a model node
-choosing itself (a hosted MCP approval). An agent tool given its own `run_config` (`as_tool(...,
-run_config=...)`) runs its own model, not the scripted one: its run fails, which is said.
+Cannot be driven (exit 2, one line naming the step or the agent): a witness answering a hosted
+MCP server's approval (the provider asks inside the model call) or choosing the model node again
+for it, a witness calling a local tool (`ShellTool`, ...), an application with MCP servers (their
+tools are listed and called at run time, on the real server). An agent tool given its own
+`run_config` (`as_tool(..., run_config=...)`) runs its own model, not the scripted one: its run
+fails, which is said (exit 1).
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ _PREFIX: contextvars.ContextVar[str] = contextvars.ContextVar("stalwart_replay_p
 #: The model node whose call is in progress (set as the SDK filters the call's input).
 _NODE: contextvars.ContextVar[str] = contextvars.ContextVar("stalwart_replay_node", default="")
 STUB_TEXT = "stub result of {}"
+#: The SDK's hosted tool classes, by the name the export gives their calls (`_tools.HOSTED_TYPES`).
+HOSTED = _tools.HOSTED_TYPES
 FINAL_TEXT = "done"
 
 
@@ -74,6 +80,7 @@ class Choice:
     `final` (the witness ends the run)."""
 
     step: dict
+    hosted: list[dict] = field(default_factory=list)
     calls: list[dict] = field(default_factory=list)
     handoff: str | None = None
     agent_tool: str | None = None
@@ -93,15 +100,18 @@ def plan(steps: list[dict]) -> dict[tuple[int, str], list[Choice]]:
     naming the step for what the harness cannot drive."""
     kinds = _kinds(steps)
     out: dict[tuple[int, str], list[Choice]] = {}
+    hosted: dict[str, list[dict]] = {}
     for i, s in enumerate(steps):
-        if s["kind"] == "call" and s.get("node_kind") in ("model", "router"):
-            raise HarnessError(f"step {s.get('step')} ({describe(s)}): a hosted tool is called by the provider inside "
-                               "the model call, which the SDK's test model cannot make: the harness drives function "
-                               "tools, hand-offs and agents as tools")
+        if s["kind"] == "call" and s.get("node_kind") == "model":
+            if s.get("when") or s.get("refused"):
+                raise HarnessError(f"step {s.get('step')} ({describe(s)}): the provider asks for approval of a hosted "
+                                   "MCP call inside the model call, which the SDK's test model cannot script")
+            hosted.setdefault(s["node"], []).append(s)
+            continue
         if s["kind"] != "choose" or s.get("node_kind") != "model":
             continue
         node, to = s["node"], str(s.get("to"))
-        c = Choice(step=s)
+        c = Choice(step=s, hosted=hosted.pop(node, []))
         kind = kinds.get(to, "end" if _last(to) == "__end__" else "")
         if to == f"{node}:tools":
             for later in steps[i + 1:]:
@@ -127,6 +137,8 @@ def plan(steps: list[dict]) -> dict[tuple[int, str], list[Choice]]:
                                f"{to!r} (a {kind or 'unknown'} node): it drives tool calls, hand-offs, agents as "
                                "tools and final answers")
         out.setdefault((s.get("turn", 1), node), []).append(c)
+    for node, calls in hosted.items():  # the witness ends on a hosted call: the model answers after it
+        out.setdefault((calls[0].get("turn", 1), node), []).append(Choice(step=calls[0], hosted=calls, final=True))
     return out
 
 
@@ -240,11 +252,11 @@ class Driver:
         if not queue:
             return [assistant_message(self.final(call))]
         c = queue.pop(0)
+        out = [self.hosted(node, s, call.tools) for s in c.hosted]
         if c.final:
-            return [assistant_message(self.final(call))]
+            return out + [assistant_message(self.final(call))]
         where = f"step {c.step.get('step')} ({describe(c.step)})"
         tools = {t.name: t for t in call.tools}
-        out = []
         for s in c.calls:
             t = tools.get(s["tool"])
             if t is None:
@@ -272,6 +284,39 @@ class Driver:
                                    f"no hand-off to it (its hand-offs: {offered or 'none'})")
             out.append(function_call(h.tool_name, arguments(h.input_json_schema or {}), call_id=self.call_id()))
         return out
+
+    def hosted(self, node: str, s: dict, offered: list) -> Any:
+        """The output item of a hosted call the provider makes inside the model call (the witness's
+        `call` at the model node): a web search, file search, code interpreter or image generation
+        call of the agent's hosted tool, or a hosted MCP server's tool call (`label.tool`)."""
+        from openai.types.responses import (ResponseCodeInterpreterToolCall, ResponseFileSearchToolCall,
+                                            ResponseFunctionWebSearch)
+        from openai.types.responses.response_output_item import ImageGenerationCall, McpCall
+
+        name, k = s["tool"], f"stalwart_hosted_{len(self.calls) + 1}"
+        kinds = {HOSTED[type(t).__name__]: t for t in offered if type(t).__name__ in HOSTED}
+        label, _, tool = name.partition(".")
+        item: Any = None
+        if name in kinds:
+            item = {"web_search": lambda: ResponseFunctionWebSearch(id=k, status="completed", type="web_search_call",
+                                                                    action={"type": "search", "query": "x"}),
+                    "file_search": lambda: ResponseFileSearchToolCall(id=k, queries=["x"], status="completed",
+                                                                      type="file_search_call"),
+                    "code_interpreter": lambda: ResponseCodeInterpreterToolCall(
+                        id=k, code="", container_id="x", outputs=None, status="completed", type="code_interpreter_call"),
+                    "image_generation": lambda: ImageGenerationCall(id=k, result=None, status="completed",
+                                                                    type="image_generation_call")}[name]()
+        elif tool and any(type(t).__name__ == "HostedMCPTool" and (t.tool_config or {}).get("server_label") == label
+                          for t in offered):
+            item = McpCall(id=k, arguments="{}", name=tool, server_label=label, type="mcp_call")
+        if item is None:
+            have = sorted(kinds) + sorted(f"{(t.tool_config or {}).get('server_label')}.*" for t in offered
+                                          if type(t).__name__ == "HostedMCPTool")
+            raise self.fail(1, f"step {s.get('step')} ({describe(s)}): the witness's model call makes the hosted call "
+                               f"{name!r}, and agent {_last(node)!r} has no such hosted tool (its hosted tools: "
+                               f"{', '.join(have) or 'none'})")
+        self.calls.append((node, name))
+        return item
 
     def call_id(self) -> str:
         self.n += 1
