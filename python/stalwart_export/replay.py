@@ -25,9 +25,19 @@ Each pause is answered as the witness's `confirm` step says (`yes`: `True`, no: 
 compile-time pause resumes with no value on a yes); `--answers FILE` is a JSON list of resume
 values for the graph's `interrupt()` pauses, in order, in place of those.
 
+`--graph` may also name an OpenAI Agents SDK `Agent` (the starting agent; or a function of no
+arguments returning one, loaded as the exporter loads it): `openai_agents/replay.py` drives it on
+the real SDK, with the SDK's `ScriptedModel` answering each model call (`RunConfig(model=...)`) as
+the witness chooses at that agent's node, every function tool stubbed for the run, approvals
+answered from the witness (`state.approve`, `always_approve` for a standing yes, `state.reject`),
+and each `turn_end` a new `Runner.run` on the last result's `to_input_list()`; `--input` is then
+each turn's user message (a JSON text or list of input items), and `--answers` is refused. Its
+steps are compared with the witness by `first_missing`, as here.
+
 Exit 0: the run follows the witness. 1: it does not, one line naming the witness's step (its
 index and what it is), the node, what was expected and what the graph did. 2: the replay could
-not run (a bad argument or file, a graph that cannot be loaded), one line.
+not run (a bad argument or file, a graph that cannot be loaded, a witness the harness cannot
+drive), one line.
 """
 
 from __future__ import annotations
@@ -650,10 +660,12 @@ class _Parser(argparse.ArgumentParser):
 def parser(prog: str = "python -m stalwart_export replay") -> argparse.ArgumentParser:
     """The command's arguments."""
     ap = _Parser(prog=prog, description="Replay a stalwart verify --replay FINDING --format json script on the real "
-                                        "LangGraph graph, with a scripted model and stub tools.")
+                                        "LangGraph graph or OpenAI Agents SDK application, with a scripted model and "
+                                        "stub tools.")
     ap.add_argument("script", help="the --replay FINDING --format json output")
     ap.add_argument("catalogue", help="the qls-catalogue/1 the graph's tools are classified by")
-    ap.add_argument("--graph", required=True, help="MODULE:ATTR of the compiled graph (unmodified)")
+    ap.add_argument("--graph", required=True, help="MODULE:ATTR of the compiled graph, or of an OpenAI Agents SDK "
+                                                   "Agent (unmodified)")
     ap.add_argument("--input", help="JSON file: what the graph starts each turn with")
     ap.add_argument("--answers", help="JSON file: a list of resume values for interrupt() pauses, in order")
     return ap
@@ -678,6 +690,11 @@ def main(argv: list[str] | None = None, prog: str = "python -m stalwart_export r
         note = None
         if not sdk and isinstance(script, dict) and script.get("format") == SCRIPT_FORMAT:
             note = with_saver(graph, steps)[1]
+        if sdk and inputs is not None and not (isinstance(inputs, str) or (
+                isinstance(inputs, list) and all(isinstance(i, dict) for i in inputs))):
+            raise HarnessError(f"the input {args.input!r} is neither a text nor a list of input items: for an "
+                               "OpenAI Agents SDK application give each turn's user message, a JSON text or a list "
+                               'of input items ([{"role": "user", "content": "..."}])')
         if sdk and answers is not None:
             raise HarnessError("--answers gives resume values for LangGraph interrupt() pauses: an OpenAI Agents SDK "
                                "application's approvals are answered as the witness's steps say; drop --answers")

@@ -401,11 +401,46 @@ desk = Agent(name="Desk", tools=[wiki])
                        "cannot script")
     script, cat, _ = witness(binary, made, "oa_apps.triage:triage_agent", ("QG001", "issue_refund", "Refunds:tools"))
     (tmp_path / "answers.json").write_text("[true]")
+    (tmp_path / "input.json").write_text("42")
     for spec, args, want in (
             ("oa_apps.mcp_repo:repo_agent", (), "agent 'Maintainer' has MCP servers: their tools are listed and called "
                                                 "on the real server at run time, which the harness cannot stub"),
             ("oa_apps.triage:triage_agent", ("--answers", tmp_path / "answers.json"),
              "--answers gives resume values for LangGraph interrupt() pauses"),
+            ("oa_apps.triage:triage_agent", ("--input", tmp_path / "input.json"),
+             "is neither a text nor a list of input items: for an OpenAI Agents SDK application give each turn's"),
             ("oa_apps.desk:WORDS", (), "not a compiled LangGraph graph or an OpenAI Agents SDK Agent")):
         p = replay(script, cat, spec, *args)
         assert p.returncode == 2 and want in line(p), (spec, p.stdout, p.stderr)
+
+
+def test_an_approval_inside_an_agent_tool(binary, made, tmp_path, monkeypatch):
+    """A needs_approval tool of an agent used as a tool: the inner run's approvals come back on the
+    outer result (the SDK's nested interruptions) and are answered there; the resumed inner run
+    is the same visit of the agent tool's node. The real tools raise: only the stubs run."""
+    (tmp_path / "nested_app.py").write_text('''
+from agents import Agent, function_tool
+
+
+@function_tool(needs_approval=True)
+def post_update(channel: str, text: str) -> str:
+    """Post an update to a team channel."""
+    raise RuntimeError("nothing is posted in a replay")
+
+
+publisher = Agent(name="Publisher", tools=[post_update])
+lead = Agent(name="Lead", tools=[publisher.as_tool(tool_name="publish", tool_description="Publish an update")])
+''')
+    script, cat, s = witness(binary, tmp_path, "nested_app:lead", ("QG105", "post_update", "publish/Publisher:tools"),
+                             extra=(tmp_path,))
+    asked = [(st["node"], st["tool"], st["yes"]) for st in s["steps"] if st.get("when") == "call"]
+    assert asked == [("publish/Publisher:tools", "post_update", True)] * 2
+    p = replay(script, cat, "nested_app:lead", extra=(tmp_path,))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert line(p).endswith(f"{FOLLOWS} ['post_update', 'post_update']")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import nested_app
+
+    d = drive(s, nested_app.lead)
+    assert d.visited == ["Lead", "publish", "publish/Publisher", "publish/Publisher:tools", "publish/Publisher", "Lead"]
+    assert d.calls == [("publish/Publisher:tools", "post_update")] * 2 and d.answers == []
