@@ -444,3 +444,43 @@ lead = Agent(name="Lead", tools=[publisher.as_tool(tool_name="publish", tool_des
     d = drive(s, nested_app.lead)
     assert d.visited == ["Lead", "publish", "publish/Publisher", "publish/Publisher:tools", "publish/Publisher", "Lead"]
     assert d.calls == [("publish/Publisher:tools", "post_update")] * 2 and d.answers == []
+
+
+def test_tool_calls_then_a_hand_off_in_one_response(binary, made, tmp_path, monkeypatch):
+    """QG012: support reads the customer's ticket and hands off to refunds in the same response
+    (the export's `Support:tools` -> `Refunds`: the SDK runs the calls, then hands off): the
+    scripted model answers both at once."""
+    (tmp_path / "handing_desk.py").write_text('''
+from agents import Agent, function_tool
+
+
+@function_tool
+def read_ticket(ticket_id: str) -> str:
+    """Read a customer's ticket."""
+    raise RuntimeError("no ticket is read in a replay")
+
+
+@function_tool
+def issue_refund(invoice_id: str, amount: float) -> str:
+    """Refund an invoice."""
+    raise RuntimeError("no money moves in a replay")
+
+
+refunds = Agent(name="Refunds", tools=[issue_refund])
+support = Agent(name="Support", tools=[read_ticket], handoffs=[refunds])
+triage = Agent(name="Triage", handoffs=[support])
+''')
+    words = {"read_ticket": {"kind": "read", "reads_outside": True}, "issue_refund": {"kind": "write"}}
+    script, cat, s = witness(binary, tmp_path, "handing_desk:triage", ("QG012", "issue_refund", "Refunds:tools"), words,
+                             extra=(tmp_path,))
+    assert ("choose", "Support:tools", "Refunds") in kinds(s)
+    p = replay(script, cat, "handing_desk:triage", extra=(tmp_path,))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert line(p).endswith(f"{FOLLOWS} ['read_ticket', 'issue_refund']")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import handing_desk
+
+    d = drive(s, handing_desk.triage)
+    support = [[i.name for i in items] for node, items in d.outputs if node == "Support"]
+    assert support == [["read_ticket", "transfer_to_refunds"]]
+    assert d.visited == ["Triage", "Support", "Support:tools", "Refunds", "Refunds:tools", "Refunds"]
