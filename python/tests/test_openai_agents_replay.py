@@ -213,7 +213,8 @@ def test_a_rejected_call_does_not_run_and_the_agent_goes_on(binary, made, tmp_pa
                     dict(t, kind="enter", node="Orders", node_kind="model"),
                     dict(t, kind="choose", node="Orders", node_kind="model", to="Orders:tools"),
                     dict(t, kind="enter", node="Orders:tools", node_kind="tools_plain"),
-                    dict(t, kind="call", node="Orders:tools", node_kind="tools_plain", tool="get_order", violation=True)]
+                    dict(t, kind="call", node="Orders:tools", node_kind="tools_plain", tool="get_order",
+                         violation=True)]
     script = write(tmp_path / "rejected.json", s, steps)
     p = replay(script, cat, "oa_apps.approval:orders_agent")
     assert p.returncode == 0, p.stdout + p.stderr
@@ -286,7 +287,8 @@ def test_an_agent_tools_approval_approved_and_rejected(binary, made, tmp_path):
     assert line(p).endswith(f"{FOLLOWS} ['post_update']")
 
     # rejected: the publisher never runs, the lead goes on to research
-    _, _, r = witness(binary, made, "oa_apps.research:lead_agent", ("QG001", "search_notes", "research/Researcher:tools"))
+    _, _, r = witness(binary, made, "oa_apps.research:lead_agent",
+                      ("QG001", "search_notes", "research/Researcher:tools"))
     k = next(i for i, st in enumerate(s["steps"]) if st["kind"] == "confirm")
     head = [dict(st) for st in s["steps"][:k + 1]]
     head[-1]["yes"] = False
@@ -378,8 +380,8 @@ def test_a_hosted_call_is_the_scripted_models_own(binary, made, tmp_path):
                                            "researcher = Agent(name='Researcher', tools=[save_note])\n")
     p = replay(script, cat, "no_search:researcher", extra=(tmp_path,))
     assert p.returncode == 1
-    assert line(p).endswith(f"{DEPARTS}step {k} (call 'web_search' at 'Researcher'): the witness's model call makes the "
-                            "hosted call 'web_search', and agent 'Researcher' has no such hosted tool (its hosted "
+    assert line(p).endswith(f"{DEPARTS}step {k} (call 'web_search' at 'Researcher'): the witness's model call makes "
+                            "the hosted call 'web_search', and agent 'Researcher' has no such hosted tool (its hosted "
                             "tools: none)")
 
 
@@ -396,9 +398,9 @@ desk = Agent(name="Desk", tools=[wiki])
     k = next(st["step"] for st in s["steps"] if st["kind"] == "call")
     p = replay(script, cat, "wiki_desk:desk", extra=(tmp_path,))
     assert p.returncode == 2
-    assert line(p) == (f"stalwart-export replay: error: step {k} (call 'deepwiki.ask_question' at 'Desk'): the provider "
-                       "asks for approval of a hosted MCP call inside the model call, which the SDK's test model "
-                       "cannot script")
+    assert line(p) == (f"stalwart-export replay: error: step {k} (call 'deepwiki.ask_question' at 'Desk'): the "
+                       "provider asks for approval of a hosted MCP call inside the model call, which the SDK's test "
+                       "model cannot script")
     script, cat, _ = witness(binary, made, "oa_apps.triage:triage_agent", ("QG001", "issue_refund", "Refunds:tools"))
     (tmp_path / "answers.json").write_text("[true]")
     (tmp_path / "input.json").write_text("42")

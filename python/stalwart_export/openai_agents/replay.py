@@ -181,8 +181,9 @@ def read_app(start: Any) -> App:
         if not prefix:
             app.top.setdefault(_id(a.name), a)
         if getattr(a, "mcp_servers", None):
-            raise HarnessError(f"agent {a.name!r} has MCP servers: their tools are listed and called on the real server "
-                               "at run time, which the harness cannot stub, so it does not replay this application")
+            raise HarnessError(f"agent {a.name!r} has MCP servers: their tools are listed and called on the real "
+                               "server at run time, which the harness cannot stub, so it does not replay this "
+                               "application")
         sorted_tools = _tools.read(a, f"agent {a.name!r}")
         for t in sorted_tools.function + sorted_tools.agents:
             if not any(t is u for u in app.tools):
@@ -303,7 +304,8 @@ class Driver:
                     "file_search": lambda: ResponseFileSearchToolCall(id=k, queries=["x"], status="completed",
                                                                       type="file_search_call"),
                     "code_interpreter": lambda: ResponseCodeInterpreterToolCall(
-                        id=k, code="", container_id="x", outputs=None, status="completed", type="code_interpreter_call"),
+                        id=k, code="", container_id="x", outputs=None, status="completed",
+                        type="code_interpreter_call"),
                     "image_generation": lambda: ImageGenerationCall(id=k, result=None, status="completed",
                                                                     type="image_generation_call")}[name]()
         elif tool and any(type(t).__name__ == "HostedMCPTool" and (t.tool_config or {}).get("server_label") == label
@@ -420,8 +422,8 @@ async def _drive(d: Driver, script: dict, inputs: Any) -> None:
         agent = d.app.top.get(name)
         if agent is None or (turn == 1 and agent is not d.app.start):
             begins = f"agent {d.app.start.name!r}" if turn == 1 else f"one of {', '.join(d.app.top)}"
-            raise d.fail(1, f"step {s.get('step')} ({describe(s)}): the witness starts turn {turn} at {name!r}, and the "
-                            f"application starts at {begins}")
+            raise d.fail(1, f"step {s.get('step')} ({describe(s)}): the witness starts turn {turn} at {name!r}, and "
+                            f"the application starts at {begins}")
         if result is not None and agent is not result.last_agent and agent is not d.app.start:
             d.notes.append(f"turn {turn} starts at {agent.name!r} as the witness does (step {s.get('step')}); the turn "
                            f"before ended at {result.last_agent.name!r} and the application starts at "
