@@ -597,10 +597,10 @@ def enter(visited: list[str], opened: list[str], ns: str, node: str) -> None:
     visited.append(full)
 
 
-def first_missing(steps: list[dict], got_nodes: list[str],
-                  calls: list[tuple[str, str]]) -> tuple[dict, str] | None:
-    """The first step of the witness the run did not take and what the graph did instead; None
-    when it took them all."""
+def first_missing(steps: list[dict], got_nodes: list[str], calls: list[tuple[str, str]],
+                  what: str = "graph") -> tuple[dict, str] | None:
+    """The first step of the witness the run did not take and what the graph (the `what`) did
+    instead; None when it took them all."""
     want = [s for s in steps if s["kind"] == "enter" and s.get("node_kind") not in END_KINDS]
     groups: list[dict] = []  # the first step of each run of one node (a tool node entered per call)
     for s in want:
@@ -609,18 +609,18 @@ def first_missing(steps: list[dict], got_nodes: list[str],
     for k, s in enumerate(groups):
         before = got_nodes[k - 1] if k and k - 1 < len(got_nodes) else "__start__"
         if k >= len(got_nodes):
-            return s, (f"expected the run to enter {s['node']!r} after {before!r}; the graph's run ended there "
+            return s, (f"expected the run to enter {s['node']!r} after {before!r}; the {what}'s run ended there "
                        f"(it entered {got_nodes[-3:]}, made calls {[t for _, t in calls]})")
         if got_nodes[k] != s["node"]:
-            return s, f"expected the run to enter {s['node']!r} after {before!r}; the graph entered {got_nodes[k]!r}"
+            return s, f"expected the run to enter {s['node']!r} after {before!r}; the {what} entered {got_nodes[k]!r}"
     want_calls = [s for s in steps if s["kind"] == "call" and not s.get("refused")]
     for k, s in enumerate(want_calls):
         if k >= len(calls):
             made = [f"{t} at {n}" for n, t in calls]
-            return s, (f"expected a call of {s['tool']!r} at {s['node']!r} (call {k + 1} of the witness); the graph "
+            return s, (f"expected a call of {s['tool']!r} at {s['node']!r} (call {k + 1} of the witness); the {what} "
                        f"entered the node and ran {len(calls)} call(s) in all {made}, none of {s['tool']!r} there")
         if calls[k][1] != s["tool"]:
-            return s, (f"expected a call of {s['tool']!r} at {s['node']!r}; the graph called {calls[k][1]!r} at "
+            return s, (f"expected a call of {s['tool']!r} at {s['node']!r}; the {what} called {calls[k][1]!r} at "
                        f"{calls[k][0]!r}")
     return None
 

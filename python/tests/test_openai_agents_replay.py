@@ -323,6 +323,21 @@ def test_stop_at_tools_ends_on_the_tool_or_goes_back(binary, made, tmp_path):
     assert d.visited == ["Weather", "Weather:tools", "Weather"]  # sum_numbers is not a stop: the model runs again
 
 
+def test_a_route_the_export_allows_and_stop_at_tools_does_not_is_named(binary, made, tmp_path):
+    """The export maps StopAtTools to both `Weather:tools -> Weather` and `-> __end__` (whichever
+    tool ran); QG014's witness calls get_weather, goes back to the model and calls sum_numbers:
+    on the real SDK the run ends on get_weather's output, so the replay departs at step 8."""
+    words = {"get_weather": {"kind": "read"}, "sum_numbers": {"kind": "read", "order": {"not_after": ["get_weather"]}}}
+    script, cat, s = witness(binary, made, "oa_apps.stop_at:weather_agent", ("QG014", "sum_numbers", "Weather:tools"),
+                             words)
+    assert [st["tool"] for st in s["steps"] if st["kind"] == "call"] == ["get_weather", "sum_numbers"]
+    p = replay(script, cat, "oa_apps.stop_at:weather_agent")
+    assert p.returncode == 1
+    assert line(p).endswith(f"{DEPARTS}step 8 (enter 'Weather'): expected the run to enter 'Weather' after "
+                            "'Weather:tools'; the application's run ended there (it entered ['Weather', "
+                            "'Weather:tools'], made calls ['get_weather'])"), p.stdout
+
+
 # ------------------------------------------------------------------ several turns
 def test_two_turns_continue_from_the_first_result(binary, made, tmp_path):
     """QG003 (searched over two turns): support reads the customer's ticket in turn 1; turn 2

@@ -64,6 +64,8 @@ STUB_TEXT = "stub result of {}"
 #: The SDK's hosted tool classes, by the name the export gives their calls (`_tools.HOSTED_TYPES`).
 HOSTED = _tools.HOSTED_TYPES
 FINAL_TEXT = "done"
+#: What `first_missing` calls the run's subject.
+APP = "application"
 
 
 class _Stop(Exception):
@@ -385,7 +387,7 @@ class Driver:
         k = next((k for k, s in enumerate(self.answers) if s["node"] == node and
                   (s["kind"] == "confirm" or s.get("tool") == tool)), None)
         if k is None:
-            nxt = first_missing(self.steps, collapse(self.visited), self.calls)
+            nxt = first_missing(self.steps, collapse(self.visited), self.calls, APP)
             at = f"step {nxt[0]['step']} ({describe(nxt[0])})" if nxt else "after the witness's last step"
             raise self.fail(1, f"{at}: the run asks a person to approve {tool!r} at {node!r} (turn {self.turn}), and "
                                "the witness has no answer for it there")
@@ -453,7 +455,7 @@ def drive(script: dict, agent: Any, inputs: Any = None) -> Driver:
     except _Stop:
         pass
     except Exception as e:  # noqa: BLE001 - the application's own failure (or the SDK's): one line
-        found = first_missing(steps, collapse(d.visited), d.calls)
+        found = first_missing(steps, collapse(d.visited), d.calls, APP)
         if d.failure is None and found is not None:  # after the witness's last step, it was followed
             text = str(e).splitlines()[0] if str(e) else ""
             last = d.visited[-1] if d.visited else "__start__"
@@ -474,7 +476,7 @@ def replay_agent(script: dict, agent: Any, inputs: Any = None, notes: list[str] 
         if code == 2:
             raise HarnessError(line)
         raise NotFollowed(line)
-    found = first_missing(d.steps, collapse(d.visited), d.calls)
+    found = first_missing(d.steps, collapse(d.visited), d.calls, APP)
     unasked = d.answers[0] if d.answers else None
     if unasked is not None and (found is None or unasked.get("step", 0) < found[0].get("step", 0)):
         return (f"step {unasked.get('step')} ({describe(unasked)}): the witness answers a person's approval at "
