@@ -725,6 +725,15 @@ def replay_sdk(script: Any, agent: Any, inputs: Any = None, notes: list[str] | N
     if not isinstance(script, dict) or script.get("format") != SCRIPT_FORMAT:
         got = script.get("format") if isinstance(script, dict) else type(script).__name__
         raise HarnessError(f"not a {SCRIPT_FORMAT} script (format {got!r})")
+    steps = script.get("steps")
+    def fits(s: Any) -> bool:
+        return isinstance(s, dict) and "kind" in s and "node" in s and isinstance(s.get("turn", 1), int)
+
+    if not isinstance(steps, list) or not all(fits(s) for s in steps):
+        k = next((k for k, s in enumerate(steps) if not fits(s)), 0) if isinstance(steps, list) else None
+        where = f"its step {k + 1} has no kind, node or turn number" if k is not None else "it has no list of steps"
+        raise HarnessError(f"the script is not a {SCRIPT_FORMAT} witness: {where} (write it with stalwart verify "
+                           "--replay FINDING --format json)")
     from .openai_agents.replay import replay_agent
 
     return replay_agent(script, agent, inputs, notes)

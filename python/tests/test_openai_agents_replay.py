@@ -429,6 +429,10 @@ desk = Agent(name="Desk", tools=[wiki])
             ("oa_apps.desk:WORDS", (), "not a compiled LangGraph graph or an OpenAI Agents SDK Agent")):
         p = replay(script, cat, spec, *args)
         assert p.returncode == 2 and want in line(p), (spec, p.stdout, p.stderr)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "stalwart-replay/1", "steps": [{"step": 1, "kind": "enter"}]}))
+    p = replay(bad, cat, "oa_apps.triage:triage_agent")
+    assert p.returncode == 2 and "its step 1 has no kind, node or turn number" in line(p), p.stderr
 
 
 def test_an_approval_inside_an_agent_tool(binary, made, tmp_path, monkeypatch):

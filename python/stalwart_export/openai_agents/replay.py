@@ -448,7 +448,13 @@ def drive(script: dict, agent: Any, inputs: Any = None) -> Driver:
     line) when it stopped. HarnessError for a witness or an application it cannot drive.
     `inputs`: each turn's user message (a text, or a list of input items)."""
     steps = script.get("steps") or []
-    d = Driver(steps, read_app(agent))
+    try:
+        app = read_app(agent)
+    except HarnessError:
+        raise
+    except Exception as e:  # noqa: BLE001 - an agent the SDK's own reading refuses: one line
+        raise HarnessError(f"cannot read the agents of {agent.name!r}: {type(e).__name__}: {e}") from e
+    d = Driver(steps, app)
     try:
         with d.stubs():
             asyncio.run(_drive(d, script, inputs))
