@@ -28,7 +28,8 @@ which agents run as tools inherit) and a stub in place of every function tool:
   `result.to_state()`;
 * each `turn_end` starts the next turn as a new `Runner.run` with the previous result's
   `to_input_list()` and a new user message, at the agent the witness's next turn starts at (the
-  last agent or the first, as the application passes it).
+  export lets a later turn start at any agent a hand-off reaches, SPEC 13.1 "a new turn"; a note
+  on stderr says so when it is neither the last agent nor the first).
 
 The steps are read from the run: a model call (`RunConfig.call_model_input_filter`, which sees
 the agent of every call, inner runs included) is the node `A`; a stub's call `A:tools`; an agent
