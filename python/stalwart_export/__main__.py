@@ -2,7 +2,7 @@
 python -m stalwart_export replay SCRIPT.json CATALOGUE.json --graph MODULE:ATTR [--input F] [--answers F]
 
 The second form replays a `stalwart verify --replay FINDING --format json` script on the real graph
-(`replay.py` says how). The first:
+or OpenAI Agents SDK application (`replay.py` says how). The first:
 
 `MODULE:ATTR` names, in an importable module (the working directory comes first on the import
 path, then PYTHONPATH), a compiled LangGraph graph (`StateGraph(...).compile()`,

@@ -25,9 +25,19 @@ Each pause is answered as the witness's `confirm` step says (`yes`: `True`, no: 
 compile-time pause resumes with no value on a yes); `--answers FILE` is a JSON list of resume
 values for the graph's `interrupt()` pauses, in order, in place of those.
 
+`--graph` may also name an OpenAI Agents SDK `Agent` (the starting agent; or a function of no
+arguments returning one, loaded as the exporter loads it): `openai_agents/replay.py` drives it on
+the real SDK, with the SDK's `ScriptedModel` answering each model call (`RunConfig(model=...)`) as
+the witness chooses at that agent's node, every function tool stubbed for the run, approvals
+answered from the witness (`state.approve`, `always_approve` for a standing yes, `state.reject`),
+and each `turn_end` a new `Runner.run` on the last result's `to_input_list()`; `--input` is then
+each turn's user message (a JSON text or list of input items), and `--answers` is refused. Its
+steps are compared with the witness by `first_missing`, as here.
+
 Exit 0: the run follows the witness. 1: it does not, one line naming the witness's step (its
 index and what it is), the node, what was expected and what the graph did. 2: the replay could
-not run (a bad argument or file, a graph that cannot be loaded), one line.
+not run (a bad argument or file, a graph that cannot be loaded, a witness the harness cannot
+drive), one line.
 """
 
 from __future__ import annotations
@@ -273,15 +283,20 @@ def load_graph(spec: str) -> Any:
     """The compiled graph MODULE:ATTR names (called when it is a function of no arguments), as the
     exporter loads it; HarnessError with its one line otherwise."""
     from .__main__ import UsageError, load
+    from .openai_agents.export import is_agent
 
     if ":" not in spec or not spec.partition(":")[0] or not spec.partition(":")[2]:
         raise HarnessError(f"--graph {spec!r}: give MODULE:ATTR, e.g. myapp.agent:graph")
     try:
         obj = load(spec)
     except UsageError as e:
-        raise HarnessError(str(e).replace("cannot export", "cannot load")) from e
+        raise HarnessError(str(e).replace("cannot export", "cannot load").replace(
+            "not a compiled LangGraph graph", "not a compiled LangGraph graph or an OpenAI Agents SDK Agent")) from e
+    if is_agent(obj):
+        return obj
     if not hasattr(obj, "stream") or not hasattr(obj, "get_state"):
-        raise HarnessError(f"{spec} is a {type(obj).__name__}, not a compiled LangGraph graph")
+        raise HarnessError(f"{spec} is a {type(obj).__name__}, not a compiled LangGraph graph or an OpenAI Agents "
+                           "SDK Agent")
     return obj
 
 
@@ -582,10 +597,10 @@ def enter(visited: list[str], opened: list[str], ns: str, node: str) -> None:
     visited.append(full)
 
 
-def first_missing(steps: list[dict], got_nodes: list[str],
-                  calls: list[tuple[str, str]]) -> tuple[dict, str] | None:
-    """The first step of the witness the run did not take and what the graph did instead; None
-    when it took them all."""
+def first_missing(steps: list[dict], got_nodes: list[str], calls: list[tuple[str, str]],
+                  what: str = "graph") -> tuple[dict, str] | None:
+    """The first step of the witness the run did not take and what the graph (the `what`) did
+    instead; None when it took them all."""
     want = [s for s in steps if s["kind"] == "enter" and s.get("node_kind") not in END_KINDS]
     groups: list[dict] = []  # the first step of each run of one node (a tool node entered per call)
     for s in want:
@@ -594,18 +609,18 @@ def first_missing(steps: list[dict], got_nodes: list[str],
     for k, s in enumerate(groups):
         before = got_nodes[k - 1] if k and k - 1 < len(got_nodes) else "__start__"
         if k >= len(got_nodes):
-            return s, (f"expected the run to enter {s['node']!r} after {before!r}; the graph's run ended there "
+            return s, (f"expected the run to enter {s['node']!r} after {before!r}; the {what}'s run ended there "
                        f"(it entered {got_nodes[-3:]}, made calls {[t for _, t in calls]})")
         if got_nodes[k] != s["node"]:
-            return s, f"expected the run to enter {s['node']!r} after {before!r}; the graph entered {got_nodes[k]!r}"
+            return s, f"expected the run to enter {s['node']!r} after {before!r}; the {what} entered {got_nodes[k]!r}"
     want_calls = [s for s in steps if s["kind"] == "call" and not s.get("refused")]
     for k, s in enumerate(want_calls):
         if k >= len(calls):
             made = [f"{t} at {n}" for n, t in calls]
-            return s, (f"expected a call of {s['tool']!r} at {s['node']!r} (call {k + 1} of the witness); the graph "
+            return s, (f"expected a call of {s['tool']!r} at {s['node']!r} (call {k + 1} of the witness); the {what} "
                        f"entered the node and ran {len(calls)} call(s) in all {made}, none of {s['tool']!r} there")
         if calls[k][1] != s["tool"]:
-            return s, (f"expected a call of {s['tool']!r} at {s['node']!r}; the graph called {calls[k][1]!r} at "
+            return s, (f"expected a call of {s['tool']!r} at {s['node']!r}; the {what} called {calls[k][1]!r} at "
                        f"{calls[k][0]!r}")
     return None
 
@@ -645,10 +660,12 @@ class _Parser(argparse.ArgumentParser):
 def parser(prog: str = "python -m stalwart_export replay") -> argparse.ArgumentParser:
     """The command's arguments."""
     ap = _Parser(prog=prog, description="Replay a stalwart verify --replay FINDING --format json script on the real "
-                                        "LangGraph graph, with a scripted model and stub tools.")
+                                        "LangGraph graph or OpenAI Agents SDK application, with a scripted model and "
+                                        "stub tools.")
     ap.add_argument("script", help="the --replay FINDING --format json output")
     ap.add_argument("catalogue", help="the qls-catalogue/1 the graph's tools are classified by")
-    ap.add_argument("--graph", required=True, help="MODULE:ATTR of the compiled graph (unmodified)")
+    ap.add_argument("--graph", required=True, help="MODULE:ATTR of the compiled graph, or of an OpenAI Agents SDK "
+                                                   "Agent (unmodified)")
     ap.add_argument("--input", help="JSON file: what the graph starts each turn with")
     ap.add_argument("--answers", help="JSON file: a list of resume values for interrupt() pauses, in order")
     return ap
@@ -668,9 +685,26 @@ def main(argv: list[str] | None = None, prog: str = "python -m stalwart_export r
         finding = script.get("finding", {}) if isinstance(script, dict) else {}
         name = f"finding {finding.get('index')} ({finding.get('rule')} on {finding.get('subject')})"
         steps = script.get("steps") or [] if isinstance(script, dict) else []
-        note = with_saver(graph, steps)[1] if isinstance(script, dict) and script.get("format") == SCRIPT_FORMAT else None
+        sdk = not hasattr(graph, "get_state")  # an OpenAI Agents SDK Agent (load_graph lets nothing else through)
+        what = "application" if sdk else "graph"
+        note = None
+        if not sdk and isinstance(script, dict) and script.get("format") == SCRIPT_FORMAT:
+            note = with_saver(graph, steps)[1]
+        if sdk and inputs is not None and not (isinstance(inputs, str) or (
+                isinstance(inputs, list) and all(isinstance(i, dict) for i in inputs))):
+            raise HarnessError(f"the input {args.input!r} is neither a text nor a list of input items: for an "
+                               "OpenAI Agents SDK application give each turn's user message, a JSON text or a list "
+                               'of input items ([{"role": "user", "content": "..."}])')
+        if sdk and answers is not None:
+            raise HarnessError("--answers gives resume values for LangGraph interrupt() pauses: an OpenAI Agents SDK "
+                               "application's approvals are answered as the witness's steps say; drop --answers")
         try:
-            why = replay(script, graph, inputs, answers)
+            if sdk:
+                notes: list[str] = []
+                why = replay_sdk(script, graph, inputs, notes)
+                note = "; ".join(notes) or None
+            else:
+                why = replay(script, graph, inputs, answers)
         except NotFollowed as e:
             why = str(e)
     except HarnessError as e:
@@ -679,8 +713,27 @@ def main(argv: list[str] | None = None, prog: str = "python -m stalwart_export r
     if note:
         print(f"note: {note}", file=sys.stderr)
     if why:
-        print(f"{name}: the real graph does not follow the witness: {why}")
+        print(f"{name}: the real {what} does not follow the witness: {why}")
         return 1
-    calls = [s["tool"] for s in script["steps"] if s["kind"] == "call"]
-    print(f"{name}: the real graph follows the witness and makes its calls {calls}")
+    calls = [s["tool"] for s in script["steps"] if s["kind"] == "call" and not s.get("refused")]
+    print(f"{name}: the real {what} follows the witness and makes its calls {calls}")
     return 0
+
+
+def replay_sdk(script: Any, agent: Any, inputs: Any = None, notes: list[str] | None = None) -> str | None:
+    """`replay` for an OpenAI Agents SDK application (`openai_agents/replay.py`)."""
+    if not isinstance(script, dict) or script.get("format") != SCRIPT_FORMAT:
+        got = script.get("format") if isinstance(script, dict) else type(script).__name__
+        raise HarnessError(f"not a {SCRIPT_FORMAT} script (format {got!r})")
+    steps = script.get("steps")
+    def fits(s: Any) -> bool:
+        return isinstance(s, dict) and "kind" in s and "node" in s and isinstance(s.get("turn", 1), int)
+
+    if not isinstance(steps, list) or not all(fits(s) for s in steps):
+        k = next((k for k, s in enumerate(steps) if not fits(s)), 0) if isinstance(steps, list) else None
+        where = f"its step {k + 1} has no kind, node or turn number" if k is not None else "it has no list of steps"
+        raise HarnessError(f"the script is not a {SCRIPT_FORMAT} witness: {where} (write it with stalwart verify "
+                           "--replay FINDING --format json)")
+    from .openai_agents.replay import replay_agent
+
+    return replay_agent(script, agent, inputs, notes)
