@@ -488,6 +488,7 @@ fn print_input_error(e: crate::error::InputError) -> i32 {
 }
 
 fn verify(a: VerifyArgs) -> i32 {
+    errors_follow(a.color);
     let format = a.format;
     let output = a.output.clone();
     let inputs = named_inputs(&a);
@@ -495,6 +496,22 @@ fn verify(a: VerifyArgs) -> i32 {
         Ok(code) => code,
         Err(stop) => stopped(stop, format, output.as_deref(), &inputs),
     }
+}
+
+/// The error reports (miette's) coloured as `--color` says: always, never, or (auto) when
+/// standard error is a terminal and `NO_COLOR` is not set (issue 31 item 4).
+fn errors_follow(color: ColorChoice) {
+    let on = match color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+        }
+    };
+    // Set once per process; a second call (tests calling `main` twice) keeps the first.
+    let _ = miette::set_hook(Box::new(move |_| {
+        Box::new(miette::MietteHandlerOpts::new().color(on).build())
+    }));
 }
 
 /// `stalwart verify`: the exit status, or why the run stopped before a report.

@@ -1074,3 +1074,26 @@ fn an_openai_agents_export_is_told_the_sdks_fix() {
         .stdout
         .contains("How to fix it, in an OpenAI Agents SDK application"));
 }
+
+/// Issue 31 item 4: an error report follows `--color` as the report does: coloured with
+/// `always`, plain with `never` (and with `auto` off a terminal, as here).
+#[test]
+fn errors_follow_color() {
+    let always = stalwart(&["verify", "no-such-agent.yaml", "--color", "always"]);
+    assert_eq!(always.code, 2);
+    assert!(always.stderr.contains("\u{1b}["), "{}", always.stderr);
+    for choice in ["never", "auto"] {
+        let plain = stalwart(&["verify", "no-such-agent.yaml", "--color", choice]);
+        assert_eq!(plain.code, 2);
+        assert!(
+            plain.stderr.contains("cannot read no-such-agent.yaml"),
+            "{}",
+            plain.stderr
+        );
+        assert!(
+            !plain.stderr.contains("\u{1b}["),
+            "{choice}: {}",
+            plain.stderr
+        );
+    }
+}

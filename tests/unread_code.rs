@@ -124,7 +124,9 @@ fn each_opaque_entry_fails_the_gate_at_its_line() {
     assert!(f["fix"]
         .as_str()
         .unwrap()
-        .contains("{\"nodes\": {\"approve\": {\"calls\": {...}, \"model\": true, \"reviews\": [...], \"pure\": "));
+        .contains("{\"nodes\": {\"approve\": {\"reviews\": [\"<tool>\"]}}}` naming the tools whose calls the pause confirms (`[]` when it confirms none)"));
+    // a pause is cleared by `reviews`, never by `pure` (the acceptance review)
+    assert!(!f["fix"].as_str().unwrap().contains("pure"));
     snap("qg024-pause-in-helper.json", &without_times(&j.stdout));
 
     let s = run(

@@ -665,3 +665,23 @@ def partial_args(runnable: Any) -> dict[str, Any]:
         return out
     out.update(zip(names, part.args))
     return out
+
+
+def function_tool(obj: Any, name: str | None = None) -> Any:
+    """A plain function of the application as a LangChain tool (`StructuredTool.from_function`:
+    its name, its docstring as the description, its signature as the argument schema), so the
+    catalogue, the words and `--init-words` read it as they read a `@tool`; its `func` is the
+    function, so `@catalogue_words` on it is read. None when LangChain cannot read its signature."""
+    import inspect
+
+    from langchain_core.tools import StructuredTool
+
+    nm = name or getattr(obj, "__name__", None)
+    if not isinstance(nm, str) or nm == "<lambda>":
+        return None
+    is_async = inspect.iscoroutinefunction(obj)
+    try:
+        return StructuredTool.from_function(func=None if is_async else obj, coroutine=obj if is_async else None,
+                                            name=nm, description=(obj.__doc__ or nm).strip())
+    except Exception:  # noqa: BLE001 - a signature LangChain cannot read
+        return None

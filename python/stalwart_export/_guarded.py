@@ -101,7 +101,7 @@ def guarded_functions(fn: Any) -> list[Any]:
     literal is left out (the guard's name for it is only known at run time)."""
     import inspect
 
-    from langchain_core.tools import BaseTool, StructuredTool
+    from langchain_core.tools import BaseTool
 
     tree = _code.parse_function(fn)
     if tree is None:
@@ -122,15 +122,13 @@ def guarded_functions(fn: Any) -> list[Any]:
             if named is not None and len(cands) > 1:
                 continue  # one literal name for two functions: not the name of each
             nm = named.value if named is not None else getattr(obj, "__name__", None)
-            if not isinstance(nm, str) or nm == "<lambda>" or nm in out:
+            if not isinstance(nm, str) or nm in out:
                 continue
-            is_async = inspect.iscoroutinefunction(obj)
-            try:
-                out[nm] = StructuredTool.from_function(func=None if is_async else obj, coroutine=obj if is_async else None,
-                                                       name=nm, description=(obj.__doc__ or nm).strip())
-            except Exception:  # noqa: BLE001 - a signature LangChain cannot read: not listed (the step stays plain)
-                continue
-            out[nm].metadata = {"stalwart_guarded_function": obj}
+            t = _code.function_tool(obj, nm)
+            if t is None:
+                continue  # a signature LangChain cannot read: not listed (the step stays plain)
+            t.metadata = {"stalwart_guarded_function": obj}
+            out[nm] = t
     return list(out.values())
 
 

@@ -883,13 +883,17 @@ class _GraphExport:
                 if funcs:
                     # a hand-written tool node over plain functions (the memory-agent template)
                     node.update(kind="tools_plain", tools=[f.__name__ for f in funcs])
+                    for f in funcs:  # the catalogue, the words and --init-words read them as tools
+                        t = _code.function_tool(f)
+                        if t is not None:
+                            self.ex.tools_seen.setdefault(t.name, t)
                     prov.pop("opaque", None)
                     prov["tool_node"] = "runs each tool call of the model's message as a plain function (f(**args))"
                     self.kinds[name] = "tools_plain"
                     self.ex.warn(self.label(
                         f"node {name!r} runs the model's tool calls as plain functions "
-                        f"({', '.join(f.__name__ for f in funcs)}): exported tools_plain; the catalogue needs an "
-                        "entry for each (declare them in the words)"))
+                        f"({', '.join(f.__name__ for f in funcs)}): exported tools_plain; each is a tool of the "
+                        "catalogue (give its words with @catalogue_words on the function or in the words)"))
                     return self.lg(node, **prov)
             if tree is not None and not handwritten:
                 reached: list = []

@@ -204,6 +204,35 @@ def test_a_hand_written_tool_node_over_plain_functions_is_tools_plain(binary, tm
     assert_fails_the_gate(code, found, text)
 
 
+def test_the_plain_functions_are_tools_of_the_catalogue_and_the_words(binary, tmp_path):
+    """The acceptance review: the plain functions of a hand-written tool node are the graph's tools,
+    so the words can give their kind, `--init-words` lists them with their argument schemas, and
+    `@catalogue_words` on the function is read; the export then verifies (before: exit 2, "not a
+    tool of the graph")."""
+    from stalwart_export import catalogue_words, export_catalogue
+    from stalwart_export.catalogue import init_words_of
+    from stalwart_export.graph import graph_tools
+
+    [t] = graph_tools(memory.graph)
+    assert t.name == "upsert_memory" and set(t.args) >= {"content", "context"}
+    cat = export_catalogue(memory.graph, words={"upsert_memory": {"kind": "write"}})
+    assert cat["tools"]["upsert_memory"]["kind"] == "write"
+    assert set(cat["tools"]["upsert_memory"]["args"]) >= {"content", "context"}
+    assert "upsert_memory" in init_words_of([t], [])
+    catalogue_words(kind="write", irreversible=True)(memory.tools.upsert_memory)
+    try:
+        assert export_catalogue(memory.graph)["tools"]["upsert_memory"]["irreversible"] is True
+    finally:
+        del memory.tools.upsert_memory.__stalwart_words__
+    gp, cp = tmp_path / "graph.json", tmp_path / "catalogue.json"
+    gp.write_text(json.dumps(export(memory.graph)))
+    cp.write_text(json.dumps(cat))
+    p = subprocess.run([binary, "verify", "--graph", str(gp), "--catalogue", str(cp), "--format", "json"],
+                       capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert p.returncode == 1, p.stderr
+    assert ("QG001", "upsert_memory") in {(f["rule"], f["subject"]) for f in json.loads(p.stdout)["findings"]}
+
+
 def test_plain_functions_from_a_registry_and_an_unknown_runner(binary, tmp_path):
     """`FUNCS[tc["name"]](**args)` (args a local holding `tc["args"]`): tools_plain over the
     registry's functions; `run(**tc["args"])` with `run` from the configuration: an opaque `tools`

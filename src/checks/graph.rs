@@ -155,17 +155,20 @@ fn violation_finding(m: &FlatModel, v: &Violation, rule: RuleId, framework: Fram
         );
     }
     if node.hosted.contains(&v.tool) && !node.calls_tools() {
-        // SPEC 2.2 `hosted`: the call is made by the model's provider, where no guard sits.
+        // SPEC 2.2 `hosted`: the call is made during the model node's visit - by the model's
+        // provider, or by the node's own code (an exporter writes those there too) - where no
+        // guard sits.
         f.message.push_str(
-            "; the model's provider makes this call itself (a hosted tool), so no tool check \
-             can decide it",
+            "; the model node makes this call itself during its visit (a provider-hosted tool, or \
+             the node's own code running it), so no tool check can decide it",
         );
         f.fix = format!(
-            "'{}' is a hosted tool of '{}': its provider runs it inside the model call, outside \
-             any guard. Replace it with a function tool bound to a guarded `tools` node (so the \
-             tool check decides each call), or drop it from the model's hosted tools, and \
-             re-scan.",
-            tool.name, node.qid
+            "'{}' is called by '{}' itself. Where the node's own code runs it, pass the call to the \
+             guard in that code (`guard.call({}, args, state)`) or run it from a guarded `tools` \
+             node; where it is a provider-hosted tool, its provider runs it inside the model call, \
+             outside any guard: use a function tool bound to a guarded `tools` node in its place. \
+             Then re-scan.",
+            tool.name, node.qid, tool.name
         );
     }
     f.drawn_from = Some(DrawnFrom {

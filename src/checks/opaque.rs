@@ -4,7 +4,7 @@
 
 use super::{finding, Subject};
 use crate::findings::{Finding, Primary};
-use crate::ir::{GraphDef, NodeKind};
+use crate::ir::{GraphDef, NodeKind, OpaqueWhat};
 
 /// Deepest subgraph nesting walked (the reader refuses self-containing subgraphs, and the
 /// flattener deeper nests, first).
@@ -30,7 +30,7 @@ fn walk(g: &GraphDef, prefix: &str, scopes: &[&GraphDef], depth: usize, out: &mu
                 o.what.as_str(),
                 o.why.trim_end_matches('.')
             );
-            out.push(finding(
+            let mut f = finding(
                 Subject {
                     rule: crate::rules::RuleId::QG024,
                     obligation: None,
@@ -42,7 +42,9 @@ fn walk(g: &GraphDef, prefix: &str, scopes: &[&GraphDef], depth: usize, out: &mu
                 None,
                 Vec::new(),
                 &[("detail", &detail)],
-            ));
+            );
+            f.fix = fix(&qid, o.what);
+            out.push(f);
         }
     }
     if depth >= MAX_DEPTH {
@@ -68,4 +70,27 @@ fn walk(g: &GraphDef, prefix: &str, scopes: &[&GraphDef], depth: usize, out: &mu
             );
         }
     }
+}
+
+/// The fix of one entry: restructure, or the words that declare what this kind of entry hides -
+/// only those (a `pure` does not clear a pause, `reviews` do not clear a tool call).
+fn fix(node: &str, what: OpaqueWhat) -> String {
+    let words = match what {
+        OpaqueWhat::Pause => format!(
+            "`{{\"nodes\": {{\"{node}\": {{\"reviews\": [\"<tool>\"]}}}}}}` naming the tools whose \
+             calls the pause confirms (`[]` when it confirms none)"
+        ),
+        OpaqueWhat::Model => format!("`{{\"nodes\": {{\"{node}\": {{\"model\": true}}}}}}`"),
+        OpaqueWhat::Tools | OpaqueWhat::Code | OpaqueWhat::Subgraph => format!(
+            "`{{\"nodes\": {{\"{node}\": {{\"calls\": {{\"<effect>\": {{\"kind\": \"write\", ...}}}}}}}}}}` \
+             naming each effect it has (a tool it runs, an API it writes to), or \
+             `{{\"nodes\": {{\"{node}\": {{\"pure\": \"why this node has no effect\"}}}}}}` when it has none"
+        ),
+    };
+    format!(
+        "Restructure '{node}' so the exporter can read it (a compiled graph as the node, a tool \
+         object, a module-level model, an `interrupt()` in the node or tool itself whose answer \
+         picks the route), or declare what it does with the exporter's words: {words}; then \
+         re-export."
+    )
 }
