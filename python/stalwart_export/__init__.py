@@ -12,8 +12,7 @@ state)`; see `stalwart_export.guard`.
 Tested with langgraph 1.2.24 (see python/requirements-test.txt).
 """
 
-from importlib import import_module
-from typing import Any
+from . import _lazy
 
 #: Each public name and the module it is read from. The names are imported when first read (PEP
 #: 562), so importing the package, the guard's framework-free ground (`guard.decide`, `guard.core`,
@@ -28,12 +27,7 @@ _PUBLIC = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _PUBLIC:
-        value = getattr(import_module(_PUBLIC[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = _lazy.names(__name__, _PUBLIC, globals())
 
 
 def __dir__() -> list[str]:

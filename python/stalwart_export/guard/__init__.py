@@ -16,24 +16,17 @@ serialised), `handoff` (the history in a hand-off's update), `turns` (a tool ans
 catalogue read at the first call when it is not written yet).
 """
 
-from importlib import import_module
-from typing import Any
-
 from .decide import REASON_TEXT
 from .doc import GuardConfigError
 from .history import HISTORY_KEY, GuardHistory, merge_history, read_history
+from .. import _lazy
 
 #: The LangGraph adapter's names, imported when first read (PEP 562): the ground above imports no
 #: framework, so the OpenAI Agents SDK's guard reads it without LangGraph.
 _ADAPTER = {"Guard": ".middleware", "GuardState": ".middleware", "CallResult": ".middleware"}
 
 
-def __getattr__(name: str) -> Any:
-    if name in _ADAPTER:
-        value = getattr(import_module(_ADAPTER[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = _lazy.names(__name__, _ADAPTER, globals())
 
 __all__ = ["Guard", "GuardConfigError", "GuardHistory", "GuardState", "CallResult", "HISTORY_KEY",
            "REASON_TEXT", "merge_history", "read_history"]

@@ -14,7 +14,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from ._tools import enabled
+from ._tools import enabled, read
 
 
 @dataclass
@@ -72,3 +72,19 @@ def _hook(h: Any) -> Any:
         except ValueError:  # an empty cell
             return None
     return UNKNOWN_HOOK
+
+
+def reached(start: Any, tools_too: bool = True) -> list[Any]:
+    """`start` and the agents its hand-offs reach (and, with `tools_too`, its agents-as-tools'
+    agents), each once, in the order met: what the exporter exports and the guard wraps."""
+    out: list[Any] = []
+    todo = [start]
+    while todo:
+        a = todo.pop(0)
+        if any(a is b for b in out):
+            continue
+        out.append(a)
+        todo += [h.agent for h in targets(a) if h.agent is not None]
+        if tools_too:
+            todo += [t._agent_instance for t in read(a, a.name).agents]
+    return out

@@ -123,20 +123,12 @@ class _Export:
     def reachable(self, start: Any, tools_too: bool) -> list[Any]:
         """`start` and the agents its hand-offs reach (and, with `tools_too`, agents as tools),
         in the order met; two agents sharing a name are an error (`TypeError`)."""
-        out: list[Any] = []
-        todo = [start]
-        while todo:
-            a = todo.pop(0)
-            if any(a is b for b in out):
-                continue
+        out = _handoffs.reached(start, tools_too)
+        for a in out:
             other = self.by_name.setdefault(a.name, a)
             if other is not a:
                 raise TypeError(f"two different agents are named {a.name!r}: the export names each agent's node by its "
                                 "name, so give each agent its own name")
-            out.append(a)
-            todo += [h.agent for h in _handoffs.targets(a) if h.agent is not None]
-            if tools_too:
-                todo += [t._agent_instance for t in _tools.read(a, a.name).agents]
         return out
 
     def mcp(self, agent: Any) -> _mcp_list.Listed:

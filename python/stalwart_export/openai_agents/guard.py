@@ -61,7 +61,7 @@ from ..guard.doc import GuardConfigError
 from ..guard.history import Chain
 from ..guard.lazy import RulesSource
 from ..guard.review import digest
-from . import _tools
+from . import _handoffs, _tools
 from ._tools import GuardMark, guarded_tool
 from ._guard_store import GuardSession, pre_approval_on, session_of
 
@@ -100,7 +100,7 @@ class AgentGuard:
 
         if not is_agent(agent):
             raise TypeError(f"AgentGuard.wrap expects an OpenAI Agents SDK Agent, got {type(agent).__name__}")
-        for a in _reachable(agent):
+        for a in _handoffs.reached(agent):
             a.tools = [self._tool(t, a) for t in (a.tools or [])]
         return agent
 
@@ -125,22 +125,6 @@ class AgentGuard:
                                        "wrap each agent with one guard")
             return t
         return _guarded_copy(self, t, agent)
-
-
-def _reachable(agent: Any) -> list[Any]:
-    from . import _handoffs
-
-    out: list[Any] = []
-    todo = [agent]
-    while todo:
-        a = todo.pop(0)
-        if any(a is b for b in out):
-            continue
-        out.append(a)
-        todo += [h.agent for h in _handoffs.targets(a) if h.agent is not None]
-        todo += [t._agent_instance for t in (a.tools or []) if getattr(t, "_is_agent_tool", False)
-                 and getattr(t, "_agent_instance", None) is not None]
-    return out
 
 
 def _guarded_copy(guard: AgentGuard, t: Any, agent: Any) -> Any:
