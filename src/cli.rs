@@ -710,7 +710,9 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
             }
         }
     };
-    let text = if a.statistics {
+    let text = if a.statistics && a.format == Format::Json {
+        output::concise::statistics_json(&report)
+    } else if a.statistics {
         output::concise::statistics(&report)
     } else {
         text

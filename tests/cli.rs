@@ -1097,3 +1097,53 @@ fn errors_follow_color() {
         );
     }
 }
+
+/// Issue 31 item 4: `--statistics` honours `--format json`: the same counts as the text, as JSON.
+#[test]
+fn statistics_as_json() {
+    let mut args = vec!["verify", "--statistics", "--format", "json"];
+    args.extend(OPENAI_AGENTS);
+    let j = stalwart(&args);
+    assert_eq!(j.code, 1, "{}", j.stderr);
+    let v: serde_json::Value = serde_json::from_str(&j.stdout).expect("json");
+    let rules: Vec<(String, u64, u64)> = v["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .map(|r| {
+            (
+                r["rule"].as_str().unwrap_or("").to_string(),
+                r["count"].as_u64().unwrap_or(0),
+                r["blocking"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let mut args = vec!["verify", "--statistics"];
+    args.extend(OPENAI_AGENTS);
+    let t = stalwart(&args);
+    let text: Vec<(String, u64, u64)> = t
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let count = w.next()?.parse().ok()?;
+            let rule = w.next()?.to_string();
+            if !rule.starts_with("QG") {
+                return None; // the gate line
+            }
+            let blocking = l
+                .split('(')
+                .nth(1)
+                .and_then(|b| b.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            Some((rule, count, blocking))
+        })
+        .collect();
+    assert_eq!(rules, text);
+    assert_eq!(v["passed"], false);
+    assert_eq!(
+        v["blocking"].as_u64(),
+        Some(rules.iter().map(|r| r.2).sum())
+    );
+}

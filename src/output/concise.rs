@@ -101,32 +101,42 @@ fn summary(report: &Report, blocking: usize, accepted: usize) -> String {
     s
 }
 
-/// The statistics: a count per rule, most first (then by rule id), ending with the gate line.
-pub fn statistics(report: &Report) -> String {
-    #[derive(Default)]
-    struct Row {
-        count: usize,
-        blocking: usize,
-        accepted: usize,
-        title: String,
-    }
+/// One rule's line of the statistics.
+#[derive(Default, serde::Serialize)]
+struct Row {
+    rule: String,
+    title: String,
+    count: usize,
+    blocking: usize,
+    accepted: usize,
+}
+
+/// A count per rule (and code check), most first, then by rule id.
+fn rows(report: &Report) -> Vec<Row> {
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
     for f in report.findings.iter().chain(report.code_findings()) {
         let r = rows.entry(f.rule.to_string()).or_default();
+        r.rule = f.rule.to_string();
         r.count += 1;
         r.blocking += usize::from(report.blocks(f));
         r.accepted += usize::from(f.accepted.is_some());
         r.title = f.rule.rule().title.clone();
     }
-    let mut sorted: Vec<(String, Row)> = rows.into_iter().collect();
-    sorted.sort_by(|a, b| b.1.count.cmp(&a.1.count).then_with(|| a.0.cmp(&b.0)));
+    let mut sorted: Vec<Row> = rows.into_values().collect();
+    sorted.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.rule.cmp(&b.rule)));
+    sorted
+}
+
+/// The statistics: a count per rule, most first (then by rule id), ending with the gate line.
+pub fn statistics(report: &Report) -> String {
+    let sorted = rows(report);
     let width = sorted
         .iter()
-        .map(|(_, r)| r.count.to_string().len())
+        .map(|r| r.count.to_string().len())
         .max()
         .unwrap_or(1);
     let mut out = String::new();
-    for (id, r) in &sorted {
+    for r in &sorted {
         let mut notes = Vec::new();
         if r.blocking > 0 {
             notes.push(format!("{} blocking", r.blocking));
@@ -139,9 +149,27 @@ pub fn statistics(report: &Report) -> String {
         } else {
             format!(" ({})", notes.join(", "))
         };
-        let _ = writeln!(out, "{:>width$}  {id}  {}{notes}", r.count, r.title);
+        let _ = writeln!(out, "{:>width$}  {}  {}{notes}", r.count, r.rule, r.title);
     }
     let blocking = report.findings.iter().filter(|f| report.blocks(f)).count();
     let _ = writeln!(out, "{}", summary(report, blocking, report.accepted()));
     crate::visible::neutralise(&out, false)
+}
+
+/// `--statistics --format json` (issue 31 item 4): the same counts as one JSON object,
+/// `{"rules": [{"rule", "title", "count", "blocking", "accepted"}], "findings": N, "blocking": N,
+/// "accepted": N, "passed": bool}`, the rules most first as in the text.
+pub fn statistics_json(report: &Report) -> String {
+    let blocking = report.findings.iter().filter(|f| report.blocks(f)).count();
+    let findings = report.findings.len() + report.code_findings().len();
+    let v = serde_json::json!({
+        "rules": rows(report),
+        "findings": findings,
+        "blocking": blocking,
+        "accepted": report.accepted(),
+        "passed": blocking == 0,
+    });
+    let mut out = serde_json::to_string_pretty(&v).unwrap_or_default();
+    out.push('\n');
+    out
 }
