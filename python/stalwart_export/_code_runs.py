@@ -69,8 +69,12 @@ def why(label: str, call: ast.Call, flow: _flow._Flow) -> str:
     given = [a for _k, a in _flow._args(call)]
     shown = _shown(given[0]) if given else ""
     model = any(flow.written(a) for a in given)
-    what = "code or a command the model wrote (its argument is the model's text)" if model else \
-        "code or a command known only at run time"
+    if model:
+        what = "code or a command the model wrote (its argument is the model's text)"
+    elif given and isinstance(given[0], ast.Constant):
+        what = "code or a command written in the source, which the exporter does not read as code"
+    else:
+        what = "code or a command known only at run time"
     return (f"runs {label}({shown}): {what}, inside the node, where no tool describes it and no check reads it; "
             "run it as a tool whose argument has the role `code` (or `shell`) so QG017 reads it, through the guard "
             "(guard.call), or declare it in the words: nodes.<node>.calls naming that tool, with an argument of "

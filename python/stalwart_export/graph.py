@@ -1046,7 +1046,7 @@ class _GraphExport:
         for var, names in picks.items():
             if var == mapping:
                 continue
-            obj = _code.resolve_name(fn, ast.Name(id=var))
+            obj = _code.resolve_name(fn, ast.parse(var, mode="eval").body)  # a name or `module.REGISTRY`
             # a container holding no tool (settings, model names, models) is no tool pick (issue 28)
             if isinstance(obj, (list, tuple, dict)) and any(
                     isinstance(t, BaseTool) for t in (obj.values() if isinstance(obj, dict) else obj)):
