@@ -71,7 +71,7 @@ def why(label: str, call: ast.Call, flow: _flow._Flow) -> str:
     model = any(flow.written(a) for a in given)
     if model:
         what = "code or a command the model wrote (its argument is the model's text)"
-    elif given and isinstance(given[0], ast.Constant):
+    elif given and _literal(given[0]):
         what = "code or a command written in the source, which the exporter does not read as code"
     else:
         what = "code or a command known only at run time"
@@ -87,3 +87,12 @@ def _shown(expr: ast.AST) -> str:
     except Exception:  # noqa: BLE001
         return "?"
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _literal(expr: ast.AST) -> bool:
+    """Is `expr` a literal (`"ls -l"`, `["ls", "-l"]`)?"""
+    try:
+        ast.literal_eval(expr)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
