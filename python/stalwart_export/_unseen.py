@@ -15,6 +15,12 @@ silence.
 * **Calls it cannot resolve** (`unread_calls`): `getattr(x, <not a literal>)`, and `.invoke()`
   (`ainvoke`, `run`, `batch`, `stream`, ...) on something that resolves to nothing: a name from
   the state or the configuration, a call's result. Each is unread: what it runs may be a tool.
+  Code run by `exec`/`eval`/`compile` or a shell (`_code_runs`) is an opaque `code` entry. A tool
+  reached through a bound-method alias, a `functools.partial` or a default argument is the step's
+  (`reached`); any other callable so reached that is neither the application's readable code nor
+  a known library's is unread. The application's helpers, and the methods of its own classes
+  (`repl.run(code)`, `LocalREPL().run(code)`), are followed `HELPER_DEPTH` calls deep, the
+  parameters receiving the model's text holding it there.
 """
 
 from __future__ import annotations

@@ -204,7 +204,8 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     (`_code.referenced_objects`), and a call it cannot resolve (`getattr` with a run-time name,
     `.invoke()` on something it cannot resolve) is an opaque `tools` entry; `f(**call["args"])`
     over the application's plain functions is a `tools_plain` node over them; a step whose code
-    cannot be read is an opaque `code` entry. A step that hands a tool what the model wrote (a
+    cannot be read, or that runs code by `exec`/`eval` or a shell (`_code_runs.py`), is an opaque
+    `code` entry. A step that hands a tool what the model wrote (a
     tool call's arguments, a message's text) lists that tool in its `model_written` (`_written.py`,
     SPEC 6 QG017/QG018: the model chooses those arguments, as at a tool node).
 
