@@ -443,6 +443,8 @@ def _hidden(fn: Any, tree: ast.AST, func: ast.AST, reached: list | None) -> str 
     if (inspect.isfunction(inner) or inspect.ismethod(inner)) and _sources.is_user_file(_sources.source_file(inner)):
         return None  # the application's own function: followed as a helper
     owner = next((o for o in layers[:-1] if not isinstance(o, (str, int, float, bytes, dict, list, tuple))), None)
+    if owner is not None and _library_singleton(owner):
+        return None  # `random.choice`, `os.environ.get`: a library's own module-level object
     mods = [getattr(_code.plain_function(inner), "__module__", None) or getattr(type(inner), "__module__", "") or ""]
     if owner is not None:
         mods.append(getattr(type(owner), "__module__", "") or "")
@@ -494,6 +496,22 @@ def _container_pick(fn: Any, tree: ast.AST, expr: ast.AST) -> bool:
         return bool(values) and all(_container_pick(fn, tree, v) for v in values)
     return any(isinstance(n, ast.Name) and isinstance(_code.resolve_name(fn, n), (list, tuple, dict))
                for n in ast.walk(expr))
+
+
+def _library_singleton(owner: Any) -> bool:
+    """Is `owner` an object its own class's library module holds at module level (`random`'s
+    `Random` behind `random.choice`, `os.environ`), not one the application made?"""
+    import sys
+
+    from . import _sources
+
+    mod = sys.modules.get(getattr(type(owner), "__module__", "") or "")
+    if mod is None or _sources.is_user_file(getattr(mod, "__file__", None)):
+        return False
+    try:
+        return any(v is owner for v in vars(mod).values())
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def _helper(fn: Any, tree: ast.AST, func: ast.AST) -> Any:
