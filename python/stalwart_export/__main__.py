@@ -358,7 +358,8 @@ def run(argv: list[str] | None) -> int:
         unset = [t for t, e in started.items() if e.get("kind") is None]
         print(f"wrote {args.init_words}: {len(started)} tools" + (
             f"; kind not declared (null) for {', '.join(unset)}: set read or write" if unset else ""), file=sys.stderr)
-    for w in out["warnings"] + cat_warns:
+    # the graph's and the catalogue's exports read the same tools: a warning both give is printed once
+    for w in dict.fromkeys(out["warnings"] + cat_warns):
         print(f"warning: {w}", file=sys.stderr)
     return 0
 

@@ -231,7 +231,8 @@ def _is_app_container(obj: Any) -> bool:
 def referenced_objects(fn: Any, depth: int = 4, closed: frozenset[int] = frozenset()) -> Iterator[tuple[str, Any]]:
     """(name, object) for every object `fn`'s code can reach by name: closure cells, the
     globals its code (and nested code) names, a bound method's `self` and the attributes
-    its code names on it, partial arguments; functions reached this way are followed up
+    its code names on it, partial arguments, a bound method's object, a function's default
+    arguments; functions reached this way are followed up
     to `depth` (skipping framework modules). Containers (list, tuple, dict values) are
     opened one level, except those whose `id` is in `closed` (yielded, not opened)."""
     seen: set[int] = set()
@@ -255,8 +256,15 @@ def referenced_objects(fn: Any, depth: int = 4, closed: frozenset[int] = frozens
                 yield from emit(name, a, d)
             for a in obj.keywords.values():
                 yield from emit(name, a, d)
-        elif (inspect.isfunction(obj) or inspect.ismethod(obj)) and d > 0 and not is_library(obj):
-            yield from walk(obj, d - 1)
+        else:
+            # issue 28 item 2: a bound method stands for its object (`send = send_email.invoke`:
+            # the tool), as a builtin method does (`pick = REGISTRY.get`: the dict)
+            owner = getattr(obj, "__self__", None)
+            if ((inspect.ismethod(obj) or inspect.isbuiltin(obj)) and owner is not None
+                    and not inspect.ismodule(owner) and not inspect.isclass(owner)):
+                yield from emit(name, owner, d)
+            if (inspect.isfunction(obj) or inspect.ismethod(obj)) and d > 0 and not is_library(obj):
+                yield from walk(obj, d - 1)
 
     def members(name: str, obj: Any, attrs: set[str], d: int, depth: int) -> Iterator[tuple[str, Any]]:
         # Issue 28: the attributes the code names (`tools.read_web`, `getattr(tools, "x")`, a
@@ -284,6 +292,10 @@ def referenced_objects(fn: Any, depth: int = 4, closed: frozenset[int] = frozens
                 except ValueError:
                     continue
                 yield from emit(var, val, d)
+        # a default argument is reached too (`def step(state, sender=send_email.invoke)`)
+        for val in tuple(f.__defaults__ or ()) + tuple((f.__kwdefaults__ or {}).values()):
+            if val is not None:
+                yield from emit("<default>", val, d)
         g = getattr(f, "__globals__", {})
         attrs = names | _code_strings(code)
         for n in names:
@@ -515,9 +527,10 @@ def literal_return(fn: Any) -> tuple[str, list[str] | None] | None:
 #: Modules whose functions have no effect a rerun would repeat (formatting, parsing, logging).
 _PURE_MODULES = ("builtins", "json", "re", "string", "textwrap", "math", "datetime", "logging", "typing", "uuid",
                  "pprint", "html", "langgraph.config")
+#: Builtins that run the code they are given (`_code_runs.py` reads each call as code run in the node).
+CODE_BUILTINS = frozenset(("exec", "eval", "compile"))
 #: Builtins that act (open a file, run code, change an object, read a terminal).
-_ACTING_BUILTINS = frozenset(("open", "exec", "eval", "compile", "setattr", "delattr", "__import__", "input",
-                              "breakpoint"))
+_ACTING_BUILTINS = CODE_BUILTINS | frozenset(("open", "setattr", "delattr", "__import__", "input", "breakpoint"))
 #: Method names that only read or format the value they are called on (`text.strip()`).
 _PURE_METHODS = frozenset((
     "strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "format", "join", "split", "rsplit",

@@ -7,7 +7,8 @@ Two shapes public agents use:
   comprehension, `tool.name in ("a", "b")`, or `tools_by_name["a"]`): the step runs only the
   tools named, not the whole list. `selections` gives, per variable, the names compared; a
   comparison with something that is not a literal makes the variable `None` (the whole list
-  is kept, and the caller warns).
+  is kept, and the caller warns). The list or mapping may be another module's
+  (`tools.REGISTRY["send_email"]`): the variable is then its dotted name.
 * **A hand-written tool node** (`for tool_call in state["messages"][-1].tool_calls:
   tools_by_name[tool_call["name"]].invoke(tool_call["args"])`): the step runs whatever calls the
   model made, each with the model's arguments, so it is a `tools_plain` node over the mapping's
@@ -75,17 +76,31 @@ def selections(fn: Any) -> dict[str, set[str] | None]:
                 inside.add(id(gen.iter))
                 prev = picked.get(var, set())
                 picked[var] = None if (prev is None or names is None) else prev | names
-        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        elif isinstance(node, ast.Subscript) and _dotted(node.value) is not None:
             lit = _literal_names(node.slice)
             if lit is not None:
+                key = _dotted(node.value)
                 inside.add(id(node.value))
-                prev = picked.get(node.value.id, set())
-                picked[node.value.id] = None if prev is None else prev | lit
-    # a variable used anywhere else is not narrowed
+                prev = picked.get(key, set())
+                picked[key] = None if prev is None else prev | lit
+    # a variable (or a dotted name: a registry in another module) used anywhere else is not narrowed
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in picked and id(node) not in inside:
-            picked.pop(node.id)
+        if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in inside:
+            key = _dotted(node)
+            if key in picked:
+                picked.pop(key)
     return picked
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """`name` or `module.attr.attr` (a registry in another module of the application,
+    `tools.REGISTRY`), else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
 
 
 def dispatch(fn: Any) -> str | None:

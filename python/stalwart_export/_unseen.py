@@ -15,6 +15,12 @@ silence.
 * **Calls it cannot resolve** (`unread_calls`): `getattr(x, <not a literal>)`, and `.invoke()`
   (`ainvoke`, `run`, `batch`, `stream`, ...) on something that resolves to nothing: a name from
   the state or the configuration, a call's result. Each is unread: what it runs may be a tool.
+  Code run by `exec`/`eval`/`compile` or a shell (`_code_runs`) is an opaque `code` entry. A tool
+  reached through a bound-method alias, a `functools.partial` or a default argument is the step's
+  (`reached`); any other callable so reached that is neither the application's readable code nor
+  a known library's is unread. The application's helpers, and the methods of its own classes
+  (`repl.run(code)`, `LocalREPL().run(code)`), are followed `HELPER_DEPTH` calls deep, the
+  parameters receiving the model's text holding it there.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
-from . import _code
+from . import _code, _code_runs, _flow
 
 #: Methods that run a runnable (a tool, a model, a graph).
 RUNS = frozenset({"invoke", "ainvoke", "run", "arun", "batch", "abatch", "stream", "astream"})
@@ -293,24 +299,41 @@ def _call_args(tree: ast.AST, expr: ast.AST, depth: int = 3) -> bool:
 
 
 def unread_calls(fn: Any, tree: ast.AST, depth: int = HELPER_DEPTH,
-                 seen: frozenset[int] = frozenset(), reached: list | None = None) -> list[Unread]:
+                 seen: frozenset[int] = frozenset(), reached: list | None = None,
+                 seeds: frozenset[str] | list[str] = frozenset()) -> list[Unread]:
     """The calls of `fn`'s code whose target the exporter cannot resolve (see the module's doc),
-    and those of the application's helpers it calls, `depth` calls deep (each at the node's call
-    of the helper). The tools the `.invoke()` calls it does resolve run are added to `reached`."""
+    the code it runs by `exec`/`eval`/`compile` or a shell (`_code_runs`: an opaque `code` entry,
+    saying when the argument is the model's text; `seeds`: the parameters holding it), a callable
+    reached through an alias, a `functools.partial` or a default argument that is neither a tool,
+    the application's readable code nor a known library's (`_hidden`), and those of the
+    application's helpers and of its own classes' methods it calls, `depth` calls deep (each at
+    the node's call of the helper). The tools the calls it does resolve run are added to `reached`."""
     from langchain_core.tools import BaseTool
 
     out: list[Unread] = []
     seen = seen | {id(_code.plain_function(fn))}
+    flow = _flow._Flow(tree, seeds)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        helper = _helper(fn, tree, node.func)
+        helper, shift = _helper_call(fn, tree, node.func)
         if helper is not None and id(_code.plain_function(helper)) not in seen and depth > 0:
             htree = _code.parse_function(helper)
             if htree is not None:
                 name = getattr(_code.plain_function(helper), "__qualname__", "?")
-                for u in unread_calls(helper, htree, depth - 1, seen, reached):
+                passed = [(k + shift if isinstance(k, int) else k, a) for k, a in _flow._args(node) if flow.written(a)]
+                inner = unread_calls(helper, htree, depth - 1, seen, reached, _flow._receiving(helper, passed))
+                for u in inner:
                     out.append(Unread(u.what, f"in helper {name}(...): {u.why}", node))
+        label = _code_runs.runner(_callee(fn, tree, node.func)) if isinstance(node.func, (ast.Name, ast.Attribute)) \
+            else None
+        if label is not None:
+            out.append(Unread("code", _code_runs.why(label, node, flow), node))
+            continue
+        hidden = _hidden(fn, tree, node.func, reached)
+        if hidden is not None:
+            out.append(Unread("tools", hidden, node))
+            continue
         if (isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2
                 and not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))):
             out.append(Unread("tools", f"getattr({_shown(node.args[0])}, {_shown(node.args[1])}) looks up a name "
@@ -321,6 +344,8 @@ def unread_calls(fn: Any, tree: ast.AST, depth: int = HELPER_DEPTH,
         recv = node.func.value
         if _made_here(fn, tree, recv) or _container_pick(fn, tree, recv):
             continue
+        if helper is not None and shift:
+            continue  # `LocalREPL().run(code)`: the method of the application's class is read above
         target = resolve(fn, tree, recv)
         if isinstance(target, BaseTool) and reached is not None and target not in reached:
             reached.append(target)
@@ -333,6 +358,103 @@ def unread_calls(fn: Any, tree: ast.AST, depth: int = HELPER_DEPTH,
             out.append(Unread("tools", f"calls {_shown(recv)}.{node.func.attr}(...), which the exporter cannot "
                                        "resolve: what it runs may be a tool", node))
     return out
+
+
+#: Parameters LangGraph fills in by name: their default is not what the node gets.
+INJECTED = frozenset({"config", "store", "writer", "runtime", "previous"})
+
+
+def _default(fn: Any, name: str) -> Any:
+    """The default value of `fn`'s parameter `name` (`def step(state, sender=send_email.invoke)`),
+    or `_code._UNRESOLVED` (no such parameter, no default, None, or one LangGraph injects)."""
+    if name in INJECTED:
+        return _code._UNRESOLVED
+    try:
+        p = inspect.signature(_code.plain_function(fn)).parameters.get(name)
+    except (TypeError, ValueError):
+        return _code._UNRESOLVED
+    if p is None or p.default is inspect.Parameter.empty or p.default is None:
+        return _code._UNRESOLVED
+    return p.default
+
+
+def _callee(fn: Any, tree: ast.AST, func: ast.AST) -> Any:
+    """What a call's callee denotes (`resolve`), a parameter's default included."""
+    obj = resolve(fn, tree, func)
+    if obj is _code._UNRESOLVED and isinstance(func, ast.Name):
+        return _default(fn, func.id)
+    return obj
+
+
+def _layers(obj: Any) -> list[Any]:
+    """What a callable alias stands for: a `functools.partial`'s function and arguments, a bound
+    method's object and function (`send = send_email.invoke`: the tool), a builtin method's object."""
+    import functools
+
+    out: list[Any] = []
+    for _ in range(6):
+        if isinstance(obj, functools.partial):
+            out += list(obj.args) + list(obj.keywords.values())
+            obj = obj.func
+            continue
+        owner = getattr(obj, "__self__", None)
+        if (inspect.ismethod(obj) or inspect.isbuiltin(obj)) and owner is not None and not inspect.ismodule(owner):
+            out.append(owner)
+            obj = getattr(obj, "__func__", obj)
+        break
+    return out + [obj]
+
+
+#: Libraries whose callables the exporter knows (their effects read elsewhere, or none).
+KNOWN = ("langchain", "langchain_core", "langgraph", "stalwart_export")
+
+
+def _hidden(fn: Any, tree: ast.AST, func: ast.AST, reached: list | None) -> str | None:
+    """The why of a callable reached through an alias, a `functools.partial` or a default argument
+    (issue 28 item 2) that is neither a tool (a tool found is added to `reached`), the
+    application's readable code, nor a known library's (`_code._PURE_MODULES`, `KNOWN`); else None."""
+    import functools
+
+    from langchain_core.tools import BaseTool
+
+    from . import _sources
+
+    if not isinstance(func, (ast.Name, ast.Attribute)):
+        return None
+    if isinstance(func, ast.Attribute) and not inspect.ismodule(resolve(fn, tree, func.value)):
+        return None  # `obj.method(...)`: a method call, read as such
+    obj = _callee(fn, tree, func)
+    from_default = isinstance(func, ast.Name) and resolve(fn, tree, func) is _code._UNRESOLVED \
+        and obj is not _code._UNRESOLVED
+    aliased = isinstance(obj, functools.partial) or (
+        (inspect.ismethod(obj) or inspect.isbuiltin(obj)) and getattr(obj, "__self__", None) is not None
+        and not inspect.ismodule(getattr(obj, "__self__", None)))
+    if obj is _code._UNRESOLVED or not (aliased or from_default):
+        return None
+    layers = _layers(obj)
+    tools = [o for o in layers if isinstance(o, BaseTool)]
+    if tools:
+        if reached is not None:
+            reached += [t for t in tools if t not in reached]
+        return None
+    inner = _code.unwrap_decorated(layers[-1])
+    if not callable(inner) or inspect.isclass(inner):
+        return None
+    if (inspect.isfunction(inner) or inspect.ismethod(inner)) and _sources.is_user_file(_sources.source_file(inner)):
+        return None  # the application's own function: followed as a helper
+    owner = next((o for o in layers[:-1] if not isinstance(o, (str, int, float, bytes, dict, list, tuple))), None)
+    if owner is not None and _library_singleton(owner):
+        return None  # `random.choice`, `os.environ.get`: a library's own module-level object
+    mods = [getattr(_code.plain_function(inner), "__module__", None) or getattr(type(inner), "__module__", "") or ""]
+    if owner is not None:
+        mods.append(getattr(type(owner), "__module__", "") or "")
+    known = _code._PURE_MODULES + KNOWN
+    if all(any(m == k or m.startswith(k + ".") for k in known) for m in mods):
+        return None
+    how = "a default argument" if from_default else (
+        "a functools.partial" if isinstance(obj, functools.partial) else "a bound method")
+    return (f"calls {_shown(func)}(...), {how} of {_code.qualname(owner if owner is not None else inner)} that the "
+            "exporter cannot read: what it runs may be a tool")
 
 
 def _is_retriever(obj: Any) -> bool:
@@ -376,19 +498,68 @@ def _container_pick(fn: Any, tree: ast.AST, expr: ast.AST) -> bool:
                for n in ast.walk(expr))
 
 
+def _library_singleton(owner: Any) -> bool:
+    """Is `owner` an object its own class's library module holds at module level (`random`'s
+    `Random` behind `random.choice`, `os.environ`), not one the application made?"""
+    import sys
+
+    from . import _sources
+
+    mod = sys.modules.get(getattr(type(owner), "__module__", "") or "")
+    if mod is None or _sources.is_user_file(getattr(mod, "__file__", None)):
+        return False
+    try:
+        return any(v is owner for v in vars(mod).values())
+    except Exception:  # noqa: BLE001
+        return False
+
+
 def _helper(fn: Any, tree: ast.AST, func: ast.AST) -> Any:
     """The application's own function a call's callee resolves to, else None."""
+    return _helper_call(fn, tree, func)[0]
+
+
+def _helper_call(fn: Any, tree: ast.AST, func: ast.AST) -> tuple[Any, int]:
+    """(the application's own function a call's callee resolves to - a function, a method of one of
+    its objects, a `functools.partial` of one, a default argument, `Cls().method` of one of its
+    classes - else None; 1 when that is a method called on a new instance, its `self` not given)."""
+    import functools
+
     from . import _sources
 
     if not isinstance(func, (ast.Name, ast.Attribute)):
-        return None
-    obj = resolve(fn, tree, func)
+        return None, 0
+    obj = _callee(fn, tree, func)
+    shift = 0
+    while isinstance(obj, functools.partial):
+        obj = obj.func
+    if obj is _code._UNRESOLVED and isinstance(func, ast.Attribute):
+        cls = _new_instance(fn, tree, func.value)
+        obj = inspect.getattr_static(cls, func.attr, None) if cls is not None else None
+        shift = 1
     if not (inspect.isfunction(obj) or inspect.ismethod(obj)):
-        return None
+        return None, 0
     obj = _code.unwrap_decorated(obj)
     if _code.is_library(obj):
-        return None
+        return None, 0
     mod = getattr(_code.plain_function(obj), "__module__", "") or ""
     if mod.split(".")[0] in ("langgraph", "langchain", "langchain_core", "stalwart_export"):
-        return None
-    return obj if _sources.is_user_file(_sources.source_file(obj)) else None
+        return None, 0
+    return (obj, shift) if _sources.is_user_file(_sources.source_file(obj)) else (None, 0)
+
+
+def _new_instance(fn: Any, tree: ast.AST, expr: ast.AST, depth: int = 3) -> Any:
+    """The application's class `expr` is a new instance of (`LocalREPL()`, or a local name assigned
+    one), else None."""
+    from . import _sources
+
+    if isinstance(expr, ast.Name) and depth > 0:
+        values = [st.value for st in ast.walk(tree) if isinstance(st, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == expr.id for t in st.targets)]
+        got = {id(c): c for c in (_new_instance(fn, tree, v, depth - 1) for v in values)}
+        return next(iter(got.values())) if len(got) == 1 and None not in got.values() else None
+    if isinstance(expr, ast.Call) and isinstance(expr.func, (ast.Name, ast.Attribute)):
+        cls = resolve(fn, tree, expr.func)
+        if inspect.isclass(cls) and _sources.is_user_file(_sources.source_file(cls)):
+            return cls
+    return None

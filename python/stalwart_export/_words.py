@@ -33,8 +33,9 @@ A words mapping (a `--words` JSON file, or the mapping given to `export_graph`/`
   exporter could not find, SPEC 12.5): a step with no tools becomes a `model` node.
 
 Each word clears the node's `opaque` entries (SPEC 12.5) of what it declares: `calls` the `tools`
-entries and the `subgraph` ones (an agent built in a step the exporter could not read: the words
-say what it may call), `reviews` the `pause` entries, `pure` the `code` and `tools` entries, `model` the
+entries, the `subgraph` ones (an agent built in a step the exporter could not read: the words
+say what it may call) and the `code` ones (code run by `exec` or a shell, code it cannot read:
+the words say what it may call, a tool with an argument of role `code` for model-written code), `reviews` the `pause` entries, `pure` the `code` and `tools` entries, `model` the
 `model` entries; the node's `declared` lists the words that declared it (the verifier ignores the
 field; it says, in the export, what the proof takes on the author's word). `pure` on a node that
 calls tools or is not a step, and `pure` with `calls`, are errors: a word never hides what the
@@ -58,7 +59,7 @@ TURNS = ("restart", "any")
 NODE_WORDS = ("calls", "reviews", "pure", "model")
 
 #: The `opaque` entries (their `what`, SPEC 2.2) each node word clears.
-CLEARS = {"calls": ("tools", "subgraph"), "reviews": ("pause",), "pure": ("code", "tools"), "model": ("model",)}
+CLEARS = {"calls": ("tools", "subgraph", "code"), "reviews": ("pause",), "pure": ("code", "tools"), "model": ("model",)}
 
 
 

@@ -204,7 +204,8 @@ def export_graph(compiled: Any, *, name: str | None = None, provenance: bool = T
     (`_code.referenced_objects`), and a call it cannot resolve (`getattr` with a run-time name,
     `.invoke()` on something it cannot resolve) is an opaque `tools` entry; `f(**call["args"])`
     over the application's plain functions is a `tools_plain` node over them; a step whose code
-    cannot be read is an opaque `code` entry. A step that hands a tool what the model wrote (a
+    cannot be read, or that runs code by `exec`/`eval` or a shell (`_code_runs.py`), is an opaque
+    `code` entry. A step that hands a tool what the model wrote (a
     tool call's arguments, a message's text) lists that tool in its `model_written` (`_written.py`,
     SPEC 6 QG017/QG018: the model chooses those arguments, as at a tool node).
 
@@ -1050,7 +1051,7 @@ class _GraphExport:
         for var, names in picks.items():
             if var == mapping:
                 continue
-            obj = _code.resolve_name(fn, ast.Name(id=var))
+            obj = _code.resolve_name(fn, ast.parse(var, mode="eval").body)  # a name or `module.REGISTRY`
             # a container holding no tool (settings, model names, models) is no tool pick (issue 28)
             if isinstance(obj, (list, tuple, dict)) and any(
                     isinstance(t, BaseTool) for t in (obj.values() if isinstance(obj, dict) else obj)):

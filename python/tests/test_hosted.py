@@ -393,3 +393,23 @@ def test_hosted_tools_bound_in_a_chain(binary, tmp_path):
     assert ("QG024", "model:agent") in rules, rules
     declared = _node(export_graph(odd, provenance=False, words={**words, "nodes": {"agent": {"model": True}}}), "agent")
     assert "opaque" not in declared and declared["declared"] == ["model"]
+
+
+def test_the_cli_prints_an_unknown_provider_tools_warning_once(tmp_path, monkeypatch, capsys):
+    """`python -m stalwart_export app:graph --catalogue cat.json`: the graph's and the catalogue's
+    exports both read the unknown provider tool; its warning is printed once (before: twice)."""
+    from stalwart_export.__main__ import main
+
+    (tmp_path / "radar_app.py").write_text(
+        "from langchain.agents import create_agent\n"
+        "from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel\n"
+        "from langchain_core.messages import AIMessage\n\n\n"
+        "class Model(FakeMessagesListChatModel):\n"
+        "    def bind_tools(self, tools, **kwargs):\n"
+        "        return self.bind(tools=list(tools), **kwargs)\n\n\n"
+        "graph = create_agent(Model(responses=[AIMessage(content='done')]),\n"
+        "                     [{'type': 'weather_radar_20300101', 'region': 'eu'}], name='desk')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["radar_app:graph", "-o", str(tmp_path / "g.json"), "--catalogue", str(tmp_path / "c.json")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("is bound with the provider tool {'type': 'weather_radar_20300101'}") == 1, err

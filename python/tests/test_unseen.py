@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from lg_apps.unseen import indirect, memory, runtime_model
+from lg_apps.unseen import aliases, coding, indirect, memory, runtime_model
 from helpers import REPO
 from stalwart_export import export_graph
 
@@ -26,6 +26,7 @@ CATALOGUE = {"format": "qls-catalogue/1", "tools": {
     "read_web": {"kind": "read", "reads_outside": True, "args": {"url": {"type": "string"}}},
     "publish_post": {"kind": "write", "args": {"text": {"type": "string"}}},
     "upsert_memory": {"kind": "write", "args": {"content": {"type": "string"}, "context": {"type": "string"}}},
+    "run_python": {"kind": "write", "args": {"code": {"type": "string", "role": "code"}}},
 }}
 GATE = {"QG001", "QG024"}
 
@@ -106,7 +107,7 @@ FOLLOWED = {
     "module_attribute": ["read_web"],
     "alias": ["read_web"],
     "by_getattr": ["publish_post"],
-    "registry": ["read_web", "publish_post"],  # every tool of the registry (a superset, sound)
+    "registry": ["publish_post"],  # `tools.REGISTRY["publish"]`: the tool its literal key picks
     "helper": ["publish_post"],
     "object_attribute": ["publish_post"],
     "local_import": ["publish_post"],  # `from . import tools as local_tools` inside the node
@@ -266,3 +267,87 @@ def test_a_run_time_model_in_a_step_that_runs_a_tool_itself_keeps_the_call(binar
     assert_fails_the_gate(code, found, text)
     declared = node_of(export(runtime_model.planner, {"nodes": {"call_model": {"model": True}}}), "call_model")
     assert declared["kind"] == "step" and declared["tools"] == ["publish_post"] and "opaque" not in declared
+
+
+# ------------------------------------------------------------------ (d) code run by exec or a shell
+CODE_RUNS = {
+    # shape: (marker, the why's start, is the argument the model's text)
+    "run_code": ("executor", "in helper execute_code(...): runs exec(code): ", True),
+    "run_repl": ("repl", "in helper LocalREPL.run(...): runs exec(code): ", True),
+    "run_fresh_repl": ("fresh repl", "in helper LocalREPL.run(...): runs exec(code): ", True),
+    "exec_inline": ("exec", "runs exec(state['messages'][-1].content): ", True),
+    "eval_constant": ("eval", "runs eval('sum(range(10))'): ", False),
+    "shell": ("shell", "runs subprocess.run(command): ", True),
+    "os_shell": ("os.system", "runs os.system(state['messages'][-1].content): ", True),
+}
+
+
+@pytest.mark.parametrize("shape", list(CODE_RUNS))
+def test_code_run_by_exec_or_a_shell_is_opaque_at_the_users_line(shape, binary, tmp_path):
+    """A data-science agent's `execute_code(code)` helper and `LocalREPL().run(code)` method (both
+    `exec` in the application's executor module), `exec`/`eval` in the node, a shell step's
+    `subprocess.run(command, shell=True)` and `os.system(...)` (before: a step with no tools,
+    `Gate: passed`): an opaque `code` entry at the node's line, saying when it runs the model's
+    text and how to fix it; QG024 fails the gate."""
+    marker, start, model = CODE_RUNS[shape]
+    e = export(coding.one_step(coding.SHAPES[shape]))
+    n = node_of(e, "act")
+    file, line = line_of(coding, marker)
+    [o] = n["opaque"]
+    assert o["what"] == "code" and (o["location"]["file"], o["location"]["line"]) == (file, line), o
+    assert o["why"].startswith(start), o["why"]
+    assert ("the model wrote (its argument is the model's text)" in o["why"]) is model, o["why"]
+    assert "the role `code`" in o["why"] and "guard.call" in o["why"] and "nodes.<node>.calls" in o["why"]
+    code, found, text = verify(binary, tmp_path, e)
+    assert ("QG024", "code:act", "act") in found
+    assert_fails_the_gate(code, found, text)
+
+
+def test_code_run_declared_in_the_words_is_a_tool_of_the_step(binary, tmp_path):
+    """The fix the why names: `nodes.act.calls` with a tool whose argument has the role `code` clears
+    the `code` entry; the step then calls that tool (QG001), never `Gate: passed`."""
+    words = {"nodes": {"act": {"calls": {"run_python": {"kind": "write", "args": {"code": {"role": "code"}}}}}}}
+    e = export(coding.one_step(coding.exec_inline), words)
+    n = node_of(e, "act")
+    assert "opaque" not in n and n["tools"] == ["run_python"] and n["declared"] == ["calls"]
+    code, found, text = verify(binary, tmp_path, e)
+    assert ("QG001", "run_python", "act") in found
+    assert_fails_the_gate(code, found, text)
+
+
+# ------------------------------------------------------------------ (e) a tool behind an alias
+@pytest.mark.parametrize("shape", list(aliases.SHAPES))
+def test_a_tool_behind_a_bound_method_partial_or_default_is_the_steps(shape, binary, tmp_path):
+    """`post = tools.publish_post.invoke` at module level, `functools.partial(tools.publish_post.invoke,
+    {...})`, `def step(state, publish=tools.publish_post.invoke)` (before: a step with no tools,
+    `Gate: passed`): the step calls publish_post, QG001 at the node."""
+    e = export(indirect.one_step(aliases.SHAPES[shape]))
+    n = node_of(e, "act")
+    assert n["kind"] == "step" and n["tools"] == ["publish_post"] and "opaque" not in n
+    code, found, text = verify(binary, tmp_path, e)
+    assert ("QG001", "publish_post", "act") in found
+    assert_fails_the_gate(code, found, text)
+
+
+def test_a_library_call_behind_a_partial_is_opaque(binary, tmp_path):
+    """`fetch = functools.partial(urllib.request.urlopen, timeout=10)` called in the step: neither a
+    tool nor the application's code nor a known library's: an opaque `tools` entry at the call."""
+    e = export(indirect.one_step(aliases.library_partial))
+    [o] = node_of(e, "act")["opaque"]
+    file, line = line_of(aliases, "library partial")
+    assert o["what"] == "tools" and (o["location"]["file"], o["location"]["line"]) == (file, line)
+    assert o["why"].startswith("calls fetch(...), a functools.partial of urllib.request.urlopen"), o["why"]
+    code, found, text = verify(binary, tmp_path, e)
+    assert ("QG024", "tools:act", "act") in found
+    assert_fails_the_gate(code, found, text)
+
+
+def test_a_registry_of_another_module_picked_by_a_literal_key(binary, tmp_path):
+    """`tools.REGISTRY["publish"].invoke(...)` (the registry in the tools module): only publish_post
+    is called; read_web, in the registry but not picked, has no QG001 (before: a false one)."""
+    e = export(indirect.one_step(indirect.registry))
+    assert node_of(e, "act")["tools"] == ["publish_post"]
+    code, found, text = verify(binary, tmp_path, e)
+    assert ("QG001", "publish_post", "act") in found
+    assert not [f for f in found if f[1] == "read_web"], found
+    assert_fails_the_gate(code, found, text)
