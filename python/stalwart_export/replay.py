@@ -296,6 +296,38 @@ def guard_question(steps: list[dict], calls: list[tuple[str, str]], pending: Any
     return Command(resume={i: True for i in ids} if len(ids) > 1 else True)
 
 
+def route_reader(fn: Any) -> tuple[str, str | None] | None:
+    """(the key, the word it reads as the end) when the node function `fn` reads its route from its
+    model's first tool call (`msg.tool_calls[0]["args"]["next"]`, or `.get("next")`): the supervisor
+    shape, whose model is asked for a tool call naming the next worker. None otherwise."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+
+    def is_first_call_args(e: ast.AST) -> bool:  # X.tool_calls[0]["args"]
+        return (isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Constant) and e.slice.value == "args"
+                and isinstance(e.value, ast.Subscript) and isinstance(e.value.slice, ast.Constant)
+                and e.value.slice.value == 0 and isinstance(e.value.value, ast.Attribute)
+                and e.value.value.attr == "tool_calls")
+
+    key = None
+    for e in ast.walk(tree):
+        if isinstance(e, ast.Subscript) and is_first_call_args(e.value) and isinstance(e.slice, ast.Constant) and \
+                isinstance(e.slice.value, str):
+            key = e.slice.value
+        elif isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "get" and \
+                is_first_call_args(e.func.value) and e.args and isinstance(e.args[0], ast.Constant):
+            key = str(e.args[0].value)
+        if key:
+            break
+    if key is None:
+        return None
+    words = [c.value for c in ast.walk(tree) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+    end = next((w for w in words if _fits(w, "__end__")), None)
+    return key, end
+
+
 def node_function(graph: Any, node: str) -> Any:
     """The function a top-level node of the graph runs (None when it cannot be told)."""
     r = getattr(getattr(graph, "nodes", {}).get(node), "bound", None)
@@ -413,6 +445,8 @@ class Stand:
         self.tools = {t.name: t for t in tools}
         self.calls: list[tuple[str, str]] = []  # (node, tool)
         self.n = 0
+        #: Per node reading its route from its model's tool call: (the key, the end word) (`route_reader`).
+        self.readers: dict[str, tuple[str, str | None]] = {}
         #: The arguments given to each tool's calls so far (each call of a tool gets its own).
         self.given: dict[str, list[dict]] = {}
         #: The witness's first step not yet taken, and why (set by the replay as it runs).
@@ -423,9 +457,27 @@ class Stand:
         from langchain_core.messages import AIMessage
 
         queue = self.turns.get(node)
+        reader = self.readers.get(node)
         if not queue:
+            if reader is not None:  # the run goes on after the witness: the route that ends it
+                nxt = self.progress()
+                if nxt is not None or reader[1] is None:
+                    at = f"step {nxt[0]['step']} ({describe(nxt[0])})" if nxt else "after the witness's last step"
+                    why = "the witness makes no choice there next" if nxt else \
+                        "the code names no word for the end (FINISH, END) to answer with"
+                    raise NotFollowed(f"{at}: at node {node!r} the graph reads its route from the model's tool call "
+                                      f"(tool_calls[0]['args'][{reader[0]!r}]), and {why}")
+                return AIMessage(content="", tool_calls=[{"name": "route", "args": {reader[0]: reader[1]},
+                                                          "id": "call_route_end", "type": "tool_call"}])
             return AIMessage(content="done")
         choice = queue.pop(0)
+        if reader is not None and not choice["calls"]:
+            # the supervisor shape: the route rides on a tool call the node reads
+            to = str(choice["to"])
+            word = (reader[1] or "FINISH") if to in END_NAMES else to
+            self.n += 1
+            return AIMessage(content="", tool_calls=[{"name": "route", "args": {reader[0]: word},
+                                                      "id": f"call_{self.n}", "type": "tool_call"}])
         calls = []
         for tool in choice["calls"]:
             t = self.tools.get(tool)
@@ -604,6 +656,10 @@ class _AsyncOnly(Exception):
 
 def _replay(steps: list[dict], graph: Any, inputs: Any, answers: list | None, use_async: bool) -> str | None:
     stand = Stand(model_turns(steps), graph_tools(graph))
+    for node in getattr(graph, "nodes", {}) or {}:
+        found = route_reader(node_function(graph, node))
+        if found is not None:
+            stand.readers[node] = found
     config = {"configurable": {"thread_id": f"stalwart-replay-{uuid.uuid4()}"}, "recursion_limit": 200}
     visited: list[str] = []
     opened: list[str] = []  # subgraph nodes whose inside is running
