@@ -15,8 +15,15 @@ needs changing. The scripted model answers each model node's turn with the witne
 the tool calls the witness makes next (until the next model choice), each with arguments valid
 for the tool's schema, or a plain answer; a node asking for structured output
 (`with_structured_output`) gets an instance of its schema whose field names the destination the
-witness's choice takes. The stubs record each call and return a fixed text; the real tools never
-run. A graph whose nodes are `async def` runs through `astream`. The run always uses a fresh
+witness's choice takes; a node reading its route from its model's first tool call
+(`msg.tool_calls[0]["args"]["next"]`, the supervisor shape) gets a tool call carrying the
+destination (and, once the witness is done, the code's own word for the end, such as FINISH), or
+one line naming the step it cannot. Each call of a tool gets arguments of its own (a guard takes
+the same call with the same arguments again for a retry). The stubs record each call and return a
+fixed text; the real tools never run, nor the plain functions a step gives `guard.call`/`acall`.
+A pause the graph's guard raises to confirm a guarded call the witness makes next is answered yes
+(the witness's guarded write is the guard's confirmed one); a witness's call the guard refused on
+the real graph is said with the guard's reason. A graph whose nodes are `async def` runs through `astream`. The run always uses a fresh
 `InMemorySaver` (the graph's own checkpointer, a database say, is never written; a graph compiled
 without one gets one, so its pauses can be answered); a graph compiled with `checkpointer=False`
 cannot pause, which is said when the witness answers a pause. `--input FILE` is the JSON the graph
