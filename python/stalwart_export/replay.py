@@ -23,7 +23,8 @@ the same call with the same arguments again for a retry). The stubs record each 
 fixed text; the real tools never run, nor the plain functions a step gives `guard.call`/`acall`.
 A pause the graph's guard raises to confirm a guarded call the witness makes next is answered yes
 (the witness's guarded write is the guard's confirmed one); a witness's call the guard refused on
-the real graph is said with the guard's reason. A graph whose nodes are `async def` runs through `astream`. The run always uses a fresh
+the real graph is said with the guard's reason. A graph whose nodes are `async def` runs through
+`astream`. The run always uses a fresh
 `InMemorySaver` (the graph's own checkpointer, a database say, is never written; a graph compiled
 without one gets one, so its pauses can be answered); a graph compiled with `checkpointer=False`
 cannot pause, which is said when the witness answers a pause. `--input FILE` is the JSON the graph
@@ -298,7 +299,8 @@ def guard_question(steps: list[dict], calls: list[tuple[str, str]], pending: Any
     top = str(nxt.get("node") or "").split("/", 1)[0]
     if not nxt.get("guarded") or top not in set(pending):
         return None
-    ids = [getattr(i, "id", None) for t in getattr(state, "tasks", ()) or () for i in getattr(t, "interrupts", ()) or ()]
+    ids = [getattr(i, "id", None) for t in getattr(state, "tasks", ()) or ()
+           for i in getattr(t, "interrupts", ()) or ()]
     ids = [i for i in ids if i]
     return Command(resume={i: True for i in ids} if len(ids) > 1 else True)
 
@@ -736,9 +738,10 @@ def guard_refusal(graph: Any, config: dict, step: dict) -> str:
     if not refused:
         return ""
     msgs = values.get("messages", []) if isinstance(values, dict) else getattr(values, "messages", [])
+    prefix = "Refused by the tool check "
     texts = [str(getattr(m, "content", "")) for m in msgs or []
-             if getattr(m, "type", "") == "tool" and str(getattr(m, "content", "")).startswith("Refused by the tool check")]
-    text = texts[-1].removeprefix("Refused by the tool check ") if texts else f"({', '.join(refused[-1].get('reasons') or [])})"
+             if getattr(m, "type", "") == "tool" and str(getattr(m, "content", "")).startswith(prefix)]
+    text = texts[-1].removeprefix(prefix) if texts else f"({', '.join(refused[-1].get('reasons') or [])})"
     return f"; the graph's guard refused it {text}"
 
 
