@@ -15,8 +15,16 @@ needs changing. The scripted model answers each model node's turn with the witne
 the tool calls the witness makes next (until the next model choice), each with arguments valid
 for the tool's schema, or a plain answer; a node asking for structured output
 (`with_structured_output`) gets an instance of its schema whose field names the destination the
-witness's choice takes. The stubs record each call and return a fixed text; the real tools never
-run. A graph whose nodes are `async def` runs through `astream`. The run always uses a fresh
+witness's choice takes; a node reading its route from its model's first tool call
+(`msg.tool_calls[0]["args"]["next"]`, the supervisor shape) gets a tool call carrying the
+destination (and, once the witness is done, the code's own word for the end, such as FINISH), or
+one line naming the step it cannot. Each call of a tool gets arguments of its own (a guard takes
+the same call with the same arguments again for a retry). The stubs record each call and return a
+fixed text; the real tools never run, nor the plain functions a step gives `guard.call`/`acall`.
+A pause the graph's guard raises to confirm a guarded call the witness makes next is answered yes
+(the witness's guarded write is the guard's confirmed one); a witness's call the guard refused on
+the real graph is said with the guard's reason. A graph whose nodes are `async def` runs through
+`astream`. The run always uses a fresh
 `InMemorySaver` (the graph's own checkpointer, a database say, is never written; a graph compiled
 without one gets one, so its pauses can be answered); a graph compiled with `checkpointer=False`
 cannot pause, which is said when the witness answers a pause. `--input FILE` is the JSON the graph
@@ -138,6 +146,32 @@ def arguments(schema: dict, defs: dict | None = None) -> dict:
     return {name: example_value(props.get(name, {}), defs) for name in schema.get("required", []) or []}
 
 
+def distinct(args: dict, schema: dict, given: list[dict]) -> dict:
+    """`args`, changed in one free field (a string without enum, pattern or format, else a number)
+    so they differ from every earlier call's in `given` (which it extends): the witness's calls
+    are distinct calls, and a guard takes the same call with the same arguments again in one step
+    for a retry of the first, not a second call."""
+    props = schema.get("properties", {}) or {}
+    k = 0
+    out = dict(args)
+    while out in given and k < 50:
+        k += 1
+        for name, value in args.items():
+            p = props.get(name, {})
+            if isinstance(value, str) and not ({"enum", "const", "pattern", "format"} & set(p)) and \
+                    len(value) + 3 <= int(p.get("maxLength", 1 << 30)):
+                out = {**args, name: f"{value}-{k + 1}"}
+                break
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and "maximum" not in p and \
+                    "enum" not in p and "const" not in p:
+                out = {**args, name: value + k}
+                break
+        else:
+            break  # no field can change: the same arguments again
+    given.append(out)
+    return out
+
+
 def tool_schema(tool: Any) -> dict:
     """The JSON schema of a tool's arguments (empty when it has none to read)."""
     try:
@@ -249,6 +283,58 @@ def resume_value(fn: Any, yes: bool) -> Any:
             if hit is not None:
                 return {key: hit} if key is not None else hit
     return yes
+
+
+def guard_question(steps: list[dict], calls: list[tuple[str, str]], pending: Any, state: Any) -> Any:
+    """The resume for a pause the guard raised to confirm a write the witness makes next (the
+    witness's next call is `guarded` at a paused node, and no `confirm` step of the witness is the
+    guard's rule 8 asking): `Command(resume=True)`, the guard's yes, for each of the pause's
+    questions; None when the witness's next call is not a guarded one at a paused node."""
+    from langgraph.types import Command
+
+    want = [s for s in steps if s["kind"] == "call" and not s.get("refused")]
+    if len(calls) >= len(want):
+        return None
+    nxt = want[len(calls)]
+    top = str(nxt.get("node") or "").split("/", 1)[0]
+    if not nxt.get("guarded") or top not in set(pending):
+        return None
+    ids = [getattr(i, "id", None) for t in getattr(state, "tasks", ()) or ()
+           for i in getattr(t, "interrupts", ()) or ()]
+    ids = [i for i in ids if i]
+    return Command(resume={i: True for i in ids} if len(ids) > 1 else True)
+
+
+def route_reader(fn: Any) -> tuple[str, str | None] | None:
+    """(the key, the word it reads as the end) when the node function `fn` reads its route from its
+    model's first tool call (`msg.tool_calls[0]["args"]["next"]`, or `.get("next")`): the supervisor
+    shape, whose model is asked for a tool call naming the next worker. None otherwise."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+
+    def is_first_call_args(e: ast.AST) -> bool:  # X.tool_calls[0]["args"]
+        return (isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Constant) and e.slice.value == "args"
+                and isinstance(e.value, ast.Subscript) and isinstance(e.value.slice, ast.Constant)
+                and e.value.slice.value == 0 and isinstance(e.value.value, ast.Attribute)
+                and e.value.value.attr == "tool_calls")
+
+    key = None
+    for e in ast.walk(tree):
+        if isinstance(e, ast.Subscript) and is_first_call_args(e.value) and isinstance(e.slice, ast.Constant) and \
+                isinstance(e.slice.value, str):
+            key = e.slice.value
+        elif isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "get" and \
+                is_first_call_args(e.func.value) and e.args and isinstance(e.args[0], ast.Constant):
+            key = str(e.args[0].value)
+        if key:
+            break
+    if key is None:
+        return None
+    words = [c.value for c in ast.walk(tree) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+    end = next((w for w in words if _fits(w, "__end__")), None)
+    return key, end
 
 
 def node_function(graph: Any, node: str) -> Any:
@@ -368,6 +454,10 @@ class Stand:
         self.tools = {t.name: t for t in tools}
         self.calls: list[tuple[str, str]] = []  # (node, tool)
         self.n = 0
+        #: Per node reading its route from its model's tool call: (the key, the end word) (`route_reader`).
+        self.readers: dict[str, tuple[str, str | None]] = {}
+        #: The arguments given to each tool's calls so far (each call of a tool gets its own).
+        self.given: dict[str, list[dict]] = {}
         #: The witness's first step not yet taken, and why (set by the replay as it runs).
         self.progress: Any = lambda: None
 
@@ -376,9 +466,27 @@ class Stand:
         from langchain_core.messages import AIMessage
 
         queue = self.turns.get(node)
+        reader = self.readers.get(node)
         if not queue:
+            if reader is not None:  # the run goes on after the witness: the route that ends it
+                nxt = self.progress()
+                if nxt is not None or reader[1] is None:
+                    at = f"step {nxt[0]['step']} ({describe(nxt[0])})" if nxt else "after the witness's last step"
+                    why = "the witness makes no choice there next" if nxt else \
+                        "the code names no word for the end (FINISH, END) to answer with"
+                    raise NotFollowed(f"{at}: at node {node!r} the graph reads its route from the model's tool call "
+                                      f"(tool_calls[0]['args'][{reader[0]!r}]), and {why}")
+                return AIMessage(content="", tool_calls=[{"name": "route", "args": {reader[0]: reader[1]},
+                                                          "id": "call_route_end", "type": "tool_call"}])
             return AIMessage(content="done")
         choice = queue.pop(0)
+        if reader is not None and not choice["calls"]:
+            # the supervisor shape: the route rides on a tool call the node reads
+            to = str(choice["to"])
+            word = (reader[1] or "FINISH") if to in END_NAMES else to
+            self.n += 1
+            return AIMessage(content="", tool_calls=[{"name": "route", "args": {reader[0]: word},
+                                                      "id": f"call_{self.n}", "type": "tool_call"}])
         calls = []
         for tool in choice["calls"]:
             t = self.tools.get(tool)
@@ -387,7 +495,9 @@ class Stand:
                                   f"{tool!r} next, which the graph binds to no tool node (its tools: "
                                   f"{', '.join(sorted(self.tools)) or 'none'})")
             self.n += 1
-            calls.append({"name": tool, "args": arguments(tool_schema(t)), "id": f"call_{self.n}", "type": "tool_call"})
+            schema = tool_schema(t)
+            args = distinct(arguments(schema), schema, self.given.setdefault(tool, []))
+            calls.append({"name": tool, "args": args, "id": f"call_{self.n}", "type": "tool_call"})
         return AIMessage(content="" if calls else "done", tool_calls=calls)
 
     def structured(self, node: str, schema: Any, include_raw: bool) -> Any:
@@ -398,6 +508,14 @@ class Stand:
         if not queue:
             name = output_schema(schema)[0]
             nxt = self.progress()
+            if nxt is None:  # the witness is done: the route that ends the run, where the schema has one
+                try:
+                    value = route_value(schema, "__end__", "after the witness's last step")
+                except NotFollowed:
+                    value = None
+                if value is not None:
+                    return {"raw": AIMessage(content=""), "parsed": value, "parsing_error": None} if include_raw \
+                        else value
             at = f"step {nxt[0]['step']} ({describe(nxt[0])})" if nxt else "after the witness's last step"
             raise NotFollowed(f"{at}: at node {node!r} the graph asks the model for a structured {name}, and the "
                               "witness makes no choice there next")
@@ -440,6 +558,28 @@ class Stand:
 
             return RunnableLambda(run, afunc=arun, name="stalwart_scripted_structured_output")
 
+        from .guard import middleware as guard_middleware
+
+        real_runner_of = guard_middleware.runner_of
+
+        def runner_of(tool, args, name, *rest):
+            """The guard's runner for a plain function it is given (guard.call(fn, ...)): a
+            recording stub in its place, under the name the guard gives it."""
+            if hasattr(tool, "invoke") or not callable(tool):
+                return real_runner_of(tool, args, name, *rest)
+            nm = name or getattr(tool, "__name__", None)
+            if not isinstance(nm, str) or not nm or nm == "<lambda>":
+                return real_runner_of(tool, args, name, *rest)
+            sync = stand.stub(nm, tool)
+            if inspect.iscoroutinefunction(tool):
+                async def fake(**kwargs: Any) -> Any:
+                    return sync(**kwargs)
+            else:
+                def fake(**kwargs: Any) -> Any:
+                    return sync(**kwargs)
+            fake.__name__ = nm
+            return real_runner_of(fake, args, nm, *rest)
+
         saved_tools = {name: (t.__dict__.get("func"), t.__dict__.get("coroutine")) for name, t in self.tools.items()}
         patched = {"invoke": invoke, "ainvoke": ainvoke, "stream": stream, "astream": astream,
                    "bind_tools": bind_tools, "with_structured_output": with_structured_output}
@@ -448,6 +588,7 @@ class Stand:
         classes = [BaseChatModel, *_subclasses(BaseChatModel)]
         saved = {(c, k): c.__dict__[k] for c in classes for k in patched if k in c.__dict__}
         try:
+            guard_middleware.runner_of = runner_of
             for c, k in saved:
                 setattr(c, k, patched[k])
             for name, t in self.tools.items():
@@ -456,6 +597,7 @@ class Stand:
                     object.__setattr__(t, "coroutine", self.astub(name, t))
             yield
         finally:
+            guard_middleware.runner_of = real_runner_of
             for (c, k), v in saved.items():
                 setattr(c, k, v)
             for name, (f, c) in saved_tools.items():
@@ -488,15 +630,19 @@ class Stand:
 
 
 # ---------------------------------------------------------------------------- the replay
-def _updates(graph: Any, payload: Any, config: dict, use_async: bool) -> list:
-    """The (namespace, update) pairs of one run, through stream or astream."""
+def _updates(graph: Any, payload: Any, config: dict, use_async: bool, seen: Any) -> None:
+    """Runs the graph once, through stream or astream, giving `seen` each (namespace, update) pair
+    as it comes (so a node that raises later finds the nodes before it recorded)."""
     if not use_async:
-        return list(graph.stream(payload, config, stream_mode="updates", subgraphs=True))
+        for x in graph.stream(payload, config, stream_mode="updates", subgraphs=True):
+            seen(*x)
+        return
 
-    async def collect() -> list:
-        return [x async for x in graph.astream(payload, config, stream_mode="updates", subgraphs=True)]
+    async def collect() -> None:
+        async for x in graph.astream(payload, config, stream_mode="updates", subgraphs=True):
+            seen(*x)
 
-    return asyncio.run(collect())
+    asyncio.run(collect())
 
 
 def replay(script: dict, graph: Any, inputs: Any = None, answers: list | None = None) -> str | None:
@@ -519,6 +665,10 @@ class _AsyncOnly(Exception):
 
 def _replay(steps: list[dict], graph: Any, inputs: Any, answers: list | None, use_async: bool) -> str | None:
     stand = Stand(model_turns(steps), graph_tools(graph))
+    for node in getattr(graph, "nodes", {}) or {}:
+        found = route_reader(node_function(graph, node))
+        if found is not None:
+            stand.readers[node] = found
     config = {"configurable": {"thread_id": f"stalwart-replay-{uuid.uuid4()}"}, "recursion_limit": 200}
     visited: list[str] = []
     opened: list[str] = []  # subgraph nodes whose inside is running
@@ -527,6 +677,7 @@ def _replay(steps: list[dict], graph: Any, inputs: Any, answers: list | None, us
     stand.progress = lambda: first_missing(steps, collapse(visited), stand.calls)
 
     turns = max((s.get("turn", 1) for s in steps), default=1)
+    guard_answers = 0  # the guard's own questions answered yes (bounded: a guard asking again is a loop)
     try:
         with stand.installed():
             for turn in range(1, turns + 1):
@@ -534,14 +685,21 @@ def _replay(steps: list[dict], graph: Any, inputs: Any, answers: list | None, us
                 payload: Any = inputs if inputs is not None else {
                     "messages": [{"role": "user", "content": f"turn {turn}"}]}
                 while True:
-                    for ns, update in _updates(graph, payload, config, use_async):
+                    def seen(ns: Any, update: Any) -> None:
                         for node in update or {}:
                             if node != "__interrupt__":
                                 enter(visited, opened, qualified(ns), node)
+
+                    _updates(graph, payload, config, use_async, seen)
                     pending = graph.get_state(config).next if getattr(graph, "checkpointer", None) else ()
                     if not pending:
                         break
                     if not confirms:
+                        ask = guard_question(steps, stand.calls, pending, graph.get_state(config))
+                        if ask is not None and guard_answers < len(steps):
+                            guard_answers += 1
+                            payload = ask
+                            continue
                         nxt = first_missing(steps, collapse(visited), stand.calls)
                         at = f" (the witness's next step is {nxt[0]['step']}: {describe(nxt[0])})" if nxt else ""
                         raise NotFollowed(f"turn {turn}: the run pauses at {', '.join(pending)} and the witness "
@@ -560,7 +718,31 @@ def _replay(steps: list[dict], graph: Any, inputs: Any, answers: list | None, us
             raise _AsyncOnly() from e
         raise NotFollowed(raised(e, steps, collapse(visited), stand.calls)) from e
     found = first_missing(steps, collapse(visited), stand.calls)
-    return f"step {found[0]['step']} ({describe(found[0])}): {found[1]}" if found else None
+    if not found:
+        return None
+    why = guard_refusal(graph, config, found[0]) if found[0]["kind"] == "call" else ""
+    return f"step {found[0]['step']} ({describe(found[0])}): {found[1]}{why}"
+
+
+def guard_refusal(graph: Any, config: dict, step: dict) -> str:
+    """For a witness's call the run did not make: `; the guard refused it: WHY` when the graph's
+    guard (`stalwart_export.Guard`) recorded that tool refused in the run (its last refusal's
+    text), else ""."""
+    from . import read_history
+
+    try:
+        values = graph.get_state(config).values
+        refused = [e for e in read_history(values) if e.get("tool") == step.get("tool") and not e.get("ran")]
+    except Exception:  # noqa: BLE001 - no guard's history to read
+        return ""
+    if not refused:
+        return ""
+    msgs = values.get("messages", []) if isinstance(values, dict) else getattr(values, "messages", [])
+    prefix = "Refused by the tool check "
+    texts = [str(getattr(m, "content", "")) for m in msgs or []
+             if getattr(m, "type", "") == "tool" and str(getattr(m, "content", "")).startswith(prefix)]
+    text = texts[-1].removeprefix(prefix) if texts else f"({', '.join(refused[-1].get('reasons') or [])})"
+    return f"; the graph's guard refused it {text}"
 
 
 def raised(e: BaseException, steps: list[dict], got_nodes: list[str], calls: list[tuple[str, str]]) -> str:
