@@ -8,7 +8,8 @@ Then: `stalwart verify --graph graph.json --catalogue catalogue.json`.
 
 The guard (the tool check at run time, SPEC 12.1): `Guard(catalogue, ...)`, used as
 `create_agent(..., middleware=[guard])`, `guard.tool_node(tools)` or `guard.call(tool, args,
-state)`; see `stalwart_export.guard`.
+state)`; see `stalwart_export.langgraph.guard` (the LangGraph adapter) and
+`stalwart_export.guard` (the ground every framework's guard decides through).
 Tested with langgraph 1.2.24 (see python/requirements-test.txt).
 """
 
@@ -19,10 +20,11 @@ from . import _lazy
 #: `guard.history`, ...) or the OpenAI Agents SDK side (`openai_agents`) does not import LangGraph;
 #: `from stalwart_export import Guard, export_graph` works as before.
 _PUBLIC = {
-    "export_graph": ".graph", "graph_tools": ".graph",
+    "export_graph": ".langgraph.graph", "graph_tools": ".langgraph.graph",
     "export_catalogue": ".catalogue", "catalogue_words": ".catalogue", "tool_words": ".catalogue",
     "escape_id": "._ids", "unescape_id": "._ids",
-    "Guard": ".guard", "GuardConfigError": ".guard", "GuardHistory": ".guard", "GuardState": ".guard",
+    "Guard": ".langgraph.guard", "GuardConfigError": ".guard", "GuardHistory": ".langgraph.guard",
+    "GuardState": ".langgraph.guard",
     "HISTORY_KEY": ".guard", "read_history": ".guard",
 }
 

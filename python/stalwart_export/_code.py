@@ -14,6 +14,8 @@ import textwrap
 import typing
 from typing import Any, Callable, Iterator
 
+from ._files import is_user_file
+
 # Modules whose functions are not followed when looking for what a node's code references:
 # the framework's own plumbing would lead everywhere.
 _SKIP_MODULES = (
@@ -211,10 +213,8 @@ def _code_strings(code) -> set[str]:
 def _is_app_container(obj: Any) -> bool:
     """A module of the application, or an instance of one of its classes (not a function, class,
     container or the framework's objects): what `referenced_objects` opens by attribute name."""
-    from . import _sources
-
     if inspect.ismodule(obj):
-        return _sources.is_user_file(getattr(obj, "__file__", None)) and not obj.__name__.startswith(
+        return is_user_file(getattr(obj, "__file__", None)) and not obj.__name__.startswith(
             "stalwart_export")
     if inspect.isclass(obj) or inspect.isroutine(obj) or isinstance(obj, (list, tuple, dict, set, str, bytes)):
         return False
@@ -225,7 +225,7 @@ def _is_app_container(obj: Any) -> bool:
         file = inspect.getsourcefile(cls)
     except TypeError:
         return False
-    return _sources.is_user_file(file)
+    return is_user_file(file)
 
 
 def referenced_objects(fn: Any, depth: int = 4, closed: frozenset[int] = frozenset()) -> Iterator[tuple[str, Any]]:

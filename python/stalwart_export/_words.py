@@ -51,7 +51,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .guard.catalogue import ORDER_WORDS, ROLES  # noqa: F401 - read here and by the exporter's checks
+from . import _code
+from ._ids import escape_id
+from .guard.catalogue import ORDER_WORDS, ROLES, TOOL_WORDS  # noqa: F401 - ROLES, ORDER_WORDS read by the exporter's checks
 
 GRAPH_KEYS = ("input", "nodes", "standing", "turns")
 #: `turns` values (an OpenAI Agents SDK export, SPEC 13.1 "a new turn").
@@ -112,8 +114,6 @@ def _typo(at: str, word: str, where: str, known: Any) -> None:
 def check_typos(tools: Mapping, where: Any, prefix: tuple = ()) -> None:
     """`WordsError` at the first catalogue word of `tools` (`{tool: {word: value}}`) that is a
     misspelling of a known word: a tool's words, its `order` words, its arguments' `role`s."""
-    from .catalogue import KNOWN_WORDS
-
     def at(*path: str) -> str:
         got = where((*prefix, *path)) if where is not None else None
         return got or ".".join((*prefix, *path))
@@ -122,8 +122,8 @@ def check_typos(tools: Mapping, where: Any, prefix: tuple = ()) -> None:
         if not isinstance(words, Mapping):
             continue
         for k in words:
-            if k not in KNOWN_WORDS and not str(k).startswith("_"):
-                _typo(at(tool, k), k, f"tool {tool!r}", KNOWN_WORDS)
+            if k not in TOOL_WORDS and not str(k).startswith("_"):
+                _typo(at(tool, k), k, f"tool {tool!r}", TOOL_WORDS)
         order = words.get("order")
         if isinstance(order, Mapping):
             for k in order:
@@ -187,18 +187,63 @@ class Words:
         return out
 
 
-def _json_type(v: Any) -> str:
-    from .catalogue import _json_type as jt
+def check_words(words: Any) -> None:
+    """Check a `{tool name: {word: value}}` mapping (what `--words` reads): a mapping of tool
+    names to mappings (or `None`); `kind`, when given, `read` or `write`; `args`, when given,
+    `{argument: {key: value}}`. Other words are not checked here (the verifier lints unknown
+    words and checks values). Raises `TypeError` for a wrong shape, `ValueError` for a bad
+    `kind`; the message names the tool and the word, and the error's `path` attribute is the
+    keys leading to the bad value (`("refund_order", "kind")`), for the caller to give its place
+    in the file."""
+    if words is None:
+        return
+    if not isinstance(words, Mapping):
+        raise TypeError(f"words must be an object {{tool: {{word: value}}}}, not {_json_type(words)}")
+    for name, given in words.items():
+        if given is None:
+            continue
+        if not isinstance(given, Mapping):
+            raise _at(TypeError(f"words for tool {name!r} must be an object {{word: value}}, not {_json_type(given)}"),
+                      name)
+        if "kind" in given and given["kind"] not in ("read", "write", None):
+            raise _at(ValueError(f"tool {name!r}: kind must be 'read', 'write' or null (not yet declared), "
+                                 f"not {given['kind']!r}"), name, "kind")
+        args = given.get("args")
+        if args is not None:
+            if not isinstance(args, Mapping):
+                raise _at(TypeError(f"tool {name!r}: args must be an object {{argument: {{key: value}}}}, "
+                                    f"not {_json_type(args)}"), name, "args")
+            for arg, extra in args.items():
+                if extra is not None and not isinstance(extra, Mapping):
+                    raise _at(TypeError(f"tool {name!r}: args[{arg!r}] must be an object such as "
+                                        f"{{\"role\": \"destination\"}}, not {_json_type(extra)}"), name, "args", arg)
 
-    return jt(v)
+
+def _at(e: Exception, *path: Any) -> Exception:
+    """`e` with the keys of the bad value as its `path`."""
+    e.path = tuple(path)  # type: ignore[attr-defined]
+    return e
+
+
+def _json_type(v: Any) -> str:
+    """A JSON value's kind, for an error message."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return f"the boolean {str(v).lower()}"
+    if isinstance(v, str):
+        return f"the string {v!r}"
+    if isinstance(v, (int, float)):
+        return f"the number {v!r}"
+    if isinstance(v, (list, tuple)):
+        return "a list"
+    return f"a {type(v).__name__}"
 
 
 def split(words: Any, where: Any = None) -> Words:
     """Check a words mapping's shape and split it (see the module docs). Raises `WordsError`
     (a `ValueError`) naming the place for the graph words; the catalogue words are checked by
     `check_words` (`TypeError` for a wrong shape, `ValueError` for a bad `kind`)."""
-    from .catalogue import check_words
-
     w = Words({}, None, {}, where)
     if words is None:
         return w
@@ -308,8 +353,6 @@ def apply(export: dict, words: Words, warn: Any = None, sdk: bool = False) -> No
     `calls` on a guarded step (issue 29 item 6) are its tools' words when the step passes each to
     the guard; an effect it names that the step does not pass to the guard is a call outside the
     guard, so the step is no longer credited (exported `step`, with `warn`ing why and the fix)."""
-    from ._ids import escape_id
-
     for k in ("standing", "turns"):
         if not sdk and getattr(words, k) is not None:
             raise WordsError(f"{words.at(k)}: `{k}` is a word of an OpenAI Agents SDK export (SPEC 13.1); this is a "
@@ -424,8 +467,6 @@ def declared_at(words: Words, tools: Any, base: str | None) -> dict[str, dict]:
     """`tool_locations` entries (SPEC 12.4) for the tools of `tools` the words declare, at the
     words file's line: a node's `calls` entry (an effect with no code of its own to point at),
     else the tool's top-level words. Empty when the words did not come from a file."""
-    from . import _code
-
     if words.place is None:
         return {}
     out: dict[str, dict] = {}

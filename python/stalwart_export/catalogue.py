@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from . import _mcp, _words
+from ._words import check_words  # noqa: F401 - documented here: `stalwart_export.catalogue.check_words`
 from .guard.catalogue import TOOL_WORDS
 
 METADATA_KEY = "stalwart"
@@ -80,59 +82,6 @@ def _arg_schema(tool: Any) -> dict:
     return out
 
 
-def check_words(words: Any) -> None:
-    """Check a `{tool name: {word: value}}` mapping (what `--words` reads): a mapping of tool
-    names to mappings (or `None`); `kind`, when given, `read` or `write`; `args`, when given,
-    `{argument: {key: value}}`. Other words are not checked here (the verifier lints unknown
-    words and checks values). Raises `TypeError` for a wrong shape, `ValueError` for a bad
-    `kind`; the message names the tool and the word, and the error's `path` attribute is the
-    keys leading to the bad value (`("refund_order", "kind")`), for the caller to give its place
-    in the file."""
-    if words is None:
-        return
-    if not isinstance(words, Mapping):
-        raise TypeError(f"words must be an object {{tool: {{word: value}}}}, not {_json_type(words)}")
-    for name, given in words.items():
-        if given is None:
-            continue
-        if not isinstance(given, Mapping):
-            raise _at(TypeError(f"words for tool {name!r} must be an object {{word: value}}, not {_json_type(given)}"),
-                      name)
-        if "kind" in given and given["kind"] not in ("read", "write", None):
-            raise _at(ValueError(f"tool {name!r}: kind must be 'read', 'write' or null (not yet declared), "
-                                 f"not {given['kind']!r}"), name, "kind")
-        args = given.get("args")
-        if args is not None:
-            if not isinstance(args, Mapping):
-                raise _at(TypeError(f"tool {name!r}: args must be an object {{argument: {{key: value}}}}, "
-                                    f"not {_json_type(args)}"), name, "args")
-            for arg, extra in args.items():
-                if extra is not None and not isinstance(extra, Mapping):
-                    raise _at(TypeError(f"tool {name!r}: args[{arg!r}] must be an object such as "
-                                        f"{{\"role\": \"destination\"}}, not {_json_type(extra)}"), name, "args", arg)
-
-
-def _at(e: Exception, *path: Any) -> Exception:
-    """`e` with the keys of the bad value as its `path`."""
-    e.path = tuple(path)  # type: ignore[attr-defined]
-    return e
-
-
-def _json_type(v: Any) -> str:
-    """A JSON value's kind, for an error message."""
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return f"the boolean {str(v).lower()}"
-    if isinstance(v, str):
-        return f"the string {v!r}"
-    if isinstance(v, (int, float)):
-        return f"the number {v!r}"
-    if isinstance(v, (list, tuple)):
-        return "a list"
-    return f"a {type(v).__name__}"
-
-
 def _agrees(have: Any, word: Any) -> bool:
     """Does the guard's catalogue value `have` say what the word `word` says: equal, or, for a
     mapping, each key the word gives agreeing (the entry adds the tool's own schema to the words)?"""
@@ -173,8 +122,8 @@ def export_catalogue(tools: Iterable[Any], words: Any = None,
     a decorator `kind` other than `read`/`write`, and `WordsError` (a `ValueError`) for words
     naming a tool the graph does not have.
     """
-    from . import _mcp, _words
-    from .graph import BUILDER_FIX, describe, graph_contents, is_builder, is_graph
+    # LangGraph's side, read only when a graph or LangChain tools are exported (LangGraph may be absent)
+    from .langgraph.graph import BUILDER_FIX, describe, graph_contents, is_builder, is_graph
 
     if is_builder(tools):
         raise TypeError(f"export_catalogue: {BUILDER_FIX}")
@@ -278,8 +227,6 @@ def _named_tools(out: dict[str, dict], w: Any, unbound: list[str], warnings: lis
     (SPEC 12.3: a word naming a tool the graph lacks is a typo until shown otherwise). A tool a
     rule names that nothing declares is written `kind: null`, with a warning (else the verifier
     would refuse the catalogue: a rule naming a tool it does not declare)."""
-    from . import _words
-
     words = w.catalogue_words()
     bound = [n for n in out if n not in unbound]
     named: dict[str, list[str]] = {}
@@ -309,7 +256,8 @@ def init_words(compiled: Any) -> dict:
     the exporter knows of its type; a tool nothing declares gets `kind: null`,
     which the exporter and the verifier list until it is set. Nothing is guessed from a name.
     Keys starting with `_` are notes: `--words` ignores them."""
-    from .graph import graph_contents
+    # LangGraph's side, read only for a LangGraph graph (LangGraph may be absent)
+    from .langgraph.graph import graph_contents
 
     tools, _guards, hosted = graph_contents(compiled)
     return init_words_of(tools, hosted)
@@ -319,8 +267,6 @@ def init_words_of(tools: Iterable[Any], hosted: Iterable[Any] = ()) -> dict:
     """`init_words` for tools and hosted tools (`_hosted.Hosted`) read by any framework's
     exporter: the tools are LangChain tools or objects with the same `name`, `description`,
     `args`, `metadata` (and `func`) attributes."""
-    from . import _mcp
-
     out: dict[str, dict] = {}
     for h in hosted:
         entry = {k: v for k, v in h.entry.items() if k != "args"}

@@ -61,6 +61,9 @@ import textwrap
 import uuid
 from typing import Any, Iterator
 
+from ._load import UsageError, load
+from .guard.history import read_history
+
 SCRIPT_FORMAT = "stalwart-replay/1"
 PROG = "stalwart-export replay"
 MODEL_KINDS = {"model", "router"}
@@ -259,7 +262,8 @@ def resume_value(fn: Any, yes: bool) -> Any:
     """What to resume an `interrupt()` in `fn` with for the person's yes or no: the word the code
     compares its answer with (`answer == "approve"`, `answer["action"] in ("accept", "edit")`,
     `answer.get("type") == "reject"`), shaped as the code reads it; else True or False."""
-    from ._pauses import ACCEPTING, REJECTING, answer_names
+    # a LangGraph graph's pauses: read only when one is replayed (LangGraph may be absent)
+    from .langgraph._pauses import ACCEPTING, REJECTING, answer_names
 
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
@@ -368,8 +372,8 @@ def pauses(steps: list[dict], turn: int) -> list[dict]:
 def load_graph(spec: str) -> Any:
     """The compiled graph MODULE:ATTR names (called when it is a function of no arguments), as the
     exporter loads it; HarnessError with its one line otherwise."""
-    from .__main__ import UsageError, load
-    from .openai_agents.export import is_agent
+    # the ground reads a framework's side only when a graph is loaded (either framework may be absent)
+    from .openai_agents._agent import is_agent
 
     if ":" not in spec or not spec.partition(":")[0] or not spec.partition(":")[2]:
         raise HarnessError(f"--graph {spec!r}: give MODULE:ATTR, e.g. myapp.agent:graph")
@@ -416,7 +420,8 @@ def with_saver(graph: Any, steps: list[dict]) -> tuple[Any, str | None]:
 
 def graph_tools(graph: Any) -> list:
     """Every LangChain tool the graph binds (tool nodes, steps calling tools, subgraphs)."""
-    from .graph import graph_tools as exported
+    # a LangGraph graph's tools: read only when one is replayed (LangGraph may be absent)
+    from .langgraph.graph import graph_tools as exported
 
     return list(exported(graph))
 
@@ -558,7 +563,8 @@ class Stand:
 
             return RunnableLambda(run, afunc=arun, name="stalwart_scripted_structured_output")
 
-        from .guard import middleware as guard_middleware
+        # the LangGraph guard's runner, scripted here: LangGraph's side, read only when a graph is replayed
+        from .langgraph.guard import middleware as guard_middleware
 
         real_runner_of = guard_middleware.runner_of
 
@@ -728,8 +734,6 @@ def guard_refusal(graph: Any, config: dict, step: dict) -> str:
     """For a witness's call the run did not make: `; the guard refused it: WHY` when the graph's
     guard (`stalwart_export.Guard`) recorded that tool refused in the run (its last refusal's
     text), else ""."""
-    from . import read_history
-
     try:
         values = graph.get_state(config).values
         refused = [e for e in read_history(values) if e.get("tool") == step.get("tool") and not e.get("ran")]
@@ -916,6 +920,7 @@ def replay_sdk(script: Any, agent: Any, inputs: Any = None, notes: list[str] | N
         where = f"its step {k + 1} has no kind, node or turn number" if k is not None else "it has no list of steps"
         raise HarnessError(f"the script is not a {SCRIPT_FORMAT} witness: {where} (write it with stalwart verify "
                            "--replay FINDING --format json)")
+    # the OpenAI Agents SDK's replay: read only when an agent is replayed (the SDK may be absent)
     from .openai_agents.replay import replay_agent
 
     return replay_agent(script, agent, inputs, notes)

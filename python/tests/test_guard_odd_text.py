@@ -172,7 +172,7 @@ def test_a_mark_counts_as_a_new_turn_only_after_the_call_it_follows():
 
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-    from stalwart_export.guard.run import turn_of as _turn_of
+    from stalwart_export.langgraph.guard.run import turn_of as _turn_of
 
     h1, h2 = HumanMessage("first", id="h1"), HumanMessage("second", id="h2")
     asked = AIMessage("", tool_calls=[{"name": "tip", "args": {}, "id": "t1"}], id="a1")
@@ -195,7 +195,7 @@ def test_what_a_tool_answer_may_write_without_marking_a_turn():
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
     from langgraph.types import Command
 
-    from stalwart_export.guard.turns import marks_turn
+    from stalwart_export.langgraph.guard.turns import marks_turn
 
     h = HumanMessage("hi", id="h1")
     state = {"messages": [h, AIMessage("", id="a1"), ToolMessage("ok", tool_call_id="c", id="m1")]}

@@ -139,7 +139,8 @@ def test_an_empty_key_is_a_configuration_error():
 
 
 def test_the_channel_keeps_a_stored_value_that_is_not_a_list():
-    from stalwart_export.guard.history import HistoryChannel, verify
+    from stalwart_export.guard.history import verify
+    from stalwart_export.langgraph.guard.channel import HistoryChannel
 
     ch = HistoryChannel(list, None).from_checkpoint({"not": "a list"})
     ch.update([[]])

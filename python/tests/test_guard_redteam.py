@@ -448,10 +448,10 @@ def _replay_setup(place, new_process=False):
     run(app, t)
     assert G.RAN == {"search": 2}
     if new_process:  # the guard's process memory (attempts, records written per thread) is gone
-        from stalwart_export.guard.attempts import Attempts
+        from stalwart_export.langgraph.guard.attempts import Attempts
         from stalwart_export.guard.sealed import Sealed
 
-        g._sealed, g._attempts = Sealed(), Attempts()
+        g._sealed, g.attempts = Sealed(), Attempts()
     cfg = {"configurable": {"thread_id": t}}
     history = list(app.get_state_history(cfg))
     # the oldest checkpoint that already holds the person's message: before any call ran

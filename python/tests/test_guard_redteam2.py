@@ -156,7 +156,7 @@ def test_a_tool_answer_cannot_start_a_turn_by_any_message_form(place, how):
 def test_an_overwrite_that_keeps_the_persons_messages_passes_and_one_that_drops_them_is_withheld():
     """turns.marks_turn on an Overwrite of `messages`: the conversation written whole with the person's
     messages kept under their ids is no turn mark; one without them, or with a new one, is."""
-    from stalwart_export.guard.turns import marks_turn
+    from stalwart_export.langgraph.guard.turns import marks_turn
 
     person = HumanMessage(content="hi", id="p1")
     held = {"messages": [person]}

@@ -124,7 +124,7 @@ def test_a_hand_written_tool_node_and_routes_by_tool_name():
 def test_routes_by_tool_name_when_the_model_makes_several_calls():
     """Item 6 without parallel_tool_calls=False: a message with send_email may hold other calls,
     so `send` keeps every tool; `tool_node` is reached only when no call is send_email."""
-    from stalwart_export import _routes
+    from stalwart_export.langgraph import _routes
 
     m = agent("handwritten")
     assert _routes.tool_routes(m.should_continue, single_call=False) == {

@@ -417,7 +417,7 @@ def approve_node_interrupt(state: MessagesState):
 def test_helpers_are_followed_three_calls_deep():
     """approve -> ask_person -> _really_ask -> interrupt(): followed; the pause is at the
     node's call of ask_person, and its answer is the helper's value."""
-    from stalwart_export import _pauses
+    from stalwart_export.langgraph import _pauses
 
     assert _pauses.HELPER_DEPTH == 3
     e = export(agent_graph(approve_via_helper, approve_dests=["tools", "agent"]))

@@ -309,7 +309,7 @@ def test_cli_words_errors_name_the_word_in_the_file(tmp_path):
 
 
 def test_the_review_shape_recogniser_on_its_own():
-    from stalwart_export._review import review_shape
+    from stalwart_export.langgraph._review import review_shape
 
     def node(state):
         for tc in state["messages"][-1].tool_calls:

@@ -212,7 +212,7 @@ def test_the_plain_functions_are_tools_of_the_catalogue_and_the_words(binary, tm
     tool of the graph")."""
     from stalwart_export import catalogue_words, export_catalogue
     from stalwart_export.catalogue import init_words_of
-    from stalwart_export.graph import graph_tools
+    from stalwart_export.langgraph.graph import graph_tools
 
     [t] = graph_tools(memory.graph)
     assert t.name == "upsert_memory" and set(t.args) >= {"content", "context"}

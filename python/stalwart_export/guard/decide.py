@@ -35,7 +35,7 @@ from typing import Any
 
 from . import args as argcheck
 from .catalogue import Catalogue
-from .facts import Fact, answer_object, read_fact
+from .facts import Fact, answer_object, read_fact, truthy
 from .history import Session
 from .rulebook import Rulebook, atom_reader, evaluate
 
@@ -193,8 +193,6 @@ def _rulebook(rules: Rules, call: Call, session: Session, context: dict) -> Deci
             v = (e.get("facts") or {}).get(name, None)
             return v if isinstance(v, bool) or v is None else bool(v)
         if name in context:
-            from .facts import truthy
-
             return truthy(context[name])
         return False
 

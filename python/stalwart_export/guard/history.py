@@ -51,7 +51,9 @@ import hmac
 import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Any
+
+from . import state as _state
 
 #: The graph-state key the history lives under.
 HISTORY_KEY = "stalwart_guard"
@@ -111,8 +113,6 @@ def read_history(state_or_records: Any) -> list[dict]:
     """The history's entries as mappings (from a state holding `HISTORY_KEY` - a mapping, a
     dataclass or a pydantic model - or its list);
     records that are not entries are left out."""
-    from . import state as _state
-
     records = (state_or_records if isinstance(state_or_records, (list, tuple)) or state_or_records is None
                else _state.get(state_or_records, HISTORY_KEY))
     return [dict(e) for e in (parse(r) for r in records or []) if e is not None]
@@ -153,63 +153,9 @@ def merge_history(left: list | None, right: list | None) -> list:
     return [r for k in sorted(by_place) for r in by_place[k]] + odd
 
 
-#: The mark the history channel keeps in place of an update that tried to replace the history.
+#: The mark the history channel (`stalwart_export.langgraph.guard.channel`) keeps in place of an
+#: update that tried to replace the history: verification reads it and says why it fails.
 REPLACED = "stalwart-guard/refused-update: "
-
-
-def _overwrite(value: Any) -> bool:
-    """Is `value` LangGraph's `Overwrite`, or one of its JSON forms (`{"__overwrite__": v}`,
-    `{"type": "__overwrite__", "value": v}`)?"""
-    if type(value).__name__ == "Overwrite" and hasattr(value, "value"):
-        return True
-    if isinstance(value, dict):
-        if len(value) == 1 and "__overwrite__" in value:
-            return True
-        return value.get("type") == "__overwrite__" and "value" in value
-    return False
-
-
-def _history_channel() -> Any:
-    """The state channel of `HISTORY_KEY`: LangGraph's reducer channel, except that an update that
-    would replace the value (`Overwrite` and its JSON forms, which LangGraph applies without the
-    reducer) is not applied: a mark (`REPLACED`) is kept in the history instead, so that the
-    history no longer verifies and every later guarded call of the thread is refused
-    (`history_invalid`), saying why. Nothing is dropped, nothing replaced."""
-    try:
-        from langgraph.channels.binop import BinaryOperatorAggregate
-    except ImportError:  # pragma: no cover - without LangGraph there is no state channel
-        return None
-    try:
-        from langgraph._internal._typing import MISSING as missing  # the channel's "no value yet"
-    except ImportError:  # pragma: no cover
-        missing = object()
-
-    class GuardHistoryChannel(BinaryOperatorAggregate):
-        """The guard's history channel (stalwart_export.guard.history)."""
-
-        def __init__(self, typ: Any = list, operator: Any = None) -> None:
-            super().__init__(list, merge_history)
-
-        def update(self, values: Any) -> bool:
-            if not values:
-                return False
-            if not isinstance(self.value, list):  # a stored value that is not a list: kept, so it fails to verify
-                self.value = [] if self.value is None or self.value is missing else [self.value]
-            for v in values:
-                if _overwrite(v):
-                    v = [REPLACED + "an update tried to replace the history (LangGraph's Overwrite) and was refused"]
-                self.value = merge_history(self.value, v)
-            return True
-
-    return GuardHistoryChannel
-
-
-#: The channel class of `GuardHistory` (None without LangGraph).
-HistoryChannel = _history_channel()
-
-#: The annotation a hand-built graph's state gives the history key:
-#: `class State(MessagesState): stalwart_guard: GuardHistory`.
-GuardHistory = Annotated[list, HistoryChannel] if HistoryChannel is not None else Annotated[list, merge_history]
 
 
 class Chain:

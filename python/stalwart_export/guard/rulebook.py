@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .doc import GuardConfigError, read_text
+from .facts import truthy
 
 FORMAT = "stalwart-rulebook-record/1"
 VERSION = 1
@@ -242,8 +243,6 @@ def atom_reader(rb: Rulebook, fact_value: Callable[[str], bool | None],
         elif a.var is not None and re.fullmatch(r"\$[\w.]+", a.text):
             found, v = lookup(a.text[1:])
             if found:
-                from .facts import truthy
-
                 return truthy(v)
         unread.append(a.text)
         return None

@@ -23,7 +23,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from . import _code, _hosted, _pauses, _sources, _unseen
+from .. import _code, _hosted, _sources
+from . import _pauses, _unseen
 from ._chains import (Chain, Unread, built_here, is_chain, is_runnable, local_steps, partial_runnables, read,
                       referenced_chains)
 

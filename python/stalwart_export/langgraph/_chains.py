@@ -25,7 +25,8 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _code, _hosted, _sources, _unseen
+from .. import _code, _hosted, _sources
+from . import _unseen
 
 #: Composite runnables (classes in the MRO) read through as chains.
 COMPOSITES = frozenset({"RunnableSequence", "RunnableParallel", "RunnableAssign", "RunnableBranch",

@@ -15,7 +15,8 @@ import ast
 import functools
 from typing import Any
 
-from . import _code, _flow
+from .. import _code
+from . import _flow
 
 SUBPROCESS = ("run", "Popen", "call", "check_call", "check_output", "getoutput", "getstatusoutput")
 

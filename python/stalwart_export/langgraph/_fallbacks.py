@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import _code, _guarded
+from .. import _code
+from . import _guarded
 
 
 @dataclass

@@ -9,7 +9,7 @@ import ast
 import inspect
 from typing import Any, Iterable
 
-from . import _code
+from .. import _code
 
 #: Attributes of a message (or a tool call) whose value the model wrote.
 MESSAGE_PARTS = frozenset({"tool_calls", "invalid_tool_calls", "content", "text", "additional_kwargs", "messages"})

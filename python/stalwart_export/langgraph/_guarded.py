@@ -22,9 +22,10 @@ import ast
 import functools
 from typing import Any
 
-from . import _code
-from .guard import HISTORY_KEY, Guard, merge_history
-from .guard.history import HistoryChannel
+from .. import _code
+from ..guard import HISTORY_KEY, merge_history
+from .guard import Guard
+from .guard.channel import HistoryChannel
 
 
 def _guard_class() -> Any:
@@ -222,7 +223,7 @@ def keeps_history(compiled: Any) -> bool:
     ch = (getattr(compiled, "channels", None) or {}).get(HISTORY_KEY)
     if ch is None or getattr(ch, "operator", None) is not merge_history:
         return False
-    return HistoryChannel is None or isinstance(ch, HistoryChannel)
+    return isinstance(ch, HistoryChannel)
 
 
 def _sends_one_call(fn: Any) -> bool:

@@ -7,7 +7,7 @@ a `Command(goto=...)` naming where to go, read from its source. Anything not pla
 import ast
 from typing import Any
 
-from . import _code
+from .. import _code
 
 
 def always_routes(fn: Any) -> bool:

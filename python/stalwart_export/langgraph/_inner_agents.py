@@ -27,7 +27,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _code, _unseen
+from .. import _code
+from . import _unseen
 
 #: The constructors read: (module prefix, name).
 CONSTRUCTORS = (("langgraph.prebuilt", "create_react_agent"), ("langchain.agents", "create_agent"))

@@ -10,7 +10,9 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from . import _code, _guarded, _inner_agents, _unseen
+from .. import _code
+from ..guard import HISTORY_KEY
+from . import _guarded, _inner_agents, _unseen
 
 #: What holds and what does not when the guard's history restarts at each run (SPEC 12.1's rules).
 SESSION_RULES = ("the guard inside starts each run of the agent with an empty history, so across the node's runs "
@@ -23,8 +25,6 @@ def export(walker: Any, name: str, node: dict, prov: dict, fn: Any, tree: ast.AS
     """Write node `name` (its function `fn`, parsed `tree`) when its code builds an agent
     (`_inner_agents.find`); False when it builds none (the node is read as before). `walker`: the
     exporter's walk of the graph (`graph._GraphExport`)."""
-    from .guard import HISTORY_KEY
-
     mod = (getattr(_code.plain_function(fn), "__module__", "") or "").split(".")[0]
     if mod in ("langgraph", "langchain", "langchain_core", "stalwart_export"):
         return False  # the framework's own node functions (a prebuilt agent's) build no agent
@@ -175,13 +175,11 @@ def _other_effects(walker: Any, name: str, fn: Any, tree: ast.AST,
     """(the tools the function calls itself, not only hands to an agent; the calls it makes that
     the exporter cannot resolve, less the runs of the agents it built). `agents`: the compiled
     agents it runs (their tools are theirs)."""
-    from . import graph
-
     inside = {id(n) for n in _inner_agents.inside_args(inners)}
     in_agent: set[str] = set()
     for a in agents:
         try:
-            in_agent |= {t.name for t in graph.graph_tools(a)}
+            in_agent |= {t.name for t in walker.ex.contents_of(a)[0]}
         except TypeError:  # not a StateGraph: its tools cannot be listed
             pass
     for i in inners:

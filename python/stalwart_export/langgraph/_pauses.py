@@ -29,7 +29,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
-from . import _code
+from .. import _code, _sources
 
 #: How many helper calls deep `find` follows `interrupt()`: the node's helper, its helper, and theirs.
 HELPER_DEPTH = 3
@@ -78,8 +78,6 @@ def _is_node_interrupt(fn: Any, exc: ast.AST) -> bool:
 
 def _user_function(obj: Any) -> Any:
     """`obj` when it is a function (or bound method) of the application's own code, else None."""
-    from . import _sources
-
     if not (inspect.isfunction(obj) or inspect.ismethod(obj)):
         return None
     obj = _code.unwrap_decorated(obj)

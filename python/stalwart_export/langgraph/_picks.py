@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from . import _code
+from .. import _code
 
 
 def _literal_names(node: ast.AST) -> set[str] | None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from . import _code
+from .. import _code
 
 ACCEPTING = frozenset({"accept", "approve", "approved", "edit", "continue", "update", "yes"})
 INVOKES = frozenset({"invoke", "ainvoke", "run", "arun"})

@@ -31,7 +31,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from . import _code
+from .. import _code
 
 ANY = None  #: an allowed set that restricts nothing
 

@@ -30,7 +30,8 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
-from . import _code, _code_runs, _flow
+from .. import _code, _sources
+from . import _code_runs, _flow
 
 #: Methods that run a runnable (a tool, a model, a graph).
 RUNS = frozenset({"invoke", "ainvoke", "run", "arun", "batch", "abatch", "stream", "astream"})
@@ -417,8 +418,6 @@ def _hidden(fn: Any, tree: ast.AST, func: ast.AST, reached: list | None) -> str 
 
     from langchain_core.tools import BaseTool
 
-    from . import _sources
-
     if not isinstance(func, (ast.Name, ast.Attribute)):
         return None
     if isinstance(func, ast.Attribute) and not inspect.ismodule(resolve(fn, tree, func.value)):
@@ -503,8 +502,6 @@ def _library_singleton(owner: Any) -> bool:
     `Random` behind `random.choice`, `os.environ`), not one the application made?"""
     import sys
 
-    from . import _sources
-
     mod = sys.modules.get(getattr(type(owner), "__module__", "") or "")
     if mod is None or _sources.is_user_file(getattr(mod, "__file__", None)):
         return False
@@ -524,8 +521,6 @@ def _helper_call(fn: Any, tree: ast.AST, func: ast.AST) -> tuple[Any, int]:
     its objects, a `functools.partial` of one, a default argument, `Cls().method` of one of its
     classes - else None; 1 when that is a method called on a new instance, its `self` not given)."""
     import functools
-
-    from . import _sources
 
     if not isinstance(func, (ast.Name, ast.Attribute)):
         return None, 0
@@ -551,8 +546,6 @@ def _helper_call(fn: Any, tree: ast.AST, func: ast.AST) -> tuple[Any, int]:
 def _new_instance(fn: Any, tree: ast.AST, expr: ast.AST, depth: int = 3) -> Any:
     """The application's class `expr` is a new instance of (`LocalREPL()`, or a local name assigned
     one), else None."""
-    from . import _sources
-
     if isinstance(expr, ast.Name) and depth > 0:
         values = [st.value for st in ast.walk(tree) if isinstance(st, ast.Assign)
                   and any(isinstance(t, ast.Name) and t.id == expr.id for t in st.targets)]

@@ -36,7 +36,8 @@ import ast
 import inspect
 from typing import Any, Iterable
 
-from . import _code, _unseen
+from .. import _code
+from . import _unseen
 
 from ._flow import MESSAGE_KEYS, MESSAGE_PARTS, _args, _Flow, _is_source, _names, _receiving  # noqa: F401
 

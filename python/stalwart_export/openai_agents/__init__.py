@@ -11,7 +11,8 @@ Tested with openai-agents 0.24.0 (see python/requirements-test.txt).
 """
 
 from ._tools import guarded_tool
-from .export import export_agent, export_agent_catalogue, init_agent_words, is_agent
+from ._agent import is_agent
+from .export import export_agent, export_agent_catalogue, init_agent_words
 from .guard import AgentGuard
 
 __all__ = ["AgentGuard", "export_agent", "export_agent_catalogue", "guarded_tool", "init_agent_words", "is_agent"]

@@ -28,6 +28,7 @@ import threading
 import uuid
 from typing import Any
 
+from ..guard.decide import REASON_TEXT
 from ..guard.history import Chain, merge_history, parse, verify
 
 RECORD_TYPE = "stalwart_guard_record"
@@ -131,8 +132,6 @@ class GuardSession:
         """What the guard put to the person for an interruption (`result.interruptions[k]`, or its
         call id): `{"call_id", "reasons", "why"}` (the reasons to show beside the SDK's approval:
         `tainted_call`, `irreversible_pivot`, `write`), or None when the guard did not ask it."""
-        from ..guard.decide import REASON_TEXT
-
         cid = item if isinstance(item, str) else getattr(getattr(item, "raw_item", None), "call_id", None)
         q = self.asked.get(cid) if isinstance(cid, str) else None
         if q is None:

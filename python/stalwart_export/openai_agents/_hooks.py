@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _code
+from ._agent import is_agent
 
 
 def _module(obj: Any) -> str:
@@ -23,8 +24,6 @@ def _module(obj: Any) -> str:
 def reaches(fn: Any, what_code: str) -> list[dict]:
     """`opaque` entries (without a location) for what `fn` (named `what_code` in the message) can
     reach: an agent run, a tool, a model; `[]` when it reaches none of them."""
-    from .export import is_agent
-
     found: dict[str, set[str]] = {}
     for name, obj in _code.referenced_objects(fn):
         mod = getattr(obj, "__module__", "") if isinstance(obj, type) else _module(obj)

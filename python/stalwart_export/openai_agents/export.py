@@ -44,17 +44,15 @@ import sys
 from typing import Any
 
 from .. import _code, _words
+from .._ids import escape_id
+from ..catalogue import export_catalogue, init_words_of
 from .._sources import SourceIndex, is_user_file, loc_of
 from . import _handoffs, _hooks, _mcp_list, _tools
+from ._agent import is_agent
 
 EXPORTER = "stalwart_export.openai_agents"
 #: The session flag set once the first turn has run (SPEC 13.1 "a new turn").
 TURN_FLAG = "later_turn"
-
-
-def is_agent(obj: Any) -> bool:
-    """Is `obj` an OpenAI Agents SDK `Agent` (without importing the SDK when it is not loaded)?"""
-    return any(c.__name__ == "Agent" and c.__module__ == "agents.agent" for c in type(obj).__mro__)
 
 
 def _default_max_turns() -> int:
@@ -64,8 +62,6 @@ def _default_max_turns() -> int:
 
 
 def _id(name: str) -> str:
-    from .._ids import escape_id
-
     return escape_id(name)
 
 
@@ -434,16 +430,12 @@ def export_agent_catalogue(agent: Any, words: Any = None, *, with_warnings: bool
     description and argument schema (`params_json_schema`), `kind` null until the words (or
     `catalogue_words` on its function, or MCP annotations) say; hosted tools as `_hosted.py`
     writes them. Same words and warnings as `catalogue.export_catalogue`."""
-    from ..catalogue import export_catalogue
-
     tools, hosted = agent_contents(agent)
     return export_catalogue(tools, words, with_warnings=with_warnings, hosted=hosted)
 
 
 def init_agent_words(agent: Any) -> dict:
     """`--init-words` for an SDK application (`catalogue.init_words_of`)."""
-    from ..catalogue import init_words_of
-
     tools, hosted = agent_contents(agent)
     return init_words_of(tools, hosted)
 

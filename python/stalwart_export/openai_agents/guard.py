@@ -56,14 +56,15 @@ from dataclasses import replace
 from typing import Any
 
 from ..guard.core import Batch, Outcome, refusal_text
-from ..guard.decide import ALLOW, CONFIRM, REFUSE, Call, Decision, refuse
+from ..guard.decide import ALLOW, CONFIRM, REFUSE, Call, Decision, decide, refuse
 from ..guard.doc import GuardConfigError
 from ..guard.history import Chain
 from ..guard.lazy import RulesSource
 from ..guard.review import digest
 from . import _handoffs, _tools
 from ._tools import GuardMark, guarded_tool
-from ._guard_store import GuardSession, pre_approval_on, session_of
+from ._agent import is_agent
+from ._guard_store import ASKED_TYPE, GuardSession, pre_approval_on, session_of
 
 NO_SESSION = ("the guard keeps its history in memory only (no Session given): its session rules (at_most, "
               "order.after/not_after, the untrusted taint) hold over the runs given this session's run_config, "
@@ -96,8 +97,6 @@ class AgentGuard:
         """Guard `agent` and every agent it reaches (hand-offs, agents-as-tools): each function
         tool is replaced, in the agent's own `tools` list, by a guarded copy. Returns `agent`.
         Wrapping again with this guard changes nothing; a tool another guard wraps is an error."""
-        from .export import is_agent
-
         if not is_agent(agent):
             raise TypeError(f"AgentGuard.wrap expects an OpenAI Agents SDK Agent, got {type(agent).__name__}")
         for a in _handoffs.reached(agent):
@@ -274,8 +273,6 @@ def _settle(mark: GuardMark, store: GuardSession, ctx: Any, call: Call, args: An
     """(the decision on `call`, its (turn, mark), the outcome to record when it runs now), under
     the store's lock (see `_decide`); records to persist go to `save`. `asks`: the SDK puts the
     call to the person (`needs_approval` said so)."""
-    from ._guard_store import ASKED_TYPE
-
     rules = mark.guard.rules
     session = store.verified()
     turn, human = _turn(ctx, session)
@@ -295,8 +292,6 @@ def _settle(mark: GuardMark, store: GuardSession, ctx: Any, call: Call, args: An
         session = store.verified()
     batch = _batch(mark, store, rules, session, call, turn, human)
     earlier = [(c, Decision(ALLOW)) for cid, (c, _) in store.pending.items() if cid != call.call_id]
-    from ..guard.decide import decide
-
     if args is None or not isinstance(args, dict):
         d = refuse("argument_schema", f"the arguments of '{call.tool}' are not a JSON object")
     elif not call.call_id:

@@ -24,9 +24,10 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any
 
-from .decide import Call, Rules
+from ...guard.decide import Call, Rules, refuse
 
 #: How many attempts are remembered (the oldest go first; a retry follows its attempt closely).
 KEEP = 4096
@@ -84,10 +85,6 @@ class Attempts:
 
 def retried(o: Any, stored: str | None) -> Any:
     """Outcome `o` refused as a retry, carrying the attempt's record."""
-    from dataclasses import replace
-
-    from .decide import refuse
-
     msg = RETRY_TEXT.format(tool=o.call.tool)
     return replace(o, run=False, decision=refuse("retry", msg), reasons=["retry"], message=msg, stored=stored,
                    answer=None, proposed=None)

@@ -25,8 +25,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
+from ...guard import state as _state
+from ...guard.decide import Call
 from .attempts import retry_wrapped
-from .decide import Call
 
 
 @dataclass
@@ -140,8 +141,6 @@ def _injected_values(params: dict[str, tuple[str, Any]], given: dict, state: Any
     """The injected arguments a call passes: those `given` (`injected=`), else, as ToolNode injects
     them, the step's `state` (or its field) for `InjectedState` and the graph's store for
     `InjectedStore`. A `ToolRuntime` or other injected argument must be given."""
-    from . import state as _state
-
     bad = sorted(set(given) - set(params))
     if bad:
         raise TypeError(f"{who}: injected={bad} but the tool injects only {sorted(params) or 'nothing'}: pass the "

@@ -21,7 +21,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .history import HISTORY_KEY, REPLACED, _overwrite, merge_history
+from ...guard.history import HISTORY_KEY, REPLACED, merge_history
+from .channel import is_overwrite
 
 
 def _is_parent_command(x: Any) -> bool:
@@ -44,7 +45,7 @@ def _with_records(value: Any, records: list) -> list:
     replace the history (LangGraph's `Overwrite` or its JSON forms) becomes the `REPLACED` mark, as
     the history channel makes it (`history._history_channel`): the parent's history then no longer
     verifies, and nothing is replaced."""
-    if _overwrite(value):
+    if is_overwrite(value):
         value = [REPLACED + "a hand-off tried to replace the history (LangGraph's Overwrite) and was refused"]
     elif value is not None and not isinstance(value, list):
         value = [value]  # kept, so that verification sees it and refuses

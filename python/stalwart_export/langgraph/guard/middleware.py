@@ -36,22 +36,23 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ...guard import state as _state
+from ...guard.concurrent import (CONCURRENT_TEXT, OTHER_RUN_TEXT, OUTSIDE_TEXT, Claims, Lanes, bears_limit,
+                                 channel_value, nested, superstep)
+from ...guard.core import Batch, Outcome, refusal_text
+from ...guard.decide import Call, Rules, refuse
+from ...guard.doc import GuardConfigError
+from ...guard.history import HISTORY_KEY, Chain, merge_history, parse, verify
+from ...guard.lazy import RulesSource
+from ...guard.sealed import Sealed
 from .attempts import Attempts, retried
 from .callables import Runner, runner_of
-from .concurrent import (CONCURRENT_TEXT, OTHER_RUN_TEXT, OUTSIDE_TEXT, Claims, Lanes, bears_limit, channel_value,
-                         nested, superstep)
-from .core import Batch, Outcome, refusal_text
-from .decide import Call, Rules, refuse
-from .doc import GuardConfigError
+from .channel import GuardHistory
 from .handoff import carry as carry_history
 from .handoff import hands_off
-from .history import HISTORY_KEY, Chain, GuardHistory, merge_history, parse, verify
-from . import state as _state
-from .lazy import RulesSource
 from .node import guarded_tool_node
 from .run import (ContextFailed, RunContext, answer_of, ask_person, batch_calls, channel_problem, conversation,
                   current_config, send_record, send_records, turn_of)
-from .sealed import Sealed
 from .trace import NO_THREAD, TraceWriter, make_tracer
 from .turns import marks_turn, withheld
 
@@ -154,8 +155,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         #: Writes guard.call ran per step task (a few hundred recent tasks), to refuse a pause after one.
         self._step_writes: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.Lock()
-        #: The calls whose tool started, so that a retry sees them (`attempts.py`).
-        self._attempts = Attempts()
+        #: The calls whose tool started, so that a retry sees them (`attempts.py`); read by the guarded
+        #: tool node (`node.py`) too.
+        self.attempts = Attempts()
         #: Records guard.call wrote per step task (a few hundred recent tasks): a retried step writes them again.
         self._step_records: OrderedDict[str, list[str]] = OrderedDict()
         #: Records guard.call could not set in a frozen state object, by the object (`_keep`).
@@ -164,8 +166,9 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         self._lanes = Lanes()
         #: The records written per thread, so that none is lost with a failed task (`sealed.py`).
         self._sealed = Sealed()
-        #: Per superstep, which task decided each place of a batch (`concurrent.py`).
-        self._claims = Claims()
+        #: Per superstep, which task decided each place of a batch (`concurrent.py`); read by the guarded
+        #: tool node (`node.py`) too.
+        self.claims = Claims()
 
     # ------------------------------------------------------------------ AgentMiddleware
     state_schema = _agent_state_schema() or dict
@@ -198,31 +201,33 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """Decide one tool call of `ToolNode` (or create_agent), then run it through `handler`
         only if it is allowed or confirmed; a refusal answers with a ToolMessage naming it."""
-        answer, settled = self._begin(request)
+        answer, settled = self.begin(request)
         if settled is None:
             return answer
-        return self._run(settled, handler)
+        return self.run_settled(settled, handler)
 
     async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         """The async `wrap_tool_call`."""
-        answer, settled = self._begin(request)
+        answer, settled = self.begin(request)
         if settled is None:
             return answer
-        return await self._arun(settled, handler)
+        return await self.arun_settled(settled, handler)
 
-    def _key(self, ctx: "RunContext", batch: Batch, index: int) -> tuple | None:
-        """The attempt key of the model's call at `index` of `batch` (`attempts.py`)."""
+    def attempt_key(self, ctx: "RunContext", batch: Batch, index: int) -> tuple | None:
+        """The attempt key of the model's call at `index` of `batch` (`attempts.py`). With `begin`,
+        `run_settled`, `batch_of`, `attempts` and `claims`, what the guarded tool node (`node.py`) settles
+        and runs its batch through; not for applications."""
         return Attempts.key(self.rules, ctx.thread, ctx.task_id, batch.session.head, index, batch.calls[index])
 
     def _started(self, settled: tuple) -> tuple[tuple | None, str | None]:
         """Before the tool of a settled call runs: its attempt key and the record of the attempt
         (what the history holds if the tool raises), remembered (SPEC 12.1 "An attempt is a call")."""
         o, batch, ctx, _ = settled
-        key = self._key(ctx, batch, o.index)
+        key = self.attempt_key(ctx, batch, o.index)
         if key is None:
             return None, None
         attempt = batch.entry(o, None, keep=False)
-        self._attempts.start(key, attempt)
+        self.attempts.start(key, attempt)
         return key, attempt
 
     def _failed(self, settled: tuple, attempt: str | None) -> None:
@@ -234,7 +239,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             send_record(ctx.config, attempt, self._sealed)
             self._trace_call(ctx, o, attempt)
 
-    def _run(self, settled: tuple, handler: Callable[[Any], Any], carry: bool = True) -> Any:
+    def run_settled(self, settled: tuple, handler: Callable[[Any], Any], carry: bool = True) -> Any:
         """Run a settled call through `handler`, its attempt remembered first."""
         key, attempt = self._started(settled)
         o, batch, ctx, to_run = settled
@@ -250,8 +255,8 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             result = withheld(o, why)
         return self._ran(o, batch, ctx, result, carry=carry, key=key)
 
-    async def _arun(self, settled: tuple, handler: Callable[[Any], Any], carry: bool = True) -> Any:
-        """The async `_run`."""
+    async def arun_settled(self, settled: tuple, handler: Callable[[Any], Any], carry: bool = True) -> Any:
+        """The async `run_settled`."""
         key, attempt = self._started(settled)
         o, batch, ctx, to_run = settled
         try:
@@ -266,7 +271,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             result = withheld(o, why)
         return self._ran(o, batch, ctx, result, carry=carry, key=key)
 
-    def _begin(self, request: Any, plan: tuple | None = None) -> tuple[Any, tuple | None]:
+    def begin(self, request: Any, plan: tuple | None = None) -> tuple[Any, tuple | None]:
         """(the answer to return, None) when the call does not run, else (None, (outcome, batch,
         context, the request that runs exactly the settled call)). `plan`: the call already
         settled (by the guarded tool node); else it is decided here, an error refusing it."""
@@ -418,7 +423,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             hist = base if mine is None or mine == base else merge_history(base, mine)
             if view:
                 hist = merge_history(hist, lane.records[:view])
-        batch = self._batch([c], state, ctx, problem, hist=hist)
+        batch = self.batch_of([c], state, ctx, problem, hist=hist)
         if lane is None and ctx.own_task and bears_limit(self.rules.catalogue.get(name)) and problem is None:
             batch.concurrent = CONCURRENT_TEXT if cfg else OUTSIDE_TEXT
         if other_run and problem is None:
@@ -434,7 +439,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         # not by the history head: a step run again keeps, in its state dict, the records of its calls
         # before this one, so the head differs; the same call twice in one step task is the same call
         key = Attempts.key(self.rules, ctx.thread, task, "", 0, c)
-        seen, stored = self._attempts.seen(key)
+        seen, stored = self.attempts.seen(key)
         if seen:
             o = retried(Outcome(0, c, False, refuse("retry", "")), stored)
         elif runner.with_retry and self._limited(name):
@@ -449,7 +454,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             attempt = None
             if key is not None:
                 attempt = batch.entry(o, None, keep=False)
-                self._attempts.start(key, attempt)
+                self.attempts.start(key, attempt)
             try:
                 output = runner.run(o.call.args, loop)
             except _BubbleUp:
@@ -465,7 +470,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                     self._step_sent(task, attempt)
                     self._trace_call(ctx, o, attempt)
                 raise
-            why = marks_turn(output, state)  # only the person starts a turn (turns.py), as in `_run`
+            why = marks_turn(output, state)  # only the person starts a turn (turns.py), as in `run_settled`
             if why is not None:
                 output = withheld(o, why)
             spec = self.rules.catalogue.get(o.call.tool)
@@ -480,7 +485,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
                 view = len(lane.records)
         record = o.stored or batch.entry(o, output.content if isinstance(output, ToolMessage) else output)
         if o.run:
-            self._attempts.done(key, record)
+            self.attempts.done(key, record)
         self._keep(state, record)
         # a step run again (RetryPolicy) lost its earlier writes but its state dict kept them: write
         # this step's earlier records again (the same texts: the history keeps each once)
@@ -501,7 +506,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         it: its tool ran a graph that called the guard), so that its record follows theirs."""
         if hist is None:
             hist = self._held(state)
-        moved = self._batch(batch.calls, state, ctx, problem, hist=merge_history(hist, lane.records[view:]))
+        moved = self.batch_of(batch.calls, state, ctx, problem, hist=merge_history(hist, lane.records[view:]))
         moved.concurrent = batch.concurrent
         return moved
 
@@ -598,7 +603,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
             return dict(got or {})
         return dict(self._context)
 
-    def _batch(self, calls: list[Call], state: Any, ctx: "RunContext", problem: str | None,
+    def batch_of(self, calls: list[Call], state: Any, ctx: "RunContext", problem: str | None,
                bound: set[str] | None = None, hist: Any = None) -> Batch:
         """The batch of `calls` over the state's history (or `hist`, the history to decide over)."""
         if hist is None:
@@ -632,11 +637,11 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         tools = getattr(request.runtime, "tools", None)
         if tools:
             bound = {t.name for t in tools}
-        batch = self._batch(calls, state, ctx, problem, bound)
+        batch = self.batch_of(calls, state, ctx, problem, bound)
         batch.call_problem = ids
-        if ctx.own_task and not self._claims.claim(cfg, ctx.thread, batch.session.head, index, ctx.task_id):
+        if ctx.own_task and not self.claims.claim(cfg, ctx.thread, batch.session.head, index, ctx.task_id):
             batch.concurrent = CONCURRENT_TEXT  # a place another task of this superstep decided (concurrent.py)
-        seen, stored = self._attempts.seen(self._key(ctx, batch, index))
+        seen, stored = self.attempts.seen(self.attempt_key(ctx, batch, index))
         if seen:  # a retry of a call already attempted (attempts.py): nothing decided or asked
             return retried(Outcome(index, calls[index], False, refuse("retry", "")), stored), batch, ctx
         deny = None
@@ -682,7 +687,7 @@ class Guard(_Base):  # type: ignore[misc,valid-type]
         passed on: LangGraph would drop the other calls' results and records at the hand-off, so
         the model is told to hand off alone."""
         record = batch.entry(o, answer_of(result, o.call.call_id))
-        self._attempts.done(key, record)
+        self.attempts.done(key, record)
         send_record(ctx.config, record, self._sealed)
         self._trace_call(ctx, o, record)
         if carry and hands_off(result):

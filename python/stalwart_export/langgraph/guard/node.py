@@ -16,12 +16,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from . import state as _state
+from ...guard import state as _state
+from ...guard.concurrent import CONCURRENT_TEXT
+from ...guard.core import Outcome, id_problem
+from ...guard.decide import Call, refuse
+from ...guard.doc import GuardConfigError
 from .attempts import retried
-from .concurrent import CONCURRENT_TEXT
-from .core import Outcome, id_problem
-from .decide import Call, refuse
-from .doc import GuardConfigError
 from .handoff import carry as carry_history
 from .handoff import hands_off
 from .run import CONFIG_KEY_TASK_ID, RunContext, ask_person, batch_calls, channel_problem
@@ -71,10 +71,10 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
             else:
                 calls = [Call(c.get("name", ""), dict(c.get("args") or {}), c.get("id")) for c in tool_calls]
                 at, ids = list(range(len(calls))), id_problem(tool_calls)
-            batch = guard._batch(calls, state, ctx, problem or channel_problem(config), set(self.tools_by_name))
+            batch = guard.batch_of(calls, state, ctx, problem or channel_problem(config), set(self.tools_by_name))
             batch.call_problem = ids
             if ctx.own_task and (placed is None or not all(
-                    guard._claims.claim(config, ctx.thread, batch.session.head, i, ctx.task_id) for i in at)):
+                    guard.claims.claim(config, ctx.thread, batch.session.head, i, ctx.task_id) for i in at)):
                 # a Send of a whole state (or of calls not found in a message, or placed already by
                 # another task) to this node: its batch runs alongside others that the guard cannot
                 # serialise it with (concurrent.py)
@@ -83,7 +83,7 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
             # before anything is decided or asked (attempts.py)
             hits = {}
             for i in at:
-                seen, stored = guard._attempts.seen(guard._key(ctx, batch, i))
+                seen, stored = guard.attempts.seen(guard.attempt_key(ctx, batch, i))
                 if seen:
                     hits[i] = stored
             rest = iter(batch.settle([i for i in at if i not in hits], ask_person))
@@ -128,16 +128,16 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
                 return self._plans.get((task, id(request.tool_call)))
 
         def _wrap(self, request: Any, execute: Any) -> Any:
-            answer, settled = guard._begin(request, self._plan(request))
+            answer, settled = guard.begin(request, self._plan(request))
             if settled is None:
                 return answer
-            return guard._run(settled, execute, carry=False)
+            return guard.run_settled(settled, execute, carry=False)
 
         async def _awrap(self, request: Any, execute: Any) -> Any:
-            answer, settled = guard._begin(request, self._plan(request))
+            answer, settled = guard.begin(request, self._plan(request))
             if settled is None:
                 return answer
-            return await guard._arun(settled, execute, carry=False)
+            return await guard.arun_settled(settled, execute, carry=False)
 
     return GuardedToolNode()
 

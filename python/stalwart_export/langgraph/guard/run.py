@@ -14,12 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import state as _state
-from .concurrent import channel_value, nested, superstep
-from .core import id_problem
-from .decide import Call
-from .history import HISTORY_KEY, HistoryChannel, merge_history
-from .sealed import Sealed
+from ...guard import state as _state
+from ...guard.concurrent import channel_value, nested, superstep
+from ...guard.core import id_problem
+from ...guard.decide import Call
+from ...guard.history import HISTORY_KEY, merge_history
+from ...guard.sealed import Sealed
+from .channel import HistoryChannel
 from .trace import NO_THREAD, qualified_node
 
 CONFIG_KEY_READ = "__pregel_read"
@@ -89,7 +90,7 @@ def channel_problem(cfg: Any) -> str | None:
     ch = channels.get(HISTORY_KEY) if isinstance(channels, dict) else None
     if ch is not None and getattr(ch, "operator", None) is not merge_history:
         return f"the graph's state declares `{HISTORY_KEY}` without the guard's reducer, so entries could be lost: {fix}"
-    if ch is not None and HistoryChannel is not None and not isinstance(ch, HistoryChannel):
+    if ch is not None and not isinstance(ch, HistoryChannel):
         return (f"the graph's state declares `{HISTORY_KEY}` with the guard's reducer but not its channel, so "
                 f"LangGraph's Overwrite could replace the history: {fix}")
     return None

@@ -36,7 +36,8 @@ import os
 import threading
 from typing import Any
 
-from .._ids import escape_id
+from ..._ids import escape_id
+from ...guard.doc import GuardConfigError
 
 NO_THREAD = ""
 
@@ -66,8 +67,6 @@ class TraceWriter:
         self.path = os.fspath(path)
         parent = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(parent):
-            from .doc import GuardConfigError
-
             raise GuardConfigError(f"cannot write the trace to {self.path}: directory {parent} does not exist",
                                    "create the directory, or give trace= another path")
         self._lock = threading.Lock()

@@ -9,7 +9,7 @@ applies it as it applies the person's input: a tool (or the outside text it rela
 of LangGraph's forms, in a dict or an update object), and so start a turn of its own inside
 the person's, and a per-turn write would run again.
 
-The guard sits where every tool answer passes (`Guard._run`), so it reads each answer there:
+The guard sits where every tool answer passes (`Guard.run_settled`), so it reads each answer there:
 `marks_turn(result, state)` says why an answer writes a turn mark, or None. Such an answer is not
 passed on: the tool ran (its record says so), and the model is told that its answer was withheld
 (`withheld`). What is not a turn mark passes as it is: messages of other kinds, a `RemoveMessage` of
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import state as _state
+from ...guard import state as _state
 
 #: The reason code of an answer withheld because it writes a turn mark.
 REASON = "turn_mark"
