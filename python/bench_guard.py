@@ -36,7 +36,7 @@ from stalwart_export import HISTORY_KEY, Guard  # noqa: E402
 from stalwart_export.guard.core import Batch  # noqa: E402
 from stalwart_export.guard.decide import Call  # noqa: E402
 from stalwart_export.guard.history import verify  # noqa: E402
-from stalwart_export.guard.trace import NO_THREAD  # noqa: E402
+from stalwart_export.langgraph.guard.trace import NO_THREAD  # noqa: E402
 
 CATALOGUE = {"format": "qls-catalogue/1", "tools": {
     "get_order": {"kind": "read", "args": {"order_id": {"type": "string"}}},

@@ -53,7 +53,8 @@ from typing import Any, Mapping
 
 from . import _code
 from ._ids import escape_id
-from .guard.catalogue import ORDER_WORDS, ROLES, TOOL_WORDS  # noqa: F401 - ROLES, ORDER_WORDS read by the exporter's checks
+# ROLES and ORDER_WORDS are read by the exporter's checks too
+from .guard.catalogue import ORDER_WORDS, ROLES, TOOL_WORDS  # noqa: F401
 
 GRAPH_KEYS = ("input", "nodes", "standing", "turns")
 #: `turns` values (an OpenAI Agents SDK export, SPEC 13.1 "a new turn").

@@ -199,11 +199,13 @@ def test_each_side_imports_without_the_other_framework():
     lg = sorted(m for m in mods if layer(m) == "langgraph")
     assert _import(["langgraph", "langchain", "langchain_core"], ground + sdk).startswith(
         f"imported {len(ground + sdk)} ")
-    assert _import(["agents"], ground + lg) == f"imported {len(ground + lg)} frameworks loaded: langchain,langchain_core,langgraph"
+    assert _import(["agents"], ground + lg) == (f"imported {len(ground + lg)} frameworks loaded: "
+                                                "langchain,langchain_core,langgraph")
     import subprocess
     import sys
 
-    late = BLOCKED + "\nimport stalwart_export\ntry:\n    stalwart_export.Guard\nexcept ImportError as e:\n    print(e)\n"
+    late = BLOCKED + ("\nimport stalwart_export\ntry:\n    stalwart_export.Guard\n"
+                      "except ImportError as e:\n    print(e)\n")
     p = subprocess.run([sys.executable, "-c", late, "langgraph,langchain,langchain_core"], capture_output=True,
                        text=True, env={"PYTHONPATH": str(PKG.parent)}, timeout=120)
     assert "not importable here: langgraph" in p.stdout, p.stdout + p.stderr[-2000:]

@@ -135,7 +135,7 @@ fn read_input(r: Reader<'_>, map: Map<'_>) -> Result<bool, InputError> {
 /// Agents SDK when `producer.exporter` is `stalwart_export.openai_agents` (what
 /// `python/stalwart_export/openai_agents/export.py` writes); LangGraph when `producer.versions`
 /// names `langgraph` or `producer.exporter` is `stalwart_export` (what
-/// `python/stalwart_export/graph.py` writes, with or without provenance). Never an error:
+/// `python/stalwart_export/langgraph/graph.py` writes, with or without provenance). Never an error:
 /// metadata is not part of the contract.
 fn framework(producer: Option<&Node>) -> Framework {
     let entry = |key: &str| {

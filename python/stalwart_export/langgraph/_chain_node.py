@@ -3,7 +3,7 @@
 
 `needs_reading` says when a node takes this path (the plain reading would miss something);
 `read_node` reads the chain and every function its steps run as a node's function is read
-(`_unseen`, `graph._GraphExport.step_tools` and `find_model`, `_pauses`); `export_node` makes the
+(`_unseen`, `_walk.GraphExport.step_tools` and `find_model`, `_pauses`); `export_node` makes the
 node:
 
 * a chat model in the chain, and no tool the chain runs: a `model` node; the tools it binds are
@@ -163,7 +163,7 @@ def invoke_site(fn: Any, tree: ast.AST | None, given: dict[str, Any]) -> ast.AST
 
 def export_node(g: Any, name: str, node: dict, prov: dict, runnable: Any, fn: Any, c: Chain,
                 tool_lists: list[list]) -> dict:
-    """Node `name` (a `_GraphExport` `g`) as its chain `c` says (see the module's doc): its kind, the
+    """Node `name` (a `GraphExport` `g`) as its chain `c` says (see the module's doc): its kind, the
     tools it runs, the models' bound tools and hosted tools, and an `opaque` entry for each thing
     unread, each at the user's line (SPEC 12.5)."""
     prov["chain"] = True

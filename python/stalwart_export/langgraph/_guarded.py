@@ -260,7 +260,7 @@ def fan_outs(walker: Any) -> None:
     calling `guard.call` is serialised across branches and stays guarded; create_agent's own Sends
     (one call of the model's message each) are its batch's reading and change nothing.
 
-    `walker`: the exporter's walk of one graph (`graph._GraphExport`): its `send_fns`, `toolnodes`,
+    `walker`: the exporter's walk of one graph (`_walk.GraphExport`): its `send_fns`, `toolnodes`,
     `kinds`, `nodes`, `qid` and `label`."""
     targets: dict[str, Any] = {}
     for dests, fn in walker.send_fns:

@@ -24,7 +24,7 @@ SESSION_RULES = ("the guard inside starts each run of the agent with an empty hi
 def export(walker: Any, name: str, node: dict, prov: dict, fn: Any, tree: ast.AST) -> bool:
     """Write node `name` (its function `fn`, parsed `tree`) when its code builds an agent
     (`_inner_agents.find`); False when it builds none (the node is read as before). `walker`: the
-    exporter's walk of the graph (`graph._GraphExport`)."""
+    exporter's walk of the graph (`_walk.GraphExport`)."""
     mod = (getattr(_code.plain_function(fn), "__module__", "") or "").split(".")[0]
     if mod in ("langgraph", "langchain", "langchain_core", "stalwart_export"):
         return False  # the framework's own node functions (a prebuilt agent's) build no agent

@@ -39,7 +39,7 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
                             "or wrap the tools")
 
     class GuardedToolNode(ToolNode):
-        """A ToolNode whose every call passes the guard (stalwart_export.guard.node)."""
+        """A ToolNode whose every call passes the guard (stalwart_export.langgraph.guard.node)."""
 
         def __init__(self) -> None:
             self.stalwart_guard = guard
@@ -107,7 +107,7 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
                 out = super()._func(input, config, runtime)
             finally:
                 self._forget(keys)
-            # every call of the batch ran: a hand-off carries all their records (guard/handoff.py)
+            # every call of the batch ran: a hand-off carries all their records (handoff.py)
             return carry_history(out, batch.history_after()) if hands_off(out) else out
 
         async def _afunc(self, input: Any, config: RunnableConfig, runtime: Runtime) -> Any:
@@ -116,7 +116,7 @@ def guarded_tool_node(guard: Any, tools: list, name: str, **kwargs: Any) -> Any:
                 out = await super()._afunc(input, config, runtime)
             finally:
                 self._forget(keys)
-            # every call of the batch ran: a hand-off carries all their records (guard/handoff.py)
+            # every call of the batch ran: a hand-off carries all their records (handoff.py)
             return carry_history(out, batch.history_after()) if hands_off(out) else out
 
         # -- run one settled call

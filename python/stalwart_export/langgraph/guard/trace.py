@@ -132,7 +132,7 @@ def make_tracer(writer: TraceWriter, graph: Any = None) -> Any:
     from langchain_core.callbacks import BaseCallbackHandler
 
     class GuardTracer(BaseCallbackHandler):
-        """The guard's trace of node steps (stalwart_export.guard.trace)."""
+        """The guard's trace of node steps (stalwart_export.langgraph.guard.trace)."""
 
         raise_error = False
 
