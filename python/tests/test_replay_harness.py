@@ -87,11 +87,12 @@ def test_harness_errors_are_one_line_exit_2(team_script, tmp_path):
 
 def test_arguments_are_valid_for_each_schema():
     from stalwart_export import replay as h
+    from stalwart_export.langgraph.replay import tool_schema
 
     from lg_apps import handwritten, teams
 
     for t in (teams.issue_credit, handwritten.send_email, teams.lookup_invoice):
-        args = h.arguments(h.tool_schema(t))
+        args = h.arguments(tool_schema(t))
         t.args_schema.model_validate(args)  # raises when invalid
     assert h.arguments({"type": "object", "required": ["n", "mode"],
                         "properties": {"n": {"type": "integer", "minimum": 3},
@@ -310,7 +311,7 @@ def test_a_graph_compiled_with_checkpointer_false_cannot_pause_and_says_so(shape
 def test_the_interrupt_answer_is_the_word_the_node_reads_as_yes():
     import linecache
 
-    from stalwart_export.replay import resume_value
+    from stalwart_export.langgraph.replay import resume_value
 
     def approve(state):
         answer = interrupt_like(state)  # noqa: F821 - never run, only read
