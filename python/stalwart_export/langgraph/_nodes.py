@@ -7,8 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from .. import _code, _hosted, _sources
-from .. import _words
+from .. import _code, _hosted, _sources, _words
 from ..catalogue import HANDOFF_KEY
 from . import _chain_node, _chains, _fallbacks, _guarded, _inner_export, _unseen
 from ._models import bound_tool_lists, is_middleware, one_call_a_message

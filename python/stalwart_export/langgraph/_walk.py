@@ -18,9 +18,8 @@ if TYPE_CHECKING:  # the exporter holds the walks; the walk only reads it
     from ._exporter import Exporter
 
 
+#: LangGraph's names of a graph's start and end, the ids the export gives them.
 START = "__start__"
-
-
 END = "__end__"
 
 

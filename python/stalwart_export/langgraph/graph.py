@@ -15,11 +15,9 @@ import importlib.metadata
 from typing import Any
 
 from .. import _words
-from .._ids import escape_id, unescape_id  # noqa: F401 - part of this module's interface
-from ..catalogue import HANDOFF_KEY  # noqa: F401 - part of this module's interface
+from .._ids import escape_id
 from . import _written
 from ._exporter import Exporter, contents
-from ._walk import END, START  # noqa: F401 - part of this module's interface
 
 
 EXPORTER = "stalwart_export"
