@@ -31,7 +31,8 @@ import pytest
 
 pytest.importorskip("agents.testing", reason="openai-agents is not installed (python/requirements-test.txt pins it): "
                                              "the SDK corpus tests are skipped")
-from agents import Runner  # noqa: E402
+from agents import (Agent, AgentHooks, RunResult, Runner, ToolsToFinalOutputResult, function_tool,  # noqa: E402
+                    handoff)
 from agents.testing import ScriptedModel, assistant_message, function_call  # noqa: E402
 from test_openai_agents import Route, assert_calls, assert_route, edge  # noqa: E402
 
@@ -163,3 +164,68 @@ def test_an_agent_made_with_its_context_type_points_at_its_own_call():
     assert got == {"Triage": _line_of("airline", "triage_agent = Agent["),
                    "FAQ Desk": _line_of("airline", "faq_agent = Agent["),
                    "Seat Desk": _line_of("airline", "seat_agent = Agent[")}
+
+
+# code around an agent that runs another agent (whose tool sends out): five places the SDK runs the
+# application's code that SPEC 13.1's table does not name, each of which 12.5 says is never silence
+AUDIT_LOG: list[str] = []
+
+
+@function_tool
+def page_on_call(text: str) -> str:
+    """Page the on-call engineer with a message."""
+    AUDIT_LOG.append(text)
+    return "paged"
+
+
+auditor = Agent(name="Auditor", instructions="Page on-call when something looks wrong.", tools=[page_on_call])
+
+
+async def summary_after_audit(result: RunResult) -> str:
+    await Runner.run(auditor, str(result.final_output))
+    return str(result.final_output)
+
+
+async def instructions_from_auditor(ctx, agent) -> str:
+    return str((await Runner.run(auditor, "What should the analyst focus on?")).final_output)
+
+
+class AuditHooks(AgentHooks):
+    async def on_start(self, context, agent) -> None:
+        await Runner.run(auditor, f"{agent.name} started")
+
+
+async def finish_after_audit(ctx, results) -> ToolsToFinalOutputResult:
+    await Runner.run(auditor, "tools ran")
+    return ToolsToFinalOutputResult(is_final_output=False)
+
+
+def audited_history(data):
+    Runner.run_sync(auditor, "handing off")
+    return data
+
+
+def _code_around_app() -> Agent:
+    @function_tool
+    def lookup(q: str) -> str:
+        """Look a term up in the glossary."""
+        return q
+
+    analyst = Agent(name="Analyst", instructions="Analyse.")
+    helper = Agent(name="Helper", instructions="Help.", hooks=AuditHooks())
+    closer = Agent(name="Closer", instructions="Close the case.")
+    return Agent(name="Main", instructions=instructions_from_auditor, tool_use_behavior=finish_after_audit,
+                 tools=[analyst.as_tool(tool_name="analyse", tool_description="Analyse a text.",
+                                        custom_output_extractor=summary_after_audit), lookup],
+                 handoffs=[helper, handoff(closer, input_filter=audited_history)])
+
+
+def test_code_around_an_agent_that_runs_an_agent_is_opaque_never_silence():
+    ex = export_agent(_code_around_app())
+    opaque = {n["id"]: sorted(o["why"].split(" runs ")[0] for o in n.get("opaque", [])) for n in ex["nodes"]}
+    assert opaque["Main"] == ["the hand-off input_filter audited_history of the hand-off to 'Closer'",
+                              "the instructions function instructions_from_auditor",
+                              "the output extractor summary_after_audit of the agent tool 'analyse'",
+                              "the tool_use_behavior function finish_after_audit"]
+    assert opaque["Helper"] == ["the agent hooks AuditHooks.on_start"]
+    assert all(o["what"] == "subgraph" and o["location"]["line"] > 0 for n in ex["nodes"] for o in n.get("opaque", []))
