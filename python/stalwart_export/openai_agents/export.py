@@ -25,8 +25,10 @@ agents-as-tools. Per agent A:
 * MCP servers (`mcp_servers`): listed at export time (`_mcp_list.py`), their tools on `A:tools`
   with MCP's default annotations; a server that cannot be listed is an `opaque` entry on
   `A:tools` (QG024);
-* an `on_handoff` hook or a guardrail (of the agent or of a tool) whose code runs an agent, names a
-  tool or calls a model (`_hooks.py`), a hand-off whose target or hook the exporter cannot read, a
+* an `on_handoff` hook, a guardrail (of the agent or of a tool) or other code the SDK runs on the
+  agent's turns (`_hooks.around`: instructions, `AgentHooks`, `tool_use_behavior`, a hand-off's
+  `input_filter`, an agent tool's output extractor) whose code runs an agent, names a tool or calls
+  a model (`_hooks.py`), a hand-off whose target or hook the exporter cannot read, a
   hosted MCP server without `allowed_tools`, a tool type it does not know: `opaque` entries, never
   silence (a hook or guardrail that only reads text is nothing).
 
@@ -201,6 +203,8 @@ class _Export:
                 if fn is not None:
                     gname = getattr(gr, "name", None) or getattr(fn, "__qualname__", "guardrail")
                     opaque_model += self.code(fn, f"the {kind[:-1].replace('_', ' ')} {gname}")
+        for fn, what_code in _hooks.around(a):
+            opaque_model += self.code(fn, what_code)
         for _label, why in sorted_tools.hosted_unlisted:
             opaque_model.append({"what": "tools", "why": why})
         for _cls, why in sorted_tools.unknown:
