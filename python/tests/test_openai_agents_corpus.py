@@ -31,12 +31,14 @@ import pytest
 
 pytest.importorskip("agents.testing", reason="openai-agents is not installed (python/requirements-test.txt pins it): "
                                              "the SDK corpus tests are skipped")
-from agents import (Agent, AgentHooks, RunResult, Runner, ToolsToFinalOutputResult, function_tool,  # noqa: E402
-                    handoff)
+from agents import (Agent, AgentHooks, RunConfig, Runner, RunResult, SQLiteSession,  # noqa: E402
+                    ToolsToFinalOutputResult, function_tool, handoff, set_tracing_disabled)
 from agents.testing import ScriptedModel, assistant_message, function_call  # noqa: E402
 from test_openai_agents import Route, assert_calls, assert_route, edge  # noqa: E402
 
 from stalwart_export.openai_agents import export_agent  # noqa: E402
+
+set_tracing_disabled(True)
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 CORPUS = PYTHON_DIR.parent / "fixtures" / "openai-agents" / "corpus"
@@ -229,3 +231,181 @@ def test_code_around_an_agent_that_runs_an_agent_is_opaque_never_silence():
                               "the tool_use_behavior function finish_after_audit"]
     assert opaque["Helper"] == ["the agent hooks AuditHooks.on_start"]
     assert all(o["what"] == "subgraph" and o["location"]["line"] > 0 for n in ex["nodes"] for o in n.get("opaque", []))
+
+
+# ------------------------------------------------------------------ each app run offline, every step a route of its export
+def run_app(agent, script: list, route: Route, input_or_state="hello", **kw):
+    """One `Runner.run` of `agent` with the SDK's test model playing `script`, its steps in `route`."""
+    rc = kw.pop("run_config", None) or RunConfig()
+    rc.model = ScriptedModel(script)
+    return asyncio.run(Runner.run(agent, input_or_state, run_config=rc, hooks=route, **kw))
+
+
+def resumed(route: Route) -> Route:
+    """A route going on from `route`'s steps (a run resumed after an approval)."""
+    out = Route()
+    out.steps = list(route.steps)
+    return out
+
+
+def test_airline_seat_change_hands_off_there_and_back():
+    m = app("airline")
+    ex = stored("airline")
+    ctx = m.TravelContext(passenger_name="Ada")
+    route = Route()
+    result = run_app(m.triage_agent, [
+        [function_call("transfer_to_seat_desk", {}, call_id="h1")],
+        [function_call("change_seat", {"booking_ref": "QX7Y2", "new_seat": "21A"}, call_id="c1")],
+        [function_call("email_boarding_pass", {"email": "ada@example.com"}, call_id="c2"),
+         function_call("transfer_to_triage", {}, call_id="h2")],
+        [assistant_message("Your seat is 21A; anything else?")],
+    ], route, "I'd like a window seat", context=ctx)
+    assert result.final_output == "Your seat is 21A; anything else?" and result.last_agent is m.triage_agent
+    assert m.SEATS["QX7Y2"] == "21A" and m.OUTBOX[-1] == ("ada@example.com", "QX7Y2")
+    assert ctx.flight and ctx.flight.startswith("QX-")  # the on_handoff hook ran
+    assert route.steps == ["__start__", "Triage", "Seat Desk", "Seat Desk:tools", "Seat Desk", "Seat Desk:tools",
+                           "Triage"]
+    assert_route(ex, route.steps)
+    assert_calls(ex, route.calls)
+    # the next turn starts at the agent the last one ended with (the SDK's examples pass last_agent)
+    assert edge(ex, "__start__", "FAQ Desk") and edge(ex, "__start__", "Seat Desk")
+
+
+def test_research_writer_consults_agents_as_tools_then_saves_and_posts(tmp_path, monkeypatch):
+    m = app("research")
+    monkeypatch.setattr(m, "DRAFTS", tmp_path / "drafts")
+    ex = stored("research")
+    report = {"short_summary": "Growing", "markdown_report": "# ACME", "follow_up_questions": []}
+    route = Route()
+    result = run_app(m.writer_agent, [
+        [function_call("fundamentals_analysis", {"input": "ACME revenue notes"}, call_id="a1")],
+        [assistant_message(json.dumps({"summary": "Revenue up 12%"}))],  # the analyst's own run
+        [function_call("web_research", {"input": "ACME lawsuit 2026"}, call_id="a2")],
+        [assistant_message("No lawsuit found.")],  # the web researcher's own run
+        [function_call("save_draft", {"title": "acme", "markdown": "# ACME"}, call_id="c1")],
+        [function_call("post_to_channel", {"summary": "ACME: growing"}, call_id="c2")],
+        [assistant_message(json.dumps(report))],
+    ], route, "Write up ACME")
+    assert result.final_output.short_summary == "Growing"
+    assert (tmp_path / "drafts" / "acme.md").read_text() == "# ACME" and m.CHANNEL[-1] == "ACME: growing"
+    assert route.steps == ["__start__", "Writer", "fundamentals_analysis", "Writer", "web_research", "Writer",
+                           "Writer:tools", "Writer", "Writer:tools", "Writer"]
+    assert_route(ex, route.steps)
+    assert_calls(ex, route.calls)
+
+
+def test_approvals_small_refund_runs_and_a_cancel_waits_for_the_person_then_stops():
+    m = app("approvals")
+    ex = stored("approvals")
+    route = Route()
+    result = run_app(m.orders_agent, [
+        [function_call("get_order", {"order_id": "A-1002"}, call_id="c1")],
+        [function_call("refund_order", {"order_id": "A-1002", "amount": 20.0}, call_id="c2")],
+        [function_call("cancel_order", {"order_id": "A-1002"}, call_id="c3")],
+    ], route, "Refund 20 EUR of A-1002 and cancel it")
+    # the small refund ran without asking (its needs_approval function said no); the cancel waits
+    assert m.REFUNDS[-1] == ("A-1002", 20.0) and m.ORDERS["A-1002"]["status"] == "open"
+    assert [i.name for i in result.interruptions] == ["cancel_order"]
+    assert {(i["node"], i["tool"]) for i in ex["interrupts"]} == {("Order Desk:tools", "cancel_order")}
+    state = result.to_state()
+    state.approve(result.interruptions[0])
+    after = resumed(route)
+    result = run_app(m.orders_agent, [], after, state)
+    # StopAtTools: the cancel's own answer is the final output, no model call after it
+    assert result.final_output == "A-1002 cancelled" and m.ORDERS["A-1002"]["status"] == "cancelled"
+    assert after.steps == ["__start__", "Order Desk", "Order Desk:tools", "Order Desk", "Order Desk:tools",
+                           "Order Desk", "Order Desk:tools"]
+    assert_route(ex, after.steps)
+    assert_calls(ex, route.calls + after.calls)
+    # a large refund asks too, but only the app's function knows when: the export credits no review for it
+    result = run_app(m.orders_agent, [[function_call("refund_order", {"order_id": "A-1001", "amount": 250},
+                                                     call_id="c4")]], Route(), "Refund all of A-1001")
+    assert [i.name for i in result.interruptions] == ["refund_order"]
+    assert not any(i["tool"] == "refund_order" for i in ex["interrupts"])
+
+
+def test_language_triage_runs_its_classifier_then_hands_off_in_french():
+    m = app("language")
+    ex = stored("language")
+    # the guardrail's own run (no run_config: the agent's model), with the test model too
+    classifier = ScriptedModel([[assistant_message(json.dumps({"is_abusive": False, "reasoning": "a question"}))]])
+    m.abuse_classifier.model = classifier
+    route = Route()
+    result = run_app(m.triage_agent, [
+        [function_call("transfer_to_french", {}, call_id="h1")],
+        [function_call("search_help_center", {"query": "password reset"}, call_id="c1")],
+        [assistant_message("Allez dans Paramètres > Sécurité.")],
+    ], route, "J'ai oublié mon mot de passe", context=m.Customer(market="fr"))
+    assert result.final_output == "Allez dans Paramètres > Sécurité."
+    # the guardrail's agent ran (a model call of an agent the export does not have: hence its QG024)
+    assert classifier.remaining_steps == 0 and "Abuse Classifier" not in {n["id"] for n in ex["nodes"]}
+    assert route.steps == ["__start__", "Language Triage", "French", "French:tools", "French"]
+    assert_route(ex, route.steps)
+    assert_calls(ex, route.calls)
+    assert any(n["id"] == "Language Triage" and n["opaque"][0]["what"] == "subgraph" for n in ex["nodes"])
+
+
+def test_files_mcp_lists_reads_and_writes_notes_through_the_stdio_server(tmp_path):
+    m = app("files_mcp")
+    ex = stored("files_mcp")
+    (tmp_path / "todo.md").write_text("- buy milk")
+    m.notes_server.params.env = dict(os.environ, NOTES_ROOT=str(tmp_path))
+    route = Route()
+
+    async def go():
+        async with m.notes_server:
+            rc = RunConfig(model=ScriptedModel([
+                [function_call("list_notes", {}, call_id="c1")],
+                [function_call("read_note", {"name": "todo.md"}, call_id="c2")],
+                [function_call("write_note", {"name": "done.md", "text": "- buy milk (done)"}, call_id="c3")],
+                [assistant_message("Moved it to done.md.")],
+            ]))
+            return await Runner.run(m.notes_agent, "Mark my todo as done", run_config=rc, hooks=route)
+
+    result = asyncio.run(go())
+    assert result.final_output == "Moved it to done.md."
+    assert (tmp_path / "done.md").read_text() == "- buy milk (done)"
+    assert route.calls == [("Notes Assistant:tools", t) for t in ("list_notes", "read_note", "write_note")]
+    assert_route(ex, route.steps)
+    assert_calls(ex, route.calls)
+
+
+def test_guarded_desk_asks_about_the_refund_then_refuses_a_second_one():
+    m = app("guarded_desk")
+    ex = stored("guarded_desk")
+    assert {n["id"]: n["kind"] for n in ex["nodes"]}["Billing:tools"] == "tools"
+    agent = m.support_agent()
+    session = m.guard().session(SQLiteSession("corpus-guarded-desk"))
+    route = Route()
+    result = run_app(agent, [
+        [function_call("transfer_to_billing", {}, call_id="h1")],
+        [function_call("lookup_invoice", {"invoice_id": "INV-17"}, call_id="c1")],
+        [function_call("read_customer_messages", {"invoice_id": "INV-17"}, call_id="c2")],
+        [function_call("refund_invoice", {"invoice_id": "INV-17", "amount": 60}, call_id="c3")],
+    ], route, "I was charged twice for INV-17", session=session, run_config=session.run_config())
+    # a write after the customer's own words: the guard asks the person, and nothing ran yet
+    assert [i.name for i in result.interruptions] == ["refund_invoice"] and m.REFUNDS == []
+    state = result.to_state()
+    state.approve(result.interruptions[0])
+    after = resumed(route)
+    result = run_app(result.last_agent, [[assistant_message("Refunded 60 EUR.")]], after, state, session=session,
+                     run_config=session.run_config())
+    assert result.final_output == "Refunded 60 EUR." and m.REFUNDS == [("INV-17", 60.0)]
+    # a second refund in the session: at_most 1 per session, refused before anyone is asked
+    second = resumed(after)
+    result = run_app(result.last_agent, [
+        [function_call("refund_invoice", {"invoice_id": "INV-17", "amount": 60}, call_id="c4")],
+        [assistant_message("I cannot refund it twice.")],
+    ], second, "refund it again", session=session, run_config=session.run_config())
+    assert result.interruptions == [] and m.REFUNDS == [("INV-17", 60.0)]
+    refused = [str(i.output) for i in result.new_items if type(i).__name__ == "ToolCallOutputItem"]
+    assert len(refused) == 1 and refused[0].startswith("Refused by the tool check"), refused
+    # the refused call is answered at the tool node (its guardrail), where no tool starts
+    assert second.steps[len(after.steps):] == ["Billing", "Billing"] and second.calls == []
+    second.steps.insert(len(after.steps) + 1, "Billing:tools")
+    assert after.steps == ["__start__", "Front Desk", "Billing", "Billing:tools", "Billing", "Billing:tools",
+                           "Billing", "Billing:tools", "Billing"]
+    assert_route(ex, after.steps)
+    # the second turn starts at Billing, the agent the first ended with
+    assert_route(ex, ["__start__"] + second.steps[len(after.steps):])
+    assert_calls(ex, after.calls)
