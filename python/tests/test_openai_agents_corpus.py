@@ -233,7 +233,7 @@ def test_code_around_an_agent_that_runs_an_agent_is_opaque_never_silence():
     assert all(o["what"] == "subgraph" and o["location"]["line"] > 0 for n in ex["nodes"] for o in n.get("opaque", []))
 
 
-# ------------------------------------------------------------------ each app run offline, every step a route of its export
+# ------------------------------------------------------------------ each app run offline: every step a route
 def run_app(agent, script: list, route: Route, input_or_state="hello", **kw):
     """One `Runner.run` of `agent` with the SDK's test model playing `script`, its steps in `route`."""
     rc = kw.pop("run_config", None) or RunConfig()
