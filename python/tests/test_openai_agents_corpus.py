@@ -409,3 +409,23 @@ def test_guarded_desk_asks_about_the_refund_then_refuses_a_second_one():
     # the second turn starts at Billing, the agent the first ended with
     assert_route(ex, ["__start__"] + second.steps[len(after.steps):])
     assert_calls(ex, after.calls)
+
+
+def notes_by_role(ctx, tool) -> bool:
+    """Admins get every notes tool; everyone else only the reads (the run's context says who)."""
+    return ctx.run_context.context["role"] == "admin" or bool(tool.annotations and tool.annotations.readOnlyHint)
+
+
+def test_an_mcp_servers_dynamic_tool_filter_keeps_every_tool_it_may_allow():
+    """A `tool_filter` function decides on the run's context, which export time does not have: the
+    tools an admin's run gets (write_note, delete_note) must be in the export, never dropped."""
+    from agents.mcp import MCPServerStdio
+
+    server = MCPServerStdio(name="notes", params={"command": sys.executable,
+                                                  "args": [str(APPS / "files_mcp" / "files_server.py")]},
+                            tool_filter=notes_by_role)
+    ex = export_agent(Agent(name="Notes", instructions="Keep the notes.", mcp_servers=[server]))
+    tools = {n["id"]: n.get("tools") for n in ex["nodes"]}
+    assert tools.get("Notes:tools") == ["list_notes", "read_note", "write_note", "delete_note"]
+    assert server.tool_filter is notes_by_role  # the application's server is left as it was
+    assert any("tool_filter" in w and "notes_by_role" in w for w in ex["warnings"]), ex["warnings"]
