@@ -210,6 +210,8 @@ class _Export:
         for _cls, why in sorted_tools.unknown:
             opaque_tools.append({"what": "tools", "why": why})
         listed = self.mcp(a)
+        for w in listed.warnings:
+            self.warn(w)
         for label, why in listed.unlisted:
             opaque_tools.append({"what": "tools", "why": f"the MCP server {label!r}: its tools are listed at run time, "
                                                          f"and the exporter could not list them at export time: {why}"})
