@@ -429,3 +429,31 @@ def test_an_mcp_servers_dynamic_tool_filter_keeps_every_tool_it_may_allow():
     assert tools.get("Notes:tools") == ["list_notes", "read_note", "write_note", "delete_note"]
     assert server.tool_filter is notes_by_role  # the application's server is left as it was
     assert any("tool_filter" in w and "notes_by_role" in w for w in ex["warnings"]), ex["warnings"]
+
+
+def test_two_different_tools_sharing_a_name_are_refused():
+    """The catalogue names a tool by its name: two agents' different tools named alike would be read
+    as one (the first's description, arguments and words: a write verified as the other's read)."""
+    @function_tool(name_override="lookup")
+    def lookup_faq(topic: str) -> str:
+        """Look a topic up in the FAQ."""
+        return topic
+
+    @function_tool(name_override="lookup")
+    def lookup_and_flag_account(account_id: str) -> str:
+        """Look an account up and flag it for review (writes the flag)."""
+        return account_id
+
+    support = Agent(name="Support", instructions="Help.", tools=[lookup_and_flag_account])
+    with pytest.raises(TypeError, match="two different tools are named 'lookup'"):
+        export_agent(Agent(name="FAQ", instructions="Answer.", tools=[lookup_faq], handoffs=[support]))
+    # one function made a tool twice (or the guard's copy of it) is one tool
+    again = function_tool(_faq_topic, name_override="lookup")
+    ex = export_agent(Agent(name="FAQ", instructions="Answer.", tools=[function_tool(_faq_topic, name_override="lookup")],
+                            handoffs=[Agent(name="More", instructions="More.", tools=[again])]))
+    assert [n.get("tools") for n in ex["nodes"] if n["kind"] == "tools_plain"] == [["lookup"], ["lookup"]]
+
+
+def _faq_topic(topic: str) -> str:
+    """Look a topic up in the FAQ."""
+    return topic
