@@ -449,7 +449,8 @@ def test_two_different_tools_sharing_a_name_are_refused():
         export_agent(Agent(name="FAQ", instructions="Answer.", tools=[lookup_faq], handoffs=[support]))
     # one function made a tool twice (or the guard's copy of it) is one tool
     again = function_tool(_faq_topic, name_override="lookup")
-    ex = export_agent(Agent(name="FAQ", instructions="Answer.", tools=[function_tool(_faq_topic, name_override="lookup")],
+    first = function_tool(_faq_topic, name_override="lookup")
+    ex = export_agent(Agent(name="FAQ", instructions="Answer.", tools=[first],
                             handoffs=[Agent(name="More", instructions="More.", tools=[again])]))
     assert [n.get("tools") for n in ex["nodes"] if n["kind"] == "tools_plain"] == [["lookup"], ["lookup"]]
 

@@ -226,7 +226,7 @@ class _Export:
             if t.name in tool_names:
                 continue
             tool_names.append(t.name)
-            self.tools.setdefault(t.name, t)
+            self.record_tool(t)
             fn = _tools.wrapped(t)
             tloc = _code.location(fn, self.base) if fn is not None else None
             if tloc and t.name not in self.tool_locations:
@@ -283,6 +283,22 @@ class _Export:
         g["edges"] += later["edges"]
         if opaque_model:
             model["opaque"] = [dict({"location": loc} if loc else {}, **o) for o in opaque_model]
+
+    def record_tool(self, t: Any) -> None:
+        """Record tool `t` under its name (the catalogue's key); two different tools named alike
+        (another function, or another description or arguments) are an error (`TypeError`)."""
+        other = self.tools.setdefault(t.name, t)
+        if other is t:
+            return
+        f, g = _tools.wrapped(other), _tools.wrapped(t)
+        if f is not None or g is not None:
+            same = f is g
+        else:
+            same = all(getattr(other, k, None) == getattr(t, k, None) for k in ("description", "params_json_schema"))
+        if not same:
+            raise TypeError(f"two different tools are named {t.name!r}: the catalogue names each tool by its name, so "
+                            "its words and the guard would take one for the other; give each its own name "
+                            "(function_tool(name_override=...))")
 
     def tool_node_kind(self, a: Any, sorted_tools: Any, mcp_tools: list, where: str) -> str:
         """`tools` when the SDK guard decides every call of A's tool node (every function tool
