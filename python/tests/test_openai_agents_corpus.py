@@ -458,3 +458,24 @@ def test_two_different_tools_sharing_a_name_are_refused():
 def _faq_topic(topic: str) -> str:
     """Look a topic up in the FAQ."""
     return topic
+
+
+def test_a_cloned_agent_points_at_its_clone_call():
+    """`base.clone(name=...)`, the SDK's way to make a variant: each clone at its own call, never at
+    the `Agent(` it was cloned from (another agent's line)."""
+    ex = export_agent(_clones(), base=str(Path(__file__).parent))
+    lines = Path(__file__).read_text().splitlines()
+
+    def line(text: str) -> int:
+        return next(i for i, ln in enumerate(lines) if ln.strip().startswith(text)) + 1
+
+    got = {n["id"]: (n.get("location") or {}).get("line") for n in ex["nodes"] if n["kind"] == "model"}
+    assert got == {"Clone Triage": line("triage = base.clone("), "Clone EN": line("base = Agent("),
+                   "Clone VIP": line("vip = base.clone(")}
+
+
+def _clones() -> Agent:
+    base = Agent(name="Clone EN", instructions="Answer in English.")
+    vip = base.clone(name="Clone VIP", tools=[function_tool(_faq_topic, name_override="vip_lookup")])
+    triage = base.clone(name="Clone Triage", handoffs=[base, vip])
+    return triage
