@@ -81,7 +81,7 @@ class _Export:
     def __init__(self, base: str | None, origin: tuple[str, str] | None) -> None:
         self.base = base
         self.origin = origin
-        self.index = SourceIndex({"Agent": 0})
+        self.index = SourceIndex({"Agent": 0, "clone": None})  # Agent(...), base.clone(name=...)
         self.warnings: list[str] = []
         self.subgraphs: dict[str, dict] = {}
         self.tools: dict[str, Any] = {}
