@@ -142,6 +142,8 @@ class SourceIndex:
                     action += [k.value for k in call.keywords if k.arg == "action"]
                     b.actions[named[0]] = action[0] if action else None
             return
+        if isinstance(func, ast.Subscript):  # a generic constructor: `Agent[Ctx](...)`
+            func = func.value
         spelled = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
         if spelled in self.constructors:
             name = next((k.value.value for k in call.keywords if k.arg == "name"

@@ -8,6 +8,8 @@ settings apply as at run time), and closes what it opened. The tools it gets are
 `FunctionTool`s for those MCP tools: they go on `A:tools` with the function tools, and their
 annotations (MCP's defaults where the server gave none) become catalogue words.
 
+A server's `tool_filter` function decides on the run's context, which export time does not have:
+it is not applied (every tool it may allow is listed, saying so); a static filter (a dict) is.
 A server that cannot be reached within `TIMEOUT` seconds (or fails to connect or list) is not
 guessed at: it stays an `opaque` entry on `A:tools` (QG024), saying why. A server the application
 already connected is listed and left open.
@@ -31,6 +33,8 @@ class Listed:
 
     tools: list[Any] = field(default_factory=list)
     unlisted: list[tuple[str, str]] = field(default_factory=list)
+    #: what the listing did not apply (a server's `tool_filter` function), for the export's warnings
+    warnings: list[str] = field(default_factory=list)
 
 
 def label(server: Any) -> str:
@@ -86,10 +90,22 @@ async def _list(agent: Any, servers: list[Any], timeout: float) -> Listed:
             from agents import RunContextWrapper
 
             one = agent.clone(mcp_servers=reached)
+            dynamic = {id(s): s.tool_filter for s in reached if callable(getattr(s, "tool_filter", None))}
+            for s in reached:
+                if id(s) in dynamic:
+                    name = getattr(dynamic[id(s)], "__qualname__", None) or type(dynamic[id(s)]).__name__
+                    out.warnings.append(f"the MCP server {label(s)!r}'s tool_filter {name} decides on the run's "
+                                        "context, which the exporter does not have: every tool the server lists is "
+                                        "exported (each may be allowed)")
+                    s.tool_filter = None
             try:
                 out.tools = list(await asyncio.wait_for(one.get_mcp_tools(RunContextWrapper(context=None)), timeout))
             except BaseException as e:  # noqa: BLE001 - the servers reached are unlisted then
                 out.unlisted += [(label(s), _why(e, timeout)) for s in reached]
+            finally:
+                for s in reached:
+                    if id(s) in dynamic:
+                        s.tool_filter = dynamic[id(s)]
     finally:
         for s in reversed(opened):
             try:

@@ -25,8 +25,10 @@ agents-as-tools. Per agent A:
 * MCP servers (`mcp_servers`): listed at export time (`_mcp_list.py`), their tools on `A:tools`
   with MCP's default annotations; a server that cannot be listed is an `opaque` entry on
   `A:tools` (QG024);
-* an `on_handoff` hook or a guardrail (of the agent or of a tool) whose code runs an agent, names a
-  tool or calls a model (`_hooks.py`), a hand-off whose target or hook the exporter cannot read, a
+* an `on_handoff` hook, a guardrail (of the agent or of a tool) or other code the SDK runs on the
+  agent's turns (`_hooks.around`: instructions, `AgentHooks`, `tool_use_behavior`, a hand-off's
+  `input_filter`, an agent tool's output extractor) whose code runs an agent, names a tool or calls
+  a model (`_hooks.py`), a hand-off whose target or hook the exporter cannot read, a
   hosted MCP server without `allowed_tools`, a tool type it does not know: `opaque` entries, never
   silence (a hook or guardrail that only reads text is nothing).
 
@@ -75,7 +77,7 @@ class _Export:
     def __init__(self, base: str | None, origin: tuple[str, str] | None) -> None:
         self.base = base
         self.origin = origin
-        self.index = SourceIndex({"Agent": 0})
+        self.index = SourceIndex({"Agent": 0, "clone": None})  # Agent(...), base.clone(name=...)
         self.warnings: list[str] = []
         self.subgraphs: dict[str, dict] = {}
         self.tools: dict[str, Any] = {}
@@ -197,11 +199,15 @@ class _Export:
                 if fn is not None:
                     gname = getattr(gr, "name", None) or getattr(fn, "__qualname__", "guardrail")
                     opaque_model += self.code(fn, f"the {kind[:-1].replace('_', ' ')} {gname}")
+        for fn, what_code in _hooks.around(a):
+            opaque_model += self.code(fn, what_code)
         for _label, why in sorted_tools.hosted_unlisted:
             opaque_model.append({"what": "tools", "why": why})
         for _cls, why in sorted_tools.unknown:
             opaque_tools.append({"what": "tools", "why": why})
         listed = self.mcp(a)
+        for w in listed.warnings:
+            self.warn(w)
         for label, why in listed.unlisted:
             opaque_tools.append({"what": "tools", "why": f"the MCP server {label!r}: its tools are listed at run time, "
                                                          f"and the exporter could not list them at export time: {why}"})
@@ -216,7 +222,7 @@ class _Export:
             if t.name in tool_names:
                 continue
             tool_names.append(t.name)
-            self.tools.setdefault(t.name, t)
+            self.record_tool(t)
             fn = _tools.wrapped(t)
             tloc = _code.location(fn, self.base) if fn is not None else None
             if tloc and t.name not in self.tool_locations:
@@ -273,6 +279,22 @@ class _Export:
         g["edges"] += later["edges"]
         if opaque_model:
             model["opaque"] = [dict({"location": loc} if loc else {}, **o) for o in opaque_model]
+
+    def record_tool(self, t: Any) -> None:
+        """Record tool `t` under its name (the catalogue's key); two different tools named alike
+        (another function, or another description or arguments) are an error (`TypeError`)."""
+        other = self.tools.setdefault(t.name, t)
+        if other is t:
+            return
+        f, g = _tools.wrapped(other), _tools.wrapped(t)
+        if f is not None or g is not None:
+            same = f is g
+        else:
+            same = all(getattr(other, k, None) == getattr(t, k, None) for k in ("description", "params_json_schema"))
+        if not same:
+            raise TypeError(f"two different tools are named {t.name!r}: the catalogue names each tool by its name, so "
+                            "its words and the guard would take one for the other; give each its own name "
+                            "(function_tool(name_override=...))")
 
     def tool_node_kind(self, a: Any, sorted_tools: Any, mcp_tools: list, where: str) -> str:
         """`tools` when the SDK guard decides every call of A's tool node (every function tool
