@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -544,3 +546,25 @@ def test_the_export_and_catalogue_page_examples_validate(binary, tmp_path):
         assert _errors(GRAPH, g) == []
         run = _run_pair(binary, tmp_path, g, cats[0])
         assert run.returncode in (0, 1), run.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# The rule pages
+
+
+def test_the_rule_pages_are_what_the_binary_prints(binary):
+    """docs/rules/ holds a page per rule and code check `rules list` names, each exactly
+    `rules explain ID` (docs/rules/generate.py writes them; `--check` fails on any difference)."""
+    run = subprocess.run([sys.executable, str(DOCS / "rules" / "generate.py"), "--check"],
+                         capture_output=True, text=True, env={**os.environ, "STALWART_BIN": binary})
+    assert run.returncode == 0, run.stderr
+    listed = json.loads(subprocess.run([binary, "rules", "list", "--format", "json"], capture_output=True,
+                                       text=True, check=True).stdout)
+    ids = [x["id"] for x in listed["rules"] + listed["code_checks"]]
+    assert len(ids) >= 30
+    for rule_id in ids:
+        text = subprocess.run([binary, "rules", "explain", rule_id], capture_output=True, text=True,
+                              check=True).stdout
+        page = (DOCS / "rules" / f"{rule_id}.md").read_text(encoding="utf-8")
+        assert text in page, rule_id
+        assert f"[{rule_id}]({rule_id}.md)" in (DOCS / "rules" / "README.md").read_text(encoding="utf-8")
