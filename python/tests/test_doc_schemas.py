@@ -115,7 +115,7 @@ def _lints(out: str) -> set[str]:
         report = json.loads(out)
     except ValueError:
         return set()
-    return {x.get("lint") or x.get("name") or x.get("rule") for x in report.get("lints") or []}
+    return {x.get("id") for x in report.get("lints") or []}
 
 
 def test_every_export_the_verifier_accepts_validates(binary):
@@ -137,7 +137,7 @@ def test_every_export_the_verifier_accepts_validates(binary):
         if errs:
             bad.append(f"{g.relative_to(REPO)}: {errs[:3]}")
     assert not bad, "exports the verifier accepts but the schema refuses:\n" + "\n".join(bad)
-    assert accepted >= MIN_GRAPHS - 10 and rejected >= 20, (accepted, rejected)
+    assert accepted >= 80 and rejected >= 20, (accepted, rejected)
 
 
 def test_every_catalogue_the_verifier_accepts_validates(binary, tmp_path):
@@ -282,6 +282,8 @@ GRAPH_MUTATIONS: list[tuple[str, Callable[[dict], None]]] = [
     ("node id a list", _set("nodes.2.id", ["tools"])),
     ("empty node id", _set("nodes.3.id", "")),
     ("node id with /", _set("nodes.3.id", "con/firm")),
+    ("node id with a tab", _set("nodes.3.id", "con\tfirm")),
+    ("node id with a zero-width space", _set("nodes.3.id", "con\u200bfirm")),
     ("tools not a list", _set("nodes.2.tools", "read_inbox")),
     ("sets not a list", _set("nodes.3.sets", True)),
     ("hosted on a step", _set("nodes.3.hosted", ["web_search"])),
@@ -354,6 +356,7 @@ CATALOGUE_MUTATIONS: list[tuple[str, Callable[[dict], None]]] = [
     ("store word misspelt", _set("stores.orders.persistant", True)),
     ("multi_tenant quoted", _set("stores.orders.multi_tenant", "yes")),
     ("requires a mapping", _set("tools.refund_card.requires", {"paid": True})),
+    ("tool name with a newline", lambda c: c["tools"].update({"read\ninbox": {"kind": "read"}})),
 ]
 
 #: Valid variations: both the verifier and the schema accept them.
@@ -440,6 +443,41 @@ def test_an_unknown_word_is_linted_by_the_verifier_and_refused_by_the_schema(bin
     run = _run_pair(binary, tmp_path, _base_graph(), c)
     assert run.returncode in (0, 1) and "unknown_word" in _lints(run.stdout)
     assert _errors(CATALOGUE, c)
+
+
+#: Where the two part, each written down (docs/README.md and the report say so); a change on either
+#: side fails here, so the pages are corrected with it. (what, graph or catalogue, the mutation,
+#: the verifier's exit, whether the schema accepts).
+KNOWN_DISAGREEMENTS: list[tuple[str, str, Callable[[dict], None], int, bool]] = [
+    # The verifier is stricter: a schema cannot see across values, or tell 25.0 from 25.
+    ("a whole number written 25.0", "graph", _set("recursion_limit", 25.0), 2, True),
+    ("a duplicate node id", "graph", lambda g: g["nodes"].append({"id": "tools", "kind": "step"}), 2, True),
+    ("an entry naming no node", "graph", _set("subgraphs.kb_graph.entry", "retrieve2"), 2, True),
+    ("a guard with a single &", "graph", _set("edges.2.guard", "approved & asked"), 2, True),
+    ("a guard naming an undeclared flag", "graph", _set("edges.2.guard", "paid"), 2, True),
+    ("a model_written tool the node does not list", "graph", _set("nodes.4.model_written", ["read_inbox"]), 2,
+     True),
+    ("a tool the catalogue lacks", "graph", _set("nodes.2.tools", ["read_inbox", "refund"]), 2, True),
+    ("an order rule naming a tool the catalogue lacks", "catalogue",
+     _set("tools.refund_card.order.after", ["get_order"]), 2, True),
+    # The schema is stricter: numbers where text is expected, words the verifier only lints.
+    ("a number where text is expected", "graph", _set("nodes.1.agent", 5), 1, False),
+    ("a number in a list of names", "catalogue", _set("tools.refund_card.requires", [1]), 1, False),
+    ("a role far from every known one", "catalogue", _set("tools.read_inbox.args.folder.role", "folder_path"),
+     1, False),
+    ("an auth the verifier does not know", "catalogue", _set("channels.bank.auth", "kerberos"), 1, False),
+]
+
+
+@pytest.mark.parametrize("name,which,mutate,exit_code,schema_accepts", KNOWN_DISAGREEMENTS,
+                         ids=[k[0] for k in KNOWN_DISAGREEMENTS])
+def test_known_disagreements(binary, tmp_path, name, which, mutate, exit_code, schema_accepts):
+    g, c = _base_graph(), _base_catalogue()
+    mutate(g if which == "graph" else c)
+    run = _run_pair(binary, tmp_path, g, c)
+    assert run.returncode == exit_code, run.stderr
+    errs = _errors(GRAPH, g) if which == "graph" else _errors(CATALOGUE, c)
+    assert (errs == []) == schema_accepts, errs
 
 
 # ---------------------------------------------------------------------------------------------
