@@ -70,6 +70,17 @@ def test_schemas_are_draft_2020_12():
         jsonschema.Draft202012Validator.check_schema(s)
 
 
+def test_the_catalogue_schema_names_the_readers_words():
+    """The schema's tool words, order words and roles are the readers' lists (test_word_lists.py
+    holds the Python lists to src/input/catalogue.rs)."""
+    from stalwart_export.guard.catalogue import ORDER_WORDS, ROLES, TOOL_WORDS
+
+    defs = _schemas()["catalogue.schema.json"]["$defs"]
+    assert sorted(defs["toolWords"]["properties"]) == sorted(TOOL_WORDS)
+    assert sorted(defs["toolWords"]["properties"]["order"]["properties"]) == sorted(ORDER_WORDS)
+    assert [r for r in defs["role"]["enum"] if r is not None] == list(ROLES)
+
+
 # ---------------------------------------------------------------------------------------------
 # The repository's files
 
