@@ -180,7 +180,7 @@ enum ColorChoice {
 
 #[derive(Args, Debug)]
 struct VerifyArgs {
-    /// The Bot Builder agent.yaml to verify.
+    /// The Bot Builder agent.yaml to verify (with --catalogue: a qls-graph/1 export, as --graph).
     agent_yaml: Option<PathBuf>,
     /// A qls-graph/1 export (JSON) to verify instead of an agent.yaml.
     #[arg(long, help_heading = "Input")]
@@ -487,8 +487,13 @@ fn print_input_error(e: crate::error::InputError) -> i32 {
     2
 }
 
-fn verify(a: VerifyArgs) -> i32 {
+fn verify(mut a: VerifyArgs) -> i32 {
     errors_follow(a.color);
+    // `stalwart verify graph.json --catalogue c.json`: an agent.yaml names its own catalogue, so
+    // a file given with --catalogue (and no --graph) is the export, as users type it.
+    if a.graph.is_none() && a.catalogue.is_some() {
+        a.graph = a.agent_yaml.take();
+    }
     let format = a.format;
     let output = a.output.clone();
     let inputs = named_inputs(&a);
@@ -538,7 +543,7 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
     }
     let loaded = match (&a.agent_yaml, &a.graph, &a.catalogue) {
         (Some(p), None, None) => input::load_agent_yaml(p),
-        (None, Some(g), Some(c)) => input::load_export(g, c),
+        (None, Some(g), Some(c)) | (Some(g), None, Some(c)) => input::load_export(g, c),
         (None, Some(_), None) => {
             return Err(Stop::plain(
                 "--graph needs --catalogue",
@@ -549,12 +554,6 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
             "give either an agent.yaml or --graph, not both",
             "`stalwart verify agent.yaml` or `stalwart verify --graph g.json --catalogue c.json`",
         )),
-        (Some(_), None, Some(_)) => {
-            return Err(Stop::plain(
-                "--catalogue goes with --graph",
-                "an agent.yaml names its catalogue under `tools:`",
-            ))
-        }
         (None, None, _) => return Err(Stop::plain(
             "nothing to verify",
             "`stalwart verify agent.yaml` or `stalwart verify --graph g.json --catalogue c.json`",

@@ -471,6 +471,11 @@ KNOWN_DISAGREEMENTS: list[tuple[str, str, Callable[[dict], None], int, bool]] = 
     ("a tool the catalogue lacks", "graph", _set("nodes.2.tools", ["read_inbox", "refund"]), 2, True),
     ("an order rule naming a tool the catalogue lacks", "catalogue",
      _set("tools.refund_card.order.after", ["get_order"]), 2, True),
+    # The schema lets an exporter's metadata through; the verifier refuses a key a small edit away
+    # from one of its words, which would otherwise drop what it says from the proof unseen.
+    ("a misspelt node word", "graph", _set("nodes.1.opaqe", [{"what": "tools", "why": "unread"}]), 2, True),
+    ("a misspelt top-level word", "graph", _set("interupts", []), 2, True),
+    ("a misspelt edge word", "graph", _set("edges.2.gaurd", "approved"), 2, True),
     # The schema is stricter: numbers where text is expected, words the verifier only lints.
     ("a number where text is expected", "graph", _set("nodes.1.agent", 5), 1, False),
     ("a number in a list of names", "catalogue", _set("tools.refund_card.requires", [1]), 1, False),

@@ -22,6 +22,55 @@ use super::validate;
 /// LangGraph's default `recursion_limit`.
 pub(crate) const DEFAULT_RECURSION_LIMIT: u32 = 25;
 
+/// The words of the export's top level (SPEC 2.2; `producer` and `warnings` are the exporters').
+const TOP_WORDS: &[&str] = &[
+    "format", "name", "source", "entry", "recursion_limit", "session_steps", "budget", "state", "nodes",
+    "edges", "sends", "interrupts", "subgraphs", "warnings", "producer", "tool_locations", "input",
+];
+/// The words of a graph under `subgraphs`.
+const GRAPH_WORDS: &[&str] = &["entry", "budget", "nodes", "edges", "sends", "interrupts", "subgraphs"];
+/// The words of a node.
+const NODE_WORDS: &[&str] = &[
+    "id", "kind", "location", "tools", "agent", "hosted", "sets", "clears", "graph", "channel", "opaque",
+    "guard_not_credited", "model_written",
+];
+/// The words of an edge.
+const EDGE_WORDS: &[&str] = &["from", "kind", "destinations", "guard", "exit_after", "location"];
+/// The words of a send.
+const SEND_WORDS: &[&str] = &["from", "destinations"];
+/// The words of an interrupt.
+const INTERRUPT_WORDS: &[&str] = &["node", "when", "tool", "answer", "standing"];
+/// The words of an `opaque` entry.
+const OPAQUE_WORDS: &[&str] = &["what", "why", "location"];
+
+/// Refuses a key of `m` (the map of `owner`: "node 'agent'") that is not one of `known` but a
+/// small edit away from one ([`crate::rulebook::library::nearest`]: `opaqe`, `hostd`,
+/// `interupts`). Keys the reader does not know are an exporter's metadata and ignored, so a
+/// misspelt word would silently drop what it says (an unseen tool, a hosted call, a pause) from
+/// the proof; any other unknown key stays metadata. Errors: at the key, naming the word meant.
+fn misspelt(r: Reader<'_>, m: Map<'_>, known: &[&str], owner: &str) -> Result<(), InputError> {
+    for e in m.entries {
+        if known.contains(&e.key.as_str()) {
+            continue;
+        }
+        if let Some(meant) = crate::rulebook::library::nearest(&e.key, known.iter().copied()) {
+            return Err(r
+                .err(
+                    e.key_loc,
+                    format!("`{}` on {owner} is not a word of qls-graph/1: did you mean `{meant}`?", e.key),
+                    format!(
+                        "write `{meant}`; a key the verifier does not know is read as an exporter's metadata and \
+                         ignored, so a misspelt word would silently drop what it says from the proof (the words \
+                         here: {})",
+                        known.join(", ")
+                    ),
+                )
+                .with_label(format!("did you mean `{meant}`?")));
+        }
+    }
+    Ok(())
+}
+
 /// Reads a whole export from its parsed tree.
 pub(crate) fn read_export(r: Reader<'_>, root: &Node) -> Result<Export, InputError> {
     let map = r.map(root, "the export")?;
@@ -51,6 +100,7 @@ pub(crate) fn read_export(r: Reader<'_>, root: &Node) -> Result<Export, InputErr
         }
     }
 
+    misspelt(r, map, TOP_WORDS, "the export")?;
     let mut state = Vec::new();
     collect_state(r, map, &mut state, 0)?;
     let flags: HashSet<String> = state.iter().map(|f: &FlagDecl| f.name.clone()).collect();
@@ -128,6 +178,7 @@ fn read_input(r: Reader<'_>, map: Map<'_>) -> Result<bool, InputError> {
             .with_label("a mapping"));
     }
     let m = r.map(n, "`input`")?;
+    misspelt(r, m, &["reads_outside"], "`input`")?;
     r.flag(m, "reads_outside", "`reads_outside` of `input`")
 }
 
@@ -316,6 +367,9 @@ fn read_graph(
     top: bool,
     depth: usize,
 ) -> Result<GraphDef, InputError> {
+    if !top {
+        misspelt(r, g, GRAPH_WORDS, "a subgraph")?;
+    }
     let mut out = GraphDef {
         entry: r.opt_text(g, "entry", "`entry`")?,
         ..GraphDef::default()
@@ -344,6 +398,7 @@ fn read_graph(
                 "`from` of a send",
                 "write the sending node's id as `from`",
             )?;
+            misspelt(r, m, SEND_WORDS, &format!("the send from '{}'", from.name))?;
             let destinations = match m.get_some("destinations") {
                 Some(d) => r.names(
                     d,
@@ -391,6 +446,7 @@ fn read_node(r: Reader<'_>, n: &Node) -> Result<NodeDef, InputError> {
     let m = r.map(n, "a node")?;
     let id = r.req_text(m, "id", "the `id` of a node", "give the node an `id`")?;
     let what = |w: &str| format!("`{w}` of node '{}'", id.name);
+    misspelt(r, m, NODE_WORDS, &format!("node '{}'", id.name))?;
     let kind = match m.get_some("kind") {
         None => {
             return Err(r
@@ -545,6 +601,7 @@ fn read_opaque(r: Reader<'_>, m: Map<'_>, id: &str) -> Result<Vec<OpaqueDef>, In
                 .with_label("a mapping"));
         }
         let em = r.map(e, &what_entry)?;
+        misspelt(r, em, OPAQUE_WORDS, &what_entry)?;
         let kinds = OpaqueWhat::ALL.join(", ");
         let what = match em.get_some("what") {
             None => {
@@ -608,6 +665,7 @@ fn read_edge(r: Reader<'_>, e: &Node, flags: &HashSet<String>) -> Result<EdgeDef
         "write the id of the node the edge leaves as `from`",
     )?;
     let what = |w: &str| format!("`{w}` of the edge from '{}'", from.name);
+    misspelt(r, m, EDGE_WORDS, &format!("the edge from '{}'", from.name))?;
     let kind = match m.get_some("kind") {
         None => {
             return Err(r.err(
@@ -732,6 +790,7 @@ fn read_interrupt(r: Reader<'_>, i: &Node) -> Result<InterruptDef, InputError> {
         "write the id of the node it pauses at as `node`",
     )?;
     let what = |w: &str| format!("`{w}` of the interrupt at '{}'", node.name);
+    misspelt(r, m, INTERRUPT_WORDS, &format!("the interrupt at '{}'", node.name))?;
     let times = "write `when`: before, after, inside or call";
     let when = match m.get_some("when") {
         None => {
