@@ -24,18 +24,59 @@ pub(crate) const DEFAULT_RECURSION_LIMIT: u32 = 25;
 
 /// The words of the export's top level (SPEC 2.2; `producer` and `warnings` are the exporters').
 const TOP_WORDS: &[&str] = &[
-    "format", "name", "source", "entry", "recursion_limit", "session_steps", "budget", "state", "nodes",
-    "edges", "sends", "interrupts", "subgraphs", "warnings", "producer", "tool_locations", "input",
+    "format",
+    "name",
+    "source",
+    "entry",
+    "recursion_limit",
+    "session_steps",
+    "budget",
+    "state",
+    "nodes",
+    "edges",
+    "sends",
+    "interrupts",
+    "subgraphs",
+    "warnings",
+    "producer",
+    "tool_locations",
+    "input",
 ];
 /// The words of a graph under `subgraphs`.
-const GRAPH_WORDS: &[&str] = &["entry", "budget", "nodes", "edges", "sends", "interrupts", "subgraphs"];
+const GRAPH_WORDS: &[&str] = &[
+    "entry",
+    "budget",
+    "nodes",
+    "edges",
+    "sends",
+    "interrupts",
+    "subgraphs",
+];
 /// The words of a node.
 const NODE_WORDS: &[&str] = &[
-    "id", "kind", "location", "tools", "agent", "hosted", "sets", "clears", "graph", "channel", "opaque",
-    "guard_not_credited", "model_written",
+    "id",
+    "kind",
+    "location",
+    "tools",
+    "agent",
+    "hosted",
+    "sets",
+    "clears",
+    "graph",
+    "channel",
+    "opaque",
+    "guard_not_credited",
+    "model_written",
 ];
 /// The words of an edge.
-const EDGE_WORDS: &[&str] = &["from", "kind", "destinations", "guard", "exit_after", "location"];
+const EDGE_WORDS: &[&str] = &[
+    "from",
+    "kind",
+    "destinations",
+    "guard",
+    "exit_after",
+    "location",
+];
 /// The words of a send.
 const SEND_WORDS: &[&str] = &["from", "destinations"];
 /// The words of an interrupt.
@@ -790,7 +831,12 @@ fn read_interrupt(r: Reader<'_>, i: &Node) -> Result<InterruptDef, InputError> {
         "write the id of the node it pauses at as `node`",
     )?;
     let what = |w: &str| format!("`{w}` of the interrupt at '{}'", node.name);
-    misspelt(r, m, INTERRUPT_WORDS, &format!("the interrupt at '{}'", node.name))?;
+    misspelt(
+        r,
+        m,
+        INTERRUPT_WORDS,
+        &format!("the interrupt at '{}'", node.name),
+    )?;
     let times = "write `when`: before, after, inside or call";
     let when = match m.get_some("when") {
         None => {
