@@ -8,7 +8,7 @@
 use crate::common;
 
 use common::{git, stalwart_in as run_in};
-use crate::action::{expr, runner};
+use crate::action::runner;
 
 use std::path::Path;
 
