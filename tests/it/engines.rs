@@ -41,7 +41,8 @@ fn engines_agree_on_generated_graphs() {
     let (mut reviewed_models, mut reviewed_yes, mut reviewed_no) = (0, 0, 0);
     let (mut input_models, mut input_taint_violations) = (0, 0);
     let mut flagged_ends = 0;
-    for seed in 0..cases() {
+    // Half the cases, as the two tests below (100 graphs by default); `STALWART_Z3_CASES` runs more.
+    for seed in 0..cases() / 2 {
         let g = gen::random(seed, 3 + (seed % 6) as usize, 2 + (seed % 4) as usize);
         let (m, o, found) = agree(seed, &g);
         for v in o
@@ -122,9 +123,9 @@ fn engines_agree_on_generated_graphs() {
             .count();
         checked += 1;
     }
-    assert_eq!(checked, cases());
+    assert_eq!(checked, cases() / 2);
     assert!(
-        violations > cases() as usize,
+        violations > checked as usize,
         "the generator should give violations to compare, got {violations}"
     );
     // Rulebook gates (SPEC 3 `fact[f]`) reach both engines and the interpreter, and decide calls

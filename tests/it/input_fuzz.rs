@@ -255,6 +255,19 @@ proptest! {
         let s = seeds();
         run_export(&apply(&s.export, &muts), "g.json", &s.catalogue, "c.json");
     }
+}
+
+/// Cases for the mutated catalogue: `STALWART_PROPTEST_CASES`, else 64 (a valid catalogue verifies
+/// the whole export, so each case costs a run; 256 took over a minute of the suite).
+fn catalogue_cases() -> u32 {
+    std::env::var("STALWART_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: catalogue_cases(), failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn mutated_catalogue_never_panics(muts in prop::collection::vec(mutation(), 1..6)) {
