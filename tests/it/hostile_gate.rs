@@ -7,8 +7,8 @@
 
 use crate::common;
 
-use common::{git, stalwart_in as run_in};
 use crate::action::runner;
+use common::{git, stalwart_in as run_in};
 
 use std::path::Path;
 
