@@ -29,7 +29,7 @@
 //!
 //! `build.rs` embeds the files at compile time (`$OUT_DIR/rules_index.rs`); they are parsed once,
 //! on first use. A file that does not parse fails this module's unit tests and the meta-test
-//! `tests/rules_meta.rs`, which also holds `status` to [`crate::checks::coverage::checked`].
+//! `tests/it/rules_meta.rs`, which also holds `status` to [`crate::checks::coverage::checked`].
 
 use crate::ir::Framework;
 use serde::{Deserialize, Serialize};
@@ -482,12 +482,12 @@ pub fn load() -> Result<Vec<Rule>, RuleFileError> {
 
 /// Every rule, sorted by id, parsed once from the files embedded at build time.
 ///
-/// The files are compiled in and held by the unit tests and `tests/rules_meta.rs`, so a file that
+/// The files are compiled in and held by the unit tests and `tests/it/rules_meta.rs`, so a file that
 /// does not parse cannot ship; should one, this panics naming the file.
 pub fn all() -> &'static [Rule] {
     static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
     RULES.get_or_init(|| {
-        load().expect("the rule files embedded from rules/ parse (held by tests/rules_meta.rs)")
+        load().expect("the rule files embedded from rules/ parse (held by tests/it/rules_meta.rs)")
     })
 }
 

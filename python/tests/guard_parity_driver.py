@@ -1,5 +1,5 @@
 """The Python driver of the guard parity property test (issue 15.3; the interface is
-notes/guard-parity.md, the Rust side tests/guard_parity.rs).
+notes/guard-parity.md, the Rust side tests/it/guard_parity.rs).
 
     python guard_parity_driver.py CASES.json        # prints {"results": [[decision, ...] per case]}
 

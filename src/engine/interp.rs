@@ -7,7 +7,7 @@
 //! answered, the call is bound, a guarded call's outcome is one the tool check can give, only a
 //! call its node reviews (SPEC 12.2) or a guarded one runs nothing) and that the last call breaks
 //! the obligation. [`Run`] drives the same walk step by step for a harness that decides each call
-//! as the interpreter reads it ([`call_outcomes`]), as `tests/guard_parity.rs` does against the
+//! as the interpreter reads it ([`call_outcomes`]), as `tests/it/guard_parity.rs` does against the
 //! Python guard.
 
 use super::{Class, Violation};

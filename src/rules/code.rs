@@ -79,7 +79,7 @@ struct File {
 
 /// Every code check, in `rules/code_checks.toml`'s order (CC001, CC002, CC003): `RuleId::CODE`'s.
 ///
-/// The file is compiled in and held by this module's tests and `tests/python_tools.rs`, so a
+/// The file is compiled in and held by this module's tests and `tests/it/python_tools.rs`, so a
 /// file that does not parse cannot ship; should one, this panics saying so.
 pub fn all() -> &'static [CodeCheck] {
     static ALL: OnceLock<Vec<CodeCheck>> = OnceLock::new();

@@ -1,5 +1,5 @@
 // Parses a Mermaid file with the real mermaid parser (npm `mermaid`, in a jsdom window), for
-// tests/project.rs: exit 0 and `ok <diagram type>` when it parses, exit 1 and the parser's error
+// tests/it/project.rs: exit 0 and `ok <diagram type>` when it parses, exit 1 and the parser's error
 // otherwise. `.ci/run` copies it beside the packages it installs in `.ci/mermaid`.
 import fs from 'fs';
 import { JSDOM } from 'jsdom';

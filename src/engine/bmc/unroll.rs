@@ -195,7 +195,7 @@ impl<'a> Unrolling<'a> {
         // The formula is propositional with "exactly one" (pseudo-Boolean) constraints: the
         // finite-domain solver answers it with Z3's SAT core. (The QF_UF-configured solver was a
         // third faster but mishandles the pseudo-Boolean constraints: a route it should have
-        // found, it refuted; tests/engines.rs keeps that case.)
+        // found, it refuted; tests/it/engines.rs keeps that case.)
         let solver = Solver::new_for_logic("QF_FD").unwrap_or_default();
         if let Some(ms) = timeout_ms {
             let mut params = Params::new();

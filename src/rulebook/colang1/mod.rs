@@ -3,7 +3,7 @@
 //!
 //! The parser follows NeMo Guardrails' own Colang 1.0 reader (`colang_parser.py`, an
 //! indentation-based line reader with line rewrites) step by step, so a file reads here as it
-//! reads in NeMo: the corpus of NeMo's own files checks it (`tests/colang1_corpus.rs`). Where NeMo
+//! reads in NeMo: the corpus of NeMo's own files checks it (`tests/it/colang1_corpus.rs`). Where NeMo
 //! would loop forever or read a block that is not indented as the body of an `if`, this reader
 //! stops with a [`SyntaxError`] instead.
 //!
