@@ -278,6 +278,11 @@ fn bad_invocations_exit_2_and_say_why() {
             ],
             "qls-graph/1",
         ),
+        // A file given with --catalogue is the export: an agent.yaml there is no qls-graph/1.
+        (
+            &["verify", SHOP, "--catalogue", "fixtures/shop-plain/catalogue.json"],
+            "qls-graph/1",
+        ),
     ];
     for (args, needle) in cases {
         let r = stalwart(args);
@@ -292,6 +297,18 @@ fn bad_invocations_exit_2_and_say_why() {
             "a run that could not prove prints no clean result"
         );
     }
+}
+
+/// `stalwart verify graph.json --catalogue c.json`, as users type it, is `--graph graph.json`.
+#[test]
+fn an_export_given_first_with_its_catalogue_is_verified_as_with_graph() {
+    let (g, c) = ("fixtures/shop-plain/graph.json", "fixtures/shop-plain/catalogue.json");
+    let first = stalwart(&["verify", g, "--catalogue", c, "--format", "json"]);
+    let flagged = stalwart(&["verify", "--graph", g, "--catalogue", c, "--format", "json"]);
+    assert_eq!(first.code, 1, "the plain shop fails its gate\n{}", first.stderr);
+    assert_eq!(first.code, flagged.code);
+    assert_eq!(first.stdout, flagged.stdout, "the same report either way");
+    assert!(first.stdout.contains("\"QG001\""), "{}", first.stdout);
 }
 
 #[test]

@@ -187,6 +187,34 @@ fn a_call_review_names_its_tool_and_no_answer() {
     );
 }
 
+/// A key a small edit away from a word of qls-graph/1 is refused at the key, naming the word
+/// meant: read as metadata, a misspelt `hosted` or `interrupts` would drop a provider's calls or a
+/// review from the proof unseen. A key far from every word stays metadata (`langgraph`).
+#[test]
+fn a_misspelt_word_of_the_export_is_refused() {
+    let e = graph_err("misspelt_node_word.json");
+    check(
+        &e,
+        "misspelt_node_word.json",
+        6,
+        6,
+        "`hostd` on node 'agent' is not a word of qls-graph/1: did you mean `hosted`?",
+        "write `hosted`",
+    );
+    let e = graph_err("misspelt_top_word.json");
+    check(
+        &e,
+        "misspelt_top_word.json",
+        14,
+        3,
+        "`interupts` on the export is not a word of qls-graph/1: did you mean `interrupts`?",
+        "silently drop what it says from the proof",
+    );
+    let d = errors_dir();
+    let i = load_export(&d.join("good_hosted.json"), &d.join("catalogue.json")).unwrap();
+    assert!(i.export.graph.nodes.iter().any(|n| !n.hosted.is_empty()));
+}
+
 /// SPEC 2.2 `input`: a mapping whose `reads_outside` is a bool.
 #[test]
 fn input_is_a_mapping_of_bools() {
