@@ -5,6 +5,7 @@
 //! not run (bad input, an unknown option value, an internal error). A proof that could not run
 //! never prints a clean result.
 
+use crate::config;
 use crate::findings::GateMode;
 use crate::input;
 use crate::output;
@@ -220,26 +221,32 @@ struct VerifyArgs {
     /// Z3's resource units (its deterministic `rlimit`) one query may spend; a query past it
     /// leaves its obligation undecided (QG006), never clean. The same on every machine.
     /// [default: 100000000]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Z3 limits")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32)
+        .range(config::SOLVER_RLIMIT.lo..=config::SOLVER_RLIMIT.hi), help_heading = "Z3 limits")]
     solver_rlimit: Option<u32>,
     /// Z3's resource units one obligation's queries may spend together (then QG006).
     /// [default: 300000000]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Z3 limits")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64)
+        .range(config::SOLVER_OBLIGATION_RLIMIT.lo as u64..=config::SOLVER_OBLIGATION_RLIMIT.hi as u64), help_heading = "Z3 limits")]
     solver_obligation_rlimit: Option<u64>,
     /// Z3's resource units all obligations' queries may spend together; once the obligations
     /// asked have spent this many, the rest are undecided (QG006) without a query.
     /// [default: 1000000000]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Z3 limits")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64)
+        .range(config::SOLVER_RUN_RLIMIT.lo as u64..=config::SOLVER_RUN_RLIMIT.hi as u64), help_heading = "Z3 limits")]
     solver_run_rlimit: Option<u64>,
     /// A wall-clock safety net: milliseconds Z3 may spend on one query (then QG006). Off unless
     /// given, since an answer it cuts short depends on the machine's load; the resource limits
     /// above are what bound Z3.
-    #[arg(long, value_name = "MS", help_heading = "Z3 limits")]
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u32)
+        .range(config::SOLVER_TIMEOUT_MS.lo..=config::SOLVER_TIMEOUT_MS.hi), help_heading = "Z3 limits")]
     solver_timeout_ms: Option<u32>,
     /// The largest unrolling (frames x (nodes + edges)) the Z3 engine builds for one obligation;
     /// a larger one is left undecided (QG006) at once.
     /// [default: 150000]
-    #[arg(long, value_name = "N", help_heading = "Z3 limits")]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+        .range(config::SOLVER_MAX_UNROLLING.lo as u64..=config::SOLVER_MAX_UNROLLING.hi as u64),
+        help_heading = "Z3 limits")]
     solver_max_unrolling: Option<usize>,
     /// The gate: `ci` fails on rules that fail the gate, `start` on rules that stop Agent(...)
     /// [default: ci]
@@ -289,12 +296,14 @@ struct VerifyArgs {
     witness: Option<String>,
     /// States one obligation's search may keep (about 200 bytes each) before it is reported
     /// undecided (QG006) rather than searched further [default: 4000000]
-    #[arg(long, help_heading = "Search")]
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+        .range(config::MAX_STATES.lo as u64..=config::MAX_STATES.hi as u64), help_heading = "Search")]
     max_states: Option<usize>,
     /// States all obligations' searches together may generate (a state reached again counts
     /// again); once the obligations searched have generated this many, the rest are reported
     /// undecided (QG006) without a search [default: 20000000]
-    #[arg(long, help_heading = "Search")]
+    #[arg(long, value_parser = clap::value_parser!(u64)
+        .range(config::MAX_RUN_STATES.lo as u64..=config::MAX_RUN_STATES.hi as u64), help_heading = "Search")]
     max_run_states: Option<u64>,
     /// The repository root SARIF URIs are made relative to (default: the current directory).
     #[arg(long, help_heading = "Output")]

@@ -43,6 +43,67 @@ use crate::findings::{GateMode, Obligation, Severity};
 use crate::rules::RuleId;
 use crate::source::{FileId, Loc, SourceMap};
 
+/// A number a setting takes: its `stalwart.toml` key (its flag is `--` and the key) and its range,
+/// written once for the flag (`src/cli.rs`) and the file ([`parse`]); docs/configuration.md.
+#[derive(Debug, Clone, Copy)]
+pub struct Limit {
+    /// The key, as the file and the flag spell it: `max-states`.
+    pub key: &'static str,
+    /// The smallest value taken.
+    pub lo: i64,
+    /// The largest value taken.
+    pub hi: i64,
+}
+
+/// Conversation turns to search: [`crate::model::SESSION_STEPS`].
+pub const SESSION_STEPS: Limit = Limit {
+    key: "session-steps",
+    lo: *crate::model::SESSION_STEPS.start() as i64,
+    hi: *crate::model::SESSION_STEPS.end() as i64,
+};
+/// States one obligation's search may keep.
+pub const MAX_STATES: Limit = Limit {
+    key: "max-states",
+    lo: 1,
+    hi: i64::MAX,
+};
+/// States all obligations' searches may generate together.
+pub const MAX_RUN_STATES: Limit = Limit {
+    key: "max-run-states",
+    lo: 1,
+    hi: i64::MAX,
+};
+/// Z3's resource units one query may spend (Z3 takes a 32-bit `rlimit`).
+pub const SOLVER_RLIMIT: Limit = Limit {
+    key: "solver-rlimit",
+    lo: 1,
+    hi: u32::MAX as i64,
+};
+/// Z3's resource units one obligation's queries may spend together.
+pub const SOLVER_OBLIGATION_RLIMIT: Limit = Limit {
+    key: "solver-obligation-rlimit",
+    lo: 1,
+    hi: i64::MAX,
+};
+/// Z3's resource units all obligations' queries may spend together.
+pub const SOLVER_RUN_RLIMIT: Limit = Limit {
+    key: "solver-run-rlimit",
+    lo: 1,
+    hi: i64::MAX,
+};
+/// Milliseconds Z3 may spend on one query (Z3 takes a 32-bit timeout).
+pub const SOLVER_TIMEOUT_MS: Limit = Limit {
+    key: "solver-timeout-ms",
+    lo: 1,
+    hi: u32::MAX as i64,
+};
+/// The largest unrolling the Z3 engine builds for one obligation.
+pub const SOLVER_MAX_UNROLLING: Limit = Limit {
+    key: "solver-max-unrolling",
+    lo: 1,
+    hi: i64::MAX,
+};
+
 /// The file names looked for in each folder, in order.
 pub const FILE_NAME: &str = "stalwart.toml";
 const PYPROJECT: &str = "pyproject.toml";
@@ -380,7 +441,8 @@ fn resolve(sources: &SourceMap, file: FileId, raw: Raw) -> Result<Config, InputE
     let err = |span: std::ops::Range<usize>, msg: String, help: &str| {
         InputError::at(sources, at(span), msg, help)
     };
-    let number = |v: &Option<Spanned<i64>>, key: &str, lo: i64, hi: i64| {
+    let number = |v: &Option<Spanned<i64>>, limit: Limit| {
+        let Limit { key, lo, hi } = limit;
         v.as_ref()
             .map(|n| {
                 let x = *n.get_ref();
@@ -415,7 +477,7 @@ fn resolve(sources: &SourceMap, file: FileId, raw: Raw) -> Result<Config, InputE
     let as_usize = |x: Option<i64>| x.map(|v| usize::try_from(v).unwrap_or(usize::MAX));
     let mut c = Config {
         file: Some(file),
-        session_steps: number(&raw.session_steps, "session-steps", 1, 16)?
+        session_steps: number(&raw.session_steps, SESSION_STEPS)?
             .map(|v| u32::try_from(v).unwrap_or(1)),
         gate: word(&raw.gate, "gate", &["ci", "start"])?.map(|g| match g.as_str() {
             "start" => GateMode::Start,
@@ -428,33 +490,16 @@ fn resolve(sources: &SourceMap, file: FileId, raw: Raw) -> Result<Config, InputE
                 _ => Engine::Both,
             }
         }),
-        max_states: as_usize(number(&raw.max_states, "max-states", 1, i64::MAX)?),
-        max_run_states: number(&raw.max_run_states, "max-run-states", 1, i64::MAX)?
-            .map(|n| n as u64),
-        solver_rlimit: number(&raw.solver_rlimit, "solver-rlimit", 1, u32::MAX.into())?
+        max_states: as_usize(number(&raw.max_states, MAX_STATES)?),
+        max_run_states: number(&raw.max_run_states, MAX_RUN_STATES)?.map(|n| n as u64),
+        solver_rlimit: number(&raw.solver_rlimit, SOLVER_RLIMIT)?
             .map(|v| u32::try_from(v).unwrap_or(u32::MAX)),
-        solver_obligation_rlimit: number(
-            &raw.solver_obligation_rlimit,
-            "solver-obligation-rlimit",
-            1,
-            i64::MAX,
-        )?
-        .map(|n| n as u64),
-        solver_run_rlimit: number(&raw.solver_run_rlimit, "solver-run-rlimit", 1, i64::MAX)?
+        solver_obligation_rlimit: number(&raw.solver_obligation_rlimit, SOLVER_OBLIGATION_RLIMIT)?
             .map(|n| n as u64),
-        solver_timeout_ms: number(
-            &raw.solver_timeout_ms,
-            "solver-timeout-ms",
-            1,
-            u32::MAX.into(),
-        )?
-        .map(|v| u32::try_from(v).unwrap_or(u32::MAX)),
-        solver_max_unrolling: as_usize(number(
-            &raw.solver_max_unrolling,
-            "solver-max-unrolling",
-            1,
-            i64::MAX,
-        )?),
+        solver_run_rlimit: number(&raw.solver_run_rlimit, SOLVER_RUN_RLIMIT)?.map(|n| n as u64),
+        solver_timeout_ms: number(&raw.solver_timeout_ms, SOLVER_TIMEOUT_MS)?
+            .map(|v| u32::try_from(v).unwrap_or(u32::MAX)),
+        solver_max_unrolling: as_usize(number(&raw.solver_max_unrolling, SOLVER_MAX_UNROLLING)?),
         min_severity: word(
             &raw.min_severity,
             "min-severity",

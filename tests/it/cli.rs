@@ -267,6 +267,24 @@ fn bad_invocations_exit_2_and_say_why() {
         (&["verify", SHOP, "--format", "xml"], "xml"),
         (&["verify", SHOP, "--engine", "cvc5"], "cvc5"),
         (&["verify", SHOP, "--solver-timeout-ms", "soon"], "soon"),
+        // Each limit's range is the one its `stalwart.toml` key takes (config::Limit).
+        (&["verify", SHOP, "--max-states", "0"], "0 is not in 1..="),
+        (
+            &["verify", SHOP, "--max-run-states", "0"],
+            "0 is not in 1..=",
+        ),
+        (
+            &["verify", SHOP, "--solver-timeout-ms", "0"],
+            "0 is not in 1..=4294967295",
+        ),
+        (
+            &["verify", SHOP, "--solver-max-unrolling", "0"],
+            "0 is not in 1..=",
+        ),
+        (
+            &["verify", SHOP, "--solver-rlimit", "4294967296"],
+            "not in 1..=4294967295",
+        ),
         (&["rules", "explain", "QG999"], "no rule 'QG999'"),
         (
             &[
