@@ -55,11 +55,11 @@ pub struct Limit {
     pub hi: i64,
 }
 
-/// Conversation turns to search: [`crate::model::SESSION_STEPS`].
+/// Conversation turns to search: [`crate::ir::SESSION_STEPS`].
 pub const SESSION_STEPS: Limit = Limit {
     key: "session-steps",
-    lo: *crate::model::SESSION_STEPS.start() as i64,
-    hi: *crate::model::SESSION_STEPS.end() as i64,
+    lo: *crate::ir::SESSION_STEPS.start() as i64,
+    hi: *crate::ir::SESSION_STEPS.end() as i64,
 };
 /// States one obligation's search may keep.
 pub const MAX_STATES: Limit = Limit {

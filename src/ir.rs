@@ -5,6 +5,11 @@
 //! back into `agent.yaml`, the export or the catalogue. Nothing here is flattened or checked for
 //! meaning: that is [`crate::model`]'s job.
 
+/// The numbers of turns a search may span (SPEC 1 `session_steps`), wherever the number comes
+/// from: the flag, the export, `stalwart.toml`. [`crate::verify::session_steps`] chooses one;
+/// the input's reader, the configuration and the model read this one range.
+pub const SESSION_STEPS: std::ops::RangeInclusive<u32> = 1..=16;
+
 use crate::source::Loc;
 
 /// A `qls-graph/1` export (SPEC 2.2): the top graph plus the run-wide settings.

@@ -115,7 +115,7 @@ pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, VerifyError> {
 
 /// The number of turns a run searches (SPEC 1): the flag's, else the export's `session_steps`,
 /// else `stalwart.toml`'s, else 1. The export's and the configuration's are range-checked where
-/// they are read (with their line); a number out of [`crate::model::SESSION_STEPS`] is an input
+/// they are read (with their line); a number out of [`crate::ir::SESSION_STEPS`] is an input
 /// error naming the range.
 pub fn session_steps(
     flag: Option<u32>,
@@ -123,12 +123,17 @@ pub fn session_steps(
     config: Option<u32>,
 ) -> Result<u32, InputError> {
     let n = flag.or(export).or(config).unwrap_or(1);
-    if crate::model::SESSION_STEPS.contains(&n) {
+    let range = crate::ir::SESSION_STEPS;
+    if range.contains(&n) {
         Ok(n)
     } else {
         Err(InputError::plain(
             format!("--session-steps {n} is out of range"),
-            "give a number of turns from 1 to 16",
+            format!(
+                "give a number of turns from {} to {}",
+                range.start(),
+                range.end()
+            ),
         ))
     }
 }

@@ -34,17 +34,20 @@ pub(crate) fn recursion_limit(r: Reader<'_>, n: &Node) -> Result<u32, InputError
     Ok(v)
 }
 
-/// `session_steps`: the number of conversation turns to search, 1..=16 (SPEC 1).
+/// `session_steps`: the number of conversation turns to search, in [`crate::ir::SESSION_STEPS`]
+/// (SPEC 1).
 pub(crate) fn session_steps(r: Reader<'_>, n: &Node) -> Result<u32, InputError> {
     let v = r.u32(n, "`session_steps`")?;
-    if !crate::model::SESSION_STEPS.contains(&v) {
+    let range = crate::ir::SESSION_STEPS;
+    if !range.contains(&v) {
+        let (lo, hi) = (range.start(), range.end());
         return Err(r
             .err(
                 n.loc,
-                format!("`session_steps` is {v}, outside 1..=16"),
-                "give a number of turns from 1 to 16",
+                format!("`session_steps` is {v}, outside {lo}..={hi}"),
+                format!("give a number of turns from {lo} to {hi}"),
             )
-            .with_label("1 to 16"));
+            .with_label(format!("{lo} to {hi}")));
     }
     Ok(v)
 }

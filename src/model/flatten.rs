@@ -46,7 +46,7 @@ impl std::fmt::Display for FlattenError {
 /// Flattens `export` with its `catalogue` into one [`FlatModel`].
 ///
 /// `session_steps` is the number of turns to search, already chosen and in
-/// [`super::SESSION_STEPS`] ([`crate::verify::session_steps`]).
+/// [`crate::ir::SESSION_STEPS`] ([`crate::verify::session_steps`]).
 /// Errors: a name that does not resolve, subgraphs nested deeper than 64 (a loop), or more than
 /// [`MAX_NODES`] nodes after inlining (located at the node that crossed it).
 pub fn flatten(

@@ -92,10 +92,6 @@ impl Unseen {
     }
 }
 
-/// The numbers of turns a search may span (SPEC 1 `session_steps`), wherever the number comes
-/// from: the flag, the export, `stalwart.toml`. [`crate::verify::session_steps`] chooses one.
-pub const SESSION_STEPS: std::ops::RangeInclusive<u32> = 1..=16;
-
 /// A guard with flags resolved to indices.
 pub type FlatGuard = Guard<FlagIx>;
 
