@@ -5,7 +5,8 @@ no set or other hash-ordered collection may decide the order of anything written
 
 The test exports the suite's applications (tests/lg_apps, tests/oa_apps, tests/agents/inner_apps and
 the graphs of tests/graphs.py: each compiled graph and `Agent` a module defines, with its catalogue)
-in two subprocesses under two hash seeds, and asserts the two outputs are identical. Run as a script
+in two subprocesses under two hash seeds, and asserts the two outputs are identical (but for a graph a
+library itself builds in set order: LIBRARY_ORDERED). Run as a script
 (`python test_reproducible.py`), this file prints those exports as JSON."""
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ LIBRARY_ORDERED = ("graphs:build_supervisor()",)
 
 @pytest.fixture(scope="module")
 def exports() -> list[dict]:
-    """The exports under each of SEEDS (each run's JSON text also checked to be the same, below)."""
+    """The exports under each of SEEDS, by `module:attribute`."""
     return [json.loads(_run(seed)) for seed in SEEDS]
 
 
