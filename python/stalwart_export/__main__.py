@@ -133,15 +133,16 @@ def _write(path: str, text: str, what: str) -> None:
 
 def parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="python -m stalwart_export",
-                 description="Export a compiled LangGraph graph as qls-graph/1 (and its tools as qls-catalogue/1) "
-                             "for stalwart verify.",
+                 description="Export a compiled LangGraph graph, or an OpenAI Agents SDK application from its "
+                             "starting Agent, as qls-graph/1 (and its tools as qls-catalogue/1) for stalwart verify.",
                  epilog="`python -m stalwart_export replay --help`: replay a witness on the real graph. "
                         "Exit 0 on success (warnings on stderr); 2 on any error, with one line "
                         "'stalwart-export: error: ...' on stderr. "
                         f"Set {DEBUG_ENV}=1 to see the full traceback when your module or function raises.")
     ap.add_argument("graph", metavar="MODULE:ATTR",
-                    help="the compiled graph (StateGraph(...).compile(), create_agent(...), ...) or a function of "
-                         "no arguments returning it, e.g. myapp.agent:graph; not an uncompiled StateGraph")
+                    help="the compiled graph (StateGraph(...).compile(), create_agent(...), ...) or the OpenAI Agents "
+                         "SDK starting Agent, or a function of no arguments returning one, e.g. myapp.agent:graph; "
+                         "not an uncompiled StateGraph")
     ap.add_argument("-o", "--output", metavar="FILE", help="where to write the qls-graph/1 JSON (default: stdout)")
     ap.add_argument("--catalogue", metavar="FILE", help="also write the qls-catalogue/1 of the graph's tools here")
     ap.add_argument("--words", metavar="FILE",
@@ -154,7 +155,9 @@ def parser() -> argparse.ArgumentParser:
                          "saying where it came from under _from; a tool nothing declares gets \"kind\": null (listed "
                          "until set). Refuses to overwrite an existing file")
     ap.add_argument("--name", help="the graph's name in the export (default: the compiled graph's name)")
-    ap.add_argument("--no-provenance", action="store_true", help="leave out the langgraph provenance objects")
+    ap.add_argument("--no-provenance", action="store_true",
+                    help="for a LangGraph graph: leave out the langgraph provenance objects (an OpenAI Agents SDK "
+                         "export has none, so it is the same with or without)")
     ap.add_argument("--max-turns", type=int, metavar="N",
                     help="for an OpenAI Agents SDK agent: the max_turns the application passes to Runner.run (default "
                          "the SDK's); the export's recursion limit is 2 x N")

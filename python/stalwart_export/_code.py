@@ -192,12 +192,15 @@ def is_library(fn: Any) -> bool:
     return any(mod == m or mod.startswith(m + ".") for m in _SKIP_MODULES)
 
 
-def _code_names(code) -> set[str]:
-    names = set(code.co_names) | set(code.co_freevars)
+def _code_names(code) -> list[str]:
+    """The global, attribute and free-variable names of `code` and its nested code, each once, in
+    the order the code gives them (first seen): what `referenced_objects` follows, so its order,
+    and the order of what the export lists, does not depend on string hashing (PYTHONHASHSEED)."""
+    names = dict.fromkeys(code.co_names + code.co_freevars)
     for const in code.co_consts:
         if inspect.iscode(const):
-            names |= _code_names(const)
-    return names
+            names.update(dict.fromkeys(_code_names(const)))
+    return list(names)
 
 
 def _code_strings(code) -> set[str]:
@@ -297,7 +300,7 @@ def referenced_objects(fn: Any, depth: int = 4, closed: frozenset[int] = frozens
             if val is not None:
                 yield from emit("<default>", val, d)
         g = getattr(f, "__globals__", {})
-        attrs = names | _code_strings(code)
+        attrs = set(names) | _code_strings(code)
         for n in names:
             if n in g:
                 yield from emit(n, g[n], d)

@@ -247,6 +247,30 @@ def test_cli_help_says_words_needs_catalogue(tmp_path):
     assert p.returncode == 0 and "only with --catalogue (refused without it)" in text and "STALWART_EXPORT_DEBUG" in text
 
 
+def test_cli_help_names_both_frameworks_and_what_no_provenance_is_for():
+    """Issue 30: --help says the CLI reads an OpenAI Agents SDK Agent too, and that --no-provenance is
+    LangGraph's (an SDK export carries no provenance objects)."""
+    from stalwart_export.__main__ import parser
+
+    text = " ".join(parser().format_help().split())  # this tree's (cli() may run an installed copy)
+    assert "Export a compiled LangGraph graph, or an OpenAI Agents SDK application from its starting Agent" in text
+    assert ("--no-provenance for a LangGraph graph: leave out the langgraph provenance objects (an OpenAI Agents "
+            "SDK export has none, so it is the same with or without)") in text
+
+
+def test_no_provenance_leaves_an_sdk_export_as_it_is(tmp_path):
+    """What --help says of --no-provenance for an SDK application holds: the export is the same."""
+    pytest.importorskip("agents", reason="openai-agents is not installed: the SDK export is not checked")
+    from stalwart_export.__main__ import main
+
+    with_p, without = tmp_path / "with.json", tmp_path / "without.json"
+    assert main(["oa_apps.triage:triage_agent", "-o", str(with_p)]) == 0
+    assert main(["oa_apps.triage:triage_agent", "-o", str(without), "--no-provenance"]) == 0
+    got = json.loads(with_p.read_text())
+    assert got["name"] == "Triage" and "langgraph" not in with_p.read_text()
+    assert with_p.read_text() == without.read_text()
+
+
 def test_a_functional_api_graph_is_refused(tmp_path):
     """An @entrypoint has no nodes to read: exit 2, one line, nothing written."""
     (tmp_path / "ep.py").write_text(

@@ -91,7 +91,7 @@ def _user_function(obj: Any) -> Any:
 
 def _names(fn: Any) -> set[str]:
     code = getattr(_code.plain_function(fn), "__code__", None)
-    return _code._code_names(code) if code is not None else set()
+    return set(_code._code_names(code)) if code is not None else set()
 
 
 def _shown(fn: Any) -> str:

@@ -91,8 +91,10 @@ class _Export:
         self.restart = False
         #: Function tools the guard decides on some `tools` node.
         self.guarded: set[str] = set()
-        #: Tools on some `tools_plain` node (plain calls there).
+        #: Function tools on some `tools_plain` node (plain calls there, until the agent is wrapped).
         self.plain: set[str] = set()
+        #: Local and MCP servers' tools (always plain calls: wrapping guards function tools only).
+        self.plain_other: set[str] = set()
 
     def warn(self, msg: str) -> None:
         if msg not in self.warnings:
@@ -311,7 +313,8 @@ class _Export:
         if guarded and not plain:
             self.guarded.update(names)
             return "tools"
-        self.plain.update(names + [t.name for t in sorted_tools.local + list(mcp_tools)])
+        self.plain.update(names)
+        self.plain_other.update(t.name for t in sorted_tools.local + list(mcp_tools))
         if guarded:
             self.warn(f"{where}'s tools {', '.join(guarded)} are guarded, but not {', '.join(plain)}: its tool node is "
                       "exported as tools_plain (every call plain); wrap every tool, or move the others to another "
@@ -434,6 +437,10 @@ def export_agent(agent: Any, *, name: str | None = None, words: Any = None, base
     if plain:
         ex.warn(f"the function tools ({', '.join(plain)}) run without a guard (wrap the starting agent with "
                 "stalwart_export.openai_agents.AgentGuard(catalogue).wrap(agent)): every call is a plain call")
+    other = sorted(ex.plain_other - ex.plain)
+    if other:
+        ex.warn(f"the local and MCP servers' tools ({', '.join(other)}) run without a guard: every call is a plain "
+                "call (AgentGuard(catalogue).wrap(agent) guards function tools only; it leaves these plain)")
     out["producer"] = {"exporter": EXPORTER, "versions": versions()}
     out["warnings"] = ex.warnings
     return out
