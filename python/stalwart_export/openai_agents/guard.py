@@ -40,7 +40,9 @@ guardrails off) has every guarded call refused (`guard_error`), saying why.
 What stays plain (SPEC 3.1 "The guard's view"): hosted tools (the provider runs them inside the
 model call), local tools (`ShellTool`, `ComputerTool`, `ApplyPatchTool`, `LocalShellTool`: the SDK
 runs no tool guardrail for them), MCP servers' tools (listed at run time) and agents-as-tools
-(their own agents' tools are wrapped). The exporter reads the guard's mark on each tool
+(their own agents' tools are wrapped; the agent tool is copied only so that its nested run keeps
+the caller's turn, `_nested.py`: the model writes the nested run's input, which is not the
+person's message). The exporter reads the guard's mark on each tool
 (`guarded_tool`): an agent whose every tool is guarded has a `tools` node, any other `tools_plain`.
 
 SDK internals read (openai-agents 0.24.0): `RunContextWrapper._approvals` (whether an approval is
@@ -61,7 +63,7 @@ from ..guard.doc import GuardConfigError
 from ..guard.history import Chain
 from ..guard.lazy import RulesSource
 from ..guard.review import digest
-from . import _handoffs, _tools
+from . import _handoffs, _nested, _tools
 from ._tools import GuardMark, guarded_tool
 from ._agent import is_agent
 from ._guard_store import ASKED_TYPE, GuardSession, pre_approval_on, session_of
@@ -115,8 +117,10 @@ class AgentGuard:
     def _tool(self, t: Any, agent: Any) -> Any:
         from agents import FunctionTool
 
-        if not isinstance(t, FunctionTool) or getattr(t, "_is_agent_tool", False):
-            return t  # hosted, local, agents-as-tools: see the module's doc
+        if isinstance(t, FunctionTool) and getattr(t, "_is_agent_tool", False):
+            return _nested.agent_tool(self, t)  # its nested run keeps the caller's turn (_nested.py)
+        if not isinstance(t, FunctionTool):
+            return t  # hosted, local: see the module's doc
         mark = guarded_tool(t)
         if mark is not None:
             if mark.guard is not self:
@@ -161,7 +165,8 @@ def _guarded_copy(guard: AgentGuard, t: Any, agent: Any) -> Any:
             return d.message
         result = None
         try:
-            result = await original_invoke(ctx, arguments)
+            with _nested.carrying(ctx):  # a run the tool starts keeps this call's turn
+                result = await original_invoke(ctx, arguments)
             return result
         finally:  # an attempt is a call: recorded whether the tool returned or raised
             await run(result)
@@ -206,10 +211,11 @@ def _approval(ctx: Any, tool: str, call_id: str) -> str | None:
 
 def _turn(ctx: Any, session: Any) -> tuple[int, str | None]:
     """The turn (the guard's count of the person's messages) and its mark: the person's latest
-    message in the run's input (`turn_input`); the same mark is the same turn (a resumed run)."""
+    message in the run's input (`turn_input`, the outermost run's in a nested run: `_nested.py`);
+    the same mark is the same turn (a resumed run)."""
     import hashlib
 
-    items = [i for i in (getattr(ctx, "turn_input", None) or []) if isinstance(i, dict) and i.get("role") == "user"]
+    items = [i for i in _nested.turn_input(ctx) if isinstance(i, dict) and i.get("role") == "user"]
     mark = None
     if items:
         body = json.dumps(items[-1], sort_keys=True, default=str)
