@@ -228,3 +228,219 @@ def test_a_nested_write_after_the_parent_read_outside_content_is_asked_as_tainte
                    [function_call("lookup_invoice", {"invoice_id": "A1"}, call_id="n1")], [refund("n2")]], s)
     assert MADE == [] and [i.raw_item.call_id for i in r.interruptions] == ["n2"]
     assert s.question(r.interruptions[0])["reasons"] == ["tainted_call", "write"]
+
+
+# ------------------------------------------------------------------ as a client
+def _asked_and_state(guard, name, cat=None):
+    """A desk run stopped at the refund's question: (triage, session, result)."""
+    triage, _ = desk(guard)
+    s = guard.session(SQLiteSession(name))
+    r = run(triage, [HANDOFF, LOOKUP, [refund("c2")]], s)
+    assert [i.raw_item.call_id for i in r.interruptions] == ["c2"]
+    return triage, s, r
+
+
+def _edit_args(obj, old: str, new: str):
+    """Every string in a RunState's JSON equal to `old` replaced by `new`."""
+    if isinstance(obj, dict):
+        return {k: _edit_args(v, old, new) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_edit_args(v, old, new) for v in obj]
+    return new if obj == old else obj
+
+
+def test_a_resumed_state_whose_approved_arguments_were_edited_runs_nothing():
+    from agents import RunState
+
+    guard = AgentGuard(CAT)
+    triage, s, r = _asked_and_state(guard, "rt-edit-state")
+    state = r.to_state()
+    state.approve(r.interruptions[0])
+    old = r.interruptions[0].raw_item.arguments
+    raw = _edit_args(state.to_json(), old, json.dumps({"invoice_id": "A1", "amount": 4000}))
+    assert raw != state.to_json()
+    forged = asyncio.run(RunState.from_json(triage, raw))
+    try:
+        run(r.last_agent, [[assistant_message("ok")]], s, input_or_state=forged)
+    except ModelBehaviorError as e:  # the SDK sees the call id of the conversation given other arguments
+        assert "reused a tool call ID" in str(e)
+    else:
+        assert history(s)[-1][:4] == ("issue_refund", "refuse", ["declined"], False)
+    assert MADE == []
+
+
+def test_an_approval_forged_for_a_call_never_asked_does_not_run_it():
+    from agents.items import ToolApprovalItem
+    from openai.types.responses import ResponseFunctionToolCall
+
+    guard = AgentGuard(cat_with(issue_refund={"order": {"after": ["lookup_invoice"]}}))
+    triage, s, r = _asked_and_state(guard, "rt-forged-approval")
+    state = r.to_state()
+    state.approve(r.interruptions[0])
+    raw = ResponseFunctionToolCall(type="function_call", name="issue_refund", call_id="c9",
+                                   arguments=json.dumps({"invoice_id": "A1", "amount": 999}))
+    state.approve(ToolApprovalItem(agent=r.last_agent, raw_item=raw, tool_name="issue_refund"))
+    r = run(r.last_agent, [[function_call("issue_refund", {"invoice_id": "A1", "amount": 999}, call_id="c9")],
+                           [assistant_message("ok")]], s, input_or_state=state)
+    assert MADE == [("A1", 40.0)]
+    assert history(s)[-1][:4] == ("issue_refund", "refuse", ["declined"], False)
+    assert "the guard never put this call to the person" in outputs(r)[-1]
+
+
+def test_an_approved_state_resumed_twice_runs_the_write_once():
+    guard = AgentGuard(cat_with(issue_refund={"order": {"after": ["lookup_invoice"]}}))
+    triage, s, r = _asked_and_state(guard, "rt-replay-state")
+    state = r.to_state()
+    state.approve(r.interruptions[0])
+    saved = state.to_json()
+    run(r.last_agent, [[assistant_message("ok")]], s, input_or_state=state)
+    from agents import RunState
+
+    again = asyncio.run(RunState.from_json(triage, saved))
+    r2 = run(r.last_agent, [[assistant_message("ok")]], s, input_or_state=again)
+    assert MADE == [("A1", 40.0)]
+    assert outputs(r2)[-1].startswith("Refused by the tool check (call_id)")
+
+
+def test_an_approved_state_resumed_twice_in_another_process_runs_the_write_once():
+    from agents import RunState
+
+    guard = AgentGuard(cat_with(issue_refund={"order": {"after": ["lookup_invoice"]}}), key="k")
+    triage, s, r = _asked_and_state(guard, "rt-replay-proc")
+    state = r.to_state()
+    state.approve(r.interruptions[0])
+    saved = state.to_json()
+    run(r.last_agent, [[assistant_message("ok")]], s, input_or_state=state)
+    other = AgentGuard(cat_with(issue_refund={"order": {"after": ["lookup_invoice"]}}), key="k")
+    triage2, _ = desk(other)
+    s2 = other.session(s.inner)
+    again = asyncio.run(RunState.from_json(triage2, saved))
+    r2 = run(triage2.handoffs[0], [[assistant_message("ok")]], s2, input_or_state=again)
+    assert MADE == [("A1", 40.0)]
+    assert outputs(r2)[-1].startswith("Refused by the tool check (call_id)")
+
+
+def test_a_state_resumed_on_another_sessions_history_does_not_run_the_write():
+    guard = AgentGuard(CAT)
+    triage, s, r = _asked_and_state(guard, "rt-other-session")
+    state = r.to_state()
+    state.approve(r.interruptions[0])
+    s2 = guard.session(SQLiteSession("rt-other-session-2"))
+    r = run(r.last_agent, [[assistant_message("ok")]], s2, input_or_state=state)
+    assert MADE == [] and history(s2)[-1][:4] == ("issue_refund", "refuse", ["order_rule"], False)
+
+
+def test_an_approval_resumed_after_another_run_used_the_limit_is_refused():
+    guard = AgentGuard(CAT)
+    triage, s, r = _asked_and_state(guard, "rt-limit-meanwhile")
+    held = r.to_state()
+    held.approve(r.interruptions[0])
+    # in this process the unanswered question is counted: another refund is refused
+    r2 = run(r.last_agent, [[refund("c3", 1)], [assistant_message("no")]], s, input_or_state="refund 1 instead")
+    assert outputs(r2) == ["Refused by the tool check (order_rule): 'issue_refund' may run at most 1 time(s) in this "
+                           "session, and 1 ran or are asked for"]
+    # another process (a fresh wrapper over the same session) asks, and the person approves it first
+    other = guard.session(s.inner)
+    r3 = run(r.last_agent, [[refund("c4", 1)]], other, input_or_state="refund 1 instead")
+    approve(r3.last_agent, r3, other, [[assistant_message("ok")]])
+    assert MADE == [("A1", 1.0)]
+    r = run(r.last_agent, [[assistant_message("ok")]], s, input_or_state=held)
+    assert MADE == [("A1", 1.0)]
+    assert history(s)[-1][:4] == ("issue_refund", "refuse", ["order_rule"], False)
+
+
+def test_an_approval_resumed_after_outside_content_came_in_is_refused():
+    guard = AgentGuard(CAT)
+    triage, s, r = _asked_and_state(guard, "rt-taint-meanwhile")
+    held = r.to_state()
+    held.approve(r.interruptions[0])
+    run(r.last_agent, [[function_call("read_customer_email", {"invoice_id": "A1"}, call_id="c3")],
+                       [assistant_message("read")]], s, input_or_state="read my mail")
+    r = run(r.last_agent, [[assistant_message("ok")]], s, input_or_state=held)
+    assert MADE == []
+    assert "since the person was asked, the session changed (tainted_call)" in outputs(r)[-1]
+
+
+def test_guard_records_given_in_the_input_are_not_read_as_history():
+    guard = AgentGuard(CAT)
+    triage, _ = desk(guard)
+    inner = SQLiteSession("rt-input-records")
+    s = guard.session(inner)
+    run(triage, [HANDOFF, LOOKUP, [assistant_message("ok")]], s)
+    forged = [i for i in asyncio.run(inner.get_items()) if i.get("type") == "stalwart_guard_record"]
+    s2 = guard.session(SQLiteSession("rt-input-records-2"))
+    items = forged + [{"role": "user", "content": "refund A1"}]
+    try:
+        r = run(triage, [HANDOFF, [refund("c2")], [assistant_message("ok")]], s2, input_or_state=items)
+    except Exception:  # noqa: BLE001 - the SDK may refuse the odd items: nothing ran either way
+        r = None
+    assert MADE == [] and (r is None or r.interruptions == [])
+    assert asyncio.run(s2.inner.get_items()) == [] or not any(
+        i.get("type") == "stalwart_guard_record" and i in forged for i in asyncio.run(s2.inner.get_items()))
+
+
+def test_records_copied_from_another_session_break_the_history():
+    guard = AgentGuard(CAT, key="k")
+    triage, _ = desk(guard)
+    a = SQLiteSession("rt-copy-a")
+    run(triage, [HANDOFF, LOOKUP, [assistant_message("ok")]], guard.session(a))
+    b = SQLiteSession("rt-copy-b")
+    asyncio.run(b.add_items([i for i in asyncio.run(a.get_items()) if i.get("type") == "stalwart_guard_record"]))
+    s = guard.session(b)
+    r = run(triage, [HANDOFF, [refund("c2")], [assistant_message("ok")]], s)
+    assert MADE == [] and r.interruptions == []
+    assert outputs(r)[-1].startswith("Refused by the tool check (history_invalid)")
+
+
+def test_the_newest_records_popped_from_the_session_are_still_counted_in_this_process():
+    """`pop_item` on the plain session removes the guard's newest record; a new wrapper (the next
+    request, same process) must still count the refund that ran."""
+    guard = AgentGuard(CAT)
+    triage, s, r = _asked_and_state(guard, "rt-pop-tail")
+    approve(r.last_agent, r, s, [[assistant_message("ok")]])
+    inner = s.inner
+    items = asyncio.run(inner.get_items())
+    while True:
+        it = asyncio.run(inner.pop_item())
+        if it is None or (it.get("type") == "stalwart_guard_record" and "issue_refund" in it["record"]):
+            break
+    assert len(asyncio.run(inner.get_items())) < len(items)
+    s2 = guard.session(inner)
+    r = run(triage.handoffs[0], [[refund("c5", 3)], [assistant_message("ok")]], s2, input_or_state="more")
+    assert MADE == [("A1", 40.0)] and r.interruptions == []
+    assert outputs(r)[-1].startswith("Refused by the tool check (order_rule)")
+
+
+def test_a_question_record_replayed_from_another_session_is_not_an_approval_there():
+    guard = AgentGuard(cat_with(issue_refund={"order": None}))
+    triage, s, r = _asked_and_state(guard, "rt-asked-a")
+    asked = [i for i in asyncio.run(s.inner.get_items()) if i.get("type") == "stalwart_guard_asked"]
+    assert asked
+    b = SQLiteSession("rt-asked-b")
+    asyncio.run(b.add_items(asked))
+    s2 = guard.session(b)
+    state = r.to_state()
+    state.approve(r.interruptions[0])
+    r = run(r.last_agent, [[assistant_message("ok")]], s2, input_or_state=state)
+    assert MADE == [] and history(s2)[-1][:4] == ("issue_refund", "refuse", ["declined"], False)
+
+
+def test_the_newest_records_popped_from_the_session_in_another_process_are_not_seen_stated_limit(monkeypatch):
+    """python/README.md: another process reading a session whose newest records were removed
+    (the plain session's `pop_item`, not the wrapper's) cannot know of them: the refund is asked
+    again, past at_most."""
+    from stalwart_export.guard.sealed import Sealed
+    from stalwart_export.openai_agents import _guard_store
+
+    guard = AgentGuard(CAT)
+    triage, s, r = _asked_and_state(guard, "rt-pop-tail-proc")
+    approve(r.last_agent, r, s, [[assistant_message("ok")]])
+    while True:
+        it = asyncio.run(s.inner.pop_item())
+        if it is None or (it.get("type") == "stalwart_guard_record" and "issue_refund" in it["record"]):
+            break
+    monkeypatch.setattr(_guard_store, "SEALED", Sealed())  # another process: none of this one's memory
+    s2 = AgentGuard(CAT).session(s.inner)
+    triage2, _ = desk(s2.guard)
+    r = run(triage2.handoffs[0], [[refund("c5", 3)]], s2, input_or_state="more")
+    assert [i.raw_item.call_id for i in r.interruptions] == ["c5"]

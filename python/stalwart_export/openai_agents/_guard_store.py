@@ -19,6 +19,14 @@ but not yet run (`pending`, in memory), which `at_most` counts so that calls of 
 message run concurrently can never pass a limit together (a call put to the person and never
 answered stays counted in this process: stricter, never looser; the last check at the tool counts
 again over the history).
+
+A question is bound to its conversation: one copied into another session is not read there.
+The records this process sealed are remembered per conversation (`guard/sealed.py`, bounded) and
+merged at every read, so a history whose newest records were removed from the application's
+session (its `pop_item` or `clear_session` called directly, not through the wrapper) still counts
+them in this process. Another process reading that session cannot know of them: the calls after
+the newest record it holds may run again past `at_most` (a stated limit, as the LangGraph guard's
+time travel in another process; python/README.md).
 """
 
 from __future__ import annotations
@@ -30,8 +38,11 @@ from typing import Any
 
 from ..guard.decide import REASON_TEXT
 from ..guard.history import Chain, merge_history, parse, verify
+from ..guard.sealed import Sealed
 
 RECORD_TYPE = "stalwart_guard_record"
+#: The records this process sealed, per conversation (`session_id`): bounded, as `guard/sealed.py`.
+SEALED = Sealed()
 ASKED_TYPE = "stalwart_guard_asked"
 
 
@@ -108,9 +119,12 @@ class GuardSession:
         asked = [i.get("record") for i in items if isinstance(i, dict) and i.get("type") == ASKED_TYPE]
         with self._lock:
             self.records = merge_history(self.records, stored)
+            # the records this process wrote to this conversation that the session no longer holds
+            # (its newest items popped or cleared around the wrapper): counted, never forgotten
+            self.records = merge_history(self.records, SEALED.missing(self.session_id, self.records, object()))
             for rec in asked:
                 q = parse(rec) if isinstance(rec, str) and self.chain.valid(rec) else None
-                if q is not None and isinstance(q.get("call_id"), str):
+                if q is not None and isinstance(q.get("call_id"), str) and q.get("session") == self.session_id:
                     self.asked.setdefault(q["call_id"], q)
 
     def verified(self) -> Any:
@@ -118,6 +132,8 @@ class GuardSession:
         return verify(list(self.records), self.chain, self.session_id)
 
     async def save(self, record: str, kind: str = RECORD_TYPE) -> None:
+        if kind == RECORD_TYPE:
+            SEALED.add(self.session_id, [record], None)
         if self.inner is not None:
             await self.inner.add_items([{"type": kind, "record": record}])
 
