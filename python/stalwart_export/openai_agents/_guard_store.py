@@ -72,6 +72,12 @@ class GuardSession:
     def chain(self) -> Chain:
         return self.guard.chain
 
+    @property
+    def _sealed_key(self) -> str:
+        """This conversation in `SEALED`: its id under this guard's key (another key's records
+        are never merged in)."""
+        return f"{self.chain.genesis}:{self.session_id}"
+
     # ------------------------------------------------------------------ the Session protocol
     async def get_items(self, limit: int | None = None) -> list:
         """The conversation (the guard's records left out), the latest `limit` items."""
@@ -121,7 +127,7 @@ class GuardSession:
             self.records = merge_history(self.records, stored)
             # the records this process wrote to this conversation that the session no longer holds
             # (its newest items popped or cleared around the wrapper): counted, never forgotten
-            self.records = merge_history(self.records, SEALED.missing(self.session_id, self.records, object()))
+            self.records = merge_history(self.records, SEALED.missing(self._sealed_key, self.records, object()))
             for rec in asked:
                 q = parse(rec) if isinstance(rec, str) and self.chain.valid(rec) else None
                 if q is not None and isinstance(q.get("call_id"), str) and q.get("session") == self.session_id:
@@ -133,7 +139,7 @@ class GuardSession:
 
     async def save(self, record: str, kind: str = RECORD_TYPE) -> None:
         if kind == RECORD_TYPE:
-            SEALED.add(self.session_id, [record], None)
+            SEALED.add(self._sealed_key, [record], None)
         if self.inner is not None:
             await self.inner.add_items([{"type": kind, "record": record}])
 
