@@ -444,3 +444,229 @@ def test_the_newest_records_popped_from_the_session_in_another_process_are_not_s
     triage2, _ = desk(s2.guard)
     r = run(triage2.handoffs[0], [[refund("c5", 3)]], s2, input_or_state="more")
     assert [i.raw_item.call_id for i in r.interruptions] == ["c5"]
+
+
+# ------------------------------------------------------------------ the application author's mistakes
+def test_a_tool_added_after_wrap_is_not_credited_guarded():
+    guard = AgentGuard(CAT)
+    triage, refunds = desk(guard)
+
+    @function_tool
+    def void_invoice(invoice_id: str) -> str:
+        """Added after wrap."""
+        return "void"
+
+    refunds.tools.append(void_invoice)
+    assert guarded_tool(void_invoice) is None
+    ex = export_agent(triage)
+    assert {n["id"]: n["kind"] for n in ex["nodes"]}["Refunds:tools"] == "tools_plain"
+    assert any("void_invoice" in w and "tools_plain" in w for w in ex["warnings"])
+
+
+def test_a_hand_off_target_added_after_wrap_is_not_credited_guarded():
+    guard = AgentGuard(CAT)
+    triage, _ = desk(guard)
+    late = Agent(name="Late", tools=[guarded_desk.issue_refund])
+    triage.handoffs.append(handoff(late))
+    assert kinds(triage)["Late:tools"] == "tools_plain"
+
+
+def test_an_agent_cloned_under_another_name_records_its_own_node():
+    guard = AgentGuard(CAT)
+    triage, refunds = desk(guard)
+    clone = refunds.clone(name="RefundsEU")
+    triage.handoffs = [clone]
+    s = guard.session(SQLiteSession("rt-clone"))
+    r = run(triage, [[function_call("transfer_to_refundseu", {}, call_id="h1")], LOOKUP, [assistant_message("ok")]], s)
+    assert r.final_output == "ok"
+    assert [e["node"] for e in read_history(s.records)] == ["RefundsEU:tools"]
+    assert kinds(triage)["RefundsEU:tools"] == "tools"
+
+
+def test_a_guarded_tool_moved_to_another_agent_records_the_agent_it_ran_in():
+    guard = AgentGuard(CAT)
+    triage, refunds = desk(guard)
+    other = Agent(name="Billing", tools=[refunds.tools[0]])
+    triage.handoffs = [other]
+    s = guard.session(SQLiteSession("rt-moved"))
+    run(triage, [[function_call("transfer_to_billing", {}, call_id="h1")], LOOKUP, [assistant_message("ok")]], s)
+    assert [e["node"] for e in read_history(s.records)] == ["Billing:tools"]
+
+
+def test_a_guarded_tool_moved_beside_a_tool_it_was_not_bound_with_is_still_decided_by_the_catalogue():
+    guard = AgentGuard(CAT)
+    triage, refunds = desk(guard)
+    other = Agent(name="Billing", tools=[refunds.tools[2]])  # the refund alone: no look-up here
+    triage.handoffs = [other]
+    s = guard.session(SQLiteSession("rt-moved-2"))
+    r = run(triage, [[function_call("transfer_to_billing", {}, call_id="h1")], [refund("c2")],
+                     [assistant_message("ok")]], s)
+    assert MADE == [] and r.interruptions == []
+    assert history(s)[-1][:3] == ("issue_refund", "refuse", ["order_rule"])
+
+
+def test_a_read_whose_author_also_set_needs_approval_is_asked_and_recorded_as_answered():
+    @function_tool(needs_approval=True)
+    def lookup_invoice(invoice_id: str) -> str:
+        """Look an invoice up (the author asks too)."""
+        return f"invoice {invoice_id}"
+
+    guard = AgentGuard(CAT)
+    a = Agent(name="Solo", tools=[lookup_invoice])
+    guard.wrap(a)
+    s = guard.session(SQLiteSession("rt-own-approval"))
+    r = run(a, [LOOKUP], s)
+    assert [i.name for i in r.interruptions] == ["lookup_invoice"]
+    approve(a, r, s, [[assistant_message("ok")]])
+    assert history(s) == [("lookup_invoice", "confirm", [], True, "approve", 1)]
+
+
+def test_a_read_whose_author_set_needs_approval_is_not_run_by_a_standing_approval():
+    @function_tool(needs_approval=True)
+    def lookup_invoice(invoice_id: str) -> str:
+        """Look an invoice up (the author asks too)."""
+        return f"invoice {invoice_id}"
+
+    guard = AgentGuard(CAT)
+    a = Agent(name="Solo", tools=[lookup_invoice])
+    guard.wrap(a)
+    s = guard.session(SQLiteSession("rt-own-standing"))
+    r = run(a, [LOOKUP], s)
+    r = approve(a, r, s, [[function_call("lookup_invoice", {"invoice_id": "B"}, call_id="c2")],
+                          [assistant_message("ok")]], always=True)
+    assert [(e["call_id"], e["ran"]) for e in read_history(s.records)] == [("c1", True), ("c2", False)]
+
+
+def test_the_authors_needs_approval_set_after_wrap_on_the_guarded_copy_is_not_credited():
+    guard = AgentGuard(CAT)
+    triage, refunds = desk(guard)
+    refunds.tools[0].needs_approval = True
+    assert guarded_tool(refunds.tools[0]) is None
+    assert kinds(triage)["Refunds:tools"] == "tools_plain"
+
+
+@pytest.mark.parametrize("behavior", ["stop_on_first_tool", "stop_at_tools"])
+def test_tool_use_behavior_stopping_at_the_write_does_not_run_it_unasked(behavior):
+    from agents.agent import StopAtTools
+
+    guard = AgentGuard(CAT)
+    triage, refunds = desk()
+    refunds.tool_use_behavior = "stop_on_first_tool" if behavior == "stop_on_first_tool" else \
+        StopAtTools(stop_at_tool_names=["issue_refund"])
+    guard.wrap(triage)
+    s = guard.session(SQLiteSession(f"rt-stop-{behavior}"))
+    r = run(triage, [HANDOFF, [refund("c1")], [assistant_message("ok")]], s)
+    assert MADE == [] and r.interruptions == []
+    assert str(r.final_output).startswith("Refused by the tool check (order_rule)") or \
+        outputs(r)[-1].startswith("Refused by the tool check (order_rule)")
+    r = run(triage, [HANDOFF, [function_call("lookup_invoice", {"invoice_id": "A1"}, call_id="c2")],
+                     [refund("c3")], [assistant_message("ok")]], s, input_or_state="now")
+    if r.interruptions:
+        r = approve(r.last_agent, r, s, [[assistant_message("ok")]])
+    assert MADE in ([], [("A1", 40.0)])
+    assert [e["call_id"] for e in read_history(s.records) if e["ran"]] == (
+        ["c2"] + (["c3"] if MADE else []))
+
+
+def test_a_tool_that_raises_is_recorded_as_run_and_the_models_retry_is_counted():
+    calls = []
+
+    @function_tool
+    def issue_refund(invoice_id: str, amount: float) -> str:
+        """Refunds, then the network fails."""
+        calls.append(amount)
+        raise RuntimeError("timeout after the refund was sent")
+
+    guard = AgentGuard(CAT)
+    a = Agent(name="Flaky", tools=[guarded_desk.lookup_invoice, issue_refund])
+    guard.wrap(a)
+    s = guard.session(SQLiteSession("rt-raises"))
+    r = run(a, [LOOKUP, [refund("c2")]], s)
+    r = approve(a, r, s, [[refund("c3")], [assistant_message("failed")]])
+    assert calls == [40.0] and r.interruptions == []
+    assert [(e["call_id"], e["ran"]) for e in read_history(s.records)][1:] == [("c2", True), ("c3", False)]
+
+
+def test_a_tool_without_a_failure_function_that_raises_is_recorded_and_counted_next_run():
+    calls = []
+
+    @function_tool(failure_error_function=None)
+    def issue_refund(invoice_id: str, amount: float) -> str:
+        """Refunds, then the network fails."""
+        calls.append(amount)
+        raise RuntimeError("timeout after the refund was sent")
+
+    guard = AgentGuard(CAT)
+    a = Agent(name="Flaky2", tools=[guarded_desk.lookup_invoice, issue_refund])
+    guard.wrap(a)
+    s = guard.session(SQLiteSession("rt-raises-2"))
+    r = run(a, [LOOKUP, [refund("c2")]], s)
+    with pytest.raises(Exception):
+        approve(a, r, s, [[assistant_message("x")]])
+    r = run(a, [[refund("c3")], [assistant_message("ok")]], s, input_or_state="try again")
+    assert calls == [40.0] and r.interruptions == []
+    assert history(s)[-1][:3] == ("issue_refund", "refuse", ["order_rule"])
+
+
+def test_a_second_guards_session_does_not_decide_the_first_guards_tools():
+    g1, g2 = AgentGuard(CAT), AgentGuard(CAT)
+    triage, _ = desk(g1)
+    s = g2.session(SQLiteSession("rt-two-guards"))
+    r = run(triage, [HANDOFF, LOOKUP, [assistant_message("ok")]], s)
+    assert outputs(r)[-1].startswith("Refused by the tool check (guard_error)") and "another guard" in outputs(r)[-1]
+
+
+def test_an_agent_tool_given_its_own_run_config_refuses_its_nested_calls():
+    ran = []
+
+    @function_tool
+    def lookup_invoice(invoice_id: str) -> str:
+        """Look up."""
+        ran.append(invoice_id)
+        return "found"
+
+    guard = AgentGuard(CAT)
+    helper = Agent(name="Helper", tools=[lookup_invoice],
+                   model=ScriptedModel([LOOKUP, [assistant_message("could not")]]))
+    boss = Agent(name="Boss", tools=[helper.as_tool(tool_name="ask_helper", tool_description="asks",
+                                                    run_config=RunConfig())])
+    guard.wrap(boss)
+    s = guard.session(SQLiteSession("rt-nested-rc"))
+    r = run(boss, [[function_call("ask_helper", {"input": "look"}, call_id="t1")], [assistant_message("ok")]], s)
+    nested = r.new_items[1].output
+    assert nested == "could not" and ran == [] and read_history(s.records) == []
+
+
+def test_a_hand_built_hand_off_whose_target_is_unknown_is_not_credited():
+    from agents import Handoff
+
+    hidden = Agent(name="Hidden", tools=[guarded_desk.issue_refund])
+
+    async def go(ctx, args):
+        return hidden
+
+    guard = AgentGuard(CAT)
+    boss = Agent(name="Front", handoffs=[Handoff(tool_name="transfer_to_hidden", tool_description="d",
+                                                 input_json_schema={}, on_invoke_handoff=go, agent_name="Hidden")])
+    guard.wrap(boss)
+    assert guarded_tool(hidden.tools[0]) is None
+    front = next(n for n in export_agent(boss)["nodes"] if n["id"] == "Front")
+    assert [(o["what"], "its target agent is what its code returns" in o["why"]) for o in front["opaque"]] == [
+        ("subgraph", True)]
+
+
+def test_a_tool_the_authors_input_guardrail_rejects_does_not_run_and_is_not_counted_as_run():
+    from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardrail
+
+    def no(data):
+        return ToolGuardrailFunctionOutput.reject_content("no", output_info=None)
+
+    guard = AgentGuard(CAT)
+    triage, refunds = desk()
+    t = copy.copy(refunds.tools[0])
+    t.tool_input_guardrails = [ToolInputGuardrail(guardrail_function=no)]
+    refunds.tools[0] = t
+    guard.wrap(triage)
+    s = guard.session(SQLiteSession("rt-own-guardrail"))
+    run(triage, [HANDOFF, LOOKUP, [refund("c2")], [assistant_message("ok")]], s)
+    assert MADE == [] and not any(e["ran"] for e in read_history(s.records))

@@ -233,6 +233,7 @@ async def _decide(mark: GuardMark, ctx: Any, tool: str, arguments: Any, call_id:
     """(the decision, None) for a call that does not run (refused, its record kept), or (the
     decision, `record(result)`) for one that runs now (`phase` "invoke") or may go on to the person
     or the tool (`phase` "guardrail", `record` None)."""
+    mark = _where(mark, ctx)
     store = session_of(getattr(ctx, "run_config", None))
     fix = "pass run_config=session.run_config() (session = guard.session(...)) to Runner.run"
     problem = None
@@ -272,6 +273,19 @@ async def _decide(mark: GuardMark, ctx: Any, tool: str, arguments: Any, call_id:
         await store.save(rec)
 
     return d, (record if phase == "invoke" else None)
+
+
+def _where(mark: GuardMark, ctx: Any) -> GuardMark:
+    """`mark` with the node and bound tools of the agent the call runs in (`ToolContext.agent`):
+    a guarded tool shared with a clone (`agent.clone(name=...)`) or moved to another agent after
+    `wrap` is recorded where it ran, and decided over the tools bound there."""
+    from agents import FunctionTool
+
+    agent = getattr(ctx, "agent", None)
+    if not is_agent(agent) or not any(guarded_tool(t) is not None and t.name == mark.name for t in agent.tools or []):
+        return mark
+    bound = frozenset(x.name for x in agent.tools or [] if isinstance(x, FunctionTool))
+    return replace(mark, node=f"{agent.name}:tools", bound=bound)
 
 
 def _settle(mark: GuardMark, store: GuardSession, ctx: Any, call: Call, args: Any, phase: str, asks: bool,
