@@ -18,7 +18,9 @@ digest and the reasons shown), so that a call runs only as it was shown, and the
 but not yet run (`pending`, in memory), which `at_most` counts so that calls of one model
 message run concurrently can never pass a limit together (a call put to the person and never
 answered stays counted in this process: stricter, never looser; the last check at the tool counts
-again over the history).
+again over the history). `pending` and the lock are the conversation's in this process, shared by
+every wrapper of it (two requests of one conversation at once); another process's calls under way
+are not seen until their records are written (a stated limit, python/README.md).
 
 A question is bound to its conversation: one copied into another session is not read there.
 The records this process sealed are remembered per conversation (`guard/sealed.py`, bounded) and
@@ -34,11 +36,12 @@ from __future__ import annotations
 import json
 import threading
 import uuid
+from collections import OrderedDict
 from typing import Any
 
 from ..guard.decide import REASON_TEXT
 from ..guard.history import Chain, merge_history, parse, verify
-from ..guard.sealed import Sealed
+from ..guard.sealed import THREADS, Sealed
 
 RECORD_TYPE = "stalwart_guard_record"
 #: The records this process sealed, per conversation (`session_id`): bounded, as `guard/sealed.py`.
@@ -60,13 +63,14 @@ class GuardSession:
         self.inner = inner
         self.session_id = str(getattr(inner, "session_id", None) or f"stalwart-guard-{uuid.uuid4().hex}")
         self.session_settings = getattr(inner, "session_settings", None)
-        self._lock = threading.Lock()
         #: The sealed records, in history order (merged with the inner session's at every read).
         self.records: list = []
         #: call id -> the sealed question record (what the person was shown).
         self.asked: dict[str, dict] = {}
-        #: call id -> (Call, node): decided, not refused, not yet run.
-        self.pending: dict[str, tuple] = {}
+        # shared by every wrapper of this conversation in this process (two requests at once)
+        self._lock, self.pending = _shared(self._sealed_key)
+        #: call id -> (Call, node): decided, not refused, not yet run (this conversation's, in this process).
+        self.pending: dict[str, tuple]
 
     @property
     def chain(self) -> Chain:
@@ -176,6 +180,22 @@ class GuardSession:
                              else ToolExecutionConfig(pre_approval_tool_input_guardrails=True))
         rc._stalwart_guard_session = self  # type: ignore[attr-defined]
         return rc
+
+
+_CONVERSATIONS: OrderedDict[str, tuple[threading.Lock, dict]] = OrderedDict()
+_CONVERSATIONS_LOCK = threading.Lock()
+
+
+def _shared(key: str) -> tuple[threading.Lock, dict]:
+    """The lock and the calls decided but not yet run of one conversation in this process, shared
+    by its wrappers, so two requests of one conversation at once cannot pass a limit together
+    (bounded as `SEALED`: the least recently used conversations are forgotten first)."""
+    with _CONVERSATIONS_LOCK:
+        got = _CONVERSATIONS.pop(key, None) or (threading.Lock(), {})
+        _CONVERSATIONS[key] = got
+        while len(_CONVERSATIONS) > THREADS:
+            _CONVERSATIONS.popitem(last=False)
+        return got
 
 
 def session_of(run_config: Any) -> GuardSession | None:
