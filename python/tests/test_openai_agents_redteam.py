@@ -979,3 +979,49 @@ def test_two_wrappers_of_one_conversation_cannot_pass_a_limit_together():
                            "session, and 1 ran or are asked for"]
     approve(refunds, r1, s1, [[assistant_message("ok")]])
     assert MADE == [("A1", 1.0)]
+
+
+# ------------------------------------------------------------------ hand-off filters and the turn
+def _two_desks(guard, **handoff_kw):
+    """Front (a look-up tool) handing off to Back (the same look-up), per-turn limit 1."""
+    back = Agent(name="Back", tools=[guarded_desk.lookup_invoice])
+    front = Agent(name="Front", tools=[guarded_desk.lookup_invoice], handoffs=[handoff(back, **handoff_kw)])
+    guard.wrap(front)
+    return front
+
+
+def _summarise(data):
+    from agents import HandoffInputData
+
+    return HandoffInputData(input_history=({"role": "user", "content": "summary: the customer wants A1 looked up"},),
+                            pre_handoff_items=(), new_items=())
+
+
+@pytest.mark.parametrize("how", ["filter", "nest"])
+def test_a_hand_off_that_rewrites_the_history_does_not_start_a_turn(how):
+    guard = AgentGuard(cat_with(lookup_invoice={"at_most": {"count": 1, "per": "turn"}}))
+    front = _two_desks(guard, **({"input_filter": _summarise} if how == "filter" else {}))
+    s = guard.session(SQLiteSession(f"rt-filter-{how}"))
+    rc = s.run_config()
+    if how == "nest":
+        rc.nest_handoff_history = True
+    r = run(front, [LOOKUP, [function_call("transfer_to_back", {}, call_id="h1")],
+                    [function_call("lookup_invoice", {"invoice_id": "A1"}, call_id="c2")], [assistant_message("ok")]],
+            s, run_config=rc, input_or_state="look A1")
+    assert [(e["call_id"], e["decision"], e["turn"]) for e in read_history(s.records)] == [
+        ("c1", "allow", 1), ("c2", "refuse", 1)]
+
+
+def test_a_hand_off_filter_does_not_start_a_turn_in_a_memory_history_given_as_the_session():
+    guard = AgentGuard(cat_with(lookup_invoice={"at_most": {"count": 1, "per": "turn"}}))
+    front = _two_desks(guard, input_filter=_summarise)
+    with pytest.warns(UserWarning, match="in memory only"):
+        s = guard.session()
+    run(front, [LOOKUP, [function_call("transfer_to_back", {}, call_id="h1")],
+                [function_call("lookup_invoice", {"invoice_id": "A1"}, call_id="c2")], [assistant_message("ok")]],
+        s, input_or_state="look A1")
+    assert [(e["call_id"], e["decision"], e["turn"]) for e in read_history(s.records)] == [
+        ("c1", "allow", 1), ("c2", "refuse", 1)]
+    r = run(front, [[function_call("lookup_invoice", {"invoice_id": "A1"}, call_id="c3")], [assistant_message("ok")]],
+            s, input_or_state="look again")
+    assert read_history(s.records)[-1]["decision"] == "allow" and read_history(s.records)[-1]["turn"] == 2

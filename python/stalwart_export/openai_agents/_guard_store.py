@@ -67,6 +67,10 @@ class GuardSession:
         self.records: list = []
         #: call id -> the sealed question record (what the person was shown).
         self.asked: dict[str, dict] = {}
+        #: The person's messages the application's session holds (read at every `load`; in memory,
+        #: those the runs given this object as their `session` saved), or None (the run's input is
+        #: read instead): the turn is counted by them (`guard._turn`).
+        self.people: list | None = None
         # shared by every wrapper of this conversation in this process (two requests at once)
         self._lock, self.pending = _shared(self._sealed_key)
         #: call id -> (Call, node): decided, not refused, not yet run (this conversation's, in this process).
@@ -91,6 +95,12 @@ class GuardSession:
         return items if limit is None else items[-limit:] if limit > 0 else []
 
     async def add_items(self, items: list) -> None:
+        if self.inner is None:  # in memory: the person's messages the runs given this session saved
+            got = [i for i in items if isinstance(i, dict) and not _ours(i) and i.get("role") == "user"]
+            if got:
+                with self._lock:
+                    self.people = (self.people or []) + got
+            return
         if self.inner is not None:
             await self.inner.add_items([i for i in items if not _ours(i)])
 
@@ -125,9 +135,11 @@ class GuardSession:
         if self.inner is None:
             return
         items = await self.inner.get_items()
+        people = [i for i in items if isinstance(i, dict) and not _ours(i) and i.get("role") == "user"]
         stored = [i.get("record") for i in items if isinstance(i, dict) and i.get("type") == RECORD_TYPE]
         asked = [i.get("record") for i in items if isinstance(i, dict) and i.get("type") == ASKED_TYPE]
         with self._lock:
+            self.people = people
             self.records = merge_history(self.records, stored)
             # the records this process wrote to this conversation that the session no longer holds
             # (its newest items popped or cleared around the wrapper): counted, never forgotten

@@ -209,13 +209,17 @@ def _approval(ctx: Any, tool: str, call_id: str) -> str | None:
     return "standing"
 
 
-def _turn(ctx: Any, session: Any) -> tuple[int, str | None]:
+def _turn(ctx: Any, session: Any, people: list | None = None) -> tuple[int, str | None]:
     """The turn (the guard's count of the person's messages) and its mark: the person's latest
-    message in the run's input (`turn_input`, the outermost run's in a nested run: `_nested.py`);
-    the same mark is the same turn (a resumed run)."""
+    message. With the application's `Session`, `people` are the person's messages it holds (the
+    SDK saves each run's input there before any tool runs; a hand-off's `input_filter` or
+    `nest_handoff_history` rewrites only what the next agent reads, never the session); without
+    one, the run's input (`turn_input`, the outermost run's in a nested run: `_nested.py`). The
+    same mark is the same turn (a resumed run)."""
     import hashlib
 
-    items = [i for i in _nested.turn_input(ctx) if isinstance(i, dict) and i.get("role") == "user"]
+    items = people if people is not None else [
+        i for i in _nested.turn_input(ctx) if isinstance(i, dict) and i.get("role") == "user"]
     mark = None
     if items:
         body = json.dumps(items[-1], sort_keys=True, default=str)
@@ -295,7 +299,7 @@ def _settle(mark: GuardMark, store: GuardSession, ctx: Any, call: Call, args: An
     call to the person (`needs_approval` said so)."""
     rules = mark.guard.rules
     session = store.verified()
-    turn, human = _turn(ctx, session)
+    turn, human = _turn(ctx, session, store.people)
     # the person's answers the SDK never passes to the tool: a rejected question is a declined call
     done = {e.get("call_id") for e in session.entries}
     for cid, q in list(store.asked.items()):
