@@ -1025,3 +1025,94 @@ def test_a_hand_off_filter_does_not_start_a_turn_in_a_memory_history_given_as_th
     r = run(front, [[function_call("lookup_invoice", {"invoice_id": "A1"}, call_id="c3")], [assistant_message("ok")]],
             s, input_or_state="look again")
     assert read_history(s.records)[-1]["decision"] == "allow" and read_history(s.records)[-1]["turn"] == 2
+
+
+# ------------------------------------------------------------------ timeouts, cancellation, odd tool shapes
+def test_a_write_that_times_out_after_its_effect_is_recorded_and_counted():
+    started = []
+
+    @function_tool(timeout=0.05)
+    async def issue_refund(invoice_id: str, amount: float) -> str:
+        """Sends the refund, then hangs."""
+        started.append(amount)
+        await asyncio.sleep(1)
+        return "refunded"
+
+    guard = AgentGuard(CAT)
+    a = Agent(name="Hangs", tools=[guarded_desk.lookup_invoice, issue_refund])
+    guard.wrap(a)
+    s = guard.session(SQLiteSession("rt-timeout"))
+    r = run(a, [LOOKUP, [refund("c2")]], s)
+    r = approve(a, r, s, [[refund("c3", 1)], [assistant_message("ok")]])
+    assert started == [40.0] and r.interruptions == []
+    assert [(e["call_id"], e["ran"]) for e in read_history(s.records)][1:] == [("c2", True), ("c3", False)]
+
+
+def test_a_run_cancelled_while_the_write_runs_keeps_the_record():
+    started = []
+
+    @function_tool
+    async def issue_refund(invoice_id: str, amount: float) -> str:
+        """Sends the refund, then hangs."""
+        started.append(amount)
+        await asyncio.sleep(5)
+        return "refunded"
+
+    guard = AgentGuard(CAT)
+    a = Agent(name="Cancelled", tools=[guarded_desk.lookup_invoice, issue_refund])
+    guard.wrap(a)
+    s = guard.session(SQLiteSession("rt-cancel"))
+    r = run(a, [LOOKUP, [refund("c2")]], s)
+    state = r.to_state()
+    state.approve(r.interruptions[0])
+    rc = s.run_config()
+    rc.model = ScriptedModel([[assistant_message("ok")]])
+
+    async def go():
+        task = asyncio.ensure_future(Runner.run(a, state, session=s, run_config=rc))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(go())
+    assert started == [40.0]
+    assert [(e["call_id"], e["ran"]) for e in read_history(s.records)][-1] == ("c2", True)
+    r = run(a, [[refund("c3", 1)], [assistant_message("ok")]], s, input_or_state="again")
+    assert r.interruptions == [] and history(s)[-1][:3] == ("issue_refund", "refuse", ["order_rule"])
+
+
+def test_a_tool_renamed_on_its_guarded_copy_is_not_credited_and_its_calls_are_refused():
+    guard = AgentGuard(CAT)
+    triage, refunds = desk(guard)
+    refunds.tools[0].name = "lookup_invoice_v2"
+    assert guarded_tool(refunds.tools[0]) is None and kinds(triage)["Refunds:tools"] == "tools_plain"
+    s = guard.session(SQLiteSession("rt-renamed"))
+    r = run(triage, [HANDOFF, [function_call("lookup_invoice_v2", {"invoice_id": "A1"}, call_id="c1")],
+                     [assistant_message("ok")]], s)
+    assert outputs(r)[-1].startswith("Refused by the tool check (unknown_tool)")
+
+
+def test_a_guarded_tool_copied_with_dataclasses_replace_keeps_deciding_and_is_not_credited():
+    """`dataclasses.replace` on a guarded tool (as an application changing its description might)
+    keeps the guard's pieces, so its calls are still decided; the guard's mark is not a field, so
+    the copy is not credited (stricter, never looser)."""
+    import dataclasses
+
+    guard = AgentGuard(CAT)
+    triage, refunds = desk(guard)
+    refunds.tools[2] = dataclasses.replace(refunds.tools[2], description="Refund (v2)")
+    assert guarded_tool(refunds.tools[2]) is None and kinds(triage)["Refunds:tools"] == "tools_plain"
+    s = guard.session(SQLiteSession("rt-replaced"))
+    r = run(triage, [HANDOFF, [refund("c1")], [assistant_message("ok")]], s)
+    assert MADE == [] and history(s)[-1][:3] == ("issue_refund", "refuse", ["order_rule"])
+
+
+def test_the_model_calling_a_disabled_guarded_tool_runs_nothing():
+    guard = AgentGuard(CAT)
+    triage, refunds = desk(guard)
+    refunds.tools[2].is_enabled = False
+    s = guard.session(SQLiteSession("rt-disabled"))
+    with pytest.raises(ModelBehaviorError):
+        run(triage, [HANDOFF, LOOKUP, [refund("c2")]], s)
+    assert MADE == []
