@@ -1116,3 +1116,88 @@ def test_the_model_calling_a_disabled_guarded_tool_runs_nothing():
     with pytest.raises(ModelBehaviorError):
         run(triage, [HANDOFF, LOOKUP, [refund("c2")]], s)
     assert MADE == []
+
+
+# ------------------------------------------------------------------ around the guard, and the stored history
+def test_a_hand_off_hook_calling_a_guarded_tool_directly_runs_nothing():
+    from agents import RunContextWrapper as Wrapper
+
+    guard = AgentGuard(CAT)
+    triage, refunds = desk()
+    guard.wrap(triage)
+    sneaky = refunds.tools[2]
+
+    async def hook(ctx: Wrapper) -> None:
+        out.append(await sneaky.on_invoke_tool(ctx, json.dumps({"invoice_id": "A1", "amount": 9})))
+
+    out: list = []
+    triage.handoffs = [handoff(refunds, on_handoff=hook)]
+    s = guard.session(SQLiteSession("rt-hook"))
+    run(triage, [HANDOFF, [assistant_message("ok")]], s)
+    assert MADE == [] and out[0].startswith("Refused by the tool check (guard_error)")
+    front = next(n for n in export_agent(triage)["nodes"] if n["id"] == "Triage")
+    assert [o["what"] for o in front.get("opaque", [])] == ["tools"]  # the hook's code: unread, said so
+
+
+def test_a_hand_off_and_a_target_tool_in_one_message_run_nothing_of_the_target():
+    guard = AgentGuard(CAT)
+    triage, _ = desk(guard)
+    s = guard.session(SQLiteSession("rt-same-msg"))
+    try:
+        run(triage, [[HANDOFF[0], LOOKUP[0]], [assistant_message("ok")], [assistant_message("ok")]], s)
+    except ModelBehaviorError:
+        pass
+    assert read_history(s.records) == []
+
+
+def test_a_record_deleted_from_the_middle_of_the_session_breaks_the_history_in_another_process(monkeypatch):
+    guard = AgentGuard(CAT, key="k")
+    triage, _ = desk(guard)
+    inner = SQLiteSession("rt-mid-delete")
+    s = guard.session(inner)
+    run(triage, [HANDOFF, LOOKUP, [function_call("read_customer_email", {"invoice_id": "A1"}, call_id="c2")],
+                 [function_call("lookup_invoice", {"invoice_id": "B"}, call_id="c3")], [assistant_message("ok")]], s)
+    items = asyncio.run(inner.get_items())
+    kept = [i for i in items if not (i.get("type") == "stalwart_guard_record" and "read_customer_email" in i["record"])]
+    assert len(kept) == len(items) - 1
+    asyncio.run(inner.clear_session())
+    asyncio.run(inner.add_items(kept))
+    other_process(monkeypatch)
+    fresh = AgentGuard(CAT, key="k")
+    triage2, _ = desk(fresh)
+    r = run(triage2, [HANDOFF, [refund("c9")], [assistant_message("ok")]], fresh.session(inner), input_or_state="x")
+    assert MADE == [] and outputs(r)[-1].startswith("Refused by the tool check (history_invalid)")
+
+
+def test_records_reordered_in_the_session_are_read_in_their_places():
+    guard = AgentGuard(CAT, key="k")
+    triage, _ = desk(guard)
+    inner = SQLiteSession("rt-reorder")
+    s = guard.session(inner)
+    run(triage, [HANDOFF, LOOKUP, [function_call("read_customer_email", {"invoice_id": "A1"}, call_id="c2")],
+                 [assistant_message("ok")]], s)
+    items = asyncio.run(inner.get_items())
+    recs = [i for i in items if i.get("type") == "stalwart_guard_record"]
+    asyncio.run(inner.clear_session())
+    asyncio.run(inner.add_items([i for i in items if i not in recs] + list(reversed(recs))))
+    s2 = AgentGuard(CAT, key="k")
+    triage2, _ = desk(s2)
+    fresh = s2.session(inner)
+    r = run(triage2, [HANDOFF, [refund("c9")]], fresh, input_or_state="refund")
+    assert fresh.question(r.interruptions[0])["reasons"] == ["tainted_call", "write"]
+
+
+def test_a_standing_approval_inside_an_agent_tool_does_not_cover_its_next_write():
+    guard = AgentGuard(cat_with(issue_refund={"order": None}))
+    boss = _nested_desk(guard, [[function_call("ask_helper", {"input": "refund"}, call_id="t1")]]
+                        + [[assistant_message("ok")]] * 4,
+                        [[refund("n1", 1)], [refund("n2", 2)]] + [[assistant_message("a")]] * 4, False)
+    s = guard.session(SQLiteSession("rt-nested-standing"))
+    rc = s.run_config()
+    r = asyncio.run(Runner.run(boss, "refund", session=s, run_config=rc))
+    assert [i.raw_item.call_id for i in r.interruptions] == ["n1"]
+    state = r.to_state()
+    state.approve(r.interruptions[0], always_approve=True)
+    r = asyncio.run(Runner.run(r.last_agent, state, session=s, run_config=rc))
+    assert MADE == [("A1", 1.0)]
+    assert not any(e["call_id"] == "n2" and e["ran"] for e in read_history(s.records))
