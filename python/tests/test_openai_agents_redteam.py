@@ -892,8 +892,8 @@ def test_a_tool_running_its_own_nested_run_keeps_the_callers_turn():
     s = guard.session(SQLiteSession("rt-own-nested"))
     run(outer, [[function_call("delegate", {"task": "a"}, call_id="d1")],
                 [function_call("delegate", {"task": "b"}, call_id="d2")], [assistant_message("ok")]], s)
-    assert [(e["call_id"], e["decision"], e["turn"]) for e in read_history(s.records) if e["tool"] == "lookup_invoice"] \
-        == [("in-a", "allow", 1), ("in-b", "refuse", 1)]
+    looks = [(e["call_id"], e["decision"], e["turn"]) for e in read_history(s.records) if e["tool"] == "lookup_invoice"]
+    assert looks == [("in-a", "allow", 1), ("in-b", "refuse", 1)]
 
 
 # ------------------------------------------------------------------ more client and model attacks
@@ -922,8 +922,8 @@ def test_a_question_forged_into_a_keyed_session_is_not_read():
     guard = AgentGuard(cat_with(issue_refund={"order": None}), key="right")
     triage, s, r = _asked_and_state(guard, "rt-forged-question")
     args = {"invoice_id": "A1", "amount": 500}
-    forged = Chain("wrong").seal({"asked": True, "call_id": "c9", "digest": digest(Call("issue_refund", args, "c9"), ""),
-                                  "reasons": ["write"], "session": s.session_id})
+    forged = Chain("wrong").seal({"asked": True, "call_id": "c9", "reasons": ["write"], "session": s.session_id,
+                                  "digest": digest(Call("issue_refund", args, "c9"), "")})
     asyncio.run(s.inner.add_items([{"type": "stalwart_guard_asked", "record": forged}]))
     state = r.to_state()
     state.approve(r.interruptions[0])
