@@ -1201,3 +1201,39 @@ def test_a_standing_approval_inside_an_agent_tool_does_not_cover_its_next_write(
     r = asyncio.run(Runner.run(r.last_agent, state, session=s, run_config=rc))
     assert MADE == [("A1", 1.0)]
     assert not any(e["call_id"] == "n2" and e["ran"] for e in read_history(s.records))
+
+
+# ------------------------------------------------------------------ what the verifier then says
+def test_the_verifier_reports_what_the_guard_cannot_cover_after_wrap(binary, tmp_path):
+    """A tool and a hand-off target added after wrap, and a hand-built hand-off whose target is
+    code: the export does not credit them, and the verifier blocks (QG001 plain calls, QG024
+    unread code)."""
+    from agents import Handoff
+
+    from test_openai_agents import blocking, verify
+
+    cat = cat_with()
+    cat["tools"]["void_invoice"] = {"kind": "write", "args": {"invoice_id": {"type": "string"}}}
+
+    @function_tool
+    def void_invoice(invoice_id: str) -> str:
+        """Added after wrap."""
+        return "void"
+
+    async def go(ctx, args):
+        return Agent(name="Hidden")
+
+    guard = AgentGuard(cat)
+    triage, refunds = desk(guard)
+    report = verify(binary, tmp_path, export_agent(triage), cat)
+    assert report["rc"] == 0 and blocking(report) == []
+    refunds.tools.append(void_invoice)
+    triage.handoffs.append(Agent(name="Late", tools=[guarded_desk.lookup_invoice]))
+    triage.handoffs.append(Handoff(tool_name="transfer_to_hidden", tool_description="d", input_json_schema={},
+                                   on_invoke_handoff=go, agent_name="Hidden"))
+    report = verify(binary, tmp_path, export_agent(triage), cat)
+    assert report["rc"] == 1
+    got = blocking(report)
+    assert ("QG001", "void_invoice", "Refunds:tools") in got and ("QG001", "issue_refund", "Refunds:tools") in got
+    assert ("QG001", "lookup_invoice", "Late:tools") in got
+    assert any(r == "QG024" and n == "Triage" for r, _s, n in got)
