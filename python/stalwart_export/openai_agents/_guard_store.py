@@ -18,7 +18,17 @@ digest and the reasons shown), so that a call runs only as it was shown, and the
 but not yet run (`pending`, in memory), which `at_most` counts so that calls of one model
 message run concurrently can never pass a limit together (a call put to the person and never
 answered stays counted in this process: stricter, never looser; the last check at the tool counts
-again over the history).
+again over the history). `pending` and the lock are the conversation's in this process, shared by
+every wrapper of it (two requests of one conversation at once); another process's calls under way
+are not seen until their records are written (a stated limit, python/README.md).
+
+A question is bound to its conversation: one copied into another session is not read there.
+The records this process sealed are remembered per conversation (`guard/sealed.py`, bounded) and
+merged at every read, so a history whose newest records were removed from the application's
+session (its `pop_item` or `clear_session` called directly, not through the wrapper) still counts
+them in this process. Another process reading that session cannot know of them: the calls after
+the newest record it holds may run again past `at_most` (a stated limit, as the LangGraph guard's
+time travel in another process; python/README.md).
 """
 
 from __future__ import annotations
@@ -26,12 +36,16 @@ from __future__ import annotations
 import json
 import threading
 import uuid
+from collections import OrderedDict
 from typing import Any
 
 from ..guard.decide import REASON_TEXT
 from ..guard.history import Chain, merge_history, parse, verify
+from ..guard.sealed import THREADS, Sealed
 
 RECORD_TYPE = "stalwart_guard_record"
+#: The records this process sealed, per conversation (`session_id`): bounded, as `guard/sealed.py`.
+SEALED = Sealed()
 ASKED_TYPE = "stalwart_guard_asked"
 
 
@@ -49,17 +63,28 @@ class GuardSession:
         self.inner = inner
         self.session_id = str(getattr(inner, "session_id", None) or f"stalwart-guard-{uuid.uuid4().hex}")
         self.session_settings = getattr(inner, "session_settings", None)
-        self._lock = threading.Lock()
         #: The sealed records, in history order (merged with the inner session's at every read).
         self.records: list = []
         #: call id -> the sealed question record (what the person was shown).
         self.asked: dict[str, dict] = {}
-        #: call id -> (Call, node): decided, not refused, not yet run.
-        self.pending: dict[str, tuple] = {}
+        #: The person's messages the application's session holds (read at every `load`; in memory,
+        #: those the runs given this object as their `session` saved), or None (the run's input is
+        #: read instead): the turn is counted by them (`guard._turn`).
+        self.people: list | None = None
+        # shared by every wrapper of this conversation in this process (two requests at once)
+        self._lock, self.pending = _shared(self._sealed_key)
+        #: call id -> (Call, node): decided, not refused, not yet run (this conversation's, in this process).
+        self.pending: dict[str, tuple]
 
     @property
     def chain(self) -> Chain:
         return self.guard.chain
+
+    @property
+    def _sealed_key(self) -> str:
+        """This conversation in `SEALED`: its id under this guard's key (another key's records
+        are never merged in)."""
+        return f"{self.chain.genesis}:{self.session_id}"
 
     # ------------------------------------------------------------------ the Session protocol
     async def get_items(self, limit: int | None = None) -> list:
@@ -70,6 +95,12 @@ class GuardSession:
         return items if limit is None else items[-limit:] if limit > 0 else []
 
     async def add_items(self, items: list) -> None:
+        if self.inner is None:  # in memory: the person's messages the runs given this session saved
+            got = [i for i in items if isinstance(i, dict) and not _ours(i) and i.get("role") == "user"]
+            if got:
+                with self._lock:
+                    self.people = (self.people or []) + got
+            return
         if self.inner is not None:
             await self.inner.add_items([i for i in items if not _ours(i)])
 
@@ -104,13 +135,18 @@ class GuardSession:
         if self.inner is None:
             return
         items = await self.inner.get_items()
+        people = [i for i in items if isinstance(i, dict) and not _ours(i) and i.get("role") == "user"]
         stored = [i.get("record") for i in items if isinstance(i, dict) and i.get("type") == RECORD_TYPE]
         asked = [i.get("record") for i in items if isinstance(i, dict) and i.get("type") == ASKED_TYPE]
         with self._lock:
+            self.people = people
             self.records = merge_history(self.records, stored)
+            # the records this process wrote to this conversation that the session no longer holds
+            # (its newest items popped or cleared around the wrapper): counted, never forgotten
+            self.records = merge_history(self.records, SEALED.missing(self._sealed_key, self.records, object()))
             for rec in asked:
                 q = parse(rec) if isinstance(rec, str) and self.chain.valid(rec) else None
-                if q is not None and isinstance(q.get("call_id"), str):
+                if q is not None and isinstance(q.get("call_id"), str) and q.get("session") == self.session_id:
                     self.asked.setdefault(q["call_id"], q)
 
     def verified(self) -> Any:
@@ -118,6 +154,8 @@ class GuardSession:
         return verify(list(self.records), self.chain, self.session_id)
 
     async def save(self, record: str, kind: str = RECORD_TYPE) -> None:
+        if kind == RECORD_TYPE:
+            SEALED.add(self._sealed_key, [record], None)
         if self.inner is not None:
             await self.inner.add_items([{"type": kind, "record": record}])
 
@@ -154,6 +192,22 @@ class GuardSession:
                              else ToolExecutionConfig(pre_approval_tool_input_guardrails=True))
         rc._stalwart_guard_session = self  # type: ignore[attr-defined]
         return rc
+
+
+_CONVERSATIONS: OrderedDict[str, tuple[threading.Lock, dict]] = OrderedDict()
+_CONVERSATIONS_LOCK = threading.Lock()
+
+
+def _shared(key: str) -> tuple[threading.Lock, dict]:
+    """The lock and the calls decided but not yet run of one conversation in this process, shared
+    by its wrappers, so two requests of one conversation at once cannot pass a limit together
+    (bounded as `SEALED`: the least recently used conversations are forgotten first)."""
+    with _CONVERSATIONS_LOCK:
+        got = _CONVERSATIONS.pop(key, None) or (threading.Lock(), {})
+        _CONVERSATIONS[key] = got
+        while len(_CONVERSATIONS) > THREADS:
+            _CONVERSATIONS.popitem(last=False)
+        return got
 
 
 def session_of(run_config: Any) -> GuardSession | None:

@@ -40,7 +40,9 @@ guardrails off) has every guarded call refused (`guard_error`), saying why.
 What stays plain (SPEC 3.1 "The guard's view"): hosted tools (the provider runs them inside the
 model call), local tools (`ShellTool`, `ComputerTool`, `ApplyPatchTool`, `LocalShellTool`: the SDK
 runs no tool guardrail for them), MCP servers' tools (listed at run time) and agents-as-tools
-(their own agents' tools are wrapped). The exporter reads the guard's mark on each tool
+(their own agents' tools are wrapped; the agent tool is copied only so that its nested run keeps
+the caller's turn, `_nested.py`: the model writes the nested run's input, which is not the
+person's message). The exporter reads the guard's mark on each tool
 (`guarded_tool`): an agent whose every tool is guarded has a `tools` node, any other `tools_plain`.
 
 SDK internals read (openai-agents 0.24.0): `RunContextWrapper._approvals` (whether an approval is
@@ -61,7 +63,7 @@ from ..guard.doc import GuardConfigError
 from ..guard.history import Chain
 from ..guard.lazy import RulesSource
 from ..guard.review import digest
-from . import _handoffs, _tools
+from . import _handoffs, _nested, _tools
 from ._tools import GuardMark, guarded_tool
 from ._agent import is_agent
 from ._guard_store import ASKED_TYPE, GuardSession, pre_approval_on, session_of
@@ -115,8 +117,10 @@ class AgentGuard:
     def _tool(self, t: Any, agent: Any) -> Any:
         from agents import FunctionTool
 
-        if not isinstance(t, FunctionTool) or getattr(t, "_is_agent_tool", False):
-            return t  # hosted, local, agents-as-tools: see the module's doc
+        if isinstance(t, FunctionTool) and getattr(t, "_is_agent_tool", False):
+            return _nested.agent_tool(self, t)  # its nested run keeps the caller's turn (_nested.py)
+        if not isinstance(t, FunctionTool):
+            return t  # hosted, local: see the module's doc
         mark = guarded_tool(t)
         if mark is not None:
             if mark.guard is not self:
@@ -161,7 +165,8 @@ def _guarded_copy(guard: AgentGuard, t: Any, agent: Any) -> Any:
             return d.message
         result = None
         try:
-            result = await original_invoke(ctx, arguments)
+            with _nested.carrying(ctx):  # a run the tool starts keeps this call's turn
+                result = await original_invoke(ctx, arguments)
             return result
         finally:  # an attempt is a call: recorded whether the tool returned or raised
             await run(result)
@@ -204,12 +209,17 @@ def _approval(ctx: Any, tool: str, call_id: str) -> str | None:
     return "standing"
 
 
-def _turn(ctx: Any, session: Any) -> tuple[int, str | None]:
+def _turn(ctx: Any, session: Any, people: list | None = None) -> tuple[int, str | None]:
     """The turn (the guard's count of the person's messages) and its mark: the person's latest
-    message in the run's input (`turn_input`); the same mark is the same turn (a resumed run)."""
+    message. With the application's `Session`, `people` are the person's messages it holds (the
+    SDK saves each run's input there before any tool runs; a hand-off's `input_filter` or
+    `nest_handoff_history` rewrites only what the next agent reads, never the session); without
+    one, the run's input (`turn_input`, the outermost run's in a nested run: `_nested.py`). The
+    same mark is the same turn (a resumed run)."""
     import hashlib
 
-    items = [i for i in (getattr(ctx, "turn_input", None) or []) if isinstance(i, dict) and i.get("role") == "user"]
+    items = people if people is not None else [
+        i for i in _nested.turn_input(ctx) if isinstance(i, dict) and i.get("role") == "user"]
     mark = None
     if items:
         body = json.dumps(items[-1], sort_keys=True, default=str)
@@ -227,6 +237,7 @@ async def _decide(mark: GuardMark, ctx: Any, tool: str, arguments: Any, call_id:
     """(the decision, None) for a call that does not run (refused, its record kept), or (the
     decision, `record(result)`) for one that runs now (`phase` "invoke") or may go on to the person
     or the tool (`phase` "guardrail", `record` None)."""
+    mark = _where(mark, ctx)
     store = session_of(getattr(ctx, "run_config", None))
     fix = "pass run_config=session.run_config() (session = guard.session(...)) to Runner.run"
     problem = None
@@ -268,6 +279,19 @@ async def _decide(mark: GuardMark, ctx: Any, tool: str, arguments: Any, call_id:
     return d, (record if phase == "invoke" else None)
 
 
+def _where(mark: GuardMark, ctx: Any) -> GuardMark:
+    """`mark` with the node and bound tools of the agent the call runs in (`ToolContext.agent`):
+    a guarded tool shared with a clone (`agent.clone(name=...)`) or moved to another agent after
+    `wrap` is recorded where it ran, and decided over the tools bound there."""
+    from agents import FunctionTool
+
+    agent = getattr(ctx, "agent", None)
+    if not is_agent(agent) or not any(guarded_tool(t) is not None and t.name == mark.name for t in agent.tools or []):
+        return mark
+    bound = frozenset(x.name for x in agent.tools or [] if isinstance(x, FunctionTool))
+    return replace(mark, node=f"{agent.name}:tools", bound=bound)
+
+
 def _settle(mark: GuardMark, store: GuardSession, ctx: Any, call: Call, args: Any, phase: str, asks: bool,
             save: list) -> tuple[Decision, tuple, Any]:
     """(the decision on `call`, its (turn, mark), the outcome to record when it runs now), under
@@ -275,7 +299,7 @@ def _settle(mark: GuardMark, store: GuardSession, ctx: Any, call: Call, args: An
     call to the person (`needs_approval` said so)."""
     rules = mark.guard.rules
     session = store.verified()
-    turn, human = _turn(ctx, session)
+    turn, human = _turn(ctx, session, store.people)
     # the person's answers the SDK never passes to the tool: a rejected question is a declined call
     done = {e.get("call_id") for e in session.entries}
     for cid, q in list(store.asked.items()):
