@@ -221,31 +221,29 @@ struct VerifyArgs {
     /// Z3's resource units (its deterministic `rlimit`) one query may spend; a query past it
     /// leaves its obligation undecided (QG006), never clean. The same on every machine.
     /// [default: 100000000]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32)
-        .range(config::SOLVER_RLIMIT.lo..=config::SOLVER_RLIMIT.hi), help_heading = "Z3 limits")]
+    #[arg(long, value_name = "N", value_parser = in_range::<u32>(config::SOLVER_RLIMIT), help_heading = "Z3 limits")]
     solver_rlimit: Option<u32>,
     /// Z3's resource units one obligation's queries may spend together (then QG006).
     /// [default: 300000000]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64)
-        .range(config::SOLVER_OBLIGATION_RLIMIT.lo as u64..=config::SOLVER_OBLIGATION_RLIMIT.hi as u64), help_heading = "Z3 limits")]
+    #[arg(long, value_name = "N", value_parser = in_range::<u64>(config::SOLVER_OBLIGATION_RLIMIT),
+        help_heading = "Z3 limits")]
     solver_obligation_rlimit: Option<u64>,
     /// Z3's resource units all obligations' queries may spend together; once the obligations
     /// asked have spent this many, the rest are undecided (QG006) without a query.
     /// [default: 1000000000]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64)
-        .range(config::SOLVER_RUN_RLIMIT.lo as u64..=config::SOLVER_RUN_RLIMIT.hi as u64), help_heading = "Z3 limits")]
+    #[arg(long, value_name = "N", value_parser = in_range::<u64>(config::SOLVER_RUN_RLIMIT),
+        help_heading = "Z3 limits")]
     solver_run_rlimit: Option<u64>,
     /// A wall-clock safety net: milliseconds Z3 may spend on one query (then QG006). Off unless
     /// given, since an answer it cuts short depends on the machine's load; the resource limits
     /// above are what bound Z3.
-    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u32)
-        .range(config::SOLVER_TIMEOUT_MS.lo..=config::SOLVER_TIMEOUT_MS.hi), help_heading = "Z3 limits")]
+    #[arg(long, value_name = "MS", value_parser = in_range::<u32>(config::SOLVER_TIMEOUT_MS),
+        help_heading = "Z3 limits")]
     solver_timeout_ms: Option<u32>,
     /// The largest unrolling (frames x (nodes + edges)) the Z3 engine builds for one obligation;
     /// a larger one is left undecided (QG006) at once.
     /// [default: 150000]
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
-        .range(config::SOLVER_MAX_UNROLLING.lo as u64..=config::SOLVER_MAX_UNROLLING.hi as u64),
+    #[arg(long, value_name = "N", value_parser = in_range::<usize>(config::SOLVER_MAX_UNROLLING),
         help_heading = "Z3 limits")]
     solver_max_unrolling: Option<usize>,
     /// The gate: `ci` fails on rules that fail the gate, `start` on rules that stop Agent(...)
@@ -296,14 +294,12 @@ struct VerifyArgs {
     witness: Option<String>,
     /// States one obligation's search may keep (about 200 bytes each) before it is reported
     /// undecided (QG006) rather than searched further [default: 4000000]
-    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
-        .range(config::MAX_STATES.lo as u64..=config::MAX_STATES.hi as u64), help_heading = "Search")]
+    #[arg(long, value_parser = in_range::<usize>(config::MAX_STATES), help_heading = "Search")]
     max_states: Option<usize>,
     /// States all obligations' searches together may generate (a state reached again counts
     /// again); once the obligations searched have generated this many, the rest are reported
     /// undecided (QG006) without a search [default: 20000000]
-    #[arg(long, value_parser = clap::value_parser!(u64)
-        .range(config::MAX_RUN_STATES.lo as u64..=config::MAX_RUN_STATES.hi as u64), help_heading = "Search")]
+    #[arg(long, value_parser = in_range::<u64>(config::MAX_RUN_STATES), help_heading = "Search")]
     max_run_states: Option<u64>,
     /// The repository root SARIF URIs are made relative to (default: the current directory).
     #[arg(long, help_heading = "Output")]
@@ -496,13 +492,8 @@ fn print_input_error(e: crate::error::InputError) -> i32 {
     2
 }
 
-fn verify(mut a: VerifyArgs) -> i32 {
+fn verify(a: VerifyArgs) -> i32 {
     errors_follow(a.color);
-    // `stalwart verify graph.json --catalogue c.json`: an agent.yaml names its own catalogue, so
-    // a file given with --catalogue (and no --graph) is the export, as users type it.
-    if a.graph.is_none() && a.catalogue.is_some() {
-        a.graph = a.agent_yaml.take();
-    }
     let format = a.format;
     let output = a.output.clone();
     let inputs = named_inputs(&a);
@@ -552,6 +543,8 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
     }
     let loaded = match (&a.agent_yaml, &a.graph, &a.catalogue) {
         (Some(p), None, None) => input::load_agent_yaml(p),
+        // `stalwart verify graph.json --catalogue c.json`, as users type it: an agent.yaml names
+        // its own catalogue, so a file given with --catalogue is the export.
         (None, Some(g), Some(c)) | (Some(g), None, Some(c)) => input::load_export(g, c),
         (None, Some(_), None) => {
             return Err(Stop::plain(
@@ -823,6 +816,18 @@ fn stopped(
         }
     }
     2
+}
+
+/// A flag's parser taking the range of its `stalwart.toml` key ([`config::Limit`], whose bounds
+/// are at least 1), so the two never differ.
+fn in_range<T>(limit: config::Limit) -> clap::builder::RangedU64ValueParser<T>
+where
+    T: TryFrom<u64> + Clone + Send + Sync + 'static,
+    <T as TryFrom<u64>>::Error: Send + Sync + 'static + std::error::Error + ToString,
+{
+    let lo = u64::try_from(limit.lo).unwrap_or(1);
+    let hi = u64::try_from(limit.hi).unwrap_or(u64::MAX);
+    clap::builder::RangedU64ValueParser::<T>::new().range(lo..=hi)
 }
 
 /// The files the command line names for the run to read: no output is written over them.
