@@ -412,7 +412,7 @@ pub fn parse(
             sources,
             loc,
             format!("invalid configuration: {}", e.message().trim()),
-            "see the keys `stalwart.toml` takes in the README (Project configuration)",
+            "see the keys `stalwart.toml` takes in docs/configuration.md",
         )
     };
     let is_py = path.file_name().is_some_and(|n| n == PYPROJECT);
