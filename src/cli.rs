@@ -314,7 +314,7 @@ struct VerifyArgs {
     /// A pull request's base (a git revision of the input's repository): the project
     /// configuration and the baseline are read as they are there, and every change the checkout
     /// makes to them, and every accept comment it adds, is named as a weakening and not applied
-    /// (SPEC 8.1). The Action gives the pull request's base commit.
+    /// (docs/how-it-decides.md). The Action gives the pull request's base commit.
     #[arg(long, value_name = "REV", help_heading = "The gate in CI")]
     base_ref: Option<String>,
     #[command(flatten)]

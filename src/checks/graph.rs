@@ -144,7 +144,7 @@ fn violation_finding(m: &FlatModel, v: &Violation, rule: RuleId, framework: Fram
         // never saw; the rule's own fix (bind it to a guarded node) is already done.
         f.message.push_str(
             "; the call goes through the tool check, which never saw the plain calls or remote \
-             answers before it (SPEC 3.1, the guard's view)",
+             answers before it (the guard's view, docs/how-it-decides.md)",
         );
         f.fix = format!(
             "The tool check on '{}' decides over the calls it saw: make the calls that break the \

@@ -2,6 +2,7 @@
 //! (chapter 45, "The rules it proves"), to the checkers (`stalwart::checks::coverage::checked`), and
 //! to the house style of their prose.
 
+use crate::common;
 use stalwart::rules::{self, RuleType};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -451,4 +452,57 @@ fn owasp_tags_are_well_formed() {
             assert!(seen.insert(o), "{}: {o} repeated", r.id);
         }
     }
+}
+
+/// Nothing a user sees cites the product's specification, which a clone does not have
+/// (CONTRIBUTING.md, "`SPEC n.m` in the code"): not the rule files (`rules explain`, SARIF's help),
+/// not the outputs (every snapshot), not `--help`, not the README or `docs/`.
+#[test]
+fn nothing_a_user_sees_cites_the_specification() {
+    let root = common::root();
+    let mut read: Vec<(String, String)> = Vec::new();
+    for dir in ["rules", "snapshots", "docs", "docs/rules"] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
+            .expect("the folder is in the repository")
+            .map(|e| e.expect("a folder entry").path())
+            .filter(|p| p.is_file())
+            // What the repository keeps: not a pending `.snap.new` a failed run leaves behind.
+            .filter(|p| {
+                p.extension()
+                    .is_some_and(|e| e == "snap" || e == "toml" || e == "md")
+            })
+            .collect();
+        files.sort();
+        for p in files {
+            if let Ok(text) = std::fs::read_to_string(&p) {
+                read.push((p.display().to_string(), text));
+            }
+        }
+    }
+    for f in ["README.md", "python/README.md"] {
+        let text = std::fs::read_to_string(root.join(f)).expect("the README is in the repository");
+        read.push((f.to_string(), text));
+    }
+    for args in [
+        &["verify", "--help"][..],
+        &["--help"],
+        &["rules", "explain", "QG024"],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stalwart"))
+            .args(args)
+            .output()
+            .expect("the binary runs");
+        read.push((
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        ));
+    }
+    // The rule files, the snapshots and the two READMEs are read, not skipped.
+    assert!(read.len() > 60, "{} files read", read.len());
+    let citing: Vec<&str> = read
+        .iter()
+        .filter(|(_, text)| text.contains("SPEC ") || text.contains("SPEC.md"))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert_eq!(citing, Vec::<&str>::new());
 }
