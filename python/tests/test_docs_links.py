@@ -40,9 +40,9 @@ HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 EXTERNAL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
-def prose_lines(text: str) -> list[tuple[int, str]]:
-    """The lines outside fenced code blocks, numbered from 1, each with its code spans blanked."""
-    out, fence = [], None
+def outside_fences(text: str):
+    """The lines outside fenced code blocks, each with its number from 1."""
+    fence = None
     for number, line in enumerate(text.splitlines(), 1):
         m = FENCE.match(line)
         if m:
@@ -52,8 +52,13 @@ def prose_lines(text: str) -> list[tuple[int, str]]:
                 fence = None
             continue
         if fence is None:
-            out.append((number, CODE_SPAN.sub(lambda s: "x" * len(s.group(0)), line)))
-    return out
+            yield number, line
+
+
+def prose_lines(text: str) -> list[tuple[int, str]]:
+    """The lines outside fenced code blocks, numbered from 1, each with its code spans blanked."""
+    return [(number, CODE_SPAN.sub(lambda s: "x" * len(s.group(0)), line))
+            for number, line in outside_fences(text)]
 
 
 def slug(heading: str) -> str:
@@ -72,18 +77,7 @@ def anchors(path: Path) -> set[str]:
     does."""
     seen: dict[str, int] = {}
     out = set()
-    text = path.read_text(encoding="utf-8")
-    fence = None
-    for line in text.splitlines():
-        m = FENCE.match(line)
-        if m:
-            if fence is None:
-                fence = m.group(1)
-            elif m.group(1) == fence:
-                fence = None
-            continue
-        if fence is not None:
-            continue
+    for _, line in outside_fences(path.read_text(encoding="utf-8")):
         h = HEADING.match(line)
         if not h:
             continue
