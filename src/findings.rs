@@ -7,7 +7,7 @@
 use crate::source::Loc;
 use serde::Serialize;
 
-pub use crate::obligation::Obligation;
+pub use crate::rules::obligation::Obligation;
 pub use crate::rules::Severity;
 
 /// The kind of one witness step (SPEC 4, 8 `witness[].kind`).
@@ -229,7 +229,7 @@ pub struct DrawnFrom {
     /// The node where the violating call happens, an index into the model's nodes.
     pub node: usize,
     /// The violation's class (QG011/QG012 for O6).
-    pub class: crate::obligation::Class,
+    pub class: crate::rules::obligation::Class,
 }
 
 /// One finding (SPEC 7).

@@ -20,7 +20,6 @@ pub mod gen;
 pub mod input;
 pub mod ir;
 pub mod model;
-pub mod obligation;
 pub mod output;
 pub mod progress;
 pub mod replay;

@@ -41,6 +41,7 @@ mod index {
 }
 
 pub mod code;
+pub mod obligation;
 
 pub use index::RuleId;
 

@@ -626,7 +626,7 @@ fn descriptor(report: &Report, r: &Rule) -> ReportingDescriptor {
     let mut props = BTreeMap::new();
     // Graph reachability results (an engine found a route, and the witness replays) are
     // `very-high`; every other rule's are `high`.
-    let reachability = crate::obligation::reachability_rules();
+    let reachability = crate::rules::obligation::reachability_rules();
     let precision = if reachability.iter().any(|id| id.as_str() == r.id) {
         "very-high"
     } else {

@@ -32,7 +32,7 @@ use crate::engine::Class;
 use crate::findings::Obligation;
 use crate::ir::{FlagScope, NotAfter, When};
 use crate::model::{CheckLit, FlatGuard, FlatModel, FlatNode, NodeIx, ToolIx};
-use crate::obligation::Judges;
+use crate::model::obligation::Judges;
 use z3::ast::Bool;
 use z3::{Params, Solver};
 
