@@ -6,8 +6,8 @@ use super::{builder_name, finding, finding_in, Subject};
 use crate::engine::{InstanceResult, Violation};
 use crate::findings::{DrawnFrom, Finding, Obligation, Primary};
 use crate::ir::{Framework, NodeKind};
-use crate::model::{FlatModel, NodeIx, ToolIx};
 use crate::model::obligation::Judges;
+use crate::model::{FlatModel, NodeIx, ToolIx};
 use crate::rules::RuleId;
 use std::collections::BTreeMap;
 

@@ -27,8 +27,8 @@ use super::steps::{call_step, call_step_as, enter_steps, leave_steps, number_run
 use super::{interp, Class, Depth, Instance, InstanceResult, Limits, Violation};
 use crate::findings::{Obligation, Step, StepKind};
 use crate::ir::{FlagScope, NotAfter, When};
-use crate::model::{CheckLit, FlatModel, NodeIx, ToolCheck, ToolIx};
 use crate::model::obligation::Judges;
+use crate::model::{CheckLit, FlatModel, NodeIx, ToolCheck, ToolIx};
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap as HashMap, FxHashSet as HashSet};
 use smallvec::SmallVec;

@@ -17,8 +17,8 @@ pub mod steps;
 
 pub use crate::findings::Engine;
 use crate::findings::{Obligation, Step};
-use crate::model::{FlatModel, NodeIx, ToolIx};
 use crate::model::obligation::{Facts, Scope, TABLE};
+use crate::model::{FlatModel, NodeIx, ToolIx};
 use rayon::prelude::*;
 use std::sync::OnceLock;
 

@@ -19,8 +19,8 @@
 
 use crate::ir::{Compensation, NotAfter};
 use crate::model::{FlatModel, Latch, ToolIx};
-pub use crate::rules::obligation::{Class, Obligation, RuleOf};
 use crate::rules::obligation::COUNT;
+pub use crate::rules::obligation::{Class, Obligation, RuleOf};
 use crate::rules::RuleId;
 
 /// Which calls of its tool an obligation judges.

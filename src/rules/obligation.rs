@@ -221,13 +221,21 @@ mod tests {
             let split = s.classes().len() == 2;
             assert_eq!(split, s.split_by_region(), "{}", s.id);
             assert_eq!(split, s.obligation == Obligation::O6, "{}", s.id);
-            assert_eq!(s.rule_for(Class::Plain), s.rule_for(Class::Local), "{}", s.id);
+            assert_eq!(
+                s.rule_for(Class::Plain),
+                s.rule_for(Class::Local),
+                "{}",
+                s.id
+            );
         }
         let o6 = Obligation::O6.terms();
         assert_eq!(o6.rule_for(Class::Cascade), RuleId::QG012);
         assert_eq!(o6.classes(), &[Class::Local, Class::Cascade]);
         assert_eq!(o6.rule_for(Class::Local), RuleId::QG011);
-        assert_eq!(Obligation::O2.terms().rules(), [RuleId::QG001, RuleId::QG003]);
+        assert_eq!(
+            Obligation::O2.terms().rules(),
+            [RuleId::QG001, RuleId::QG003]
+        );
         assert_eq!(Obligation::O7.terms().rules(), [RuleId::QG013]);
     }
 }
