@@ -54,7 +54,7 @@ pub struct Unknown {
 }
 
 /// The executes and calls of the Colang rulebook `c` that nothing defines, given the catalogue
-/// `tools` (none for a sheet, whose rules QG010 reads in [`super::rulebook`]).
+/// `tools` (none for a sheet, whose rules QG010 reads in the rulebook checks, `rulebook.rs`).
 pub fn unknown_names(c: &Compiled, tools: &[ToolDef]) -> Vec<Unknown> {
     let mut out = Vec::new();
     if c.files.iter().all(|f| f.version == "sheet") {

@@ -95,7 +95,7 @@ pub(crate) fn describe_step(step: &Step, obligation: &str) -> String {
         StepKind::Call => {
             let tool = step.tool.as_deref().unwrap_or("?");
             // A reviewed call (SPEC 12.2) says the person's answer.
-            let reviewed = step.when == Some(crate::ir::When::Call.as_str());
+            let reviewed = step.reviewed();
             let how = match (step.guarded, step.refused, reviewed) {
                 // A standing yes (SPEC 3.1 "Standing approvals") covers the run's later calls.
                 (Some(true), false, true) if step.standing => {
