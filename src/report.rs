@@ -8,6 +8,8 @@ pub use crate::findings::{CodeChecks, TracesInfo};
 use crate::source::SourceMap;
 use serde::Serialize;
 
+pub mod picture;
+
 /// The verdict counts and time of one engine, or of the engines' merged verdicts (SPEC 8
 /// `engines`).
 #[derive(Debug, Clone, Default, Serialize)]
