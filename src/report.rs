@@ -3,8 +3,8 @@
 //! Built once by [`crate::cli`] from the checks and the engines; read by every output module
 //! (text, JSON, SARIF). The gate decision (SPEC 1 `--gate`) lives here so all outputs agree.
 
-use crate::findings::{Finding, GateMode, Lint, Step};
 pub use crate::findings::{CodeChecks, TracesInfo};
+use crate::findings::{Finding, GateMode, Lint, Step};
 use crate::source::SourceMap;
 use serde::Serialize;
 
