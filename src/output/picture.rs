@@ -13,8 +13,9 @@
 //!   breaks the obligation named in the title.
 //!
 //! They draw a [`Picture`], built from the model before output ([`crate::report::picture`]): this
-//! module reads no model. Both are deterministic: the same model and finding give the same bytes. Labels are escaped for
-//! their language, and every character a terminal would act on is escaped ([`crate::visible`]).
+//! module reads no model. Both are deterministic: the same model and finding give the same bytes.
+//! Labels are escaped for their language, and every character a terminal would act on is escaped
+//! ([`crate::visible`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
