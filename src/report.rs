@@ -1,7 +1,13 @@
 //! The report: everything one `stalwart verify` run concluded, in the order the outputs print it.
 //!
-//! Built once by [`crate::cli`] from the checks and the engines; read by every output module
-//! (text, JSON, SARIF). The gate decision (SPEC 1 `--gate`) lives here so all outputs agree.
+//! Built once by [`crate::verify`] from the checks and the engines; read by every output module
+//! (text, JSON, SARIF and the rest), which read nothing but the report floor. So the
+//! report carries what a renderer would otherwise fetch: the code checks' results and the traces
+//! read ([`CodeChecks`], [`TracesInfo`], declared with the findings so the checks can build them),
+//! Z3's version ([`Report::z3_version`]), and, built after the run, `--replay`'s [`Walkthrough`]
+//! ([`crate::replay::walk`]) and the graph's [`picture`] ([`picture::Picture::of`], the one part
+//! of this floor that reads the model). The gate decision (SPEC 1 `--gate`) lives here so all
+//! outputs agree.
 
 pub use crate::findings::{CodeChecks, TracesInfo};
 use crate::findings::{Finding, GateMode, Lint, Step};
