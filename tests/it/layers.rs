@@ -98,6 +98,43 @@ fn outputs_read_only_the_report() {
     assert_eq!(all, allowed);
 }
 
+/// Beyond the report floor, the outputs `use` the standard library, their own siblings and the
+/// libraries that write the formats (JSON, SARIF, codespan's and ariadne's source excerpts):
+/// never the solver or the parsers, and never the crate by its name.
+#[test]
+fn outputs_use_only_the_formats_libraries() {
+    let mut roots = BTreeSet::new();
+    for (name, text) in sources(&common::root().join("src/output")) {
+        for line in text
+            .lines()
+            .map(str::trim_start)
+            .filter(|l| l.starts_with("use "))
+        {
+            let root: String = line["use ".len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            roots.insert(root);
+        }
+        for heavy in ["z3::", "tree_sitter::", "stalwart::"] {
+            let mut code = text.lines().filter(|l| !l.trim_start().starts_with("//"));
+            assert!(!code.any(|l| l.contains(heavy)), "{name} names {heavy}");
+        }
+    }
+    assert_eq!(
+        roots,
+        set(&[
+            "ariadne",
+            "codespan_reporting",
+            "crate",
+            "serde_json",
+            "serde_sarif",
+            "std",
+            "super"
+        ])
+    );
+}
+
 /// The findings (the vocabulary every stage speaks) and the obligations' names stand below the
 /// model: they read the source map, the rule metadata and the inputs' words, nothing above.
 #[test]
