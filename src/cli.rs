@@ -9,6 +9,7 @@ use crate::config;
 use crate::findings::GateMode;
 use crate::input;
 use crate::output;
+use crate::report::picture::Picture;
 use crate::rulebook::budget;
 use crate::verify::Options;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -704,10 +705,11 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
                 },
                 None => report.findings.iter().find(|f| report.blocks(f)),
             };
+            let picture = Picture::of(&model);
             if a.format == Format::Mermaid {
-                output::picture::mermaid(&model, chosen)
+                output::picture::mermaid(&picture, chosen)
             } else {
-                output::picture::dot(&model, chosen)
+                output::picture::dot(&picture, chosen)
             }
         }
     };
@@ -722,7 +724,7 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
     let mut inputs = named_inputs(&a);
     inputs.extend(report.sources.files.iter().map(|f| f.path.clone()));
     if let Some(path) = &a.summary {
-        let md = output::summary::render(&report, &model);
+        let md = output::summary::render(&report, &Picture::of(&model));
         let appended =
             crate::files::write::write_text(path, &md, crate::files::write::Mode::Append, &inputs);
         if let Err(e) = appended {

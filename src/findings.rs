@@ -7,7 +7,7 @@
 use crate::source::Loc;
 use serde::Serialize;
 
-pub use crate::obligation::Obligation;
+pub use crate::rules::obligation::Obligation;
 pub use crate::rules::Severity;
 
 /// The kind of one witness step (SPEC 4, 8 `witness[].kind`).
@@ -88,6 +88,11 @@ pub struct Step {
 }
 
 impl Step {
+    /// True on a call its node reviews (SPEC 12.2): `when` is `call`.
+    pub fn reviewed(&self) -> bool {
+        self.when == Some(crate::ir::When::Call.as_str())
+    }
+
     /// A step of `kind` at `node` in `turn`, every optional part empty.
     pub fn new(kind: StepKind, node: &str, turn: u32) -> Step {
         Step {
@@ -229,7 +234,7 @@ pub struct DrawnFrom {
     /// The node where the violating call happens, an index into the model's nodes.
     pub node: usize,
     /// The violation's class (QG011/QG012 for O6).
-    pub class: crate::obligation::Class,
+    pub class: crate::rules::obligation::Class,
 }
 
 /// One finding (SPEC 7).
@@ -400,4 +405,32 @@ impl GateMode {
             GateMode::Start => "start",
         }
     }
+}
+
+/// What the code checks concluded over every module read (the report's `Code checks:` line;
+/// built by [`crate::checks::code::check`]).
+#[derive(Debug, Clone)]
+pub struct CodeChecks {
+    /// The module files read.
+    pub files: usize,
+    /// [`crate::rules::code::rules_hash`].
+    pub rules_hash: String,
+    /// The findings, by file, then line, then column, then check.
+    /// Each a [`Finding`] of a code check's rule (`RuleId::CC001`..), with [`Evidence::ToolCode`].
+    pub findings: Vec<Finding>,
+}
+
+/// What the traces of real runs showed (`--traces RUNS.jsonl`, SPEC 2.4; JSON `traces`; built by
+/// [`crate::checks::traces::unmodelled_paths`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TracesInfo {
+    /// The traces file, as named.
+    pub path: String,
+    /// Runs read (non-blank lines).
+    pub runs: usize,
+    /// Runs that took at least one transition the export does not have.
+    pub unmodelled: usize,
+    /// Of those, runs that then called a write or a privileged tool (each gives, or adds to, a
+    /// QG016 finding).
+    pub privileged_after: usize,
 }

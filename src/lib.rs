@@ -2,10 +2,16 @@
 //! check, its person's confirmation, its order rule or its taint rule, and that writes can be undone.
 //!
 //! Data flows one way (SPEC 0): [`input`] reads agent.yaml / `qls-graph/1` / catalogues into the
-//! [`ir`] types; [`model`] flattens them into one transition system; [`engine`] answers each
-//! obligation's reachability question with a witness; [`checks`] turns verdicts and structure into
-//! [`findings`]; [`report`] gathers them and [`output`] prints text, JSON or SARIF. [`rules`] holds
-//! the rule metadata every stage reads; [`cli`] wires the stages together.
+//! [`ir`] types; [`model`] flattens them into one transition system (with the obligations' table,
+//! [`model::obligation`]); [`engine`] answers each obligation's reachability question with a
+//! witness; [`checks`] turns verdicts and structure into [`findings`]; [`report`] gathers them and
+//! [`output`] prints text, JSON, SARIF and the rest. The outputs read only the report floor: the
+//! [`report`] (which carries the code checks, the traces read, the engines' versions, the
+//! `--replay` walkthrough and, built from the model before output, the graph's
+//! [`report::picture`]), the [`findings`]' vocabulary, the rule metadata, the [`source`] map and
+//! [`visible`]'s escaping (`tests/it/layers.rs` holds it). [`rules`] holds the rule metadata every
+//! stage reads, the obligations' names and rules included ([`rules::obligation`]); [`cli`] wires
+//! the stages together.
 
 pub mod base_ref;
 pub mod baseline;
@@ -20,7 +26,6 @@ pub mod gen;
 pub mod input;
 pub mod ir;
 pub mod model;
-pub mod obligation;
 pub mod output;
 pub mod progress;
 pub mod replay;

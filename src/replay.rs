@@ -9,46 +9,9 @@
 //! graph replays with its own stubs.
 
 use crate::engine::interp::{self, Latches, ReplayError};
-use crate::findings::{Evidence, Finding, Step};
+use crate::findings::{Evidence, Step};
 use crate::model::FlatModel;
-use crate::report::Report;
-
-/// One step of the walk: the witness's step and what it changed.
-#[derive(Debug, Clone)]
-pub struct WalkStep {
-    /// The witness's step, as the finding carries it (with its source location).
-    pub step: Step,
-    /// The latches the step changed, in SPEC 3's names (`ran[get_order] = true`,
-    /// `tainted += desk`, `flag paid = true`), in a fixed order; empty when it changed none.
-    pub changes: Vec<String>,
-    /// The kind of the step's node as `qls-graph/1` spells it (`model`, `tools`, `router`, ...).
-    pub node_kind: &'static str,
-}
-
-/// A finding's witness, replayed.
-#[derive(Debug, Clone)]
-pub struct Walkthrough {
-    /// The finding's number in the report (1-based, in the order every output lists them).
-    pub index: usize,
-    /// The finding replayed.
-    pub finding: Finding,
-    /// The steps taken, up to and including the one the interpreter stopped at.
-    pub steps: Vec<WalkStep>,
-    /// The latches when the last step happens (what the obligation is judged on).
-    pub at_violation: Vec<String>,
-    /// `None` when the last call breaks the obligation as the finding says; otherwise the
-    /// QG312 finding (the witness does not reproduce) and the step the walk stopped at (0-based).
-    pub unreproduced: Option<(Finding, Option<usize>)>,
-    /// The model's recursion limit (node steps a run may take).
-    pub recursion_limit: u32,
-}
-
-impl Walkthrough {
-    /// True when the witness reproduces the finding.
-    pub fn reproduces(&self) -> bool {
-        self.unreproduced.is_none()
-    }
-}
+use crate::report::{Report, WalkStep, Walkthrough};
 
 /// Why a finding cannot be replayed (exit 2, with the fix).
 #[derive(Debug, Clone, PartialEq, Eq)]

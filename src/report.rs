@@ -1,11 +1,20 @@
 //! The report: everything one `stalwart verify` run concluded, in the order the outputs print it.
 //!
-//! Built once by [`crate::cli`] from the checks and the engines; read by every output module
-//! (text, JSON, SARIF). The gate decision (SPEC 1 `--gate`) lives here so all outputs agree.
+//! Built once by [`crate::verify`] from the checks and the engines; read by every output module
+//! (text, JSON, SARIF and the rest), which read nothing but the report floor. So the
+//! report carries what a renderer would otherwise fetch: the code checks' results and the traces
+//! read ([`CodeChecks`], [`TracesInfo`], declared with the findings so the checks can build them),
+//! Z3's version ([`Report::z3_version`]), and, built after the run, `--replay`'s [`Walkthrough`]
+//! ([`crate::replay::walk`]) and the graph's [`picture`] ([`picture::Picture::of`], the one part
+//! of this floor that reads the model). The gate decision (SPEC 1 `--gate`) lives here so all
+//! outputs agree.
 
-use crate::findings::{Finding, GateMode, Lint};
+pub use crate::findings::{CodeChecks, TracesInfo};
+use crate::findings::{Finding, GateMode, Lint, Step};
 use crate::source::SourceMap;
 use serde::Serialize;
+
+pub mod picture;
 
 /// The verdict counts and time of one engine, or of the engines' merged verdicts (SPEC 8
 /// `engines`).
@@ -112,15 +121,18 @@ pub struct Report {
     pub disagreements: usize,
     /// Obligations one engine decided alone (the other could not).
     pub unchecked: usize,
+    /// The Z3 version linked in (JSON `engines.z3.version`, said whether Z3 ran or not), filled
+    /// when the report is built, so no output asks the engine.
+    pub z3_version: String,
     /// Known limits of the reading, printed at the end of the text report.
     pub limits: Vec<String>,
     /// The baseline compared against (`--baseline`), when one was given.
     pub baseline: Option<BaselineInfo>,
     /// What was read of the traces (`--traces`), when they were given.
-    pub traces: Option<crate::checks::traces::TracesInfo>,
+    pub traces: Option<TracesInfo>,
     /// The code checks over the Python tool modules (CC001-CC003); `None` when no module was
     /// read (then no `Code checks:` line is printed). They never change the gate.
-    pub code_checks: Option<crate::checks::code::CodeChecks>,
+    pub code_checks: Option<CodeChecks>,
     /// What the project settled ([`crate::triage`]): rules and obligations it is not held to,
     /// findings below the shown severity, accepts that matched nothing or expired.
     pub triage: Triage,
@@ -240,6 +252,44 @@ pub struct BaselineInfo {
     pub path: String,
     /// Findings not shown because the baseline already has them.
     pub known: usize,
+}
+
+/// One step of the walk: the witness's step and what it changed.
+#[derive(Debug, Clone)]
+pub struct WalkStep {
+    /// The witness's step, as the finding carries it (with its source location).
+    pub step: Step,
+    /// The latches the step changed, in SPEC 3's names (`ran[get_order] = true`,
+    /// `tainted += desk`, `flag paid = true`), in a fixed order; empty when it changed none.
+    pub changes: Vec<String>,
+    /// The kind of the step's node as `qls-graph/1` spells it (`model`, `tools`, `router`, ...).
+    pub node_kind: &'static str,
+}
+
+/// A finding's witness, replayed by `--replay` ([`crate::replay::walk`]); the outputs print it
+/// ([`crate::output::replay`]).
+#[derive(Debug, Clone)]
+pub struct Walkthrough {
+    /// The finding's number in the report (1-based, in the order every output lists them).
+    pub index: usize,
+    /// The finding replayed.
+    pub finding: Finding,
+    /// The steps taken, up to and including the one the interpreter stopped at.
+    pub steps: Vec<WalkStep>,
+    /// The latches when the last step happens (what the obligation is judged on).
+    pub at_violation: Vec<String>,
+    /// `None` when the last call breaks the obligation as the finding says; otherwise the
+    /// QG312 finding (the witness does not reproduce) and the step the walk stopped at (0-based).
+    pub unreproduced: Option<(Finding, Option<usize>)>,
+    /// The model's recursion limit (node steps a run may take).
+    pub recursion_limit: u32,
+}
+
+impl Walkthrough {
+    /// True when the witness reproduces the finding.
+    pub fn reproduces(&self) -> bool {
+        self.unreproduced.is_none()
+    }
 }
 
 impl Report {

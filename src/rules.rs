@@ -30,6 +30,10 @@
 //! `build.rs` embeds the files at compile time (`$OUT_DIR/rules_index.rs`); they are parsed once,
 //! on first use. A file that does not parse fails this module's unit tests and the meta-test
 //! `tests/it/rules_meta.rs`, which also holds `status` to [`crate::checks::coverage::checked`].
+//!
+//! Two tables sit beside the files: [`code`], the code checks' (`rules/code_checks.toml`), and
+//! [`obligation`], the obligations' names and the rules their violations are reported under, which
+//! the findings, SARIF and `--replay` speak of without reading a model.
 
 use crate::ir::Framework;
 use serde::{Deserialize, Serialize};
@@ -41,6 +45,7 @@ mod index {
 }
 
 pub mod code;
+pub mod obligation;
 
 pub use index::RuleId;
 

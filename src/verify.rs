@@ -261,6 +261,7 @@ pub fn verify_with_model(
         engines,
         disagreements: outcome.disagreements.len(),
         unchecked: outcome.unchecked.len(),
+        z3_version: crate::engine::z3_version(),
         limits: checks::coverage::limits(&inputs.export),
         baseline: None,
         traces: traces_info,

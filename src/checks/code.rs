@@ -39,7 +39,7 @@ use std::ops::Range;
 
 use tree_sitter::Node as TsNode;
 
-use crate::findings::{Evidence, Finding, Primary};
+use crate::findings::{CodeChecks, Evidence, Finding, Primary};
 use crate::input::python::{self, PyModule};
 use crate::input::Inputs;
 use crate::ir::Catalogue;
@@ -74,18 +74,6 @@ const ENV_CALLS: &[&str] = &[
 
 pub use crate::rules::code::{all, get, rules_hash, CodeCheck, RULES_TEXT};
 pub use crate::rules::RuleId;
-
-/// What the code checks concluded over every module read (the report's `Code checks:` line).
-#[derive(Debug, Clone)]
-pub struct CodeChecks {
-    /// The module files read.
-    pub files: usize,
-    /// [`rules_hash`].
-    pub rules_hash: String,
-    /// The findings, by file, then line, then column, then check.
-    /// Each a [`Finding`] of a code check's rule (`RuleId::CC001`..), with [`Evidence::ToolCode`].
-    pub findings: Vec<Finding>,
-}
 
 /// Runs the code checks over `inputs.python_modules` (texts from `inputs.sources`, tools'
 /// declarations from the merged `inputs.catalogue`). `None` when no Python module was read, so a

@@ -6,8 +6,8 @@ use super::{builder_name, finding, finding_in, Subject};
 use crate::engine::{InstanceResult, Violation};
 use crate::findings::{DrawnFrom, Finding, Obligation, Primary};
 use crate::ir::{Framework, NodeKind};
+use crate::model::obligation::Judges;
 use crate::model::{FlatModel, NodeIx, ToolIx};
-use crate::obligation::Judges;
 use crate::rules::RuleId;
 use std::collections::BTreeMap;
 
@@ -51,7 +51,7 @@ pub fn findings(m: &FlatModel, results: &[InstanceResult], framework: Framework)
         }
         for v in &r.violations {
             let spec = v.obligation.spec();
-            let early = !spec.later_turn_is_qg003 || v.turn == 1;
+            let early = !spec.later_turn_is_qg003() || v.turn == 1;
             if !early {
                 let key = (v.obligation, v.tool, v.node);
                 let keep = later

@@ -26,6 +26,7 @@ use crate::findings::{fingerprint, Evidence, Finding, Obligation, Primary, Sever
 use crate::ir::{Framework, ToolDef};
 use crate::rules::RuleId;
 use crate::rules::{self, RuleType};
+use crate::source::Loc;
 
 /// The severity of a finding of `rule` (SPEC 7): a hotspot is Review; a finding on a tool goes
 /// by what the tool can do (destructive or irreversible write Critical, write High, read Medium);
@@ -161,4 +162,31 @@ pub fn sort(findings: &mut [Finding]) {
             b.obligation,
         ))
     });
+}
+
+/// A finding of a rulebook rule; `key` makes the fingerprint unique without line numbers.
+pub(crate) fn rb_finding(
+    rule: RuleId,
+    subject: String,
+    tool: Option<&ToolDef>,
+    at: Loc,
+    key: &str,
+    witness: Vec<Step>,
+    vars: &[(&str, &str)],
+) -> Finding {
+    let mut f = finding(
+        Subject {
+            rule,
+            obligation: None,
+            subject,
+            tool,
+            node: None,
+            location: Primary::Line(at),
+        },
+        None,
+        witness,
+        vars,
+    );
+    f.fingerprint = fingerprint(rule.as_str(), None, &f.subject, Some(key));
+    f
 }

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use rustc_hash::FxHashMap;
 
-use super::{finding, Subject};
+use super::{finding, rb_finding, Subject};
 use crate::error::InputError;
 use crate::findings::{fingerprint, Evidence, Finding, Primary, Step, StepKind};
 use crate::ir::{Fact, ToolDef};
@@ -101,33 +101,6 @@ impl Context<'_> {
     }
 }
 
-/// A finding of a rulebook rule; `key` makes the fingerprint unique without line numbers.
-pub(crate) fn rb_finding(
-    rule: RuleId,
-    subject: String,
-    tool: Option<&ToolDef>,
-    at: Loc,
-    key: &str,
-    witness: Vec<Step>,
-    vars: &[(&str, &str)],
-) -> Finding {
-    let mut f = finding(
-        Subject {
-            rule,
-            obligation: None,
-            subject,
-            tool,
-            node: None,
-            location: Primary::Line(at),
-        },
-        None,
-        witness,
-        vars,
-    );
-    f.fingerprint = fingerprint(rule.as_str(), None, &f.subject, Some(key));
-    f
-}
-
 /// The routes of each tool, found once (tools by name, as the tool check finds them).
 struct Routes<'a> {
     names: ToolNames<'a>,
@@ -176,7 +149,12 @@ pub fn findings(ctx: &Context<'_>) -> Vec<Finding> {
     read_before_written(ctx, &mut out);
     bot_lines(ctx, &mut out);
     dead(ctx, &routes, &mut out);
-    super::rulebook_names::findings(ctx, &mut out);
+    super::rulebook_names::findings(
+        &ctx.loaded.compiled,
+        &ctx.model.tools,
+        &|p| ctx.loc(p),
+        &mut out,
+    );
     advisories(ctx, &mut out);
     out
 }

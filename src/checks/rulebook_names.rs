@@ -18,13 +18,14 @@
 use crate::rules::RuleId;
 use std::collections::HashSet;
 
-use super::rulebook::{rb_finding, Context};
+use super::rb_finding;
 use crate::findings::{Finding, Step, StepKind};
 use crate::ir::ToolDef;
 use crate::rulebook::compile::{Compiled, Place};
 use crate::rulebook::flows::Version;
 use crate::rulebook::gate::ToolNames;
 use crate::rulebook::library::{self, action_key};
+use crate::source::Loc;
 
 /// What a name the rulebook writes turned out to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +54,7 @@ pub struct Unknown {
 }
 
 /// The executes and calls of the Colang rulebook `c` that nothing defines, given the catalogue
-/// `tools` (none for a sheet, whose rules QG010 reads in [`super::rulebook`]).
+/// `tools` (none for a sheet, whose rules QG010 reads in the rulebook checks, `rulebook.rs`).
 pub fn unknown_names(c: &Compiled, tools: &[ToolDef]) -> Vec<Unknown> {
     let mut out = Vec::new();
     if c.files.iter().all(|f| f.version == "sheet") {
@@ -64,10 +65,16 @@ pub fn unknown_names(c: &Compiled, tools: &[ToolDef]) -> Vec<Unknown> {
     out
 }
 
-/// QG010's findings on what [`unknown_names`] finds.
-pub fn findings(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+/// QG010's findings on what [`unknown_names`] finds in `compiled` given the catalogue `tools`;
+/// `loc` places a statement in the source map.
+pub fn findings(
+    compiled: &Compiled,
+    tools: &[ToolDef],
+    loc: &dyn Fn(Place) -> Loc,
+    out: &mut Vec<Finding>,
+) {
     let lib = library::library();
-    for u in unknown_names(&ctx.loaded.compiled, &ctx.model.tools) {
+    for u in unknown_names(compiled, tools) {
         let (subject, key, mut detail) = match u.what {
             Missing::Action => (
                 format!("execute {}", u.name),
@@ -94,8 +101,8 @@ pub fn findings(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         if let Some(n) = &u.near {
             detail.push_str(&format!("; did you mean `{n}`?"));
         }
-        let meant = u.meant.and_then(|i| ctx.model.tools.get(i));
-        out.push(named_finding(ctx, subject, meant, u.at, key, &detail));
+        let meant = u.meant.and_then(|i| tools.get(i));
+        out.push(named_finding(loc(u.at), subject, meant, key, &detail));
     }
 }
 
@@ -206,21 +213,20 @@ fn flows(c: &Compiled, out: &mut Vec<Unknown>) {
 }
 
 fn named_finding(
-    ctx: &Context<'_>,
+    at: Loc,
     subject: String,
     meant: Option<&ToolDef>,
-    at: Place,
     key: &str,
     detail: &str,
 ) -> Finding {
     let mut s = Step::new(StepKind::Flow, &subject, 1);
-    s.loc = Some(ctx.loc(at));
+    s.loc = Some(at);
     s.violation = true;
     let mut f = rb_finding(
         RuleId::QG010,
         subject,
         None,
-        ctx.loc(at),
+        at,
         key,
         vec![s],
         &[("detail", detail)],

@@ -177,7 +177,7 @@ pub fn opaque_subgraphs(m: &FlatModel) -> Vec<Finding> {
             // Nothing unseen passes (SPEC 8.1, 12.5): what runs inside is unknown, so every
             // obligation it could break is undecided there, and the region fails the gate as
             // they would.
-            f.unproved = crate::obligation::reachability_rules();
+            f.unproved = crate::rules::obligation::reachability_rules();
             f
         })
         .collect()

@@ -27,26 +27,11 @@ use crate::rules::RuleId;
 use std::collections::HashMap;
 
 use super::{finding, Subject};
-use crate::findings::{Evidence, Finding, Primary, Step, StepKind};
+use crate::findings::{Evidence, Finding, Primary, Step, StepKind, TracesInfo};
 use crate::input::Trace;
 use crate::ir::NodeKind;
 use crate::model::{FlatModel, NodeIx, ToolIx};
 use crate::source::Loc;
-use serde::Serialize;
-
-/// What the traces of real runs showed (`--traces RUNS.jsonl`, SPEC 2.4; JSON `traces`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct TracesInfo {
-    /// The traces file, as named.
-    pub path: String,
-    /// Runs read (non-blank lines).
-    pub runs: usize,
-    /// Runs that took at least one transition the export does not have.
-    pub unmodelled: usize,
-    /// Of those, runs that then called a write or a privileged tool (each gives, or adds to, a
-    /// QG016 finding).
-    pub privileged_after: usize,
-}
 
 /// Other runs named in a finding's message, at most; the rest are counted.
 const MAX_RUNS_NAMED: usize = 5;

@@ -27,8 +27,8 @@ use super::steps::{call_step, call_step_as, enter_steps, leave_steps, number_run
 use super::{interp, Class, Depth, Instance, InstanceResult, Limits, Violation};
 use crate::findings::{Obligation, Step, StepKind};
 use crate::ir::{FlagScope, NotAfter, When};
+use crate::model::obligation::Judges;
 use crate::model::{CheckLit, FlatModel, NodeIx, ToolCheck, ToolIx};
-use crate::obligation::Judges;
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap as HashMap, FxHashSet as HashSet};
 use smallvec::SmallVec;
@@ -1501,8 +1501,8 @@ impl<'a> Search<'a> {
 
 /// How many distinct (tool, node, class) violations `inst` could have at most: one per class at
 /// each node binding the tool that the obligation judges (a plain node, or any node for one
-/// judging guarded calls too, [`crate::obligation::Spec::judges_guarded`]), except where the node reviewing the tool's calls confirms each
-/// (SPEC 12.2, [`crate::obligation::Spec::confirmed_by_review`]).
+/// judging guarded calls too, [`crate::model::obligation::Spec::judges_guarded`]), except where the node reviewing the tool's calls confirms each
+/// (SPEC 12.2, [`crate::model::obligation::Spec::confirmed_by_review`]).
 fn possible_keys(m: &FlatModel, inst: Instance) -> usize {
     let spec = inst.obligation.spec();
     let Some(t) = inst.tool else {

@@ -17,8 +17,8 @@ pub mod steps;
 
 pub use crate::findings::Engine;
 use crate::findings::{Obligation, Step};
+use crate::model::obligation::{Facts, Scope, TABLE};
 use crate::model::{FlatModel, NodeIx, ToolIx};
-use crate::obligation::{Facts, Scope, TABLE};
 use rayon::prelude::*;
 use std::sync::OnceLock;
 
@@ -31,7 +31,7 @@ pub struct Instance {
     pub tool: Option<ToolIx>,
 }
 
-pub use crate::obligation::Class;
+pub use crate::rules::obligation::Class;
 
 /// A reachable violation, with its shortest witness.
 #[derive(Debug, Clone)]
@@ -190,7 +190,7 @@ impl Default for Limits {
 /// engine's states, [`Limits::max_run_states`]; Z3's resource units, [`bmc::Config::run_rlimit`]).
 pub const RUN_BATCH: usize = 16;
 
-/// Lists the obligation instances of `model` (SPEC 4's table, [`crate::obligation::TABLE`]):
+/// Lists the obligation instances of `model` (SPEC 4's table, [`crate::model::obligation::TABLE`]):
 /// one per obligation asked about every tool at once, then per tool (in catalogue order) one per
 /// obligation that applies to it, in obligation order. Instances that no plain node can break are
 /// still listed; the search answers them at once.

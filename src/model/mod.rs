@@ -5,6 +5,7 @@
 //! the plain interpreter read only this model, so they agree on one reading of the input.
 
 pub mod flatten;
+pub mod obligation;
 
 use crate::ir::{FlagScope, Guard, NodeKind, NotAfter, ToolDef, When};
 use crate::source::Loc;
@@ -19,7 +20,7 @@ pub type ToolIx = usize;
 pub type FlagIx = usize;
 
 /// One latch of SPEC 3's table, as a slice (SPEC 9) and an obligation's row
-/// ([`crate::obligation::Spec::latches`]) name it.
+/// ([`crate::model::obligation::Spec::latches`]) name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Latch {
     /// `ran` of a tool.

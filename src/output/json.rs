@@ -213,7 +213,7 @@ pub(crate) fn weakened(report: &Report) -> Value {
 }
 
 /// The `code_checks` section.
-fn code_checks(src: &SourceMap, cc: &crate::checks::code::CodeChecks) -> Value {
+fn code_checks(src: &SourceMap, cc: &crate::report::CodeChecks) -> Value {
     json!({
         "files": cc.files,
         "rules_hash": cc.rules_hash,
@@ -254,7 +254,7 @@ fn engines(report: &Report) -> Value {
         }
         None => json!({"ran": false}),
     };
-    let version = crate::engine::z3_version();
+    let version = &report.z3_version;
     let z3 = match report.engine("z3") {
         Some(e) => {
             let mut m = Map::new();

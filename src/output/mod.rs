@@ -1,7 +1,14 @@
 //! The outputs: every format a [`crate::report::Report`] can be printed in (SPEC 8).
 //!
 //! Rules and engines never print; only these modules do. Each format is one module with one
-//! `render` function that reads the report and returns the whole document as a `String`:
+//! `render` function that reads the report and returns the whole document as a `String`. The
+//! outputs read only the report floor, never the model, the engines or the checks: the
+//! [`crate::report`] (with what it carries: the code checks, the traces read, Z3's version, the
+//! walkthrough of `--replay`, the [`crate::report::picture`] built from the model before output),
+//! the [`crate::findings`] vocabulary, the rule metadata ([`crate::rules`], where the code checks'
+//! and the obligations' descriptors are too), the [`crate::source`] map and [`crate::visible`].
+//! `tests/it/layers.rs` fails when a module here names any other `crate::` path.
+//!
 //!
 //! - [`text`]: the human report, the shape of the seed's `stalwart verify` output, with each
 //!   finding's source lines and witness rendered by codespan-reporting.
@@ -95,7 +102,7 @@ pub(crate) fn describe_step(step: &Step, obligation: &str) -> String {
         StepKind::Call => {
             let tool = step.tool.as_deref().unwrap_or("?");
             // A reviewed call (SPEC 12.2) says the person's answer.
-            let reviewed = step.when == Some(crate::ir::When::Call.as_str());
+            let reviewed = step.reviewed();
             let how = match (step.guarded, step.refused, reviewed) {
                 // A standing yes (SPEC 3.1 "Standing approvals") covers the run's later calls.
                 (Some(true), false, true) if step.standing => {

@@ -12,15 +12,16 @@
 //! - the witness: the nodes it enters and the edges it takes in red, thicker, and the call that
 //!   breaks the obligation named in the title.
 //!
-//! Both are deterministic: the same model and finding give the same bytes. Labels are escaped for
-//! their language, and every character a terminal would act on is escaped ([`crate::visible`]).
+//! They draw a [`Picture`], built from the model before output ([`crate::report::picture`]): this
+//! module reads no model. Both are deterministic: the same model and finding give the same bytes.
+//! Labels are escaped for their language, and every character a terminal would act on is escaped
+//! ([`crate::visible`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::findings::{Finding, StepKind};
-use crate::ir::NodeKind;
-use crate::model::FlatModel;
+use crate::report::picture::{Calls, Picture, Shape};
 
 /// The witness to highlight: the nodes entered and the edges (from, to) taken, by node index.
 struct Route {
@@ -29,13 +30,13 @@ struct Route {
     title: String,
 }
 
-fn route(m: &FlatModel, f: Option<&Finding>) -> Option<Route> {
+fn route(m: &Picture, f: Option<&Finding>) -> Option<Route> {
     let f = f?;
     let ix: BTreeMap<&str, usize> = m
         .nodes
         .iter()
         .enumerate()
-        .map(|(i, n)| (n.qid.as_str(), i))
+        .map(|(i, n)| (n.id.as_str(), i))
         .collect();
     let mut nodes = BTreeSet::new();
     let mut edges = BTreeSet::new();
@@ -76,72 +77,8 @@ fn route(m: &FlatModel, f: Option<&Finding>) -> Option<Route> {
     })
 }
 
-/// A node's label: its id, its kind (guarded or plain for tool nodes), its tools and pauses.
-fn label(m: &FlatModel, i: usize) -> Vec<String> {
-    let n = &m.nodes[i];
-    let kind = match n.kind {
-        NodeKind::Tools => "tools, guarded".to_string(),
-        NodeKind::ToolsPlain => "tools_plain, not checked".to_string(),
-        NodeKind::Step if !n.tools.is_empty() => "step, calls tools unchecked".to_string(),
-        k => k.as_str().to_string(),
-    };
-    let mut lines = vec![format!("{} ({kind})", n.qid)];
-    if !n.tools.is_empty() && !matches!(n.kind, NodeKind::Model) {
-        let names: Vec<&str> = n.tools.iter().map(|&t| m.tools[t].name.as_str()).collect();
-        lines.push(clip_list(&names));
-    } else if n.kind == NodeKind::Model && !n.tools.is_empty() {
-        let names: Vec<&str> = n.tools.iter().map(|&t| m.tools[t].name.as_str()).collect();
-        lines.push(format!("offers {}", clip_list(&names)));
-    }
-    for p in n.on_enter.iter().chain(&n.on_leave).chain(&n.reviews) {
-        let when = p.when.as_str();
-        let tool = p
-            .tool
-            .map(|t| m.tools[t].name.as_str())
-            .unwrap_or("nothing");
-        lines.push(format!("pause {when}: {tool}"));
-    }
-    lines
-}
-
-/// A list of names, at most six shown.
-fn clip_list(names: &[&str]) -> String {
-    if names.len() <= 6 {
-        names.join(", ")
-    } else {
-        format!("{}, and {} more", names[..6].join(", "), names.len() - 6)
-    }
-}
-
-/// The edges to draw: one per (from, to), in the model's order, with the first guard seen.
-fn edges(m: &FlatModel) -> Vec<(usize, usize, Option<String>)> {
-    let mut seen = BTreeSet::new();
-    let mut out = Vec::new();
-    for e in &m.edges {
-        if seen.insert((e.from, e.to)) {
-            let guard = e.guard.as_ref().map(|g| guard_text(m, g));
-            out.push((e.from, e.to, guard));
-        }
-    }
-    out
-}
-
-/// A guard in the export's own words (`approved && !refunded`).
-fn guard_text(m: &FlatModel, g: &crate::model::FlatGuard) -> String {
-    use crate::ir::Guard;
-    fn named(m: &FlatModel, g: &crate::model::FlatGuard) -> Guard {
-        match g {
-            Guard::Flag(f) => Guard::Flag(m.flags[*f].0.clone()),
-            Guard::Not(x) => Guard::Not(Box::new(named(m, x))),
-            Guard::And(a, b) => Guard::And(Box::new(named(m, a)), Box::new(named(m, b))),
-            Guard::Or(a, b) => Guard::Or(Box::new(named(m, a)), Box::new(named(m, b))),
-        }
-    }
-    format!("guard: {}", named(m, g))
-}
-
 /// The subgraph paths, each with its nodes (the top graph's are under `""`).
-fn clusters(m: &FlatModel) -> BTreeMap<String, Vec<usize>> {
+fn clusters(m: &Picture) -> BTreeMap<String, Vec<usize>> {
     let mut c: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, n) in m.nodes.iter().enumerate() {
         c.entry(n.path.clone()).or_default().push(i);
@@ -202,37 +139,37 @@ fn mermaid_escape(l: &str) -> String {
 }
 
 /// The Mermaid flowchart of `m`, with `witness`'s route highlighted; ends with a newline.
-pub fn mermaid(m: &FlatModel, witness: Option<&Finding>) -> String {
+pub fn mermaid(m: &Picture, witness: Option<&Finding>) -> String {
     let r = route(m, witness);
     let mut out = String::from("flowchart TD\n");
     if let Some(r) = &r {
         let _ = writeln!(out, "  %% {}", mermaid_comment(&r.title));
     }
-    let shape = |k: NodeKind, text: &str| -> String {
+    let shape = |k: Shape, text: &str| -> String {
         match k {
-            NodeKind::Start | NodeKind::End => format!("([\"{text}\"])"),
-            NodeKind::Model => format!("{{{{\"{text}\"}}}}"),
-            NodeKind::Router => format!("{{\"{text}\"}}"),
-            NodeKind::Tools | NodeKind::ToolsPlain => format!("[[\"{text}\"]]"),
-            NodeKind::Subgraph => format!("[/\"{text}\"\\]"),
-            NodeKind::Remote => format!("[\\\"{text}\"/]"),
-            NodeKind::Step => format!("[\"{text}\"]"),
+            Shape::Start | Shape::End => format!("([\"{text}\"])"),
+            Shape::Model => format!("{{{{\"{text}\"}}}}"),
+            Shape::Router => format!("{{\"{text}\"}}"),
+            Shape::Tools => format!("[[\"{text}\"]]"),
+            Shape::Subgraph => format!("[/\"{text}\"\\]"),
+            Shape::Remote => format!("[\\\"{text}\"/]"),
+            Shape::Step => format!("[\"{text}\"]"),
         }
     };
     let groups = clusters(m);
     fn emit(
         out: &mut String,
-        m: &FlatModel,
+        m: &Picture,
         groups: &BTreeMap<String, Vec<usize>>,
         path: &str,
         depth: usize,
         counter: &mut usize,
-        shape: &dyn Fn(NodeKind, &str) -> String,
+        shape: &dyn Fn(Shape, &str) -> String,
     ) {
         let pad = "  ".repeat(depth + 1);
         for &i in groups.get(path).map(Vec::as_slice).unwrap_or(&[]) {
-            let text = mermaid_text(&label(m, i));
-            let _ = writeln!(out, "{pad}n{i}{}", shape(m.nodes[i].kind, &text));
+            let text = mermaid_text(&m.nodes[i].label);
+            let _ = writeln!(out, "{pad}n{i}{}", shape(m.nodes[i].shape, &text));
         }
         for c in children(groups, path) {
             let id = *counter;
@@ -248,10 +185,10 @@ pub fn mermaid(m: &FlatModel, witness: Option<&Finding>) -> String {
     }
     let mut counter = 0;
     emit(&mut out, m, &groups, "", 0, &mut counter, &shape);
-    let es = edges(m);
     let mut hot = Vec::new();
-    for (k, (a, b, guard)) in es.iter().enumerate() {
-        match guard {
+    for (k, e) in m.edges.iter().enumerate() {
+        let (a, b) = (e.from, e.to);
+        match &e.guard {
             Some(g) => {
                 let _ = writeln!(
                     out,
@@ -263,7 +200,7 @@ pub fn mermaid(m: &FlatModel, witness: Option<&Finding>) -> String {
                 let _ = writeln!(out, "  n{a} --> n{b}");
             }
         }
-        if r.as_ref().is_some_and(|r| r.edges.contains(&(*a, *b))) {
+        if r.as_ref().is_some_and(|r| r.edges.contains(&(a, b))) {
             hot.push(k.to_string());
         }
     }
@@ -274,16 +211,14 @@ pub fn mermaid(m: &FlatModel, witness: Option<&Finding>) -> String {
         .nodes
         .iter()
         .enumerate()
-        .filter(|(_, n)| n.kind == NodeKind::Tools)
+        .filter(|(_, n)| n.calls == Calls::Guarded)
         .map(|(i, _)| format!("n{i}"))
         .collect();
     let plain: Vec<String> = m
         .nodes
         .iter()
         .enumerate()
-        .filter(|(_, n)| {
-            n.kind == NodeKind::ToolsPlain || (n.kind == NodeKind::Step && !n.tools.is_empty())
-        })
+        .filter(|(_, n)| n.calls == Calls::Plain)
         .map(|(i, _)| format!("n{i}"))
         .collect();
     if !guarded.is_empty() {
@@ -328,7 +263,7 @@ fn dot_text(lines: &[String]) -> String {
 }
 
 /// The Graphviz DOT digraph of `m`, with `witness`'s route highlighted; ends with a newline.
-pub fn dot(m: &FlatModel, witness: Option<&Finding>) -> String {
+pub fn dot(m: &Picture, witness: Option<&Finding>) -> String {
     let r = route(m, witness);
     let mut out = String::from("digraph stalwart {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n");
     if let Some(r) = &r {
@@ -341,26 +276,20 @@ pub fn dot(m: &FlatModel, witness: Option<&Finding>) -> String {
     let groups = clusters(m);
     let attrs = |i: usize| -> String {
         let n = &m.nodes[i];
-        let (shape, extra) = match n.kind {
-            NodeKind::Start => ("circle", ""),
-            NodeKind::End => ("doublecircle", ""),
-            NodeKind::Model => ("hexagon", ""),
-            NodeKind::Router => ("diamond", ""),
-            NodeKind::Tools => (
-                "box3d",
-                ", style=filled, fillcolor=\"#e6f4ea\", color=\"#1e8e3e\"",
-            ),
-            NodeKind::ToolsPlain => (
-                "box3d",
-                ", style=filled, fillcolor=\"#fce8e6\", color=\"#d93025\"",
-            ),
-            NodeKind::Step if !n.tools.is_empty() => (
-                "box",
-                ", style=filled, fillcolor=\"#fce8e6\", color=\"#d93025\"",
-            ),
-            NodeKind::Step => ("box", ""),
-            NodeKind::Subgraph => ("folder", ""),
-            NodeKind::Remote => ("trapezium", ""),
+        let shape = match n.shape {
+            Shape::Start => "circle",
+            Shape::End => "doublecircle",
+            Shape::Model => "hexagon",
+            Shape::Router => "diamond",
+            Shape::Tools => "box3d",
+            Shape::Step => "box",
+            Shape::Subgraph => "folder",
+            Shape::Remote => "trapezium",
+        };
+        let extra = match n.calls {
+            Calls::None => "",
+            Calls::Guarded => ", style=filled, fillcolor=\"#e6f4ea\", color=\"#1e8e3e\"",
+            Calls::Plain => ", style=filled, fillcolor=\"#fce8e6\", color=\"#d93025\"",
         };
         let hot = if r.as_ref().is_some_and(|r| r.nodes.contains(&i)) {
             ", penwidth=3, color=\"#d93025\""
@@ -369,7 +298,7 @@ pub fn dot(m: &FlatModel, witness: Option<&Finding>) -> String {
         };
         format!(
             "shape={shape}, label=\"{}\"{extra}{hot}",
-            dot_text(&label(m, i))
+            dot_text(&n.label)
         )
     };
     fn emit(
@@ -398,10 +327,11 @@ pub fn dot(m: &FlatModel, witness: Option<&Finding>) -> String {
     }
     let mut counter = 0;
     emit(&mut out, &groups, "", 0, &mut counter, &attrs);
-    for (a, b, guard) in edges(m) {
+    for e in &m.edges {
+        let (a, b) = (e.from, e.to);
         let mut at = Vec::new();
-        if let Some(g) = guard {
-            at.push(format!("label=\"{}\"", dot_text(&[g])));
+        if let Some(g) = &e.guard {
+            at.push(format!("label=\"{}\"", dot_text(std::slice::from_ref(g))));
         }
         if r.as_ref().is_some_and(|r| r.edges.contains(&(a, b))) {
             at.push("color=\"#d93025\", penwidth=3".to_string());

@@ -52,8 +52,7 @@ use serde_json::{json, Value};
 
 use super::describe_step;
 use crate::findings::StepKind;
-use crate::replay::Walkthrough;
-use crate::report::Report;
+use crate::report::{Report, Walkthrough};
 
 /// The `format` the JSON script declares.
 pub const SCRIPT_FORMAT: &str = "stalwart-replay/1";

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::checks::code::{self, CodeCheck};
+use crate::rules::code::{self, CodeCheck};
 use crate::rules::{self, Rule};
 
 /// Width the prose of [`explain`] is wrapped to.

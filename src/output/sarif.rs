@@ -153,7 +153,7 @@ fn build(report: &Report, root: &Path, category: Option<&str>) -> Sarif {
     // The code checks: their rules after the graph rules, when modules were read.
     let mut omitted = all.len().saturating_sub(MAX_RESULTS);
     if let Some(cc) = &report.code_checks {
-        let checks = crate::checks::code::all();
+        let checks = crate::rules::code::all();
         descriptors.extend(checks.iter().map(code_descriptor));
         for f in &cc.findings {
             if results.len() >= MAX_RESULTS {
@@ -519,7 +519,7 @@ fn code_result(ctx: &Ctx<'_>, f: &Finding, rule_index: i64) -> SarifResult {
 
 /// The `reportingDescriptor` of a code check (`rules/code_checks.toml`): level `warning`,
 /// precision `medium` (a pattern over the code, not a proof), its security severity.
-fn code_descriptor(c: &crate::checks::code::CodeCheck) -> ReportingDescriptor {
+fn code_descriptor(c: &crate::rules::code::CodeCheck) -> ReportingDescriptor {
     let placeholders = [
         ("tool", "<tool>"),
         ("callee", "<call>"),
@@ -626,7 +626,7 @@ fn descriptor(report: &Report, r: &Rule) -> ReportingDescriptor {
     let mut props = BTreeMap::new();
     // Graph reachability results (an engine found a route, and the witness replays) are
     // `very-high`; every other rule's are `high`.
-    let reachability = crate::obligation::reachability_rules();
+    let reachability = crate::rules::obligation::reachability_rules();
     let precision = if reachability.iter().any(|id| id.as_str() == r.id) {
         "very-high"
     } else {

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::model::FlatModel;
+use crate::report::picture::Picture;
 use crate::report::Report;
 
 /// Markdown text outside code (issue 26): every ASCII punctuation character a Markdown or HTML
@@ -51,8 +51,8 @@ fn cell(s: &str) -> String {
     text(s)
 }
 
-/// The summary of `report` (its graph `model`), ending with a newline.
-pub fn render(report: &Report, model: &FlatModel) -> String {
+/// The summary of `report` (its graph drawn as `picture`), ending with a newline.
+pub fn render(report: &Report, picture: &Picture) -> String {
     let mut out = String::new();
     let verdict = if report.passed() { "passed" } else { "failed" };
     let _ = writeln!(
@@ -120,7 +120,7 @@ pub fn render(report: &Report, model: &FlatModel) -> String {
             code(&f.fingerprint)
         );
         out.push_str("```mermaid\n");
-        out.push_str(&super::picture::mermaid(model, Some(f)));
+        out.push_str(&super::picture::mermaid(picture, Some(f)));
         out.push_str("```\n");
     }
     out

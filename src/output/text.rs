@@ -352,7 +352,7 @@ fn push_weakened(out: &mut String, report: &Report, p: &Paint) {
 
 /// The code checks' line, then each code finding with its fix (no source excerpt: the line may
 /// hold a secret).
-fn push_code_checks(out: &mut String, report: &Report, cc: &crate::checks::code::CodeChecks) {
+fn push_code_checks(out: &mut String, report: &Report, cc: &crate::report::CodeChecks) {
     let files = cc.files;
     let hash = &cc.rules_hash;
     if cc.findings.is_empty() {
@@ -383,7 +383,7 @@ fn push_code_checks(out: &mut String, report: &Report, cc: &crate::checks::code:
 }
 
 /// The traces line: how many runs were read, and how many left the export's graph.
-fn traces_line(t: &crate::checks::traces::TracesInfo) -> String {
+fn traces_line(t: &crate::report::TracesInfo) -> String {
     let runs = plural(t.runs, "run", "runs");
     if t.unmodelled == 0 {
         return format!(

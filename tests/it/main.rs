@@ -29,6 +29,7 @@ mod hostile_paths;
 mod hostile_text;
 mod input_errors;
 mod input_fuzz;
+mod layers;
 mod mcp_catalogue;
 mod output_formats;
 mod project;

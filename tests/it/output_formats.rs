@@ -290,6 +290,7 @@ fn base_report(findings: Vec<Finding>) -> Report {
         ],
         disagreements: 0,
         unchecked: 0,
+        z3_version: stalwart::engine::z3_version(),
         limits: vec![
             "several fixed edges from one node are read as a choice, not as parallel branches"
                 .to_string(),
@@ -361,7 +362,7 @@ fn text_keeps_the_seed_lines() {
 fn text_prints_the_seeds_code_checks_line() {
     let mut report = shop_report();
     assert!(!text::render(&report, false).contains("Code checks"));
-    report.code_checks = Some(stalwart::checks::code::CodeChecks {
+    report.code_checks = Some(stalwart::report::CodeChecks {
         files: 4,
         rules_hash: "d656f9ab32d3".into(),
         findings: Vec::new(),

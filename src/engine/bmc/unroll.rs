@@ -31,8 +31,8 @@ use super::plan::{Part, Plan};
 use crate::engine::Class;
 use crate::findings::Obligation;
 use crate::ir::{FlagScope, NotAfter, When};
+use crate::model::obligation::Judges;
 use crate::model::{CheckLit, FlatGuard, FlatModel, FlatNode, NodeIx, ToolIx};
-use crate::obligation::Judges;
 use z3::ast::Bool;
 use z3::{Params, Solver};
 

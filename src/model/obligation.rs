@@ -1,36 +1,27 @@
-//! The obligations of SPEC 4, declared once: [`TABLE`] says, per obligation, what every part of
-//! the verifier that is not a violation predicate needs to know about it.
+//! What the verifier asks of each obligation of SPEC 4 about a model, declared once: [`TABLE`] says,
+//! per obligation, what every part of the verifier that is not a violation predicate needs to know
+//! about it. Its names and rules ([`Obligation`], [`Class`], [`RuleOf`]) are the rule metadata's
+//! ([`crate::rules::obligation`]), so the findings can speak of obligations without reading a model.
 //!
 //! Which tools an obligation is asked about ([`crate::engine::instances`]), which calls it judges
-//! (the explicit engine's early exit, both engines' count of what can break), its rule and
-//! classes (the findings, `--replay`, SARIF's precision), whether a later turn makes it QG003,
-//! the latches a slice starts from ([`crate::engine::slice`]), the in-batch calls of its own tool
-//! the Z3 unrolling must allow, and the clause its message ends with: all read from here.
+//! (the explicit engine's early exit, both engines' count of what can break), whether a node's
+//! review settles it, the latches a slice starts from ([`crate::engine::slice`]), the in-batch
+//! calls of its own tool the Z3 unrolling must allow, and the clause its message ends with: all
+//! read from here.
 //!
 //! What a violation *is* is deliberately not here: the explicit engine
 //! ([`crate::engine::explicit`]), the Z3 unrolling ([`crate::engine::bmc`]) and the plain
 //! interpreter every witness replays on ([`crate::engine::interp`]) each say it in their own
 //! words, because their independence is what the engines' agreement checks (SPEC 9). Adding an
-//! obligation is a row of `obligations!` here (which makes the variant, its place in
-//! [`Obligation::ALL`] and its row of [`TABLE`]) and the three predicates, which the compiler
-//! asks for (their matches are exhaustive).
+//! obligation is a row of `obligations!` in [`crate::rules::obligation`], a row of `specs!` here
+//! (which fills [`TABLE`], whose length is [`Obligation::ALL`]'s, so the compiler asks for it) and
+//! the three predicates, which the compiler asks for too (their matches are exhaustive).
 
 use crate::ir::{Compensation, NotAfter};
 use crate::model::{FlatModel, Latch, ToolIx};
+use crate::rules::obligation::COUNT;
+pub use crate::rules::obligation::{Class, Obligation, RuleOf};
 use crate::rules::RuleId;
-use serde::Serialize;
-
-/// How a violation relates to the acting node's region (SPEC 3.1 Regions): only the taint rule
-/// (O6) is split, into QG011 and QG012.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Class {
-    /// Not a taint violation.
-    Plain,
-    /// Every origin is in the acting node's region: QG011.
-    Local,
-    /// Some origin is in another region: QG012.
-    Cascade,
-}
 
 /// Which calls of its tool an obligation judges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,21 +33,6 @@ pub enum Judges {
     Plain,
     /// Every call that runs, guarded or plain.
     Running,
-}
-
-/// The rule a violation is reported under (SPEC 6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RuleOf {
-    /// One rule, [`Class::Plain`].
-    One(RuleId),
-    /// Split by region (SPEC 3.1): `local` for [`Class::Local`], `cascade` for
-    /// [`Class::Cascade`].
-    ByRegion {
-        /// Every origin in the acting node's region.
-        local: RuleId,
-        /// Some origin in another region.
-        cascade: RuleId,
-    },
 }
 
 /// What [`Spec::applies`] may read about the whole model, found once per model.
@@ -90,26 +66,17 @@ pub enum Scope {
     EachTool(fn(&FlatModel, &Facts, ToolIx) -> bool),
 }
 
-/// One row of SPEC 4's table.
+/// One row of SPEC 4's table: what is asked of the obligation about a model.
 #[derive(Debug, Clone, Copy)]
 pub struct Spec {
     /// The obligation.
     pub obligation: Obligation,
-    /// `O1`..`O10`.
-    pub id: &'static str,
-    /// What it says, in a few words (for messages).
-    pub describe: &'static str,
     /// Which calls it judges.
     pub judges: Judges,
     /// For one judging [`Judges::Plain`]: true when a guarded call of the tool can break it too
     /// (SPEC 3.1 "The guard's view"), because a latch it reads can be set where the tool check
     /// does not see it (a plain call, a `remote` node), so the guard decides over its seen twin.
     pub guarded_when: fn(&FlatModel, ToolIx) -> bool,
-    /// The rule its violations are reported under.
-    pub rule: RuleOf,
-    /// True when a violation first reachable at a later turn than the first is reported as
-    /// QG003 (the state a session carries), not under [`Spec::rule`].
-    pub later_turn_is_qg003: bool,
     /// True when a node reviewing each call of the tool (`when: "call"`, SPEC 12.2) confirms
     /// the call on clean content, so the obligation cannot break at that node.
     pub confirmed_by_review: bool,
@@ -125,45 +92,25 @@ pub struct Spec {
     pub detail: fn(&FlatModel, ToolIx) -> String,
 }
 
-/// Declares the obligations once: each variant of [`Obligation`] with its doc and its row of
-/// [`TABLE`], so the enum, [`Obligation::ALL`] and the table cannot disagree (clippy's
-/// `declare_clippy_lint!` shape). A row gives every field of [`Spec`] but the two the macro
-/// fills: `obligation` and `id` (the variant's name).
-macro_rules! obligations {
+/// Fills [`TABLE`] with a row per obligation, in [`Obligation`]'s order: a row gives every field
+/// of [`Spec`] but `obligation`, which the macro fills from the row's name.
+macro_rules! specs {
     ($( $(#[$doc:meta])* $name:ident { $($field:ident : $value:expr),+ $(,)? } ),+ $(,)?) => {
-        /// The obligations of SPEC 4, the graph rules' questions. Their order is [`TABLE`]'s.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-        pub enum Obligation {
-            $( $(#[$doc])* $name, )+
-        }
-
-        impl Obligation {
-            /// Every obligation, in order.
-            pub const ALL: [Obligation; COUNT] = [$(Obligation::$name),+];
-        }
-
-        /// How many obligations there are.
-        const COUNT: usize = [$(stringify!($name)),+].len();
-
         /// Every obligation's row, in [`Obligation`]'s order.
         pub static TABLE: [Spec; COUNT] = [$(
             Spec {
                 obligation: Obligation::$name,
-                id: stringify!($name),
                 $($field: $value),+
             }
         ),+];
     };
 }
 
-obligations! {
+specs! {
     /// The tool check: the call is plain.
     O1 {
-        describe: "the tool check",
         judges: Judges::Plain,
         guarded_when: |_, _| false,
-        rule: RuleOf::One(RuleId::QG001),
-        later_turn_is_qg003: true,
         confirmed_by_review: false,
         scope: Scope::AllTools,
         latches: |_, _, _| {},
@@ -172,11 +119,8 @@ obligations! {
     },
     /// The confirmation: a write the graph has an interrupt for runs plain, unconfirmed.
     O2 {
-        describe: "the confirmation",
         judges: Judges::Plain,
         guarded_when: |_, _| false,
-        rule: RuleOf::One(RuleId::QG001),
-        later_turn_is_qg003: true,
         confirmed_by_review: true,
         scope: Scope::EachTool(|m, _, t| m.tools[t].is_write() && m.interrupted[t]),
         latches: |_, t, out| out.push(Latch::Confirmed(t)),
@@ -191,11 +135,8 @@ obligations! {
     },
     /// Order `after`.
     O3 {
-        describe: "the order rule `after`",
         judges: Judges::Plain,
         guarded_when: |_, _| false,
-        rule: RuleOf::One(RuleId::QG014),
-        later_turn_is_qg003: true,
         confirmed_by_review: false,
         scope: Scope::EachTool(|m, _, t| !m.tools[t].order.after.is_empty()),
         latches: |m, t, out| {
@@ -223,7 +164,6 @@ obligations! {
     },
     /// Order `not_after`.
     O4 {
-        describe: "the order rule `not_after`",
         judges: Judges::Plain,
         guarded_when: |m, t| {
             m.tools[t].order.not_after.iter().any(|b| match b {
@@ -231,8 +171,6 @@ obligations! {
                 NotAfter::Untrusted => m.unseen.taint,
             })
         },
-        rule: RuleOf::One(RuleId::QG014),
-        later_turn_is_qg003: true,
         confirmed_by_review: false,
         scope: Scope::EachTool(|m, _, t| !m.tools[t].order.not_after.is_empty()),
         latches: |m, t, out| {
@@ -275,11 +213,8 @@ obligations! {
     },
     /// Order `at_most`.
     O5 {
-        describe: "the order rule `at_most`",
         judges: Judges::Plain,
         guarded_when: |m, t| m.unseen.tool(t),
-        rule: RuleOf::One(RuleId::QG014),
-        later_turn_is_qg003: true,
         confirmed_by_review: false,
         scope: Scope::EachTool(|m, _, t| m.tools[t].order.at_most.is_some()),
         latches: |m, t, out| {
@@ -301,14 +236,8 @@ obligations! {
     },
     /// Taint.
     O6 {
-        describe: "the taint rule",
         judges: Judges::Plain,
         guarded_when: |m, _| m.unseen.taint,
-        rule: RuleOf::ByRegion {
-            local: RuleId::QG011,
-            cascade: RuleId::QG012,
-        },
-        later_turn_is_qg003: true,
         confirmed_by_review: true,
         scope: Scope::EachTool(|m, _, t| m.write_or_privileged(t)),
         latches: |m, t, out| {
@@ -322,11 +251,8 @@ obligations! {
     },
     /// The saga: a compensable write after an unconfirmed irreversible one.
     O7 {
-        describe: "the saga",
         judges: Judges::Running,
         guarded_when: |_, _| true,
-        rule: RuleOf::One(RuleId::QG013),
-        later_turn_is_qg003: false,
         confirmed_by_review: false,
         scope: Scope::EachTool(|m, f, t| {
             matches!(m.tools[t].compensation, Compensation::Tool(_)) && f.any_plain_irreversible
@@ -337,11 +263,8 @@ obligations! {
     },
     /// Recovery: an unrecoverable write with another write in the run.
     O8 {
-        describe: "recovery",
         judges: Judges::Running,
         guarded_when: |_, _| true,
-        rule: RuleOf::One(RuleId::QG105),
-        later_turn_is_qg003: false,
         confirmed_by_review: false,
         scope: Scope::EachTool(|m, _, t| {
             let d = &m.tools[t];
@@ -354,11 +277,8 @@ obligations! {
     /// QG019 (SPEC 6), a reachability question numbered after SPEC 4's table: a `sends_out`
     /// tool runs after a `confidential` tool ran in the session, and the send is not confirmed.
     O9 {
-        describe: "confidential data stays in",
         judges: Judges::Running,
         guarded_when: |_, _| true,
-        rule: RuleOf::One(RuleId::QG019),
-        later_turn_is_qg003: false,
         confirmed_by_review: true,
         scope: Scope::EachTool(|m, f, t| m.tools[t].sends_out && f.any_confidential),
         latches: |m, t, out| {
@@ -371,11 +291,8 @@ obligations! {
     /// QG021 (SPEC 6): a tool that writes a `persistent` store runs while the run is tainted
     /// and the call was not confirmed on clean content.
     O10 {
-        describe: "nothing untrusted persisted",
         judges: Judges::Running,
         guarded_when: |_, _| true,
-        rule: RuleOf::One(RuleId::QG021),
-        later_turn_is_qg003: false,
         confirmed_by_review: true,
         scope: Scope::EachTool(|m, _, t| m.persists[t]),
         latches: |_, t, out| out.extend([Latch::Tainted, Latch::ConfClean(t)]),
@@ -389,58 +306,39 @@ impl Obligation {
     pub fn spec(self) -> &'static Spec {
         &TABLE[self as usize]
     }
-
-    /// `O1`..`O10`.
-    pub fn as_str(self) -> &'static str {
-        self.spec().id
-    }
-
-    /// What the obligation says, in a few words (for messages).
-    pub fn describe(self) -> &'static str {
-        self.spec().describe
-    }
-
-    /// The obligation named `id` (`O1`..`O10`).
-    pub fn parse(id: &str) -> Option<Obligation> {
-        TABLE.iter().find(|s| s.id == id).map(|s| s.obligation)
-    }
 }
 
 impl Spec {
-    /// The rule a violation of class `class` is reported under when it is not a QG003.
-    pub fn rule_for(&self, class: Class) -> RuleId {
-        match self.rule {
-            RuleOf::One(r) => r,
-            RuleOf::ByRegion { cascade, .. } if class == Class::Cascade => cascade,
-            RuleOf::ByRegion { local, .. } => local,
-        }
+    /// `O1`..`O10`.
+    pub fn id(&self) -> &'static str {
+        self.obligation.as_str()
     }
 
-    /// Every rule its violations can be reported under: its own (both regions' for a split
-    /// one), and QG003 when a later turn's violation is reported so. An undecided instance fails
-    /// the gate when one of these does (SPEC 8.1).
+    /// The rule a violation of class `class` is reported under when it is not a QG003.
+    pub fn rule_for(&self, class: Class) -> RuleId {
+        self.obligation.terms().rule_for(class)
+    }
+
+    /// Every rule its violations can be reported under ([`crate::rules::obligation::Terms::rules`]).
     pub fn rules(&self) -> Vec<RuleId> {
-        let mut out: Vec<RuleId> = self.classes().iter().map(|c| self.rule_for(*c)).collect();
-        if self.later_turn_is_qg003 {
-            out.push(RuleId::QG003);
-        }
-        out.sort();
-        out.dedup();
-        out
+        self.obligation.terms().rules()
     }
 
     /// The classes its violations come in: [`Class::Plain`], or local and cascade.
     pub fn classes(&self) -> &'static [Class] {
-        match self.rule {
-            RuleOf::One(_) => &[Class::Plain],
-            RuleOf::ByRegion { .. } => &[Class::Local, Class::Cascade],
-        }
+        self.obligation.terms().classes()
     }
 
     /// True when its violations are split by region (QG011/QG012): the taint bits then tell
     /// the acting node's regions apart (SPEC 3.1).
     pub fn split_by_region(&self) -> bool {
-        matches!(self.rule, RuleOf::ByRegion { .. })
+        self.obligation.terms().split_by_region()
+    }
+
+    /// True when a violation first reachable at a later turn than the first is reported as
+    /// QG003 (the state a session carries), not under its own rule.
+    pub fn later_turn_is_qg003(&self) -> bool {
+        self.obligation.terms().later_turn_is_qg003
     }
 
     /// True when a call of `tool` at `node` cannot break it because the node reviews the
@@ -481,22 +379,6 @@ impl Spec {
     }
 }
 
-/// The rules an obligation's violation can be reported under (SPEC 6): each row's rules, and
-/// QG003 for a later turn. These are reachability verdicts, replayed witnesses (SARIF's
-/// `precision: very-high`).
-pub fn reachability_rules() -> Vec<RuleId> {
-    let mut out = vec![RuleId::QG003];
-    for s in &TABLE {
-        match s.rule {
-            RuleOf::One(r) => out.push(r),
-            RuleOf::ByRegion { local, cascade } => out.extend([local, cascade]),
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -507,8 +389,8 @@ mod tests {
         for (k, (s, o)) in TABLE.iter().zip(Obligation::ALL).enumerate() {
             assert_eq!(s.obligation, o, "row {k}");
             assert_eq!(o as usize, k, "{o:?} is row {k}");
-            assert_eq!(s.id, format!("O{}", k + 1));
-            assert_eq!(Obligation::parse(s.id), Some(o));
+            assert_eq!(s.id(), format!("O{}", k + 1));
+            assert_eq!(Obligation::parse(s.id()), Some(o));
         }
         assert_eq!(Obligation::parse("O11"), None);
     }
@@ -520,31 +402,22 @@ mod tests {
                 matches!(s.scope, Scope::AllTools),
                 s.obligation == Obligation::O1,
                 "{}",
-                s.id
+                s.id()
             );
         }
-    }
-
-    #[test]
-    fn reachability_rules_are_the_obligations_rules_and_qg003() {
-        let ids: Vec<&str> = reachability_rules().iter().map(|r| r.as_str()).collect();
-        assert_eq!(
-            ids,
-            ["QG001", "QG003", "QG011", "QG012", "QG013", "QG014", "QG019", "QG021", "QG105"]
-        );
     }
 
     #[test]
     fn only_the_taint_rule_is_split_by_region() {
         for s in &TABLE {
             let split = s.classes().len() == 2;
-            assert_eq!(split, s.split_by_region(), "{}", s.id);
-            assert_eq!(split, s.obligation == Obligation::O6, "{}", s.id);
+            assert_eq!(split, s.split_by_region(), "{}", s.id());
+            assert_eq!(split, s.obligation == Obligation::O6, "{}", s.id());
             assert_eq!(
                 s.rule_for(Class::Plain),
                 s.rule_for(Class::Local),
                 "{}",
-                s.id
+                s.id()
             );
         }
         let o6 = Obligation::O6.spec();
