@@ -17,7 +17,7 @@ use std::process::Command;
 
 /// A git revision of the input's repository, to read files as they are there.
 #[derive(Debug, Clone)]
-pub struct BaseRef {
+pub(crate) struct BaseRef {
     /// The revision as given (a commit id, a branch).
     pub rev: String,
     /// The repository's top folder, resolved.
@@ -26,7 +26,7 @@ pub struct BaseRef {
 
 /// Why the base could not be read: the message and the fix (exit 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BaseError {
+pub(crate) struct BaseError {
     /// What went wrong.
     pub message: String,
     /// What to do.
@@ -57,7 +57,7 @@ impl BaseRef {
     /// # Errors
     /// `rev` is not a plausible revision; git is missing; `near` is in no repository; the
     /// revision is not in the clone (a shallow checkout: fetch it).
-    pub fn open(rev: &str, near: &Path) -> Result<BaseRef, BaseError> {
+    pub(crate) fn open(rev: &str, near: &Path) -> Result<BaseRef, BaseError> {
         if !plausible(rev) {
             return Err(error(
                 format!(
@@ -111,7 +111,7 @@ impl BaseRef {
     /// a symlink does not send the base's copy looked for elsewhere (the base's
     /// `agents/shop/stalwart.toml` is the one for `agents/shop/agent.yaml`, wherever the pull
     /// request's `agents/shop` leads). A path named outside the repository is judged resolved.
-    pub fn relative(&self, path: &Path) -> Option<PathBuf> {
+    pub(crate) fn relative(&self, path: &Path) -> Option<PathBuf> {
         if let Some(rel) = self.named(path) {
             return Some(rel);
         }
@@ -153,7 +153,7 @@ impl BaseRef {
     ///
     /// # Errors
     /// It is larger than the largest input, or not UTF-8 text.
-    pub fn text(&self, path: &Path) -> Result<Option<String>, BaseError> {
+    pub(crate) fn text(&self, path: &Path) -> Result<Option<String>, BaseError> {
         let Some(rel) = self.relative(path) else {
             return Ok(None);
         };
@@ -201,7 +201,7 @@ impl BaseRef {
     ///
     /// # Errors
     /// A file found is too large or not text.
-    pub fn find_config(&self, input: &Path) -> Result<Option<(PathBuf, String)>, BaseError> {
+    pub(crate) fn find_config(&self, input: &Path) -> Result<Option<(PathBuf, String)>, BaseError> {
         let Some(rel) = self.relative(input) else {
             return Ok(None);
         };
@@ -223,7 +223,7 @@ impl BaseRef {
     }
 
     /// A short name of the revision for messages: its first 12 characters.
-    pub fn short(&self) -> &str {
+    pub(crate) fn short(&self) -> &str {
         let end = self
             .rev
             .char_indices()

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 /// check, its confirmation, its order rule or its taint rule, and that its writes can be undone.
 #[derive(Parser, Debug)]
 #[command(name = "stalwart", version, about, long_about = None)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }

@@ -46,7 +46,7 @@ use crate::source::{FileId, Loc, SourceMap};
 /// A number a setting takes: its `stalwart.toml` key (its flag is `--` and the key) and its range,
 /// written once for the flag (`src/cli.rs`) and the file ([`parse`]); docs/configuration.md.
 #[derive(Debug, Clone, Copy)]
-pub struct Limit {
+pub(crate) struct Limit {
     /// The key, as the file and the flag spell it: `max-states`.
     pub key: &'static str,
     /// The smallest value taken.
@@ -56,61 +56,61 @@ pub struct Limit {
 }
 
 /// Conversation turns to search: [`crate::ir::SESSION_STEPS`].
-pub const SESSION_STEPS: Limit = Limit {
+pub(crate) const SESSION_STEPS: Limit = Limit {
     key: "session-steps",
     lo: *crate::ir::SESSION_STEPS.start() as i64,
     hi: *crate::ir::SESSION_STEPS.end() as i64,
 };
 /// States one obligation's search may keep.
-pub const MAX_STATES: Limit = Limit {
+pub(crate) const MAX_STATES: Limit = Limit {
     key: "max-states",
     lo: 1,
     hi: i64::MAX,
 };
 /// States all obligations' searches may generate together.
-pub const MAX_RUN_STATES: Limit = Limit {
+pub(crate) const MAX_RUN_STATES: Limit = Limit {
     key: "max-run-states",
     lo: 1,
     hi: i64::MAX,
 };
 /// Z3's resource units one query may spend (Z3 takes a 32-bit `rlimit`).
-pub const SOLVER_RLIMIT: Limit = Limit {
+pub(crate) const SOLVER_RLIMIT: Limit = Limit {
     key: "solver-rlimit",
     lo: 1,
     hi: u32::MAX as i64,
 };
 /// Z3's resource units one obligation's queries may spend together.
-pub const SOLVER_OBLIGATION_RLIMIT: Limit = Limit {
+pub(crate) const SOLVER_OBLIGATION_RLIMIT: Limit = Limit {
     key: "solver-obligation-rlimit",
     lo: 1,
     hi: i64::MAX,
 };
 /// Z3's resource units all obligations' queries may spend together.
-pub const SOLVER_RUN_RLIMIT: Limit = Limit {
+pub(crate) const SOLVER_RUN_RLIMIT: Limit = Limit {
     key: "solver-run-rlimit",
     lo: 1,
     hi: i64::MAX,
 };
 /// Milliseconds Z3 may spend on one query (Z3 takes a 32-bit timeout).
-pub const SOLVER_TIMEOUT_MS: Limit = Limit {
+pub(crate) const SOLVER_TIMEOUT_MS: Limit = Limit {
     key: "solver-timeout-ms",
     lo: 1,
     hi: u32::MAX as i64,
 };
 /// The largest unrolling the Z3 engine builds for one obligation.
-pub const SOLVER_MAX_UNROLLING: Limit = Limit {
+pub(crate) const SOLVER_MAX_UNROLLING: Limit = Limit {
     key: "solver-max-unrolling",
     lo: 1,
     hi: i64::MAX,
 };
 
 /// The file names looked for in each folder, in order.
-pub const FILE_NAME: &str = "stalwart.toml";
+pub(crate) const FILE_NAME: &str = "stalwart.toml";
 const PYPROJECT: &str = "pyproject.toml";
 
 /// The engines a configuration may choose (the `engine` key).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
+pub(crate) enum Engine {
     /// The explicit-state search only.
     Explicit,
     /// The Z3 bounded model checker only.
@@ -122,7 +122,7 @@ pub enum Engine {
 /// What `[off]` turns off: a rule, or an obligation (its findings under any rule, QG003's
 /// included).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Off {
+pub(crate) enum Off {
     /// A rule, of the proof or a code check (`QG023`, `CC001`).
     Rule(RuleId),
     /// An obligation (`O1`).
@@ -131,7 +131,7 @@ pub enum Off {
 
 /// One `[off]` entry: what, why, and where it was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OffEntry {
+pub(crate) struct OffEntry {
     /// The rule or obligation.
     pub what: Off,
     /// Why the project is not held to it.
@@ -142,7 +142,7 @@ pub struct OffEntry {
 
 /// Which findings an `[[accept]]` entry matches.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Matcher {
+pub(crate) enum Matcher {
     /// A fingerprint, all 16 hex digits (a shorter prefix could be matched by a name chosen for
     /// its hash: 32 bits are minutes of work, issue 26).
     Fingerprint(String),
@@ -183,7 +183,7 @@ impl std::fmt::Display for Matcher {
 
 /// A calendar date (`until`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Date {
+pub(crate) struct Date {
     /// The year.
     pub year: u16,
     /// 1..=12.
@@ -200,7 +200,7 @@ impl std::fmt::Display for Date {
 
 impl Date {
     /// Today's date (UTC), from the system clock.
-    pub fn today() -> Date {
+    pub(crate) fn today() -> Date {
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -208,7 +208,7 @@ impl Date {
     }
 
     /// The date `days` days after 1970-01-01 (the civil-from-days algorithm of H. Hinnant).
-    pub fn from_days(days: i64) -> Date {
+    pub(crate) fn from_days(days: i64) -> Date {
         let z = days + 719_468;
         let era = z.div_euclid(146_097);
         let doe = z.rem_euclid(146_097);
@@ -228,7 +228,7 @@ impl Date {
 
 /// One `[[accept]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AcceptEntry {
+pub(crate) struct AcceptEntry {
     /// Which findings it accepts.
     pub matcher: Matcher,
     /// Why (required).
@@ -251,7 +251,7 @@ pub struct UndecidedPass {
 /// A project configuration, read. Every field is `None` (or empty) when the file does not set
 /// it; the command line's flags win over every field.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Config {
+pub(crate) struct Config {
     /// The file read (`None`: no configuration was found).
     pub file: Option<FileId>,
     /// `session-steps`.
@@ -336,7 +336,7 @@ struct PyTool {
 /// `stalwart.toml`, or `pyproject.toml` with a `[tool.stalwart]` table, in the input's folder or
 /// a folder above it, stopping at the repository root (the folder holding `.git`). Without a
 /// repository above it, only the input's own folder is looked in. `Ok(None)`: none found.
-pub fn find(input: &Path) -> Option<PathBuf> {
+pub(crate) fn find(input: &Path) -> Option<PathBuf> {
     let start = std::fs::canonicalize(input)
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf))?;
@@ -375,7 +375,7 @@ pub fn find(input: &Path) -> Option<PathBuf> {
 /// [`crate::files`]); TOML syntax; an unknown key; a value of the wrong kind or out of range; an
 /// `[off]` key that is no rule or obligation, or an empty reason; an `[[accept]]` with no
 /// `reason`, with neither `fingerprint` nor `rule`, with both, or with a rule that does not exist.
-pub fn read(sources: &mut SourceMap, path: &Path) -> Result<Config, InputError> {
+pub(crate) fn read(sources: &mut SourceMap, path: &Path) -> Result<Config, InputError> {
     // Shown relative to the current directory when it lies under it (`find` resolves the path).
     let display = std::env::current_dir()
         .ok()
@@ -394,7 +394,7 @@ pub fn read(sources: &mut SourceMap, path: &Path) -> Result<Config, InputError> 
 ///
 /// # Errors
 /// As [`read`], but for reading the file.
-pub fn parse(
+pub(crate) fn parse(
     sources: &mut SourceMap,
     display: String,
     path: &Path,

@@ -339,7 +339,7 @@ impl AcceptKind {
 
 /// The key of a finding's fingerprint in SARIF's `partialFingerprints`, which a baseline reads
 /// back (SPEC 7).
-pub const FINGERPRINT_KEY: &str = "stalwartFingerprint/v1";
+pub(crate) const FINGERPRINT_KEY: &str = "stalwartFingerprint/v1";
 
 /// Computes a finding's fingerprint: the first 16 hex digits of SHA-256 over rule, obligation,
 /// subject and qualified node id, separated by NULs (SPEC 7). No line numbers or file contents

@@ -8,7 +8,7 @@
 /// The numbers of turns a search may span (SPEC 1 `session_steps`), wherever the number comes
 /// from: the flag, the export, `stalwart.toml`. [`crate::verify::session_steps`] chooses one;
 /// the input's reader, the configuration and the model read this one range.
-pub const SESSION_STEPS: std::ops::RangeInclusive<u32> = 1..=16;
+pub(crate) const SESSION_STEPS: std::ops::RangeInclusive<u32> = 1..=16;
 
 use crate::source::Loc;
 

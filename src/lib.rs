@@ -7,28 +7,46 @@
 //! [`findings`]; [`report`] gathers them and [`output`] prints text, JSON or SARIF. [`rules`] holds
 //! the rule metadata every stage reads; [`cli`] wires the stages together.
 
-pub mod base_ref;
-pub mod baseline;
+#![warn(unreachable_pub)]
+
+mod base_ref;
+mod baseline;
 pub mod checks;
-pub mod cli;
-pub mod config;
+mod cli;
+mod config;
 pub mod engine;
-pub mod error;
-pub mod files;
-pub mod findings;
+mod error;
+mod files;
+mod findings;
 pub mod gen;
 pub mod input;
-pub mod ir;
+mod ir;
 pub mod model;
-pub mod obligation;
+mod obligation;
 pub mod output;
-pub mod progress;
+mod progress;
 pub mod replay;
-pub mod report;
+mod report;
 pub mod rulebook;
 pub mod rules;
-pub mod source;
-pub mod triage;
-pub mod verify;
-pub mod visible;
-pub mod weaken;
+mod source;
+mod triage;
+mod verify;
+mod visible;
+mod weaken;
+
+pub use cli::main;
+pub use error::InputError;
+pub use files::{confine, read_text_limited, ReadError};
+pub use findings::{
+    fingerprint, Engine, Evidence, Finding, GateMode, Lint, Obligation, Primary, Severity, Step,
+    StepKind,
+};
+pub use ir::{
+    Catalogue, Compensation, EdgeKind, Export, Framework, GraphDef, NodeKind, NotAfter, Role,
+    ToolDef, ToolKind, When,
+};
+pub use report::{EngineStats, ProofScope, Report};
+pub use source::{Loc, SourceMap, MAX_QUOTE, MAX_WINDOW_LINE};
+pub use verify::{verify, verify_with_model, Options};
+pub use visible::is_unsafe;

@@ -146,7 +146,7 @@ macro_rules! obligations {
         const COUNT: usize = [$(stringify!($name)),+].len();
 
         /// Every obligation's row, in [`Obligation`]'s order.
-        pub static TABLE: [Spec; COUNT] = [$(
+        pub(crate) static TABLE: [Spec; COUNT] = [$(
             Spec {
                 obligation: Obligation::$name,
                 id: stringify!($name),
@@ -484,7 +484,7 @@ impl Spec {
 /// The rules an obligation's violation can be reported under (SPEC 6): each row's rules, and
 /// QG003 for a later turn. These are reachability verdicts, replayed witnesses (SARIF's
 /// `precision: very-high`).
-pub fn reachability_rules() -> Vec<RuleId> {
+pub(crate) fn reachability_rules() -> Vec<RuleId> {
     let mut out = vec![RuleId::QG003];
     for s in &TABLE {
         match s.rule {

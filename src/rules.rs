@@ -40,7 +40,7 @@ mod index {
     include!(concat!(env!("OUT_DIR"), "/rules_index.rs"));
 }
 
-pub mod code;
+pub(crate) mod code;
 
 pub use index::RuleId;
 
@@ -314,7 +314,7 @@ struct RuleFile {
 }
 
 /// True for `CWE-<digits>`.
-pub fn is_cwe(s: &str) -> bool {
+pub(crate) fn is_cwe(s: &str) -> bool {
     s.strip_prefix("CWE-")
         .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
@@ -471,7 +471,7 @@ pub fn parse(file_name: &str, text: &str) -> Result<Rule, RuleFileError> {
 }
 
 /// Parses every embedded rule file, sorted by id; the first file that does not parse is the error.
-pub fn load() -> Result<Vec<Rule>, RuleFileError> {
+pub(crate) fn load() -> Result<Vec<Rule>, RuleFileError> {
     let mut rules = sources()
         .iter()
         .map(|(name, text)| parse(name, text))

@@ -7,10 +7,10 @@
 use std::path::{Path, PathBuf};
 
 mod window;
-pub use window::{Window, MAX_WINDOW_LINE};
+pub use window::MAX_WINDOW_LINE;
 
 /// Index of a file in the [`SourceMap`].
-pub type FileId = usize;
+pub(crate) type FileId = usize;
 
 /// A position in a source file: 1-based line and column (columns count characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]

@@ -117,7 +117,7 @@ pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, VerifyError> {
 /// else `stalwart.toml`'s, else 1. The export's and the configuration's are range-checked where
 /// they are read (with their line); a number out of [`crate::ir::SESSION_STEPS`] is an input
 /// error naming the range.
-pub fn session_steps(
+pub(crate) fn session_steps(
     flag: Option<u32>,
     export: Option<u32>,
     config: Option<u32>,

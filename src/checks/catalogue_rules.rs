@@ -17,7 +17,7 @@ use crate::model::{FlatModel, ToolIx};
 /// Every finding of the rules above, in tool order then rule order, for the tools some node binds
 /// or offers.
 /// `rulebook_compiled`: a rulebook was given and compiles (QG101 reads it as a route).
-pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<Finding> {
+pub(crate) fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<Finding> {
     let mut out = Vec::new();
     let offered = offered(m);
     let written = written(m);

@@ -47,7 +47,7 @@ use crate::source::{Loc, SourceMap};
 
 /// Module prefixes whose calls reach the network (CC001): the module itself and everything under
 /// it (`requests.get`, `httpx.AsyncClient`, `urllib.request.urlopen`, `openai.OpenAI`).
-pub const NETWORK_MODULES: &[&str] = &[
+pub(crate) const NETWORK_MODULES: &[&str] = &[
     "requests",
     "httpx",
     "urllib.request",
@@ -62,7 +62,7 @@ pub const NETWORK_MODULES: &[&str] = &[
 ];
 
 /// Single calls that reach the network (CC001), matched exactly.
-pub const NETWORK_CALLS: &[&str] = &["boto3.client", "boto3.resource"];
+pub(crate) const NETWORK_CALLS: &[&str] = &["boto3.client", "boto3.resource"];
 
 /// The names of the calls that read the environment (CC003), after import resolution.
 const ENV_CALLS: &[&str] = &[
@@ -73,7 +73,7 @@ const ENV_CALLS: &[&str] = &[
 ];
 
 pub use crate::rules::code::{all, get, rules_hash, CodeCheck, RULES_TEXT};
-pub use crate::rules::RuleId;
+pub(crate) use crate::rules::RuleId;
 
 /// What the code checks concluded over every module read (the report's `Code checks:` line).
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@ use crate::ir::{Catalogue, Compensation};
 use crate::model::FlatModel;
 
 /// Every runtime lint of the model and its catalogue.
-pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
+pub(crate) fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
     let mut out = Vec::new();
     let lint = |id, tool: &str, message: String, loc| Lint {
         id,

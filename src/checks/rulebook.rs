@@ -28,7 +28,7 @@ use crate::source::Loc;
 /// 0.24.1, `library/*/flows.v1.co`), and `refuse`, the router's refusal naming the rule (seed
 /// chapter 45): a `bot` line naming one is not QG009. `...` asks the model for the reply on
 /// purpose.
-pub const RUNTIME_MESSAGES: &[&str] = &[
+pub(crate) const RUNTIME_MESSAGES: &[&str] = &[
     "refuse",
     "...",
     "refuse to respond",
@@ -44,7 +44,7 @@ pub const RUNTIME_MESSAGES: &[&str] = &[
 ];
 
 /// What the rulebook rules read.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     /// The rulebook, compiled.
     pub loaded: &'a Loaded,
     /// The flattened graph (which tools a node binds).
@@ -167,7 +167,7 @@ impl<'a> Routes<'a> {
 }
 
 /// Every rulebook finding but QG005 (which [`unshippable`] gives) and QG004's graph side.
-pub fn findings(ctx: &Context<'_>) -> Vec<Finding> {
+pub(crate) fn findings(ctx: &Context<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     let routes = Routes::new(ctx);
     requires(ctx, &routes, &mut out);
@@ -758,7 +758,11 @@ fn advisories(ctx: &Context<'_>, out: &mut Vec<Finding>) {
 }
 
 /// QG005: the rulebook does not compile; the finding is at the error's place.
-pub fn unshippable(err: &InputError, display: &str, sources: &crate::source::SourceMap) -> Finding {
+pub(crate) fn unshippable(
+    err: &InputError,
+    display: &str,
+    sources: &crate::source::SourceMap,
+) -> Finding {
     let location = err.location().and_then(|(file, line, column)| {
         sources
             .files

@@ -65,7 +65,7 @@ pub fn unknown_names(c: &Compiled, tools: &[ToolDef]) -> Vec<Unknown> {
 }
 
 /// QG010's findings on what [`unknown_names`] finds.
-pub fn findings(ctx: &Context<'_>, out: &mut Vec<Finding>) {
+pub(crate) fn findings(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     let lib = library::library();
     for u in unknown_names(&ctx.loaded.compiled, &ctx.model.tools) {
         let (subject, key, mut detail) = match u.what {

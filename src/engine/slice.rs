@@ -251,7 +251,7 @@ pub fn taint_bits(model: &FlatModel, inst: crate::engine::Instance) -> (Vec<usiz
 /// The tools whose calls at `n` the taint rule (O6) judges: its plain calls (a model node's
 /// hosted ones included), and where taint can enter unseen (SPEC 3.1 "The guard's view") its
 /// guarded ones too.
-pub fn taint_judged<'m>(
+pub(crate) fn taint_judged<'m>(
     model: &FlatModel,
     n: &'m crate::model::FlatNode,
 ) -> impl Iterator<Item = ToolIx> + 'm {

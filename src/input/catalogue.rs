@@ -118,7 +118,7 @@ pub(crate) struct Parts {
 
 impl Parts {
     /// Adds (or merges into an earlier declaration of) tool `name`.
-    pub fn add_tool(&mut self, name: Named, loc: Loc, words: Vec<Entry>) {
+    pub(super) fn add_tool(&mut self, name: Named, loc: Loc, words: Vec<Entry>) {
         let known = self.tool_ix.get(&name.name).copied();
         match known.and_then(|i| self.tools.get_mut(i)) {
             Some((_, _, existing)) => {
@@ -140,12 +140,12 @@ impl Parts {
     }
 
     /// True when tool `name` has been declared.
-    pub fn has_tool(&self, name: &str) -> bool {
+    pub(super) fn has_tool(&self, name: &str) -> bool {
         self.tool_ix.contains_key(name)
     }
 
     /// The merged catalogue as JSON (`tools`, `channels`, `stores`), words as written.
-    pub fn to_json(&self) -> serde_json::Map<String, serde_json::Value> {
+    pub(super) fn to_json(&self) -> serde_json::Map<String, serde_json::Value> {
         use serde_json::Value as J;
         let mut tools = serde_json::Map::new();
         for (name, _, words) in &self.tools {

@@ -23,17 +23,17 @@ mod agent_yaml;
 mod catalogue;
 mod export;
 mod facts;
-pub mod guard;
-pub mod mcp;
+pub(crate) mod guard;
+pub(crate) mod mcp;
 pub(crate) mod python;
-pub mod traces;
+pub(crate) mod traces;
 pub(crate) mod tree;
 mod validate;
 mod write;
 
 pub use guard::parse_guard;
 pub use python::PyModule;
-pub use traces::{read_traces, Trace, TraceStep};
+pub use traces::{read_traces, Trace};
 pub use write::{catalogue_path, write_export};
 
 /// Everything a run reads, ready for the model.

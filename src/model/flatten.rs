@@ -19,7 +19,7 @@ use std::collections::HashMap;
 const MAX_DEPTH: usize = 64;
 /// Most nodes after inlining: a subgraph used twice at each of many levels multiplies, and a
 /// graph past this is refused rather than searched for hours.
-pub const MAX_NODES: usize = 200_000;
+pub(crate) const MAX_NODES: usize = 200_000;
 
 /// Why a graph could not be flattened: what is wrong and, for the whole-graph limits, the
 /// declaration of the node where the limit was crossed.

@@ -4,19 +4,19 @@
 //! [`fn@flatten`] builds a [`FlatModel`] from the validated [`crate::ir`] input. Both the engine and
 //! the plain interpreter read only this model, so they agree on one reading of the input.
 
-pub mod flatten;
+pub(crate) mod flatten;
 
 use crate::ir::{FlagScope, Guard, NodeKind, NotAfter, ToolDef, When};
 use crate::source::Loc;
 
-pub use flatten::{flatten, FlattenError};
+pub use flatten::flatten;
 
 /// Index of a node in [`FlatModel::nodes`].
-pub type NodeIx = usize;
+pub(crate) type NodeIx = usize;
 /// Index of a tool in [`FlatModel::tools`] (the catalogue's order).
-pub type ToolIx = usize;
+pub(crate) type ToolIx = usize;
 /// Index of a state flag in [`FlatModel::flags`].
-pub type FlagIx = usize;
+pub(crate) type FlagIx = usize;
 
 /// One latch of SPEC 3's table, as a slice (SPEC 9) and an obligation's row
 /// ([`crate::obligation::Spec::latches`]) name it.
@@ -93,7 +93,7 @@ impl Unseen {
 }
 
 /// A guard with flags resolved to indices.
-pub type FlatGuard = Guard<FlagIx>;
+pub(crate) type FlatGuard = Guard<FlagIx>;
 
 /// A pause for a person at a node (an interrupt, SPEC 2.2).
 #[derive(Debug, Clone)]

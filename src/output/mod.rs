@@ -17,12 +17,12 @@
 //! Every renderer is deterministic: the same report gives the same bytes (no times, no absolute
 //! paths).
 
-pub mod concise;
-pub mod github;
+pub(crate) mod concise;
+pub(crate) mod github;
 pub mod json;
-pub mod picture;
+pub(crate) mod picture;
 pub mod replay;
-pub mod rules_cmd;
+pub(crate) mod rules_cmd;
 pub mod sarif;
 pub mod summary;
 pub mod text;

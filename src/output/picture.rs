@@ -202,7 +202,7 @@ fn mermaid_escape(l: &str) -> String {
 }
 
 /// The Mermaid flowchart of `m`, with `witness`'s route highlighted; ends with a newline.
-pub fn mermaid(m: &FlatModel, witness: Option<&Finding>) -> String {
+pub(crate) fn mermaid(m: &FlatModel, witness: Option<&Finding>) -> String {
     let r = route(m, witness);
     let mut out = String::from("flowchart TD\n");
     if let Some(r) = &r {
@@ -328,7 +328,7 @@ fn dot_text(lines: &[String]) -> String {
 }
 
 /// The Graphviz DOT digraph of `m`, with `witness`'s route highlighted; ends with a newline.
-pub fn dot(m: &FlatModel, witness: Option<&Finding>) -> String {
+pub(crate) fn dot(m: &FlatModel, witness: Option<&Finding>) -> String {
     let r = route(m, witness);
     let mut out = String::from("digraph stalwart {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n");
     if let Some(r) = &r {

@@ -56,7 +56,7 @@ use crate::replay::Walkthrough;
 use crate::report::Report;
 
 /// The `format` the JSON script declares.
-pub const SCRIPT_FORMAT: &str = "stalwart-replay/1";
+pub(crate) const SCRIPT_FORMAT: &str = "stalwart-replay/1";
 
 /// The walkthrough as text, ending with a newline. `color` adds ANSI colours (ariadne's labels).
 /// Text from the inputs is escaped ([`crate::visible::neutralise`]), as in the report.
@@ -270,7 +270,7 @@ fn plain(step: &crate::findings::Step, ob: &str) -> String {
 }
 
 /// The walkthrough as the JSON script described above, pretty-printed, ending with a newline.
-pub fn json(report: &Report, w: &Walkthrough) -> String {
+pub(crate) fn json(report: &Report, w: &Walkthrough) -> String {
     let src = &report.sources;
     let mut finding = super::json::finding(report, &w.finding);
     let qg312 = w.unreproduced.as_ref().map(|(q, _)| {

@@ -52,7 +52,7 @@ fn cell(s: &str) -> String {
 }
 
 /// The summary of `report` (its graph `model`), ending with a newline.
-pub fn render(report: &Report, model: &FlatModel) -> String {
+pub(crate) fn render(report: &Report, model: &FlatModel) -> String {
     let mut out = String::new();
     let verdict = if report.passed() { "passed" } else { "failed" };
     let _ = writeln!(

@@ -26,9 +26,9 @@ use super::flows::{FileFlows, Flow, Stmt, StmtKind, Version};
 use super::logic::implies;
 
 /// Paths kept apart at one statement before they are merged.
-pub const MAX_STATES: usize = 32;
+pub(crate) const MAX_STATES: usize = 32;
 
-pub use super::flows::Place;
+pub(crate) use super::flows::Place;
 
 /// One file of the rulebook as the compiler saw it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -66,7 +66,7 @@ pub struct Route {
 
 /// An execute statement, reached by some route or not.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Exec {
+pub(crate) struct Exec {
     /// The action as written.
     pub action: String,
     /// Where.
@@ -77,7 +77,7 @@ pub struct Exec {
 
 /// A `bot X` line (1.0).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct BotLine {
+pub(crate) struct BotLine {
     /// The message name, or the inline text.
     pub message: String,
     /// Where.
@@ -132,7 +132,7 @@ pub struct ElseExec {
 
 /// A name used by the rulebook (a flow called, a flow defined, an import), for QG022.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Use {
+pub(crate) struct Use {
     /// The name as written.
     pub name: String,
     /// Where.
@@ -151,9 +151,9 @@ pub struct Compiled {
     /// Every route to every execute, in walking order.
     pub routes: Vec<Route>,
     /// Every execute statement.
-    pub executes: Vec<Exec>,
+    pub(crate) executes: Vec<Exec>,
     /// Every `bot` line that is not an execute.
-    pub bot_lines: Vec<BotLine>,
+    pub(crate) bot_lines: Vec<BotLine>,
     /// `define bot` messages.
     pub bot_defined: Vec<String>,
     /// Statements no route reaches.
@@ -163,18 +163,11 @@ pub struct Compiled {
     /// `else` branches executing what their `if` guarded.
     pub else_execs: Vec<ElseExec>,
     /// Flows defined and called, and imports.
-    pub uses: Vec<Use>,
+    pub(crate) uses: Vec<Use>,
     /// The actions the configuration defines in Python beside the rulebook (`actions.py`,
     /// `actions/`: [`super::actions`]), by name; QG010 reads them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub defined_actions: Vec<String>,
-}
-
-impl Compiled {
-    /// The routes that execute `action`.
-    pub fn routes_of<'a>(&'a self, action: &'a str) -> impl Iterator<Item = &'a Route> + 'a {
-        self.routes.iter().filter(move |r| r.action == action)
-    }
 }
 
 /// One lowered file to compile.
@@ -206,7 +199,7 @@ pub struct Usage {
 
 /// The compiled rulebook `c` (a record read as it is) within `budgets`: its routes, and each
 /// route's path condition. Errors: the first route past one, at its execute.
-pub fn check_compiled(c: &Compiled, budgets: &Budgets) -> Result<(), Overrun> {
+pub(crate) fn check_compiled(c: &Compiled, budgets: &Budgets) -> Result<(), Overrun> {
     if let Some(r) = c.routes.get(budgets.routes) {
         return Err(Overrun::new(
             Budget::Routes,
@@ -1179,7 +1172,7 @@ impl<'a> Walker<'a> {
 
 /// Variables NeMo Guardrails' runtime itself writes before flows read them (its context:
 /// messages, retrieval, configuration, the rails' own results). A read of one is never QG007.
-pub const SYSTEM_VARIABLES: &[&str] = &[
+pub(crate) const SYSTEM_VARIABLES: &[&str] = &[
     "user_message",
     "bot_message",
     "last_user_message",

@@ -21,13 +21,13 @@ use super::record::{self, Record};
 use super::{actions, colang1, colang2, sheet, SyntaxError};
 
 /// `.co` files a folder may hold before it is refused (a guard against walking a home folder).
-pub const MAX_FILES: usize = 2000;
+pub(crate) const MAX_FILES: usize = 2000;
 /// Folder nesting read below the rulebook folder.
-pub const MAX_DEPTH: usize = 8;
+pub(crate) const MAX_DEPTH: usize = 8;
 
 /// What kind of rulebook was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// Colang files.
     Colang,
     /// A rule sheet.
@@ -38,7 +38,7 @@ pub enum Kind {
 
 /// A Colang version with the reason it was chosen.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VersionChoice {
+pub(crate) struct VersionChoice {
     /// The version.
     pub version: Version,
     /// Why (`agent.yaml's settings.colang_version`, `config.yml beside the rulebook`, `the
@@ -48,7 +48,7 @@ pub struct VersionChoice {
 
 /// A rulebook read and compiled.
 #[derive(Debug, Clone)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// The rulebook as named (`policy.co`, `rails/`, `compiled/`).
     pub display: String,
     /// What was read.
@@ -70,7 +70,7 @@ pub struct Loaded {
 /// `config.yml` beside it) must be a regular file of at most [`crate::files::MAX_FILE_BYTES`]
 /// under `within` or the current directory, symlinks resolved first ([`crate::files`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Origin {
+pub(crate) struct Origin {
     /// The line that named the rulebook (agent.yaml's `rulebook:`), when a file named it; read
     /// errors are located there and print nothing of the file.
     pub at: Option<Loc>,
@@ -82,7 +82,7 @@ impl Origin {
     /// A rulebook the command line names (`--rulebook`, `rules compile POLICY`): the user's own
     /// choice, so the path itself is not confined, but the files under a folder, and the
     /// `config.yml` beside a file, must lie under it.
-    pub fn command_line(path: &Path) -> Origin {
+    pub(crate) fn command_line(path: &Path) -> Origin {
         let within = if path.is_dir() {
             path.to_path_buf()
         } else {
@@ -93,7 +93,7 @@ impl Origin {
 
     /// The rulebook agent.yaml names at `at`: every file under agent.yaml's folder (`named_by`
     /// is agent.yaml's path) or the current directory.
-    pub fn named(at: Loc, named_by: &Path) -> Origin {
+    pub(crate) fn named(at: Loc, named_by: &Path) -> Origin {
         Origin {
             at: Some(at),
             within: crate::files::folder_of(named_by),
@@ -154,7 +154,7 @@ fn clone_read_error(e: &crate::files::ReadError) -> crate::files::ReadError {
 
 /// Why a rulebook could not be read.
 #[derive(Debug)]
-pub enum LoadError {
+pub(crate) enum LoadError {
     /// It does not compile (a syntax error, a sheet of the wrong shape): QG005 in `verify`,
     /// exit 2 in `rules compile`. The error is located in the rulebook.
     Unshippable(InputError),
@@ -164,7 +164,7 @@ pub enum LoadError {
 
 impl LoadError {
     /// The error, whichever it is.
-    pub fn into_error(self) -> InputError {
+    pub(crate) fn into_error(self) -> InputError {
         match self {
             LoadError::Unshippable(e) | LoadError::Input(e) => e,
         }
@@ -180,7 +180,7 @@ impl LoadError {
 /// [`LoadError::Input`] for one that cannot be read (missing, not a regular file, larger than the
 /// input limit, not UTF-8, a file or symlink out of the workspace, an unreadable `config.yml`,
 /// an edited record).
-pub fn load(
+pub(crate) fn load(
     sources: &mut SourceMap,
     path: &Path,
     display: &str,
@@ -352,7 +352,7 @@ fn config_version(
 }
 
 /// `1.0`/`1` → 1.0, `2.x`/`2`/`2.0` → 2.x.
-pub fn parse_version(v: &str) -> Option<Version> {
+pub(crate) fn parse_version(v: &str) -> Option<Version> {
     match v {
         "1" | "1.0" => Some(Version::V1),
         "2" | "2.0" | "2.x" => Some(Version::V2),
@@ -700,7 +700,7 @@ fn load_record(
 }
 
 /// The record of a loaded rulebook (for `rules compile`): its sources' texts and what compiled.
-pub fn to_record(l: &Loaded, sources: &SourceMap) -> Record {
+pub(crate) fn to_record(l: &Loaded, sources: &SourceMap) -> Record {
     let (kind, version, from, texts) = record_parts(l, sources);
     Record::new(kind, version, from, texts, l.compiled.clone())
 }

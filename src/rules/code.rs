@@ -39,7 +39,7 @@ pub struct CodeCheck {
 
 impl CodeCheck {
     /// The default severity (High when the file's word is not one the crate knows).
-    pub fn default_severity(&self) -> Severity {
+    pub(crate) fn default_severity(&self) -> Severity {
         Severity::parse(&self.severity).unwrap_or(Severity::High)
     }
 

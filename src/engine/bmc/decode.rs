@@ -93,7 +93,12 @@ fn batch(un: &Unrolling, model: &Model, fr: &Frame, n: NodeIx, steps: &mut Vec<S
 }
 
 /// The witnesses of `group`, which breaks at frame `iv` in `model`: one violation per key.
-pub fn violations(un: &Unrolling, model: &Model, iv: usize, group: &Group) -> Vec<Violation> {
+pub(crate) fn violations(
+    un: &Unrolling,
+    model: &Model,
+    iv: usize,
+    group: &Group,
+) -> Vec<Violation> {
     let m = un.m;
     let mut steps = Vec::new();
     for i in 0..=iv {

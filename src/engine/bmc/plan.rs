@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 /// One way a group's violation can happen at a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
+pub(crate) enum Part {
     /// The frame is at `node` and the obligation breaks at one of its calls (with `class` for O6).
     At { node: NodeIx, class: Class },
     /// O8 only: a write runs at the frame while the unrecoverable tool last ran at `node` in this
@@ -22,7 +22,7 @@ pub enum Part {
 
 /// Violation keys that break under one condition: found together, with one witness.
 #[derive(Debug, Clone)]
-pub struct Group {
+pub(crate) struct Group {
     /// (tool, node, class) keys, as the explicit engine keys its violations.
     pub keys: Vec<(ToolIx, NodeIx, Class)>,
     /// The ways it can happen; the group breaks when any does.
@@ -31,7 +31,7 @@ pub struct Group {
 
 /// The static plan of one instance.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// The question.
     pub inst: Instance,
     /// Latches kept (see [`Slice`]).
@@ -165,7 +165,7 @@ impl Common {
 
     /// Frame-nodes and frame-edges an unrolling of every turn holds: frames x turns x (nodes +
     /// edges + the step thermometer where steps are counted). The same for every instance.
-    pub fn unrolling_size(&self, m: &FlatModel) -> usize {
+    pub(crate) fn unrolling_size(&self, m: &FlatModel) -> usize {
         let per_frame = m.edges.len()
             + m.nodes.len()
             + if self.counted_steps {
@@ -182,14 +182,19 @@ impl Common {
 impl Plan {
     /// The plan of `inst` over `m` (whose shared part is `common`), deciding the guards of the
     /// `exact` tools exactly.
-    pub fn new(m: &FlatModel, common: &Common, inst: Instance, exact: &BTreeSet<ToolIx>) -> Plan {
+    pub(crate) fn new(
+        m: &FlatModel,
+        common: &Common,
+        inst: Instance,
+        exact: &BTreeSet<ToolIx>,
+    ) -> Plan {
         let slice = Slice::with_confirmations(m, inst.obligation, inst.tool, exact, &common.irrev);
         let groups = groups(m, &common.binders, inst);
         Plan::with(m, common, inst, exact, slice, groups)
     }
 
     /// The plan of `inst` with its slice and groups already worked out.
-    pub fn with(
+    pub(crate) fn with(
         m: &FlatModel,
         common: &Common,
         inst: Instance,
@@ -226,7 +231,7 @@ impl Plan {
 
     /// True when some latch outlives a turn (`ran`, a session count, taint, a session flag): only
     /// then can a later turn start from another state than the first did.
-    pub fn has_session_state(&self, m: &FlatModel) -> bool {
+    pub(crate) fn has_session_state(&self, m: &FlatModel) -> bool {
         !self.slice.ran.is_empty()
             || self.slice.count.iter().any(|c| !c.2)
             || self.taint_bits > 0
@@ -240,17 +245,17 @@ impl Plan {
 
     /// True when a guarded call of `u` is allowed or refused by its tool check exactly (SPEC 3):
     /// refinement made it exact, or the check reads no latch.
-    pub fn decides_guard(&self, u: ToolIx) -> bool {
+    pub(crate) fn decides_guard(&self, u: ToolIx) -> bool {
         self.exact[u] || self.checks[u].reads_nothing()
     }
 
     /// The node steps at frame `offset` when they are not counted (see `counted_steps`).
-    pub fn fixed_steps(&self, offset: usize) -> u32 {
+    pub(crate) fn fixed_steps(&self, offset: usize) -> u32 {
         offset as u32 + self.entry_cost
     }
 
     /// True when node `n` can be visited at frame `offset` of a turn.
-    pub fn allowed(&self, n: NodeIx, offset: usize) -> bool {
+    pub(crate) fn allowed(&self, n: NodeIx, offset: usize) -> bool {
         (self.counted_steps || self.fixed_steps(offset) <= self.recursion_limit)
             && self.usable[n]
             && self.min_frame[n] <= offset
@@ -310,7 +315,7 @@ fn xcaps(m: &FlatModel, inst: Instance, s: &Slice, bound: &[bool]) -> Vec<u32> {
 ///
 /// `binders` is [`Common::binders`]: an instance about one tool looks only at the nodes binding
 /// it, in node order (issue 14: a scan of every node per instance is quadratic in a wide graph).
-pub fn groups(m: &FlatModel, binders: &[Vec<NodeIx>], inst: Instance) -> Vec<Group> {
+pub(crate) fn groups(m: &FlatModel, binders: &[Vec<NodeIx>], inst: Instance) -> Vec<Group> {
     // The binders are calling nodes (tool nodes, steps, model nodes hosting tools).
     let plain = |n: &crate::model::FlatNode| !n.guarded();
     let mut out = Vec::new();

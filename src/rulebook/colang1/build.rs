@@ -48,13 +48,13 @@ pub(super) struct Arena {
 
 impl Arena {
     /// A new empty list's index.
-    pub fn new_list(&mut self) -> usize {
+    pub(super) fn new_list(&mut self) -> usize {
         self.lists.push(Vec::new());
         self.lists.len() - 1
     }
 
     /// Append to a list (ignored for a bad index).
-    pub fn push(&mut self, list: usize, item: Item) {
+    pub(super) fn push(&mut self, list: usize, item: Item) {
         if let Some(l) = self.lists.get_mut(list) {
             l.push(item);
         }
@@ -62,7 +62,7 @@ impl Arena {
 
     /// The items of a list, built (`when` branches grouped, as NeMo's reading groups them).
     /// Nesting is bounded by the parser's depth cap, so the recursion is too.
-    pub fn build(&self, list: usize) -> Vec<Element> {
+    pub(super) fn build(&self, list: usize) -> Vec<Element> {
         let items = self.lists.get(list).map(Vec::as_slice).unwrap_or(&[]);
         self.build_items(items)
     }

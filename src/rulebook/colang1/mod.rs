@@ -30,7 +30,7 @@ pub use oracle::to_oracle_json;
 use super::SyntaxError;
 
 /// How deep blocks may nest (`if` in `while` in `when` ...) before the file is refused.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// A parsed Colang 1.0 file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -41,9 +41,9 @@ pub struct File {
     /// `define bot X` blocks (and `bot X "text"` lines, which define X inline), in file order.
     pub bot_messages: Vec<Message>,
     /// `import`/`include` lines, first occurrence of each package.
-    pub imports: Vec<Import>,
+    pub(crate) imports: Vec<Import>,
     /// Flows in the order NeMo records them (at their first statement).
-    pub flows: Vec<FlowDef>,
+    pub(crate) flows: Vec<FlowDef>,
 }
 
 /// A `define user|bot` block.
@@ -61,7 +61,7 @@ pub struct Message {
 
 /// An `import`/`include` line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Import {
+pub(crate) struct Import {
     /// The package (quotes and a leading `bot/` removed).
     pub package: String,
     /// 1-based line.
@@ -73,7 +73,7 @@ pub struct Import {
 /// A `define flow|subflow` (or an anonymous `define flow`, named `anonymous-<hash>` as NeMo
 /// names it).
 #[derive(Debug, Clone, PartialEq)]
-pub struct FlowDef {
+pub(crate) struct FlowDef {
     /// The flow's name.
     pub name: String,
     /// The line of its `define`.
@@ -90,7 +90,7 @@ pub struct FlowDef {
 
 /// A statement of a flow.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Element {
+pub(crate) struct Element {
     /// 1-based line (for a statement NeMo writes out of another, the line it came from).
     pub line: usize,
     /// 1-based column of the line's first character.
@@ -101,7 +101,7 @@ pub struct Element {
 
 /// One branch of a `when` / `else when` group.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WhenBranch {
+pub(crate) struct WhenBranch {
     /// `when` or `else when` (none when NeMo wrote the branch's first statement itself).
     pub keyword: Option<String>,
     /// The line of the branch's event (none when the branch starts with a nested `when`).
@@ -114,7 +114,7 @@ pub struct WhenBranch {
 
 /// The statement kinds, named as NeMo's reading names them (the oracle's `kind`).
 #[derive(Debug, Clone, PartialEq)]
-pub enum ElementKind {
+pub(crate) enum ElementKind {
     /// `user X` (`user "text"`: an example, resolved to an intent at run time).
     User {
         /// The intent, or the example text.

@@ -113,7 +113,7 @@ pub(super) struct Parser {
 
 impl Parser {
     /// Read a whole file.
-    pub fn run(src: &str) -> Result<File, SyntaxError> {
+    pub(super) fn run(src: &str) -> Result<File, SyntaxError> {
         let lines = numbered_lines(src).map_err(|(line, column, message)| SyntaxError {
             line,
             column: column.max(1),
@@ -163,7 +163,7 @@ impl Parser {
     }
 
     /// A syntax error at the current line.
-    pub fn error(&self, message: String, help: &str) -> SyntaxError {
+    pub(super) fn error(&self, message: String, help: &str) -> SyntaxError {
         SyntaxError {
             line: self.cur.number.max(1),
             column: self.cur.column.max(1),
@@ -173,7 +173,7 @@ impl Parser {
     }
 
     /// NeMo's `_fetch_current_line` in colang mode.
-    pub fn fetch(&mut self) {
+    pub(super) fn fetch(&mut self) {
         let Some(cur) = self.lines.get(self.idx).cloned() else {
             return;
         };
@@ -341,7 +341,7 @@ impl Parser {
     }
 
     /// The list statements go into now.
-    pub fn current_list(&self) -> Result<usize, SyntaxError> {
+    pub(super) fn current_list(&self) -> Result<usize, SyntaxError> {
         match self.branches.last() {
             Some(b) => Ok(b.list),
             None => {
@@ -365,7 +365,7 @@ impl Parser {
     }
 
     /// Append an element built from the current line.
-    pub fn add(&mut self, kind: RawKind) -> Result<(), SyntaxError> {
+    pub(super) fn add(&mut self, kind: RawKind) -> Result<(), SyntaxError> {
         let list = self.current_list()?;
         let raw = self.raw(kind);
         self.arena.push(list, Item::El(raw));
@@ -373,7 +373,7 @@ impl Parser {
     }
 
     /// An element at the current line.
-    pub fn raw(&self, kind: RawKind) -> Raw {
+    pub(super) fn raw(&self, kind: RawKind) -> Raw {
         let t = &self.cur.text;
         let kw = if t.starts_with("else when") {
             Some("else when")
@@ -391,7 +391,7 @@ impl Parser {
     }
 
     /// Open a block whose statements are indented like the next line.
-    pub fn open(&mut self, list: usize, keyword: &str) -> Result<usize, SyntaxError> {
+    pub(super) fn open(&mut self, list: usize, keyword: &str) -> Result<usize, SyntaxError> {
         let ind = match &self.next {
             Some(n) if n.indentation > self.cur_ind => n.indentation,
             _ => {
@@ -415,7 +415,7 @@ impl Parser {
     }
 
     /// `if cond` (also the `if` of `else if`).
-    pub fn parse_if(&mut self, cond: String, elif: bool) -> Result<(), SyntaxError> {
+    pub(super) fn parse_if(&mut self, cond: String, elif: bool) -> Result<(), SyntaxError> {
         let then = self.arena.new_list();
         let id = self.arena.ifs.len();
         self.arena.ifs.push(IfData {
@@ -435,7 +435,7 @@ impl Parser {
     }
 
     /// `else` / `else if cond`.
-    pub fn parse_else(&mut self) -> Result<(), SyntaxError> {
+    pub(super) fn parse_else(&mut self) -> Result<(), SyntaxError> {
         let Some(r) = self.ifs.last().copied() else {
             return Err(self.error(
                 format!("'{}' has no 'if' to belong to", self.cur.text),

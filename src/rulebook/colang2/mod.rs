@@ -25,25 +25,25 @@ use super::SyntaxError;
 
 /// The deepest nesting of blocks, brackets and spec groups the parser follows; deeper input is
 /// a [`SyntaxError`] (it keeps the recursion bounded).
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// A parsed Colang 2.x file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct File {
     /// `import` statements in file order.
-    pub imports: Vec<Import>,
+    pub(crate) imports: Vec<Import>,
     /// The raw `import ...` lines of the file, trimmed (as the oracle collects them, docstrings
     /// included).
     pub import_lines: Vec<String>,
     /// Flows in file order.
-    pub flows: Vec<FlowDef>,
+    pub(crate) flows: Vec<FlowDef>,
     /// The file has a line starting `# meta: exclude from llm` (NeMo marks all its flows).
     pub exclude_from_llm: bool,
 }
 
 /// An `import`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Import {
+pub(crate) struct Import {
     /// As NeMo records it: a package `a.b` as the path `a/b`; a quoted path with its quotes.
     pub path: String,
     /// The package or path as written (`core`, `a.b`, `"x/y"`).
@@ -56,7 +56,7 @@ pub struct Import {
 
 /// A flow definition.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FlowDef {
+pub(crate) struct FlowDef {
     /// The name: its words joined by one space (`bot say`).
     pub name: String,
     /// 1-based line where the definition starts: its first decorator, else `flow`.
@@ -79,7 +79,7 @@ pub struct FlowDef {
 
 impl FlowDef {
     /// The flow's docstring (its first statement, if a `"""` string), as written with quotes.
-    pub fn docstring(&self) -> Option<&str> {
+    pub(crate) fn docstring(&self) -> Option<&str> {
         match self.body.first().map(|s| &s.kind) {
             Some(StmtKind::Docstring { text }) => Some(text),
             _ => None,
@@ -89,7 +89,7 @@ impl FlowDef {
 
 /// A decorator (`@active`, `@meta(user_intent=True)`, `@loop("x")`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Decorator {
+pub(crate) struct Decorator {
     /// Its name.
     pub name: String,
     /// Its arguments, evaluated as Python literals (positional ones named `$0`, `$1`, ...).
@@ -98,7 +98,7 @@ pub struct Decorator {
 
 /// A flow parameter or return member.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Param {
+pub(crate) struct Param {
     /// The name without `$`.
     pub name: String,
     /// The default value as written.
@@ -107,7 +107,7 @@ pub struct Param {
 
 /// A statement with where it was written.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Stmt {
+pub(crate) struct Stmt {
     /// 1-based line of its first token.
     pub line: usize,
     /// 1-based column of its first token.
@@ -120,7 +120,7 @@ pub struct Stmt {
 
 /// The keyword of a spec statement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpecOp {
+pub(crate) enum SpecOp {
     /// `await` (also what a bare spec means).
     Await,
     /// `match`.
@@ -139,7 +139,7 @@ pub enum SpecOp {
 
 impl SpecOp {
     /// The keyword as written.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SpecOp::Await => "await",
             SpecOp::Match => "match",
@@ -167,7 +167,7 @@ impl SpecOp {
 
 /// What a statement says.
 #[derive(Debug, Clone, PartialEq)]
-pub enum StmtKind {
+pub(crate) enum StmtKind {
     /// `await|match|send|start|stop|activate|deactivate SPEC`, a bare spec (`bot say "hi"`,
     /// an implicit `await`), or `$x = await SPEC`.
     Spec {
@@ -270,7 +270,7 @@ pub enum StmtKind {
 
 /// What a spec names: one spec, or an `or`/`and` of them.
 #[derive(Debug, Clone, PartialEq)]
-pub enum SpecExpr {
+pub(crate) enum SpecExpr {
     /// One spec.
     One(Spec),
     /// `a or b or ...`: the first to happen.
@@ -281,7 +281,7 @@ pub enum SpecExpr {
 
 /// What NeMo takes a spec to be (from its name's case and ending).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpecType {
+pub(crate) enum SpecType {
     /// A lower-case name: a flow.
     Flow,
     /// A name ending in `Action` (not starting `Start`, `Change`, `Stop`): an action.
@@ -294,7 +294,7 @@ pub enum SpecType {
 
 impl SpecType {
     /// As NeMo spells it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SpecType::Flow => "flow",
             SpecType::Action => "action",
@@ -307,7 +307,7 @@ impl SpecType {
 /// One spec: a flow, action or event with arguments, or a `$reference`, with members and an
 /// `as $ref` capture.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Spec {
+pub(crate) struct Spec {
     /// The name's words joined by one space (`None` for a reference).
     pub name: Option<String>,
     /// The reference variable with its `$` (`None` for a named spec).
@@ -328,7 +328,7 @@ pub struct Spec {
 
 /// A member of a spec (`.Finished(final_transcript=$t)`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Member {
+pub(crate) struct Member {
     /// Its name.
     pub name: String,
     /// Its arguments as written.
