@@ -112,7 +112,7 @@ impl From<std::io::Error> for ReadError {
 
 impl ReadError {
     /// The help line for this error: what the user can do about it.
-    pub fn help(&self) -> &'static str {
+    pub(crate) fn help(&self) -> &'static str {
         match self {
             ReadError::NotFound => "check the path",
             ReadError::Directory => "name a file",

@@ -133,7 +133,7 @@ impl Engine {
     }
 
     /// The other engine.
-    pub fn other(self) -> Engine {
+    pub(crate) fn other(self) -> Engine {
         match self {
             Engine::Explicit => Engine::Z3,
             Engine::Z3 => Engine::Explicit,
@@ -188,7 +188,7 @@ impl Primary {
     }
 
     /// At `loc` when there is one, else [`Primary::NoLine`].
-    pub fn at(loc: Option<Loc>) -> Primary {
+    pub(crate) fn at(loc: Option<Loc>) -> Primary {
         loc.map_or(Primary::NoLine, Primary::Line)
     }
 }
@@ -196,7 +196,7 @@ impl Primary {
 /// What a finding is (issue 17): the proof's (a route, a declaration, the rulebook's compiler),
 /// a traced run's, or a code check's. The outputs list each kind in its own place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A finding of the proof about the graph, the catalogue or the rulebook.
     Proof,
     /// A traced run's (`--traces`, QG016).
@@ -209,7 +209,7 @@ impl Evidence {
     /// What `witness` is by its shape: none, a route through the rulebook (its first step a
     /// `Flow` or `Fact`), or a route through the graph. A traced run and a compiler's stop are
     /// said so by the check that makes them.
-    pub fn of(witness: &[Step]) -> Evidence {
+    pub(crate) fn of(witness: &[Step]) -> Evidence {
         match witness.first() {
             None => Evidence::Declaration,
             Some(s) if matches!(s.kind, StepKind::Flow | StepKind::Fact) => Evidence::RulebookRoute,
@@ -280,7 +280,7 @@ pub struct Finding {
 
 impl Finding {
     /// What the finding is, from its evidence.
-    pub fn kind(&self) -> Kind {
+    pub(crate) fn kind(&self) -> Kind {
         match self.evidence {
             Evidence::TracedRun => Kind::Trace,
             Evidence::ToolCode => Kind::Code,
@@ -298,7 +298,7 @@ impl Finding {
 
     /// True when its rule is `always_shown` (QG312): listed first, never hidden by a baseline,
     /// an accept, a rule or obligation turned off, or `min-severity`.
-    pub fn always_shown(&self) -> bool {
+    pub(crate) fn always_shown(&self) -> bool {
         self.rule.rule().always_shown
     }
 }
@@ -329,7 +329,7 @@ pub enum AcceptKind {
 
 impl AcceptKind {
     /// `external` or `inSource`, as SARIF's `suppression.kind` spells it.
-    pub fn sarif(self) -> &'static str {
+    pub(crate) fn sarif(self) -> &'static str {
         match self {
             AcceptKind::External => "external",
             AcceptKind::InSource => "inSource",
@@ -394,7 +394,7 @@ pub enum GateMode {
 
 impl GateMode {
     /// `ci` or `start`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             GateMode::Ci => "ci",
             GateMode::Start => "start",

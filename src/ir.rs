@@ -160,7 +160,7 @@ pub enum NodeKind {
 
 impl NodeKind {
     /// The spelling used in `qls-graph/1`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             NodeKind::Start => "start",
             NodeKind::End => "end",
@@ -175,7 +175,7 @@ impl NodeKind {
     }
 
     /// Parses the `qls-graph/1` spelling; `None` for an unknown kind.
-    pub fn parse(s: &str) -> Option<NodeKind> {
+    pub(crate) fn parse(s: &str) -> Option<NodeKind> {
         Some(match s {
             "start" => NodeKind::Start,
             "end" => NodeKind::End,
@@ -290,7 +290,7 @@ impl OpaqueWhat {
     pub const ALL: [&'static str; 5] = ["tools", "model", "pause", "subgraph", "code"];
 
     /// Parses an export's `what`.
-    pub fn parse(s: &str) -> Option<OpaqueWhat> {
+    pub(crate) fn parse(s: &str) -> Option<OpaqueWhat> {
         Some(match s {
             "tools" => OpaqueWhat::Tools,
             "model" => OpaqueWhat::Model,
@@ -302,7 +302,7 @@ impl OpaqueWhat {
     }
 
     /// As written in an export.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             OpaqueWhat::Tools => "tools",
             OpaqueWhat::Model => "model",
@@ -328,7 +328,7 @@ pub enum EdgeKind {
 
 impl EdgeKind {
     /// The spelling used in `qls-graph/1`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             EdgeKind::Fixed => "fixed",
             EdgeKind::Conditional => "conditional",
@@ -376,20 +376,8 @@ pub enum Guard<F = String> {
 }
 
 impl<F> Guard<F> {
-    /// Every flag the guard names, in order of appearance.
-    pub fn flags<'a>(&'a self, out: &mut Vec<&'a F>) {
-        match self {
-            Guard::Flag(f) => out.push(f),
-            Guard::Not(g) => g.flags(out),
-            Guard::And(a, b) | Guard::Or(a, b) => {
-                a.flags(out);
-                b.flags(out);
-            }
-        }
-    }
-
     /// Evaluates the guard with `lookup` giving each flag's value.
-    pub fn eval(&self, lookup: &dyn Fn(&F) -> bool) -> bool {
+    pub(crate) fn eval(&self, lookup: &dyn Fn(&F) -> bool) -> bool {
         match self {
             Guard::Flag(f) => lookup(f),
             Guard::Not(g) => !g.eval(lookup),
@@ -399,7 +387,7 @@ impl<F> Guard<F> {
     }
 
     /// The same guard with each flag mapped by `f`; `None` when `f` gives `None` for one.
-    pub fn try_map<G>(&self, f: &dyn Fn(&F) -> Option<G>) -> Option<Guard<G>> {
+    pub(crate) fn try_map<G>(&self, f: &dyn Fn(&F) -> Option<G>) -> Option<Guard<G>> {
         Some(match self {
             Guard::Flag(x) => Guard::Flag(f(x)?),
             Guard::Not(g) => Guard::Not(Box::new(g.try_map(f)?)),
@@ -458,7 +446,7 @@ pub enum When {
 
 impl When {
     /// The spelling used in `qls-graph/1`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             When::Before => "before",
             When::After => "after",
@@ -607,7 +595,7 @@ impl Role {
     }
 
     /// Parses a role; `None` when unknown (kept and linted).
-    pub fn parse(s: &str) -> Option<Role> {
+    pub(crate) fn parse(s: &str) -> Option<Role> {
         Some(match s {
             "code" => Role::Code,
             "shell" => Role::Shell,

@@ -34,7 +34,7 @@ pub enum Class {
 
 /// Which calls of its tool an obligation judges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Judges {
+pub(crate) enum Judges {
     /// Plain calls (a guarded call is the tool check's to refuse), and guarded calls only where
     /// [`Spec::guarded_when`] says the check may not have seen what the obligation reads (SPEC
     /// 3.1 "The guard's view"): otherwise, with no plain node binding the tool, nothing can
@@ -46,7 +46,7 @@ pub enum Judges {
 
 /// The rule a violation is reported under (SPEC 6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RuleOf {
+pub(crate) enum RuleOf {
     /// One rule, [`Class::Plain`].
     One(RuleId),
     /// Split by region (SPEC 3.1): `local` for [`Class::Local`], `cascade` for
@@ -61,7 +61,7 @@ pub enum RuleOf {
 
 /// What [`Spec::applies`] may read about the whole model, found once per model.
 #[derive(Debug, Clone, Copy)]
-pub struct Facts {
+pub(crate) struct Facts {
     /// Some plain node binds an irreversible write (O7 needs one).
     pub any_plain_irreversible: bool,
     /// Some tool is declared `confidential` (O9 needs one).
@@ -70,7 +70,7 @@ pub struct Facts {
 
 impl Facts {
     /// The facts of `model`.
-    pub fn of(model: &FlatModel) -> Facts {
+    pub(crate) fn of(model: &FlatModel) -> Facts {
         Facts {
             any_plain_irreversible: model.nodes.iter().any(|n| {
                 n.plain_calls()
@@ -83,7 +83,7 @@ impl Facts {
 
 /// Which tools an obligation is asked about.
 #[derive(Debug, Clone, Copy)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// One question about every tool at once (O1: every plain call).
     AllTools,
     /// One question per tool for which the predicate holds.
@@ -92,7 +92,7 @@ pub enum Scope {
 
 /// One row of SPEC 4's table.
 #[derive(Debug, Clone, Copy)]
-pub struct Spec {
+pub(crate) struct Spec {
     /// The obligation.
     pub obligation: Obligation,
     /// `O1`..`O10`.
@@ -386,7 +386,7 @@ obligations! {
 
 impl Obligation {
     /// Its row of [`TABLE`].
-    pub fn spec(self) -> &'static Spec {
+    pub(crate) fn spec(self) -> &'static Spec {
         &TABLE[self as usize]
     }
 
@@ -396,19 +396,19 @@ impl Obligation {
     }
 
     /// What the obligation says, in a few words (for messages).
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         self.spec().describe
     }
 
     /// The obligation named `id` (`O1`..`O10`).
-    pub fn parse(id: &str) -> Option<Obligation> {
+    pub(crate) fn parse(id: &str) -> Option<Obligation> {
         TABLE.iter().find(|s| s.id == id).map(|s| s.obligation)
     }
 }
 
 impl Spec {
     /// The rule a violation of class `class` is reported under when it is not a QG003.
-    pub fn rule_for(&self, class: Class) -> RuleId {
+    pub(crate) fn rule_for(&self, class: Class) -> RuleId {
         match self.rule {
             RuleOf::One(r) => r,
             RuleOf::ByRegion { cascade, .. } if class == Class::Cascade => cascade,
@@ -419,7 +419,7 @@ impl Spec {
     /// Every rule its violations can be reported under: its own (both regions' for a split
     /// one), and QG003 when a later turn's violation is reported so. An undecided instance fails
     /// the gate when one of these does (SPEC 8.1).
-    pub fn rules(&self) -> Vec<RuleId> {
+    pub(crate) fn rules(&self) -> Vec<RuleId> {
         let mut out: Vec<RuleId> = self.classes().iter().map(|c| self.rule_for(*c)).collect();
         if self.later_turn_is_qg003 {
             out.push(RuleId::QG003);
@@ -430,7 +430,7 @@ impl Spec {
     }
 
     /// The classes its violations come in: [`Class::Plain`], or local and cascade.
-    pub fn classes(&self) -> &'static [Class] {
+    pub(crate) fn classes(&self) -> &'static [Class] {
         match self.rule {
             RuleOf::One(_) => &[Class::Plain],
             RuleOf::ByRegion { .. } => &[Class::Local, Class::Cascade],
@@ -439,14 +439,14 @@ impl Spec {
 
     /// True when its violations are split by region (QG011/QG012): the taint bits then tell
     /// the acting node's regions apart (SPEC 3.1).
-    pub fn split_by_region(&self) -> bool {
+    pub(crate) fn split_by_region(&self) -> bool {
         matches!(self.rule, RuleOf::ByRegion { .. })
     }
 
     /// True when a call of `tool` at `node` cannot break it because the node reviews the
     /// tool's calls (SPEC 12.2: a reviewed call is confirmed on clean content), unless a standing
     /// approval can end that review for a rule reading clean content.
-    pub fn settled_by_review(
+    pub(crate) fn settled_by_review(
         &self,
         model: &FlatModel,
         node: &crate::model::FlatNode,
@@ -468,12 +468,12 @@ impl Spec {
     /// True when a guarded call of `tool` can break it: one judging every running call, or one
     /// judging plain calls whose latches the tool check may not have seen ([`Spec::guarded_when`],
     /// SPEC 3.1 "The guard's view").
-    pub fn judges_guarded(&self, model: &FlatModel, tool: ToolIx) -> bool {
+    pub(crate) fn judges_guarded(&self, model: &FlatModel, tool: ToolIx) -> bool {
         self.judges == Judges::Running || (self.guarded_when)(model, tool)
     }
 
     /// True when it is asked about `tool`.
-    pub fn applies(&self, model: &FlatModel, facts: &Facts, tool: ToolIx) -> bool {
+    pub(crate) fn applies(&self, model: &FlatModel, facts: &Facts, tool: ToolIx) -> bool {
         match self.scope {
             Scope::AllTools => false,
             Scope::EachTool(p) => p(model, facts, tool),

@@ -162,7 +162,7 @@ pub enum WeakKind {
 
 impl WeakKind {
     /// The snake-case name JSON and SARIF give it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             WeakKind::PullRequest => "pull_request",
             WeakKind::Undecided => "undecided",
@@ -258,7 +258,7 @@ impl Report {
     }
 
     /// True when a finding of rule `r` fails the gate in this report's mode.
-    pub fn rule_blocks(&self, r: &crate::rules::Rule) -> bool {
+    pub(crate) fn rule_blocks(&self, r: &crate::rules::Rule) -> bool {
         match self.gate {
             GateMode::Ci => r.gate,
             GateMode::Start => r.stops,
@@ -272,7 +272,7 @@ impl Report {
 
     /// The code checks' findings (none when no Python tool module was read): listed apart
     /// from the proof's, and never failing the gate.
-    pub fn code_findings(&self) -> &[Finding] {
+    pub(crate) fn code_findings(&self) -> &[Finding] {
         self.code_checks
             .as_ref()
             .map_or(&[][..], |cc| cc.findings.as_slice())
@@ -285,7 +285,7 @@ impl Report {
     }
 
     /// Findings accepted with a reason.
-    pub fn accepted(&self) -> usize {
+    pub(crate) fn accepted(&self) -> usize {
         self.findings
             .iter()
             .filter(|f| f.accepted.is_some())

@@ -46,13 +46,13 @@ pub use index::RuleId;
 
 impl RuleId {
     /// The id spelt exactly `id` (`QG011`, `CC001`): a rule of the proof or a code check.
-    pub fn parse(id: &str) -> Option<RuleId> {
+    pub(crate) fn parse(id: &str) -> Option<RuleId> {
         RuleId::ALL.into_iter().find(|r| r.as_str() == id)
     }
 
     /// Its rule's metadata: every id has a file (a code check's, its entry of
     /// `rules/code_checks.toml`), so this cannot fail.
-    pub fn rule(self) -> &'static Rule {
+    pub(crate) fn rule(self) -> &'static Rule {
         let i = self as usize;
         match i.checked_sub(RuleId::PROOF.len()) {
             None => &all()[i],
@@ -163,7 +163,7 @@ impl RuleType {
     }
 
     /// Parses the word a rule file uses (exactly as [`RuleType::as_str`] prints it).
-    pub fn parse(s: &str) -> Option<RuleType> {
+    pub(crate) fn parse(s: &str) -> Option<RuleType> {
         Some(match s {
             "Vulnerability" => RuleType::Vulnerability,
             "Bug" => RuleType::Bug,
@@ -248,14 +248,14 @@ impl Rule {
     }
 
     /// The fix, filled with `vars` (see [`fill`]).
-    pub fn fix_with(&self, vars: &[(&str, &str)]) -> String {
+    pub(crate) fn fix_with(&self, vars: &[(&str, &str)]) -> String {
         fill(&self.fix, vars)
     }
 
     /// The fix template for a graph finding on an export made with `framework`: the LangGraph
     /// remedy where the export is LangGraph's and the rule has one, the SDK's where it is the
     /// OpenAI Agents SDK's, else [`Rule::fix`].
-    pub fn fix_template(&self, framework: Framework) -> &str {
+    pub(crate) fn fix_template(&self, framework: Framework) -> &str {
         match (framework, &self.fix_langgraph, &self.fix_openai_agents) {
             (Framework::LangGraph, Some(f), _) | (Framework::OpenAiAgents, _, Some(f)) => f,
             _ => &self.fix,
@@ -263,7 +263,7 @@ impl Rule {
     }
 
     /// The message, filled with `vars` (see [`fill`]).
-    pub fn message_with(&self, vars: &[(&str, &str)]) -> String {
+    pub(crate) fn message_with(&self, vars: &[(&str, &str)]) -> String {
         fill(&self.message, vars)
     }
 }

@@ -69,7 +69,7 @@ pub struct Unseen {
 
 impl Unseen {
     /// What the tool check cannot see in a model of `nodes` over the catalogue's `tools`.
-    pub fn of(nodes: &[FlatNode], tools: &[ToolDef]) -> Unseen {
+    pub(crate) fn of(nodes: &[FlatNode], tools: &[ToolDef]) -> Unseen {
         let mut u = Unseen {
             tools: vec![false; tools.len()],
             taint: false,
@@ -87,7 +87,7 @@ impl Unseen {
     }
 
     /// True when `ran_seen[t]` and `count_seen[t]` can differ from `ran[t]` and `count[t]`.
-    pub fn tool(&self, t: ToolIx) -> bool {
+    pub(crate) fn tool(&self, t: ToolIx) -> bool {
         self.tools.get(t).copied().unwrap_or(false)
     }
 }
@@ -124,7 +124,7 @@ pub enum RegionKind {
 
 impl RegionKind {
     /// The word a message uses for it: `graph`, `agent`, `subgraph`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RegionKind::Graph => "graph",
             RegionKind::Agent => "agent",
@@ -198,7 +198,7 @@ pub struct FlatNode {
 
 impl FlatNode {
     /// True for a node whose visit makes a batch of calls.
-    pub fn calls_tools(&self) -> bool {
+    pub(crate) fn calls_tools(&self) -> bool {
         matches!(
             self.kind,
             NodeKind::Tools | NodeKind::ToolsPlain | NodeKind::Step
@@ -206,13 +206,13 @@ impl FlatNode {
     }
 
     /// True when this node's calls go through the tool check.
-    pub fn guarded(&self) -> bool {
+    pub(crate) fn guarded(&self) -> bool {
         self.kind == NodeKind::Tools
     }
 
     /// The tools this node calls plainly (SPEC 3.1 "The guard's view"): those a plain tool node
     /// or a tool-listing step binds, and a model node's hosted tools; none for a guarded node.
-    pub fn plain_calls(&self) -> impl Iterator<Item = ToolIx> + '_ {
+    pub(crate) fn plain_calls(&self) -> impl Iterator<Item = ToolIx> + '_ {
         let bound: &[ToolIx] = if self.calls_tools() && !self.guarded() {
             &self.tools
         } else {
@@ -223,7 +223,7 @@ impl FlatNode {
 
     /// The tools a visit of this node can call: a tool node's or a tool-listing step's bound
     /// tools, a model node's hosted ones (SPEC 2.2), else none.
-    pub fn called(&self) -> &[ToolIx] {
+    pub(crate) fn called(&self) -> &[ToolIx] {
         if self.calls_tools() {
             &self.tools
         } else {
@@ -233,25 +233,25 @@ impl FlatNode {
 
     /// True when a visit of this node can call `tool`: bound by a tool node or step, or hosted
     /// by a model node.
-    pub fn can_call(&self, tool: ToolIx) -> bool {
+    pub(crate) fn can_call(&self, tool: ToolIx) -> bool {
         (self.calls_tools() && self.tools.contains(&tool)) || self.hosted.contains(&tool)
     }
 
     /// True when a call of `tool` at this node is reviewed by the person first (SPEC 12.2).
-    pub fn reviews_calls_of(&self, tool: ToolIx) -> bool {
+    pub(crate) fn reviews_calls_of(&self, tool: ToolIx) -> bool {
         self.reviews.iter().any(|p| p.tool == Some(tool))
     }
 
     /// True when the review of `tool`'s calls at this node may be answered yes for the rest of
     /// the run (SPEC 3.1 "Standing approvals").
-    pub fn stands_for(&self, tool: ToolIx) -> bool {
+    pub(crate) fn stands_for(&self, tool: ToolIx) -> bool {
         self.reviews
             .iter()
             .any(|p| p.tool == Some(tool) && p.standing)
     }
 
     /// True when entering the node costs a step (SPEC 3.1: every node but start and end).
-    pub fn costs_step(&self) -> bool {
+    pub(crate) fn costs_step(&self) -> bool {
         !matches!(self.kind, NodeKind::Start | NodeKind::End)
     }
 }
@@ -365,7 +365,7 @@ pub struct Names {
 
 impl Names {
     /// The index of `nodes` and `tools`.
-    pub fn of(nodes: &[FlatNode], tools: &[ToolDef]) -> Names {
+    pub(crate) fn of(nodes: &[FlatNode], tools: &[ToolDef]) -> Names {
         let mut n = Names::default();
         for (i, x) in nodes.iter().enumerate() {
             n.nodes.entry(x.qid.clone()).or_insert(i);
@@ -391,13 +391,6 @@ impl Names {
 pub struct RuleGate {
     /// Minimal sets of fact tools, each sorted, sets in ascending order.
     pub any_of: Vec<Vec<ToolIx>>,
-}
-
-impl RuleGate {
-    /// True when a guarded call may run given `ran` (indexed by tool).
-    pub fn allows(&self, ran: impl Fn(ToolIx) -> bool) -> bool {
-        self.any_of.iter().any(|set| set.iter().all(|&t| ran(t)))
-    }
 }
 
 /// One condition the tool check reads on a guarded call (SPEC 3: "A **guarded** call runs only if
@@ -431,7 +424,7 @@ impl ToolCheck {
     /// The check over any Boolean domain: `lit` reads a literal, `all`/`any` combine what they
     /// are given (a conjunction of nothing is true, a disjunction of nothing false; over `bool`
     /// they may stop early).
-    pub fn eval<B>(
+    pub(crate) fn eval<B>(
         &self,
         lit: &dyn Fn(CheckLit) -> B,
         all: &dyn Fn(&mut dyn Iterator<Item = B>) -> B,
@@ -447,14 +440,14 @@ impl ToolCheck {
     }
 
     /// The check over concrete values: true when the call may run.
-    pub fn allows(&self, lit: &dyn Fn(CheckLit) -> bool) -> bool {
+    pub(crate) fn allows(&self, lit: &dyn Fn(CheckLit) -> bool) -> bool {
         self.eval(lit, &|mut v| Iterator::all(&mut v, |b| b), &|mut v| {
             Iterator::any(&mut v, |b| b)
         })
     }
 
     /// Every literal the check reads (a gate's tools as [`CheckLit::Ran`]), for slicing.
-    pub fn reads(&self) -> impl Iterator<Item = CheckLit> + '_ {
+    pub(crate) fn reads(&self) -> impl Iterator<Item = CheckLit> + '_ {
         self.all.iter().copied().chain(
             self.gate
                 .iter()
@@ -465,14 +458,14 @@ impl ToolCheck {
 
     /// True when the check reads no latch: it always allows, or (a gate with no set) never does,
     /// so every engine decides it exactly without keeping anything.
-    pub fn reads_nothing(&self) -> bool {
+    pub(crate) fn reads_nothing(&self) -> bool {
         self.reads().next().is_none()
     }
 }
 
 impl FlatModel {
     /// The tool check on a guarded call of `u` (SPEC 3): its order rules and its gate.
-    pub fn tool_check(&self, u: ToolIx) -> ToolCheck {
+    pub(crate) fn tool_check(&self, u: ToolIx) -> ToolCheck {
         let o = &self.tools[u].order;
         let mut all: Vec<CheckLit> = o
             .after
@@ -502,7 +495,7 @@ impl FlatModel {
     }
 
     /// The tools declared `confidential` (SPEC 2.3), for O9 (QG019).
-    pub fn confidential(&self) -> impl Iterator<Item = ToolIx> + '_ {
+    pub(crate) fn confidential(&self) -> impl Iterator<Item = ToolIx> + '_ {
         self.tools
             .iter()
             .enumerate()
@@ -541,7 +534,7 @@ impl FlatModel {
 
     /// The latch the tool check reads for `lit` on a guarded call of `u` (SPEC 3.1 "The
     /// guard's view"): the seen twin where it can differ from the latch, else the latch itself.
-    pub fn check_latch(&self, u: ToolIx, lit: CheckLit) -> Latch {
+    pub(crate) fn check_latch(&self, u: ToolIx, lit: CheckLit) -> Latch {
         match lit {
             CheckLit::Ran(t) | CheckLit::NotRan(t) if self.unseen.tool(t) => Latch::RanSeen(t),
             CheckLit::Ran(t) | CheckLit::NotRan(t) => Latch::Ran(t),
@@ -553,12 +546,12 @@ impl FlatModel {
     }
 
     /// True when some review of `tool`'s calls may be answered yes for the rest of the run.
-    pub fn standing(&self, tool: ToolIx) -> bool {
+    pub(crate) fn standing(&self, tool: ToolIx) -> bool {
         self.standing.get(tool).copied().unwrap_or(false)
     }
 
     /// True when `tool` is a write, or privileged.
-    pub fn write_or_privileged(&self, tool: ToolIx) -> bool {
+    pub(crate) fn write_or_privileged(&self, tool: ToolIx) -> bool {
         self.tools[tool].is_write() || self.tools[tool].privileged
     }
 }

@@ -58,7 +58,7 @@ pub enum Budget {
 
 impl Budget {
     /// The budget's name as messages say it (`condition-size`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Budget::Condition => "condition-size",
             Budget::Nesting => "condition-nesting",
@@ -73,7 +73,7 @@ impl Budget {
 
     /// The flag of `verify` and `rules compile` that raises it (none for the nesting of a
     /// condition, which is what a record can hold).
-    pub fn flag(self) -> Option<&'static str> {
+    pub(crate) fn flag(self) -> Option<&'static str> {
         Some(match self {
             Budget::Nesting => return None,
             Budget::Condition => "--rulebook-max-condition",
@@ -141,22 +141,6 @@ impl Default for Budgets {
             source_bytes: SOURCE_BYTES,
             record_bytes: RECORD_BYTES,
             implications: IMPLICATIONS,
-        }
-    }
-}
-
-impl Budgets {
-    /// The limit of `b`.
-    pub fn limit(&self, b: Budget) -> usize {
-        match b {
-            Budget::Condition => self.condition,
-            Budget::Nesting => NESTING,
-            Budget::Depth => self.depth,
-            Budget::Steps => self.steps,
-            Budget::Routes => self.routes,
-            Budget::Sources => self.source_bytes,
-            Budget::Record => self.record_bytes,
-            Budget::Implications => self.implications,
         }
     }
 }

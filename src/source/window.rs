@@ -22,7 +22,7 @@ const MAX_WINDOW_LINES: u32 = 12;
 /// The window: its text (whole lines, each ending in `\n`), the 1-based number of its first line
 /// in the file, and each requested span mapped into `text` (`None`: not in the window).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Window {
+pub(crate) struct Window {
     /// The window's lines, clipped and escaped.
     pub text: String,
     /// The file's line number of the window's first line (1-based).
@@ -37,7 +37,7 @@ impl SourceFile {
     /// one line after the last, the lines between labels included, since a renderer joins
     /// labels that are close) is at most [`MAX_WINDOW_LINE`] characters and holds nothing
     /// [`crate::visible::is_unsafe`] but a tab.
-    pub fn drawable(&self, spans: &[Range<usize>]) -> bool {
+    pub(crate) fn drawable(&self, spans: &[Range<usize>]) -> bool {
         let Some(first) = spans.iter().map(|s| self.line_col(s.start).0).min() else {
             return true;
         };
@@ -54,7 +54,7 @@ impl SourceFile {
     }
 
     /// The window around `spans` (byte ranges of the file; the first is the primary one).
-    pub fn window(&self, spans: &[Range<usize>]) -> Window {
+    pub(crate) fn window(&self, spans: &[Range<usize>]) -> Window {
         let lines: Vec<(u32, usize, usize)> = spans
             .iter()
             .map(|s| {
