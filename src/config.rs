@@ -241,7 +241,7 @@ pub(crate) struct AcceptEntry {
 
 /// `undecided = "pass"`: the reason the configuration gives, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UndecidedPass {
+pub(crate) struct UndecidedPass {
     /// Why an undecided obligation may pass the gate.
     pub reason: String,
     /// The `undecided` key's line.

@@ -122,7 +122,7 @@ pub enum Engine {
 
 impl Engine {
     /// Both, in the order they run and are reported.
-    pub const ALL: [Engine; 2] = [Engine::Explicit, Engine::Z3];
+    pub(crate) const ALL: [Engine; 2] = [Engine::Explicit, Engine::Z3];
 
     /// `explicit` or `z3`, as the reports and `--engine` spell it.
     pub fn as_str(self) -> &'static str {
@@ -311,7 +311,7 @@ pub struct Acceptance {
     /// Why.
     pub reason: String,
     /// Where it was accepted.
-    pub kind: AcceptKind,
+    pub(crate) kind: AcceptKind,
     /// The line that accepts it (the `[[accept]]` entry, or the comment).
     pub at: Loc,
     /// The last day it is accepted, when the entry gives one.
@@ -320,7 +320,7 @@ pub struct Acceptance {
 
 /// Where an acceptance was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AcceptKind {
+pub(crate) enum AcceptKind {
     /// In the project configuration (`stalwart.toml`).
     External,
     /// In a comment on the finding's own line.

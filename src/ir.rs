@@ -93,14 +93,14 @@ pub struct FlagDecl {
     /// The flag's name.
     pub name: String,
     /// `session` (kept across turns) or `turn` (reset when a turn starts).
-    pub scope: FlagScope,
+    pub(crate) scope: FlagScope,
     /// Where it was declared.
     pub loc: Loc,
 }
 
 /// The scope of a state flag (SPEC 2.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FlagScope {
+pub(crate) enum FlagScope {
     /// Kept across turns, as a checkpointer keeps state.
     Session,
     /// Reset to false when a turn starts.
@@ -191,7 +191,7 @@ impl NodeKind {
     }
 
     /// Every kind's spelling, for error messages.
-    pub const ALL: &'static [&'static str] = &[
+    pub(crate) const ALL: &'static [&'static str] = &[
         "start",
         "end",
         "model",
@@ -221,7 +221,7 @@ pub struct NodeDef {
     /// `model_written` (issue 28): tools of `tools` whose arguments the node's code takes from
     /// what a model wrote (a step running a tool call's arguments, or a message's text): a model
     /// chooses those arguments, as at a tool node (SPEC 6, QG017/QG018).
-    pub model_written: Vec<Written>,
+    pub(crate) model_written: Vec<Written>,
     /// `sets`: flags its code sets when it runs.
     pub sets: Vec<Named>,
     /// `clears`: flags its code clears when it runs.
@@ -241,7 +241,7 @@ pub struct NodeDef {
     pub object_loc: Loc,
     /// `opaque`: what the exporter saw the node's code do but could not read (SPEC 2.2, 12.5),
     /// each a QG024 finding.
-    pub opaque: Vec<OpaqueDef>,
+    pub(crate) opaque: Vec<OpaqueDef>,
     /// `guard_not_credited` (SPEC 2.2): the node's calls pass a guard the export does not credit,
     /// and why (the exporter's words); findings on its calls say so in their fix.
     pub guard_not_credited: Option<String>,
@@ -249,7 +249,7 @@ pub struct NodeDef {
 
 /// One entry of a node's `model_written`: a tool, and the arguments a model wrote (`None`: any).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Written {
+pub(crate) struct Written {
     /// The tool (one of the node's `tools`).
     pub tool: Named,
     /// The names of the arguments the model wrote; `None` when it may have written any.
@@ -259,7 +259,7 @@ pub struct Written {
 /// One `opaque` entry of a node (SPEC 2.2, 12.5): something the exporter saw the node's code do
 /// but could not read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OpaqueDef {
+pub(crate) struct OpaqueDef {
     /// `what`: the kind of thing left unread.
     pub what: OpaqueWhat,
     /// `why`: the exporter's reason, as written.
@@ -272,7 +272,7 @@ pub struct OpaqueDef {
 
 /// What an `opaque` entry left unread (SPEC 2.2 `opaque`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpaqueWhat {
+pub(crate) enum OpaqueWhat {
     /// Tools bound or called that the exporter cannot resolve.
     Tools,
     /// A chat model made or chosen at run time.
@@ -287,7 +287,7 @@ pub enum OpaqueWhat {
 
 impl OpaqueWhat {
     /// Every `what`, as written in an export.
-    pub const ALL: [&'static str; 5] = ["tools", "model", "pause", "subgraph", "code"];
+    pub(crate) const ALL: [&'static str; 5] = ["tools", "model", "pause", "subgraph", "code"];
 
     /// Parses an export's `what`.
     pub(crate) fn parse(s: &str) -> Option<OpaqueWhat> {
@@ -567,9 +567,9 @@ pub enum Role {
 
 impl Role {
     /// The roles of an argument that is code the tool runs (QG017).
-    pub const CODE: &'static [Role] = &[Role::Code, Role::Shell];
+    pub(crate) const CODE: &'static [Role] = &[Role::Code, Role::Shell];
     /// The roles of an argument that is a query or a destination (QG018).
-    pub const QUERY: &'static [Role] = &[
+    pub(crate) const QUERY: &'static [Role] = &[
         Role::Sql,
         Role::Query,
         Role::Path,
@@ -741,7 +741,7 @@ impl ToolDef {
 /// A rulebook fact declared in agent.yaml's `facts:` (SPEC 2.1, 3; seed chapter 45, "The
 /// rulebook's facts").
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fact {
+pub(crate) struct Fact {
     /// The fact's name (`order_paid`), as a rulebook condition reads it (`$order_paid`).
     pub name: Named,
     /// Where its value comes from.
@@ -752,7 +752,7 @@ pub struct Fact {
 
 /// Where a fact's value comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FactSource {
+pub(crate) enum FactSource {
     /// `from: tool.field` (truthy) or `from: tool.field == value`: the latest answer of `tool`.
     Tool {
         /// The tool whose answer gives the fact.

@@ -136,7 +136,7 @@ pub struct Report {
 /// What kind of thing weakens a proof (SPEC 8.1); JSON and SARIF spell it in snake case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum WeakKind {
+pub(crate) enum WeakKind {
     /// A change a pull request makes to the configuration, the baseline or an accept comment,
     /// named and not applied (`--base-ref`).
     PullRequest,
@@ -183,7 +183,7 @@ impl WeakKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Weakening {
     /// Its kind.
-    pub kind: WeakKind,
+    pub(crate) kind: WeakKind,
     /// What it is, a sentence without its final period (`O1 (the tool check) is off: ...`).
     pub message: String,
     /// The line that makes it (a configuration key, an accept comment), when there is one.
@@ -197,23 +197,23 @@ pub struct Triage {
     pub config: Option<String>,
     /// Rules and obligations turned off: the id (`O1`, `QG023`), what it is, the reason, and how
     /// many findings it removed.
-    pub off: Vec<OffNote>,
+    pub(crate) off: Vec<OffNote>,
     /// Findings not shown because they are below `min-severity`, and that severity.
     pub below: Option<(crate::findings::Severity, usize)>,
     /// Accepts that matched nothing, or expired, or were malformed (each a warning).
-    pub warnings: Vec<AcceptWarning>,
+    pub(crate) warnings: Vec<AcceptWarning>,
     /// `strict-accepts` (`--strict-accepts`): a warning above fails the gate.
     pub strict: bool,
     /// `undecided = "pass"`, with its reason: an obligation no engine decided does not fail the
     /// gate (SPEC 8.1).
-    pub undecided_pass: Option<crate::config::UndecidedPass>,
+    pub(crate) undecided_pass: Option<crate::config::UndecidedPass>,
     /// Accept comments a pull request added (`--base-ref`): they accept nothing (SPEC 8.1).
-    pub added_accepts: Vec<AcceptWarning>,
+    pub(crate) added_accepts: Vec<AcceptWarning>,
 }
 
 /// One rule or obligation a project is not held to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OffNote {
+pub(crate) struct OffNote {
     /// `O1`, `QG023`.
     pub id: String,
     /// What it is (`the tool check`, the rule's title).
@@ -226,7 +226,7 @@ pub struct OffNote {
 
 /// An accept that did not apply: where it is and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AcceptWarning {
+pub(crate) struct AcceptWarning {
     /// Where the accept is written.
     pub at: crate::source::Loc,
     /// What is wrong (`matches no finding`, `expired on 2026-01-31`).

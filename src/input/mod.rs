@@ -53,7 +53,7 @@ pub struct Inputs {
     /// workspace. `None` for exports.
     pub rulebook: Option<RulebookRef>,
     /// agent.yaml's `facts:` (SPEC 2.1): where each rulebook fact comes from. Empty for exports.
-    pub facts: Vec<crate::ir::Fact>,
+    pub(crate) facts: Vec<crate::ir::Fact>,
     /// agent.yaml's `settings.colang_version`, when given (`1.0`, `2.x`).
     pub colang_version: Option<crate::ir::Named>,
     /// agent.yaml's `settings.on_unread`, when given (every agent's default).

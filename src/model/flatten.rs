@@ -9,8 +9,7 @@
 //! the node that crossed a limit.
 
 use super::{
-    EdgeOrigin, FlagIx, FlatEdge, FlatModel, FlatNode, Names, NodeIx, NullEdge, Pause, Region,
-    RegionKind,
+    FlagIx, FlatEdge, FlatModel, FlatNode, Names, NodeIx, NullEdge, Pause, Region, RegionKind,
 };
 use crate::ir::{Catalogue, EdgeKind, Export, GraphDef, NodeKind, When};
 use std::collections::HashMap;
@@ -318,7 +317,7 @@ impl Builder {
                         self.inline(d, &format!("{qid}/"), &inner_scopes, maps, depth + 1)?;
                     match inner.entry {
                         Some(e) => {
-                            self.push_edge(s, e, None, None, EdgeOrigin::SubgraphEntry, n.loc);
+                            self.push_edge(s, e, None, None, n.loc);
                             self.move_flags_to_ends(s, &inner.ends);
                             leave_from.insert(s, inner.ends);
                         }
@@ -371,13 +370,11 @@ impl Builder {
                 ),
                 None => None,
             };
-            let (dests, origin) = match &e.destinations {
-                Some(ds) => (
-                    ds.iter()
-                        .map(|d| resolve(self, &d.name, maps))
-                        .collect::<Result<Vec<_>, _>>()?,
-                    EdgeOrigin::Declared,
-                ),
+            let dests = match &e.destinations {
+                Some(ds) => ds
+                    .iter()
+                    .map(|d| resolve(self, &d.name, maps))
+                    .collect::<Result<Vec<_>, _>>()?,
                 None => {
                     self.m.null_edges.push(NullEdge {
                         from: self.m.nodes[from].qid.clone(),
@@ -388,13 +385,11 @@ impl Builder {
                         },
                         loc: e.loc,
                     });
-                    let all = g
-                        .nodes
+                    g.nodes
                         .iter()
                         .filter(|n| n.kind != NodeKind::Start)
                         .map(|n| local[&n.id.name])
-                        .collect::<Vec<_>>();
-                    (all, EdgeOrigin::Undeclared)
+                        .collect::<Vec<_>>()
                 }
             };
             let counter = e.exit_after.map(|n| {
@@ -403,7 +398,7 @@ impl Builder {
             });
             for src in sources(from) {
                 for &d in &dests {
-                    self.push_edge(src, d, guard.clone(), counter, origin, e.loc);
+                    self.push_edge(src, d, guard.clone(), counter, e.loc);
                 }
             }
         }
@@ -418,7 +413,7 @@ impl Builder {
                 .collect::<Result<Vec<_>, _>>()?;
             for src in sources(from) {
                 for &d in &dests {
-                    self.push_edge(src, d, None, None, EdgeOrigin::Send, s.loc);
+                    self.push_edge(src, d, None, None, s.loc);
                 }
             }
         }
@@ -500,7 +495,6 @@ impl Builder {
         to: NodeIx,
         guard: Option<super::FlatGuard>,
         exit_after: Option<(usize, u32)>,
-        origin: EdgeOrigin,
         loc: crate::source::Loc,
     ) {
         self.m.edges.push(FlatEdge {
@@ -508,7 +502,6 @@ impl Builder {
             to,
             guard,
             exit_after,
-            origin,
             loc,
         });
     }

@@ -21,7 +21,7 @@ pub(crate) type FlagIx = usize;
 /// One latch of SPEC 3's table, as a slice (SPEC 9) and an obligation's row
 /// ([`crate::obligation::Spec::latches`]) name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Latch {
+pub(crate) enum Latch {
     /// `ran` of a tool.
     Ran(ToolIx),
     /// `count` of a tool.
@@ -57,7 +57,7 @@ pub enum Latch {
 /// [`Unseen::of`]: which latches have a seen twin that can differ from them. Where none can (no
 /// plain call and no `remote` node), the twins equal the latches and no engine keeps them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Unseen {
+pub(crate) struct Unseen {
     /// Per tool: some call of it is plain (a `tools_plain` node or a tool-listing `step` binds
     /// it, or a `model` node hosts it), so `ran_seen[t]` and `count_seen[t]` can lag `ran[t]`
     /// and `count[t]`.
@@ -113,7 +113,7 @@ pub struct Pause {
 
 /// What a taint region is (SPEC 3.1 "Regions are kinds and names together").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RegionKind {
+pub(crate) enum RegionKind {
     /// The top graph (named by the export's `name`).
     Graph,
     /// An agent (a node's own `agent`).
@@ -138,7 +138,7 @@ impl RegionKind {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Region {
     /// Agent, subgraph or the top graph.
-    pub kind: RegionKind,
+    pub(crate) kind: RegionKind,
     /// The agent's name, the subgraph's path, or the top graph's name.
     pub name: String,
 }
@@ -256,19 +256,6 @@ impl FlatNode {
     }
 }
 
-/// How an edge came to be (for messages and witnesses).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EdgeOrigin {
-    /// Declared with its destinations.
-    Declared,
-    /// A `null` destination list expanded to every node of its graph (QG015).
-    Undeclared,
-    /// A `Send` fan-out.
-    Send,
-    /// Entering a subgraph node goes to the subgraph's entry.
-    SubgraphEntry,
-}
-
 /// An edge of the flattened graph.
 #[derive(Debug, Clone)]
 pub struct FlatEdge {
@@ -280,15 +267,13 @@ pub struct FlatEdge {
     pub guard: Option<FlatGuard>,
     /// `exit_after`: (counter index into [`FlatModel::counters`], N).
     pub exit_after: Option<(usize, u32)>,
-    /// How it came to be.
-    pub origin: EdgeOrigin,
     /// Where it was declared.
     pub loc: Loc,
 }
 
 /// A conditional or command edge with `null` destinations (QG015).
 #[derive(Debug, Clone)]
-pub struct NullEdge {
+pub(crate) struct NullEdge {
     /// The qualified id of its source.
     pub from: String,
     /// `conditional` or `command`.
@@ -314,7 +299,7 @@ pub struct FlatModel {
     /// The catalogue's tools.
     pub tools: Vec<ToolDef>,
     /// State flags: name and scope.
-    pub flags: Vec<(String, FlagScope)>,
+    pub(crate) flags: Vec<(String, FlagScope)>,
     /// `exit_after` counters, one per such edge (its source's qualified id).
     pub counters: Vec<String>,
     /// The regions (SPEC 3.1): agents, subgraph paths and the top graph, each kind apart.
@@ -324,7 +309,7 @@ pub struct FlatModel {
     /// Turns to search.
     pub session_steps: u32,
     /// `null` edges, for QG015.
-    pub null_edges: Vec<NullEdge>,
+    pub(crate) null_edges: Vec<NullEdge>,
     /// Subgraph nodes whose graph is missing or empty, for QG006: (node, graph name).
     pub opaque_subgraphs: Vec<(NodeIx, String)>,
     /// Subgraph paths that declare their own budget.
@@ -346,17 +331,17 @@ pub struct FlatModel {
     /// Nodes and tools by name, so that [`FlatModel::node_ix`] and [`FlatModel::tool_ix`] cost a
     /// hash, not a scan (a graph may have 200,000 nodes and a witness step names one). Built by
     /// [`flatten`]; a name it does not hold, or holds for another index, is looked up by scan.
-    pub names: Names,
+    pub(crate) names: Names,
     /// `input.reads_outside` (SPEC 2.2, 12.3): the region (the top graph's) every turn starts
     /// tainted in, as if a `reads_outside` read had run at the entry before anything else.
     pub input_taint: Option<usize>,
     /// What the tool check cannot see (SPEC 3.1 "The guard's view"), found by [`flatten`].
-    pub unseen: Unseen,
+    pub(crate) unseen: Unseen,
 }
 
 /// Node qualified ids and tool names to their indices ([`FlatModel::names`]).
 #[derive(Debug, Clone, Default)]
-pub struct Names {
+pub(crate) struct Names {
     /// Qualified node id to node.
     pub nodes: std::collections::HashMap<String, NodeIx>,
     /// Tool name to tool (the first of a repeated name).
@@ -396,7 +381,7 @@ pub struct RuleGate {
 /// One condition the tool check reads on a guarded call (SPEC 3: "A **guarded** call runs only if
 /// the tool check allows it"): from the tool's order rules and the rulebook's gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckLit {
+pub(crate) enum CheckLit {
     /// `ran[t]` holds (an `after` rule; a tool of a gate's set).
     Ran(ToolIx),
     /// `ran[t]` does not hold (a `not_after` rule naming a tool).
@@ -414,7 +399,7 @@ pub enum CheckLit {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolCheck {
     /// The order rules' conditions, all of which must hold.
-    pub all: Vec<CheckLit>,
+    pub(crate) all: Vec<CheckLit>,
     /// The rulebook's gate (SPEC 3 `fact[f]`); `None` where none applies or one of its sets is
     /// empty (it always allows). A gate with no set never allows.
     pub gate: Option<RuleGate>,

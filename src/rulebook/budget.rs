@@ -37,7 +37,7 @@ use super::flows::Place;
 
 /// One budget (see the module docs for what each counts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Budget {
+pub(crate) enum Budget {
     /// Atoms and operators of one condition.
     Condition,
     /// How deep one condition nests: fixed ([`NESTING`]), what a record can hold.
@@ -149,7 +149,7 @@ impl Default for Budgets {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Overrun {
     /// The budget.
-    pub budget: Budget,
+    pub(crate) budget: Budget,
     /// Its limit.
     pub limit: usize,
     /// The statement (or file start) that crossed it.
