@@ -2,10 +2,30 @@
 //! check, its person's confirmation, its order rule or its taint rule, and that writes can be undone.
 //!
 //! Data flows one way (SPEC 0): [`input`] reads agent.yaml / `qls-graph/1` / catalogues into the
-//! [`ir`] types; [`model`] flattens them into one transition system; [`engine`] answers each
+//! `ir` types; [`model`] flattens them into one transition system; [`engine`] answers each
 //! obligation's reachability question with a witness; [`checks`] turns verdicts and structure into
-//! [`findings`]; [`report`] gathers them and [`output`] prints text, JSON or SARIF. [`rules`] holds
-//! the rule metadata every stage reads; [`cli`] wires the stages together.
+//! findings; `report` gathers them and [`output`] prints text, JSON or SARIF. [`rules`] holds the
+//! rule metadata every stage reads; `cli` and `verify` wire the stages together.
+//!
+//! # The public surface
+//!
+//! The crate is its binary: every module is private to it (`pub(crate)`) unless one of its users
+//! outside `src/lib.rs` needs it, and `unreachable_pub` warns of a `pub` nothing outside can reach,
+//! so the compiler finds dead code. The users are `src/main.rs` (the `stalwart` binary),
+//! `src/bin/bench.rs` and `src/bin/rulebook_bench.rs` (`--features bench`) and the test binary
+//! `tests/it`. What they reach:
+//!
+//! - at the crate root, the run and its vocabulary: [`main`] (the command line), [`verify()`] and
+//!   [`Options`], the [`Report`] and its [`Finding`]s, the input declarations ([`Export`],
+//!   [`Catalogue`], [`ToolDef`], ...), [`Loc`] and [`SourceMap`], [`InputError`], and the few
+//!   helpers the hostile-input tests probe ([`confine`], [`read_text_limited`], [`is_unsafe`]);
+//! - a few floors as modules, each exporting only the items the tests and benches drive: [`input`]
+//!   (the readers), [`model`] (the flattened model), [`engine`] (the engines and their budgets),
+//!   [`rulebook`] (the Colang readers and compiler), [`checks`], [`output`] (the renderers),
+//!   [`replay`], [`rules`] (the rule metadata) and [`gen`] (generated graphs).
+//!
+//! To add to it, make the item `pub` and reach it from here (a `pub use` below, or through one of
+//! the public modules); give it a doc comment. Everything else stays `pub(crate)`.
 
 #![warn(unreachable_pub)]
 
@@ -35,6 +55,7 @@ mod verify;
 mod visible;
 mod weaken;
 
+// The run and its vocabulary (see "The public surface" above).
 pub use cli::main;
 pub use error::InputError;
 pub use files::{confine, read_text_limited, ReadError};

@@ -34,7 +34,8 @@ mod write;
 pub use guard::parse_guard;
 pub use python::PyModule;
 pub use traces::{read_traces, Trace};
-pub use write::{catalogue_path, write_export};
+pub(crate) use write::catalogue_path;
+pub use write::write_export;
 
 /// Everything a run reads, ready for the model.
 #[derive(Debug, Clone, Default)]

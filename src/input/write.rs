@@ -20,7 +20,7 @@ use super::Inputs;
 
 /// Where the catalogue of `--export-only OUT` goes: `OUT.json` → `OUT.catalogue.json` (any other
 /// name gets `.catalogue.json` appended).
-pub fn catalogue_path(out: &Path) -> PathBuf {
+pub(crate) fn catalogue_path(out: &Path) -> PathBuf {
     let is_json = out
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));

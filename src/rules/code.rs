@@ -91,7 +91,7 @@ pub fn all() -> &'static [CodeCheck] {
 }
 
 /// The check with id `id`.
-pub fn get(id: &str) -> Option<&'static CodeCheck> {
+pub(crate) fn get(id: &str) -> Option<&'static CodeCheck> {
     all().iter().find(|c| c.id == id)
 }
 
