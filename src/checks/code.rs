@@ -72,8 +72,8 @@ const ENV_CALLS: &[&str] = &[
     "os.environ.pop",
 ];
 
-pub use crate::rules::code::{all, rules_hash, CodeCheck, RULES_TEXT};
 pub(crate) use crate::rules::code::get;
+pub use crate::rules::code::{all, rules_hash, CodeCheck, RULES_TEXT};
 pub(crate) use crate::rules::RuleId;
 
 /// What the code checks concluded over every module read (the report's `Code checks:` line).
