@@ -19,7 +19,7 @@ use std::process::Command;
 #[derive(Debug, Clone)]
 pub(crate) struct BaseRef {
     /// The revision as given (a commit id, a branch).
-    pub rev: String,
+    pub(crate) rev: String,
     /// The repository's top folder, resolved.
     root: PathBuf,
 }
@@ -28,9 +28,9 @@ pub(crate) struct BaseRef {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct BaseError {
     /// What went wrong.
-    pub message: String,
+    pub(crate) message: String,
     /// What to do.
-    pub help: String,
+    pub(crate) help: String,
 }
 
 fn error(message: String, help: &str) -> BaseError {

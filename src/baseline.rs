@@ -23,27 +23,27 @@ use crate::report::{BaselineInfo, Report};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Known {
     /// Its severity then (`None`: the baseline does not say).
-    pub severity: Option<Severity>,
+    pub(crate) severity: Option<Severity>,
     /// Whether it failed the gate then (`None`: the baseline does not say).
-    pub blocked: Option<bool>,
+    pub(crate) blocked: Option<bool>,
 }
 
 /// The findings an earlier run reported, by fingerprint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Baseline {
     /// The file, as the user named it.
-    pub path: String,
+    pub(crate) path: String,
     /// Its findings, by fingerprint.
-    pub fingerprints: BTreeMap<String, Known>,
+    pub(crate) fingerprints: BTreeMap<String, Known>,
 }
 
 /// Why a baseline could not be read: the message (naming the file) and the fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct BaselineError {
     /// What went wrong, naming the file (and line, for JSON that does not parse).
-    pub message: String,
+    pub(crate) message: String,
     /// What to do.
-    pub help: String,
+    pub(crate) help: String,
 }
 
 /// The fix every baseline error gives.

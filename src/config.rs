@@ -48,11 +48,11 @@ use crate::source::{FileId, Loc, SourceMap};
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limit {
     /// The key, as the file and the flag spell it: `max-states`.
-    pub key: &'static str,
+    pub(crate) key: &'static str,
     /// The smallest value taken.
-    pub lo: i64,
+    pub(crate) lo: i64,
     /// The largest value taken.
-    pub hi: i64,
+    pub(crate) hi: i64,
 }
 
 /// Conversation turns to search: [`crate::ir::SESSION_STEPS`].
@@ -133,11 +133,11 @@ pub(crate) enum Off {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct OffEntry {
     /// The rule or obligation.
-    pub what: Off,
+    pub(crate) what: Off,
     /// Why the project is not held to it.
-    pub reason: String,
+    pub(crate) reason: String,
     /// The key's line in the configuration.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
 }
 
 /// Which findings an `[[accept]]` entry matches.
@@ -185,11 +185,11 @@ impl std::fmt::Display for Matcher {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Date {
     /// The year.
-    pub year: u16,
+    pub(crate) year: u16,
     /// 1..=12.
-    pub month: u8,
+    pub(crate) month: u8,
     /// 1..=31.
-    pub day: u8,
+    pub(crate) day: u8,
 }
 
 impl std::fmt::Display for Date {
@@ -230,22 +230,22 @@ impl Date {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct AcceptEntry {
     /// Which findings it accepts.
-    pub matcher: Matcher,
+    pub(crate) matcher: Matcher,
     /// Why (required).
-    pub reason: String,
+    pub(crate) reason: String,
     /// The last day it accepts, when given.
-    pub until: Option<Date>,
+    pub(crate) until: Option<Date>,
     /// Where the entry was written.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
 }
 
 /// `undecided = "pass"`: the reason the configuration gives, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct UndecidedPass {
     /// Why an undecided obligation may pass the gate.
-    pub reason: String,
+    pub(crate) reason: String,
     /// The `undecided` key's line.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
 }
 
 /// A project configuration, read. Every field is `None` (or empty) when the file does not set
@@ -253,41 +253,41 @@ pub(crate) struct UndecidedPass {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Config {
     /// The file read (`None`: no configuration was found).
-    pub file: Option<FileId>,
+    pub(crate) file: Option<FileId>,
     /// `session-steps`.
-    pub session_steps: Option<u32>,
+    pub(crate) session_steps: Option<u32>,
     /// `gate`.
-    pub gate: Option<GateMode>,
+    pub(crate) gate: Option<GateMode>,
     /// `engine`.
-    pub engine: Option<Engine>,
+    pub(crate) engine: Option<Engine>,
     /// `max-states`.
-    pub max_states: Option<usize>,
+    pub(crate) max_states: Option<usize>,
     /// `max-run-states`.
-    pub max_run_states: Option<u64>,
+    pub(crate) max_run_states: Option<u64>,
     /// `solver-rlimit`.
-    pub solver_rlimit: Option<u32>,
+    pub(crate) solver_rlimit: Option<u32>,
     /// `solver-obligation-rlimit`.
-    pub solver_obligation_rlimit: Option<u64>,
+    pub(crate) solver_obligation_rlimit: Option<u64>,
     /// `solver-run-rlimit`.
-    pub solver_run_rlimit: Option<u64>,
+    pub(crate) solver_run_rlimit: Option<u64>,
     /// `solver-timeout-ms`.
-    pub solver_timeout_ms: Option<u32>,
+    pub(crate) solver_timeout_ms: Option<u32>,
     /// `solver-max-unrolling`.
-    pub solver_max_unrolling: Option<usize>,
+    pub(crate) solver_max_unrolling: Option<usize>,
     /// `min-severity`.
-    pub min_severity: Option<Severity>,
+    pub(crate) min_severity: Option<Severity>,
     /// `strict-accepts`.
-    pub strict_accepts: Option<bool>,
+    pub(crate) strict_accepts: Option<bool>,
     /// `undecided = "pass"` with its `undecided-reason`: an obligation no engine decided does
     /// not fail the gate (SPEC 8.1); `None` when the file says `"fail"` or nothing.
-    pub undecided_pass: Option<UndecidedPass>,
+    pub(crate) undecided_pass: Option<UndecidedPass>,
     /// Where each top-level key is written (`max-states` -> its line), for naming a key a pull
     /// request changed (SPEC 8.1).
-    pub keys: std::collections::BTreeMap<String, Loc>,
+    pub(crate) keys: std::collections::BTreeMap<String, Loc>,
     /// `[off]`, in the file's order.
-    pub off: Vec<OffEntry>,
+    pub(crate) off: Vec<OffEntry>,
     /// `[[accept]]`, in the file's order.
-    pub accepts: Vec<AcceptEntry>,
+    pub(crate) accepts: Vec<AcceptEntry>,
 }
 
 #[derive(Deserialize)]

@@ -38,14 +38,14 @@ pub struct Export {
     pub input_reads_outside: bool,
     /// The export's `producer` metadata as written (SPEC 2.2 lets exporters add their own), kept
     /// so `--export-only` writes it back.
-    pub producer: Option<serde_json::Value>,
+    pub(crate) producer: Option<serde_json::Value>,
     /// The framework the export was made from, as `producer` says: the findings' fixes are
     /// written in that framework's terms (SPEC 12).
-    pub framework: Framework,
+    pub(crate) framework: Framework,
     /// `tool_locations` (SPEC 12.4): where each tool is defined in the user's source, as
     /// `(tool, location, the file the location names)`. The loader resolves the file; a tool's
     /// findings give its definition as a related location.
-    pub tool_locations: Vec<(String, Loc, Option<String>)>,
+    pub(crate) tool_locations: Vec<(String, Loc, Option<String>)>,
 }
 
 /// The framework an export was made from, read from the `producer` metadata its exporter adds
@@ -67,7 +67,7 @@ pub enum Framework {
 #[derive(Debug, Clone)]
 pub struct AgentInfo {
     /// The agent's name (the key under `agents:`).
-    pub name: String,
+    pub(crate) name: String,
     /// `budget:` declared on the agent (silences QG023 on cycles wholly inside the agent).
     pub budget: Option<Budget>,
     /// `on_unread:` as written, if any.
@@ -75,7 +75,7 @@ pub struct AgentInfo {
     /// `privilege: high` makes every tool of the agent privileged.
     pub privilege_high: bool,
     /// Where the agent was declared.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
 }
 
 /// A declared budget `{steps, turns}`. Either may be absent; its presence is what QG023 reads.
@@ -91,7 +91,7 @@ pub struct Budget {
 #[derive(Debug, Clone)]
 pub struct FlagDecl {
     /// The flag's name.
-    pub name: String,
+    pub(crate) name: String,
     /// `session` (kept across turns) or `turn` (reset when a turn starts).
     pub(crate) scope: FlagScope,
     /// Where it was declared.
@@ -123,7 +123,7 @@ pub struct GraphDef {
     /// Named subgraphs, in declaration order.
     pub subgraphs: Vec<(Named, GraphDef)>,
     /// A subgraph's own budget (silences QG023 on cycles wholly inside it).
-    pub budget: Option<Budget>,
+    pub(crate) budget: Option<Budget>,
 }
 
 /// A name together with where it was written (an id, a tool name, a flag).
@@ -244,16 +244,16 @@ pub struct NodeDef {
     pub(crate) opaque: Vec<OpaqueDef>,
     /// `guard_not_credited` (SPEC 2.2): the node's calls pass a guard the export does not credit,
     /// and why (the exporter's words); findings on its calls say so in their fix.
-    pub guard_not_credited: Option<String>,
+    pub(crate) guard_not_credited: Option<String>,
 }
 
 /// One entry of a node's `model_written`: a tool, and the arguments a model wrote (`None`: any).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Written {
     /// The tool (one of the node's `tools`).
-    pub tool: Named,
+    pub(crate) tool: Named,
     /// The names of the arguments the model wrote; `None` when it may have written any.
-    pub args: Option<Vec<String>>,
+    pub(crate) args: Option<Vec<String>>,
 }
 
 /// One `opaque` entry of a node (SPEC 2.2, 12.5): something the exporter saw the node's code do
@@ -261,13 +261,13 @@ pub(crate) struct Written {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct OpaqueDef {
     /// `what`: the kind of thing left unread.
-    pub what: OpaqueWhat,
+    pub(crate) what: OpaqueWhat,
     /// `why`: the exporter's reason, as written.
-    pub why: String,
+    pub(crate) why: String,
     /// The entry's own `location`, when it gives one (resolved by the loader); else the node's.
-    pub loc: Option<Loc>,
+    pub(crate) loc: Option<Loc>,
     /// The `file` the entry's `location` names, when it names one.
-    pub declared_file: Option<String>,
+    pub(crate) declared_file: Option<String>,
 }
 
 /// What an `opaque` entry left unread (SPEC 2.2 `opaque`).
@@ -349,9 +349,9 @@ pub struct EdgeDef {
     /// An entry `../id` names a node of the enclosing graph.
     pub destinations: Option<Vec<Named>>,
     /// `guard`: taken only when it holds.
-    pub guard: Option<Guard>,
+    pub(crate) guard: Option<Guard>,
     /// `exit_after`: taken at most N times in one run.
-    pub exit_after: Option<u32>,
+    pub(crate) exit_after: Option<u32>,
     /// Where the edge was declared.
     pub loc: Loc,
     /// The `file` an export's edge `location` names, when it names one (resolved by the loader).
@@ -503,7 +503,7 @@ pub struct UnknownWord {
     /// The word as written (for a role: `args.<arg>.role: <value>`).
     pub word: String,
     /// A known word close to it (a likely typo), if any.
-    pub suggestion: Option<String>,
+    pub(crate) suggestion: Option<String>,
     /// Where it was written.
     pub loc: Loc,
 }
@@ -512,7 +512,7 @@ pub struct UnknownWord {
 #[derive(Debug, Clone)]
 pub struct StoreDef {
     /// The store's name.
-    pub name: String,
+    pub(crate) name: String,
     /// Shared by several tenants.
     pub multi_tenant: bool,
     /// Kept across sessions.
@@ -696,11 +696,11 @@ pub struct ToolDef {
     /// Where the tool's entry was declared.
     pub loc: Loc,
     /// Where the tool is defined in the user's source (an export's `tool_locations`, SPEC 12.4).
-    pub defined: Option<Loc>,
+    pub(crate) defined: Option<Loc>,
     /// True when the entry says `kind: null`: not yet declared (an exporter's `--init-words`
     /// writes it for a tool nothing declares). Read as a write, the worst case, and listed in the
     /// `kind_unset` lint until it is set.
-    pub kind_unset: bool,
+    pub(crate) kind_unset: bool,
 }
 
 impl ToolDef {
@@ -743,11 +743,11 @@ impl ToolDef {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Fact {
     /// The fact's name (`order_paid`), as a rulebook condition reads it (`$order_paid`).
-    pub name: Named,
+    pub(crate) name: Named,
     /// Where its value comes from.
-    pub source: FactSource,
+    pub(crate) source: FactSource,
     /// `same: arg`: only an answer about the argument the checked call names counts.
-    pub same: Option<String>,
+    pub(crate) same: Option<String>,
 }
 
 /// Where a fact's value comes from.

@@ -214,7 +214,7 @@ pub struct Rule {
     /// the rule has one (placeholders: [`FIX_PLACEHOLDERS`]).
     pub fix_langgraph: Option<String>,
     /// The fix in the OpenAI Agents SDK's terms (`fix_openai_agents`), for an SDK export (SPEC 13.1).
-    pub fix_openai_agents: Option<String>,
+    pub(crate) fix_openai_agents: Option<String>,
     /// Whether this version checks it (`status = "checked"`), held to
     /// [`crate::checks::coverage::checked`].
     pub checked: bool,
@@ -230,11 +230,11 @@ pub struct Rule {
     /// `always_shown = true`: its findings are listed first and nothing hides them (a baseline,
     /// an accept, a rule or obligation turned off, `min-severity`). QG312's: when the engines
     /// disagree, neither answer is a proof, so no filter may make the report look clean.
-    pub always_shown: bool,
+    pub(crate) always_shown: bool,
     /// `group = "cycles without a budget"`: the text report prints two or more of its findings as
     /// one entry, `QG023 High on 3 cycles without a budget (...)`, with a line per finding and
     /// the shared fix once (JSON and SARIF keep one result each).
-    pub group: Option<String>,
+    pub(crate) group: Option<String>,
 }
 
 impl Rule {
@@ -273,9 +273,9 @@ impl Rule {
 #[error("rules/{file}: {message}")]
 pub struct RuleFileError {
     /// The file's name in `rules/`.
-    pub file: String,
+    pub(crate) file: String,
     /// What is wrong.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// The shape of a rule file (`deny_unknown_fields`: a misspelt column is an error, not a silent

@@ -38,7 +38,7 @@ pub struct SourceFile {
     /// The path on disk.
     pub path: PathBuf,
     /// The full text.
-    pub text: String,
+    pub(crate) text: String,
     /// Byte offset of the start of each line.
     line_starts: Vec<usize>,
 }

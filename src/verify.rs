@@ -17,13 +17,13 @@ use crate::rulebook::load::{self, LoadError, Loaded, VersionChoice};
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Turns to search (1..=16, already chosen).
-    pub session_steps: u32,
+    pub(crate) session_steps: u32,
     /// The gate.
-    pub gate: GateMode,
+    pub(crate) gate: GateMode,
     /// A rulebook given on the command line, overriding the input's.
-    pub rulebook: Option<String>,
+    pub(crate) rulebook: Option<String>,
     /// States one obligation's search may keep before it is undecided (QG006).
-    pub max_states: usize,
+    pub(crate) max_states: usize,
     /// States all obligations' searches together may generate; past it the obligations not yet
     /// searched are undecided (QG006, [`Limits::max_run_states`]).
     pub max_run_states: u64,
@@ -36,7 +36,7 @@ pub struct Options {
     /// Traces of real runs, JSON Lines (`--traces RUNS.jsonl`, SPEC 2.4), for QG016.
     pub traces: Option<PathBuf>,
     /// The rulebook's budgets (its compile, and QG002's comparisons).
-    pub rulebook_budgets: Budgets,
+    pub(crate) rulebook_budgets: Budgets,
 }
 
 /// Why a run could not prove anything (exit 2).

@@ -66,22 +66,22 @@ fn replay_note(engine: Engine, v: &Violation, m: &crate::model::FlatModel) -> Op
 #[derive(Debug, Clone)]
 pub(crate) struct Unchecked {
     /// The instance.
-    pub instance: Instance,
+    pub(crate) instance: Instance,
     /// The engine that could not decide it.
-    pub engine: Engine,
+    pub(crate) engine: Engine,
     /// Why (its timeout, its size limit, its state budget).
-    pub why: String,
+    pub(crate) why: String,
 }
 
 /// What the comparison concluded.
 #[derive(Debug, Clone)]
 pub(crate) struct Compared {
     /// The merged verdicts.
-    pub merged: Vec<InstanceResult>,
+    pub(crate) merged: Vec<InstanceResult>,
     /// Where the engines or a replay disagree (QG312).
-    pub disagreements: Vec<Disagreement>,
+    pub(crate) disagreements: Vec<Disagreement>,
     /// Obligations decided by one engine alone.
-    pub unchecked: Vec<Unchecked>,
+    pub(crate) unchecked: Vec<Unchecked>,
 }
 
 /// Compares the two engines' results (both sorted by instance, one per instance) and merges them.

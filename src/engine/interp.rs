@@ -114,23 +114,23 @@ impl<T: Copy> std::ops::IndexMut<ToolIx> for PerTool<T> {
 #[derive(Debug, Clone)]
 pub struct Latches {
     /// State flags.
-    pub flags: Vec<bool>,
+    pub(crate) flags: Vec<bool>,
     /// `exit_after` counters.
-    pub counters: Vec<u32>,
+    pub(crate) counters: Vec<u32>,
     /// `ran[t]`.
     pub(crate) ran: PerTool<bool>,
     /// `count[t]` (not saturated: exact).
     pub(crate) count: PerTool<u32>,
     /// Taint origin regions (empty: untainted).
-    pub tainted: BTreeSet<usize>,
+    pub(crate) tainted: BTreeSet<usize>,
     /// `confirmed[W]`.
     pub(crate) confirmed: PerTool<bool>,
     /// `confirmed_clean[W]`.
     pub(crate) clean: PerTool<bool>,
     /// `irreversible_unconfirmed`.
-    pub irrev_unconf: bool,
+    pub(crate) irrev_unconf: bool,
     /// `wrote`.
-    pub wrote: bool,
+    pub(crate) wrote: bool,
     /// Where each tool last ran in this run (for O8).
     pub(crate) ran_at: PerTool<Option<NodeIx>>,
     /// `ran_seen[t]` (SPEC 3.1 "The guard's view"): a guarded call of t ran.

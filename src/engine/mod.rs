@@ -97,14 +97,14 @@ pub struct InstanceResult {
     /// States generated (explicit engine): every successor made, a state reached again counted
     /// again (TLC's "states generated"), the measure of the search's work the run's budget
     /// counts ([`Limits::max_run_states`]).
-    pub generated: u64,
+    pub(crate) generated: u64,
     /// Solver queries asked (Z3 engine).
     pub queries: u64,
     /// Z3's resource units its queries spent (Z3 engine; see [`bmc::budget`]): what the run's
     /// budget counts ([`bmc::Config::run_rlimit`]).
     pub rlimit: u64,
     /// The most resource units one of its queries spent (Z3 engine).
-    pub rlimit_peak: u64,
+    pub(crate) rlimit_peak: u64,
     /// Why the instance is undecided, when it is.
     pub note: Option<String>,
 }
@@ -231,7 +231,7 @@ pub struct EngineRun {
     /// Its results, sorted by instance.
     pub results: Vec<InstanceResult>,
     /// Wall time in milliseconds.
-    pub millis: u64,
+    pub(crate) millis: u64,
 }
 
 /// What the engines concluded.

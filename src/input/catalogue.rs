@@ -106,11 +106,11 @@ pub(crate) const TOOL_WORDS: &[&str] = &[
 #[derive(Debug, Default)]
 pub(crate) struct Parts {
     /// Each tool: its name (where first declared), where its entry starts, and its merged words.
-    pub tools: Vec<(Named, Loc, Vec<Entry>)>,
+    pub(crate) tools: Vec<(Named, Loc, Vec<Entry>)>,
     /// `channels` entries: name → the channel's mapping.
-    pub channels: Vec<Entry>,
+    pub(crate) channels: Vec<Entry>,
     /// `stores` entries: name → the store's mapping.
-    pub stores: Vec<Entry>,
+    pub(crate) stores: Vec<Entry>,
     /// Tool name → its index in `tools` (issue 14: a scan per tool is quadratic in the
     /// catalogue's size).
     tool_ix: std::collections::HashMap<String, usize>,

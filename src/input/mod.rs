@@ -47,7 +47,7 @@ pub struct Inputs {
     /// Every file read: agent.yaml or the export first, then the catalogue file(s).
     pub sources: SourceMap,
     /// The input as the user named it (agent.yaml's path, or the `--graph` path).
-    pub input_display: String,
+    pub(crate) input_display: String,
     /// True when the input was an agent.yaml.
     pub from_agent_yaml: bool,
     /// agent.yaml's `rulebook:`, resolved against agent.yaml's folder; it exists and lies in the
@@ -56,9 +56,9 @@ pub struct Inputs {
     /// agent.yaml's `facts:` (SPEC 2.1): where each rulebook fact comes from. Empty for exports.
     pub(crate) facts: Vec<crate::ir::Fact>,
     /// agent.yaml's `settings.colang_version`, when given (`1.0`, `2.x`).
-    pub colang_version: Option<crate::ir::Named>,
+    pub(crate) colang_version: Option<crate::ir::Named>,
     /// agent.yaml's `settings.on_unread`, when given (every agent's default).
-    pub default_on_unread: Option<String>,
+    pub(crate) default_on_unread: Option<String>,
     /// The Python tool modules agent.yaml's `tools:` named, in order (for the code checks).
     pub python_modules: Vec<PyModule>,
     /// The catalogue's words as written (`tools` → each tool's merged words, `channels`,
@@ -74,9 +74,9 @@ pub struct RulebookRef {
     /// The path resolved against agent.yaml's folder, as displayed (`examples/shop/policy.co`).
     pub shown: String,
     /// The value of the `rulebook:` key.
-    pub at: crate::source::Loc,
+    pub(crate) at: crate::source::Loc,
     /// agent.yaml's path: the rulebook's files lie under its folder or the current directory.
-    pub named_by: PathBuf,
+    pub(crate) named_by: PathBuf,
 }
 
 /// Reads and compiles a Bot Builder agent.yaml (SPEC 2.1) with the catalogues its `tools:` names.

@@ -48,7 +48,7 @@ pub struct TraceStep {
     /// Where the step's `node` value is written.
     pub loc: Loc,
     /// Where the step's `tool` value is written, when it has one.
-    pub tool_loc: Option<Loc>,
+    pub(crate) tool_loc: Option<Loc>,
 }
 
 /// Reads the traces file at `path` into `sources` (so findings can point at its lines) and returns

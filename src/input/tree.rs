@@ -28,9 +28,9 @@ const KEYS_BY_HASH: usize = 16;
 #[derive(Debug, Clone)]
 pub(crate) struct Node {
     /// Where the node starts (for a quoted scalar: its opening quote).
-    pub loc: Loc,
+    pub(crate) loc: Loc,
     /// The node.
-    pub value: Value,
+    pub(crate) value: Value,
 }
 
 /// The three shapes a node can have.
@@ -48,11 +48,11 @@ pub(crate) enum Value {
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {
     /// The key's text.
-    pub key: String,
+    pub(crate) key: String,
     /// Where the key was written.
-    pub key_loc: Loc,
+    pub(crate) key_loc: Loc,
     /// The value.
-    pub value: Node,
+    pub(crate) value: Node,
 }
 
 impl Entry {
@@ -717,16 +717,16 @@ impl JsonReader<'_> {
 #[derive(Clone, Copy)]
 pub(crate) struct Reader<'a> {
     /// The files read so far.
-    pub sources: &'a SourceMap,
+    pub(crate) sources: &'a SourceMap,
 }
 
 /// A mapping being read: its entries and where it starts.
 #[derive(Clone, Copy)]
 pub(crate) struct Map<'n> {
     /// Where the mapping starts.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
     /// Its entries in written order.
-    pub entries: &'n [Entry],
+    pub(crate) entries: &'n [Entry],
 }
 
 impl<'n> Map<'n> {

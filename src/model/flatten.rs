@@ -25,9 +25,9 @@ pub(crate) const MAX_NODES: usize = 200_000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlattenError {
     /// What is wrong, naming the qualified node.
-    pub message: String,
+    pub(crate) message: String,
     /// The node's declaration, when one node is where it went wrong.
-    pub at: Option<crate::source::Loc>,
+    pub(crate) at: Option<crate::source::Loc>,
 }
 
 impl From<String> for FlattenError {
@@ -317,7 +317,7 @@ impl Builder {
                         self.inline(d, &format!("{qid}/"), &inner_scopes, maps, depth + 1)?;
                     match inner.entry {
                         Some(e) => {
-                            self.push_edge(s, e, None, None, n.loc);
+                            self.push_edge(s, e, None, None);
                             self.move_flags_to_ends(s, &inner.ends);
                             leave_from.insert(s, inner.ends);
                         }
@@ -398,7 +398,7 @@ impl Builder {
             });
             for src in sources(from) {
                 for &d in &dests {
-                    self.push_edge(src, d, guard.clone(), counter, e.loc);
+                    self.push_edge(src, d, guard.clone(), counter);
                 }
             }
         }
@@ -413,7 +413,7 @@ impl Builder {
                 .collect::<Result<Vec<_>, _>>()?;
             for src in sources(from) {
                 for &d in &dests {
-                    self.push_edge(src, d, None, None, s.loc);
+                    self.push_edge(src, d, None, None);
                 }
             }
         }
@@ -495,14 +495,12 @@ impl Builder {
         to: NodeIx,
         guard: Option<super::FlatGuard>,
         exit_after: Option<(usize, u32)>,
-        loc: crate::source::Loc,
     ) {
         self.m.edges.push(FlatEdge {
             from,
             to,
             guard,
             exit_after,
-            loc,
         });
     }
 }

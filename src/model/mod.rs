@@ -61,10 +61,10 @@ pub(crate) struct Unseen {
     /// Per tool: some call of it is plain (a `tools_plain` node or a tool-listing `step` binds
     /// it, or a `model` node hosts it), so `ran_seen[t]` and `count_seen[t]` can lag `ran[t]`
     /// and `count[t]`.
-    pub tools: Vec<bool>,
+    pub(crate) tools: Vec<bool>,
     /// Taint can enter unseen (a plain call of a `reads_outside` tool, or leaving a `remote`
     /// node), so `tainted_seen` can lag `tainted`.
-    pub taint: bool,
+    pub(crate) taint: bool,
 }
 
 impl Unseen {
@@ -99,16 +99,16 @@ pub(crate) type FlatGuard = Guard<FlagIx>;
 #[derive(Debug, Clone)]
 pub struct Pause {
     /// Before, after or inside.
-    pub when: When,
+    pub(crate) when: When,
     /// The tool the yes confirms, if any.
-    pub tool: Option<ToolIx>,
+    pub(crate) tool: Option<ToolIx>,
     /// The flag the yes sets (and an inside no clears).
-    pub answer: Option<FlagIx>,
+    pub(crate) answer: Option<FlagIx>,
     /// A `call` review the person may answer yes for the rest of the run (SPEC 3.1 "Standing
     /// approvals").
-    pub standing: bool,
+    pub(crate) standing: bool,
     /// Where the interrupt was declared.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
 }
 
 /// What a taint region is (SPEC 3.1 "Regions are kinds and names together").
@@ -140,7 +140,7 @@ pub struct Region {
     /// Agent, subgraph or the top graph.
     pub(crate) kind: RegionKind,
     /// The agent's name, the subgraph's path, or the top graph's name.
-    pub name: String,
+    pub(crate) name: String,
 }
 
 /// A node of the flattened graph.
@@ -151,17 +151,17 @@ pub struct FlatNode {
     /// The node's kind. A subgraph's own `start`/`end` keep their kinds; only the top `end` ends a turn.
     pub kind: NodeKind,
     /// The node's agent, if declared.
-    pub agent: Option<String>,
+    pub(crate) agent: Option<String>,
     /// The node's region (index into [`FlatModel::regions`]): agent, else subgraph path, else
     /// graph (SPEC 3.1: an agent, a subgraph and the top graph are three regions whatever their
     /// names).
-    pub region: usize,
+    pub(crate) region: usize,
     /// Tools offered (model) or bound (tool nodes, tool-listing steps).
-    pub tools: Vec<ToolIx>,
+    pub(crate) tools: Vec<ToolIx>,
     /// A model node's hosted tools (SPEC 2.2 `hosted`): at each visit, before it chooses, the
     /// model's provider may call any of them, one call after another (each a batch of its own,
     /// seeing the ones before), every call plain.
-    pub hosted: Vec<ToolIx>,
+    pub(crate) hosted: Vec<ToolIx>,
     /// Flags set when the node is left (after its `clears`).
     pub sets: Vec<FlagIx>,
     /// Flags cleared when the node is left.
@@ -169,31 +169,31 @@ pub struct FlatNode {
     /// Tools of `tools` whose arguments the node's code takes from what a model wrote (SPEC 2.2
     /// `model_written`), with the arguments (`None`: any): chosen by a model for QG017/QG018; the
     /// engines do not read it.
-    pub model_written: Vec<(ToolIx, Option<Vec<String>>)>,
+    pub(crate) model_written: Vec<(ToolIx, Option<Vec<String>>)>,
     /// Pauses on entering: `before` first, then `inside`, in declaration order.
-    pub on_enter: Vec<Pause>,
+    pub(crate) on_enter: Vec<Pause>,
     /// Pauses on leaving (`after`).
-    pub on_leave: Vec<Pause>,
+    pub(crate) on_leave: Vec<Pause>,
     /// Reviews of each call (`call` interrupts, SPEC 12.2), one per tool reviewed: every call of
     /// the tool at a visit of this node is put to the person first; a yes runs it confirmed and
     /// confirmed on clean content for that call alone, a no runs nothing.
     pub reviews: Vec<Pause>,
     /// True when leaving the node taints the run (a `remote` node).
-    pub taints_on_leave: bool,
+    pub(crate) taints_on_leave: bool,
     /// A `remote` node's channel (SPEC 2.2 `channel`), for QG107.
-    pub channel: Option<String>,
+    pub(crate) channel: Option<String>,
     /// The subgraph path holding the node (`""` for the top graph, `kb`, `kb/inner`).
-    pub path: String,
+    pub(crate) path: String,
     /// The declaring line (SPEC 7 location).
-    pub loc: Loc,
+    pub(crate) loc: Loc,
     /// Why the guard the node's calls pass is not credited (SPEC 2.2 `guard_not_credited`).
-    pub guard_not_credited: Option<String>,
+    pub(crate) guard_not_credited: Option<String>,
     /// Rank in declaration order (SPEC 3.1): the top graph's nodes in their order, then each
     /// subgraph definition's nodes in the order the `subgraphs` objects list them (a definition's
     /// own `subgraphs` right after its nodes), each definition once. Nodes inlined from one
     /// definition at several subgraph nodes share its rank; where one must come first (QG023's
     /// subject), it is the use whose subgraph node is declared first.
-    pub decl: usize,
+    pub(crate) decl: usize,
 }
 
 impl FlatNode {
@@ -264,22 +264,20 @@ pub struct FlatEdge {
     /// Destination node.
     pub to: NodeIx,
     /// Taken only when it holds.
-    pub guard: Option<FlatGuard>,
+    pub(crate) guard: Option<FlatGuard>,
     /// `exit_after`: (counter index into [`FlatModel::counters`], N).
-    pub exit_after: Option<(usize, u32)>,
-    /// Where it was declared.
-    pub loc: Loc,
+    pub(crate) exit_after: Option<(usize, u32)>,
 }
 
 /// A conditional or command edge with `null` destinations (QG015).
 #[derive(Debug, Clone)]
 pub(crate) struct NullEdge {
     /// The qualified id of its source.
-    pub from: String,
+    pub(crate) from: String,
     /// `conditional` or `command`.
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     /// Where it was declared.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
 }
 
 /// The flattened model.
@@ -291,43 +289,43 @@ pub struct FlatModel {
     /// Edges; [`FlatModel::out`] indexes them by source.
     pub edges: Vec<FlatEdge>,
     /// For each node, the indices of its outgoing edges.
-    pub out: Vec<Vec<usize>>,
+    pub(crate) out: Vec<Vec<usize>>,
     /// The node a turn starts at.
-    pub entry: NodeIx,
+    pub(crate) entry: NodeIx,
     /// The top graph's `end` nodes: entering one ends the turn.
-    pub top_ends: Vec<NodeIx>,
+    pub(crate) top_ends: Vec<NodeIx>,
     /// The catalogue's tools.
     pub tools: Vec<ToolDef>,
     /// State flags: name and scope.
     pub(crate) flags: Vec<(String, FlagScope)>,
     /// `exit_after` counters, one per such edge (its source's qualified id).
-    pub counters: Vec<String>,
+    pub(crate) counters: Vec<String>,
     /// The regions (SPEC 3.1): agents, subgraph paths and the top graph, each kind apart.
     pub regions: Vec<Region>,
     /// Node steps per run.
-    pub recursion_limit: u32,
+    pub(crate) recursion_limit: u32,
     /// Turns to search.
     pub session_steps: u32,
     /// `null` edges, for QG015.
     pub(crate) null_edges: Vec<NullEdge>,
     /// Subgraph nodes whose graph is missing or empty, for QG006: (node, graph name).
-    pub opaque_subgraphs: Vec<(NodeIx, String)>,
+    pub(crate) opaque_subgraphs: Vec<(NodeIx, String)>,
     /// Subgraph paths that declare their own budget.
-    pub budget_paths: Vec<String>,
+    pub(crate) budget_paths: Vec<String>,
     /// Agents that declare a budget.
-    pub budget_agents: Vec<String>,
+    pub(crate) budget_agents: Vec<String>,
     /// True when the export declares a run budget.
-    pub top_budget: bool,
+    pub(crate) top_budget: bool,
     /// For each tool, true when some interrupt names it (O2 applies to writes so named).
-    pub interrupted: Vec<bool>,
+    pub(crate) interrupted: Vec<bool>,
     /// For each tool, true when some `call` review of it is `standing` (SPEC 3.1 "Standing
     /// approvals"): only then does any engine keep its standing latches.
-    pub standing: Vec<bool>,
+    pub(crate) standing: Vec<bool>,
     /// For each tool, the rulebook's gate on its guarded calls (`None`: no rulebook governs it).
     pub gates: Vec<Option<RuleGate>>,
     /// For each tool, true when it writes a store the catalogue declares `persistent` (O10,
     /// QG021).
-    pub persists: Vec<bool>,
+    pub(crate) persists: Vec<bool>,
     /// Nodes and tools by name, so that [`FlatModel::node_ix`] and [`FlatModel::tool_ix`] cost a
     /// hash, not a scan (a graph may have 200,000 nodes and a witness step names one). Built by
     /// [`flatten`]; a name it does not hold, or holds for another index, is looked up by scan.
@@ -343,9 +341,9 @@ pub struct FlatModel {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Names {
     /// Qualified node id to node.
-    pub nodes: std::collections::HashMap<String, NodeIx>,
+    pub(crate) nodes: std::collections::HashMap<String, NodeIx>,
     /// Tool name to tool (the first of a repeated name).
-    pub tools: std::collections::HashMap<String, ToolIx>,
+    pub(crate) tools: std::collections::HashMap<String, ToolIx>,
 }
 
 impl Names {
@@ -402,7 +400,7 @@ pub struct ToolCheck {
     pub(crate) all: Vec<CheckLit>,
     /// The rulebook's gate (SPEC 3 `fact[f]`); `None` where none applies or one of its sets is
     /// empty (it always allows). A gate with no set never allows.
-    pub gate: Option<RuleGate>,
+    pub(crate) gate: Option<RuleGate>,
 }
 
 impl ToolCheck {

@@ -11,29 +11,29 @@ pub(crate) const BUILT_IN: &str = include_str!("../../rules/advisories.toml");
 #[serde(deny_unknown_fields)]
 pub(crate) struct Advisory {
     /// Its identifier (`GHSA-…`, `CVE-…`, `PYSEC-…`).
-    pub id: String,
+    pub(crate) id: String,
     /// Other identifiers of the same advisory.
     #[serde(default)]
-    pub aliases: Vec<String>,
+    pub(crate) aliases: Vec<String>,
     /// Where it is published.
-    pub url: String,
+    pub(crate) url: String,
     /// The package it concerns.
     #[serde(default)]
-    pub package: Option<String>,
+    pub(crate) package: Option<String>,
     /// The versions affected, as the advisory says.
     #[serde(default)]
-    pub affected: Option<String>,
+    pub(crate) affected: Option<String>,
     /// The version that fixes it.
     #[serde(default)]
-    pub fixed: Option<String>,
+    pub(crate) fixed: Option<String>,
     /// Colang flow names of the rails it concerns.
     #[serde(default)]
-    pub rails: Vec<String>,
+    pub(crate) rails: Vec<String>,
     /// Actions those rails execute, when the advisory is about the action.
     #[serde(default)]
-    pub actions: Vec<String>,
+    pub(crate) actions: Vec<String>,
     /// One sentence.
-    pub summary: String,
+    pub(crate) summary: String,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]

@@ -99,11 +99,11 @@ pub struct Budgets {
     /// Routes the compile keeps.
     pub routes: usize,
     /// Bytes of the rulebook's files, in total.
-    pub source_bytes: usize,
+    pub(crate) source_bytes: usize,
     /// Bytes of the record, as `stalwart rules compile` writes it.
     pub record_bytes: usize,
     /// Implication questions QG002 may ask Z3 (the rest is undecided, QG006).
-    pub implications: usize,
+    pub(crate) implications: usize,
 }
 
 /// Default of [`Budgets::condition`]: the graph's limit on a guard's operators.
@@ -151,12 +151,12 @@ pub struct Overrun {
     /// The budget.
     pub(crate) budget: Budget,
     /// Its limit.
-    pub limit: usize,
+    pub(crate) limit: usize,
     /// The statement (or file start) that crossed it.
-    pub at: Place,
+    pub(crate) at: Place,
     /// What crossed it, in the rulebook's words (`the condition of this if has 50,001 atoms and
     /// operators`).
-    pub what: String,
+    pub(crate) what: String,
 }
 
 impl Overrun {
@@ -317,9 +317,9 @@ impl Write for Count {
 #[derive(Debug, Clone)]
 pub(crate) struct Meter {
     /// Bytes spent so far.
-    pub bytes: usize,
+    pub(crate) bytes: usize,
     /// The budget.
-    pub limit: usize,
+    pub(crate) limit: usize,
 }
 
 impl Meter {

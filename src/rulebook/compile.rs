@@ -36,14 +36,14 @@ pub struct SourceInfo {
     /// The file as displayed (relative to where the rulebook was given).
     pub path: String,
     /// The Colang version it was read as.
-    pub version: String,
+    pub(crate) version: String,
 }
 
 /// A flow line passed on the way to an execute (the witness of a route).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Hop {
     /// Where.
-    pub at: Place,
+    pub(crate) at: Place,
     /// What happened there, in the rulebook's words (`flow refunds`, `user ask refund`,
     /// `if $order_paid`, `else of if $order_paid`, `do check order`).
     pub what: String,
@@ -68,22 +68,22 @@ pub struct Route {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Exec {
     /// The action as written.
-    pub action: String,
+    pub(crate) action: String,
     /// Where.
-    pub at: Place,
+    pub(crate) at: Place,
     /// Written `bot execute_x`.
-    pub via_bot: bool,
+    pub(crate) via_bot: bool,
 }
 
 /// A `bot X` line (1.0).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct BotLine {
     /// The message name, or the inline text.
-    pub message: String,
+    pub(crate) message: String,
     /// Where.
-    pub at: Place,
+    pub(crate) at: Place,
     /// Given inline as text.
-    pub inline: bool,
+    pub(crate) inline: bool,
 }
 
 /// A statement no route reaches, after one that ends every route through it.
@@ -108,7 +108,7 @@ pub struct Read {
     /// The `if`/`while` statement.
     pub at: Place,
     /// The condition as the compiler reads it.
-    pub cond: String,
+    pub(crate) cond: String,
     /// True when the variable is read under a negation, so its default (false) passes.
     pub negated: bool,
     /// The first action the `else` branch executes, when there is one (the default takes it).
@@ -123,7 +123,7 @@ pub struct ElseExec {
     /// The `if`.
     pub if_at: Place,
     /// The condition as written.
-    pub cond: String,
+    pub(crate) cond: String,
     /// The execute in the `then` branch.
     pub then_at: Place,
     /// The execute in the `else` branch.
@@ -134,11 +134,11 @@ pub struct ElseExec {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Use {
     /// The name as written.
-    pub name: String,
+    pub(crate) name: String,
     /// Where.
-    pub at: Place,
+    pub(crate) at: Place,
     /// `call`, `flow` or `import`.
-    pub how: String,
+    pub(crate) how: String,
 }
 
 /// The compiled rulebook: what the tool check evaluates (routes) and what the rules read.
@@ -155,7 +155,7 @@ pub struct Compiled {
     /// Every `bot` line that is not an execute.
     pub(crate) bot_lines: Vec<BotLine>,
     /// `define bot` messages.
-    pub bot_defined: Vec<String>,
+    pub(crate) bot_defined: Vec<String>,
     /// Statements no route reaches.
     pub dead: Vec<Dead>,
     /// Variables read where nothing wrote them.

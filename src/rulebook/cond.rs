@@ -37,11 +37,11 @@ pub enum Cond {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Atom {
     /// The atom as written, spaces normalised (`$order_paid`, `$status == "paid"`).
-    pub text: String,
+    pub(crate) text: String,
     /// For a bare variable (`$x`, `$x.field`): the variable's name without `$` and fields (`x`).
-    pub var: Option<String>,
+    pub(crate) var: Option<String>,
     /// Every variable the atom reads, without `$`, in order of first appearance.
-    pub reads: Vec<String>,
+    pub(crate) reads: Vec<String>,
 }
 
 /// The atoms of one rulebook, shared by all its conditions.

@@ -19,16 +19,16 @@ pub(crate) const BUILT_IN: &str = include_str!("../../rules/nemo_library.toml");
 #[serde(deny_unknown_fields)]
 pub(crate) struct Library {
     /// The `nemoguardrails` version the lists were taken from.
-    pub version: String,
+    pub(crate) version: String,
     /// Actions NeMo's runtime registers itself, as registered (`self_check_input`,
     /// `GenerateUserIntentAction`, `wolfram alpha request`).
-    pub actions: Vec<String>,
+    pub(crate) actions: Vec<String>,
     /// UMIM actions (`UtteranceBotAction`): a 2.x flow's `await` sends them out as events.
-    pub umim_actions: Vec<String>,
+    pub(crate) umim_actions: Vec<String>,
     /// Flows of NeMo's Colang 1.0 library (`self check input`, `generate user intent`).
-    pub flows_1: Vec<String>,
+    pub(crate) flows_1: Vec<String>,
     /// Flows of NeMo's Colang 2.x library and standard library (`bot say`, `user said`).
-    pub flows_2: Vec<String>,
+    pub(crate) flows_2: Vec<String>,
 }
 
 /// The built-in list, parsed once. It is checked by a unit test, so a broken file fails the

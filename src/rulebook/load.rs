@@ -40,27 +40,27 @@ pub(crate) enum Kind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct VersionChoice {
     /// The version.
-    pub version: Version,
+    pub(crate) version: Version,
     /// Why (`agent.yaml's settings.colang_version`, `config.yml beside the rulebook`, `the
     /// default: nothing declares a version`).
-    pub from: String,
+    pub(crate) from: String,
 }
 
 /// A rulebook read and compiled.
 #[derive(Debug, Clone)]
 pub(crate) struct Loaded {
     /// The rulebook as named (`policy.co`, `rails/`, `compiled/`).
-    pub display: String,
+    pub(crate) display: String,
     /// What was read.
-    pub kind: Kind,
+    pub(crate) kind: Kind,
     /// The Colang version and why (none for a sheet).
-    pub version: Option<VersionChoice>,
+    pub(crate) version: Option<VersionChoice>,
     /// The compiled rulebook.
-    pub compiled: Compiled,
+    pub(crate) compiled: Compiled,
     /// The source-map ids of the rulebook's files, aligned with `compiled.files`.
-    pub file_ids: Vec<FileId>,
+    pub(crate) file_ids: Vec<FileId>,
     /// The record's content hash, when a record was read.
-    pub record_hash: Option<String>,
+    pub(crate) record_hash: Option<String>,
 }
 
 /// Where a rulebook was named, which decides where its files may lie and where an error about
@@ -73,9 +73,9 @@ pub(crate) struct Loaded {
 pub(crate) struct Origin {
     /// The line that named the rulebook (agent.yaml's `rulebook:`), when a file named it; read
     /// errors are located there and print nothing of the file.
-    pub at: Option<Loc>,
+    pub(crate) at: Option<Loc>,
     /// The folder its files must lie under (or the current directory).
-    pub within: PathBuf,
+    pub(crate) within: PathBuf,
 }
 
 impl Origin {

@@ -35,34 +35,34 @@ pub(crate) const FILE_NAME: &str = "record.json";
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct RecordSource {
     /// The file as it was displayed when compiled.
-    pub path: String,
+    pub(crate) path: String,
     /// The SHA-256 of its text, hex.
-    pub sha256: String,
+    pub(crate) sha256: String,
     /// Its text.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// A compiled rulebook record (see the module docs for the JSON).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Record {
     /// Always [`FORMAT`].
-    pub format: String,
+    pub(crate) format: String,
     /// Always [`VERSION`] for records this build writes.
-    pub version: u32,
+    pub(crate) version: u32,
     /// The compiler that wrote it.
-    pub compiler: String,
+    pub(crate) compiler: String,
     /// `sha256:<hex>` over the record serialised with this field empty.
-    pub content_hash: String,
+    pub(crate) content_hash: String,
     /// `colang` or `sheet`.
-    pub kind: String,
+    pub(crate) kind: String,
     /// The Colang version the sources were read as (`null` for a sheet).
-    pub colang_version: Option<String>,
+    pub(crate) colang_version: Option<String>,
     /// Why that version (`agent.yaml settings`, `config.yml beside the rulebook`, `the default`).
-    pub version_from: String,
+    pub(crate) version_from: String,
     /// The source files.
-    pub sources: Vec<RecordSource>,
+    pub(crate) sources: Vec<RecordSource>,
     /// What the compiler read.
-    pub compiled: Compiled,
+    pub(crate) compiled: Compiled,
 }
 
 /// The two fields a record is recognised by, whatever else the JSON holds.

@@ -22,7 +22,7 @@ pub struct CodeCheck {
     pub id: String,
     /// The CWE weaknesses it finds (`CWE-798`), for SARIF.
     #[serde(default)]
-    pub cwe: Vec<String>,
+    pub(crate) cwe: Vec<String>,
     /// A short title (`Undeclared network call`).
     pub title: String,
     /// The default severity's word (`High`).

@@ -24,11 +24,11 @@ const MAX_WINDOW_LINES: u32 = 12;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Window {
     /// The window's lines, clipped and escaped.
-    pub text: String,
+    pub(crate) text: String,
     /// The file's line number of the window's first line (1-based).
-    pub first_line: u32,
+    pub(crate) first_line: u32,
     /// The spans, in the order asked, as byte ranges of `text`.
-    pub spans: Vec<Option<Range<usize>>>,
+    pub(crate) spans: Vec<Option<Range<usize>>>,
 }
 
 impl SourceFile {

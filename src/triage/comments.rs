@@ -12,11 +12,11 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Comment {
     /// 1-based line.
-    pub line: u32,
+    pub(crate) line: u32,
     /// 1-based column of the `#`, in characters.
-    pub column: u32,
+    pub(crate) column: u32,
     /// The text after `#`, to the end of the line.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// `text` with each carriage return that ends a line alone (not followed by a line feed) made a

@@ -50,9 +50,9 @@ pub(crate) type Key = (ToolIx, NodeIx, super::Class);
 #[derive(Debug, Clone, Default)]
 pub struct Hints {
     /// Per key: the turn and node steps of its shortest witness.
-    pub found: BTreeMap<Key, (u32, u32)>,
+    pub(crate) found: BTreeMap<Key, (u32, u32)>,
     /// True when the instance was proved at every depth already (k-induction is then skipped).
-    pub every_depth: bool,
+    pub(crate) every_depth: bool,
 }
 
 /// The largest `at_most` count the Z3 engine encodes (as a thermometer of that many variables a

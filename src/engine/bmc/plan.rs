@@ -24,59 +24,59 @@ pub(crate) enum Part {
 #[derive(Debug, Clone)]
 pub(crate) struct Group {
     /// (tool, node, class) keys, as the explicit engine keys its violations.
-    pub keys: Vec<(ToolIx, NodeIx, Class)>,
+    pub(crate) keys: Vec<(ToolIx, NodeIx, Class)>,
     /// The ways it can happen; the group breaks when any does.
-    pub parts: Vec<Part>,
+    pub(crate) parts: Vec<Part>,
 }
 
 /// The static plan of one instance.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
     /// The question.
-    pub inst: Instance,
+    pub(crate) inst: Instance,
     /// Latches kept (see [`Slice`]).
-    pub slice: Slice,
+    pub(crate) slice: Slice,
     /// Per tool: its guarded calls are allowed or refused by its tool check exactly; for the
     /// others the check may do either (an over-approximation that refinement narrows).
-    pub exact: Vec<bool>,
+    pub(crate) exact: Vec<bool>,
     /// Per tool: its tool check (SPEC 3: order rules and the rulebook's gate).
-    pub checks: Arc<Vec<ToolCheck>>,
+    pub(crate) checks: Arc<Vec<ToolCheck>>,
     /// Per tool: how many of its running calls in one batch the encoding counts (0: its calls
     /// change nothing the obligation reads, so they are left out).
-    pub xcap: Vec<u32>,
+    pub(crate) xcap: Vec<u32>,
     /// Per region: its taint bit (see the explicit engine: O6 keeps one bit per region of a plain
     /// node binding the tool and one for every other region; other obligations one bit).
-    pub region_bit: Vec<usize>,
+    pub(crate) region_bit: Vec<usize>,
     /// Taint bits kept (0 when the slice has no taint).
-    pub taint_bits: usize,
+    pub(crate) taint_bits: usize,
     /// The violations the instance can have.
-    pub groups: Vec<Group>,
+    pub(crate) groups: Vec<Group>,
     /// Frames per turn: the most node visits a run of at most `recursion_limit` steps can make,
     /// plus one frame after the turn has ended.
-    pub frames: usize,
+    pub(crate) frames: usize,
     /// Per node: the fewest frames from the turn's first (its entry) to a visit of it.
-    pub min_frame: Arc<Vec<usize>>,
+    pub(crate) min_frame: Arc<Vec<usize>>,
     /// Per node: the fewest frames from it to a frame where the obligation can break or the
     /// turn can end (guards ignored); `usize::MAX` when there is none.
-    pub to_target: Vec<usize>,
+    pub(crate) to_target: Vec<usize>,
     /// Per node: whether it can matter (reachable within the step limit, and some call or the
     /// turn's end reachable from it).
-    pub usable: Arc<Vec<bool>>,
+    pub(crate) usable: Arc<Vec<bool>>,
     /// The most `inside` pauses one node has.
-    pub inside_max: usize,
+    pub(crate) inside_max: usize,
     /// Per tool: the calling nodes that bind it.
-    pub binders: Arc<Vec<Vec<NodeIx>>>,
+    pub(crate) binders: Arc<Vec<Vec<NodeIx>>>,
     /// Per `exit_after` counter: its N.
-    pub counter_caps: Arc<Vec<u32>>,
+    pub(crate) counter_caps: Arc<Vec<u32>>,
     /// True when some node other than the entry is free to enter (a subgraph's start or end): a
     /// frame's node steps are then a variable. Otherwise every frame after the entry costs one
     /// step, so the steps at a frame are its offset (plus one for a paid entry) and need no
     /// arithmetic.
-    pub counted_steps: bool,
+    pub(crate) counted_steps: bool,
     /// 1 when entering the entry costs a step, else 0.
-    pub entry_cost: u32,
+    pub(crate) entry_cost: u32,
     /// Node steps per run.
-    pub recursion_limit: u32,
+    pub(crate) recursion_limit: u32,
 }
 
 /// What every instance's plan over one model shares, worked out once per model (issue 14: worked
@@ -85,25 +85,25 @@ pub(crate) struct Plan {
 #[derive(Debug, Clone)]
 pub struct Common {
     /// Per tool: its tool check (SPEC 3).
-    pub checks: Arc<Vec<ToolCheck>>,
+    pub(crate) checks: Arc<Vec<ToolCheck>>,
     /// See [`Plan::min_frame`].
-    pub min_frame: Arc<Vec<usize>>,
+    pub(crate) min_frame: Arc<Vec<usize>>,
     /// See [`Plan::usable`].
-    pub usable: Arc<Vec<bool>>,
+    pub(crate) usable: Arc<Vec<bool>>,
     /// See [`Plan::frames`].
-    pub frames: usize,
+    pub(crate) frames: usize,
     /// See [`Plan::inside_max`].
-    pub inside_max: usize,
+    pub(crate) inside_max: usize,
     /// See [`Plan::binders`].
-    pub binders: Arc<Vec<Vec<NodeIx>>>,
+    pub(crate) binders: Arc<Vec<Vec<NodeIx>>>,
     /// See [`Plan::counter_caps`].
-    pub counter_caps: Arc<Vec<u32>>,
+    pub(crate) counter_caps: Arc<Vec<u32>>,
     /// See [`Plan::counted_steps`].
-    pub counted_steps: bool,
+    pub(crate) counted_steps: bool,
     /// Per tool: some calling node binds it (a tool no calling node binds is never called).
-    pub bound: Arc<Vec<bool>>,
+    pub(crate) bound: Arc<Vec<bool>>,
     /// [`crate::engine::slice::irrev_confirmations`], for each instance's slice.
-    pub irrev: Arc<Vec<ToolIx>>,
+    pub(crate) irrev: Arc<Vec<ToolIx>>,
 }
 
 impl Common {

@@ -64,73 +64,73 @@ fn and(v: &[Bool]) -> Bool {
 #[derive(Clone)]
 pub(crate) struct State {
     /// State flags.
-    pub flags: Vec<Bool>,
+    pub(crate) flags: Vec<Bool>,
     /// `exit_after` counters.
-    pub ctr: Vec<Therm>,
+    pub(crate) ctr: Vec<Therm>,
     /// `ran[t]`, for tools the slice keeps.
-    pub ran: Vec<Option<Bool>>,
+    pub(crate) ran: Vec<Option<Bool>>,
     /// `count[t]` (saturating at its cap), for tools the slice keeps.
-    pub cnt: Vec<Option<Therm>>,
+    pub(crate) cnt: Vec<Option<Therm>>,
     /// Taint bits.
-    pub taint: Vec<Bool>,
+    pub(crate) taint: Vec<Bool>,
     /// `confirmed[t]`.
-    pub conf: Vec<Option<Bool>>,
+    pub(crate) conf: Vec<Option<Bool>>,
     /// `confirmed_clean[t]`.
-    pub clean: Vec<Option<Bool>>,
+    pub(crate) clean: Vec<Option<Bool>>,
     /// `irreversible_unconfirmed`.
-    pub irrev: Bool,
+    pub(crate) irrev: Bool,
     /// `wrote`.
-    pub wrote: Bool,
+    pub(crate) wrote: Bool,
     /// 1 + the node where the unrecoverable tool last ran in this run, 0 for none.
-    pub unrec: Code,
+    pub(crate) unrec: Code,
     /// `ran_seen[t]` (SPEC 3.1 "The guard's view"), for tools the slice keeps the twin of.
-    pub ran_seen: Vec<Option<Bool>>,
+    pub(crate) ran_seen: Vec<Option<Bool>>,
     /// `count_seen[t]` (saturating at its cap), for tools the slice keeps the twin of.
-    pub cnt_seen: Vec<Option<Therm>>,
+    pub(crate) cnt_seen: Vec<Option<Therm>>,
     /// `tainted_seen`, where the slice keeps it.
-    pub taint_seen: Option<Bool>,
+    pub(crate) taint_seen: Option<Bool>,
     /// A standing approval of t (SPEC 3.1 "Standing approvals"), where the slice keeps it.
-    pub stand: Vec<Option<Bool>>,
+    pub(crate) stand: Vec<Option<Bool>>,
     /// The standing approval on clean content, where the slice keeps it.
-    pub sclean: Vec<Option<Bool>>,
+    pub(crate) sclean: Vec<Option<Bool>>,
 }
 
 /// One frame: a node visit.
 pub(crate) struct Frame {
     /// Turn (1-based).
-    pub turn: u32,
+    pub(crate) turn: u32,
     /// Frame index within its turn.
-    pub offset: usize,
+    pub(crate) offset: usize,
     /// The node, or `DONE`/`DEAD`.
-    pub nd: OneHot,
+    pub(crate) nd: OneHot,
     /// Node steps in the run after entering the node (`None`: the plan's fixed steps).
-    pub st: Option<Therm>,
+    pub(crate) st: Option<Therm>,
     /// State on arrival.
-    pub s: State,
+    pub(crate) s: State,
     /// `inside` answers, by the node's inside pause index.
-    pub ans: Vec<Bool>,
+    pub(crate) ans: Vec<Bool>,
     /// Per tool: running calls in the batch (counted tools only).
-    pub x: Vec<Option<Therm>>,
+    pub(crate) x: Vec<Option<Therm>>,
     /// Per tool: one more call refused by the check or the person.
-    pub y: Vec<Option<Bool>>,
+    pub(crate) y: Vec<Option<Bool>>,
     /// Per tool: one of its running calls got a yes for the rest of the run (SPEC 3.1
     /// "Standing approvals"), where a node may give one and the slice keeps it.
-    pub z: Vec<Option<Bool>>,
+    pub(crate) z: Vec<Option<Bool>>,
     /// Per tool with `z`: at a model node, its standing yes came after the visit's reads (its
     /// hosted calls are made one after another, in any order), so they do not clear it.
-    pub zlast: Vec<Option<Bool>>,
+    pub(crate) zlast: Vec<Option<Bool>>,
     /// The edge left by: an index into `edges`, `edges.len()` for none.
-    pub ed: OneHot,
+    pub(crate) ed: OneHot,
     /// The edges this frame may leave by.
-    pub edges: Vec<usize>,
+    pub(crate) edges: Vec<usize>,
     /// Per node: `nd == node`, for nodes allowed at this offset.
-    pub at: Vec<Option<Bool>>,
+    pub(crate) at: Vec<Option<Bool>>,
     /// `confirmed` after entering (the batch reads it).
-    pub conf_e: Vec<Option<Bool>>,
+    pub(crate) conf_e: Vec<Option<Bool>>,
     /// `confirmed_clean` after entering.
-    pub clean_e: Vec<Option<Bool>>,
+    pub(crate) clean_e: Vec<Option<Bool>>,
     /// Flags after entering.
-    pub flags_e: Vec<Bool>,
+    pub(crate) flags_e: Vec<Bool>,
 }
 
 impl Frame {
@@ -172,15 +172,15 @@ impl Frame {
 /// The unrolling of one instance on one solver.
 pub(crate) struct Unrolling<'a> {
     /// The model.
-    pub m: &'a FlatModel,
+    pub(crate) m: &'a FlatModel,
     /// The instance's plan.
-    pub p: &'a Plan,
+    pub(crate) p: &'a Plan,
     /// The solver, every frame's transition asserted.
-    pub solver: Solver,
+    pub(crate) solver: Solver,
     /// Frames so far, turn after turn.
-    pub frames: Vec<Frame>,
+    pub(crate) frames: Vec<Frame>,
     /// Node code width.
-    pub wn: usize,
+    pub(crate) wn: usize,
     /// True: the first turn starts from any state a turn can start from (k-induction).
     arbitrary: bool,
     /// Per tool: the largest count kept (`at_most` N; 0 for tools not counted).

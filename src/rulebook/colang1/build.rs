@@ -6,11 +6,11 @@ use super::{Element, ElementKind, WhenBranch};
 /// An element still being filled in.
 #[derive(Debug, Clone)]
 pub(super) struct Raw {
-    pub line: usize,
-    pub column: usize,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
     /// `when`/`else when` when the line it was read from starts with that keyword.
-    pub kw: Option<&'static str>,
-    pub kind: RawKind,
+    pub(crate) kw: Option<&'static str>,
+    pub(crate) kind: RawKind,
 }
 
 /// Leaves are final; blocks point at arena lists.
@@ -33,17 +33,17 @@ pub(super) enum Item {
 /// An `if` being filled in.
 #[derive(Debug, Clone)]
 pub(super) struct IfData {
-    pub cond: String,
-    pub elif: bool,
-    pub then: usize,
-    pub else_: Option<usize>,
+    pub(crate) cond: String,
+    pub(crate) elif: bool,
+    pub(crate) then: usize,
+    pub(crate) else_: Option<usize>,
 }
 
 /// Lists and ifs.
 #[derive(Debug, Default)]
 pub(super) struct Arena {
-    pub lists: Vec<Vec<Item>>,
-    pub ifs: Vec<IfData>,
+    pub(crate) lists: Vec<Vec<Item>>,
+    pub(crate) ifs: Vec<IfData>,
 }
 
 impl Arena {

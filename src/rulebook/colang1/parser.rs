@@ -65,50 +65,50 @@ const OPENS_FLOW: &[&str] = &[
 /// An open list and the indentation of its statements.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Branch {
-    pub list: usize,
-    pub indentation: usize,
+    pub(crate) list: usize,
+    pub(crate) indentation: usize,
 }
 
 /// An open `if`.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct IfRef {
-    pub id: usize,
-    pub indentation: usize,
-    pub keyword_indentation: usize,
+    pub(crate) id: usize,
+    pub(crate) indentation: usize,
+    pub(crate) keyword_indentation: usize,
 }
 
 /// A flow being read.
 #[derive(Debug, Clone)]
 pub(super) struct FlowSlot {
-    pub name: String,
-    pub line: usize,
-    pub column: usize,
-    pub list: usize,
+    pub(crate) name: String,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+    pub(crate) list: usize,
 }
 
 /// The reader's state (NeMo's `ColangParser` fields).
 pub(super) struct Parser {
-    pub lines: Lines,
-    pub idx: usize,
-    pub cur: Line,
-    pub cur_ind: usize,
-    pub next: Option<Line>,
-    pub text: String,
-    pub token: String,
-    pub params_ind: u8,
+    pub(crate) lines: Lines,
+    pub(crate) idx: usize,
+    pub(crate) cur: Line,
+    pub(crate) cur_ind: usize,
+    pub(crate) next: Option<Line>,
+    pub(crate) text: String,
+    pub(crate) token: String,
+    pub(crate) params_ind: u8,
     namespaces: Vec<String>,
     indentations: Vec<usize>,
     namespace: String,
     namespace_at: (usize, usize),
-    pub branches: Vec<Branch>,
-    pub ifs: Vec<IfRef>,
-    pub arena: Arena,
-    pub flows: Vec<FlowSlot>,
+    pub(crate) branches: Vec<Branch>,
+    pub(crate) ifs: Vec<IfRef>,
+    pub(crate) arena: Arena,
+    pub(crate) flows: Vec<FlowSlot>,
     /// The names in `flows`, to find one without a scan.
     flow_names: HashSet<String>,
     /// The packages in `file.imports`.
     import_names: HashSet<String>,
-    pub file: File,
+    pub(crate) file: File,
 }
 
 impl Parser {

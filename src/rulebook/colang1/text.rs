@@ -140,13 +140,13 @@ pub(super) fn string_hash(s: &str) -> String {
 #[derive(Debug, Clone)]
 pub(super) struct Line {
     /// The stripped text.
-    pub text: String,
+    pub(crate) text: String,
     /// 1-based line number (of the last physical line of a continued line, as NeMo counts).
-    pub number: usize,
+    pub(crate) number: usize,
     /// Leading spaces (tabs do not count, as in NeMo).
-    pub indentation: usize,
+    pub(crate) indentation: usize,
     /// 1-based column of the first character of the text.
-    pub column: usize,
+    pub(crate) column: usize,
 }
 
 /// The file's logical lines as the reader reads and rewrites them: a gap buffer (`head` the
