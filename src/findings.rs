@@ -4,7 +4,7 @@
 //! ([`crate::engine`]) with a symbolic subject (a tool, `cycle:<node>`, `edge:<from>`) and a [`Loc`];
 //! the outputs in [`crate::output`] only read it. The [`crate::report::Report`] is everything one run concluded.
 
-use crate::source::Loc;
+use crate::input::source::Loc;
 use serde::Serialize;
 
 pub use crate::obligation::Obligation;
@@ -269,7 +269,7 @@ pub struct Finding {
     /// code finding: SARIF derives its fingerprint from the module's repository-relative URI,
     /// which is known only when the SARIF is written.
     pub fingerprint: String,
-    /// When the project accepted it, with a reason ([`crate::triage`]): it is still reported,
+    /// When the project accepted it, with a reason ([`crate::project::triage`]): it is still reported,
     /// and does not fail the gate.
     pub accepted: Option<Acceptance>,
     /// For a QG006 on an obligation no engine decided: the rules its violations are reported

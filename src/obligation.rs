@@ -15,7 +15,7 @@
 //! [`Obligation::ALL`] and its row of [`TABLE`]) and the three predicates, which the compiler
 //! asks for (their matches are exhaustive).
 
-use crate::ir::{Compensation, NotAfter};
+use crate::input::ir::{Compensation, NotAfter};
 use crate::model::{FlatModel, Latch, ToolIx};
 use crate::rules::RuleId;
 use serde::Serialize;

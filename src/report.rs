@@ -1,10 +1,10 @@
 //! The report: everything one `stalwart verify` run concluded, in the order the outputs print it.
 //!
-//! Built once by [`crate::cli`] from the checks and the engines; read by every output module
+//! Built once by [`crate::run::cli`] from the checks and the engines; read by every output module
 //! (text, JSON, SARIF). The gate decision (SPEC 1 `--gate`) lives here so all outputs agree.
 
 use crate::findings::{Finding, GateMode, Lint};
-use crate::source::SourceMap;
+use crate::input::source::SourceMap;
 use serde::Serialize;
 
 /// The verdict counts and time of one engine, or of the engines' merged verdicts (SPEC 8
@@ -91,7 +91,7 @@ pub struct Report {
     pub export_warnings: Vec<String>,
     /// The framework the export was made with (its `producer` metadata): the SARIF rules' help
     /// gives the fix in its terms, as the findings do (SPEC 12).
-    pub framework: crate::ir::Framework,
+    pub framework: crate::input::ir::Framework,
     /// Runtime lints, in the seed's order.
     pub lints: Vec<Lint>,
     /// Findings: QG312 first, then by rule, subject, node.
@@ -121,7 +121,7 @@ pub struct Report {
     /// The code checks over the Python tool modules (CC001-CC003); `None` when no module was
     /// read (then no `Code checks:` line is printed). They never change the gate.
     pub code_checks: Option<crate::checks::code::CodeChecks>,
-    /// What the project settled ([`crate::triage`]): rules and obligations it is not held to,
+    /// What the project settled ([`crate::project::triage`]): rules and obligations it is not held to,
     /// findings below the shown severity, accepts that matched nothing or expired.
     pub triage: Triage,
     /// Findings a baseline already has (`--baseline`): not shown and not gating, but kept for
@@ -129,7 +129,7 @@ pub struct Report {
     /// not close alerts that are still there.
     pub known: Vec<Finding>,
     /// Everything that makes this run's proof weaker than the defaults (SPEC 8.1), in the
-    /// order [`crate::weaken`] lists them; every output says each one.
+    /// order [`crate::project::weaken`] lists them; every output says each one.
     pub weakened: Vec<Weakening>,
 }
 
@@ -187,7 +187,7 @@ pub struct Weakening {
     /// What it is, a sentence without its final period (`O1 (the tool check) is off: ...`).
     pub message: String,
     /// The line that makes it (a configuration key, an accept comment), when there is one.
-    pub at: Option<crate::source::Loc>,
+    pub at: Option<crate::input::source::Loc>,
 }
 
 /// What a project configuration settled about a run's findings (issue 18).
@@ -206,7 +206,7 @@ pub struct Triage {
     pub strict: bool,
     /// `undecided = "pass"`, with its reason: an obligation no engine decided does not fail the
     /// gate (SPEC 8.1).
-    pub(crate) undecided_pass: Option<crate::config::UndecidedPass>,
+    pub(crate) undecided_pass: Option<crate::project::config::UndecidedPass>,
     /// Accept comments a pull request added (`--base-ref`): they accept nothing (SPEC 8.1).
     pub(crate) added_accepts: Vec<AcceptWarning>,
 }
@@ -228,12 +228,12 @@ pub(crate) struct OffNote {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct AcceptWarning {
     /// Where the accept is written.
-    pub at: crate::source::Loc,
+    pub at: crate::input::source::Loc,
     /// What is wrong (`matches no finding`, `expired on 2026-01-31`).
     pub message: String,
 }
 
-/// What a baseline hid (see [`crate::baseline`]).
+/// What a baseline hid (see [`crate::project::baseline`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BaselineInfo {
     /// The baseline file, as named.

@@ -31,7 +31,7 @@
 //! on first use. A file that does not parse fails this module's unit tests and the meta-test
 //! `tests/it/rules_meta.rs`, which also holds `status` to [`crate::checks::coverage::checked`].
 
-use crate::ir::Framework;
+use crate::input::ir::Framework;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::OnceLock;

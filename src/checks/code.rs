@@ -40,10 +40,10 @@ use std::ops::Range;
 use tree_sitter::Node as TsNode;
 
 use crate::findings::{Evidence, Finding, Primary};
+use crate::input::ir::Catalogue;
 use crate::input::python::{self, PyModule};
+use crate::input::source::{Loc, SourceMap};
 use crate::input::Inputs;
-use crate::ir::Catalogue;
-use crate::source::{Loc, SourceMap};
 
 /// Module prefixes whose calls reach the network (CC001): the module itself and everything under
 /// it (`requests.get`, `httpx.AsyncClient`, `urllib.request.urlopen`, `openai.OpenAI`).
@@ -324,7 +324,7 @@ impl Cx<'_> {
     }
 
     /// The tool's catalogue entry: its location, and whether `word` holds on it.
-    fn entry(&self, tool: &str) -> Option<&crate::ir::ToolDef> {
+    fn entry(&self, tool: &str) -> Option<&crate::input::ir::ToolDef> {
         self.catalogue.tool(tool)
     }
 

@@ -1,7 +1,7 @@
 //! Which rules had nothing to read (SPEC 6, "Rules with nothing to read, so nothing raised") and
 //! which this version does not check yet though the input gives them something to read.
 
-use crate::ir::{Catalogue, NodeKind, Role};
+use crate::input::ir::{Catalogue, NodeKind, Role};
 use crate::model::FlatModel;
 use crate::rules::RuleId;
 
@@ -84,7 +84,7 @@ fn has_role(m: &FlatModel, want: &[Role]) -> bool {
     })
 }
 
-fn store<'c>(cat: &'c Catalogue, name: &str) -> Option<&'c crate::ir::StoreDef> {
+fn store<'c>(cat: &'c Catalogue, name: &str) -> Option<&'c crate::input::ir::StoreDef> {
     cat.stores.iter().find(|s| s.name == name)
 }
 
@@ -121,15 +121,15 @@ pub(crate) fn coverage(
 
 /// The known limits of this reading that apply to `export` (SPEC 3.1 Choices): a node with
 /// several fixed edges, which LangGraph runs as parallel branches, is read as a choice.
-pub(crate) fn limits(export: &crate::ir::Export) -> Vec<String> {
-    fn walk(g: &crate::ir::GraphDef, prefix: &str, out: &mut Vec<String>) {
+pub(crate) fn limits(export: &crate::input::ir::Export) -> Vec<String> {
+    fn walk(g: &crate::input::ir::GraphDef, prefix: &str, out: &mut Vec<String>) {
         // Fixed destinations per source, in the order sources first appear.
         let mut order: Vec<&str> = Vec::new();
         let mut count: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for e in g
             .edges
             .iter()
-            .filter(|e| e.kind == crate::ir::EdgeKind::Fixed)
+            .filter(|e| e.kind == crate::input::ir::EdgeKind::Fixed)
         {
             let c = count.entry(e.from.name.as_str()).or_insert_with(|| {
                 order.push(e.from.name.as_str());

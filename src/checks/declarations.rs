@@ -6,8 +6,8 @@ use std::collections::VecDeque;
 
 use super::{finding, Subject};
 use crate::findings::{Finding, Primary};
+use crate::input::ir::NodeKind;
 use crate::input::Inputs;
-use crate::ir::NodeKind;
 use crate::model::FlatModel;
 
 /// QG004 (graph side, SPEC 5): an agent of agent.yaml with a model whose `on_unread` is `model`

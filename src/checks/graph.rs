@@ -5,7 +5,7 @@
 use super::{builder_name, finding, finding_in, Subject};
 use crate::engine::{InstanceResult, Violation};
 use crate::findings::{DrawnFrom, Finding, Obligation, Primary};
-use crate::ir::{Framework, NodeKind};
+use crate::input::ir::{Framework, NodeKind};
 use crate::model::{FlatModel, NodeIx, ToolIx};
 use crate::obligation::Judges;
 use crate::rules::RuleId;

@@ -5,7 +5,7 @@
 //! `kind_unset` (a tool whose entry says `kind: null`, read as a write until it is declared).
 
 use crate::findings::Lint;
-use crate::ir::{Catalogue, Compensation};
+use crate::input::ir::{Catalogue, Compensation};
 use crate::model::FlatModel;
 
 /// Every runtime lint of the model and its catalogue.

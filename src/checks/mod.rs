@@ -23,7 +23,7 @@ pub(crate) mod structure;
 pub mod traces;
 
 use crate::findings::{fingerprint, Evidence, Finding, Obligation, Primary, Severity, Step};
-use crate::ir::{Framework, ToolDef};
+use crate::input::ir::{Framework, ToolDef};
 use crate::rules::RuleId;
 use crate::rules::{self, RuleType};
 
@@ -144,7 +144,9 @@ pub(crate) fn unique_fingerprints(findings: &mut [Finding]) {
 
 /// The tool's definition in the user's source (an export's `tool_locations`, SPEC 12.4) as a
 /// finding's related location, when the export gave one.
-pub(crate) fn defined_here(t: &crate::ir::ToolDef) -> Option<(crate::source::Loc, String)> {
+pub(crate) fn defined_here(
+    t: &crate::input::ir::ToolDef,
+) -> Option<(crate::input::source::Loc, String)> {
     t.defined
         .map(|l| (l, format!("'{}' is defined here", t.name)))
 }

@@ -4,7 +4,7 @@
 
 use super::{finding, Subject};
 use crate::findings::{Finding, Primary};
-use crate::ir::{GraphDef, NodeKind, OpaqueWhat};
+use crate::input::ir::{GraphDef, NodeKind, OpaqueWhat};
 
 /// Deepest subgraph nesting walked (the reader refuses self-containing subgraphs, and the
 /// flattener deeper nests, first).

@@ -10,9 +10,10 @@ use std::collections::{HashMap, HashSet};
 use rustc_hash::FxHashMap;
 
 use super::{finding, Subject};
-use crate::error::InputError;
 use crate::findings::{fingerprint, Evidence, Finding, Primary, Step, StepKind};
-use crate::ir::{Fact, ToolDef};
+use crate::input::error::InputError;
+use crate::input::ir::{Fact, ToolDef};
+use crate::input::source::Loc;
 use crate::model::FlatModel;
 use crate::rulebook::advisories::Advisory;
 use crate::rulebook::budget::{thousands, Budget};
@@ -22,7 +23,6 @@ use crate::rulebook::gate::ToolNames;
 use crate::rulebook::load::Loaded;
 use crate::rulebook::logic::{self, implies_sampled, samples, sat, Answer, Assignment};
 use crate::rules;
-use crate::source::Loc;
 
 /// Messages NeMo Guardrails' runtime and its own rails library say themselves (nemoguardrails
 /// 0.24.1, `library/*/flows.v1.co`), and `refuse`, the router's refusal naming the rule (seed
@@ -761,7 +761,7 @@ fn advisories(ctx: &Context<'_>, out: &mut Vec<Finding>) {
 pub(crate) fn unshippable(
     err: &InputError,
     display: &str,
-    sources: &crate::source::SourceMap,
+    sources: &crate::input::source::SourceMap,
 ) -> Finding {
     let location = err.location().and_then(|(file, line, column)| {
         sources

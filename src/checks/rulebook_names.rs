@@ -20,7 +20,7 @@ use std::collections::HashSet;
 
 use super::rulebook::{rb_finding, Context};
 use crate::findings::{Finding, Step, StepKind};
-use crate::ir::ToolDef;
+use crate::input::ir::ToolDef;
 use crate::rulebook::compile::{Compiled, Place};
 use crate::rulebook::flows::Version;
 use crate::rulebook::gate::ToolNames;

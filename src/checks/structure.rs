@@ -3,7 +3,7 @@
 
 use super::{finding, Subject};
 use crate::findings::{Finding, Primary};
-use crate::ir::NodeKind;
+use crate::input::ir::NodeKind;
 use crate::model::FlatModel;
 use crate::rules::RuleId;
 use petgraph::algo::kosaraju_scc;

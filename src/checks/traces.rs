@@ -28,10 +28,10 @@ use std::collections::HashMap;
 
 use super::{finding, Subject};
 use crate::findings::{Evidence, Finding, Primary, Step, StepKind};
+use crate::input::ir::NodeKind;
+use crate::input::source::Loc;
 use crate::input::Trace;
-use crate::ir::NodeKind;
 use crate::model::{FlatModel, NodeIx, ToolIx};
-use crate::source::Loc;
 use serde::Serialize;
 
 /// What the traces of real runs showed (`--traces RUNS.jsonl`, SPEC 2.4; JSON `traces`).

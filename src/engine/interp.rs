@@ -12,7 +12,7 @@
 
 use super::{Class, Violation};
 use crate::findings::{Obligation, Step, StepKind};
-use crate::ir::{FlagScope, NotAfter, When};
+use crate::input::ir::{FlagScope, NotAfter, When};
 use crate::model::{CheckLit, FlatModel, NodeIx, ToolIx};
 use std::collections::BTreeSet;
 

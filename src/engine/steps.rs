@@ -4,7 +4,7 @@
 //! replays.
 
 use crate::findings::{Step, StepKind};
-use crate::ir::When;
+use crate::input::ir::When;
 use crate::model::{FlatModel, NodeIx, ToolIx};
 
 /// Sets each step's `run_steps`: node steps taken in its turn so far.

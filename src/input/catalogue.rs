@@ -9,12 +9,12 @@
 //! unless it is a misspelling of a known one (`irreversable`): that is an error at the word naming
 //! the word meant (issue 28), since a kept word no rule reads would silently weaken the proof.
 
-use crate::error::InputError;
-use crate::ir::{
+use crate::input::error::InputError;
+use crate::input::ir::{
     ArgDef, AtMost, Catalogue, Compensation, Named, NotAfter, Order, Role, StoreDef, ToolDef,
     ToolKind, UnknownWord,
 };
-use crate::source::Loc;
+use crate::input::source::Loc;
 
 use super::tree::{Entry, Map, Node, Reader, Value};
 

@@ -29,8 +29,8 @@ use std::path::Path;
 use serde_json::{json, Map as JsonMap, Value as Json};
 
 use super::tree::{self, Node, Reader};
-use crate::error::InputError;
-use crate::source::SourceMap;
+use crate::input::error::InputError;
+use crate::input::source::SourceMap;
 
 /// The hints read, in the order MCP's `ToolAnnotations` lists them.
 const HINTS: [&str; 4] = [
@@ -179,10 +179,10 @@ pub(crate) fn run(tools: &Path, out: Option<&Path>) -> i32 {
     let mut text = serde_json::to_string_pretty(&cat).unwrap_or_else(|_| "{}".into());
     text.push('\n');
     let written = match out {
-        Some(p) => crate::files::write::write_text(
+        Some(p) => crate::input::files::write::write_text(
             p,
             &text,
-            crate::files::write::Mode::Replace,
+            crate::input::files::write::Mode::Replace,
             &[tools.to_path_buf()],
         )
         .map_err(|e| format!("cannot write {} (-o): {e}", p.display())),

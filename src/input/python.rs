@@ -32,9 +32,9 @@ use std::path::{Path, PathBuf};
 use tree_sitter::{Node as TsNode, Parser};
 
 use super::tree::{Entry, Node, Reader, Value};
-use crate::error::InputError;
-use crate::ir::Named;
-use crate::source::{FileId, Loc, SourceMap};
+use crate::input::error::InputError;
+use crate::input::ir::Named;
+use crate::input::source::{FileId, Loc, SourceMap};
 
 /// Nesting deeper than this in a literal is refused.
 const MAX_DEPTH: usize = 100;

@@ -19,8 +19,8 @@
 use std::path::Path;
 
 use super::tree::{self, Node, Value};
-use crate::error::InputError;
-use crate::source::{Loc, SourceMap};
+use crate::input::error::InputError;
+use crate::input::source::{Loc, SourceMap};
 
 /// The help every JSON syntax error of a traces file carries.
 const SYNTAX_HELP: &str = "each line of a traces file is one whole JSON object, \

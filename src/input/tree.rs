@@ -15,9 +15,9 @@
 
 use std::path::Path;
 
-use crate::error::InputError;
-use crate::ir::Named;
-use crate::source::{FileId, Loc, SourceMap};
+use crate::input::error::InputError;
+use crate::input::ir::Named;
+use crate::input::source::{FileId, Loc, SourceMap};
 
 /// Nesting deeper than this is refused (a guard against stack exhaustion on hostile input).
 const MAX_DEPTH: usize = 200;
@@ -177,14 +177,14 @@ fn looks_numeric(text: &str) -> bool {
 }
 
 /// Reads `path` into `sources` under `display` and returns its id, through the one reader
-/// ([`crate::files::read_text`]: a regular file of at most 64 MiB, UTF-8, a byte-order mark
+/// ([`crate::input::files::read_text`]: a regular file of at most 64 MiB, UTF-8, a byte-order mark
 /// dropped).
 pub(crate) fn read_file(
     sources: &mut SourceMap,
     path: &Path,
     display: String,
-) -> Result<FileId, crate::files::ReadError> {
-    let text = crate::files::read_text(path)?;
+) -> Result<FileId, crate::input::files::ReadError> {
+    let text = crate::input::files::read_text(path)?;
     Ok(sources.add(display, path.to_path_buf(), text))
 }
 

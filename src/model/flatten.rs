@@ -11,7 +11,7 @@
 use super::{
     FlagIx, FlatEdge, FlatModel, FlatNode, Names, NodeIx, NullEdge, Pause, Region, RegionKind,
 };
-use crate::ir::{Catalogue, EdgeKind, Export, GraphDef, NodeKind, When};
+use crate::input::ir::{Catalogue, EdgeKind, Export, GraphDef, NodeKind, When};
 use std::collections::HashMap;
 
 /// Deepest subgraph nesting accepted (self-containing subgraphs are refused by the reader first).
@@ -27,7 +27,7 @@ pub struct FlattenError {
     /// What is wrong, naming the qualified node.
     pub(crate) message: String,
     /// The node's declaration, when one node is where it went wrong.
-    pub(crate) at: Option<crate::source::Loc>,
+    pub(crate) at: Option<crate::input::source::Loc>,
 }
 
 impl From<String> for FlattenError {
@@ -45,7 +45,7 @@ impl std::fmt::Display for FlattenError {
 /// Flattens `export` with its `catalogue` into one [`FlatModel`].
 ///
 /// `session_steps` is the number of turns to search, already chosen and in
-/// [`crate::ir::SESSION_STEPS`] ([`crate::verify::session_steps`]).
+/// [`crate::input::ir::SESSION_STEPS`] ([`crate::run::verify::session_steps`]).
 /// Errors: a name that does not resolve, subgraphs nested deeper than 64 (a loop), or more than
 /// [`MAX_NODES`] nodes after inlining (located at the node that crossed it).
 pub fn flatten(
@@ -53,7 +53,7 @@ pub fn flatten(
     catalogue: &Catalogue,
     session_steps: u32,
 ) -> Result<FlatModel, FlattenError> {
-    let flags: Vec<(String, crate::ir::FlagScope)> = export
+    let flags: Vec<(String, crate::input::ir::FlagScope)> = export
         .state
         .iter()
         .map(|f| (f.name.clone(), f.scope))

@@ -1,13 +1,13 @@
 //! The flattened model (SPEC 3): one directed graph with subgraphs inlined, `null` destinations
 //! expanded, sends turned into edges, flags and tools resolved to indices.
 //!
-//! [`fn@flatten`] builds a [`FlatModel`] from the validated [`crate::ir`] input. Both the engine and
+//! [`fn@flatten`] builds a [`FlatModel`] from the validated [`crate::input::ir`] input. Both the engine and
 //! the plain interpreter read only this model, so they agree on one reading of the input.
 
 pub(crate) mod flatten;
 
-use crate::ir::{FlagScope, Guard, NodeKind, NotAfter, ToolDef, When};
-use crate::source::Loc;
+use crate::input::ir::{FlagScope, Guard, NodeKind, NotAfter, ToolDef, When};
+use crate::input::source::Loc;
 
 pub use flatten::flatten;
 

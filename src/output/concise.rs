@@ -79,7 +79,7 @@ pub(crate) fn render(report: &Report) -> String {
         let _ = writeln!(out, "lint {} on {}: {}", l.id, l.tool, l.message);
     }
     let _ = writeln!(out, "{}", summary(report, blocking.len(), accepted.len()));
-    crate::visible::neutralise(&out, false)
+    crate::input::visible::neutralise(&out, false)
 }
 
 /// The closing line of both forms.
@@ -153,7 +153,7 @@ pub(crate) fn statistics(report: &Report) -> String {
     }
     let blocking = report.findings.iter().filter(|f| report.blocks(f)).count();
     let _ = writeln!(out, "{}", summary(report, blocking, report.accepted()));
-    crate::visible::neutralise(&out, false)
+    crate::input::visible::neutralise(&out, false)
 }
 
 /// `--statistics --format json` (issue 31 item 4): the same counts as one JSON object,

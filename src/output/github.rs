@@ -157,7 +157,7 @@ pub(crate) fn error(message: &str, location: Option<&(String, u32, u32)>) -> Str
 
 /// A command's message, escaped as `@actions/core` does (`escapeData`), and every other character
 /// a terminal or a log viewer would act on (ESC, OSC 8 hyperlinks, NUL, U+2028, bidi overrides)
-/// made visible ([`crate::visible`]).
+/// made visible ([`crate::input::visible`]).
 fn data(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -165,7 +165,7 @@ fn data(s: &str) -> String {
             '%' => out.push_str("%25"),
             '\r' => out.push_str("%0D"),
             '\n' => out.push_str("%0A"),
-            c => crate::visible::push_escaped(&mut out, c),
+            c => crate::input::visible::push_escaped(&mut out, c),
         }
     }
     out

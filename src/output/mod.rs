@@ -28,9 +28,9 @@ pub mod summary;
 pub mod text;
 
 use crate::findings::{Finding, Step, StepKind};
+use crate::input::source::Loc;
 use crate::report::Report;
 use crate::rules::RuleType;
-use crate::source::Loc;
 
 /// `1 finding`, `2 findings`.
 pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
@@ -95,7 +95,7 @@ pub(crate) fn describe_step(step: &Step, obligation: &str) -> String {
         StepKind::Call => {
             let tool = step.tool.as_deref().unwrap_or("?");
             // A reviewed call (SPEC 12.2) says the person's answer.
-            let reviewed = step.when == Some(crate::ir::When::Call.as_str());
+            let reviewed = step.when == Some(crate::input::ir::When::Call.as_str());
             let how = match (step.guarded, step.refused, reviewed) {
                 // A standing yes (SPEC 3.1 "Standing approvals") covers the run's later calls.
                 (Some(true), false, true) if step.standing => {

@@ -13,13 +13,13 @@
 //!   breaks the obligation named in the title.
 //!
 //! Both are deterministic: the same model and finding give the same bytes. Labels are escaped for
-//! their language, and every character a terminal would act on is escaped ([`crate::visible`]).
+//! their language, and every character a terminal would act on is escaped ([`crate::input::visible`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::findings::{Finding, StepKind};
-use crate::ir::NodeKind;
+use crate::input::ir::NodeKind;
 use crate::model::FlatModel;
 
 /// The witness to highlight: the nodes entered and the edges (from, to) taken, by node index.
@@ -128,7 +128,7 @@ fn edges(m: &FlatModel) -> Vec<(usize, usize, Option<String>)> {
 
 /// A guard in the export's own words (`approved && !refunded`).
 fn guard_text(m: &FlatModel, g: &crate::model::FlatGuard) -> String {
-    use crate::ir::Guard;
+    use crate::input::ir::Guard;
     fn named(m: &FlatModel, g: &crate::model::FlatGuard) -> Guard {
         match g {
             Guard::Flag(f) => Guard::Flag(m.flags[*f].0.clone()),
@@ -173,7 +173,7 @@ fn children<'a>(groups: &'a BTreeMap<String, Vec<usize>>, path: &str) -> Vec<&'a
 /// could end the string, start markup or a directive is an entity (`#35;` for `#`, `#quot;`,
 /// `#lt;`, `#gt;`, `#96;` for a backtick, which would start a Markdown string, `#37;` for `%`,
 /// which `%%{init}%%` directives and comments need), and invisible characters are shown by their
-/// code points ([`crate::visible`]). Inside the quotes, `;`, `|`, `]` and a `click` are text, and
+/// code points ([`crate::input::visible`]). Inside the quotes, `;`, `|`, `]` and a `click` are text, and
 /// no line break reaches the label: a crafted name stays inside it, and cannot add a node, an
 /// edge, a `click` or a directive.
 fn mermaid_text(lines: &[String]) -> String {
@@ -187,7 +187,7 @@ fn mermaid_text(lines: &[String]) -> String {
 /// One line of [`mermaid_text`].
 fn mermaid_escape(l: &str) -> String {
     let mut out = String::with_capacity(l.len());
-    for c in crate::visible::visible(l).chars() {
+    for c in crate::input::visible::visible(l).chars() {
         match c {
             '#' => out.push_str("#35;"),
             '"' => out.push_str("#quot;"),
@@ -319,7 +319,7 @@ fn dot_text(lines: &[String]) -> String {
     lines
         .iter()
         .map(|l| {
-            crate::visible::visible(l)
+            crate::input::visible::visible(l)
                 .replace('\\', "\\\\")
                 .replace('"', "\\\"")
         })

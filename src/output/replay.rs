@@ -59,9 +59,9 @@ use crate::report::Report;
 pub(crate) const SCRIPT_FORMAT: &str = "stalwart-replay/1";
 
 /// The walkthrough as text, ending with a newline. `color` adds ANSI colours (ariadne's labels).
-/// Text from the inputs is escaped ([`crate::visible::neutralise`]), as in the report.
+/// Text from the inputs is escaped ([`crate::input::visible::neutralise`]), as in the report.
 pub fn text(report: &Report, w: &Walkthrough, color: bool) -> String {
-    crate::visible::neutralise(&text_raw(report, w, color), color)
+    crate::input::visible::neutralise(&text_raw(report, w, color), color)
 }
 
 fn text_raw(report: &Report, w: &Walkthrough, color: bool) -> String {
@@ -177,7 +177,7 @@ fn source_view(report: &Report, w: &Walkthrough, color: bool) -> String {
             l.file < src.files.len()
                 && !src
                     .file(l.file)
-                    .line_longer_than(l.line, crate::source::MAX_WINDOW_LINE)
+                    .line_longer_than(l.line, crate::input::source::MAX_WINDOW_LINE)
         }) else {
             continue;
         };
@@ -314,5 +314,5 @@ pub(crate) fn json(report: &Report, w: &Walkthrough) -> String {
         "steps": steps,
         "latches_at_last_step": w.at_violation,
     });
-    crate::visible::json_pretty(&v)
+    crate::input::visible::json_pretty(&v)
 }

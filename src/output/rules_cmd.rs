@@ -101,7 +101,7 @@ pub(crate) fn list_json() -> String {
             "cwe": c.cwe,
         })).collect::<Vec<_>>(),
     });
-    crate::visible::json_pretty(&v)
+    crate::input::visible::json_pretty(&v)
 }
 
 /// The page of rule `id` (case-insensitive: `qg011` is `QG011`), every field readable: title, type,

@@ -62,9 +62,9 @@ use serde_sarif::sarif::{
 };
 
 use crate::findings::{Evidence, Finding, Severity};
+use crate::input::source::{Loc, SourceMap};
 use crate::report::Report;
 use crate::rules::{Rule, RuleType};
-use crate::source::{Loc, SourceMap};
 
 use super::{level, primary_loc, Level};
 
@@ -106,7 +106,7 @@ pub(crate) fn render_in_category(
         None => PathBuf::from("."),
     };
     let log = build(report, &root, category);
-    crate::visible::json_pretty(&log)
+    crate::input::visible::json_pretty(&log)
 }
 
 /// Builds the log.

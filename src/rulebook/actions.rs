@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 
 use tree_sitter::Node as TsNode;
 
-use crate::error::InputError;
+use crate::input::error::InputError;
 use crate::input::python;
-use crate::source::{FileId, Loc, SourceMap};
+use crate::input::source::{FileId, Loc, SourceMap};
 
 /// `.py` files an `actions/` package may hold before the rest are passed over.
 pub(crate) const MAX_FILES: usize = 500;

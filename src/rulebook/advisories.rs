@@ -55,7 +55,8 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Advisory>, String> {
 pub(crate) fn load(extra: Option<&Path>) -> Result<Vec<Advisory>, String> {
     let mut all = parse(BUILT_IN).map_err(|e| format!("rules/advisories.toml: {e}"))?;
     if let Some(p) = extra {
-        let text = crate::files::read_text(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let text =
+            crate::input::files::read_text(p).map_err(|e| format!("{}: {e}", p.display()))?;
         all.extend(parse(&text).map_err(|e| format!("{}: {e}", p.display()))?);
     }
     Ok(all)

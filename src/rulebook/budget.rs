@@ -29,8 +29,8 @@
 
 use std::io::Write;
 
-use crate::error::InputError;
-use crate::source::{FileId, Loc, SourceMap};
+use crate::input::error::InputError;
+use crate::input::source::{FileId, Loc, SourceMap};
 
 use super::cond::Cond;
 use super::flows::Place;

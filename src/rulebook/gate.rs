@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::ir::{Fact, FactSource, ToolDef};
+use crate::input::ir::{Fact, FactSource, ToolDef};
 use crate::model::{RuleGate, ToolIx};
 
 use super::compile::Compiled;
@@ -153,8 +153,8 @@ mod tests {
             .map(|n| {
                 ToolDef::new(
                     n,
-                    crate::ir::ToolKind::Read,
-                    crate::source::Loc::new(0, 1, 1),
+                    crate::input::ir::ToolKind::Read,
+                    crate::input::source::Loc::new(0, 1, 1),
                 )
             })
             .collect();

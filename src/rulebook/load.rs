@@ -10,9 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::InputError;
+use crate::input::error::InputError;
+use crate::input::source::{FileId, Loc, SourceMap};
 use crate::input::tree;
-use crate::source::{FileId, Loc, SourceMap};
 
 use super::budget::{self, Budget, Budgets, Overrun};
 use super::compile::{self, Compiled, Place};
@@ -67,8 +67,8 @@ pub(crate) struct Loaded {
 /// reading them points (issue 14).
 ///
 /// Every file read for a rulebook (the file, each `.co` under a folder, a `record.json`, the
-/// `config.yml` beside it) must be a regular file of at most [`crate::files::MAX_FILE_BYTES`]
-/// under `within` or the current directory, symlinks resolved first ([`crate::files`]).
+/// `config.yml` beside it) must be a regular file of at most [`crate::input::files::MAX_FILE_BYTES`]
+/// under `within` or the current directory, symlinks resolved first ([`crate::input::files`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Origin {
     /// The line that named the rulebook (agent.yaml's `rulebook:`), when a file named it; read
@@ -86,7 +86,7 @@ impl Origin {
         let within = if path.is_dir() {
             path.to_path_buf()
         } else {
-            crate::files::folder_of(path)
+            crate::input::files::folder_of(path)
         };
         Origin { at: None, within }
     }
@@ -96,7 +96,7 @@ impl Origin {
     pub(crate) fn named(at: Loc, named_by: &Path) -> Origin {
         Origin {
             at: Some(at),
-            within: crate::files::folder_of(named_by),
+            within: crate::input::files::folder_of(named_by),
         }
     }
 
@@ -109,7 +109,7 @@ impl Origin {
         shown: &str,
         what: &str,
     ) -> Result<FileId, LoadError> {
-        crate::files::confine_to(path, &self.within)
+        crate::input::files::confine_to(path, &self.within)
             .and_then(|()| tree::read_file(sources, path, shown.to_string()))
             .map_err(|e| LoadError::Input(self.error(sources, path, shown, what, &e)))
     }
@@ -121,7 +121,7 @@ impl Origin {
         path: &Path,
         shown: &str,
         what: &str,
-        e: &crate::files::ReadError,
+        e: &crate::input::files::ReadError,
     ) -> InputError {
         match self.at {
             Some(at) => InputError::unreadable_at(sources, at, what, shown, e),
@@ -131,8 +131,8 @@ impl Origin {
 }
 
 /// A copy of `e` for a message (the OS error is rebuilt from its kind and text).
-fn clone_read_error(e: &crate::files::ReadError) -> crate::files::ReadError {
-    use crate::files::ReadError as R;
+fn clone_read_error(e: &crate::input::files::ReadError) -> crate::input::files::ReadError {
+    use crate::input::files::ReadError as R;
     match e {
         R::NotFound => R::NotFound,
         R::Directory => R::Directory,
@@ -273,7 +273,7 @@ pub(crate) fn load(
             budgets,
         );
     }
-    let folder = crate::files::folder_of(path);
+    let folder = crate::input::files::folder_of(path);
     let one = [(path.to_path_buf(), display.to_string())];
     let what = ColangFiles {
         files: &one,
@@ -334,8 +334,8 @@ fn config_version(
         }
         let shown = p.display().to_string();
         let what = format!("the {name} beside the rulebook");
-        let text = crate::files::confine_to(&p, &origin.within)
-            .and_then(|()| crate::files::read_text(&p))
+        let text = crate::input::files::confine_to(&p, &origin.within)
+            .and_then(|()| crate::input::files::read_text(&p))
             .map_err(|e| LoadError::Input(origin.error(sources, &p, &shown, &what, &e)))?;
         for line in text.lines() {
             if let Some(v) = line.trim_start().strip_prefix("colang_version:") {
@@ -503,7 +503,7 @@ fn shown_beside(display: &str, root: &Path, p: &Path) -> String {
     let base = if Path::new(display).is_dir() {
         PathBuf::from(display)
     } else {
-        crate::files::folder_of(Path::new(display))
+        crate::input::files::folder_of(Path::new(display))
     };
     base.join(rel).display().to_string()
 }

@@ -17,9 +17,9 @@
 //! without its `$` (`order_paid` and `$order_paid` are the same fact). Every rule compiles to one
 //! route, located at its `tool:` line.
 
-use crate::error::InputError;
+use crate::input::error::InputError;
+use crate::input::source::SourceMap;
 use crate::input::tree::{self, Node, Reader};
-use crate::source::SourceMap;
 
 use super::budget::{check_condition, thousands, Budget, Budgets, Overrun};
 use super::compile::{Compiled, Exec, Hop, Place, Route, SourceInfo};

@@ -7,7 +7,7 @@ use super::unroll::{Frame, Unrolling};
 use crate::engine::steps::{call_step, call_step_as, enter_steps, leave_steps, number_run_steps};
 use crate::engine::Violation;
 use crate::findings::{Obligation, Step, StepKind};
-use crate::ir::NotAfter;
+use crate::input::ir::NotAfter;
 use crate::model::{NodeIx, ToolIx};
 use z3::ast::Bool;
 use z3::Model;

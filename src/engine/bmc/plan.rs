@@ -117,7 +117,7 @@ impl Common {
             .map(|n| {
                 n.on_enter
                     .iter()
-                    .filter(|p| p.when == crate::ir::When::Inside)
+                    .filter(|p| p.when == crate::input::ir::When::Inside)
                     .count()
             })
             .max()
@@ -240,7 +240,7 @@ impl Plan {
             || self.slice.tainted_seen
             || m.flags
                 .iter()
-                .any(|(_, scope)| *scope != crate::ir::FlagScope::Turn)
+                .any(|(_, scope)| *scope != crate::input::ir::FlagScope::Turn)
     }
 
     /// True when a guarded call of `u` is allowed or refused by its tool check exactly (SPEC 3):
@@ -511,7 +511,7 @@ fn frames_per_turn(m: &FlatModel, usable: &[bool]) -> usize {
         let subgraphs = m
             .nodes
             .iter()
-            .any(|x| x.kind == crate::ir::NodeKind::Subgraph);
+            .any(|x| x.kind == crate::input::ir::NodeKind::Subgraph);
         return r + 1 + if subgraphs { 2 * r } else { 0 } + 1;
     }
     let mut best: Vec<Vec<i64>> = vec![vec![-1; n]; r + 1];

@@ -30,7 +30,7 @@ use super::bits::{width, Code, OneHot, Therm};
 use super::plan::{Part, Plan};
 use crate::engine::Class;
 use crate::findings::Obligation;
-use crate::ir::{FlagScope, NotAfter, When};
+use crate::input::ir::{FlagScope, NotAfter, When};
 use crate::model::{CheckLit, FlatGuard, FlatModel, FlatNode, NodeIx, ToolIx};
 use crate::obligation::Judges;
 use z3::ast::Bool;
@@ -1343,7 +1343,7 @@ fn either(a: &Option<Bool>, b: &Option<Bool>) -> Option<Bool> {
 
 /// A guard over the flags.
 fn guard(g: &FlatGuard, flags: &[Bool]) -> Bool {
-    use crate::ir::Guard;
+    use crate::input::ir::Guard;
     match g {
         Guard::Flag(x) => flags[*x].clone(),
         Guard::Not(a) => guard(a, flags).not(),

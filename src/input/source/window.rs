@@ -1,7 +1,7 @@
 //! A window of a file's lines that any diagnostic renderer can draw safely (issue 14): lines
 //! longer than a limit clipped around what is labelled (a minified one-line export can put a
 //! label past column 65,535, where renderers that pad with `{:width$}` panic), and every character
-//! a terminal would act on ([`crate::visible::is_unsafe`]) escaped, with the labels' byte spans
+//! a terminal would act on ([`crate::input::visible::is_unsafe`]) escaped, with the labels' byte spans
 //! carried over into the window's text.
 
 use std::ops::Range;
@@ -36,7 +36,7 @@ impl SourceFile {
     /// line a renderer could show around them (from one line before the first labelled line to
     /// one line after the last, the lines between labels included, since a renderer joins
     /// labels that are close) is at most [`MAX_WINDOW_LINE`] characters and holds nothing
-    /// [`crate::visible::is_unsafe`] but a tab.
+    /// [`crate::input::visible::is_unsafe`] but a tab.
     pub(crate) fn drawable(&self, spans: &[Range<usize>]) -> bool {
         let Some(first) = spans.iter().map(|s| self.line_col(s.start).0).min() else {
             return true;
@@ -49,7 +49,9 @@ impl SourceFile {
         (first.saturating_sub(CONTEXT).max(1)..=last.saturating_add(CONTEXT)).all(|l| {
             let t = self.line_text(l);
             t.chars().count() <= MAX_WINDOW_LINE
-                && !t.chars().any(|c| c != '\t' && crate::visible::is_unsafe(c))
+                && !t
+                    .chars()
+                    .any(|c| c != '\t' && crate::input::visible::is_unsafe(c))
         })
     }
 
@@ -111,7 +113,7 @@ impl SourceFile {
                 if c == '\t' {
                     text.push(c);
                 } else {
-                    crate::visible::push_escaped(&mut text, c);
+                    crate::input::visible::push_escaped(&mut text, c);
                 }
             }
             at.push(text.len());
@@ -145,7 +147,7 @@ impl SourceFile {
 
 #[cfg(test)]
 mod tests {
-    use crate::source::SourceMap;
+    use crate::input::source::SourceMap;
 
     #[test]
     fn a_label_far_along_a_long_line_is_clipped_and_kept() {

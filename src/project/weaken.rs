@@ -11,13 +11,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::{AcceptEntry, Config, Engine, Off};
 use crate::engine::{bmc, EngineChoice, Limits};
 use crate::findings::GateMode;
+use crate::input::source::Loc;
+use crate::project::config::{AcceptEntry, Config, Engine, Off};
 use crate::report::{Report, WeakKind, Weakening};
 use crate::rules::RuleId;
-use crate::source::Loc;
-use crate::verify::Options;
+use crate::run::verify::Options;
 
 /// `1 finding`, `2 findings`.
 fn plural(n: usize, one: &str, many: &str) -> String {

@@ -111,7 +111,7 @@ impl SourceFile {
 
     /// The line `loc` lands on, quoted (issue 26): at most [`MAX_QUOTE`] characters around its
     /// column, with `…` where the line was clipped (on character boundaries), and every character
-    /// a terminal would act on escaped ([`crate::visible`]).
+    /// a terminal would act on escaped ([`crate::input::visible`]).
     pub fn quote(&self, loc: Loc) -> String {
         let t = self.line_text(self.clamp_line(loc.line));
         let col = loc.column.max(1) as usize - 1;
@@ -128,7 +128,7 @@ impl SourceFile {
         if from > 0 {
             out.push('…');
         }
-        out.push_str(&crate::visible::visible(&shown));
+        out.push_str(&crate::input::visible::visible(&shown));
         if from + shown.len() < t.len() {
             out.push('…');
         }

@@ -42,7 +42,7 @@ impl fmt::Display for WriteError {
             WriteError::Input(p) => write!(
                 f,
                 "it is {}, an input of this run, which is never written over",
-                crate::visible::visible(&p.display().to_string())
+                crate::input::visible::visible(&p.display().to_string())
             ),
             WriteError::Io(e) => write!(f, "{e}"),
         }

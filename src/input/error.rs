@@ -13,9 +13,9 @@ use miette::{
     SpanContents,
 };
 
-use crate::files::ReadError;
-use crate::source::{Loc, SourceFile, SourceMap};
-use crate::visible::{visible, visible_lines};
+use crate::input::files::ReadError;
+use crate::input::source::{Loc, SourceFile, SourceMap};
+use crate::input::visible::{visible, visible_lines};
 
 /// Bad or unreadable input: the run cannot prove anything (exit 2).
 ///
@@ -25,8 +25,8 @@ use crate::visible::{visible, visible_lines};
 /// any related place in the same file). Boxed, so a `Result` carrying it stays small.
 ///
 /// Everything it shows is safe to print (issue 14): text from an input is escaped
-/// ([`crate::visible`]), and a file whose labelled lines are long (a minified export) or hold
-/// control characters is shown through a clipped, escaped [`crate::source::Window`] of those
+/// ([`crate::input::visible`]), and a file whose labelled lines are long (a minified export) or hold
+/// control characters is shown through a clipped, escaped [`crate::input::source::Window`] of those
 /// lines, with the file's own line numbers.
 #[derive(Debug, thiserror::Error)]
 #[error("{}", .0.message)]

@@ -8,7 +8,7 @@
 //! weakening (none of them applied).
 //!
 //! Files are read with `git cat-file blob REV:PATH` (the stored bytes: no textconv, no filter
-//! driver runs), bounded as every input is ([`crate::files::MAX_FILE_BYTES`]), in the repository
+//! driver runs), bounded as every input is ([`crate::input::files::MAX_FILE_BYTES`]), in the repository
 //! that holds the input. A path outside that repository (a baseline downloaded to
 //! `$RUNNER_TEMP`) is not the pull request's, and is read from disk as it is.
 
@@ -62,7 +62,7 @@ impl BaseRef {
             return Err(error(
                 format!(
                     "--base-ref '{}' is not a git revision",
-                    crate::visible::visible(rev)
+                    crate::input::visible::visible(rev)
                 ),
                 "give the pull request's base commit (its 40 hex digits), or a branch name",
             ));
@@ -170,7 +170,7 @@ impl BaseRef {
             .trim()
             .parse()
             .unwrap_or(u64::MAX);
-        if size > crate::files::MAX_FILE_BYTES {
+        if size > crate::input::files::MAX_FILE_BYTES {
             return Err(error(
                 format!("{spec} is larger than the largest input read"),
                 "keep the configuration and the baseline small",
@@ -195,7 +195,7 @@ impl BaseRef {
     }
 
     /// The project configuration that applies to `input` at the revision, as
-    /// [`crate::config::find`] looks for it in the checkout: the first `stalwart.toml`, or
+    /// [`crate::project::config::find`] looks for it in the checkout: the first `stalwart.toml`, or
     /// `pyproject.toml` with `[tool.stalwart]`, from the input's folder up to the repository's
     /// top. The path returned is the checkout's path of that file.
     ///
@@ -207,7 +207,7 @@ impl BaseRef {
         };
         let mut dir = rel.parent().map(Path::to_path_buf);
         while let Some(d) = dir {
-            let toml = d.join(crate::config::FILE_NAME);
+            let toml = d.join(crate::project::config::FILE_NAME);
             if let Some(text) = self.text_rel(&toml)? {
                 return Ok(Some((self.root.join(toml), text)));
             }

@@ -17,11 +17,11 @@
 
 mod comments;
 
-use crate::base_ref::BaseRef;
-use crate::config::{AcceptEntry, Config, Date, Matcher, Off};
 use crate::findings::{AcceptKind, Acceptance, Finding};
+use crate::input::source::Loc;
+use crate::project::base_ref::BaseRef;
+use crate::project::config::{AcceptEntry, Config, Date, Matcher, Off};
 use crate::report::{AcceptWarning, OffNote, Report};
-use crate::source::Loc;
 
 /// The marker of an in-source accept, after a `#`.
 pub(crate) const MARKER: &str = "stalwart: accept";

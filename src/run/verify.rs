@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use crate::checks;
 use crate::engine::{self, bmc, Depth, EngineChoice, InstanceResult, Limits, Verdict};
-use crate::error::InputError;
 use crate::findings::{Finding, GateMode};
+use crate::input::error::InputError;
 use crate::input::Inputs;
 use crate::report::{EngineStats, ProofScope, Report, RulebookInfo};
 use crate::rulebook::budget::Budgets;
@@ -115,7 +115,7 @@ pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, VerifyError> {
 
 /// The number of turns a run searches (SPEC 1): the flag's, else the export's `session_steps`,
 /// else `stalwart.toml`'s, else 1. The export's and the configuration's are range-checked where
-/// they are read (with their line); a number out of [`crate::ir::SESSION_STEPS`] is an input
+/// they are read (with their line); a number out of [`crate::input::ir::SESSION_STEPS`] is an input
 /// error naming the range.
 pub(crate) fn session_steps(
     flag: Option<u32>,
@@ -123,7 +123,7 @@ pub(crate) fn session_steps(
     config: Option<u32>,
 ) -> Result<u32, InputError> {
     let n = flag.or(export).or(config).unwrap_or(1);
-    let range = crate::ir::SESSION_STEPS;
+    let range = crate::input::ir::SESSION_STEPS;
     if range.contains(&n) {
         Ok(n)
     } else {

@@ -82,13 +82,13 @@ impl fmt::Display for ReadError {
             ReadError::Outside(to) => write!(
                 f,
                 "it resolves to {}, outside the folder of the file that names it and the current directory",
-                crate::visible::visible(&to.display().to_string())
+                crate::input::visible::visible(&to.display().to_string())
             ),
             ReadError::Escapes { link, to } => write!(
                 f,
                 "it goes through the symlink {}, which leads to {}, outside the repository (nothing of it is read or written)",
-                crate::visible::visible(&link.display().to_string()),
-                crate::visible::visible(&to.display().to_string())
+                crate::input::visible::visible(&link.display().to_string()),
+                crate::input::visible::visible(&to.display().to_string())
             ),
             ReadError::GitFolder => write!(
                 f,

@@ -38,13 +38,13 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::error::InputError;
 use crate::findings::{GateMode, Obligation, Severity};
+use crate::input::error::InputError;
+use crate::input::source::{FileId, Loc, SourceMap};
 use crate::rules::RuleId;
-use crate::source::{FileId, Loc, SourceMap};
 
 /// A number a setting takes: its `stalwart.toml` key (its flag is `--` and the key) and its range,
-/// written once for the flag (`src/cli.rs`) and the file ([`parse`]); docs/configuration.md.
+/// written once for the flag (`src/run/cli.rs`) and the file ([`parse`]); docs/configuration.md.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limit {
     /// The key, as the file and the flag spell it: `max-states`.
@@ -55,11 +55,11 @@ pub(crate) struct Limit {
     pub(crate) hi: i64,
 }
 
-/// Conversation turns to search: [`crate::ir::SESSION_STEPS`].
+/// Conversation turns to search: [`crate::input::ir::SESSION_STEPS`].
 pub(crate) const SESSION_STEPS: Limit = Limit {
     key: "session-steps",
-    lo: *crate::ir::SESSION_STEPS.start() as i64,
-    hi: *crate::ir::SESSION_STEPS.end() as i64,
+    lo: *crate::input::ir::SESSION_STEPS.start() as i64,
+    hi: *crate::input::ir::SESSION_STEPS.end() as i64,
 };
 /// States one obligation's search may keep.
 pub(crate) const MAX_STATES: Limit = Limit {
@@ -349,14 +349,15 @@ pub(crate) fn find(input: &Path) -> Option<PathBuf> {
         let py = dir.join(PYPROJECT);
         // A pyproject.toml that may not be read (a symlink out of the repository) is returned,
         // so reading it says why, rather than passed over (issue 26).
-        let refused = |e: &crate::files::ReadError| {
+        let refused = |e: &crate::input::files::ReadError| {
             matches!(
                 e,
-                crate::files::ReadError::Escapes { .. } | crate::files::ReadError::GitFolder
+                crate::input::files::ReadError::Escapes { .. }
+                    | crate::input::files::ReadError::GitFolder
             )
         };
         if py.is_file()
-            && crate::files::read_text(&py)
+            && crate::input::files::read_text(&py)
                 .map_or_else(|e| refused(&e), |t| t.contains("[tool.stalwart]"))
         {
             return Some(py);
@@ -372,7 +373,7 @@ pub(crate) fn find(input: &Path) -> Option<PathBuf> {
 /// `[tool.stalwart]` table is read) into `sources`.
 ///
 /// Errors (each an [`InputError`] at its line, exit 2): the file cannot be read (see
-/// [`crate::files`]); TOML syntax; an unknown key; a value of the wrong kind or out of range; an
+/// [`crate::input::files`]); TOML syntax; an unknown key; a value of the wrong kind or out of range; an
 /// `[off]` key that is no rule or obligation, or an empty reason; an `[[accept]]` with no
 /// `reason`, with neither `fingerprint` nor `rule`, with both, or with a rule that does not exist.
 pub(crate) fn read(sources: &mut SourceMap, path: &Path) -> Result<Config, InputError> {
@@ -384,7 +385,7 @@ pub(crate) fn read(sources: &mut SourceMap, path: &Path) -> Result<Config, Input
         .unwrap_or_else(|| path.to_path_buf())
         .display()
         .to_string();
-    let text = crate::files::read_text(path).map_err(|e| InputError::io(path, e))?;
+    let text = crate::input::files::read_text(path).map_err(|e| InputError::io(path, e))?;
     parse(sources, display, path, text)
 }
 

@@ -23,7 +23,7 @@ impl Progress {
                 thread: None,
             };
         }
-        let what = crate::visible::visible(what).into_owned();
+        let what = crate::input::visible::visible(what).into_owned();
         let (tx, rx) = mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
             let start = Instant::now();

@@ -6,11 +6,11 @@
 //! meaning: that is [`crate::model`]'s job.
 
 /// The numbers of turns a search may span (SPEC 1 `session_steps`), wherever the number comes
-/// from: the flag, the export, `stalwart.toml`. [`crate::verify::session_steps`] chooses one;
+/// from: the flag, the export, `stalwart.toml`. [`crate::run::verify::session_steps`] chooses one;
 /// the input's reader, the configuration and the model read this one range.
 pub(crate) const SESSION_STEPS: std::ops::RangeInclusive<u32> = 1..=16;
 
-use crate::source::Loc;
+use crate::input::source::Loc;
 
 /// A `qls-graph/1` export (SPEC 2.2): the top graph plus the run-wide settings.
 #[derive(Debug, Clone, Default)]

@@ -60,7 +60,7 @@ pub(crate) fn read(path: &Path) -> Result<Baseline, BaselineError> {
         message,
         help: HELP.to_string(),
     };
-    let text = crate::files::read_text(path)
+    let text = crate::input::files::read_text(path)
         .map_err(|e| err(format!("cannot read the baseline {shown}: {e}")))?;
     parse(shown, &text)
 }
