@@ -26,8 +26,8 @@ use crate::input::visible::{visible, visible_lines};
 ///
 /// Everything it shows is safe to print (issue 14): text from an input is escaped
 /// ([`crate::input::visible`]), and a file whose labelled lines are long (a minified export) or hold
-/// control characters is shown through a clipped, escaped [`crate::input::source::Window`] of those
-/// lines, with the file's own line numbers.
+/// control characters is shown through a clipped, escaped window of those lines (`Window`, in
+/// `src/input/source/window.rs`), with the file's own line numbers.
 #[derive(Debug, thiserror::Error)]
 #[error("{}", .0.message)]
 pub struct InputError(Box<Inner>);
