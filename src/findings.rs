@@ -4,7 +4,7 @@
 //! ([`crate::engine`]) with a symbolic subject (a tool, `cycle:<node>`, `edge:<from>`) and a [`Loc`];
 //! the outputs in [`crate::output`] only read it. The [`crate::report::Report`] is everything one run concluded.
 
-use crate::source::Loc;
+use crate::input::source::Loc;
 use serde::Serialize;
 
 pub use crate::rules::obligation::Obligation;
@@ -90,7 +90,7 @@ pub struct Step {
 impl Step {
     /// True on a call its node reviews (SPEC 12.2): `when` is `call`.
     pub fn reviewed(&self) -> bool {
-        self.when == Some(crate::ir::When::Call.as_str())
+        self.when == Some(crate::input::ir::When::Call.as_str())
     }
 
     /// A step of `kind` at `node` in `turn`, every optional part empty.
@@ -127,7 +127,7 @@ pub enum Engine {
 
 impl Engine {
     /// Both, in the order they run and are reported.
-    pub const ALL: [Engine; 2] = [Engine::Explicit, Engine::Z3];
+    pub(crate) const ALL: [Engine; 2] = [Engine::Explicit, Engine::Z3];
 
     /// `explicit` or `z3`, as the reports and `--engine` spell it.
     pub fn as_str(self) -> &'static str {
@@ -138,7 +138,7 @@ impl Engine {
     }
 
     /// The other engine.
-    pub fn other(self) -> Engine {
+    pub(crate) fn other(self) -> Engine {
         match self {
             Engine::Explicit => Engine::Z3,
             Engine::Z3 => Engine::Explicit,
@@ -193,7 +193,7 @@ impl Primary {
     }
 
     /// At `loc` when there is one, else [`Primary::NoLine`].
-    pub fn at(loc: Option<Loc>) -> Primary {
+    pub(crate) fn at(loc: Option<Loc>) -> Primary {
         loc.map_or(Primary::NoLine, Primary::Line)
     }
 }
@@ -201,7 +201,7 @@ impl Primary {
 /// What a finding is (issue 17): the proof's (a route, a declaration, the rulebook's compiler),
 /// a traced run's, or a code check's. The outputs list each kind in its own place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A finding of the proof about the graph, the catalogue or the rulebook.
     Proof,
     /// A traced run's (`--traces`, QG016).
@@ -214,7 +214,7 @@ impl Evidence {
     /// What `witness` is by its shape: none, a route through the rulebook (its first step a
     /// `Flow` or `Fact`), or a route through the graph. A traced run and a compiler's stop are
     /// said so by the check that makes them.
-    pub fn of(witness: &[Step]) -> Evidence {
+    pub(crate) fn of(witness: &[Step]) -> Evidence {
         match witness.first() {
             None => Evidence::Declaration,
             Some(s) if matches!(s.kind, StepKind::Flow | StepKind::Fact) => Evidence::RulebookRoute,
@@ -274,7 +274,7 @@ pub struct Finding {
     /// code finding: SARIF derives its fingerprint from the module's repository-relative URI,
     /// which is known only when the SARIF is written.
     pub fingerprint: String,
-    /// When the project accepted it, with a reason ([`crate::triage`]): it is still reported,
+    /// When the project accepted it, with a reason ([`crate::project::triage`]): it is still reported,
     /// and does not fail the gate.
     pub accepted: Option<Acceptance>,
     /// For a QG006 on an obligation no engine decided: the rules its violations are reported
@@ -285,7 +285,7 @@ pub struct Finding {
 
 impl Finding {
     /// What the finding is, from its evidence.
-    pub fn kind(&self) -> Kind {
+    pub(crate) fn kind(&self) -> Kind {
         match self.evidence {
             Evidence::TracedRun => Kind::Trace,
             Evidence::ToolCode => Kind::Code,
@@ -303,7 +303,7 @@ impl Finding {
 
     /// True when its rule is `always_shown` (QG312): listed first, never hidden by a baseline,
     /// an accept, a rule or obligation turned off, or `min-severity`.
-    pub fn always_shown(&self) -> bool {
+    pub(crate) fn always_shown(&self) -> bool {
         self.rule.rule().always_shown
     }
 }
@@ -316,7 +316,7 @@ pub struct Acceptance {
     /// Why.
     pub reason: String,
     /// Where it was accepted.
-    pub kind: AcceptKind,
+    pub(crate) kind: AcceptKind,
     /// The line that accepts it (the `[[accept]]` entry, or the comment).
     pub at: Loc,
     /// The last day it is accepted, when the entry gives one.
@@ -325,7 +325,7 @@ pub struct Acceptance {
 
 /// Where an acceptance was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AcceptKind {
+pub(crate) enum AcceptKind {
     /// In the project configuration (`stalwart.toml`).
     External,
     /// In a comment on the finding's own line.
@@ -334,7 +334,7 @@ pub enum AcceptKind {
 
 impl AcceptKind {
     /// `external` or `inSource`, as SARIF's `suppression.kind` spells it.
-    pub fn sarif(self) -> &'static str {
+    pub(crate) fn sarif(self) -> &'static str {
         match self {
             AcceptKind::External => "external",
             AcceptKind::InSource => "inSource",
@@ -344,7 +344,7 @@ impl AcceptKind {
 
 /// The key of a finding's fingerprint in SARIF's `partialFingerprints`, which a baseline reads
 /// back (SPEC 7).
-pub const FINGERPRINT_KEY: &str = "stalwartFingerprint/v1";
+pub(crate) const FINGERPRINT_KEY: &str = "stalwartFingerprint/v1";
 
 /// Computes a finding's fingerprint: the first 16 hex digits of SHA-256 over rule, obligation,
 /// subject and qualified node id, separated by NULs (SPEC 7). No line numbers or file contents
@@ -399,7 +399,7 @@ pub enum GateMode {
 
 impl GateMode {
     /// `ci` or `start`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             GateMode::Ci => "ci",
             GateMode::Start => "start",

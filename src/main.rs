@@ -1,5 +1,5 @@
-//! The `stalwart` binary: see [`stalwart::cli`].
+//! The `stalwart` binary: see [`stalwart::main`].
 
 fn main() {
-    std::process::exit(stalwart::cli::main());
+    std::process::exit(stalwart::main());
 }

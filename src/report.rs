@@ -1,6 +1,6 @@
 //! The report: everything one `stalwart verify` run concluded, in the order the outputs print it.
 //!
-//! Built once by [`crate::verify`] from the checks and the engines; read by every output module
+//! Built once by [`crate::run::verify`] from the checks and the engines; read by every output module
 //! (text, JSON, SARIF and the rest), which read nothing but the report floor. So the
 //! report carries what a renderer would otherwise fetch: the code checks' results and the traces
 //! read ([`CodeChecks`], [`TracesInfo`], declared with the findings so the checks can build them),
@@ -9,12 +9,12 @@
 //! of this floor that reads the model). The gate decision (SPEC 1 `--gate`) lives here so all
 //! outputs agree.
 
-pub use crate::findings::{CodeChecks, TracesInfo};
+pub(crate) use crate::findings::{CodeChecks, TracesInfo};
 use crate::findings::{Finding, GateMode, Lint, Step};
-use crate::source::SourceMap;
+use crate::input::source::SourceMap;
 use serde::Serialize;
 
-pub mod picture;
+pub(crate) mod picture;
 
 /// The verdict counts and time of one engine, or of the engines' merged verdicts (SPEC 8
 /// `engines`).
@@ -100,7 +100,7 @@ pub struct Report {
     pub export_warnings: Vec<String>,
     /// The framework the export was made with (its `producer` metadata): the SARIF rules' help
     /// gives the fix in its terms, as the findings do (SPEC 12).
-    pub framework: crate::ir::Framework,
+    pub framework: crate::input::ir::Framework,
     /// Runtime lints, in the seed's order.
     pub lints: Vec<Lint>,
     /// Findings: QG312 first, then by rule, subject, node.
@@ -133,7 +133,7 @@ pub struct Report {
     /// The code checks over the Python tool modules (CC001-CC003); `None` when no module was
     /// read (then no `Code checks:` line is printed). They never change the gate.
     pub code_checks: Option<CodeChecks>,
-    /// What the project settled ([`crate::triage`]): rules and obligations it is not held to,
+    /// What the project settled ([`crate::project::triage`]): rules and obligations it is not held to,
     /// findings below the shown severity, accepts that matched nothing or expired.
     pub triage: Triage,
     /// Findings a baseline already has (`--baseline`): not shown and not gating, but kept for
@@ -141,14 +141,14 @@ pub struct Report {
     /// not close alerts that are still there.
     pub known: Vec<Finding>,
     /// Everything that makes this run's proof weaker than the defaults (SPEC 8.1), in the
-    /// order [`crate::weaken`] lists them; every output says each one.
+    /// order [`crate::project::weaken`] lists them; every output says each one.
     pub weakened: Vec<Weakening>,
 }
 
 /// What kind of thing weakens a proof (SPEC 8.1); JSON and SARIF spell it in snake case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum WeakKind {
+pub(crate) enum WeakKind {
     /// A change a pull request makes to the configuration, the baseline or an accept comment,
     /// named and not applied (`--base-ref`).
     PullRequest,
@@ -174,7 +174,7 @@ pub enum WeakKind {
 
 impl WeakKind {
     /// The snake-case name JSON and SARIF give it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             WeakKind::PullRequest => "pull_request",
             WeakKind::Undecided => "undecided",
@@ -195,11 +195,11 @@ impl WeakKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Weakening {
     /// Its kind.
-    pub kind: WeakKind,
+    pub(crate) kind: WeakKind,
     /// What it is, a sentence without its final period (`O1 (the tool check) is off: ...`).
     pub message: String,
     /// The line that makes it (a configuration key, an accept comment), when there is one.
-    pub at: Option<crate::source::Loc>,
+    pub at: Option<crate::input::source::Loc>,
 }
 
 /// What a project configuration settled about a run's findings (issue 18).
@@ -209,23 +209,23 @@ pub struct Triage {
     pub config: Option<String>,
     /// Rules and obligations turned off: the id (`O1`, `QG023`), what it is, the reason, and how
     /// many findings it removed.
-    pub off: Vec<OffNote>,
+    pub(crate) off: Vec<OffNote>,
     /// Findings not shown because they are below `min-severity`, and that severity.
     pub below: Option<(crate::findings::Severity, usize)>,
     /// Accepts that matched nothing, or expired, or were malformed (each a warning).
-    pub warnings: Vec<AcceptWarning>,
+    pub(crate) warnings: Vec<AcceptWarning>,
     /// `strict-accepts` (`--strict-accepts`): a warning above fails the gate.
     pub strict: bool,
     /// `undecided = "pass"`, with its reason: an obligation no engine decided does not fail the
     /// gate (SPEC 8.1).
-    pub undecided_pass: Option<crate::config::UndecidedPass>,
+    pub(crate) undecided_pass: Option<crate::project::config::UndecidedPass>,
     /// Accept comments a pull request added (`--base-ref`): they accept nothing (SPEC 8.1).
-    pub added_accepts: Vec<AcceptWarning>,
+    pub(crate) added_accepts: Vec<AcceptWarning>,
 }
 
 /// One rule or obligation a project is not held to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OffNote {
+pub(crate) struct OffNote {
     /// `O1`, `QG023`.
     pub id: String,
     /// What it is (`the tool check`, the rule's title).
@@ -238,14 +238,14 @@ pub struct OffNote {
 
 /// An accept that did not apply: where it is and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AcceptWarning {
+pub(crate) struct AcceptWarning {
     /// Where the accept is written.
-    pub at: crate::source::Loc,
+    pub at: crate::input::source::Loc,
     /// What is wrong (`matches no finding`, `expired on 2026-01-31`).
     pub message: String,
 }
 
-/// What a baseline hid (see [`crate::baseline`]).
+/// What a baseline hid (see [`crate::project::baseline`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BaselineInfo {
     /// The baseline file, as named.
@@ -308,7 +308,7 @@ impl Report {
     }
 
     /// True when a finding of rule `r` fails the gate in this report's mode.
-    pub fn rule_blocks(&self, r: &crate::rules::Rule) -> bool {
+    pub(crate) fn rule_blocks(&self, r: &crate::rules::Rule) -> bool {
         match self.gate {
             GateMode::Ci => r.gate,
             GateMode::Start => r.stops,
@@ -322,7 +322,7 @@ impl Report {
 
     /// The code checks' findings (none when no Python tool module was read): listed apart
     /// from the proof's, and never failing the gate.
-    pub fn code_findings(&self) -> &[Finding] {
+    pub(crate) fn code_findings(&self) -> &[Finding] {
         self.code_checks
             .as_ref()
             .map_or(&[][..], |cc| cc.findings.as_slice())
@@ -335,7 +335,7 @@ impl Report {
     }
 
     /// Findings accepted with a reason.
-    pub fn accepted(&self) -> usize {
+    pub(crate) fn accepted(&self) -> usize {
         self.findings
             .iter()
             .filter(|f| f.accepted.is_some())

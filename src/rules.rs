@@ -35,7 +35,7 @@
 //! [`obligation`], the obligations' names and the rules their violations are reported under, which
 //! the findings, SARIF and `--replay` speak of without reading a model.
 
-use crate::ir::Framework;
+use crate::input::ir::Framework;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::OnceLock;
@@ -51,13 +51,13 @@ pub use index::RuleId;
 
 impl RuleId {
     /// The id spelt exactly `id` (`QG011`, `CC001`): a rule of the proof or a code check.
-    pub fn parse(id: &str) -> Option<RuleId> {
+    pub(crate) fn parse(id: &str) -> Option<RuleId> {
         RuleId::ALL.into_iter().find(|r| r.as_str() == id)
     }
 
     /// Its rule's metadata: every id has a file (a code check's, its entry of
     /// `rules/code_checks.toml`), so this cannot fail.
-    pub fn rule(self) -> &'static Rule {
+    pub(crate) fn rule(self) -> &'static Rule {
         let i = self as usize;
         match i.checked_sub(RuleId::PROOF.len()) {
             None => &all()[i],
@@ -168,7 +168,7 @@ impl RuleType {
     }
 
     /// Parses the word a rule file uses (exactly as [`RuleType::as_str`] prints it).
-    pub fn parse(s: &str) -> Option<RuleType> {
+    pub(crate) fn parse(s: &str) -> Option<RuleType> {
         Some(match s {
             "Vulnerability" => RuleType::Vulnerability,
             "Bug" => RuleType::Bug,
@@ -219,7 +219,7 @@ pub struct Rule {
     /// the rule has one (placeholders: [`FIX_PLACEHOLDERS`]).
     pub fix_langgraph: Option<String>,
     /// The fix in the OpenAI Agents SDK's terms (`fix_openai_agents`), for an SDK export (SPEC 13.1).
-    pub fix_openai_agents: Option<String>,
+    pub(crate) fix_openai_agents: Option<String>,
     /// Whether this version checks it (`status = "checked"`), held to
     /// [`crate::checks::coverage::checked`].
     pub checked: bool,
@@ -235,11 +235,11 @@ pub struct Rule {
     /// `always_shown = true`: its findings are listed first and nothing hides them (a baseline,
     /// an accept, a rule or obligation turned off, `min-severity`). QG312's: when the engines
     /// disagree, neither answer is a proof, so no filter may make the report look clean.
-    pub always_shown: bool,
+    pub(crate) always_shown: bool,
     /// `group = "cycles without a budget"`: the text report prints two or more of its findings as
     /// one entry, `QG023 High on 3 cycles without a budget (...)`, with a line per finding and
     /// the shared fix once (JSON and SARIF keep one result each).
-    pub group: Option<String>,
+    pub(crate) group: Option<String>,
 }
 
 impl Rule {
@@ -253,14 +253,14 @@ impl Rule {
     }
 
     /// The fix, filled with `vars` (see [`fill`]).
-    pub fn fix_with(&self, vars: &[(&str, &str)]) -> String {
+    pub(crate) fn fix_with(&self, vars: &[(&str, &str)]) -> String {
         fill(&self.fix, vars)
     }
 
     /// The fix template for a graph finding on an export made with `framework`: the LangGraph
     /// remedy where the export is LangGraph's and the rule has one, the SDK's where it is the
     /// OpenAI Agents SDK's, else [`Rule::fix`].
-    pub fn fix_template(&self, framework: Framework) -> &str {
+    pub(crate) fn fix_template(&self, framework: Framework) -> &str {
         match (framework, &self.fix_langgraph, &self.fix_openai_agents) {
             (Framework::LangGraph, Some(f), _) | (Framework::OpenAiAgents, _, Some(f)) => f,
             _ => &self.fix,
@@ -268,7 +268,7 @@ impl Rule {
     }
 
     /// The message, filled with `vars` (see [`fill`]).
-    pub fn message_with(&self, vars: &[(&str, &str)]) -> String {
+    pub(crate) fn message_with(&self, vars: &[(&str, &str)]) -> String {
         fill(&self.message, vars)
     }
 }
@@ -278,9 +278,9 @@ impl Rule {
 #[error("rules/{file}: {message}")]
 pub struct RuleFileError {
     /// The file's name in `rules/`.
-    pub file: String,
+    pub(crate) file: String,
     /// What is wrong.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// The shape of a rule file (`deny_unknown_fields`: a misspelt column is an error, not a silent
@@ -319,7 +319,7 @@ struct RuleFile {
 }
 
 /// True for `CWE-<digits>`.
-pub fn is_cwe(s: &str) -> bool {
+pub(crate) fn is_cwe(s: &str) -> bool {
     s.strip_prefix("CWE-")
         .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
@@ -476,7 +476,7 @@ pub fn parse(file_name: &str, text: &str) -> Result<Rule, RuleFileError> {
 }
 
 /// Parses every embedded rule file, sorted by id; the first file that does not parse is the error.
-pub fn load() -> Result<Vec<Rule>, RuleFileError> {
+pub(crate) fn load() -> Result<Vec<Rule>, RuleFileError> {
     let mut rules = sources()
         .iter()
         .map(|(name, text)| parse(name, text))

@@ -34,8 +34,8 @@
 use stalwart::engine::{bmc::profile, EngineChoice};
 use stalwart::gen::{self, families, Generated};
 use stalwart::input::{self, Inputs};
-use stalwart::report::Report;
-use stalwart::verify::{self, Options};
+use stalwart::Report;
+use stalwart::{verify, Options};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -54,7 +54,7 @@ fn generate(family: &str, n: usize) -> Option<Generated> {
 /// Verifies `inputs` with `opts`, or says why not and exits 2.
 fn verified(name: &str, inputs: Inputs, opts: &Options) -> (Report, f64) {
     let t0 = Instant::now();
-    match verify::verify(inputs, opts) {
+    match verify(inputs, opts) {
         Ok(r) => (r, t0.elapsed().as_secs_f64() * 1e3),
         Err(e) => {
             eprintln!("{name}: {e}");
@@ -183,7 +183,7 @@ fn main() {
             let (e_ms, e_decided) = ms("explicit");
             let (z_ms, z_decided) = ms("z3");
             let z3 = report.engine("z3");
-            let rl = |f: &dyn Fn(&stalwart::report::EngineStats) -> u64| z3.map(f).unwrap_or(0);
+            let rl = |f: &dyn Fn(&stalwart::EngineStats) -> u64| z3.map(f).unwrap_or(0);
             println!(
                 "{:<10} {:>6} {:>5} {:>5} {:>12.0} {:>12} {:>10.0} {:>10.1} {:>12} {:>7} {:>10.0} {:>9.1} {:>11} {:>11}",
                 fam,
@@ -290,7 +290,7 @@ fn corpus(show_profile: bool) {
         opts.engine = EngineChoice::Both;
         let (report, b_ms) = verified(&name, load(&name, &g, &c), &opts);
         let z3 = report.engine("z3");
-        let rl = |f: &dyn Fn(&stalwart::report::EngineStats) -> u64| z3.map(f).unwrap_or(0);
+        let rl = |f: &dyn Fn(&stalwart::EngineStats) -> u64| z3.map(f).unwrap_or(0);
         println!(
             "{:<34} {:>6} {:>5} {:>5} {:>12.1} {:>10.1} {:>10.1} {:>9.1} {:>11} {:>11}",
             name,

@@ -19,7 +19,7 @@ use stalwart::rulebook::budget::Budgets;
 use stalwart::rulebook::compile::{compile_measured, Input, Usage};
 use stalwart::rulebook::flows::{FileFlows, Version};
 use stalwart::rulebook::{colang1, colang2};
-use stalwart::verify::{self, Options};
+use stalwart::{verify, Options};
 
 fn files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -161,7 +161,7 @@ fn large(flows: usize) {
     let t0 = Instant::now();
     let report = stalwart::input::load_agent_yaml(&dir.join("agent.yaml"))
         .map_err(|e| e.to_string())
-        .and_then(|i| verify::verify(i, &Options::new(3)).map_err(|e| e.to_string()));
+        .and_then(|i| verify(i, &Options::new(3)).map_err(|e| e.to_string()));
     let ms = t0.elapsed().as_secs_f64() * 1e3;
     match report {
         Ok(r) => println!(

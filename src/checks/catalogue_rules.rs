@@ -11,13 +11,13 @@ use std::collections::BTreeMap;
 
 use super::{finding, Subject};
 use crate::findings::{Finding, Primary};
-use crate::ir::{Catalogue, NodeKind, Role, ToolDef};
+use crate::input::ir::{Catalogue, NodeKind, Role, ToolDef};
 use crate::model::{FlatModel, ToolIx};
 
 /// Every finding of the rules above, in tool order then rule order, for the tools some node binds
 /// or offers.
 /// `rulebook_compiled`: a rulebook was given and compiles (QG101 reads it as a route).
-pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<Finding> {
+pub(crate) fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<Finding> {
     let mut out = Vec::new();
     let offered = offered(m);
     let written = written(m);
@@ -36,7 +36,7 @@ pub fn findings(m: &FlatModel, cat: &Catalogue, rulebook_compiled: bool) -> Vec<
         let on = |rule: RuleId, detail: &str| on_tool(rule, d, detail);
         if offered[t] || written[t] != Writes::Nothing {
             for (rule, roles) in [(RuleId::QG017, Role::CODE), (RuleId::QG018, Role::QUERY)] {
-                let flagged: Vec<&crate::ir::ArgDef> = d
+                let flagged: Vec<&crate::input::ir::ArgDef> = d
                     .args
                     .iter()
                     .filter(|a| a.role.is_some_and(|r| roles.contains(&r)))

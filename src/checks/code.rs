@@ -41,13 +41,12 @@ use tree_sitter::Node as TsNode;
 
 use crate::findings::{CodeChecks, Evidence, Finding, Primary};
 use crate::input::python::{self, PyModule};
+use crate::input::source::{Loc, SourceMap};
 use crate::input::Inputs;
-use crate::ir::Catalogue;
-use crate::source::{Loc, SourceMap};
 
 /// Module prefixes whose calls reach the network (CC001): the module itself and everything under
 /// it (`requests.get`, `httpx.AsyncClient`, `urllib.request.urlopen`, `openai.OpenAI`).
-pub const NETWORK_MODULES: &[&str] = &[
+pub(crate) const NETWORK_MODULES: &[&str] = &[
     "requests",
     "httpx",
     "urllib.request",
@@ -62,7 +61,7 @@ pub const NETWORK_MODULES: &[&str] = &[
 ];
 
 /// Single calls that reach the network (CC001), matched exactly.
-pub const NETWORK_CALLS: &[&str] = &["boto3.client", "boto3.resource"];
+pub(crate) const NETWORK_CALLS: &[&str] = &["boto3.client", "boto3.resource"];
 
 /// The names of the calls that read the environment (CC003), after import resolution.
 const ENV_CALLS: &[&str] = &[
@@ -72,8 +71,9 @@ const ENV_CALLS: &[&str] = &[
     "os.environ.pop",
 ];
 
-pub use crate::rules::code::{all, get, rules_hash, CodeCheck, RULES_TEXT};
-pub use crate::rules::RuleId;
+use crate::input::ir::Catalogue;
+pub use crate::rules::code::{all, rules_hash, CodeCheck, RULES_TEXT};
+pub(crate) use crate::rules::RuleId;
 
 /// Runs the code checks over `inputs.python_modules` (texts from `inputs.sources`, tools'
 /// declarations from the merged `inputs.catalogue`). `None` when no Python module was read, so a
@@ -311,7 +311,7 @@ impl Cx<'_> {
     }
 
     /// The tool's catalogue entry: its location, and whether `word` holds on it.
-    fn entry(&self, tool: &str) -> Option<&crate::ir::ToolDef> {
+    fn entry(&self, tool: &str) -> Option<&crate::input::ir::ToolDef> {
         self.catalogue.tool(tool)
     }
 

@@ -6,14 +6,14 @@ use std::collections::VecDeque;
 
 use super::{finding, Subject};
 use crate::findings::{Finding, Primary};
+use crate::input::ir::NodeKind;
 use crate::input::Inputs;
-use crate::ir::NodeKind;
 use crate::model::FlatModel;
 
 /// QG004 (graph side, SPEC 5): an agent of agent.yaml with a model whose `on_unread` is `model`
 /// or `ask` (both let the model have the turn the router could not read), or unset with no `settings.on_unread`, and whose model can reach a node that calls a write.
 /// Exports declare no `on_unread`, so only agent.yaml is read.
-pub fn permissive_by_default(m: &FlatModel, inputs: &Inputs) -> Vec<Finding> {
+pub(crate) fn permissive_by_default(m: &FlatModel, inputs: &Inputs) -> Vec<Finding> {
     if !inputs.from_agent_yaml {
         return Vec::new();
     }

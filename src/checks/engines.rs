@@ -11,7 +11,7 @@ use crate::model::FlatModel;
 use crate::rules::RuleId;
 
 /// The QG312 findings of `disagreements`.
-pub fn disagreements(m: &FlatModel, disagreements: &[Disagreement]) -> Vec<Finding> {
+pub(crate) fn disagreements(m: &FlatModel, disagreements: &[Disagreement]) -> Vec<Finding> {
     disagreements
         .iter()
         .map(|d| {
@@ -78,7 +78,7 @@ pub fn disagreements(m: &FlatModel, disagreements: &[Disagreement]) -> Vec<Findi
 }
 
 /// One QG006 finding per engine that left obligations to the other alone.
-pub fn unchecked(list: &[Unchecked]) -> Vec<Finding> {
+pub(crate) fn unchecked(list: &[Unchecked]) -> Vec<Finding> {
     let mut out = Vec::new();
     for engine in Engine::ALL {
         let mine: Vec<&Unchecked> = list.iter().filter(|u| u.engine == engine).collect();
@@ -131,7 +131,7 @@ fn plural(n: usize) -> String {
 /// QG312 for a finding whose witness the concrete interpreter does not reproduce (SPEC 10,
 /// `--replay`): finding `number` of the report, `why` the interpreter's reason. It carries the
 /// witness that failed and is located where the finding is.
-pub fn unreproduced(m: &FlatModel, f: &Finding, number: usize, why: &str) -> Finding {
+pub(crate) fn unreproduced(m: &FlatModel, f: &Finding, number: usize, why: &str) -> Finding {
     let ob = f.obligation.unwrap_or(crate::findings::Obligation::O1);
     let obligation = format!("{} ({})", ob.as_str(), ob.describe());
     let detail = format!(

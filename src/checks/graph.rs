@@ -5,7 +5,7 @@
 use super::{builder_name, finding, finding_in, Subject};
 use crate::engine::{InstanceResult, Violation};
 use crate::findings::{DrawnFrom, Finding, Obligation, Primary};
-use crate::ir::{Framework, NodeKind};
+use crate::input::ir::{Framework, NodeKind};
 use crate::model::obligation::Judges;
 use crate::model::{FlatModel, NodeIx, ToolIx};
 use crate::rules::RuleId;
@@ -13,7 +13,11 @@ use std::collections::BTreeMap;
 
 /// Turns the verdicts into findings, their fixes in the terms of the `framework` the export
 /// was made with (SPEC 12: a LangGraph export is told the LangGraph remedy).
-pub fn findings(m: &FlatModel, results: &[InstanceResult], framework: Framework) -> Vec<Finding> {
+pub(crate) fn findings(
+    m: &FlatModel,
+    results: &[InstanceResult],
+    framework: Framework,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     // QG003 candidates merged per (obligation, tool, node): the earliest turn wins.
     let mut later: BTreeMap<(Obligation, ToolIx, NodeIx), &Violation> = BTreeMap::new();

@@ -5,11 +5,11 @@
 //! `kind_unset` (a tool whose entry says `kind: null`, read as a write until it is declared).
 
 use crate::findings::Lint;
-use crate::ir::{Catalogue, Compensation};
+use crate::input::ir::{Catalogue, Compensation};
 use crate::model::FlatModel;
 
 /// Every runtime lint of the model and its catalogue.
-pub fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
+pub(crate) fn lints(m: &FlatModel, cat: &Catalogue) -> Vec<Lint> {
     let mut out = Vec::new();
     let lint = |id, tool: &str, message: String, loc| Lint {
         id,

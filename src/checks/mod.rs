@@ -9,29 +9,29 @@
 //! (CC001-CC003, which do not change the gate). [`opaque`] reads the nodes' `opaque` entries (QG024,
 //! SPEC 12.5). Checks never print.
 
-pub mod catalogue_rules;
+pub(crate) mod catalogue_rules;
 pub mod code;
 pub mod coverage;
-pub mod declarations;
-pub mod engines;
-pub mod graph;
-pub mod lints;
-pub mod opaque;
-pub mod rulebook;
+pub(crate) mod declarations;
+pub(crate) mod engines;
+pub(crate) mod graph;
+pub(crate) mod lints;
+pub(crate) mod opaque;
+pub(crate) mod rulebook;
 pub mod rulebook_names;
-pub mod structure;
+pub(crate) mod structure;
 pub mod traces;
 
 use crate::findings::{fingerprint, Evidence, Finding, Obligation, Primary, Severity, Step};
-use crate::ir::{Framework, ToolDef};
+use crate::input::ir::{Framework, ToolDef};
+use crate::input::source::Loc;
 use crate::rules::RuleId;
 use crate::rules::{self, RuleType};
-use crate::source::Loc;
 
 /// The severity of a finding of `rule` (SPEC 7): a hotspot is Review; a finding on a tool goes
 /// by what the tool can do (destructive or irreversible write Critical, write High, read Medium);
 /// otherwise the rule's default.
-pub fn severity(rule: RuleId, tool: Option<&ToolDef>) -> Severity {
+pub(crate) fn severity(rule: RuleId, tool: Option<&ToolDef>) -> Severity {
     let r = rule.rule();
     if r.rule_type == RuleType::SecurityHotspot {
         return Severity::Review;
@@ -45,7 +45,7 @@ pub fn severity(rule: RuleId, tool: Option<&ToolDef>) -> Severity {
 }
 
 /// What a finding is about, for its message and fix templates.
-pub struct Subject<'a> {
+pub(crate) struct Subject<'a> {
     /// The rule id.
     pub rule: RuleId,
     /// The obligation, for graph rules.
@@ -61,7 +61,7 @@ pub struct Subject<'a> {
 }
 
 /// Builds a finding from the rule's templates: `vars` add `limit`, `depth`, `obligation`, `detail`.
-pub fn finding(
+pub(crate) fn finding(
     s: Subject<'_>,
     depth: Option<u32>,
     witness: Vec<Step>,
@@ -72,7 +72,7 @@ pub fn finding(
 
 /// [`finding`] on an export made with `framework`: its fix in that framework's terms where the
 /// rule has them ([`crate::rules::Rule::fix_template`], SPEC 12).
-pub fn finding_in(
+pub(crate) fn finding_in(
     s: Subject<'_>,
     framework: Framework,
     depth: Option<u32>,
@@ -122,7 +122,7 @@ pub fn finding_in(
 
 /// The id the user wrote in the builder of the node's own graph (`add_node("retrieve", ...)`) for
 /// a qualified id (`kb/retrieve`): its last part (issue 28: a fix names the builder's node).
-pub fn builder_name(qid: &str) -> &str {
+pub(crate) fn builder_name(qid: &str) -> &str {
     qid.rsplit('/').next().unwrap_or(qid)
 }
 
@@ -131,7 +131,7 @@ pub fn builder_name(qid: &str) -> &str {
 /// fingerprints keeps its own, the n-th (n >= 2) hashes its subject with `#n` appended (two null
 /// edges from one node, QG015: the edge is keyed by its place among its node's, and an unrelated
 /// edit keeps both).
-pub fn unique_fingerprints(findings: &mut [Finding]) {
+pub(crate) fn unique_fingerprints(findings: &mut [Finding]) {
     let mut seen: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
     for f in findings.iter_mut() {
         let n = seen.entry(f.fingerprint.clone()).or_insert(0);
@@ -145,14 +145,16 @@ pub fn unique_fingerprints(findings: &mut [Finding]) {
 
 /// The tool's definition in the user's source (an export's `tool_locations`, SPEC 12.4) as a
 /// finding's related location, when the export gave one.
-pub fn defined_here(t: &crate::ir::ToolDef) -> Option<(crate::source::Loc, String)> {
+pub(crate) fn defined_here(
+    t: &crate::input::ir::ToolDef,
+) -> Option<(crate::input::source::Loc, String)> {
     t.defined
         .map(|l| (l, format!("'{}' is defined here", t.name)))
 }
 
 /// Sorts findings as the outputs list them: those of an `always_shown` rule (QG312) first, then
 /// by rule, subject, node.
-pub fn sort(findings: &mut [Finding]) {
+pub(crate) fn sort(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
         (!a.always_shown(), a.rule, &a.subject, &a.node, a.obligation).cmp(&(
             !b.always_shown(),

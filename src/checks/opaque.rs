@@ -4,7 +4,7 @@
 
 use super::{finding, Subject};
 use crate::findings::{Finding, Primary};
-use crate::ir::{GraphDef, NodeKind, OpaqueWhat};
+use crate::input::ir::{GraphDef, NodeKind, OpaqueWhat};
 
 /// Deepest subgraph nesting walked (the reader refuses self-containing subgraphs, and the
 /// flattener deeper nests, first).
@@ -15,7 +15,7 @@ const MAX_DEPTH: usize = 64;
 /// The subject is `<what>:<qualified id>` (`pause:approve`), so the fingerprint holds across
 /// unrelated edits; two entries of one `what` on one node are told apart by
 /// [`super::unique_fingerprints`].
-pub fn unread_code(g: &GraphDef) -> Vec<Finding> {
+pub(crate) fn unread_code(g: &GraphDef) -> Vec<Finding> {
     let mut out = Vec::new();
     walk(g, "", &[], 0, &mut out);
     out

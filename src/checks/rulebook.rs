@@ -10,9 +10,10 @@ use std::collections::{HashMap, HashSet};
 use rustc_hash::FxHashMap;
 
 use super::{finding, rb_finding, Subject};
-use crate::error::InputError;
 use crate::findings::{fingerprint, Evidence, Finding, Primary, Step, StepKind};
-use crate::ir::{Fact, ToolDef};
+use crate::input::error::InputError;
+use crate::input::ir::{Fact, ToolDef};
+use crate::input::source::Loc;
 use crate::model::FlatModel;
 use crate::rulebook::advisories::Advisory;
 use crate::rulebook::budget::{thousands, Budget};
@@ -22,13 +23,12 @@ use crate::rulebook::gate::ToolNames;
 use crate::rulebook::load::Loaded;
 use crate::rulebook::logic::{self, implies_sampled, samples, sat, Answer, Assignment};
 use crate::rules;
-use crate::source::Loc;
 
 /// Messages NeMo Guardrails' runtime and its own rails library say themselves (nemoguardrails
 /// 0.24.1, `library/*/flows.v1.co`), and `refuse`, the router's refusal naming the rule (seed
 /// chapter 45): a `bot` line naming one is not QG009. `...` asks the model for the reply on
 /// purpose.
-pub const RUNTIME_MESSAGES: &[&str] = &[
+pub(crate) const RUNTIME_MESSAGES: &[&str] = &[
     "refuse",
     "...",
     "refuse to respond",
@@ -44,7 +44,7 @@ pub const RUNTIME_MESSAGES: &[&str] = &[
 ];
 
 /// What the rulebook rules read.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     /// The rulebook, compiled.
     pub loaded: &'a Loaded,
     /// The flattened graph (which tools a node binds).
@@ -140,7 +140,7 @@ impl<'a> Routes<'a> {
 }
 
 /// Every rulebook finding but QG005 (which [`unshippable`] gives) and QG004's graph side.
-pub fn findings(ctx: &Context<'_>) -> Vec<Finding> {
+pub(crate) fn findings(ctx: &Context<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     let routes = Routes::new(ctx);
     requires(ctx, &routes, &mut out);
@@ -736,7 +736,11 @@ fn advisories(ctx: &Context<'_>, out: &mut Vec<Finding>) {
 }
 
 /// QG005: the rulebook does not compile; the finding is at the error's place.
-pub fn unshippable(err: &InputError, display: &str, sources: &crate::source::SourceMap) -> Finding {
+pub(crate) fn unshippable(
+    err: &InputError,
+    display: &str,
+    sources: &crate::input::source::SourceMap,
+) -> Finding {
     let location = err.location().and_then(|(file, line, column)| {
         sources
             .files

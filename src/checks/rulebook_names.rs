@@ -20,12 +20,12 @@ use std::collections::HashSet;
 
 use super::rb_finding;
 use crate::findings::{Finding, Step, StepKind};
-use crate::ir::ToolDef;
+use crate::input::ir::ToolDef;
+use crate::input::source::Loc;
 use crate::rulebook::compile::{Compiled, Place};
 use crate::rulebook::flows::Version;
 use crate::rulebook::gate::ToolNames;
 use crate::rulebook::library::{self, action_key};
-use crate::source::Loc;
 
 /// What a name the rulebook writes turned out to be.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 
 use super::{finding, Subject};
 use crate::findings::{Finding, Primary};
-use crate::ir::NodeKind;
+use crate::input::ir::NodeKind;
 use crate::model::FlatModel;
 use crate::rules::RuleId;
 use petgraph::algo::kosaraju_scc;
@@ -14,7 +14,7 @@ use petgraph::graph::DiGraph;
 /// a budget covers it (the run's; a subgraph's own, for a cycle wholly inside it; an agent's, for
 /// a cycle wholly in the agent; an `exit_after` edge inside the cycle). Guards are ignored: the
 /// check is structural.
-pub fn unbounded_loops(m: &FlatModel) -> Vec<Finding> {
+pub(crate) fn unbounded_loops(m: &FlatModel) -> Vec<Finding> {
     if m.top_budget {
         return Vec::new();
     }
@@ -127,7 +127,7 @@ fn use_ranks(m: &FlatModel, n: usize) -> Vec<usize> {
 }
 
 /// QG015: one finding per conditional or command edge with `null` destinations.
-pub fn undeclared_routes(m: &FlatModel) -> Vec<Finding> {
+pub(crate) fn undeclared_routes(m: &FlatModel) -> Vec<Finding> {
     m.null_edges
         .iter()
         .map(|e| {
@@ -151,7 +151,7 @@ pub fn undeclared_routes(m: &FlatModel) -> Vec<Finding> {
 
 /// QG006: a subgraph node whose graph is missing or empty passes through on its own edges, and
 /// what runs inside it is not verified.
-pub fn opaque_subgraphs(m: &FlatModel) -> Vec<Finding> {
+pub(crate) fn opaque_subgraphs(m: &FlatModel) -> Vec<Finding> {
     m.opaque_subgraphs
         .iter()
         .map(|(n, graph)| {

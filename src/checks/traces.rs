@@ -28,10 +28,10 @@ use std::collections::HashMap;
 
 use super::{finding, Subject};
 use crate::findings::{Evidence, Finding, Primary, Step, StepKind, TracesInfo};
+use crate::input::ir::NodeKind;
+use crate::input::source::Loc;
 use crate::input::Trace;
-use crate::ir::NodeKind;
 use crate::model::{FlatModel, NodeIx, ToolIx};
-use crate::source::Loc;
 
 /// Other runs named in a finding's message, at most; the rest are counted.
 const MAX_RUNS_NAMED: usize = 5;

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 /// One engine's answer on one violation key.
 #[derive(Debug, Clone)]
-pub enum Answer {
+pub(crate) enum Answer {
     /// It holds (no violation with this key within the bound).
     Holds,
     /// It breaks, first at this violation's turn, with this witness.
@@ -32,7 +32,7 @@ fn ran(r: &InstanceResult) -> bool {
 
 /// The stand-in result of an engine that did not run, to compare one engine's witnesses with
 /// the interpreter alone.
-pub fn not_run(instance: Instance) -> InstanceResult {
+pub(crate) fn not_run(instance: Instance) -> InstanceResult {
     InstanceResult {
         depth: Depth::NotRun,
         ..InstanceResult::holds(instance)
@@ -47,9 +47,9 @@ pub struct Disagreement {
     /// The violation key (tool, node, class).
     pub key: Key,
     /// The explicit engine's answer.
-    pub explicit: Answer,
+    pub(crate) explicit: Answer,
     /// The Z3 engine's answer.
-    pub z3: Answer,
+    pub(crate) z3: Answer,
     /// What else is wrong (a witness that does not replay), in a sentence; empty when the
     /// answers alone differ.
     pub why: String,
@@ -64,28 +64,28 @@ fn replay_note(engine: Engine, v: &Violation, m: &crate::model::FlatModel) -> Op
 
 /// An obligation one engine decided and the other could not: its verdict is not cross-checked.
 #[derive(Debug, Clone)]
-pub struct Unchecked {
+pub(crate) struct Unchecked {
     /// The instance.
-    pub instance: Instance,
+    pub(crate) instance: Instance,
     /// The engine that could not decide it.
-    pub engine: Engine,
+    pub(crate) engine: Engine,
     /// Why (its timeout, its size limit, its state budget).
-    pub why: String,
+    pub(crate) why: String,
 }
 
 /// What the comparison concluded.
 #[derive(Debug, Clone)]
-pub struct Compared {
+pub(crate) struct Compared {
     /// The merged verdicts.
-    pub merged: Vec<InstanceResult>,
+    pub(crate) merged: Vec<InstanceResult>,
     /// Where the engines or a replay disagree (QG312).
-    pub disagreements: Vec<Disagreement>,
+    pub(crate) disagreements: Vec<Disagreement>,
     /// Obligations decided by one engine alone.
-    pub unchecked: Vec<Unchecked>,
+    pub(crate) unchecked: Vec<Unchecked>,
 }
 
 /// Compares the two engines' results (both sorted by instance, one per instance) and merges them.
-pub fn compare(
+pub(crate) fn compare(
     m: &crate::model::FlatModel,
     explicit: &[InstanceResult],
     z3: &[InstanceResult],

@@ -26,7 +26,7 @@ use super::slice::Slice;
 use super::steps::{call_step, call_step_as, enter_steps, leave_steps, number_run_steps};
 use super::{interp, Class, Depth, Instance, InstanceResult, Limits, Violation};
 use crate::findings::{Obligation, Step, StepKind};
-use crate::ir::{FlagScope, NotAfter, When};
+use crate::input::ir::{FlagScope, NotAfter, When};
 use crate::model::obligation::Judges;
 use crate::model::{CheckLit, FlatModel, NodeIx, ToolCheck, ToolIx};
 use hashbrown::HashTable;

@@ -12,7 +12,7 @@
 
 use super::{Class, Violation};
 use crate::findings::{Obligation, Step, StepKind};
-use crate::ir::{FlagScope, NotAfter, When};
+use crate::input::ir::{FlagScope, NotAfter, When};
 use crate::model::{CheckLit, FlatModel, NodeIx, ToolIx};
 use std::collections::BTreeSet;
 
@@ -39,7 +39,7 @@ pub enum ReplayError {
 
 impl ReplayError {
     /// The step (0-based) the walk stopped at; `None` when every step was legal.
-    pub fn step(&self) -> Option<usize> {
+    pub(crate) fn step(&self) -> Option<usize> {
         match self {
             ReplayError::Illegal { step, .. } | ReplayError::GuardDiffers { step, .. } => {
                 Some(*step)
@@ -72,14 +72,14 @@ impl std::fmt::Display for ReplayError {
 /// catalogue's size (issue 26: every one of 20,000 violations is replayed, and a latch vector per
 /// tool for each was quadratic in the tools).
 #[derive(Debug, Clone, Default)]
-pub struct PerTool<T> {
+pub(crate) struct PerTool<T> {
     set: rustc_hash::FxHashMap<ToolIx, T>,
     default: T,
 }
 
 impl<T: Copy + Default> PerTool<T> {
     /// Every tool at the default.
-    pub fn new() -> PerTool<T> {
+    pub(crate) fn new() -> PerTool<T> {
         PerTool {
             set: Default::default(),
             default: T::default(),
@@ -87,12 +87,12 @@ impl<T: Copy + Default> PerTool<T> {
     }
 
     /// Every tool back to the default.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.set.clear();
     }
 
     /// Back to the default the tools `reset` says.
-    pub fn reset_where(&mut self, reset: impl Fn(ToolIx) -> bool) {
+    pub(crate) fn reset_where(&mut self, reset: impl Fn(ToolIx) -> bool) {
         self.set.retain(|&t, _| !reset(t));
     }
 }
@@ -114,43 +114,43 @@ impl<T: Copy> std::ops::IndexMut<ToolIx> for PerTool<T> {
 #[derive(Debug, Clone)]
 pub struct Latches {
     /// State flags.
-    pub flags: Vec<bool>,
+    pub(crate) flags: Vec<bool>,
     /// `exit_after` counters.
-    pub counters: Vec<u32>,
+    pub(crate) counters: Vec<u32>,
     /// `ran[t]`.
-    pub ran: PerTool<bool>,
+    pub(crate) ran: PerTool<bool>,
     /// `count[t]` (not saturated: exact).
-    pub count: PerTool<u32>,
+    pub(crate) count: PerTool<u32>,
     /// Taint origin regions (empty: untainted).
-    pub tainted: BTreeSet<usize>,
+    pub(crate) tainted: BTreeSet<usize>,
     /// `confirmed[W]`.
-    pub confirmed: PerTool<bool>,
+    pub(crate) confirmed: PerTool<bool>,
     /// `confirmed_clean[W]`.
-    pub clean: PerTool<bool>,
+    pub(crate) clean: PerTool<bool>,
     /// `irreversible_unconfirmed`.
-    pub irrev_unconf: bool,
+    pub(crate) irrev_unconf: bool,
     /// `wrote`.
-    pub wrote: bool,
+    pub(crate) wrote: bool,
     /// Where each tool last ran in this run (for O8).
-    pub ran_at: PerTool<Option<NodeIx>>,
+    pub(crate) ran_at: PerTool<Option<NodeIx>>,
     /// `ran_seen[t]` (SPEC 3.1 "The guard's view"): a guarded call of t ran.
-    pub ran_seen: PerTool<bool>,
+    pub(crate) ran_seen: PerTool<bool>,
     /// `count_seen[t]`: the guarded calls of t that ran (not saturated: exact).
-    pub count_seen: PerTool<u32>,
+    pub(crate) count_seen: PerTool<u32>,
     /// `tainted_seen`: a guarded call of a `reads_outside` tool ran, or the turn's input reads
     /// outside.
     pub tainted_seen: bool,
     /// A standing approval of t (SPEC 3.1 "Standing approvals"): `confirmed[t]` for the rest of
     /// the run, never spent by a batch.
-    pub standing: PerTool<bool>,
+    pub(crate) standing: PerTool<bool>,
     /// The standing approval's `confirmed_clean[t]`: cleared by any new taint.
-    pub standing_clean: PerTool<bool>,
+    pub(crate) standing_clean: PerTool<bool>,
 }
 
 impl Latches {
     /// The latches a session starts with: every flag, counter and `ran` false or zero, nothing
     /// tainted or confirmed.
-    pub fn new(m: &FlatModel) -> Latches {
+    pub(crate) fn new(m: &FlatModel) -> Latches {
         Latches {
             flags: vec![false; m.flags.len()],
             counters: vec![0; m.counters.len()],
@@ -174,7 +174,7 @@ impl Latches {
 /// True when the tool check lets a guarded call of `u` run over `l` (SPEC 3: order rules and the
 /// rulebook's gate, as [`FlatModel::tool_check`] reads them), over what the guard saw: the seen
 /// twins (SPEC 3.1 "The guard's view").
-pub fn order_allows(m: &FlatModel, l: &Latches, u: ToolIx) -> bool {
+pub(crate) fn order_allows(m: &FlatModel, l: &Latches, u: ToolIx) -> bool {
     m.tool_check(u).allows(&|lit| match lit {
         CheckLit::Ran(t) => l.ran_seen[t],
         CheckLit::NotRan(t) => !l.ran_seen[t],
@@ -201,7 +201,7 @@ pub struct CallOutcomes {
 
 /// [`CallOutcomes`] of a call of `u` at node `n` over `l` (SPEC 3, 3.1, 12.2): the one reading
 /// the replay and the guard parity test share.
-pub fn call_outcomes(m: &FlatModel, l: &Latches, n: NodeIx, u: ToolIx) -> CallOutcomes {
+pub(crate) fn call_outcomes(m: &FlatModel, l: &Latches, n: NodeIx, u: ToolIx) -> CallOutcomes {
     let node = &m.nodes[n];
     let reviewed = node.reviews_calls_of(u);
     if !node.guarded() {
@@ -275,7 +275,7 @@ impl<'a> Run<'a> {
 }
 
 /// Replays `witness` and checks its last call breaks `ob` about `tool` at `node` with `class`.
-pub fn replay(
+pub(crate) fn replay(
     m: &FlatModel,
     witness: &[Step],
     ob: Obligation,
@@ -290,7 +290,7 @@ pub fn replay(
 /// (SPEC 10: `--replay` shows the latches each step changed). A step the walk refuses is not
 /// observed; the last step (the call that breaks the obligation) changes nothing before it is
 /// judged.
-pub fn replay_observed(
+pub(crate) fn replay_observed(
     m: &FlatModel,
     witness: &[Step],
     ob: Obligation,

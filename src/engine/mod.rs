@@ -8,12 +8,12 @@
 //! returns the results sorted, so the output is deterministic.
 
 pub mod bmc;
-pub mod compare;
+pub(crate) mod compare;
 pub mod explicit;
 pub mod interp;
 pub mod share;
 pub mod slice;
-pub mod steps;
+pub(crate) mod steps;
 
 pub use crate::findings::Engine;
 use crate::findings::{Obligation, Step};
@@ -68,14 +68,12 @@ pub enum Depth {
 /// of a result matches on (issue 17), drawn from [`InstanceResult`]'s fields by
 /// [`InstanceResult::verdict`].
 #[derive(Debug, Clone, Copy)]
-pub enum Verdict<'a> {
+pub(crate) enum Verdict<'a> {
     /// No violation: at every depth ([`Depth::Every`]) or up to the bound ([`Depth::Bound`]).
     Holds(Depth),
-    /// Violated, with its violations. `undecided` is why the search did not finish, when it
-    /// found these before a budget ran out (the rest of the obligation is unproved: QG006).
+    /// Violated (its violations are in the result). `undecided` is why the search did not finish,
+    /// when it found these before a budget ran out (the rest of the obligation is unproved: QG006).
     Violated {
-        /// The violations found, sorted.
-        violations: &'a [Violation],
         /// Why the search did not finish, if it did not.
         undecided: Option<&'a str>,
     },
@@ -99,21 +97,21 @@ pub struct InstanceResult {
     /// States generated (explicit engine): every successor made, a state reached again counted
     /// again (TLC's "states generated"), the measure of the search's work the run's budget
     /// counts ([`Limits::max_run_states`]).
-    pub generated: u64,
+    pub(crate) generated: u64,
     /// Solver queries asked (Z3 engine).
     pub queries: u64,
     /// Z3's resource units its queries spent (Z3 engine; see [`bmc::budget`]): what the run's
     /// budget counts ([`bmc::Config::run_rlimit`]).
     pub rlimit: u64,
     /// The most resource units one of its queries spent (Z3 engine).
-    pub rlimit_peak: u64,
+    pub(crate) rlimit_peak: u64,
     /// Why the instance is undecided, when it is.
     pub note: Option<String>,
 }
 
 impl InstanceResult {
     /// Its verdict.
-    pub fn verdict(&self) -> Verdict<'_> {
+    pub(crate) fn verdict(&self) -> Verdict<'_> {
         let why = || {
             self.note
                 .as_deref()
@@ -123,19 +121,15 @@ impl InstanceResult {
             (Depth::NotRun, _) => Verdict::NotRun,
             (Depth::Undecided, true) => Verdict::Undecided(why()),
             (Depth::Undecided, false) => Verdict::Violated {
-                violations: &self.violations,
                 undecided: Some(why()),
             },
             (d @ (Depth::Every | Depth::Bound(_)), true) => Verdict::Holds(d),
-            (Depth::Every | Depth::Bound(_), false) => Verdict::Violated {
-                violations: &self.violations,
-                undecided: None,
-            },
+            (Depth::Every | Depth::Bound(_), false) => Verdict::Violated { undecided: None },
         }
     }
 
     /// Why the verdict is undecided in part or whole (its search did not finish), when it is.
-    pub fn undecided(&self) -> Option<&str> {
+    pub(crate) fn undecided(&self) -> Option<&str> {
         match self.verdict() {
             Verdict::Undecided(why)
             | Verdict::Violated {
@@ -148,7 +142,7 @@ impl InstanceResult {
 
     /// No violation and nothing searched or asked, holding at every depth: what an instance with
     /// nothing to break gets, and the start every other result is built from.
-    pub fn holds(instance: Instance) -> InstanceResult {
+    pub(crate) fn holds(instance: Instance) -> InstanceResult {
         InstanceResult {
             instance,
             violations: Vec::new(),
@@ -237,7 +231,7 @@ pub struct EngineRun {
     /// Its results, sorted by instance.
     pub results: Vec<InstanceResult>,
     /// Wall time in milliseconds.
-    pub millis: u64,
+    pub(crate) millis: u64,
 }
 
 /// What the engines concluded.
@@ -248,7 +242,7 @@ pub struct Outcome {
     /// Where the engines or a replay disagree (QG312).
     pub disagreements: Vec<compare::Disagreement>,
     /// Obligations one engine decided and the other could not (QG006, not cross-checked).
-    pub unchecked: Vec<compare::Unchecked>,
+    pub(crate) unchecked: Vec<compare::Unchecked>,
     /// Each engine that ran, in the order explicit, z3.
     pub runs: Vec<EngineRun>,
 }
@@ -460,22 +454,21 @@ mod tests {
             result(Depth::Bound(3), 0).verdict(),
             Verdict::Holds(Depth::Bound(3))
         ));
+        let violated = result(Depth::Bound(3), 2);
         assert!(matches!(
-            result(Depth::Bound(3), 2).verdict(),
-            Verdict::Violated {
-                violations: [_, _],
-                undecided: None
-            }
+            violated.verdict(),
+            Verdict::Violated { undecided: None }
         ));
+        assert_eq!(violated.violations.len(), 2);
         // Violations found before the budget ran out: violated, and the rest undecided.
         let partly = result(Depth::Undecided, 1);
         assert!(matches!(
             partly.verdict(),
             Verdict::Violated {
-                violations: [_],
                 undecided: Some("its state budget")
             }
         ));
+        assert_eq!(partly.violations.len(), 1);
         assert_eq!(partly.undecided(), Some("its state budget"));
         assert!(matches!(
             result(Depth::Undecided, 0).verdict(),

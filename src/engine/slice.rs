@@ -18,37 +18,37 @@ use std::collections::BTreeSet;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Slice {
     /// Tools whose `ran` latch is kept.
-    pub ran: Vec<ToolIx>,
+    pub(crate) ran: Vec<ToolIx>,
     /// Tools whose `count` is kept: (tool, cap, resets each turn).
-    pub count: Vec<(ToolIx, u32, bool)>,
+    pub(crate) count: Vec<(ToolIx, u32, bool)>,
     /// `tainted` with its origin regions.
-    pub tainted: bool,
+    pub(crate) tainted: bool,
     /// Tools whose `confirmed` latch is kept.
-    pub confirmed: Vec<ToolIx>,
+    pub(crate) confirmed: Vec<ToolIx>,
     /// Tools whose `confirmed_clean` latch is kept.
-    pub conf_clean: Vec<ToolIx>,
+    pub(crate) conf_clean: Vec<ToolIx>,
     /// `irreversible_unconfirmed`.
-    pub irrev_unconf: bool,
+    pub(crate) irrev_unconf: bool,
     /// `wrote` (a write ran in this run).
-    pub wrote: bool,
+    pub(crate) wrote: bool,
     /// The unrecoverable tool whose call node is kept (O8).
-    pub unrec: Option<ToolIx>,
+    pub(crate) unrec: Option<ToolIx>,
     /// Tools whose guarded refusal is decided exactly (the latches their tool check reads are
     /// kept, SPEC 3).
-    pub exact_guards: Vec<ToolIx>,
+    pub(crate) exact_guards: Vec<ToolIx>,
     /// Tools whose `ran_seen` twin is kept (SPEC 3.1 "The guard's view"; only tools some plain
     /// call can run, [`crate::model::Unseen`]: for the others it is `ran`).
-    pub ran_seen: Vec<ToolIx>,
+    pub(crate) ran_seen: Vec<ToolIx>,
     /// Tools whose `count_seen` twin is kept: (tool, cap, resets each turn), as [`Slice::count`].
-    pub count_seen: Vec<(ToolIx, u32, bool)>,
+    pub(crate) count_seen: Vec<(ToolIx, u32, bool)>,
     /// `tainted_seen` (kept only where taint can enter unseen).
-    pub tainted_seen: bool,
+    pub(crate) tainted_seen: bool,
     /// Tools whose standing approval is kept (SPEC 3.1 "Standing approvals"): those whose
     /// `confirmed` is kept and some `standing` review names; none in a graph without one.
-    pub standing: Vec<ToolIx>,
+    pub(crate) standing: Vec<ToolIx>,
     /// Tools whose standing approval on clean content is kept: those whose `confirmed_clean` is
     /// kept and some `standing` review names.
-    pub standing_clean: Vec<ToolIx>,
+    pub(crate) standing_clean: Vec<ToolIx>,
 }
 
 impl Slice {
@@ -251,7 +251,7 @@ pub fn taint_bits(model: &FlatModel, inst: crate::engine::Instance) -> (Vec<usiz
 /// The tools whose calls at `n` the taint rule (O6) judges: its plain calls (a model node's
 /// hosted ones included), and where taint can enter unseen (SPEC 3.1 "The guard's view") its
 /// guarded ones too.
-pub fn taint_judged<'m>(
+pub(crate) fn taint_judged<'m>(
     model: &FlatModel,
     n: &'m crate::model::FlatNode,
 ) -> impl Iterator<Item = ToolIx> + 'm {

@@ -4,11 +4,11 @@
 //! replays.
 
 use crate::findings::{Step, StepKind};
-use crate::ir::When;
+use crate::input::ir::When;
 use crate::model::{FlatModel, NodeIx, ToolIx};
 
 /// Sets each step's `run_steps`: node steps taken in its turn so far.
-pub fn number_run_steps(m: &FlatModel, steps: &mut [Step]) {
+pub(crate) fn number_run_steps(m: &FlatModel, steps: &mut [Step]) {
     let mut count = 0;
     let mut turn = 0;
     for s in steps.iter_mut() {
@@ -27,13 +27,13 @@ pub fn number_run_steps(m: &FlatModel, steps: &mut [Step]) {
 /// The step of a call of `tool` at node `n` in `turn` (`refused`: it ran nothing). A call the
 /// node reviews (a `call` interrupt, SPEC 12.2) carries the person's answer: `when` is `call` and
 /// `yes` is whether it ran.
-pub fn call_step(m: &FlatModel, n: NodeIx, tool: ToolIx, turn: u32, refused: bool) -> Step {
+pub(crate) fn call_step(m: &FlatModel, n: NodeIx, tool: ToolIx, turn: u32, refused: bool) -> Step {
     call_step_as(m, n, tool, turn, refused, false)
 }
 
 /// [`call_step`], with `standing` set when the person's yes is for the rest of the run (SPEC
 /// 3.1 "Standing approvals"; only on a call its node reviews with `standing`).
-pub fn call_step_as(
+pub(crate) fn call_step_as(
     m: &FlatModel,
     n: NodeIx,
     tool: ToolIx,
@@ -56,7 +56,7 @@ pub fn call_step_as(
 }
 
 /// Appends the `after` confirmations of leaving node `n` in `turn`.
-pub fn leave_steps(m: &FlatModel, n: NodeIx, turn: u32, steps: &mut Vec<Step>) {
+pub(crate) fn leave_steps(m: &FlatModel, n: NodeIx, turn: u32, steps: &mut Vec<Step>) {
     for p in &m.nodes[n].on_leave {
         let mut c = Step::new(StepKind::Confirm, &m.nodes[n].qid, turn);
         c.tool = p.tool.map(|t| m.tools[t].name.clone());
@@ -69,7 +69,7 @@ pub fn leave_steps(m: &FlatModel, n: NodeIx, turn: u32, steps: &mut Vec<Step>) {
 
 /// Appends entering node `n` in `turn` and its `before`/`inside` answers; bit j of `branch` is
 /// the answer to the node's j-th `inside` pause (1 is yes).
-pub fn enter_steps(m: &FlatModel, n: NodeIx, branch: u32, turn: u32, steps: &mut Vec<Step>) {
+pub(crate) fn enter_steps(m: &FlatModel, n: NodeIx, branch: u32, turn: u32, steps: &mut Vec<Step>) {
     let mut e = Step::new(StepKind::Enter, &m.nodes[n].qid, turn);
     e.loc = Some(m.nodes[n].loc);
     steps.push(e);

@@ -20,9 +20,9 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use crate::error::InputError;
-use crate::ir::{AgentInfo, EdgeDef, EdgeKind, Export, GraphDef, Named, NodeDef, NodeKind};
-use crate::source::{FileId, Loc, SourceMap};
+use crate::input::error::InputError;
+use crate::input::ir::{AgentInfo, EdgeDef, EdgeKind, Export, GraphDef, Named, NodeDef, NodeKind};
+use crate::input::source::{FileId, Loc, SourceMap};
 
 use super::catalogue::{self, Parts};
 use super::export::{read_budget, read_run_settings};
@@ -223,9 +223,9 @@ pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
         None => None,
         Some(rb) => {
             let (resolved, shown) = resolve_path(path, &rb.name);
-            match crate::files::confine(&resolved, path) {
+            match crate::input::files::confine(&resolved, path) {
                 Ok(()) => {}
-                Err(crate::files::ReadError::NotFound) => {
+                Err(crate::input::files::ReadError::NotFound) => {
                     return Err(r
                         .err(
                             rb.loc,
@@ -323,7 +323,7 @@ fn read_python(
             )
             .with_label("no such module"));
     };
-    if !crate::files::in_workspace(&file, agent_path) {
+    if !crate::input::files::in_workspace(&file, agent_path) {
         return Err(r
             .err(
                 module.loc,
@@ -408,7 +408,7 @@ fn collect_tools(
                 ));
             }
             let (resolved, shown) = resolve_path(agent_path, &rel.name);
-            let read = crate::files::confine(&resolved, agent_path)
+            let read = crate::input::files::confine(&resolved, agent_path)
                 .and_then(|()| tree::read_file(sources, &resolved, shown.clone()));
             let id: FileId = match read {
                 Ok(id) => id,

@@ -9,12 +9,12 @@
 //! unless it is a misspelling of a known one (`irreversable`): that is an error at the word naming
 //! the word meant (issue 28), since a kept word no rule reads would silently weaken the proof.
 
-use crate::error::InputError;
-use crate::ir::{
+use crate::input::error::InputError;
+use crate::input::ir::{
     ArgDef, AtMost, Catalogue, Compensation, Named, NotAfter, Order, Role, StoreDef, ToolDef,
     ToolKind, UnknownWord,
 };
-use crate::source::Loc;
+use crate::input::source::Loc;
 
 use super::tree::{Entry, Map, Node, Reader, Value};
 
@@ -106,11 +106,11 @@ pub(crate) const TOOL_WORDS: &[&str] = &[
 #[derive(Debug, Default)]
 pub(crate) struct Parts {
     /// Each tool: its name (where first declared), where its entry starts, and its merged words.
-    pub tools: Vec<(Named, Loc, Vec<Entry>)>,
+    pub(crate) tools: Vec<(Named, Loc, Vec<Entry>)>,
     /// `channels` entries: name → the channel's mapping.
-    pub channels: Vec<Entry>,
+    pub(crate) channels: Vec<Entry>,
     /// `stores` entries: name → the store's mapping.
-    pub stores: Vec<Entry>,
+    pub(crate) stores: Vec<Entry>,
     /// Tool name → its index in `tools` (issue 14: a scan per tool is quadratic in the
     /// catalogue's size).
     tool_ix: std::collections::HashMap<String, usize>,
@@ -118,7 +118,7 @@ pub(crate) struct Parts {
 
 impl Parts {
     /// Adds (or merges into an earlier declaration of) tool `name`.
-    pub fn add_tool(&mut self, name: Named, loc: Loc, words: Vec<Entry>) {
+    pub(super) fn add_tool(&mut self, name: Named, loc: Loc, words: Vec<Entry>) {
         let known = self.tool_ix.get(&name.name).copied();
         match known.and_then(|i| self.tools.get_mut(i)) {
             Some((_, _, existing)) => {
@@ -140,12 +140,12 @@ impl Parts {
     }
 
     /// True when tool `name` has been declared.
-    pub fn has_tool(&self, name: &str) -> bool {
+    pub(super) fn has_tool(&self, name: &str) -> bool {
         self.tool_ix.contains_key(name)
     }
 
     /// The merged catalogue as JSON (`tools`, `channels`, `stores`), words as written.
-    pub fn to_json(&self) -> serde_json::Map<String, serde_json::Value> {
+    pub(super) fn to_json(&self) -> serde_json::Map<String, serde_json::Value> {
         use serde_json::Value as J;
         let mut tools = serde_json::Map::new();
         for (name, _, words) in &self.tools {

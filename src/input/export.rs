@@ -8,12 +8,12 @@
 
 use std::collections::HashSet;
 
-use crate::error::InputError;
-use crate::ir::{
+use crate::input::error::InputError;
+use crate::input::ir::{
     Budget, EdgeDef, EdgeKind, Export, FlagDecl, FlagScope, Framework, GraphDef, InterruptDef,
     Named, NodeDef, NodeKind, OpaqueDef, OpaqueWhat, SendDef, When, Written,
 };
-use crate::source::Loc;
+use crate::input::source::Loc;
 
 use super::guard::parse_guard;
 use super::tree::{Map, Node, Reader, Value};
@@ -779,7 +779,7 @@ fn read_guard(
     n: &Node,
     flags: &HashSet<String>,
     from: &str,
-) -> Result<crate::ir::Guard, InputError> {
+) -> Result<crate::input::ir::Guard, InputError> {
     let text = r
         .text(n, &format!("`guard` of the edge from '{from}'"))?
         .name;

@@ -7,8 +7,8 @@
 //! runtime never reads a fact from it. `settings: {colang_version: "1.0"|"2.x"}` says which
 //! Colang the rulebook is written in.
 
-use crate::error::InputError;
-use crate::ir::{Catalogue, Fact, FactSource, Named};
+use crate::input::error::InputError;
+use crate::input::ir::{Catalogue, Fact, FactSource, Named};
 
 use super::tree::{Map, Node, Reader};
 

@@ -10,7 +10,7 @@
 //!
 //! Precedence `!` > `&&` > `||`; `&&` and `||` group to the left. Whitespace is free.
 
-use crate::ir::Guard;
+use crate::input::ir::Guard;
 
 /// Parentheses and negations nested deeper than this are refused.
 const MAX_DEPTH: usize = 100;

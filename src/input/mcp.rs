@@ -29,8 +29,8 @@ use std::path::Path;
 use serde_json::{json, Map as JsonMap, Value as Json};
 
 use super::tree::{self, Node, Reader};
-use crate::error::InputError;
-use crate::source::SourceMap;
+use crate::input::error::InputError;
+use crate::input::source::SourceMap;
 
 /// The hints read, in the order MCP's `ToolAnnotations` lists them.
 const HINTS: [&str; 4] = [
@@ -44,7 +44,7 @@ const HINTS: [&str; 4] = [
 const ARG_KEYS: [&str; 5] = ["type", "description", "enum", "items", "format"];
 
 /// The catalogue of the tools a `tools/list` result lists. Errors: see the module's documentation.
-pub fn catalogue_from_mcp(path: &Path) -> Result<Json, InputError> {
+pub(crate) fn catalogue_from_mcp(path: &Path) -> Result<Json, InputError> {
     let mut sources = SourceMap::default();
     let id = tree::read_file(&mut sources, path, path.display().to_string())
         .map_err(|e| InputError::io(path, e))?;
@@ -168,7 +168,7 @@ fn no_tools(r: Reader<'_>, at: &Node) -> InputError {
 /// `stalwart catalogue from-mcp TOOLS.json [-o OUT]`: writes the catalogue (to `out`, else
 /// standard output). Returns the exit status: 0, or 2 with the error (located in the file) on
 /// standard error.
-pub fn run(tools: &Path, out: Option<&Path>) -> i32 {
+pub(crate) fn run(tools: &Path, out: Option<&Path>) -> i32 {
     let cat = match catalogue_from_mcp(tools) {
         Ok(x) => x,
         Err(e) => {
@@ -179,10 +179,10 @@ pub fn run(tools: &Path, out: Option<&Path>) -> i32 {
     let mut text = serde_json::to_string_pretty(&cat).unwrap_or_else(|_| "{}".into());
     text.push('\n');
     let written = match out {
-        Some(p) => crate::files::write::write_text(
+        Some(p) => crate::input::files::write::write_text(
             p,
             &text,
-            crate::files::write::Mode::Replace,
+            crate::input::files::write::Mode::Replace,
             &[tools.to_path_buf()],
         )
         .map_err(|e| format!("cannot write {} (-o): {e}", p.display())),

@@ -1,5 +1,10 @@
-//! The readers (SPEC 2.1–2.3): agent.yaml, `qls-graph/1` exports and catalogues, into the
-//! [`crate::ir`] types, with every declaration's position in a [`SourceMap`].
+//! The inputs floor, the bottom of the house. The readers (SPEC 2.1–2.3): agent.yaml, `qls-graph/1`
+//! exports and catalogues, into the [`ir`] types, with every declaration's position in a
+//! [`SourceMap`] ([`source`]).
+//!
+//! Beside the readers sit what they stand on: [`files`], the one reader every file a run opens
+//! goes through; [`error`], the [`InputError`] that stops a run before the proof; [`visible`],
+//! input text made safe to print.
 //!
 //! Two ways in, one result ([`Inputs`]):
 //! - [`load_agent_yaml`]: a Bot Builder `agent.yaml`, compiled to a graph and a catalogue (SPEC 2.1);
@@ -15,26 +20,32 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::error::InputError;
-use crate::ir::{Catalogue, Export};
-use crate::source::SourceMap;
+use crate::input::error::InputError;
+use crate::input::ir::{Catalogue, Export};
+use crate::input::source::SourceMap;
 
 mod agent_yaml;
 mod catalogue;
+pub(crate) mod error;
 mod export;
 mod facts;
-pub mod guard;
-pub mod mcp;
+pub(crate) mod files;
+pub(crate) mod guard;
+pub(crate) mod ir;
+pub(crate) mod mcp;
 pub(crate) mod python;
-pub mod traces;
+pub(crate) mod source;
+pub(crate) mod traces;
 pub(crate) mod tree;
 mod validate;
+pub(crate) mod visible;
 mod write;
 
 pub use guard::parse_guard;
 pub use python::PyModule;
-pub use traces::{read_traces, Trace, TraceStep};
-pub use write::{catalogue_path, write_export};
+pub use traces::{read_traces, Trace};
+pub(crate) use write::catalogue_path;
+pub use write::write_export;
 
 /// Everything a run reads, ready for the model.
 #[derive(Debug, Clone, Default)]
@@ -46,18 +57,18 @@ pub struct Inputs {
     /// Every file read: agent.yaml or the export first, then the catalogue file(s).
     pub sources: SourceMap,
     /// The input as the user named it (agent.yaml's path, or the `--graph` path).
-    pub input_display: String,
+    pub(crate) input_display: String,
     /// True when the input was an agent.yaml.
     pub from_agent_yaml: bool,
     /// agent.yaml's `rulebook:`, resolved against agent.yaml's folder; it exists and lies in the
     /// workspace. `None` for exports.
     pub rulebook: Option<RulebookRef>,
     /// agent.yaml's `facts:` (SPEC 2.1): where each rulebook fact comes from. Empty for exports.
-    pub facts: Vec<crate::ir::Fact>,
+    pub(crate) facts: Vec<crate::input::ir::Fact>,
     /// agent.yaml's `settings.colang_version`, when given (`1.0`, `2.x`).
-    pub colang_version: Option<crate::ir::Named>,
+    pub(crate) colang_version: Option<crate::input::ir::Named>,
     /// agent.yaml's `settings.on_unread`, when given (every agent's default).
-    pub default_on_unread: Option<String>,
+    pub(crate) default_on_unread: Option<String>,
     /// The Python tool modules agent.yaml's `tools:` named, in order (for the code checks).
     pub python_modules: Vec<PyModule>,
     /// The catalogue's words as written (`tools` → each tool's merged words, `channels`,
@@ -67,15 +78,15 @@ pub struct Inputs {
 }
 
 /// Where agent.yaml names its rulebook (SPEC 2.1 `rulebook:`), so that reading it is held to the
-/// rule every path an input names follows ([`crate::files`]), with errors at this line.
+/// rule every path an input names follows ([`crate::input::files`]), with errors at this line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RulebookRef {
     /// The path resolved against agent.yaml's folder, as displayed (`examples/shop/policy.co`).
     pub shown: String,
     /// The value of the `rulebook:` key.
-    pub at: crate::source::Loc,
+    pub(crate) at: crate::input::source::Loc,
     /// agent.yaml's path: the rulebook's files lie under its folder or the current directory.
-    pub named_by: PathBuf,
+    pub(crate) named_by: PathBuf,
 }
 
 /// Reads and compiles a Bot Builder agent.yaml (SPEC 2.1) with the catalogues its `tools:` names.
@@ -119,7 +130,7 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
         &mut unlocated,
         &mut read,
     );
-    if export.framework != crate::ir::Framework::Other {
+    if export.framework != crate::input::ir::Framework::Other {
         // SPEC 12.4: a finding falls back to the export only where no source line is known,
         // and the report says so (the export's warnings are shown in it).
         export.warnings.extend(unlocated);
@@ -158,7 +169,7 @@ pub fn load_export(graph: &Path, catalogue: &Path) -> Result<Inputs, InputError>
 /// `unlocated` gets, for each node that may carry a finding (not a start or an end) and is left
 /// at its entry in the export, a sentence saying why (`prefix` qualifies subgraph nodes).
 fn resolve_locations(
-    g: &mut crate::ir::GraphDef,
+    g: &mut crate::input::ir::GraphDef,
     sources: &mut SourceMap,
     export: &Path,
     own: usize,
@@ -166,7 +177,7 @@ fn resolve_locations(
     unlocated: &mut Vec<String>,
     read: &mut Resolved,
 ) {
-    use crate::ir::NodeKind;
+    use crate::input::ir::NodeKind;
     for n in &mut g.nodes {
         let shown = if prefix.is_empty() {
             n.id.name.clone()
@@ -198,7 +209,7 @@ fn resolve_locations(
     }
     // The first node of each name whose line is in the user's code, found by hash: a scan per
     // edge is quadratic in a graph of 20,000 nodes (issue 26).
-    let mut coded: std::collections::HashMap<&str, crate::source::Loc> =
+    let mut coded: std::collections::HashMap<&str, crate::input::source::Loc> =
         std::collections::HashMap::new();
     for n in g.nodes.iter().filter(|n| n.loc.file != own) {
         coded.entry(n.id.name.as_str()).or_insert(n.loc);
@@ -226,7 +237,7 @@ fn resolve_locations(
 /// file, as a node's; an entry whose file cannot be read falls back to the node's own location,
 /// and `unlocated` says so.
 fn resolve_opaque(
-    n: &mut crate::ir::NodeDef,
+    n: &mut crate::input::ir::NodeDef,
     shown: &str,
     sources: &mut SourceMap,
     export: &Path,
@@ -255,12 +266,12 @@ fn resolve_opaque(
 /// `location.file` is; a location whose file cannot be read (or lies outside the repository) is
 /// left out, so a related location never points at a line of the wrong file.
 fn resolve_tool_locations(
-    export: &crate::ir::Export,
+    export: &crate::input::ir::Export,
     sources: &mut SourceMap,
     path: &Path,
     own: usize,
     read: &mut Resolved,
-) -> std::collections::HashMap<String, crate::source::Loc> {
+) -> std::collections::HashMap<String, crate::input::source::Loc> {
     let mut out = std::collections::HashMap::new();
     for (tool, loc, file) in &export.tool_locations {
         match resolve_file(file.as_deref(), sources, path, own, read) {
@@ -308,7 +319,7 @@ fn resolve_new_file(
     export: &Path,
     own: usize,
 ) -> Result<Option<usize>, ()> {
-    if crate::files::has_git_component(Path::new(f)) {
+    if crate::input::files::has_git_component(Path::new(f)) {
         return Err(());
     }
     let own_name = export
@@ -322,7 +333,7 @@ fn resolve_new_file(
     let found = near
         .or_else(|| Some(PathBuf::from(f)).filter(|p| p.is_file()))
         .ok_or(())?;
-    if !crate::files::in_repository(&found, export) {
+    if !crate::input::files::in_repository(&found, export) {
         return Err(());
     }
     let canon = std::fs::canonicalize(&found).ok();
@@ -333,7 +344,7 @@ fn resolve_new_file(
     {
         return Ok(Some(i));
     }
-    let text = crate::files::read_text(&found).map_err(|_| ())?;
+    let text = crate::input::files::read_text(&found).map_err(|_| ())?;
     let shown = lexical(&found).display().to_string();
     Ok(Some(sources.add(shown, found, text)))
 }

@@ -32,9 +32,9 @@ use std::path::{Path, PathBuf};
 use tree_sitter::{Node as TsNode, Parser};
 
 use super::tree::{Entry, Node, Reader, Value};
-use crate::error::InputError;
-use crate::ir::Named;
-use crate::source::{FileId, Loc, SourceMap};
+use crate::input::error::InputError;
+use crate::input::ir::Named;
+use crate::input::source::{FileId, Loc, SourceMap};
 
 /// Nesting deeper than this in a literal is refused.
 const MAX_DEPTH: usize = 100;
@@ -65,15 +65,15 @@ const INJECTED: &[&str] = &[
 #[derive(Debug, Clone)]
 pub(crate) struct PyTool {
     /// The tool's name, where it was given (the decorator's string, `name=`, or the `def` name).
-    pub name: Named,
+    pub(crate) name: Named,
     /// The `def` line: the entry's location.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
     /// The catalogue words, located in the module.
-    pub words: Vec<Entry>,
+    pub(crate) words: Vec<Entry>,
     /// The function's name as written after `def`.
-    pub function: String,
+    pub(crate) function: String,
     /// The function's byte range in the module (decorators excluded), for the code checks.
-    pub span: std::ops::Range<usize>,
+    pub(crate) span: std::ops::Range<usize>,
 }
 
 /// A module that was read: its file and its tools.

@@ -19,8 +19,8 @@
 use std::path::Path;
 
 use super::tree::{self, Node, Value};
-use crate::error::InputError;
-use crate::source::{Loc, SourceMap};
+use crate::input::error::InputError;
+use crate::input::source::{Loc, SourceMap};
 
 /// The help every JSON syntax error of a traces file carries.
 const SYNTAX_HELP: &str = "each line of a traces file is one whole JSON object, \
@@ -48,7 +48,7 @@ pub struct TraceStep {
     /// Where the step's `node` value is written.
     pub loc: Loc,
     /// Where the step's `tool` value is written, when it has one.
-    pub tool_loc: Option<Loc>,
+    pub(crate) tool_loc: Option<Loc>,
 }
 
 /// Reads the traces file at `path` into `sources` (so findings can point at its lines) and returns

@@ -15,9 +15,9 @@
 
 use std::path::Path;
 
-use crate::error::InputError;
-use crate::ir::Named;
-use crate::source::{FileId, Loc, SourceMap};
+use crate::input::error::InputError;
+use crate::input::ir::Named;
+use crate::input::source::{FileId, Loc, SourceMap};
 
 /// Nesting deeper than this is refused (a guard against stack exhaustion on hostile input).
 const MAX_DEPTH: usize = 200;
@@ -28,9 +28,9 @@ const KEYS_BY_HASH: usize = 16;
 #[derive(Debug, Clone)]
 pub(crate) struct Node {
     /// Where the node starts (for a quoted scalar: its opening quote).
-    pub loc: Loc,
+    pub(crate) loc: Loc,
     /// The node.
-    pub value: Value,
+    pub(crate) value: Value,
 }
 
 /// The three shapes a node can have.
@@ -48,16 +48,16 @@ pub(crate) enum Value {
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {
     /// The key's text.
-    pub key: String,
+    pub(crate) key: String,
     /// Where the key was written.
-    pub key_loc: Loc,
+    pub(crate) key_loc: Loc,
     /// The value.
-    pub value: Node,
+    pub(crate) value: Node,
 }
 
 impl Entry {
     /// The key as a [`Named`].
-    pub fn named(&self) -> Named {
+    pub(crate) fn named(&self) -> Named {
         Named {
             name: self.key.clone(),
             loc: self.key_loc,
@@ -67,7 +67,7 @@ impl Entry {
 
 impl Node {
     /// True for a plain `null`, `~` or empty scalar.
-    pub fn is_null(&self) -> bool {
+    pub(crate) fn is_null(&self) -> bool {
         match &self.value {
             Value::Scalar { text, plain } => {
                 *plain && matches!(text.as_str(), "" | "~" | "null" | "Null" | "NULL")
@@ -77,7 +77,7 @@ impl Node {
     }
 
     /// The bool of a plain `true`/`false` scalar.
-    pub fn as_bool(&self) -> Option<bool> {
+    pub(crate) fn as_bool(&self) -> Option<bool> {
         match &self.value {
             Value::Scalar { text, plain: true } => match text.as_str() {
                 "true" | "True" | "TRUE" => Some(true),
@@ -89,7 +89,7 @@ impl Node {
     }
 
     /// The entries of a mapping.
-    pub fn as_map(&self) -> Option<&[Entry]> {
+    pub(crate) fn as_map(&self) -> Option<&[Entry]> {
         match &self.value {
             Value::Map(m) => Some(m),
             _ => None,
@@ -97,7 +97,7 @@ impl Node {
     }
 
     /// The text of a scalar that is neither null nor a plain bool.
-    pub fn as_text(&self) -> Option<&str> {
+    pub(crate) fn as_text(&self) -> Option<&str> {
         match &self.value {
             Value::Scalar { text, .. } if !self.is_null() && self.as_bool().is_none() => Some(text),
             _ => None,
@@ -105,7 +105,7 @@ impl Node {
     }
 
     /// What the node is, for messages: `a mapping`, `a list`, `null`, `the text "x"`, ...
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.value {
             Value::Map(_) => "a mapping".to_string(),
             Value::Seq(_) => "a list".to_string(),
@@ -130,7 +130,7 @@ impl Node {
     }
 
     /// The node as JSON (plain scalars become null, bools and numbers where they read as such).
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         use serde_json::Value as J;
         match &self.value {
             Value::Map(m) => J::Object(
@@ -177,14 +177,14 @@ fn looks_numeric(text: &str) -> bool {
 }
 
 /// Reads `path` into `sources` under `display` and returns its id, through the one reader
-/// ([`crate::files::read_text`]: a regular file of at most 64 MiB, UTF-8, a byte-order mark
+/// ([`crate::input::files::read_text`]: a regular file of at most 64 MiB, UTF-8, a byte-order mark
 /// dropped).
 pub(crate) fn read_file(
     sources: &mut SourceMap,
     path: &Path,
     display: String,
-) -> Result<FileId, crate::files::ReadError> {
-    let text = crate::files::read_text(path)?;
+) -> Result<FileId, crate::input::files::ReadError> {
+    let text = crate::input::files::read_text(path)?;
     Ok(sources.add(display, path.to_path_buf(), text))
 }
 
@@ -717,38 +717,43 @@ impl JsonReader<'_> {
 #[derive(Clone, Copy)]
 pub(crate) struct Reader<'a> {
     /// The files read so far.
-    pub sources: &'a SourceMap,
+    pub(crate) sources: &'a SourceMap,
 }
 
 /// A mapping being read: its entries and where it starts.
 #[derive(Clone, Copy)]
 pub(crate) struct Map<'n> {
     /// Where the mapping starts.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
     /// Its entries in written order.
-    pub entries: &'n [Entry],
+    pub(crate) entries: &'n [Entry],
 }
 
 impl<'n> Map<'n> {
     /// The entry for `key`, if written.
-    pub fn entry(&self, key: &str) -> Option<&'n Entry> {
+    pub(crate) fn entry(&self, key: &str) -> Option<&'n Entry> {
         self.entries.iter().find(|e| e.key == key)
     }
 
     /// The value under `key`, if written.
-    pub fn get(&self, key: &str) -> Option<&'n Node> {
+    pub(crate) fn get(&self, key: &str) -> Option<&'n Node> {
         self.entry(key).map(|e| &e.value)
     }
 
     /// The value under `key` unless absent or null.
-    pub fn get_some(&self, key: &str) -> Option<&'n Node> {
+    pub(crate) fn get_some(&self, key: &str) -> Option<&'n Node> {
         self.get(key).filter(|n| !n.is_null())
     }
 }
 
 impl<'a> Reader<'a> {
     /// An error at `loc`.
-    pub fn err(&self, loc: Loc, msg: impl Into<String>, help: impl Into<String>) -> InputError {
+    pub(crate) fn err(
+        &self,
+        loc: Loc,
+        msg: impl Into<String>,
+        help: impl Into<String>,
+    ) -> InputError {
         InputError::at(self.sources, loc, msg, help)
     }
 
@@ -762,7 +767,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `node` as a mapping; `what` names it in the error (e.g. "`budget`").
-    pub fn map<'n>(&self, node: &'n Node, what: &str) -> Result<Map<'n>, InputError> {
+    pub(crate) fn map<'n>(&self, node: &'n Node, what: &str) -> Result<Map<'n>, InputError> {
         match node.as_map() {
             Some(entries) => Ok(Map {
                 loc: node.loc,
@@ -773,7 +778,11 @@ impl<'a> Reader<'a> {
     }
 
     /// `node` as a mapping, or an empty one when null.
-    pub fn map_or_null<'n>(&self, node: &'n Node, what: &str) -> Result<Map<'n>, InputError> {
+    pub(crate) fn map_or_null<'n>(
+        &self,
+        node: &'n Node,
+        what: &str,
+    ) -> Result<Map<'n>, InputError> {
         if node.is_null() {
             return Ok(Map {
                 loc: node.loc,
@@ -784,7 +793,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `node` as a list; null reads as an empty list.
-    pub fn seq<'n>(&self, node: &'n Node, what: &str) -> Result<&'n [Node], InputError> {
+    pub(crate) fn seq<'n>(&self, node: &'n Node, what: &str) -> Result<&'n [Node], InputError> {
         match &node.value {
             Value::Seq(items) => Ok(items),
             _ if node.is_null() => Ok(&[]),
@@ -798,7 +807,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `node` as text (a scalar that is neither null nor a plain `true`/`false`).
-    pub fn text(&self, node: &Node, what: &str) -> Result<Named, InputError> {
+    pub(crate) fn text(&self, node: &Node, what: &str) -> Result<Named, InputError> {
         match node.as_text() {
             Some(t) => Ok(Named {
                 name: t.to_string(),
@@ -811,7 +820,7 @@ impl<'a> Reader<'a> {
     /// The text under `key`, or `None` when absent or null.
     /// The optional word `key`, one of `choices` (word, value); another word is an error at it,
     /// naming `whose` (e.g. "agent 'desk'") and the words allowed.
-    pub fn opt_choice<T: Copy>(
+    pub(crate) fn opt_choice<T: Copy>(
         &self,
         map: Map<'_>,
         key: &str,
@@ -838,7 +847,7 @@ impl<'a> Reader<'a> {
             .with_label(names.join(" or ")))
     }
 
-    pub fn opt_text(
+    pub(crate) fn opt_text(
         &self,
         map: Map<'_>,
         key: &str,
@@ -848,7 +857,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The text under `key`, which must be written.
-    pub fn req_text(
+    pub(crate) fn req_text(
         &self,
         map: Map<'_>,
         key: &str,
@@ -862,7 +871,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `node` as a plain `true` or `false`.
-    pub fn bool(&self, node: &Node, what: &str) -> Result<bool, InputError> {
+    pub(crate) fn bool(&self, node: &Node, what: &str) -> Result<bool, InputError> {
         node.as_bool().ok_or_else(|| {
             self.shape_err(
                 node,
@@ -874,7 +883,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The bool under `key`; absent or null is `false`.
-    pub fn flag(&self, map: Map<'_>, key: &str, what: &str) -> Result<bool, InputError> {
+    pub(crate) fn flag(&self, map: Map<'_>, key: &str, what: &str) -> Result<bool, InputError> {
         match map.get_some(key) {
             Some(n) => self.bool(n, what),
             None => Ok(false),
@@ -882,7 +891,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `node` as a plain whole number that fits in a u64.
-    pub fn u64(&self, node: &Node, what: &str) -> Result<u64, InputError> {
+    pub(crate) fn u64(&self, node: &Node, what: &str) -> Result<u64, InputError> {
         match &node.value {
             Value::Scalar { text, plain: true } => text.parse::<u64>().ok(),
             _ => None,
@@ -898,7 +907,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `node` as a plain whole number that fits in a u32.
-    pub fn u32(&self, node: &Node, what: &str) -> Result<u32, InputError> {
+    pub(crate) fn u32(&self, node: &Node, what: &str) -> Result<u32, InputError> {
         let n = self.u64(node, what)?;
         u32::try_from(n).map_err(|_| {
             self.err(
@@ -910,12 +919,17 @@ impl<'a> Reader<'a> {
     }
 
     /// The u32 under `key`, or `None` when absent or null.
-    pub fn opt_u32(&self, map: Map<'_>, key: &str, what: &str) -> Result<Option<u32>, InputError> {
+    pub(crate) fn opt_u32(
+        &self,
+        map: Map<'_>,
+        key: &str,
+        what: &str,
+    ) -> Result<Option<u32>, InputError> {
         map.get_some(key).map(|n| self.u32(n, what)).transpose()
     }
 
     /// `node` as a list of texts (null reads as empty).
-    pub fn names(&self, node: &Node, what: &str) -> Result<Vec<Named>, InputError> {
+    pub(crate) fn names(&self, node: &Node, what: &str) -> Result<Vec<Named>, InputError> {
         let mut out = Vec::new();
         for item in self.seq(node, what)? {
             out.push(self.text(item, &format!("an entry of {what}"))?);
@@ -924,7 +938,12 @@ impl<'a> Reader<'a> {
     }
 
     /// The list of texts under `key` (absent or null: empty).
-    pub fn opt_names(&self, map: Map<'_>, key: &str, what: &str) -> Result<Vec<Named>, InputError> {
+    pub(crate) fn opt_names(
+        &self,
+        map: Map<'_>,
+        key: &str,
+        what: &str,
+    ) -> Result<Vec<Named>, InputError> {
         match map.get(key) {
             Some(n) => self.names(n, what),
             None => Ok(Vec::new()),

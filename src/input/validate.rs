@@ -14,8 +14,10 @@
 
 use std::collections::HashSet;
 
-use crate::error::InputError;
-use crate::ir::{Catalogue, Compensation, EdgeKind, Export, GraphDef, Named, NodeKind, NotAfter};
+use crate::input::error::InputError;
+use crate::input::ir::{
+    Catalogue, Compensation, EdgeKind, Export, GraphDef, Named, NodeKind, NotAfter,
+};
 
 use super::tree::{Node, Reader};
 
@@ -34,11 +36,11 @@ pub(crate) fn recursion_limit(r: Reader<'_>, n: &Node) -> Result<u32, InputError
     Ok(v)
 }
 
-/// `session_steps`: the number of conversation turns to search, in [`crate::ir::SESSION_STEPS`]
+/// `session_steps`: the number of conversation turns to search, in [`crate::input::ir::SESSION_STEPS`]
 /// (SPEC 1).
 pub(crate) fn session_steps(r: Reader<'_>, n: &Node) -> Result<u32, InputError> {
     let v = r.u32(n, "`session_steps`")?;
-    let range = crate::ir::SESSION_STEPS;
+    let range = crate::input::ir::SESSION_STEPS;
     if !range.contains(&v) {
         let (lo, hi) = (range.start(), range.end());
         return Err(r
@@ -79,7 +81,7 @@ pub(crate) fn validate(
         tools: catalogue.tools.iter().map(|t| t.name.as_str()).collect(),
     };
     for t in &catalogue.tools {
-        if let Some(cp) = crate::visible::first_unsafe(&t.name) {
+        if let Some(cp) = crate::input::visible::first_unsafe(&t.name) {
             return Err(r.err(
                 t.loc,
                 format!("the tool name {:?} holds {cp}, a control character, a line separator or an invisible character (two names that differ by it look the same)", t.name),
@@ -365,7 +367,7 @@ impl Validator<'_> {
                     )
                     .with_label("empty id"));
             }
-            if let Some(cp) = crate::visible::first_unsafe(&id.name) {
+            if let Some(cp) = crate::input::visible::first_unsafe(&id.name) {
                 return Err(r.err(
                     id.loc,
                     format!("node id {:?} in {label} holds {cp}, a control character, a line separator or an invisible character (two ids that differ by it look the same)", id.name),
@@ -417,7 +419,7 @@ impl Validator<'_> {
             let loc = g
                 .nodes
                 .first()
-                .map_or(crate::source::Loc::new(0, 1, 1), |n| n.id.loc);
+                .map_or(crate::input::source::Loc::new(0, 1, 1), |n| n.id.loc);
             let run = if at == 0 { "no run" } else { "no run of it" };
             return Err(r
                 .err(loc, format!("{label} has no `start` node and no `entry`: {run} could begin"), "add a node `{\"id\": \"__start__\", \"kind\": \"start\"}` with an edge to the first node, or name the first node in `entry`")

@@ -11,16 +11,16 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use crate::error::InputError;
-use crate::ir::{Compensation, EdgeDef, FlagScope, GraphDef, NodeDef, NotAfter, ToolDef};
-use crate::source::{Loc, SourceMap};
+use crate::input::error::InputError;
+use crate::input::ir::{Compensation, EdgeDef, FlagScope, GraphDef, NodeDef, NotAfter, ToolDef};
+use crate::input::source::{Loc, SourceMap};
 
 use super::catalogue::TOOL_WORDS;
 use super::Inputs;
 
 /// Where the catalogue of `--export-only OUT` goes: `OUT.json` → `OUT.catalogue.json` (any other
 /// name gets `.catalogue.json` appended).
-pub fn catalogue_path(out: &Path) -> PathBuf {
+pub(crate) fn catalogue_path(out: &Path) -> PathBuf {
     let is_json = out
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
@@ -51,7 +51,7 @@ pub fn write_export(inputs: &Inputs, out: &Path) -> Result<(), InputError> {
         .map(|f| f.path.clone())
         .collect();
     for path in [out, cpath.as_path()] {
-        crate::files::write::target(path, &inputs).map_err(|e| {
+        crate::input::files::write::target(path, &inputs).map_err(|e| {
             InputError::plain(
                 format!("cannot write {} (--export-only): {e}", path.display()),
                 e.help(),
@@ -59,8 +59,13 @@ pub fn write_export(inputs: &Inputs, out: &Path) -> Result<(), InputError> {
         })?;
     }
     for (path, text) in [(out, graph), (cpath.as_path(), cat)] {
-        crate::files::write::write_text(path, &text, crate::files::write::Mode::Replace, &inputs)
-            .map_err(|e| {
+        crate::input::files::write::write_text(
+            path,
+            &text,
+            crate::input::files::write::Mode::Replace,
+            &inputs,
+        )
+        .map_err(|e| {
             InputError::plain(
                 format!("cannot write {} (--export-only): {e}", path.display()),
                 e.help(),
@@ -140,11 +145,11 @@ fn location(sources: &SourceMap, loc: Loc) -> Value {
     json!({"file": file, "line": loc.line.max(1), "column": loc.column.max(1)})
 }
 
-fn names(v: &[crate::ir::Named]) -> Value {
+fn names(v: &[crate::input::ir::Named]) -> Value {
     Value::Array(v.iter().map(|n| Value::String(n.name.clone())).collect())
 }
 
-fn budget(b: &Option<crate::ir::Budget>) -> Value {
+fn budget(b: &Option<crate::input::ir::Budget>) -> Value {
     match b {
         None => Value::Null,
         Some(b) => {

@@ -9,26 +9,25 @@
 //! the node that crossed a limit.
 
 use super::{
-    EdgeOrigin, FlagIx, FlatEdge, FlatModel, FlatNode, Names, NodeIx, NullEdge, Pause, Region,
-    RegionKind,
+    FlagIx, FlatEdge, FlatModel, FlatNode, Names, NodeIx, NullEdge, Pause, Region, RegionKind,
 };
-use crate::ir::{Catalogue, EdgeKind, Export, GraphDef, NodeKind, When};
+use crate::input::ir::{Catalogue, EdgeKind, Export, GraphDef, NodeKind, When};
 use std::collections::HashMap;
 
 /// Deepest subgraph nesting accepted (self-containing subgraphs are refused by the reader first).
 const MAX_DEPTH: usize = 64;
 /// Most nodes after inlining: a subgraph used twice at each of many levels multiplies, and a
 /// graph past this is refused rather than searched for hours.
-pub const MAX_NODES: usize = 200_000;
+pub(crate) const MAX_NODES: usize = 200_000;
 
 /// Why a graph could not be flattened: what is wrong and, for the whole-graph limits, the
 /// declaration of the node where the limit was crossed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlattenError {
     /// What is wrong, naming the qualified node.
-    pub message: String,
+    pub(crate) message: String,
     /// The node's declaration, when one node is where it went wrong.
-    pub at: Option<crate::source::Loc>,
+    pub(crate) at: Option<crate::input::source::Loc>,
 }
 
 impl From<String> for FlattenError {
@@ -46,7 +45,7 @@ impl std::fmt::Display for FlattenError {
 /// Flattens `export` with its `catalogue` into one [`FlatModel`].
 ///
 /// `session_steps` is the number of turns to search, already chosen and in
-/// [`crate::ir::SESSION_STEPS`] ([`crate::verify::session_steps`]).
+/// [`crate::input::ir::SESSION_STEPS`] ([`crate::run::verify::session_steps`]).
 /// Errors: a name that does not resolve, subgraphs nested deeper than 64 (a loop), or more than
 /// [`MAX_NODES`] nodes after inlining (located at the node that crossed it).
 pub fn flatten(
@@ -54,7 +53,7 @@ pub fn flatten(
     catalogue: &Catalogue,
     session_steps: u32,
 ) -> Result<FlatModel, FlattenError> {
-    let flags: Vec<(String, crate::ir::FlagScope)> = export
+    let flags: Vec<(String, crate::input::ir::FlagScope)> = export
         .state
         .iter()
         .map(|f| (f.name.clone(), f.scope))
@@ -318,7 +317,7 @@ impl Builder {
                         self.inline(d, &format!("{qid}/"), &inner_scopes, maps, depth + 1)?;
                     match inner.entry {
                         Some(e) => {
-                            self.push_edge(s, e, None, None, EdgeOrigin::SubgraphEntry, n.loc);
+                            self.push_edge(s, e, None, None);
                             self.move_flags_to_ends(s, &inner.ends);
                             leave_from.insert(s, inner.ends);
                         }
@@ -371,13 +370,11 @@ impl Builder {
                 ),
                 None => None,
             };
-            let (dests, origin) = match &e.destinations {
-                Some(ds) => (
-                    ds.iter()
-                        .map(|d| resolve(self, &d.name, maps))
-                        .collect::<Result<Vec<_>, _>>()?,
-                    EdgeOrigin::Declared,
-                ),
+            let dests = match &e.destinations {
+                Some(ds) => ds
+                    .iter()
+                    .map(|d| resolve(self, &d.name, maps))
+                    .collect::<Result<Vec<_>, _>>()?,
                 None => {
                     self.m.null_edges.push(NullEdge {
                         from: self.m.nodes[from].qid.clone(),
@@ -388,13 +385,11 @@ impl Builder {
                         },
                         loc: e.loc,
                     });
-                    let all = g
-                        .nodes
+                    g.nodes
                         .iter()
                         .filter(|n| n.kind != NodeKind::Start)
                         .map(|n| local[&n.id.name])
-                        .collect::<Vec<_>>();
-                    (all, EdgeOrigin::Undeclared)
+                        .collect::<Vec<_>>()
                 }
             };
             let counter = e.exit_after.map(|n| {
@@ -403,7 +398,7 @@ impl Builder {
             });
             for src in sources(from) {
                 for &d in &dests {
-                    self.push_edge(src, d, guard.clone(), counter, origin, e.loc);
+                    self.push_edge(src, d, guard.clone(), counter);
                 }
             }
         }
@@ -418,7 +413,7 @@ impl Builder {
                 .collect::<Result<Vec<_>, _>>()?;
             for src in sources(from) {
                 for &d in &dests {
-                    self.push_edge(src, d, None, None, EdgeOrigin::Send, s.loc);
+                    self.push_edge(src, d, None, None);
                 }
             }
         }
@@ -500,16 +495,12 @@ impl Builder {
         to: NodeIx,
         guard: Option<super::FlatGuard>,
         exit_after: Option<(usize, u32)>,
-        origin: EdgeOrigin,
-        loc: crate::source::Loc,
     ) {
         self.m.edges.push(FlatEdge {
             from,
             to,
             guard,
             exit_after,
-            origin,
-            loc,
         });
     }
 }

@@ -1,28 +1,28 @@
 //! The flattened model (SPEC 3): one directed graph with subgraphs inlined, `null` destinations
 //! expanded, sends turned into edges, flags and tools resolved to indices.
 //!
-//! [`fn@flatten`] builds a [`FlatModel`] from the validated [`crate::ir`] input. Both the engine and
+//! [`fn@flatten`] builds a [`FlatModel`] from the validated [`crate::input::ir`] input. Both the engine and
 //! the plain interpreter read only this model, so they agree on one reading of the input.
 
 pub mod flatten;
 pub mod obligation;
 
-use crate::ir::{FlagScope, Guard, NodeKind, NotAfter, ToolDef, When};
-use crate::source::Loc;
+use crate::input::ir::{FlagScope, Guard, NodeKind, NotAfter, ToolDef, When};
+use crate::input::source::Loc;
 
-pub use flatten::{flatten, FlattenError};
+pub use flatten::flatten;
 
 /// Index of a node in [`FlatModel::nodes`].
-pub type NodeIx = usize;
+pub(crate) type NodeIx = usize;
 /// Index of a tool in [`FlatModel::tools`] (the catalogue's order).
-pub type ToolIx = usize;
+pub(crate) type ToolIx = usize;
 /// Index of a state flag in [`FlatModel::flags`].
-pub type FlagIx = usize;
+pub(crate) type FlagIx = usize;
 
 /// One latch of SPEC 3's table, as a slice (SPEC 9) and an obligation's row
 /// ([`crate::model::obligation::Spec::latches`]) name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Latch {
+pub(crate) enum Latch {
     /// `ran` of a tool.
     Ran(ToolIx),
     /// `count` of a tool.
@@ -58,19 +58,19 @@ pub enum Latch {
 /// [`Unseen::of`]: which latches have a seen twin that can differ from them. Where none can (no
 /// plain call and no `remote` node), the twins equal the latches and no engine keeps them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Unseen {
+pub(crate) struct Unseen {
     /// Per tool: some call of it is plain (a `tools_plain` node or a tool-listing `step` binds
     /// it, or a `model` node hosts it), so `ran_seen[t]` and `count_seen[t]` can lag `ran[t]`
     /// and `count[t]`.
-    pub tools: Vec<bool>,
+    pub(crate) tools: Vec<bool>,
     /// Taint can enter unseen (a plain call of a `reads_outside` tool, or leaving a `remote`
     /// node), so `tainted_seen` can lag `tainted`.
-    pub taint: bool,
+    pub(crate) taint: bool,
 }
 
 impl Unseen {
     /// What the tool check cannot see in a model of `nodes` over the catalogue's `tools`.
-    pub fn of(nodes: &[FlatNode], tools: &[ToolDef]) -> Unseen {
+    pub(crate) fn of(nodes: &[FlatNode], tools: &[ToolDef]) -> Unseen {
         let mut u = Unseen {
             tools: vec![false; tools.len()],
             taint: false,
@@ -88,33 +88,33 @@ impl Unseen {
     }
 
     /// True when `ran_seen[t]` and `count_seen[t]` can differ from `ran[t]` and `count[t]`.
-    pub fn tool(&self, t: ToolIx) -> bool {
+    pub(crate) fn tool(&self, t: ToolIx) -> bool {
         self.tools.get(t).copied().unwrap_or(false)
     }
 }
 
 /// A guard with flags resolved to indices.
-pub type FlatGuard = Guard<FlagIx>;
+pub(crate) type FlatGuard = Guard<FlagIx>;
 
 /// A pause for a person at a node (an interrupt, SPEC 2.2).
 #[derive(Debug, Clone)]
 pub struct Pause {
     /// Before, after or inside.
-    pub when: When,
+    pub(crate) when: When,
     /// The tool the yes confirms, if any.
-    pub tool: Option<ToolIx>,
+    pub(crate) tool: Option<ToolIx>,
     /// The flag the yes sets (and an inside no clears).
-    pub answer: Option<FlagIx>,
+    pub(crate) answer: Option<FlagIx>,
     /// A `call` review the person may answer yes for the rest of the run (SPEC 3.1 "Standing
     /// approvals").
-    pub standing: bool,
+    pub(crate) standing: bool,
     /// Where the interrupt was declared.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
 }
 
 /// What a taint region is (SPEC 3.1 "Regions are kinds and names together").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RegionKind {
+pub(crate) enum RegionKind {
     /// The top graph (named by the export's `name`).
     Graph,
     /// An agent (a node's own `agent`).
@@ -125,7 +125,7 @@ pub enum RegionKind {
 
 impl RegionKind {
     /// The word a message uses for it: `graph`, `agent`, `subgraph`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RegionKind::Graph => "graph",
             RegionKind::Agent => "agent",
@@ -139,9 +139,9 @@ impl RegionKind {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Region {
     /// Agent, subgraph or the top graph.
-    pub kind: RegionKind,
+    pub(crate) kind: RegionKind,
     /// The agent's name, the subgraph's path, or the top graph's name.
-    pub name: String,
+    pub(crate) name: String,
 }
 
 /// A node of the flattened graph.
@@ -152,17 +152,17 @@ pub struct FlatNode {
     /// The node's kind. A subgraph's own `start`/`end` keep their kinds; only the top `end` ends a turn.
     pub kind: NodeKind,
     /// The node's agent, if declared.
-    pub agent: Option<String>,
+    pub(crate) agent: Option<String>,
     /// The node's region (index into [`FlatModel::regions`]): agent, else subgraph path, else
     /// graph (SPEC 3.1: an agent, a subgraph and the top graph are three regions whatever their
     /// names).
-    pub region: usize,
+    pub(crate) region: usize,
     /// Tools offered (model) or bound (tool nodes, tool-listing steps).
-    pub tools: Vec<ToolIx>,
+    pub(crate) tools: Vec<ToolIx>,
     /// A model node's hosted tools (SPEC 2.2 `hosted`): at each visit, before it chooses, the
     /// model's provider may call any of them, one call after another (each a batch of its own,
     /// seeing the ones before), every call plain.
-    pub hosted: Vec<ToolIx>,
+    pub(crate) hosted: Vec<ToolIx>,
     /// Flags set when the node is left (after its `clears`).
     pub sets: Vec<FlagIx>,
     /// Flags cleared when the node is left.
@@ -170,36 +170,36 @@ pub struct FlatNode {
     /// Tools of `tools` whose arguments the node's code takes from what a model wrote (SPEC 2.2
     /// `model_written`), with the arguments (`None`: any): chosen by a model for QG017/QG018; the
     /// engines do not read it.
-    pub model_written: Vec<(ToolIx, Option<Vec<String>>)>,
+    pub(crate) model_written: Vec<(ToolIx, Option<Vec<String>>)>,
     /// Pauses on entering: `before` first, then `inside`, in declaration order.
-    pub on_enter: Vec<Pause>,
+    pub(crate) on_enter: Vec<Pause>,
     /// Pauses on leaving (`after`).
-    pub on_leave: Vec<Pause>,
+    pub(crate) on_leave: Vec<Pause>,
     /// Reviews of each call (`call` interrupts, SPEC 12.2), one per tool reviewed: every call of
     /// the tool at a visit of this node is put to the person first; a yes runs it confirmed and
     /// confirmed on clean content for that call alone, a no runs nothing.
     pub reviews: Vec<Pause>,
     /// True when leaving the node taints the run (a `remote` node).
-    pub taints_on_leave: bool,
+    pub(crate) taints_on_leave: bool,
     /// A `remote` node's channel (SPEC 2.2 `channel`), for QG107.
-    pub channel: Option<String>,
+    pub(crate) channel: Option<String>,
     /// The subgraph path holding the node (`""` for the top graph, `kb`, `kb/inner`).
-    pub path: String,
+    pub(crate) path: String,
     /// The declaring line (SPEC 7 location).
-    pub loc: Loc,
+    pub(crate) loc: Loc,
     /// Why the guard the node's calls pass is not credited (SPEC 2.2 `guard_not_credited`).
-    pub guard_not_credited: Option<String>,
+    pub(crate) guard_not_credited: Option<String>,
     /// Rank in declaration order (SPEC 3.1): the top graph's nodes in their order, then each
     /// subgraph definition's nodes in the order the `subgraphs` objects list them (a definition's
     /// own `subgraphs` right after its nodes), each definition once. Nodes inlined from one
     /// definition at several subgraph nodes share its rank; where one must come first (QG023's
     /// subject), it is the use whose subgraph node is declared first.
-    pub decl: usize,
+    pub(crate) decl: usize,
 }
 
 impl FlatNode {
     /// True for a node whose visit makes a batch of calls.
-    pub fn calls_tools(&self) -> bool {
+    pub(crate) fn calls_tools(&self) -> bool {
         matches!(
             self.kind,
             NodeKind::Tools | NodeKind::ToolsPlain | NodeKind::Step
@@ -207,13 +207,13 @@ impl FlatNode {
     }
 
     /// True when this node's calls go through the tool check.
-    pub fn guarded(&self) -> bool {
+    pub(crate) fn guarded(&self) -> bool {
         self.kind == NodeKind::Tools
     }
 
     /// The tools this node calls plainly (SPEC 3.1 "The guard's view"): those a plain tool node
     /// or a tool-listing step binds, and a model node's hosted tools; none for a guarded node.
-    pub fn plain_calls(&self) -> impl Iterator<Item = ToolIx> + '_ {
+    pub(crate) fn plain_calls(&self) -> impl Iterator<Item = ToolIx> + '_ {
         let bound: &[ToolIx] = if self.calls_tools() && !self.guarded() {
             &self.tools
         } else {
@@ -224,7 +224,7 @@ impl FlatNode {
 
     /// The tools a visit of this node can call: a tool node's or a tool-listing step's bound
     /// tools, a model node's hosted ones (SPEC 2.2), else none.
-    pub fn called(&self) -> &[ToolIx] {
+    pub(crate) fn called(&self) -> &[ToolIx] {
         if self.calls_tools() {
             &self.tools
         } else {
@@ -234,40 +234,27 @@ impl FlatNode {
 
     /// True when a visit of this node can call `tool`: bound by a tool node or step, or hosted
     /// by a model node.
-    pub fn can_call(&self, tool: ToolIx) -> bool {
+    pub(crate) fn can_call(&self, tool: ToolIx) -> bool {
         (self.calls_tools() && self.tools.contains(&tool)) || self.hosted.contains(&tool)
     }
 
     /// True when a call of `tool` at this node is reviewed by the person first (SPEC 12.2).
-    pub fn reviews_calls_of(&self, tool: ToolIx) -> bool {
+    pub(crate) fn reviews_calls_of(&self, tool: ToolIx) -> bool {
         self.reviews.iter().any(|p| p.tool == Some(tool))
     }
 
     /// True when the review of `tool`'s calls at this node may be answered yes for the rest of
     /// the run (SPEC 3.1 "Standing approvals").
-    pub fn stands_for(&self, tool: ToolIx) -> bool {
+    pub(crate) fn stands_for(&self, tool: ToolIx) -> bool {
         self.reviews
             .iter()
             .any(|p| p.tool == Some(tool) && p.standing)
     }
 
     /// True when entering the node costs a step (SPEC 3.1: every node but start and end).
-    pub fn costs_step(&self) -> bool {
+    pub(crate) fn costs_step(&self) -> bool {
         !matches!(self.kind, NodeKind::Start | NodeKind::End)
     }
-}
-
-/// How an edge came to be (for messages and witnesses).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EdgeOrigin {
-    /// Declared with its destinations.
-    Declared,
-    /// A `null` destination list expanded to every node of its graph (QG015).
-    Undeclared,
-    /// A `Send` fan-out.
-    Send,
-    /// Entering a subgraph node goes to the subgraph's entry.
-    SubgraphEntry,
 }
 
 /// An edge of the flattened graph.
@@ -278,24 +265,20 @@ pub struct FlatEdge {
     /// Destination node.
     pub to: NodeIx,
     /// Taken only when it holds.
-    pub guard: Option<FlatGuard>,
+    pub(crate) guard: Option<FlatGuard>,
     /// `exit_after`: (counter index into [`FlatModel::counters`], N).
-    pub exit_after: Option<(usize, u32)>,
-    /// How it came to be.
-    pub origin: EdgeOrigin,
-    /// Where it was declared.
-    pub loc: Loc,
+    pub(crate) exit_after: Option<(usize, u32)>,
 }
 
 /// A conditional or command edge with `null` destinations (QG015).
 #[derive(Debug, Clone)]
-pub struct NullEdge {
+pub(crate) struct NullEdge {
     /// The qualified id of its source.
-    pub from: String,
+    pub(crate) from: String,
     /// `conditional` or `command`.
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     /// Where it was declared.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
 }
 
 /// The flattened model.
@@ -307,66 +290,66 @@ pub struct FlatModel {
     /// Edges; [`FlatModel::out`] indexes them by source.
     pub edges: Vec<FlatEdge>,
     /// For each node, the indices of its outgoing edges.
-    pub out: Vec<Vec<usize>>,
+    pub(crate) out: Vec<Vec<usize>>,
     /// The node a turn starts at.
-    pub entry: NodeIx,
+    pub(crate) entry: NodeIx,
     /// The top graph's `end` nodes: entering one ends the turn.
-    pub top_ends: Vec<NodeIx>,
+    pub(crate) top_ends: Vec<NodeIx>,
     /// The catalogue's tools.
     pub tools: Vec<ToolDef>,
     /// State flags: name and scope.
-    pub flags: Vec<(String, FlagScope)>,
+    pub(crate) flags: Vec<(String, FlagScope)>,
     /// `exit_after` counters, one per such edge (its source's qualified id).
-    pub counters: Vec<String>,
+    pub(crate) counters: Vec<String>,
     /// The regions (SPEC 3.1): agents, subgraph paths and the top graph, each kind apart.
     pub regions: Vec<Region>,
     /// Node steps per run.
-    pub recursion_limit: u32,
+    pub(crate) recursion_limit: u32,
     /// Turns to search.
     pub session_steps: u32,
     /// `null` edges, for QG015.
-    pub null_edges: Vec<NullEdge>,
+    pub(crate) null_edges: Vec<NullEdge>,
     /// Subgraph nodes whose graph is missing or empty, for QG006: (node, graph name).
-    pub opaque_subgraphs: Vec<(NodeIx, String)>,
+    pub(crate) opaque_subgraphs: Vec<(NodeIx, String)>,
     /// Subgraph paths that declare their own budget.
-    pub budget_paths: Vec<String>,
+    pub(crate) budget_paths: Vec<String>,
     /// Agents that declare a budget.
-    pub budget_agents: Vec<String>,
+    pub(crate) budget_agents: Vec<String>,
     /// True when the export declares a run budget.
-    pub top_budget: bool,
+    pub(crate) top_budget: bool,
     /// For each tool, true when some interrupt names it (O2 applies to writes so named).
-    pub interrupted: Vec<bool>,
+    pub(crate) interrupted: Vec<bool>,
     /// For each tool, true when some `call` review of it is `standing` (SPEC 3.1 "Standing
     /// approvals"): only then does any engine keep its standing latches.
-    pub standing: Vec<bool>,
+    pub(crate) standing: Vec<bool>,
     /// For each tool, the rulebook's gate on its guarded calls (`None`: no rulebook governs it).
     pub gates: Vec<Option<RuleGate>>,
     /// For each tool, true when it writes a store the catalogue declares `persistent` (O10,
     /// QG021).
-    pub persists: Vec<bool>,
+    pub(crate) persists: Vec<bool>,
     /// Nodes and tools by name, so that [`FlatModel::node_ix`] and [`FlatModel::tool_ix`] cost a
     /// hash, not a scan (a graph may have 200,000 nodes and a witness step names one). Built by
     /// [`flatten`]; a name it does not hold, or holds for another index, is looked up by scan.
-    pub names: Names,
+    pub(crate) names: Names,
     /// `input.reads_outside` (SPEC 2.2, 12.3): the region (the top graph's) every turn starts
     /// tainted in, as if a `reads_outside` read had run at the entry before anything else.
     pub input_taint: Option<usize>,
     /// What the tool check cannot see (SPEC 3.1 "The guard's view"), found by [`flatten`].
-    pub unseen: Unseen,
+    pub(crate) unseen: Unseen,
 }
 
 /// Node qualified ids and tool names to their indices ([`FlatModel::names`]).
 #[derive(Debug, Clone, Default)]
-pub struct Names {
+pub(crate) struct Names {
     /// Qualified node id to node.
-    pub nodes: std::collections::HashMap<String, NodeIx>,
+    pub(crate) nodes: std::collections::HashMap<String, NodeIx>,
     /// Tool name to tool (the first of a repeated name).
-    pub tools: std::collections::HashMap<String, ToolIx>,
+    pub(crate) tools: std::collections::HashMap<String, ToolIx>,
 }
 
 impl Names {
     /// The index of `nodes` and `tools`.
-    pub fn of(nodes: &[FlatNode], tools: &[ToolDef]) -> Names {
+    pub(crate) fn of(nodes: &[FlatNode], tools: &[ToolDef]) -> Names {
         let mut n = Names::default();
         for (i, x) in nodes.iter().enumerate() {
             n.nodes.entry(x.qid.clone()).or_insert(i);
@@ -394,17 +377,10 @@ pub struct RuleGate {
     pub any_of: Vec<Vec<ToolIx>>,
 }
 
-impl RuleGate {
-    /// True when a guarded call may run given `ran` (indexed by tool).
-    pub fn allows(&self, ran: impl Fn(ToolIx) -> bool) -> bool {
-        self.any_of.iter().any(|set| set.iter().all(|&t| ran(t)))
-    }
-}
-
 /// One condition the tool check reads on a guarded call (SPEC 3: "A **guarded** call runs only if
 /// the tool check allows it"): from the tool's order rules and the rulebook's gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckLit {
+pub(crate) enum CheckLit {
     /// `ran[t]` holds (an `after` rule; a tool of a gate's set).
     Ran(ToolIx),
     /// `ran[t]` does not hold (a `not_after` rule naming a tool).
@@ -422,17 +398,17 @@ pub enum CheckLit {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolCheck {
     /// The order rules' conditions, all of which must hold.
-    pub all: Vec<CheckLit>,
+    pub(crate) all: Vec<CheckLit>,
     /// The rulebook's gate (SPEC 3 `fact[f]`); `None` where none applies or one of its sets is
     /// empty (it always allows). A gate with no set never allows.
-    pub gate: Option<RuleGate>,
+    pub(crate) gate: Option<RuleGate>,
 }
 
 impl ToolCheck {
     /// The check over any Boolean domain: `lit` reads a literal, `all`/`any` combine what they
     /// are given (a conjunction of nothing is true, a disjunction of nothing false; over `bool`
     /// they may stop early).
-    pub fn eval<B>(
+    pub(crate) fn eval<B>(
         &self,
         lit: &dyn Fn(CheckLit) -> B,
         all: &dyn Fn(&mut dyn Iterator<Item = B>) -> B,
@@ -448,14 +424,14 @@ impl ToolCheck {
     }
 
     /// The check over concrete values: true when the call may run.
-    pub fn allows(&self, lit: &dyn Fn(CheckLit) -> bool) -> bool {
+    pub(crate) fn allows(&self, lit: &dyn Fn(CheckLit) -> bool) -> bool {
         self.eval(lit, &|mut v| Iterator::all(&mut v, |b| b), &|mut v| {
             Iterator::any(&mut v, |b| b)
         })
     }
 
     /// Every literal the check reads (a gate's tools as [`CheckLit::Ran`]), for slicing.
-    pub fn reads(&self) -> impl Iterator<Item = CheckLit> + '_ {
+    pub(crate) fn reads(&self) -> impl Iterator<Item = CheckLit> + '_ {
         self.all.iter().copied().chain(
             self.gate
                 .iter()
@@ -466,14 +442,14 @@ impl ToolCheck {
 
     /// True when the check reads no latch: it always allows, or (a gate with no set) never does,
     /// so every engine decides it exactly without keeping anything.
-    pub fn reads_nothing(&self) -> bool {
+    pub(crate) fn reads_nothing(&self) -> bool {
         self.reads().next().is_none()
     }
 }
 
 impl FlatModel {
     /// The tool check on a guarded call of `u` (SPEC 3): its order rules and its gate.
-    pub fn tool_check(&self, u: ToolIx) -> ToolCheck {
+    pub(crate) fn tool_check(&self, u: ToolIx) -> ToolCheck {
         let o = &self.tools[u].order;
         let mut all: Vec<CheckLit> = o
             .after
@@ -503,7 +479,7 @@ impl FlatModel {
     }
 
     /// The tools declared `confidential` (SPEC 2.3), for O9 (QG019).
-    pub fn confidential(&self) -> impl Iterator<Item = ToolIx> + '_ {
+    pub(crate) fn confidential(&self) -> impl Iterator<Item = ToolIx> + '_ {
         self.tools
             .iter()
             .enumerate()
@@ -542,7 +518,7 @@ impl FlatModel {
 
     /// The latch the tool check reads for `lit` on a guarded call of `u` (SPEC 3.1 "The
     /// guard's view"): the seen twin where it can differ from the latch, else the latch itself.
-    pub fn check_latch(&self, u: ToolIx, lit: CheckLit) -> Latch {
+    pub(crate) fn check_latch(&self, u: ToolIx, lit: CheckLit) -> Latch {
         match lit {
             CheckLit::Ran(t) | CheckLit::NotRan(t) if self.unseen.tool(t) => Latch::RanSeen(t),
             CheckLit::Ran(t) | CheckLit::NotRan(t) => Latch::Ran(t),
@@ -554,12 +530,12 @@ impl FlatModel {
     }
 
     /// True when some review of `tool`'s calls may be answered yes for the rest of the run.
-    pub fn standing(&self, tool: ToolIx) -> bool {
+    pub(crate) fn standing(&self, tool: ToolIx) -> bool {
         self.standing.get(tool).copied().unwrap_or(false)
     }
 
     /// True when `tool` is a write, or privileged.
-    pub fn write_or_privileged(&self, tool: ToolIx) -> bool {
+    pub(crate) fn write_or_privileged(&self, tool: ToolIx) -> bool {
         self.tools[tool].is_write() || self.tools[tool].privileged
     }
 }

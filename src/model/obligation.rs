@@ -17,7 +17,7 @@
 //! (which fills [`TABLE`], whose length is [`Obligation::ALL`]'s, so the compiler asks for it) and
 //! the three predicates, which the compiler asks for too (their matches are exhaustive).
 
-use crate::ir::{Compensation, NotAfter};
+use crate::input::ir::{Compensation, NotAfter};
 use crate::model::{FlatModel, Latch, ToolIx};
 use crate::rules::obligation::COUNT;
 pub use crate::rules::obligation::{Class, Obligation, RuleOf};
@@ -25,7 +25,7 @@ use crate::rules::RuleId;
 
 /// Which calls of its tool an obligation judges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Judges {
+pub(crate) enum Judges {
     /// Plain calls (a guarded call is the tool check's to refuse), and guarded calls only where
     /// [`Spec::guarded_when`] says the check may not have seen what the obligation reads (SPEC
     /// 3.1 "The guard's view"): otherwise, with no plain node binding the tool, nothing can
@@ -37,7 +37,7 @@ pub enum Judges {
 
 /// What [`Spec::applies`] may read about the whole model, found once per model.
 #[derive(Debug, Clone, Copy)]
-pub struct Facts {
+pub(crate) struct Facts {
     /// Some plain node binds an irreversible write (O7 needs one).
     pub any_plain_irreversible: bool,
     /// Some tool is declared `confidential` (O9 needs one).
@@ -46,7 +46,7 @@ pub struct Facts {
 
 impl Facts {
     /// The facts of `model`.
-    pub fn of(model: &FlatModel) -> Facts {
+    pub(crate) fn of(model: &FlatModel) -> Facts {
         Facts {
             any_plain_irreversible: model.nodes.iter().any(|n| {
                 n.plain_calls()
@@ -59,7 +59,7 @@ impl Facts {
 
 /// Which tools an obligation is asked about.
 #[derive(Debug, Clone, Copy)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// One question about every tool at once (O1: every plain call).
     AllTools,
     /// One question per tool for which the predicate holds.
@@ -68,7 +68,7 @@ pub enum Scope {
 
 /// One row of SPEC 4's table: what is asked of the obligation about a model.
 #[derive(Debug, Clone, Copy)]
-pub struct Spec {
+pub(crate) struct Spec {
     /// The obligation.
     pub obligation: Obligation,
     /// Which calls it judges.
@@ -97,7 +97,7 @@ pub struct Spec {
 macro_rules! specs {
     ($( $(#[$doc:meta])* $name:ident { $($field:ident : $value:expr),+ $(,)? } ),+ $(,)?) => {
         /// Every obligation's row, in [`Obligation`]'s order.
-        pub static TABLE: [Spec; COUNT] = [$(
+        pub(crate) static TABLE: [Spec; COUNT] = [$(
             Spec {
                 obligation: Obligation::$name,
                 $($field: $value),+
@@ -303,48 +303,43 @@ specs! {
 
 impl Obligation {
     /// Its row of [`TABLE`].
-    pub fn spec(self) -> &'static Spec {
+    pub(crate) fn spec(self) -> &'static Spec {
         &TABLE[self as usize]
     }
 }
 
 impl Spec {
-    /// `O1`..`O10`.
-    pub fn id(&self) -> &'static str {
-        self.obligation.as_str()
-    }
-
     /// The rule a violation of class `class` is reported under when it is not a QG003.
-    pub fn rule_for(&self, class: Class) -> RuleId {
+    pub(crate) fn rule_for(&self, class: Class) -> RuleId {
         self.obligation.terms().rule_for(class)
     }
 
     /// Every rule its violations can be reported under ([`crate::rules::obligation::Terms::rules`]).
-    pub fn rules(&self) -> Vec<RuleId> {
+    pub(crate) fn rules(&self) -> Vec<RuleId> {
         self.obligation.terms().rules()
     }
 
     /// The classes its violations come in: [`Class::Plain`], or local and cascade.
-    pub fn classes(&self) -> &'static [Class] {
+    pub(crate) fn classes(&self) -> &'static [Class] {
         self.obligation.terms().classes()
     }
 
     /// True when its violations are split by region (QG011/QG012): the taint bits then tell
     /// the acting node's regions apart (SPEC 3.1).
-    pub fn split_by_region(&self) -> bool {
+    pub(crate) fn split_by_region(&self) -> bool {
         self.obligation.terms().split_by_region()
     }
 
     /// True when a violation first reachable at a later turn than the first is reported as
     /// QG003 (the state a session carries), not under its own rule.
-    pub fn later_turn_is_qg003(&self) -> bool {
+    pub(crate) fn later_turn_is_qg003(&self) -> bool {
         self.obligation.terms().later_turn_is_qg003
     }
 
     /// True when a call of `tool` at `node` cannot break it because the node reviews the
     /// tool's calls (SPEC 12.2: a reviewed call is confirmed on clean content), unless a standing
     /// approval can end that review for a rule reading clean content.
-    pub fn settled_by_review(
+    pub(crate) fn settled_by_review(
         &self,
         model: &FlatModel,
         node: &crate::model::FlatNode,
@@ -366,12 +361,12 @@ impl Spec {
     /// True when a guarded call of `tool` can break it: one judging every running call, or one
     /// judging plain calls whose latches the tool check may not have seen ([`Spec::guarded_when`],
     /// SPEC 3.1 "The guard's view").
-    pub fn judges_guarded(&self, model: &FlatModel, tool: ToolIx) -> bool {
+    pub(crate) fn judges_guarded(&self, model: &FlatModel, tool: ToolIx) -> bool {
         self.judges == Judges::Running || (self.guarded_when)(model, tool)
     }
 
     /// True when it is asked about `tool`.
-    pub fn applies(&self, model: &FlatModel, facts: &Facts, tool: ToolIx) -> bool {
+    pub(crate) fn applies(&self, model: &FlatModel, facts: &Facts, tool: ToolIx) -> bool {
         match self.scope {
             Scope::AllTools => false,
             Scope::EachTool(p) => p(model, facts, tool),
@@ -389,8 +384,8 @@ mod tests {
         for (k, (s, o)) in TABLE.iter().zip(Obligation::ALL).enumerate() {
             assert_eq!(s.obligation, o, "row {k}");
             assert_eq!(o as usize, k, "{o:?} is row {k}");
-            assert_eq!(s.id(), format!("O{}", k + 1));
-            assert_eq!(Obligation::parse(s.id()), Some(o));
+            assert_eq!(s.obligation.as_str(), format!("O{}", k + 1));
+            assert_eq!(Obligation::parse(s.obligation.as_str()), Some(o));
         }
         assert_eq!(Obligation::parse("O11"), None);
     }
@@ -402,7 +397,7 @@ mod tests {
                 matches!(s.scope, Scope::AllTools),
                 s.obligation == Obligation::O1,
                 "{}",
-                s.id()
+                s.obligation.as_str()
             );
         }
     }
@@ -411,13 +406,18 @@ mod tests {
     fn only_the_taint_rule_is_split_by_region() {
         for s in &TABLE {
             let split = s.classes().len() == 2;
-            assert_eq!(split, s.split_by_region(), "{}", s.id());
-            assert_eq!(split, s.obligation == Obligation::O6, "{}", s.id());
+            assert_eq!(split, s.split_by_region(), "{}", s.obligation.as_str());
+            assert_eq!(
+                split,
+                s.obligation == Obligation::O6,
+                "{}",
+                s.obligation.as_str()
+            );
             assert_eq!(
                 s.rule_for(Class::Plain),
                 s.rule_for(Class::Local),
                 "{}",
-                s.id()
+                s.obligation.as_str()
             );
         }
         let o6 = Obligation::O6.spec();

@@ -47,7 +47,7 @@ fn line(report: &Report, f: &Finding) -> String {
 }
 
 /// The concise report, ending with a newline.
-pub fn render(report: &Report) -> String {
+pub(crate) fn render(report: &Report) -> String {
     let mut out = String::new();
     let (accepted, open): (Vec<&Finding>, Vec<&Finding>) =
         report.findings.iter().partition(|f| f.accepted.is_some());
@@ -79,7 +79,7 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "lint {} on {}: {}", l.id, l.tool, l.message);
     }
     let _ = writeln!(out, "{}", summary(report, blocking.len(), accepted.len()));
-    crate::visible::neutralise(&out, false)
+    crate::input::visible::neutralise(&out, false)
 }
 
 /// The closing line of both forms.
@@ -128,7 +128,7 @@ fn rows(report: &Report) -> Vec<Row> {
 }
 
 /// The statistics: a count per rule, most first (then by rule id), ending with the gate line.
-pub fn statistics(report: &Report) -> String {
+pub(crate) fn statistics(report: &Report) -> String {
     let sorted = rows(report);
     let width = sorted
         .iter()
@@ -153,13 +153,13 @@ pub fn statistics(report: &Report) -> String {
     }
     let blocking = report.findings.iter().filter(|f| report.blocks(f)).count();
     let _ = writeln!(out, "{}", summary(report, blocking, report.accepted()));
-    crate::visible::neutralise(&out, false)
+    crate::input::visible::neutralise(&out, false)
 }
 
 /// `--statistics --format json` (issue 31 item 4): the same counts as one JSON object,
 /// `{"rules": [{"rule", "title", "count", "blocking", "accepted"}], "findings": N, "blocking": N,
 /// "accepted": N, "passed": bool}`, the rules most first as in the text.
-pub fn statistics_json(report: &Report) -> String {
+pub(crate) fn statistics_json(report: &Report) -> String {
     let blocking = report.findings.iter().filter(|f| report.blocks(f)).count();
     let findings = report.findings.len() + report.code_findings().len();
     let v = serde_json::json!({

@@ -32,7 +32,7 @@ use super::{level, primary_loc, Level};
 
 /// The workflow-command lines for `report`; paths are made relative to `repo_root` (default: the
 /// current directory). Deterministic: the same report and root give the same bytes.
-pub fn render(report: &Report, repo_root: Option<&Path>) -> String {
+pub(crate) fn render(report: &Report, repo_root: Option<&Path>) -> String {
     let root = repo_root.unwrap_or(Path::new("."));
     let mut out = String::new();
     let mut blocking = 0;
@@ -143,7 +143,7 @@ fn line(report: &Report, root: &Path, f: &Finding) -> String {
 /// The workflow command `--format github` writes when the run could not prove anything (exit 2):
 /// `::error file=F,line=L,col=C,title=stalwart-verify could not run::MESSAGE` (no file when the
 /// error has no place), ending with a newline.
-pub fn error(message: &str, location: Option<&(String, u32, u32)>) -> String {
+pub(crate) fn error(message: &str, location: Option<&(String, u32, u32)>) -> String {
     let title = property("stalwart-verify could not run");
     match location {
         Some((file, line, col)) => format!(
@@ -157,7 +157,7 @@ pub fn error(message: &str, location: Option<&(String, u32, u32)>) -> String {
 
 /// A command's message, escaped as `@actions/core` does (`escapeData`), and every other character
 /// a terminal or a log viewer would act on (ESC, OSC 8 hyperlinks, NUL, U+2028, bidi overrides)
-/// made visible ([`crate::visible`]).
+/// made visible ([`crate::input::visible`]).
 fn data(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -165,7 +165,7 @@ fn data(s: &str) -> String {
             '%' => out.push_str("%25"),
             '\r' => out.push_str("%0D"),
             '\n' => out.push_str("%0A"),
-            c => crate::visible::push_escaped(&mut out, c),
+            c => crate::input::visible::push_escaped(&mut out, c),
         }
     }
     out

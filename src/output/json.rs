@@ -125,15 +125,15 @@
 use serde_json::{json, Map, Value};
 
 use crate::findings::{Finding, Step};
+use crate::input::source::{Loc, SourceMap};
 use crate::report::{EngineStats, Report};
-use crate::source::{Loc, SourceMap};
 
 /// The schema version written as `"version"`.
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// Renders `report` as pretty-printed JSON in the schema above, ending with a newline.
 pub fn render(report: &Report) -> String {
-    crate::visible::json_pretty(&to_value(report))
+    crate::input::visible::json_pretty(&to_value(report))
 }
 
 /// The report as a JSON value in the schema above (keys in schema order).
@@ -321,7 +321,7 @@ pub(crate) fn finding(report: &Report, f: &Finding) -> Value {
 
 /// The document `--format json` writes when the run could not prove anything (exit 2):
 /// `{"error": {"message", "help", "location": LOCATION | null}, "exit": 2}`, ending with a newline.
-pub fn error(message: &str, help: &str, location: Option<&(String, u32, u32)>) -> String {
+pub(crate) fn error(message: &str, help: &str, location: Option<&(String, u32, u32)>) -> String {
     let v = json!({
         "error": {
             "message": message,
@@ -330,7 +330,7 @@ pub fn error(message: &str, help: &str, location: Option<&(String, u32, u32)>) -
         },
         "exit": 2,
     });
-    crate::visible::json_pretty(&v)
+    crate::input::visible::json_pretty(&v)
 }
 
 /// The `config` section: what the project configuration settled.

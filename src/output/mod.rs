@@ -6,7 +6,7 @@
 //! [`crate::report`] (with what it carries: the code checks, the traces read, Z3's version, the
 //! walkthrough of `--replay`, the [`crate::report::picture`] built from the model before output),
 //! the [`crate::findings`] vocabulary, the rule metadata ([`crate::rules`], where the code checks'
-//! and the obligations' descriptors are too), the [`crate::source`] map and [`crate::visible`].
+//! and the obligations' descriptors are too), the [`crate::input::source`] map and [`crate::input::visible`].
 //! `tests/it/layers.rs` fails when a module here names any other `crate::` path.
 //!
 //!
@@ -24,20 +24,20 @@
 //! Every renderer is deterministic: the same report gives the same bytes (no times, no absolute
 //! paths).
 
-pub mod concise;
-pub mod github;
+pub(crate) mod concise;
+pub(crate) mod github;
 pub mod json;
-pub mod picture;
+pub(crate) mod picture;
 pub mod replay;
-pub mod rules_cmd;
+pub(crate) mod rules_cmd;
 pub mod sarif;
 pub mod summary;
 pub mod text;
 
 use crate::findings::{Finding, Step, StepKind};
+use crate::input::source::Loc;
 use crate::report::Report;
 use crate::rules::RuleType;
-use crate::source::Loc;
 
 /// `1 finding`, `2 findings`.
 pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {

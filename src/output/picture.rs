@@ -15,7 +15,7 @@
 //! They draw a [`Picture`], built from the model before output ([`crate::report::picture`]): this
 //! module reads no model. Both are deterministic: the same model and finding give the same bytes.
 //! Labels are escaped for their language, and every character a terminal would act on is escaped
-//! ([`crate::visible`]).
+//! ([`crate::input::visible`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -110,7 +110,7 @@ fn children<'a>(groups: &'a BTreeMap<String, Vec<usize>>, path: &str) -> Vec<&'a
 /// could end the string, start markup or a directive is an entity (`#35;` for `#`, `#quot;`,
 /// `#lt;`, `#gt;`, `#96;` for a backtick, which would start a Markdown string, `#37;` for `%`,
 /// which `%%{init}%%` directives and comments need), and invisible characters are shown by their
-/// code points ([`crate::visible`]). Inside the quotes, `;`, `|`, `]` and a `click` are text, and
+/// code points ([`crate::input::visible`]). Inside the quotes, `;`, `|`, `]` and a `click` are text, and
 /// no line break reaches the label: a crafted name stays inside it, and cannot add a node, an
 /// edge, a `click` or a directive.
 fn mermaid_text(lines: &[String]) -> String {
@@ -124,7 +124,7 @@ fn mermaid_text(lines: &[String]) -> String {
 /// One line of [`mermaid_text`].
 fn mermaid_escape(l: &str) -> String {
     let mut out = String::with_capacity(l.len());
-    for c in crate::visible::visible(l).chars() {
+    for c in crate::input::visible::visible(l).chars() {
         match c {
             '#' => out.push_str("#35;"),
             '"' => out.push_str("#quot;"),
@@ -139,7 +139,7 @@ fn mermaid_escape(l: &str) -> String {
 }
 
 /// The Mermaid flowchart of `m`, with `witness`'s route highlighted; ends with a newline.
-pub fn mermaid(m: &Picture, witness: Option<&Finding>) -> String {
+pub(crate) fn mermaid(m: &Picture, witness: Option<&Finding>) -> String {
     let r = route(m, witness);
     let mut out = String::from("flowchart TD\n");
     if let Some(r) = &r {
@@ -254,7 +254,7 @@ fn dot_text(lines: &[String]) -> String {
     lines
         .iter()
         .map(|l| {
-            crate::visible::visible(l)
+            crate::input::visible::visible(l)
                 .replace('\\', "\\\\")
                 .replace('"', "\\\"")
         })
@@ -263,7 +263,7 @@ fn dot_text(lines: &[String]) -> String {
 }
 
 /// The Graphviz DOT digraph of `m`, with `witness`'s route highlighted; ends with a newline.
-pub fn dot(m: &Picture, witness: Option<&Finding>) -> String {
+pub(crate) fn dot(m: &Picture, witness: Option<&Finding>) -> String {
     let r = route(m, witness);
     let mut out = String::from("digraph stalwart {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n");
     if let Some(r) = &r {

@@ -55,12 +55,12 @@ use crate::findings::StepKind;
 use crate::report::{Report, Walkthrough};
 
 /// The `format` the JSON script declares.
-pub const SCRIPT_FORMAT: &str = "stalwart-replay/1";
+pub(crate) const SCRIPT_FORMAT: &str = "stalwart-replay/1";
 
 /// The walkthrough as text, ending with a newline. `color` adds ANSI colours (ariadne's labels).
-/// Text from the inputs is escaped ([`crate::visible::neutralise`]), as in the report.
+/// Text from the inputs is escaped ([`crate::input::visible::neutralise`]), as in the report.
 pub fn text(report: &Report, w: &Walkthrough, color: bool) -> String {
-    crate::visible::neutralise(&text_raw(report, w, color), color)
+    crate::input::visible::neutralise(&text_raw(report, w, color), color)
 }
 
 fn text_raw(report: &Report, w: &Walkthrough, color: bool) -> String {
@@ -176,7 +176,7 @@ fn source_view(report: &Report, w: &Walkthrough, color: bool) -> String {
             l.file < src.files.len()
                 && !src
                     .file(l.file)
-                    .line_longer_than(l.line, crate::source::MAX_WINDOW_LINE)
+                    .line_longer_than(l.line, crate::input::source::MAX_WINDOW_LINE)
         }) else {
             continue;
         };
@@ -269,7 +269,7 @@ fn plain(step: &crate::findings::Step, ob: &str) -> String {
 }
 
 /// The walkthrough as the JSON script described above, pretty-printed, ending with a newline.
-pub fn json(report: &Report, w: &Walkthrough) -> String {
+pub(crate) fn json(report: &Report, w: &Walkthrough) -> String {
     let src = &report.sources;
     let mut finding = super::json::finding(report, &w.finding);
     let qg312 = w.unreproduced.as_ref().map(|(q, _)| {
@@ -313,5 +313,5 @@ pub fn json(report: &Report, w: &Walkthrough) -> String {
         "steps": steps,
         "latches_at_last_step": w.at_violation,
     });
-    crate::visible::json_pretty(&v)
+    crate::input::visible::json_pretty(&v)
 }

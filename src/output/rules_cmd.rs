@@ -12,7 +12,7 @@ const WIDTH: usize = 100;
 /// The table of every rule, sorted by id: rule, title, type, fails the gate, stops `Agent(...)`,
 /// default severity and status, then a line counting them. Columns are padded with spaces; lines
 /// carry no trailing space; the text ends with a newline.
-pub fn list() -> String {
+pub(crate) fn list() -> String {
     let header = [
         "Rule",
         "Title",
@@ -81,7 +81,7 @@ pub fn list() -> String {
 
 /// [`list`] as JSON: `{"rules": [{"id", "title", "type", "gate", "stops", "severity", "status",
 /// "owasp", "cwe"}], "code_checks": [{"id", "title", "severity", "cwe"}]}`, ending with a newline.
-pub fn list_json() -> String {
+pub(crate) fn list_json() -> String {
     let v = json!({
         "rules": rules::all().iter().map(|r| json!({
             "id": r.id,
@@ -101,14 +101,14 @@ pub fn list_json() -> String {
             "cwe": c.cwe,
         })).collect::<Vec<_>>(),
     });
-    crate::visible::json_pretty(&v)
+    crate::input::visible::json_pretty(&v)
 }
 
 /// The page of rule `id` (case-insensitive: `qg011` is `QG011`), every field readable: title, type,
 /// gates, severity, OWASP entries, status, what it finds, its message, its fix, what a clean result
 /// proves and does not prove, and what the report says when it has nothing to read. `None` for an
 /// unknown id.
-pub fn explain(id: &str) -> Option<String> {
+pub(crate) fn explain(id: &str) -> Option<String> {
     let id = id.trim().to_ascii_uppercase();
     if let Some(c) = code::get(&id) {
         return Some(explain_check(c));

@@ -62,24 +62,24 @@ use serde_sarif::sarif::{
 };
 
 use crate::findings::{Evidence, Finding, Severity};
+use crate::input::source::{Loc, SourceMap};
 use crate::report::Report;
 use crate::rules::{Rule, RuleType};
-use crate::source::{Loc, SourceMap};
 
 use super::{level, primary_loc, Level};
 
 /// The `$schema` written: the URL GitHub's documentation gives.
-pub const SCHEMA_URL: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+pub(crate) const SCHEMA_URL: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 use crate::findings::FINGERPRINT_KEY;
 /// GitHub's own fingerprint key, which code scanning tracks alerts by.
-pub const LINE_HASH_KEY: &str = "primaryLocationLineHash";
+pub(crate) const LINE_HASH_KEY: &str = "primaryLocationLineHash";
 /// Results written at most (GitHub rejects a run with more).
-pub const MAX_RESULTS: usize = 25_000;
+pub(crate) const MAX_RESULTS: usize = 25_000;
 /// Witness steps written per code flow at most (GitHub keeps 1,000).
-pub const MAX_FLOW_STEPS: usize = 1_000;
+pub(crate) const MAX_FLOW_STEPS: usize = 1_000;
 /// Related locations written per result at most (GitHub's supported-properties table: up to 10);
 /// the rest are counted in the result's `properties.related_omitted`.
-pub const MAX_RELATED: usize = 10;
+pub(crate) const MAX_RELATED: usize = 10;
 /// Tags per rule at most (GitHub rejects more).
 const MAX_TAGS: usize = 20;
 /// Characters GitHub accepts in a short or full description.
@@ -96,7 +96,7 @@ pub fn render(report: &Report, repo_root: Option<&Path>) -> String {
 /// [`render`], with the code-scanning category given (`--sarif-category`): `automationDetails.id`
 /// becomes `<category>/` instead of `stalwart-verify/<input>/`. upload-sarif keeps a run's own id
 /// over its `category` input, so the category must be written here.
-pub fn render_in_category(
+pub(crate) fn render_in_category(
     report: &Report,
     repo_root: Option<&Path>,
     category: Option<&str>,
@@ -106,7 +106,7 @@ pub fn render_in_category(
         None => PathBuf::from("."),
     };
     let log = build(report, &root, category);
-    crate::visible::json_pretty(&log)
+    crate::input::visible::json_pretty(&log)
 }
 
 /// Builds the log.
@@ -801,7 +801,7 @@ fn md(s: &str) -> String {
 /// `path` relative to `root`, with forward slashes and percent-encoding, as a SARIF `uri`:
 /// both are resolved against the current directory and symlinks are resolved where the files
 /// exist (GitHub resolves them). A path outside `root` climbs out with `../`.
-pub fn repo_relative(path: &Path, root: &Path) -> String {
+pub(crate) fn repo_relative(path: &Path, root: &Path) -> String {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let file = resolve(&cwd.join(path));
     let root = resolve(&cwd.join(root));

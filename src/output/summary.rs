@@ -12,10 +12,10 @@ use crate::report::Report;
 /// Markdown text outside code (issue 26): every ASCII punctuation character a Markdown or HTML
 /// construct could start with backslash-escaped (CommonMark lets any be), so no link, image,
 /// heading, emphasis, HTML tag or table cell break can render; nothing a terminal acts on
-/// ([`crate::visible`]), no line break.
+/// ([`crate::input::visible`]), no line break.
 pub fn text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in crate::visible::visible(s).chars() {
+    for c in crate::input::visible::visible(s).chars() {
         if c.is_ascii_punctuation() {
             out.push('\\');
         }
@@ -27,10 +27,10 @@ pub fn text(s: &str) -> String {
 /// A Markdown code span holding `s` as it is (issue 26): fenced by one backtick more than the
 /// longest run of backticks in it (CommonMark), padded with a space on each side when it starts
 /// or ends with a backtick or a space (the padding is stripped when rendered), with nothing a
-/// terminal acts on ([`crate::visible`]) and no line break. Its text never ends the span, so no
+/// terminal acts on ([`crate::input::visible`]) and no line break. Its text never ends the span, so no
 /// link, image or heading can follow from it. Not for a table cell: a `|` there ends the cell.
 pub fn code(s: &str) -> String {
-    let s = crate::visible::visible(s);
+    let s = crate::input::visible::visible(s);
     let mut longest = 0;
     let mut run = 0;
     for c in s.chars() {

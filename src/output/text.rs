@@ -48,8 +48,8 @@ use codespan_reporting::term::{self, Chars, Config};
 
 use super::plural;
 use crate::findings::{Evidence, Finding, StepKind};
+use crate::input::source::{Loc, SourceMap};
 use crate::report::Report;
-use crate::source::{Loc, SourceMap};
 
 /// Steps of a witness shown as labels before the middle is elided.
 const MAX_WITNESS_LABELS: usize = 12;
@@ -60,7 +60,7 @@ const WRAP: usize = 100;
 /// excerpts); without it the output is plain text, byte for byte the same for the same report.
 /// The result ends with a newline.
 pub fn render(report: &Report, color: bool) -> String {
-    crate::visible::neutralise(&render_raw(report, color), color)
+    crate::input::visible::neutralise(&render_raw(report, color), color)
 }
 
 fn render_raw(report: &Report, color: bool) -> String {
@@ -547,8 +547,8 @@ struct Spot {
 /// location become notes, and a witness longer than [`MAX_WITNESS_LABELS`] loses its middle to a
 /// note. Returns an empty string when there is nothing to point at. Trailing blank lines are cut.
 /// Lines longer than this are not drawn in an excerpt (minified JSON): the place is named and the
-/// line quoted clipped ([`crate::source::SourceFile::quote`]).
-const MAX_EXCERPT_LINE: usize = crate::source::MAX_WINDOW_LINE;
+/// line quoted clipped ([`crate::input::source::SourceFile::quote`]).
+const MAX_EXCERPT_LINE: usize = crate::input::source::MAX_WINDOW_LINE;
 
 /// The excerpt's heading: where the finding is declared, or how far into the run its route goes.
 fn route_message(f: &Finding) -> String {

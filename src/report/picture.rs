@@ -10,7 +10,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::ir::{Guard, NodeKind};
+use crate::input::ir::{Guard, NodeKind};
 use crate::model::{FlatGuard, FlatModel};
 
 /// How a node is drawn, by its kind.

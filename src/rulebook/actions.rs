@@ -15,19 +15,19 @@ use std::path::{Path, PathBuf};
 
 use tree_sitter::Node as TsNode;
 
-use crate::error::InputError;
+use crate::input::error::InputError;
 use crate::input::python;
-use crate::source::{FileId, Loc, SourceMap};
+use crate::input::source::{FileId, Loc, SourceMap};
 
 /// `.py` files an `actions/` package may hold before the rest are passed over.
-pub const MAX_FILES: usize = 500;
+pub(crate) const MAX_FILES: usize = 500;
 /// Folder nesting read below `actions/`.
 const MAX_DEPTH: usize = 6;
 
 /// The Python files NeMo would load actions from for a configuration in `folder`: `actions.py`,
 /// then the `.py` files under `actions/` (sorted, at most [`MAX_FILES`]). Symlinked folders are
 /// not followed.
-pub fn files_beside(folder: &Path) -> Vec<PathBuf> {
+pub(crate) fn files_beside(folder: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let single = folder.join("actions.py");
     if single.is_file() {
@@ -61,7 +61,7 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 
 /// The names of the actions the module `file` (in `sources`) defines, in file order. Errors:
 /// see the module documentation.
-pub fn read(sources: &SourceMap, file: FileId) -> Result<Vec<String>, InputError> {
+pub(crate) fn read(sources: &SourceMap, file: FileId) -> Result<Vec<String>, InputError> {
     let f = sources.file(file);
     let at = |n: TsNode<'_>| {
         let (line, column) = f.line_col(n.start_byte());

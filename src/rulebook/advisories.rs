@@ -4,36 +4,36 @@
 use std::path::Path;
 
 /// The built-in list, as shipped in `rules/advisories.toml`.
-pub const BUILT_IN: &str = include_str!("../../rules/advisories.toml");
+pub(crate) const BUILT_IN: &str = include_str!("../../rules/advisories.toml");
 
 /// One published advisory about a rail.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Advisory {
+pub(crate) struct Advisory {
     /// Its identifier (`GHSA-…`, `CVE-…`, `PYSEC-…`).
-    pub id: String,
+    pub(crate) id: String,
     /// Other identifiers of the same advisory.
     #[serde(default)]
-    pub aliases: Vec<String>,
+    pub(crate) aliases: Vec<String>,
     /// Where it is published.
-    pub url: String,
+    pub(crate) url: String,
     /// The package it concerns.
     #[serde(default)]
-    pub package: Option<String>,
+    pub(crate) package: Option<String>,
     /// The versions affected, as the advisory says.
     #[serde(default)]
-    pub affected: Option<String>,
+    pub(crate) affected: Option<String>,
     /// The version that fixes it.
     #[serde(default)]
-    pub fixed: Option<String>,
+    pub(crate) fixed: Option<String>,
     /// Colang flow names of the rails it concerns.
     #[serde(default)]
-    pub rails: Vec<String>,
+    pub(crate) rails: Vec<String>,
     /// Actions those rails execute, when the advisory is about the action.
     #[serde(default)]
-    pub actions: Vec<String>,
+    pub(crate) actions: Vec<String>,
     /// One sentence.
-    pub summary: String,
+    pub(crate) summary: String,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -44,7 +44,7 @@ struct File {
 }
 
 /// Reads a list from TOML text. Errors: the TOML parser's message (with its line).
-pub fn parse(text: &str) -> Result<Vec<Advisory>, String> {
+pub(crate) fn parse(text: &str) -> Result<Vec<Advisory>, String> {
     toml::from_str::<File>(text)
         .map(|f| f.advisory)
         .map_err(|e| e.to_string())
@@ -52,10 +52,11 @@ pub fn parse(text: &str) -> Result<Vec<Advisory>, String> {
 
 /// The built-in list and, when given, the list at `extra`. Errors: `extra` unreadable or not of
 /// this format, naming the file.
-pub fn load(extra: Option<&Path>) -> Result<Vec<Advisory>, String> {
+pub(crate) fn load(extra: Option<&Path>) -> Result<Vec<Advisory>, String> {
     let mut all = parse(BUILT_IN).map_err(|e| format!("rules/advisories.toml: {e}"))?;
     if let Some(p) = extra {
-        let text = crate::files::read_text(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let text =
+            crate::input::files::read_text(p).map_err(|e| format!("{}: {e}", p.display()))?;
         all.extend(parse(&text).map_err(|e| format!("{}: {e}", p.display()))?);
     }
     Ok(all)

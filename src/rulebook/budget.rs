@@ -29,15 +29,15 @@
 
 use std::io::Write;
 
-use crate::error::InputError;
-use crate::source::{FileId, Loc, SourceMap};
+use crate::input::error::InputError;
+use crate::input::source::{FileId, Loc, SourceMap};
 
 use super::cond::Cond;
 use super::flows::Place;
 
 /// One budget (see the module docs for what each counts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Budget {
+pub(crate) enum Budget {
     /// Atoms and operators of one condition.
     Condition,
     /// How deep one condition nests: fixed ([`NESTING`]), what a record can hold.
@@ -58,7 +58,7 @@ pub enum Budget {
 
 impl Budget {
     /// The budget's name as messages say it (`condition-size`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Budget::Condition => "condition-size",
             Budget::Nesting => "condition-nesting",
@@ -73,7 +73,7 @@ impl Budget {
 
     /// The flag of `verify` and `rules compile` that raises it (none for the nesting of a
     /// condition, which is what a record can hold).
-    pub fn flag(self) -> Option<&'static str> {
+    pub(crate) fn flag(self) -> Option<&'static str> {
         Some(match self {
             Budget::Nesting => return None,
             Budget::Condition => "--rulebook-max-condition",
@@ -99,37 +99,37 @@ pub struct Budgets {
     /// Routes the compile keeps.
     pub routes: usize,
     /// Bytes of the rulebook's files, in total.
-    pub source_bytes: usize,
+    pub(crate) source_bytes: usize,
     /// Bytes of the record, as `stalwart rules compile` writes it.
     pub record_bytes: usize,
     /// Implication questions QG002 may ask Z3 (the rest is undecided, QG006).
-    pub implications: usize,
+    pub(crate) implications: usize,
 }
 
 /// Default of [`Budgets::condition`]: the graph's limit on a guard's operators.
-pub const CONDITION: usize = 256;
+pub(crate) const CONDITION: usize = 256;
 /// How deep a condition may nest (`not`, `and`, `or` inside each other, a route's path condition
 /// included): a record holds each level as two levels of JSON, and `verify` reads JSON at most
 /// 128 levels deep, so a deeper condition would make a record `verify` cannot read back.
-pub const NESTING: usize = 48;
+pub(crate) const NESTING: usize = 48;
 /// The most [`Budgets::depth`] may be raised to: the compile walks called flows recursively,
 /// and a thread's stack holds this many flows of the deepest nesting the parsers read.
-pub const MAX_DEPTH: usize = 32;
+pub(crate) const MAX_DEPTH: usize = 32;
 /// Default of [`Budgets::depth`].
-pub const DEPTH: usize = 12;
+pub(crate) const DEPTH: usize = 12;
 /// Default of [`Budgets::steps`].
-pub const STEPS: usize = 2_000_000;
+pub(crate) const STEPS: usize = 2_000_000;
 /// Default of [`Budgets::routes`].
-pub const ROUTES: usize = 20_000;
+pub(crate) const ROUTES: usize = 20_000;
 /// Default of [`Budgets::source_bytes`]: 4 MiB (NeMo Guardrails' whole library and examples,
 /// 219 files, are 300 KB; the largest is 14 KB). The parsers hold up to about a hundred bytes
 /// for each byte of the densest files, so this keeps them within a few hundred megabytes.
-pub const SOURCE_BYTES: usize = 4 << 20;
+pub(crate) const SOURCE_BYTES: usize = 4 << 20;
 /// Default of [`Budgets::record_bytes`]: 64 MiB, the largest file `verify` reads, so a record
 /// within it can be read back.
-pub const RECORD_BYTES: usize = 64 << 20;
+pub(crate) const RECORD_BYTES: usize = 64 << 20;
 /// Default of [`Budgets::implications`].
-pub const IMPLICATIONS: usize = 10_000;
+pub(crate) const IMPLICATIONS: usize = 10_000;
 
 impl Default for Budgets {
     fn default() -> Budgets {
@@ -145,39 +145,23 @@ impl Default for Budgets {
     }
 }
 
-impl Budgets {
-    /// The limit of `b`.
-    pub fn limit(&self, b: Budget) -> usize {
-        match b {
-            Budget::Condition => self.condition,
-            Budget::Nesting => NESTING,
-            Budget::Depth => self.depth,
-            Budget::Steps => self.steps,
-            Budget::Routes => self.routes,
-            Budget::Sources => self.source_bytes,
-            Budget::Record => self.record_bytes,
-            Budget::Implications => self.implications,
-        }
-    }
-}
-
 /// A compile past one of its budgets: which, where, and what crossed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Overrun {
     /// The budget.
-    pub budget: Budget,
+    pub(crate) budget: Budget,
     /// Its limit.
-    pub limit: usize,
+    pub(crate) limit: usize,
     /// The statement (or file start) that crossed it.
-    pub at: Place,
+    pub(crate) at: Place,
     /// What crossed it, in the rulebook's words (`the condition of this if has 50,001 atoms and
     /// operators`).
-    pub what: String,
+    pub(crate) what: String,
 }
 
 impl Overrun {
     /// An overrun of `budget` (limit `limit`) at `at`.
-    pub fn new(budget: Budget, limit: usize, at: Place, what: impl Into<String>) -> Overrun {
+    pub(crate) fn new(budget: Budget, limit: usize, at: Place, what: impl Into<String>) -> Overrun {
         Overrun {
             budget,
             limit,
@@ -197,7 +181,7 @@ impl Overrun {
     }
 
     /// The fix: the flag that raises the budget.
-    pub fn help(&self) -> String {
+    pub(crate) fn help(&self) -> String {
         match self.budget.flag() {
             Some(flag) => format!(
                 "raise the budget with `{flag} N` (on `stalwart verify` and `stalwart rules compile`), or simplify the rulebook here"
@@ -208,7 +192,7 @@ impl Overrun {
 
     /// The overrun as a located error in the rulebook; `files` maps [`Place::file`] to the
     /// source map's files.
-    pub fn into_error(self, sources: &SourceMap, files: &[FileId]) -> InputError {
+    pub(crate) fn into_error(self, sources: &SourceMap, files: &[FileId]) -> InputError {
         let file = files.get(self.at.file).copied().unwrap_or(0);
         let loc = Loc::new(
             file,
@@ -221,7 +205,7 @@ impl Overrun {
 
 /// The source budget crossed by a file of `text` read after `read` bytes of others: at the
 /// line of the file where the bytes read pass the budget.
-pub fn sources_overrun(text: &str, read: usize, budgets: &Budgets) -> Overrun {
+pub(crate) fn sources_overrun(text: &str, read: usize, budgets: &Budgets) -> Overrun {
     let within = budgets.source_bytes.saturating_sub(read).min(text.len());
     let line = 1 + text.as_bytes()[..within]
         .iter()
@@ -244,7 +228,7 @@ pub fn sources_overrun(text: &str, read: usize, budgets: &Budgets) -> Overrun {
 
 /// `cond` within the condition budget and the nesting limit; `what` names it in the message
 /// (`the condition of this \`if\``). Returns its size.
-pub fn check_condition(
+pub(crate) fn check_condition(
     cond: &Cond,
     budgets: &Budgets,
     at: Place,
@@ -272,7 +256,7 @@ pub fn check_condition(
 }
 
 /// `12345678` as `12,345,678`.
-pub fn thousands(n: usize) -> String {
+pub(crate) fn thousands(n: usize) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (k, ch) in s.chars().enumerate() {
@@ -286,21 +270,21 @@ pub fn thousands(n: usize) -> String {
 
 /// Bytes `item` takes as compact JSON: what it adds to the record at the least (the record is
 /// written indented, so larger).
-pub fn json_bytes<T: serde::Serialize + ?Sized>(item: &T) -> usize {
+pub(crate) fn json_bytes<T: serde::Serialize + ?Sized>(item: &T) -> usize {
     let mut n = Count(0, 1);
     let _ = serde_json::to_writer(&mut n, item);
     n.0
 }
 
 /// Bytes `item` takes as indented JSON, as [`super::record::Record::to_json`] writes it.
-pub fn pretty_json_bytes<T: serde::Serialize + ?Sized>(item: &T) -> usize {
+pub(crate) fn pretty_json_bytes<T: serde::Serialize + ?Sized>(item: &T) -> usize {
     pretty(item).0
 }
 
 /// Bytes `item` takes in a record as an element of one of the compiled rulebook's lists
 /// (`compiled.routes[k]`, three levels deep, so each of its lines indented six more spaces),
 /// its separator left out: a lower bound of what it adds to the record.
-pub fn record_item_bytes<T: serde::Serialize + ?Sized>(item: &T) -> usize {
+pub(crate) fn record_item_bytes<T: serde::Serialize + ?Sized>(item: &T) -> usize {
     let (bytes, lines) = pretty(item);
     bytes + 6 * lines
 }
@@ -331,16 +315,16 @@ impl Write for Count {
 /// JSON to the record ([`record_item_bytes`]), so past the budget here the record is past it
 /// too.
 #[derive(Debug, Clone)]
-pub struct Meter {
+pub(crate) struct Meter {
     /// Bytes spent so far.
-    pub bytes: usize,
+    pub(crate) bytes: usize,
     /// The budget.
-    pub limit: usize,
+    pub(crate) limit: usize,
 }
 
 impl Meter {
     /// A meter of `limit` bytes with `spent` already spent (the sources).
-    pub fn new(limit: usize, spent: usize) -> Meter {
+    pub(crate) fn new(limit: usize, spent: usize) -> Meter {
         Meter {
             bytes: spent,
             limit,
@@ -348,7 +332,7 @@ impl Meter {
     }
 
     /// Spends `item`'s JSON in the record, kept because of the statement at `at`.
-    pub fn spend<T: serde::Serialize + ?Sized>(
+    pub(crate) fn spend<T: serde::Serialize + ?Sized>(
         &mut self,
         item: &T,
         at: Place,

@@ -26,9 +26,9 @@ use super::flows::{FileFlows, Flow, Stmt, StmtKind, Version};
 use super::logic::implies;
 
 /// Paths kept apart at one statement before they are merged.
-pub const MAX_STATES: usize = 32;
+pub(crate) const MAX_STATES: usize = 32;
 
-pub use super::flows::Place;
+pub(crate) use super::flows::Place;
 
 /// One file of the rulebook as the compiler saw it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -36,14 +36,14 @@ pub struct SourceInfo {
     /// The file as displayed (relative to where the rulebook was given).
     pub path: String,
     /// The Colang version it was read as.
-    pub version: String,
+    pub(crate) version: String,
 }
 
 /// A flow line passed on the way to an execute (the witness of a route).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Hop {
     /// Where.
-    pub at: Place,
+    pub(crate) at: Place,
     /// What happened there, in the rulebook's words (`flow refunds`, `user ask refund`,
     /// `if $order_paid`, `else of if $order_paid`, `do check order`).
     pub what: String,
@@ -66,24 +66,24 @@ pub struct Route {
 
 /// An execute statement, reached by some route or not.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Exec {
+pub(crate) struct Exec {
     /// The action as written.
-    pub action: String,
+    pub(crate) action: String,
     /// Where.
-    pub at: Place,
+    pub(crate) at: Place,
     /// Written `bot execute_x`.
-    pub via_bot: bool,
+    pub(crate) via_bot: bool,
 }
 
 /// A `bot X` line (1.0).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct BotLine {
+pub(crate) struct BotLine {
     /// The message name, or the inline text.
-    pub message: String,
+    pub(crate) message: String,
     /// Where.
-    pub at: Place,
+    pub(crate) at: Place,
     /// Given inline as text.
-    pub inline: bool,
+    pub(crate) inline: bool,
 }
 
 /// A statement no route reaches, after one that ends every route through it.
@@ -108,7 +108,7 @@ pub struct Read {
     /// The `if`/`while` statement.
     pub at: Place,
     /// The condition as the compiler reads it.
-    pub cond: String,
+    pub(crate) cond: String,
     /// True when the variable is read under a negation, so its default (false) passes.
     pub negated: bool,
     /// The first action the `else` branch executes, when there is one (the default takes it).
@@ -123,7 +123,7 @@ pub struct ElseExec {
     /// The `if`.
     pub if_at: Place,
     /// The condition as written.
-    pub cond: String,
+    pub(crate) cond: String,
     /// The execute in the `then` branch.
     pub then_at: Place,
     /// The execute in the `else` branch.
@@ -132,13 +132,13 @@ pub struct ElseExec {
 
 /// A name used by the rulebook (a flow called, a flow defined, an import), for QG022.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Use {
+pub(crate) struct Use {
     /// The name as written.
-    pub name: String,
+    pub(crate) name: String,
     /// Where.
-    pub at: Place,
+    pub(crate) at: Place,
     /// `call`, `flow` or `import`.
-    pub how: String,
+    pub(crate) how: String,
 }
 
 /// The compiled rulebook: what the tool check evaluates (routes) and what the rules read.
@@ -151,11 +151,11 @@ pub struct Compiled {
     /// Every route to every execute, in walking order.
     pub routes: Vec<Route>,
     /// Every execute statement.
-    pub executes: Vec<Exec>,
+    pub(crate) executes: Vec<Exec>,
     /// Every `bot` line that is not an execute.
-    pub bot_lines: Vec<BotLine>,
+    pub(crate) bot_lines: Vec<BotLine>,
     /// `define bot` messages.
-    pub bot_defined: Vec<String>,
+    pub(crate) bot_defined: Vec<String>,
     /// Statements no route reaches.
     pub dead: Vec<Dead>,
     /// Variables read where nothing wrote them.
@@ -163,18 +163,11 @@ pub struct Compiled {
     /// `else` branches executing what their `if` guarded.
     pub else_execs: Vec<ElseExec>,
     /// Flows defined and called, and imports.
-    pub uses: Vec<Use>,
+    pub(crate) uses: Vec<Use>,
     /// The actions the configuration defines in Python beside the rulebook (`actions.py`,
     /// `actions/`: [`super::actions`]), by name; QG010 reads them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub defined_actions: Vec<String>,
-}
-
-impl Compiled {
-    /// The routes that execute `action`.
-    pub fn routes_of<'a>(&'a self, action: &'a str) -> impl Iterator<Item = &'a Route> + 'a {
-        self.routes.iter().filter(move |r| r.action == action)
-    }
 }
 
 /// One lowered file to compile.
@@ -206,7 +199,7 @@ pub struct Usage {
 
 /// The compiled rulebook `c` (a record read as it is) within `budgets`: its routes, and each
 /// route's path condition. Errors: the first route past one, at its execute.
-pub fn check_compiled(c: &Compiled, budgets: &Budgets) -> Result<(), Overrun> {
+pub(crate) fn check_compiled(c: &Compiled, budgets: &Budgets) -> Result<(), Overrun> {
     if let Some(r) = c.routes.get(budgets.routes) {
         return Err(Overrun::new(
             Budget::Routes,
@@ -1179,7 +1172,7 @@ impl<'a> Walker<'a> {
 
 /// Variables NeMo Guardrails' runtime itself writes before flows read them (its context:
 /// messages, retrieval, configuration, the rails' own results). A read of one is never QG007.
-pub const SYSTEM_VARIABLES: &[&str] = &[
+pub(crate) const SYSTEM_VARIABLES: &[&str] = &[
     "user_message",
     "bot_message",
     "last_user_message",

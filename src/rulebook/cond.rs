@@ -35,20 +35,20 @@ pub enum Cond {
 
 /// One atom: what it says and which variables it reads.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Atom {
+pub(crate) struct Atom {
     /// The atom as written, spaces normalised (`$order_paid`, `$status == "paid"`).
-    pub text: String,
+    pub(crate) text: String,
     /// For a bare variable (`$x`, `$x.field`): the variable's name without `$` and fields (`x`).
-    pub var: Option<String>,
+    pub(crate) var: Option<String>,
     /// Every variable the atom reads, without `$`, in order of first appearance.
-    pub reads: Vec<String>,
+    pub(crate) reads: Vec<String>,
 }
 
 /// The atoms of one rulebook, shared by all its conditions.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Atoms {
     /// The atoms; [`Cond::Atom`] indexes this.
-    pub list: Vec<Atom>,
+    pub(crate) list: Vec<Atom>,
     /// Each atom's index by its text (rebuilt when it lags `list`, as after reading a record):
     /// interning stays linear in the rulebook's size.
     #[serde(skip)]
@@ -86,7 +86,7 @@ impl Atoms {
     }
 
     /// Reads `expr` (an `if`/`while` condition as written) into a formula, interning its atoms.
-    pub fn read(&mut self, expr: &str) -> Cond {
+    pub(crate) fn read(&mut self, expr: &str) -> Cond {
         let toks = tokenize(expr);
         let mut p = Parser {
             toks: &toks,
@@ -159,7 +159,7 @@ impl Atoms {
 
 impl Cond {
     /// The conjunction of `self` and `other`, flattened, `True` dropped.
-    pub fn and(self, other: Cond) -> Cond {
+    pub(crate) fn and(self, other: Cond) -> Cond {
         let mut parts = Vec::new();
         for c in [self, other] {
             match c {
@@ -177,7 +177,7 @@ impl Cond {
 
     /// Atoms and operators in the formula (constants count one): the measure of the
     /// condition-size budget ([`super::budget::Budgets::condition`]).
-    pub fn size(&self) -> usize {
+    pub(crate) fn size(&self) -> usize {
         match self {
             Cond::True | Cond::False | Cond::Atom(_) => 1,
             Cond::Not(x) => 1 + x.size(),
@@ -187,7 +187,7 @@ impl Cond {
 
     /// How deep the formula nests (an atom or a constant is 1): the measure of the nesting limit
     /// ([`super::budget::NESTING`]).
-    pub fn depth(&self) -> usize {
+    pub(crate) fn depth(&self) -> usize {
         match self {
             Cond::True | Cond::False | Cond::Atom(_) => 1,
             Cond::Not(x) => 1 + x.depth(),
@@ -196,7 +196,7 @@ impl Cond {
     }
 
     /// The negation of `self` (double negation removed).
-    pub fn negate(self) -> Cond {
+    pub(crate) fn negate(self) -> Cond {
         match self {
             Cond::True => Cond::False,
             Cond::False => Cond::True,
@@ -206,7 +206,7 @@ impl Cond {
     }
 
     /// The formula in negation normal form: `Not` only around atoms.
-    pub fn nnf(&self) -> Cond {
+    pub(crate) fn nnf(&self) -> Cond {
         self.nnf_in(false)
     }
 
@@ -230,7 +230,7 @@ impl Cond {
     /// they read was assigned again): in negation normal form, each such atom's literal becomes
     /// true. The result is implied by the formula under any new value of those atoms, so no
     /// route is lost, and a route never carries a condition about a value it has overwritten.
-    pub fn forget(&self, stale: &dyn Fn(usize) -> bool) -> Cond {
+    pub(crate) fn forget(&self, stale: &dyn Fn(usize) -> bool) -> Cond {
         fn go(c: &Cond, stale: &dyn Fn(usize) -> bool) -> Cond {
             match c {
                 Cond::Atom(i) if stale(*i) => Cond::True,
@@ -256,7 +256,7 @@ impl Cond {
     }
 
     /// Every atom index the formula mentions, with whether it occurs under a negation.
-    pub fn atoms(&self, out: &mut Vec<(usize, bool)>) {
+    pub(crate) fn atoms(&self, out: &mut Vec<(usize, bool)>) {
         self.atoms_in(false, out);
     }
 
@@ -503,7 +503,7 @@ fn normalise(s: &str) -> String {
 }
 
 /// The `$variables` an expression reads (outside string literals), without `$` and fields.
-pub fn variables(s: &str) -> Vec<String> {
+pub(crate) fn variables(s: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let chars: Vec<char> = s.chars().collect();
     let mut i = 0;

@@ -36,7 +36,7 @@ pub struct Place {
     /// 1-based line.
     pub line: usize,
     /// 1-based column, in characters.
-    pub column: usize,
+    pub(crate) column: usize,
 }
 
 /// A name with where it was written.
@@ -47,7 +47,7 @@ pub struct Named {
     /// 1-based line.
     pub line: usize,
     /// 1-based column, in characters.
-    pub column: usize,
+    pub(crate) column: usize,
 }
 
 /// One file's flows and definitions, lowered.
@@ -56,7 +56,7 @@ pub struct FileFlows {
     /// Flows (1.0 `define flow|subflow`, 2.x `flow`) in file order.
     pub flows: Vec<Flow>,
     /// 1.0 `define bot X` messages (2.x: none; its bot messages are flows).
-    pub bot_messages: Vec<Named>,
+    pub(crate) bot_messages: Vec<Named>,
     /// 1.0 `define user X` intents (2.x: none).
     pub user_messages: Vec<Named>,
     /// `import` lines: the package as written (`core`, `guardrails`, `llm`).

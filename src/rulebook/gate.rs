@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::ir::{Fact, FactSource, ToolDef};
+use crate::input::ir::{Fact, FactSource, ToolDef};
 use crate::model::{RuleGate, ToolIx};
 
 use super::compile::Compiled;
@@ -19,21 +19,15 @@ use super::logic::{samples_with, Answer, Asserted};
 
 /// Fact tools one gate may depend on before it is read as "always allowed" (an
 /// over-approximation, which can only add routes, never hide one).
-pub const MAX_FACT_TOOLS: usize = 12;
-
-/// The catalogue tool an action names: the tool itself (`refund_card`), `execute_refund_card`
-/// (1.0 `bot execute_x`, already lowered), or a 2.x action `RefundCardAction`.
-pub fn tool_of(action: &str, tools: &[ToolDef]) -> Option<ToolIx> {
-    ToolNames::new(tools).of(action)
-}
+pub(crate) const MAX_FACT_TOOLS: usize = 12;
 
 /// The catalogue's tools by name, to map many actions to tools without a scan each.
 #[derive(Debug, Clone)]
-pub struct ToolNames<'a>(HashMap<&'a str, ToolIx>);
+pub(crate) struct ToolNames<'a>(HashMap<&'a str, ToolIx>);
 
 impl<'a> ToolNames<'a> {
     /// The index of `tools` (the first of a repeated name).
-    pub fn new(tools: &'a [ToolDef]) -> ToolNames<'a> {
+    pub(crate) fn new(tools: &'a [ToolDef]) -> ToolNames<'a> {
         let mut m = HashMap::new();
         for (i, t) in tools.iter().enumerate() {
             m.entry(t.name.as_str()).or_insert(i);
@@ -41,8 +35,9 @@ impl<'a> ToolNames<'a> {
         ToolNames(m)
     }
 
-    /// The tool `action` names (see [`tool_of`]).
-    pub fn of(&self, action: &str) -> Option<ToolIx> {
+    /// The catalogue tool an action names: the tool itself (`refund_card`), `execute_refund_card`
+    /// (1.0 `bot execute_x`, already lowered), or a 2.x action `RefundCardAction`.
+    pub(crate) fn of(&self, action: &str) -> Option<ToolIx> {
         let find = |n: &str| self.0.get(n).copied();
         if let Some(i) = find(action) {
             return Some(i);
@@ -58,7 +53,7 @@ impl<'a> ToolNames<'a> {
 }
 
 /// The gates of every tool (indexed like `tools`): `None` for a tool no route executes.
-pub fn gates(c: &Compiled, tools: &[ToolDef], facts: &[Fact]) -> Vec<Option<RuleGate>> {
+pub(crate) fn gates(c: &Compiled, tools: &[ToolDef], facts: &[Fact]) -> Vec<Option<RuleGate>> {
     let names = ToolNames::new(tools);
     // Each tool's distinct route conditions, in route order.
     let mut conds: Vec<Vec<&Cond>> = vec![Vec::new(); tools.len()];
@@ -158,14 +153,15 @@ mod tests {
             .map(|n| {
                 ToolDef::new(
                     n,
-                    crate::ir::ToolKind::Read,
-                    crate::source::Loc::new(0, 1, 1),
+                    crate::input::ir::ToolKind::Read,
+                    crate::input::source::Loc::new(0, 1, 1),
                 )
             })
             .collect();
-        assert_eq!(tool_of("refund_card", &tools), Some(0));
-        assert_eq!(tool_of("execute_get_order", &tools), Some(1));
-        assert_eq!(tool_of("RefundCardAction", &tools), Some(0));
-        assert_eq!(tool_of("SelfCheckInputAction", &tools), None);
+        let names = ToolNames::new(&tools);
+        assert_eq!(names.of("refund_card"), Some(0));
+        assert_eq!(names.of("execute_get_order"), Some(1));
+        assert_eq!(names.of("RefundCardAction"), Some(0));
+        assert_eq!(names.of("SelfCheckInputAction"), None);
     }
 }

@@ -12,28 +12,28 @@ use std::sync::OnceLock;
 use super::flows::Version;
 
 /// The list, as shipped in `rules/nemo_library.toml`.
-pub const BUILT_IN: &str = include_str!("../../rules/nemo_library.toml");
+pub(crate) const BUILT_IN: &str = include_str!("../../rules/nemo_library.toml");
 
 /// NeMo Guardrails' own names (see the module documentation).
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Library {
+pub(crate) struct Library {
     /// The `nemoguardrails` version the lists were taken from.
-    pub version: String,
+    pub(crate) version: String,
     /// Actions NeMo's runtime registers itself, as registered (`self_check_input`,
     /// `GenerateUserIntentAction`, `wolfram alpha request`).
-    pub actions: Vec<String>,
+    pub(crate) actions: Vec<String>,
     /// UMIM actions (`UtteranceBotAction`): a 2.x flow's `await` sends them out as events.
-    pub umim_actions: Vec<String>,
+    pub(crate) umim_actions: Vec<String>,
     /// Flows of NeMo's Colang 1.0 library (`self check input`, `generate user intent`).
-    pub flows_1: Vec<String>,
+    pub(crate) flows_1: Vec<String>,
     /// Flows of NeMo's Colang 2.x library and standard library (`bot say`, `user said`).
-    pub flows_2: Vec<String>,
+    pub(crate) flows_2: Vec<String>,
 }
 
 /// The built-in list, parsed once. It is checked by a unit test, so a broken file fails the
 /// build's tests rather than a run; were it unreadable anyway, the list is empty.
-pub fn library() -> &'static Library {
+pub(crate) fn library() -> &'static Library {
     static LIB: OnceLock<Library> = OnceLock::new();
     LIB.get_or_init(|| toml::from_str(BUILT_IN).unwrap_or_default())
 }
@@ -41,7 +41,7 @@ pub fn library() -> &'static Library {
 /// The name NeMo's action dispatcher looks `name` up by when it is not registered as written:
 /// `Action` dropped and CamelCase made snake_case (`SelfCheckInputAction` → `self_check_input`),
 /// as `ActionDispatcher._normalize_action_name` does.
-pub fn action_key(name: &str) -> String {
+pub(crate) fn action_key(name: &str) -> String {
     let base = name.strip_suffix("Action").unwrap_or(name);
     let mut snake = String::with_capacity(base.len() + 4);
     for (k, ch) in base.chars().enumerate() {
@@ -58,7 +58,7 @@ pub fn action_key(name: &str) -> String {
 }
 
 /// True when NeMo Guardrails provides the action `name` itself (registered, or a UMIM action).
-pub fn is_action(name: &str) -> bool {
+pub(crate) fn is_action(name: &str) -> bool {
     let lib = library();
     let key = action_key(name);
     lib.umim_actions.iter().any(|a| a == name)
@@ -69,7 +69,7 @@ pub fn is_action(name: &str) -> bool {
 }
 
 /// The flows NeMo's library defines for Colang `version`.
-pub fn flows(version: Version) -> &'static [String] {
+pub(crate) fn flows(version: Version) -> &'static [String] {
     let lib = library();
     match version {
         Version::V1 => &lib.flows_1,
@@ -79,7 +79,7 @@ pub fn flows(version: Version) -> &'static [String] {
 
 /// Optimal string alignment distance (Levenshtein with adjacent transpositions counted as one
 /// edit: `tikcet` is one edit from `ticket`), over characters.
-pub fn distance(a: &str, b: &str) -> usize {
+pub(crate) fn distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     let w = b.len() + 1;
@@ -108,7 +108,10 @@ pub fn distance(a: &str, b: &str) -> usize {
 /// The candidate nearest `name` when it is a small edit away (at most a quarter of the name's
 /// length, at least 1, at most 3 edits), the first of equals in candidate order; `name` itself
 /// is never its own suggestion.
-pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn nearest<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let limit = (name.chars().count() / 4).clamp(1, 3);
     let mut seen = HashSet::new();
     let mut best: Option<(usize, &str)> = None;

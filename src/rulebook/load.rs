@@ -10,9 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::InputError;
+use crate::input::error::InputError;
+use crate::input::source::{FileId, Loc, SourceMap};
 use crate::input::tree;
-use crate::source::{FileId, Loc, SourceMap};
 
 use super::budget::{self, Budget, Budgets, Overrun};
 use super::compile::{self, Compiled, Place};
@@ -21,13 +21,13 @@ use super::record::{self, Record};
 use super::{actions, colang1, colang2, sheet, SyntaxError};
 
 /// `.co` files a folder may hold before it is refused (a guard against walking a home folder).
-pub const MAX_FILES: usize = 2000;
+pub(crate) const MAX_FILES: usize = 2000;
 /// Folder nesting read below the rulebook folder.
-pub const MAX_DEPTH: usize = 8;
+pub(crate) const MAX_DEPTH: usize = 8;
 
 /// What kind of rulebook was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// Colang files.
     Colang,
     /// A rule sheet.
@@ -38,65 +38,65 @@ pub enum Kind {
 
 /// A Colang version with the reason it was chosen.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VersionChoice {
+pub(crate) struct VersionChoice {
     /// The version.
-    pub version: Version,
+    pub(crate) version: Version,
     /// Why (`agent.yaml's settings.colang_version`, `config.yml beside the rulebook`, `the
     /// default: nothing declares a version`).
-    pub from: String,
+    pub(crate) from: String,
 }
 
 /// A rulebook read and compiled.
 #[derive(Debug, Clone)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// The rulebook as named (`policy.co`, `rails/`, `compiled/`).
-    pub display: String,
+    pub(crate) display: String,
     /// What was read.
-    pub kind: Kind,
+    pub(crate) kind: Kind,
     /// The Colang version and why (none for a sheet).
-    pub version: Option<VersionChoice>,
+    pub(crate) version: Option<VersionChoice>,
     /// The compiled rulebook.
-    pub compiled: Compiled,
+    pub(crate) compiled: Compiled,
     /// The source-map ids of the rulebook's files, aligned with `compiled.files`.
-    pub file_ids: Vec<FileId>,
+    pub(crate) file_ids: Vec<FileId>,
     /// The record's content hash, when a record was read.
-    pub record_hash: Option<String>,
+    pub(crate) record_hash: Option<String>,
 }
 
 /// Where a rulebook was named, which decides where its files may lie and where an error about
 /// reading them points (issue 14).
 ///
 /// Every file read for a rulebook (the file, each `.co` under a folder, a `record.json`, the
-/// `config.yml` beside it) must be a regular file of at most [`crate::files::MAX_FILE_BYTES`]
-/// under `within` or the current directory, symlinks resolved first ([`crate::files`]).
+/// `config.yml` beside it) must be a regular file of at most [`crate::input::files::MAX_FILE_BYTES`]
+/// under `within` or the current directory, symlinks resolved first ([`crate::input::files`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Origin {
+pub(crate) struct Origin {
     /// The line that named the rulebook (agent.yaml's `rulebook:`), when a file named it; read
     /// errors are located there and print nothing of the file.
-    pub at: Option<Loc>,
+    pub(crate) at: Option<Loc>,
     /// The folder its files must lie under (or the current directory).
-    pub within: PathBuf,
+    pub(crate) within: PathBuf,
 }
 
 impl Origin {
     /// A rulebook the command line names (`--rulebook`, `rules compile POLICY`): the user's own
     /// choice, so the path itself is not confined, but the files under a folder, and the
     /// `config.yml` beside a file, must lie under it.
-    pub fn command_line(path: &Path) -> Origin {
+    pub(crate) fn command_line(path: &Path) -> Origin {
         let within = if path.is_dir() {
             path.to_path_buf()
         } else {
-            crate::files::folder_of(path)
+            crate::input::files::folder_of(path)
         };
         Origin { at: None, within }
     }
 
     /// The rulebook agent.yaml names at `at`: every file under agent.yaml's folder (`named_by`
     /// is agent.yaml's path) or the current directory.
-    pub fn named(at: Loc, named_by: &Path) -> Origin {
+    pub(crate) fn named(at: Loc, named_by: &Path) -> Origin {
         Origin {
             at: Some(at),
-            within: crate::files::folder_of(named_by),
+            within: crate::input::files::folder_of(named_by),
         }
     }
 
@@ -109,7 +109,7 @@ impl Origin {
         shown: &str,
         what: &str,
     ) -> Result<FileId, LoadError> {
-        crate::files::confine_to(path, &self.within)
+        crate::input::files::confine_to(path, &self.within)
             .and_then(|()| tree::read_file(sources, path, shown.to_string()))
             .map_err(|e| LoadError::Input(self.error(sources, path, shown, what, &e)))
     }
@@ -121,7 +121,7 @@ impl Origin {
         path: &Path,
         shown: &str,
         what: &str,
-        e: &crate::files::ReadError,
+        e: &crate::input::files::ReadError,
     ) -> InputError {
         match self.at {
             Some(at) => InputError::unreadable_at(sources, at, what, shown, e),
@@ -131,8 +131,8 @@ impl Origin {
 }
 
 /// A copy of `e` for a message (the OS error is rebuilt from its kind and text).
-fn clone_read_error(e: &crate::files::ReadError) -> crate::files::ReadError {
-    use crate::files::ReadError as R;
+fn clone_read_error(e: &crate::input::files::ReadError) -> crate::input::files::ReadError {
+    use crate::input::files::ReadError as R;
     match e {
         R::NotFound => R::NotFound,
         R::Directory => R::Directory,
@@ -154,7 +154,7 @@ fn clone_read_error(e: &crate::files::ReadError) -> crate::files::ReadError {
 
 /// Why a rulebook could not be read.
 #[derive(Debug)]
-pub enum LoadError {
+pub(crate) enum LoadError {
     /// It does not compile (a syntax error, a sheet of the wrong shape): QG005 in `verify`,
     /// exit 2 in `rules compile`. The error is located in the rulebook.
     Unshippable(InputError),
@@ -164,7 +164,7 @@ pub enum LoadError {
 
 impl LoadError {
     /// The error, whichever it is.
-    pub fn into_error(self) -> InputError {
+    pub(crate) fn into_error(self) -> InputError {
         match self {
             LoadError::Unshippable(e) | LoadError::Input(e) => e,
         }
@@ -180,7 +180,7 @@ impl LoadError {
 /// [`LoadError::Input`] for one that cannot be read (missing, not a regular file, larger than the
 /// input limit, not UTF-8, a file or symlink out of the workspace, an unreadable `config.yml`,
 /// an edited record).
-pub fn load(
+pub(crate) fn load(
     sources: &mut SourceMap,
     path: &Path,
     display: &str,
@@ -273,7 +273,7 @@ pub fn load(
             budgets,
         );
     }
-    let folder = crate::files::folder_of(path);
+    let folder = crate::input::files::folder_of(path);
     let one = [(path.to_path_buf(), display.to_string())];
     let what = ColangFiles {
         files: &one,
@@ -334,8 +334,8 @@ fn config_version(
         }
         let shown = p.display().to_string();
         let what = format!("the {name} beside the rulebook");
-        let text = crate::files::confine_to(&p, &origin.within)
-            .and_then(|()| crate::files::read_text(&p))
+        let text = crate::input::files::confine_to(&p, &origin.within)
+            .and_then(|()| crate::input::files::read_text(&p))
             .map_err(|e| LoadError::Input(origin.error(sources, &p, &shown, &what, &e)))?;
         for line in text.lines() {
             if let Some(v) = line.trim_start().strip_prefix("colang_version:") {
@@ -352,7 +352,7 @@ fn config_version(
 }
 
 /// `1.0`/`1` → 1.0, `2.x`/`2`/`2.0` → 2.x.
-pub fn parse_version(v: &str) -> Option<Version> {
+pub(crate) fn parse_version(v: &str) -> Option<Version> {
     match v {
         "1" | "1.0" => Some(Version::V1),
         "2" | "2.0" | "2.x" => Some(Version::V2),
@@ -503,7 +503,7 @@ fn shown_beside(display: &str, root: &Path, p: &Path) -> String {
     let base = if Path::new(display).is_dir() {
         PathBuf::from(display)
     } else {
-        crate::files::folder_of(Path::new(display))
+        crate::input::files::folder_of(Path::new(display))
     };
     base.join(rel).display().to_string()
 }
@@ -700,7 +700,7 @@ fn load_record(
 }
 
 /// The record of a loaded rulebook (for `rules compile`): its sources' texts and what compiled.
-pub fn to_record(l: &Loaded, sources: &SourceMap) -> Record {
+pub(crate) fn to_record(l: &Loaded, sources: &SourceMap) -> Record {
     let (kind, version, from, texts) = record_parts(l, sources);
     Record::new(kind, version, from, texts, l.compiled.clone())
 }

@@ -10,11 +10,11 @@ use z3::{SatResult, Solver};
 use super::cond::Cond;
 
 /// A satisfying assignment: `(atom, value)` for every atom the asked formulas mention, sorted.
-pub type Assignment = Vec<(usize, bool)>;
+pub(crate) type Assignment = Vec<(usize, bool)>;
 
 /// The answer to a satisfiability question.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Answer {
+pub(crate) enum Answer {
     /// Satisfiable, with a model.
     Sat(Assignment),
     /// Unsatisfiable.
@@ -50,7 +50,7 @@ fn var(i: usize, vars: &mut BTreeMap<usize, Bool>) -> Bool {
 ///
 /// One solver per thread answers every question, each in its own `push`/`pop` scope: creating a
 /// Z3 solver costs far more than these small formulas take to decide.
-pub fn sat(formulas: &[&Cond]) -> Answer {
+pub(crate) fn sat(formulas: &[&Cond]) -> Answer {
     SOLVER.with(|solver| {
         solver.push();
         let answer = decide(solver, formulas);
@@ -67,14 +67,14 @@ thread_local! {
 /// values (Z3's assumptions): many questions about one large formula cost one encoding, and Z3
 /// keeps what it learnt between them. (Not on the thread's shared solver: what a large formula
 /// leaves there would slow every later small question.)
-pub struct Asserted {
+pub(crate) struct Asserted {
     solver: Solver,
     vars: BTreeMap<usize, Bool>,
 }
 
 impl Asserted {
     /// `formula`, asserted.
-    pub fn new(formula: &Cond) -> Asserted {
+    pub(crate) fn new(formula: &Cond) -> Asserted {
         let solver = Solver::new();
         let mut vars = BTreeMap::new();
         let b = encode(formula, &mut vars);
@@ -84,7 +84,7 @@ impl Asserted {
 
     /// Is the formula satisfiable with each atom of `literals` taking its value? (No model:
     /// the answer is `Sat` with an empty assignment.)
-    pub fn sat_with(&mut self, literals: &[(usize, bool)]) -> Answer {
+    pub(crate) fn sat_with(&mut self, literals: &[(usize, bool)]) -> Answer {
         let lits: Vec<Bool> = literals
             .iter()
             .map(|&(a, v)| {
@@ -134,13 +134,13 @@ fn decide(solver: &Solver, formulas: &[&Cond]) -> Answer {
 /// `c`'s value when each atom takes bit `k` of its own pseudo-random word. A cheap, sound
 /// refutation filter: when `samples(a) & !samples(b)` is non-zero, some assignment makes `a` true
 /// and `b` false, so `a` does not imply `b` and Z3 need not be asked. (Zero proves nothing.)
-pub fn samples(c: &Cond) -> u64 {
+pub(crate) fn samples(c: &Cond) -> u64 {
     samples_with(c, &|_| None)
 }
 
 /// [`samples`] with the atoms `fixed` gives a value taking it in every sample. A non-zero
 /// answer is an assignment (with those values) that satisfies `c`: a proof it is satisfiable.
-pub fn samples_with(c: &Cond, fixed: &dyn Fn(usize) -> Option<bool>) -> u64 {
+pub(crate) fn samples_with(c: &Cond, fixed: &dyn Fn(usize) -> Option<bool>) -> u64 {
     match c {
         Cond::True => u64::MAX,
         Cond::False => 0,
@@ -169,19 +169,19 @@ fn atom_word(i: usize) -> u64 {
 
 /// True when `c` is satisfiable. A sample assignment satisfying it ([`samples`]) answers yes
 /// without asking Z3; Z3's unknown counts as satisfiable.
-pub fn satisfiable(c: &Cond) -> bool {
+pub(crate) fn satisfiable(c: &Cond) -> bool {
     samples(c) != 0 || !matches!(sat(&[c]), Answer::Unsat)
 }
 
 /// True when `a` implies `b` (`a ∧ ¬b` unsatisfiable). Unknown counts as not implied. A sample
 /// assignment making `a` true and `b` false ([`samples`]) answers no without asking Z3.
-pub fn implies(a: &Cond, b: &Cond) -> bool {
+pub(crate) fn implies(a: &Cond, b: &Cond) -> bool {
     implies_sampled(a, samples(a), b, samples(b))
 }
 
 /// [`implies`] with both conditions' [`samples`] already computed (callers comparing many pairs).
 /// Decided in order of cost: a refuting sample, then equal conditions, then Z3.
-pub fn implies_sampled(a: &Cond, sa: u64, b: &Cond, sb: u64) -> bool {
+pub(crate) fn implies_sampled(a: &Cond, sa: u64, b: &Cond, sb: u64) -> bool {
     if sa & !sb != 0 {
         return false;
     }

@@ -6,20 +6,20 @@
 //! which mirrors NeMo Guardrails' reading of the file (checked against NeMo's own parsers on the
 //! corpus); `lower` maps that tree onto [`flows::FileFlows`], which everything after reads.
 
-pub mod actions;
-pub mod advisories;
+pub(crate) mod actions;
+pub(crate) mod advisories;
 pub mod budget;
 pub mod colang1;
 pub mod colang2;
 pub mod compile;
-pub mod cond;
+pub(crate) mod cond;
 pub mod flows;
-pub mod gate;
-pub mod library;
-pub mod load;
-pub mod logic;
-pub mod record;
-pub mod sheet;
+pub(crate) mod gate;
+pub(crate) mod library;
+pub(crate) mod load;
+pub(crate) mod logic;
+pub(crate) mod record;
+pub(crate) mod sheet;
 
 /// A syntax error in a Colang file: where, what, and how to fix it.
 ///

@@ -25,44 +25,44 @@ use sha2::{Digest, Sha256};
 use super::compile::Compiled;
 
 /// The `format` of a record.
-pub const FORMAT: &str = "stalwart-rulebook-record/1";
+pub(crate) const FORMAT: &str = "stalwart-rulebook-record/1";
 /// The layout version this build writes and reads.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 /// The file name inside a record folder.
-pub const FILE_NAME: &str = "record.json";
+pub(crate) const FILE_NAME: &str = "record.json";
 
 /// One source file of the rulebook, kept in the record.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RecordSource {
+pub(crate) struct RecordSource {
     /// The file as it was displayed when compiled.
-    pub path: String,
+    pub(crate) path: String,
     /// The SHA-256 of its text, hex.
-    pub sha256: String,
+    pub(crate) sha256: String,
     /// Its text.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// A compiled rulebook record (see the module docs for the JSON).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Record {
+pub(crate) struct Record {
     /// Always [`FORMAT`].
-    pub format: String,
+    pub(crate) format: String,
     /// Always [`VERSION`] for records this build writes.
-    pub version: u32,
+    pub(crate) version: u32,
     /// The compiler that wrote it.
-    pub compiler: String,
+    pub(crate) compiler: String,
     /// `sha256:<hex>` over the record serialised with this field empty.
-    pub content_hash: String,
+    pub(crate) content_hash: String,
     /// `colang` or `sheet`.
-    pub kind: String,
+    pub(crate) kind: String,
     /// The Colang version the sources were read as (`null` for a sheet).
-    pub colang_version: Option<String>,
+    pub(crate) colang_version: Option<String>,
     /// Why that version (`agent.yaml settings`, `config.yml beside the rulebook`, `the default`).
-    pub version_from: String,
+    pub(crate) version_from: String,
     /// The source files.
-    pub sources: Vec<RecordSource>,
+    pub(crate) sources: Vec<RecordSource>,
     /// What the compiler read.
-    pub compiled: Compiled,
+    pub(crate) compiled: Compiled,
 }
 
 /// The two fields a record is recognised by, whatever else the JSON holds.
@@ -88,7 +88,7 @@ impl std::io::Write for HashWriter {
 }
 
 /// Hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
@@ -98,7 +98,7 @@ fn hex(digest: &[u8]) -> String {
 
 impl Record {
     /// A record of `compiled`, its hash filled in.
-    pub fn new(
+    pub(crate) fn new(
         kind: &str,
         colang_version: Option<String>,
         version_from: String,
@@ -113,7 +113,7 @@ impl Record {
     /// [`Record::new`] without its content hash (a placeholder of the same length in its
     /// place): what the record budget measures ([`Record::json_len`]) before the hash is worth
     /// computing.
-    pub fn unhashed(
+    pub(crate) fn unhashed(
         kind: &str,
         colang_version: Option<String>,
         version_from: String,
@@ -141,13 +141,13 @@ impl Record {
     }
 
     /// Bytes of [`Record::to_json`], counted without writing it.
-    pub fn json_len(&self) -> usize {
+    pub(crate) fn json_len(&self) -> usize {
         super::budget::pretty_json_bytes(self) + 1
     }
 
     /// `sha256:<hex>` over the record (compact JSON) with `content_hash` empty (it is emptied
     /// while the record is hashed, then put back).
-    pub fn hash(&mut self) -> String {
+    pub(crate) fn hash(&mut self) -> String {
         let kept = std::mem::take(&mut self.content_hash);
         let mut h = HashWriter(Sha256::new());
         let _ = serde_json::to_writer(&mut h, &*self);
@@ -156,7 +156,7 @@ impl Record {
     }
 
     /// The record as pretty JSON, ending in a newline.
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
         s.push('\n');
         s
@@ -165,7 +165,7 @@ impl Record {
     /// Reads a record from its JSON. Errors (as text, for the caller to place): not JSON of this
     /// shape, another format or version, a content hash that does not match (edited since it
     /// was compiled), a source whose hash does not match its text.
-    pub fn from_json(text: &str) -> Result<Record, String> {
+    pub(crate) fn from_json(text: &str) -> Result<Record, String> {
         // Read in passes that hold no copy of the whole (a record may be as large as any
         // input): the syntax, then the format and version, then the record.
         serde_json::from_str::<serde::de::IgnoredAny>(text)

@@ -17,23 +17,21 @@
 //! without its `$` (`order_paid` and `$order_paid` are the same fact). Every rule compiles to one
 //! route, located at its `tool:` line.
 
-use std::path::Path;
-
-use crate::error::InputError;
+use crate::input::error::InputError;
+use crate::input::source::SourceMap;
 use crate::input::tree::{self, Node, Reader};
-use crate::source::SourceMap;
 
 use super::budget::{check_condition, thousands, Budget, Budgets, Overrun};
 use super::compile::{Compiled, Exec, Hop, Place, Route, SourceInfo};
 
 /// The `format` a sheet declares.
-pub const FORMAT: &str = "stalwart-rule-sheet/1";
+pub(crate) const FORMAT: &str = "stalwart-rule-sheet/1";
 
 const SHEET_WORDS: &[&str] = &["format", "rules", "description"];
 const RULE_WORDS: &[&str] = &["tool", "when", "name", "description"];
 
 /// True when `text` (a `.yaml`/`.yml` file) is a rule sheet: it declares the sheet format.
-pub fn is_sheet(text: &str) -> bool {
+pub(crate) fn is_sheet(text: &str) -> bool {
     text.lines()
         .any(|l| l.trim_start().starts_with("format:") && l.contains(FORMAT))
 }
@@ -43,7 +41,7 @@ pub fn is_sheet(text: &str) -> bool {
 /// Errors: not YAML, a missing or other `format`, a rule without `tool`, an unknown word, a
 /// `when` that is neither text nor a list of texts, a budget crossed; each at its line and
 /// column.
-pub fn compile(
+pub(crate) fn compile(
     sources: &SourceMap,
     file: usize,
     budgets: &Budgets,
@@ -224,17 +222,6 @@ fn with_dollars(s: &str) -> String {
     }
     flush(&mut word, &mut out);
     out
-}
-
-/// Reads a sheet from `path` into `sources` and compiles it within `budgets` (see [`compile`]).
-pub fn load(
-    sources: &mut SourceMap,
-    path: &Path,
-    display: String,
-    budgets: &Budgets,
-) -> Result<Compiled, InputError> {
-    let file = tree::read_file(sources, path, display).map_err(|e| InputError::io(path, e))?;
-    compile(sources, file, budgets)
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ pub struct CodeCheck {
     pub id: String,
     /// The CWE weaknesses it finds (`CWE-798`), for SARIF.
     #[serde(default)]
-    pub cwe: Vec<String>,
+    pub(crate) cwe: Vec<String>,
     /// A short title (`Undeclared network call`).
     pub title: String,
     /// The default severity's word (`High`).
@@ -39,7 +39,7 @@ pub struct CodeCheck {
 
 impl CodeCheck {
     /// The default severity (High when the file's word is not one the crate knows).
-    pub fn default_severity(&self) -> Severity {
+    pub(crate) fn default_severity(&self) -> Severity {
         Severity::parse(&self.severity).unwrap_or(Severity::High)
     }
 
@@ -91,7 +91,7 @@ pub fn all() -> &'static [CodeCheck] {
 }
 
 /// The check with id `id`.
-pub fn get(id: &str) -> Option<&'static CodeCheck> {
+pub(crate) fn get(id: &str) -> Option<&'static CodeCheck> {
     all().iter().find(|c| c.id == id)
 }
 

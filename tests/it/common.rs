@@ -6,8 +6,8 @@ use stalwart::engine::{self, bmc, EngineChoice, InstanceResult, Limits, Outcome}
 use stalwart::gen;
 use stalwart::input::{self, Inputs};
 use stalwart::model::{self, FlatModel};
-use stalwart::report::Report;
-use stalwart::verify::{self, Options};
+use stalwart::Report;
+use stalwart::{verify, Options};
 use std::path::{Path, PathBuf};
 
 /// The crate root.
@@ -70,7 +70,7 @@ pub fn report(dir: &Path) -> Report {
     opts.advisories = adv.exists().then_some(adv);
     let runs = dir.join("runs.jsonl");
     opts.traces = runs.exists().then_some(runs);
-    verify::verify(inputs, &opts).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+    verify(inputs, &opts).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
 }
 
 /// The flattened model and the explicit engine's results for a fixture folder.

@@ -6,12 +6,12 @@ use crate::common;
 
 use stalwart::engine::interp;
 use stalwart::input;
-use stalwart::verify::{self, Options};
+use stalwart::Options;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 use std::path::Path;
 
-fn verify(graph: &Path, catalogue: &Path) -> stalwart::report::Report {
+fn verify(graph: &Path, catalogue: &Path) -> stalwart::Report {
     let inputs =
         input::load_export(graph, catalogue).unwrap_or_else(|e| panic!("{}: {e}", graph.display()));
     let (m, results) = common::results(&inputs);
@@ -23,7 +23,7 @@ fn verify(graph: &Path, catalogue: &Path) -> stalwart::report::Report {
         }
     }
     let opts = Options::new(common::steps(&inputs));
-    verify::verify(inputs, &opts).unwrap_or_else(|e| panic!("{}: {e}", graph.display()))
+    stalwart::verify(inputs, &opts).unwrap_or_else(|e| panic!("{}: {e}", graph.display()))
 }
 
 #[test]

@@ -5,8 +5,8 @@
 use crate::common;
 
 use stalwart::engine::EngineChoice;
-use stalwart::findings::{Finding, Obligation, StepKind};
-use stalwart::verify::{self, Options};
+use stalwart::{verify, Options};
+use stalwart::{Finding, Obligation, StepKind};
 use std::path::Path;
 
 fn findings(case: &str, engine: EngineChoice) -> Vec<Finding> {
@@ -14,7 +14,7 @@ fn findings(case: &str, engine: EngineChoice) -> Vec<Finding> {
     let inputs = common::load(&dir);
     let mut opts = Options::new(common::steps(&inputs));
     opts.engine = engine;
-    verify::verify(inputs, &opts)
+    verify(inputs, &opts)
         .unwrap_or_else(|e| panic!("{case}: {e}"))
         .findings
 }
@@ -196,9 +196,7 @@ fn edited(case: &str, from: &str, to: &str) -> Vec<Finding> {
         std::fs::write(dir.path().join(f), text).expect("write");
     }
     let inputs = stalwart::input::load_agent_yaml(&dir.path().join("agent.yaml")).expect("load");
-    verify::verify(inputs, &Options::new(1))
-        .expect("verify")
-        .findings
+    verify(inputs, &Options::new(1)).expect("verify").findings
 }
 
 #[test]
@@ -266,7 +264,7 @@ fn asked_twice(interrupts: &str, kind: &str) -> Vec<(String, String, String)> {
         &dir.path().join("catalogue.json"),
     )
     .expect("load");
-    verify::verify(inputs, &Options::new(1))
+    verify(inputs, &Options::new(1))
         .expect("verify")
         .lints
         .into_iter()
@@ -346,9 +344,7 @@ fn step_writes(model_written: Option<&str>) -> Result<Vec<Finding>, String> {
         &dir.path().join("catalogue.json"),
     )
     .map_err(|e| format!("{} | {}", e.message(), e.help_text().unwrap_or_default()))?;
-    Ok(verify::verify(inputs, &Options::new(1))
-        .expect("verify")
-        .findings)
+    Ok(verify(inputs, &Options::new(1)).expect("verify").findings)
 }
 
 #[test]

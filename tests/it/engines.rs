@@ -12,11 +12,11 @@
 use crate::common;
 
 use stalwart::engine::{bmc, interp, Class, EngineChoice, Limits};
-use stalwart::findings::Obligation;
 use stalwart::gen;
 use stalwart::input;
-use stalwart::ir::NodeKind;
-use stalwart::verify::{self, Options};
+use stalwart::NodeKind;
+use stalwart::Obligation;
+use stalwart::{verify, Options};
 use std::collections::BTreeMap;
 
 fn cases() -> u64 {
@@ -378,7 +378,7 @@ fn each_engine_alone_gives_the_same_findings_on_the_fixtures() {
             let inputs = common::load(&dir);
             let mut opts = Options::new(common::steps(&inputs));
             opts.engine = engine;
-            let r = verify::verify(inputs, &opts).expect("verify");
+            let r = verify(inputs, &opts).expect("verify");
             r.findings
                 .iter()
                 .map(|f| (f.rule, f.subject.clone(), f.node.clone(), f.depth))
@@ -402,7 +402,7 @@ fn a_broken_engine_is_caught() {
         broken: true,
         ..bmc::Config::default()
     };
-    let report = verify::verify(inputs, &opts).expect("verify");
+    let report = verify(inputs, &opts).expect("verify");
     assert_eq!(report.findings[0].rule, "QG312");
     let qg312: Vec<_> = report
         .findings
@@ -438,7 +438,7 @@ fn a_broken_engine_is_caught() {
     // With the working engine the same run agrees and the gate's verdict is the usual one.
     let inputs = common::load(&dir);
     let opts = Options::new(common::steps(&inputs));
-    let report = verify::verify(inputs, &opts).expect("verify");
+    let report = verify(inputs, &opts).expect("verify");
     assert!(report.findings.iter().all(|f| f.rule != "QG312"));
     assert_eq!(report.disagreements, 0);
     let _ = Limits::default();
@@ -454,7 +454,7 @@ fn either_engine_can_prove_every_depth() {
         let inputs = common::load(&dir);
         let mut opts = Options::new(common::steps(&inputs));
         opts.engine = engine;
-        let r = verify::verify(inputs, &opts).expect("verify");
+        let r = verify(inputs, &opts).expect("verify");
         (
             r.proof.holds_every_depth,
             r.proof.holds_to_bound,
@@ -532,7 +532,7 @@ fn cases_once_disagreed_now_agree() {
             let inputs = input::load_export(&gp, &cp).expect("input");
             let mut opts = Options::new(common::steps(&inputs));
             opts.engine = engine;
-            let r = verify::verify(inputs, &opts).expect("verify");
+            let r = verify(inputs, &opts).expect("verify");
             let got: Vec<(&str, &str, u32)> = r
                 .findings
                 .iter()

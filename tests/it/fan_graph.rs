@@ -13,7 +13,7 @@ use crate::common;
 use stalwart::engine;
 use stalwart::engine::slice::{self, Slice};
 use stalwart::gen::families;
-use stalwart::verify::{self, Options};
+use stalwart::{verify, Options};
 use std::collections::{BTreeMap, BTreeSet};
 
 const WIDTH: usize = 2_000;
@@ -58,7 +58,7 @@ fn a_2000_wide_fan_verifies_with_the_findings_the_scans_gave() {
     // A budget small enough for a debug build: the first batches are searched, the rest are
     // undecided (QG006) naming it.
     opts.max_run_states = 2_000_000;
-    let report = verify::verify(inputs, &opts).expect("verify");
+    let report = verify(inputs, &opts).expect("verify");
 
     // Since SPEC 3.1 "The guard's view", the guarded nodes' calls of O4-O6 are judged too (the
     // plain nodes' reads are taint the guard never sees), so fewer instances fit the budget

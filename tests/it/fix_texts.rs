@@ -6,8 +6,8 @@
 use crate::common;
 
 use serde_json::json;
-use stalwart::findings::Finding;
-use stalwart::verify::{self, Options};
+use stalwart::Finding;
+use stalwart::{verify, Options};
 
 /// Verifies a LangGraph export (its `producer` says so) of `nodes`, `edges` and `subgraphs`, over a
 /// catalogue with the read `search_web` and the write `book_hotel`.
@@ -37,7 +37,7 @@ fn findings(
     std::fs::write(dir.path().join("catalogue.json"), catalogue.to_string()).expect("write");
     let inputs = common::load(dir.path());
     let opts = Options::new(common::steps(&inputs));
-    verify::verify(inputs, &opts).expect("verify").findings
+    verify(inputs, &opts).expect("verify").findings
 }
 
 /// Each QG001 finding as `node / tool` and its fix, for a snapshot.

@@ -7,9 +7,9 @@
 use crate::common;
 
 use stalwart::engine::{interp, Class, Depth, EngineChoice, Instance, InstanceResult, Outcome};
-use stalwart::findings::{Obligation, StepKind};
 use stalwart::input;
 use stalwart::model::{FlatModel, RuleGate};
+use stalwart::{Obligation, StepKind};
 
 /// The flattened model of a graph and a catalogue given as JSON text.
 fn model(graph: &str, catalogue: &str) -> FlatModel {
@@ -77,7 +77,7 @@ fn z3_alone_depth(m: &FlatModel, inst: Instance) -> Depth {
 
 /// A witness's route: the nodes entered, the choices made (from the start node's on), and its last
 /// call (with the node steps of the run at it).
-fn route(w: &[stalwart::findings::Step]) -> Vec<String> {
+fn route(w: &[stalwart::Step]) -> Vec<String> {
     let mut out: Vec<String> = w
         .iter()
         .filter(|s| matches!(s.kind, StepKind::Enter | StepKind::Choose) && s.node != "__start__")

@@ -27,9 +27,9 @@ use crate::common;
 
 use serde_json::{json, Value};
 use stalwart::engine::interp::Run;
-use stalwart::findings::{Step, StepKind};
 use stalwart::gen::Rng;
 use stalwart::model::FlatModel;
+use stalwart::{Step, StepKind};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

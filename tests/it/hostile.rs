@@ -358,10 +358,7 @@ fn an_error_past_column_65535_renders_clipped() {
 /// Text a terminal would act on never reaches an output or an error raw.
 #[test]
 fn control_characters_are_escaped_everywhere() {
-    let raw = |t: &str| {
-        t.chars()
-            .any(|c| c != '\n' && stalwart::visible::is_unsafe(c))
-    };
+    let raw = |t: &str| t.chars().any(|c| c != '\n' && stalwart::is_unsafe(c));
 
     // A Colang bot message named with ESC and an OSC 8 hyperlink, in every format.
     let (d, agent) = shop("./policy.co");
@@ -526,7 +523,7 @@ fn a_baseline_with_a_byte_order_mark_is_read() {
 mod path_rule {
     //! The path rule as a property: random relative paths (with `..`, `.`, and symlinks in and
     //! out of the folder) are resolved by a small model of the file tree, written apart from the
-    //! reader, and [`stalwart::files::confine`] must accept exactly those the model resolves to a
+    //! reader, and [`stalwart::confine`] must accept exactly those the model resolves to a
     //! file or folder under the naming file's folder, refuse the others as outside, and report
     //! the ones that do not exist.
 
@@ -534,7 +531,7 @@ mod path_rule {
     use std::path::{Path, PathBuf};
 
     use proptest::prelude::*;
-    use stalwart::files::{confine, read_text_limited, ReadError};
+    use stalwart::{confine, read_text_limited, ReadError};
 
     #[derive(Clone, Debug)]
     enum Entry {

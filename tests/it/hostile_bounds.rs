@@ -120,14 +120,14 @@ fn a_source_file_is_read_once() {
 /// The quote itself: on character boundaries, at most 200 characters and the two ellipses.
 #[test]
 fn the_quote_is_clipped_on_character_boundaries() {
-    let mut m = stalwart::source::SourceMap::default();
+    let mut m = stalwart::SourceMap::default();
     let line: String = "é".repeat(1000);
     let id = m.add("f".into(), "f".into(), format!("{line}\nshort\n"));
-    let q = m.file(id).quote(stalwart::source::Loc::new(id, 1, 500));
+    let q = m.file(id).quote(stalwart::Loc::new(id, 1, 500));
     assert!(q.starts_with('…') && q.ends_with('…'), "{q}");
-    assert_eq!(q.chars().count(), stalwart::source::MAX_QUOTE + 2);
-    let q = m.file(id).quote(stalwart::source::Loc::new(id, 9, 1));
+    assert_eq!(q.chars().count(), stalwart::MAX_QUOTE + 2);
+    let q = m.file(id).quote(stalwart::Loc::new(id, 9, 1));
     assert_eq!(q, "", "past the end: the last line, empty");
-    let q = m.file(id).quote(stalwart::source::Loc::new(id, 2, 1));
+    let q = m.file(id).quote(stalwart::Loc::new(id, 2, 1));
     assert_eq!(q, "short");
 }

@@ -9,10 +9,10 @@
 use std::path::{Path, PathBuf};
 
 use miette::Diagnostic;
-use stalwart::error::InputError;
 use stalwart::input::{load_agent_yaml, load_export, parse_guard, write_export, Inputs};
-use stalwart::ir::{Compensation, EdgeKind, Export, GraphDef, NodeKind, NotAfter, Role, ToolDef};
-use stalwart::source::Loc;
+use stalwart::InputError;
+use stalwart::Loc;
+use stalwart::{Compensation, EdgeKind, Export, GraphDef, NodeKind, NotAfter, Role, ToolDef};
 
 fn manifest() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -240,7 +240,7 @@ fn input_is_a_mapping_of_bools() {
     let i = load_export(&d.join("good_reviews.json"), &d.join("catalogue.json")).unwrap();
     assert!(i.export.input_reads_outside);
     let review = &i.export.graph.interrupts[0];
-    assert_eq!(review.when, stalwart::ir::When::Call);
+    assert_eq!(review.when, stalwart::When::Call);
     assert_eq!(
         review.tool.as_ref().map(|t| t.name.as_str()),
         Some("refund_card")
@@ -479,7 +479,7 @@ fn a_call_review_on_a_node_not_calling_its_tool_is_a_lint() {
         &d.join("catalogue.json"),
     )
     .unwrap();
-    let r = stalwart::verify::verify(i, &stalwart::verify::Options::new(1)).unwrap();
+    let r = stalwart::verify(i, &stalwart::Options::new(1)).unwrap();
     let lint = r
         .lints
         .iter()
@@ -1521,7 +1521,7 @@ fn round_trip_in(i: &Inputs, dir: &Path) {
     for (a, b) in back.catalogue.tools.iter().zip(&i.catalogue.tools) {
         assert_eq!(norm_tool(a), norm_tool(b));
     }
-    let words = |c: &stalwart::ir::Catalogue| {
+    let words = |c: &stalwart::Catalogue| {
         let mut w = c
             .unknown
             .iter()

@@ -169,24 +169,20 @@ fn writes_and_reloads(i: &Inputs, dir: &Path) {
 
 /// An error renders as the command line renders it (miette's graphical handler), without a
 /// panic, with nothing a terminal would act on, and with no line longer than the window allows.
-fn renders(e: &stalwart::error::InputError) {
+fn renders(e: &stalwart::InputError) {
     let mut out = String::new();
     miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
         .render_report(&mut out, e)
         .unwrap();
     assert!(
-        !out.chars()
-            .any(|c| c != '\n' && stalwart::visible::is_unsafe(c)),
+        !out.chars().any(|c| c != '\n' && stalwart::is_unsafe(c)),
         "an unescaped character reaches the terminal:\n{out:?}"
     );
     // A quoted source line is at most the window plus its frame (messages are miette's to wrap).
     for l in out.lines() {
         let t = l.trim_start();
         if t.starts_with(|c: char| c.is_ascii_digit()) && t.contains(" │ ") {
-            assert!(
-                l.chars().count() < 2 * stalwart::source::MAX_WINDOW_LINE,
-                "{l}"
-            );
+            assert!(l.chars().count() < 2 * stalwart::MAX_WINDOW_LINE, "{l}");
         }
     }
 }
@@ -453,8 +449,8 @@ fn python_seeds() -> Vec<Vec<u8>> {
 fn run_python(text: &[u8]) {
     use stalwart::checks::code;
     use stalwart::input::PyModule;
-    use stalwart::ir::{Catalogue, ToolDef, ToolKind};
-    use stalwart::source::{Loc, SourceMap};
+    use stalwart::{Catalogue, ToolDef, ToolKind};
+    use stalwart::{Loc, SourceMap};
 
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("shop")).unwrap();

@@ -6,12 +6,10 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use stalwart::findings::{
-    fingerprint, Finding, GateMode, Lint, Obligation, Severity, Step, StepKind,
-};
 use stalwart::output::{json, sarif, text};
-use stalwart::report::{EngineStats, ProofScope, Report};
-use stalwart::source::{Loc, SourceMap};
+use stalwart::{fingerprint, Finding, GateMode, Lint, Obligation, Severity, Step, StepKind};
+use stalwart::{EngineStats, ProofScope, Report};
+use stalwart::{Loc, SourceMap};
 
 /// The shop's agent.yaml (the seed's, chapter 45).
 const AGENT_YAML: &str = r#"# The shop's two desks, with a rulebook that decides when a refund may run.
@@ -116,7 +114,7 @@ fn qg023() -> Finding {
         subject: "cycle:desk_model".to_string(),
         node: Some("desk_model".to_string()),
         depth: None,
-        location: stalwart::findings::Primary::Line(Loc::new(0, 3, 3)),
+        location: stalwart::Primary::Line(Loc::new(0, 3, 3)),
         related: vec![],
         message: "the cycle through 'desk_model' calls the model or a tool, and nothing declares a budget: the \
                   framework's recursion limit of 60 is the run's only ceiling"
@@ -127,7 +125,7 @@ fn qg023() -> Finding {
         severity: Severity::Medium,
         witness: vec![],
         other_witness: None,
-        evidence: stalwart::findings::Evidence::Declaration,
+        evidence: stalwart::Evidence::Declaration,
         drawn_from: None,
         accepted: None,
         unproved: Vec::new(),
@@ -142,7 +140,7 @@ fn qg105() -> Finding {
         subject: "refund_card".to_string(),
         node: Some("billing_tools".to_string()),
         depth: Some(1),
-        location: stalwart::findings::Primary::Line(Loc::new(0, 10, 5)),
+        location: stalwart::Primary::Line(Loc::new(0, 10, 5)),
         related: vec![],
         message: "the write 'refund_card' has no compensation, is not irreversible, and runs on a path with another \
                   write"
@@ -154,7 +152,7 @@ fn qg105() -> Finding {
         severity: Severity::Review,
         witness: vec![],
         other_witness: None,
-        evidence: stalwart::findings::Evidence::Declaration,
+        evidence: stalwart::Evidence::Declaration,
         drawn_from: None,
         accepted: None,
         unproved: Vec::new(),
@@ -183,7 +181,7 @@ fn qg012() -> Finding {
         subject: "refund_card".to_string(),
         node: Some("billing_tools".to_string()),
         depth: Some(1),
-        location: stalwart::findings::Primary::Line(Loc::new(0, 10, 5)),
+        location: stalwart::Primary::Line(Loc::new(0, 10, 5)),
         related: vec![(Loc::new(0, 5, 5), "read_inbox reads content from outside here".to_string())],
         message: "'refund_card' can run on 'billing_tools' after content from outside entered in another agent or \
                   subgraph, with no confirmation or refusal"
@@ -198,7 +196,7 @@ fn qg012() -> Finding {
             at(refund, Some(Loc::new(0, 10, 5))),
         ],
         other_witness: None,
-        evidence: stalwart::findings::Evidence::GraphRoute,
+        evidence: stalwart::Evidence::GraphRoute,
         drawn_from: None,
         accepted: None,
         unproved: Vec::new(),
@@ -216,7 +214,7 @@ fn base_report(findings: Vec<Finding>) -> Report {
         ),
         rulebook_info: None,
         export_warnings: vec![],
-        framework: stalwart::ir::Framework::Other,
+        framework: stalwart::Framework::Other,
         lints: seed_lints(),
         findings,
         nothing_to_read: vec![
@@ -362,7 +360,7 @@ fn text_keeps_the_seed_lines() {
 fn text_prints_the_seeds_code_checks_line() {
     let mut report = shop_report();
     assert!(!text::render(&report, false).contains("Code checks"));
-    report.code_checks = Some(stalwart::report::CodeChecks {
+    report.code_checks = Some(stalwart::CodeChecks {
         files: 4,
         rules_hash: "d656f9ab32d3".into(),
         findings: Vec::new(),
@@ -446,7 +444,7 @@ fn text_groups_the_findings_of_a_grouped_rule() {
     let mut second = qg023();
     second.subject = "cycle:billing_model".to_string();
     second.node = Some("billing_model".to_string());
-    second.location = stalwart::findings::Primary::Line(Loc::new(0, 7, 3));
+    second.location = stalwart::Primary::Line(Loc::new(0, 7, 3));
     second.message = "the cycle through 'billing_model' calls the model".to_string();
     let report = base_report(vec![qg023(), second]);
     let out = text::render(&report, false);
@@ -807,7 +805,7 @@ fn disagreement_shows_both_witnesses() {
             .to_string();
     let mut other = f.witness.clone();
     other.truncate(2);
-    f.other_witness = Some((stalwart::findings::Engine::Z3, other));
+    f.other_witness = Some((stalwart::Engine::Z3, other));
     let report = base_report(vec![f]);
     let text = text::render(&report, false);
     assert!(

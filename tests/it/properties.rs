@@ -9,7 +9,7 @@ use serde_json::Value;
 use stalwart::engine::{interp, Depth};
 use stalwart::gen;
 use stalwart::input::Inputs;
-use stalwart::verify::{self, Options};
+use stalwart::{verify, Options};
 use std::collections::BTreeSet;
 
 /// (rule, obligation, subject, node with the renaming undone, depth) of every finding.
@@ -18,7 +18,7 @@ fn summary(
     unrename: &dyn Fn(&str) -> String,
 ) -> BTreeSet<(String, String, String, String, u32, usize)> {
     let opts = Options::new(common::steps(&inputs));
-    let report = verify::verify(inputs, &opts).expect("verify");
+    let report = verify(inputs, &opts).expect("verify");
     report
         .findings
         .iter()
@@ -203,8 +203,8 @@ fn output_is_deterministic() {
     let (_d, a) = common::load_generated(&g);
     let (_e, b) = common::load_generated(&g);
     let opts = Options::new(2);
-    let mut ra = verify::verify(a, &opts).expect("verify");
-    let mut rb = verify::verify(b, &opts).expect("verify");
+    let mut ra = verify(a, &opts).expect("verify");
+    let mut rb = verify(b, &opts).expect("verify");
     // Wall times differ from run to run; everything else must not.
     for r in [&mut ra, &mut rb] {
         r.proof.millis = 0;

@@ -16,9 +16,9 @@ use std::process::Command;
 
 use miette::Diagnostic;
 use stalwart::checks::code;
-use stalwart::findings::Finding;
 use stalwart::input::load_agent_yaml;
-use stalwart::ir::ToolKind;
+use stalwart::Finding;
+use stalwart::ToolKind;
 
 /// The seed's shop report (chapter 30 of `../shared/seeds/000_77bd99207bb7e3fc.txt`), whose code
 /// checks line read four files with the seed's own rules.
@@ -119,7 +119,7 @@ fn the_code_checks_are_declared_once_in_their_rules_file() {
             assert!(!text.trim().is_empty(), "{}: `{word}` is empty", c.id);
         }
         assert!(
-            stalwart::findings::Severity::parse(&c.severity).is_some(),
+            stalwart::Severity::parse(&c.severity).is_some(),
             "{}: severity {:?}",
             c.id,
             c.severity
@@ -868,7 +868,7 @@ fn the_decorator_forms_and_the_argument_schema() {
     assert_eq!(args, ["url", "timeout"]);
     assert_eq!(
         fetch.args[0].role,
-        Some(stalwart::ir::Role::Url),
+        Some(stalwart::Role::Url),
         "the decorator's role"
     );
     assert_eq!(ty("fetch_page", "url").as_deref(), Some("string"));

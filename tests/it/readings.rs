@@ -25,8 +25,8 @@
 use crate::common;
 
 use stalwart::engine::{interp, EngineChoice};
-use stalwart::findings::StepKind;
-use stalwart::verify::{self, Options};
+use stalwart::StepKind;
+use stalwart::{verify, Options};
 use std::path::Path;
 
 type Found = (String, String, Option<String>, Option<u32>);
@@ -37,7 +37,7 @@ fn findings(dir: &Path, engine: EngineChoice) -> Vec<Found> {
     let inputs = common::load(dir);
     let mut opts = Options::new(common::steps(&inputs));
     opts.engine = engine;
-    let r = verify::verify(inputs, &opts).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let r = verify(inputs, &opts).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     r.findings
         .iter()
         .map(|f| {
@@ -90,7 +90,7 @@ fn holds_in_all_three_at(dir: &Path, expected: &[(&str, &str, Option<&str>, Opti
 }
 
 /// The witness of the first finding of `rule` on `subject` in `fixture` (both engines).
-fn witness_of(fixture: &str, rule: &str, subject: &str) -> Vec<stalwart::findings::Step> {
+fn witness_of(fixture: &str, rule: &str, subject: &str) -> Vec<stalwart::Step> {
     let r = common::report(&common::root().join("fixtures").join(fixture));
     r.findings
         .iter()
@@ -523,7 +523,7 @@ fn hosted_calls_are_made_one_after_another() {
         let o4: Vec<_> = run
             .results
             .iter()
-            .filter(|r| r.instance.obligation == stalwart::findings::Obligation::O4)
+            .filter(|r| r.instance.obligation == stalwart::Obligation::O4)
             .flat_map(|r| &r.violations)
             .collect();
         assert_eq!(o4.len(), 1, "{:?}: {o4:#?}", run.name);
@@ -569,7 +569,7 @@ fn a_call_review_on_the_model_node_reviews_its_hosted_calls() {
             let inputs = common::load(dir.path());
             let mut opts = Options::new(1);
             opts.engine = engine;
-            let r = verify::verify(inputs, &opts).expect("verify");
+            let r = verify(inputs, &opts).expect("verify");
             let got: Vec<Found> = r
                 .findings
                 .iter()
@@ -625,7 +625,7 @@ fn violations_of(
 
 /// `w` with the person's answer to the first reviewed call of `tool` made a yes for the rest of
 /// the run (SPEC 3.1 "Standing approvals").
-fn answered_standing(w: &[stalwart::findings::Step], tool: &str) -> Vec<stalwart::findings::Step> {
+fn answered_standing(w: &[stalwart::Step], tool: &str) -> Vec<stalwart::Step> {
     let mut w = w.to_vec();
     let s = w
         .iter_mut()
@@ -673,7 +673,7 @@ fn a_standing_approval_is_not_asked_again_and_new_taint_breaks_it() {
         let (_, vs) = violations_of(f, engine);
         let v = vs
             .iter()
-            .find(|v| v.obligation == stalwart::findings::Obligation::O6)
+            .find(|v| v.obligation == stalwart::Obligation::O6)
             .unwrap_or_else(|| panic!("{engine:?}: no O6 violation"));
         let w = &v.witness;
         let stand = w
@@ -762,7 +762,7 @@ fn a_standing_approval_confirms_later_calls_in_the_run() {
             ("QG101", "send_receipt", None, None),
         ],
     );
-    use stalwart::findings::Obligation;
+    use stalwart::Obligation;
     for engine in [EngineChoice::Explicit, EngineChoice::Z3] {
         let (m, vs) = violations_of(f, engine);
         for ob in [Obligation::O2, Obligation::O7] {
@@ -808,7 +808,7 @@ fn a_standing_approval_ends_with_the_run() {
             ("QG101", "send_receipt", None, None),
         ],
     );
-    use stalwart::findings::Obligation;
+    use stalwart::Obligation;
     for engine in [EngineChoice::Explicit, EngineChoice::Z3] {
         let (m, vs) = violations_of(f, engine);
         for ob in [Obligation::O2, Obligation::O7] {

@@ -6,7 +6,7 @@ use crate::common;
 
 use common::{root, snap, stalwart};
 use stalwart::replay;
-use stalwart::verify::{verify_with_model, Options};
+use stalwart::{verify_with_model, Options};
 
 #[test]
 fn the_shop_finding_replays_step_by_step() {
@@ -211,7 +211,7 @@ fn a_witness_that_does_not_reproduce_is_qg312() {
     snap("replay_unreproduced.txt", &text);
     // A step that cannot happen is named, and the walk stops there.
     let w = &mut report.findings[i].witness;
-    w.retain(|s| s.node != "desk" || s.kind != stalwart::findings::StepKind::Enter);
+    w.retain(|s| s.node != "desk" || s.kind != stalwart::StepKind::Enter);
     let walk = replay::walk(&model, &report, i).expect("walk");
     let (q, step) = walk.unreproduced.as_ref().expect("QG312");
     assert_eq!(*step, Some(2));

@@ -109,7 +109,7 @@ fn a_shared_search_gives_each_instance_its_own_result() {
 /// family its instances share one search; O8 names its own tool in its slice and never shares.
 #[test]
 fn the_saga_shares_one_search_and_recovery_none() {
-    use stalwart::findings::Obligation;
+    use stalwart::Obligation;
     let g = gen::families::subgraphs(7, 300, 3);
     let (_d, m) = model_of(&g);
     let insts = instances(&m);

@@ -69,7 +69,7 @@ fn an_unmodelled_path_to_a_write_fails_the_gate() {
     assert!(msg.contains("('r-1', '2')"), "{msg}");
     assert_eq!(
         f["fingerprint"],
-        stalwart::findings::fingerprint("QG016", None, "refund_card", Some("pay"))
+        stalwart::fingerprint("QG016", None, "refund_card", Some("pay"))
     );
     // The witness: the first run's steps up to the call, the missing transition marked.
     let w = f["witness"].as_array().unwrap();
@@ -334,7 +334,7 @@ fn the_reader_keeps_ids_as_written_and_skips_blank_lines() {
         "\n{\"run\": 12, \"steps\": [{\"node\": \"kb/retrieve\", \"tool\": null, \"extra\": 1}], \"meta\": {}}\r\n   \n{\"run\": \"r\\u00e9\", \"steps\": []}",
     )
     .unwrap();
-    let mut sources = stalwart::source::SourceMap::default();
+    let mut sources = stalwart::SourceMap::default();
     let t = read_traces(&mut sources, &p).unwrap();
     assert_eq!(t.len(), 2);
     assert_eq!(t[0].run, "12");

@@ -10,7 +10,7 @@ use crate::common;
 use std::path::Path;
 
 use common::{snap, stalwart, stalwart_in, without_times};
-use stalwart::findings::fingerprint;
+use stalwart::fingerprint;
 
 const BREAKS: &str = "fixtures/QG024/breaks-pause-in-helper";
 

@@ -8,7 +8,7 @@
 use stalwart::engine::{Limits, RUN_BATCH};
 use stalwart::gen::families;
 use stalwart::input;
-use stalwart::verify::{self, Options};
+use stalwart::{verify, Options};
 use std::collections::BTreeSet;
 
 const WIDTH: usize = 20_000;
@@ -37,7 +37,7 @@ fn a_20000_wide_graph_is_stopped_by_the_run_state_budget_undecided() {
     // `Limits::default().max_run_states`.
     opts.max_run_states = 200_000;
     assert!(opts.max_run_states < Limits::default().max_run_states);
-    let report = verify::verify(inputs, &opts).expect("verify");
+    let report = verify(inputs, &opts).expect("verify");
 
     // QG001 on every tool, at its own tool node: the one O1 search, in the first batch.
     let qg001: BTreeSet<(String, String)> = report

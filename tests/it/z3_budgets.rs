@@ -13,7 +13,7 @@ use stalwart::engine::bmc::budget::Budget;
 use stalwart::engine::{self, bmc, Depth, EngineChoice, InstanceResult, Limits, RUN_BATCH};
 use stalwart::gen::{self, families, Generated};
 use stalwart::input::{self, Inputs};
-use stalwart::verify::{self, Options};
+use stalwart::{verify, Options};
 use z3::ast::Bool;
 use z3::{Params, SatResult, Solver};
 
@@ -179,7 +179,7 @@ fn a_query_budget_too_small_leaves_z3_undecided_and_says_so_in_qg006() {
     let (_dir, inputs) = load(&g);
     let mut opts = Options::new(3);
     opts.z3.query_rlimit = 1;
-    let report = verify::verify(inputs, &opts).expect("verify");
+    let report = verify(inputs, &opts).expect("verify");
     let z3 = report.engine("z3").expect("the z3 engine ran");
     let explicit = report.engine("explicit").expect("the explicit engine ran");
     assert!(z3.undecided > 0 && explicit.undecided == 0);
@@ -246,7 +246,7 @@ fn an_obligation_z3_partly_decided_is_counted_undecided() {
     let mut opts = Options::new(3);
     opts.engine = EngineChoice::Z3;
     opts.z3 = cfg;
-    let report = verify::verify(inputs, &opts).expect("verify");
+    let report = verify(inputs, &opts).expect("verify");
     let z3 = report.engine("z3").expect("the z3 engine ran");
     assert_eq!(
         z3.undecided, undecided,

@@ -22,32 +22,32 @@ fn truth(model: &Model, v: &Bool) -> bool {
 
 /// A number in binary, least significant bit first.
 #[derive(Clone)]
-pub struct Code {
+pub(crate) struct Code {
     bits: Vec<Bool>,
 }
 
 /// Bits to hold every value up to `max`.
-pub fn width(max: u64) -> usize {
+pub(crate) fn width(max: u64) -> usize {
     (64 - max.leading_zeros()).max(1) as usize
 }
 
 impl Code {
     /// A fresh number of `w` bits.
-    pub fn fresh(prefix: &str, w: usize) -> Code {
+    pub(crate) fn fresh(prefix: &str, w: usize) -> Code {
         Code {
             bits: (0..w).map(|_| Bool::fresh_const(prefix)).collect(),
         }
     }
 
     /// The constant `v` in `w` bits.
-    pub fn constant(v: u64, w: usize) -> Code {
+    pub(crate) fn constant(v: u64, w: usize) -> Code {
         Code {
             bits: (0..w).map(|k| lit(v >> k & 1 == 1)).collect(),
         }
     }
 
     /// The number equals the constant `v` (false when `v` needs more bits).
-    pub fn is(&self, v: u64) -> Bool {
+    pub(crate) fn is(&self, v: u64) -> Bool {
         if width(v) > self.bits.len() && v != 0 {
             return lit(false);
         }
@@ -61,7 +61,7 @@ impl Code {
     }
 
     /// Bit by bit equal.
-    pub fn eq(&self, o: &Code) -> Bool {
+    pub(crate) fn eq(&self, o: &Code) -> Bool {
         let l: Vec<Bool> = self
             .bits
             .iter()
@@ -72,7 +72,7 @@ impl Code {
     }
 
     /// `c ? a : b`, bit by bit.
-    pub fn ite(c: &Bool, a: &Code, b: &Code) -> Code {
+    pub(crate) fn ite(c: &Bool, a: &Code, b: &Code) -> Code {
         Code {
             bits: a
                 .bits
@@ -86,32 +86,32 @@ impl Code {
 
 /// A count from 0 to `ge.len()` in thermometer form: `ge[k]` is "at least k + 1".
 #[derive(Clone)]
-pub struct Therm {
+pub(crate) struct Therm {
     ge: Vec<Bool>,
 }
 
 impl Therm {
     /// A fresh count up to `max`, and the constraint that keeps it a thermometer.
-    pub fn fresh(prefix: &str, max: usize) -> (Therm, Bool) {
+    pub(crate) fn fresh(prefix: &str, max: usize) -> (Therm, Bool) {
         let ge: Vec<Bool> = (0..max).map(|_| Bool::fresh_const(prefix)).collect();
         let mono: Vec<Bool> = ge.windows(2).map(|w| w[1].implies(&w[0])).collect();
         (Therm { ge }, Bool::and(&mono))
     }
 
     /// The count `v`, up to `max`.
-    pub fn constant(v: usize, max: usize) -> Therm {
+    pub(crate) fn constant(v: usize, max: usize) -> Therm {
         Therm {
             ge: (0..max).map(|k| lit(k < v)).collect(),
         }
     }
 
     /// The largest count it holds.
-    pub fn max(&self) -> usize {
+    pub(crate) fn max(&self) -> usize {
         self.ge.len()
     }
 
     /// "At least `k`": true for 0, false past its largest count.
-    pub fn at_least(&self, k: usize) -> Bool {
+    pub(crate) fn at_least(&self, k: usize) -> Bool {
         match k {
             0 => lit(true),
             k if k > self.ge.len() => lit(false),
@@ -120,7 +120,7 @@ impl Therm {
     }
 
     /// The sum, saturating at `cap`.
-    pub fn add(&self, o: &Therm, cap: usize) -> Therm {
+    pub(crate) fn add(&self, o: &Therm, cap: usize) -> Therm {
         let ge = (1..=cap)
             .map(|m| {
                 let mut ways = Vec::new();
@@ -137,7 +137,7 @@ impl Therm {
     }
 
     /// One more when `c`, saturating at its largest count.
-    pub fn plus_one_if(&self, c: &Bool) -> Therm {
+    pub(crate) fn plus_one_if(&self, c: &Bool) -> Therm {
         let ge = (0..self.ge.len())
             .map(|k| {
                 let up = if k == 0 {
@@ -152,34 +152,38 @@ impl Therm {
     }
 
     /// Equal counts (both of the same largest count).
-    pub fn eq(&self, o: &Therm) -> Bool {
+    pub(crate) fn eq(&self, o: &Therm) -> Bool {
         let l: Vec<Bool> = self.ge.iter().zip(&o.ge).map(|(a, b)| a.iff(b)).collect();
         Bool::and(&l)
     }
 
     /// `c ? a : b`.
-    pub fn ite(c: &Bool, a: &Therm, b: &Therm) -> Therm {
+    pub(crate) fn ite(c: &Bool, a: &Therm, b: &Therm) -> Therm {
         Therm {
             ge: a.ge.iter().zip(&b.ge).map(|(x, y)| c.ite(x, y)).collect(),
         }
     }
 
     /// Its value in `model`.
-    pub fn value(&self, model: &Model) -> u64 {
+    pub(crate) fn value(&self, model: &Model) -> u64 {
         self.ge.iter().take_while(|b| truth(model, b)).count() as u64
     }
 }
 
 /// A choice of one value among a few, one Boolean per possible value.
 #[derive(Clone)]
-pub struct OneHot {
+pub(crate) struct OneHot {
     vars: Vec<Option<Bool>>,
 }
 
 impl OneHot {
     /// A fresh choice among the values `v < size` for which `allowed(v)`, and the constraint
     /// that exactly one holds.
-    pub fn fresh(prefix: &str, size: usize, allowed: &dyn Fn(usize) -> bool) -> (OneHot, Bool) {
+    pub(crate) fn fresh(
+        prefix: &str,
+        size: usize,
+        allowed: &dyn Fn(usize) -> bool,
+    ) -> (OneHot, Bool) {
         let vars: Vec<Option<Bool>> = (0..size)
             .map(|v| allowed(v).then(|| Bool::fresh_const(prefix)))
             .collect();
@@ -193,7 +197,7 @@ impl OneHot {
     }
 
     /// The choice is `v` (false for a value it cannot take).
-    pub fn is(&self, v: u64) -> Bool {
+    pub(crate) fn is(&self, v: u64) -> Bool {
         self.vars
             .get(v as usize)
             .and_then(|b| b.clone())
@@ -201,12 +205,12 @@ impl OneHot {
     }
 
     /// The variable of value `v`, when it can be taken.
-    pub fn var(&self, v: usize) -> Option<&Bool> {
+    pub(crate) fn var(&self, v: usize) -> Option<&Bool> {
         self.vars.get(v).and_then(|b| b.as_ref())
     }
 
     /// Its value in `model`.
-    pub fn value(&self, model: &Model) -> u64 {
+    pub(crate) fn value(&self, model: &Model) -> u64 {
         self.vars
             .iter()
             .position(|b| b.as_ref().is_some_and(|b| truth(model, b)))

@@ -7,7 +7,7 @@ use super::unroll::{Frame, Unrolling};
 use crate::engine::steps::{call_step, call_step_as, enter_steps, leave_steps, number_run_steps};
 use crate::engine::Violation;
 use crate::findings::{Obligation, Step, StepKind};
-use crate::ir::NotAfter;
+use crate::input::ir::NotAfter;
 use crate::model::{NodeIx, ToolIx};
 use z3::ast::Bool;
 use z3::Model;
@@ -93,7 +93,12 @@ fn batch(un: &Unrolling, model: &Model, fr: &Frame, n: NodeIx, steps: &mut Vec<S
 }
 
 /// The witnesses of `group`, which breaks at frame `iv` in `model`: one violation per key.
-pub fn violations(un: &Unrolling, model: &Model, iv: usize, group: &Group) -> Vec<Violation> {
+pub(crate) fn violations(
+    un: &Unrolling,
+    model: &Model,
+    iv: usize,
+    group: &Group,
+) -> Vec<Violation> {
     let m = un.m;
     let mut steps = Vec::new();
     for i in 0..=iv {

@@ -13,7 +13,12 @@ use crate::model::FlatModel;
 
 /// `Some(true)`: proved at every depth; `Some(false)`: not proved within k = `session_steps`;
 /// `None`: Z3 answered unknown. Its queries are asked within the obligation's `budget`.
-pub fn every_depth(m: &FlatModel, plan: &Plan, cfg: &Config, budget: &mut Budget) -> Option<bool> {
+pub(crate) fn every_depth(
+    m: &FlatModel,
+    plan: &Plan,
+    cfg: &Config,
+    budget: &mut Budget,
+) -> Option<bool> {
     let mut un = timed(Phase::Encode, || {
         Unrolling::new(m, plan, cfg.timeout_ms, true)
     });

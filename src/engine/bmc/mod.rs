@@ -23,13 +23,13 @@
 //! undecided: QG006, never clean. The limits are Z3's own work units, not wall-clock time, so the
 //! same input gets the same answers on any machine, however loaded.
 
-pub mod bits;
+pub(crate) mod bits;
 pub mod budget;
-pub mod decode;
-pub mod induct;
-pub mod plan;
+pub(crate) mod decode;
+pub(crate) mod induct;
+pub(crate) mod plan;
 pub mod profile;
-pub mod unroll;
+pub(crate) mod unroll;
 
 use super::{Depth, Instance, InstanceResult, Violation};
 use crate::engine::slice::Slice;
@@ -44,35 +44,35 @@ use z3::ast::Bool;
 use z3::Model;
 
 /// A violation key: (tool, node, class), as the engines key their violations.
-pub type Key = (ToolIx, NodeIx, super::Class);
+pub(crate) type Key = (ToolIx, NodeIx, super::Class);
 
 /// What another engine found, used only to order the queries (every answer is still Z3's own).
 #[derive(Debug, Clone, Default)]
 pub struct Hints {
     /// Per key: the turn and node steps of its shortest witness.
-    pub found: BTreeMap<Key, (u32, u32)>,
+    pub(crate) found: BTreeMap<Key, (u32, u32)>,
     /// True when the instance was proved at every depth already (k-induction is then skipped).
-    pub every_depth: bool,
+    pub(crate) every_depth: bool,
 }
 
 /// The largest `at_most` count the Z3 engine encodes (as a thermometer of that many variables a
 /// frame); an obligation that keeps a larger one is left undecided.
-pub const MAX_COUNT: u32 = 64;
+pub(crate) const MAX_COUNT: u32 = 64;
 
 /// The default `--solver-rlimit`: resource units one query may spend. The largest query of the
 /// test suite spends 3.1 million, of the corpus and the benchmark families at 10 and 100 nodes
 /// 15.7 million (the 100-node mesh); on this project's 2-core machine Z3 does 1.2-3.1 million
 /// units a second of `check` (BENCHMARKS.md, "Z3's budgets").
-pub const DEFAULT_QUERY_RLIMIT: u32 = 100_000_000;
+pub(crate) const DEFAULT_QUERY_RLIMIT: u32 = 100_000_000;
 
 /// The default `--solver-obligation-rlimit`: resource units one obligation's queries may spend
 /// (the largest measured: 7.9 million in the tests, 30.8 million on the 100-node mesh).
-pub const DEFAULT_OBLIGATION_RLIMIT: u64 = 300_000_000;
+pub(crate) const DEFAULT_OBLIGATION_RLIMIT: u64 = 300_000_000;
 
 /// The default `--solver-run-rlimit`: resource units all obligations' queries may spend (the
 /// largest measured: 81 million in the tests, 184 million on the 100-node mesh with `--engine
 /// z3`, 131 million with `both`).
-pub const DEFAULT_RUN_RLIMIT: u64 = 1_000_000_000;
+pub(crate) const DEFAULT_RUN_RLIMIT: u64 = 1_000_000_000;
 
 /// Settings of the Z3 engine. The three resource limits are in Z3's `rlimit` units (see
 /// [`budget`]); a query or an obligation past its limit is undecided (QG006).

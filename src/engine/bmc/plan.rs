@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 /// One way a group's violation can happen at a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
+pub(crate) enum Part {
     /// The frame is at `node` and the obligation breaks at one of its calls (with `class` for O6).
     At { node: NodeIx, class: Class },
     /// O8 only: a write runs at the frame while the unrecoverable tool last ran at `node` in this
@@ -22,61 +22,61 @@ pub enum Part {
 
 /// Violation keys that break under one condition: found together, with one witness.
 #[derive(Debug, Clone)]
-pub struct Group {
+pub(crate) struct Group {
     /// (tool, node, class) keys, as the explicit engine keys its violations.
-    pub keys: Vec<(ToolIx, NodeIx, Class)>,
+    pub(crate) keys: Vec<(ToolIx, NodeIx, Class)>,
     /// The ways it can happen; the group breaks when any does.
-    pub parts: Vec<Part>,
+    pub(crate) parts: Vec<Part>,
 }
 
 /// The static plan of one instance.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// The question.
-    pub inst: Instance,
+    pub(crate) inst: Instance,
     /// Latches kept (see [`Slice`]).
-    pub slice: Slice,
+    pub(crate) slice: Slice,
     /// Per tool: its guarded calls are allowed or refused by its tool check exactly; for the
     /// others the check may do either (an over-approximation that refinement narrows).
-    pub exact: Vec<bool>,
+    pub(crate) exact: Vec<bool>,
     /// Per tool: its tool check (SPEC 3: order rules and the rulebook's gate).
-    pub checks: Arc<Vec<ToolCheck>>,
+    pub(crate) checks: Arc<Vec<ToolCheck>>,
     /// Per tool: how many of its running calls in one batch the encoding counts (0: its calls
     /// change nothing the obligation reads, so they are left out).
-    pub xcap: Vec<u32>,
+    pub(crate) xcap: Vec<u32>,
     /// Per region: its taint bit (see the explicit engine: O6 keeps one bit per region of a plain
     /// node binding the tool and one for every other region; other obligations one bit).
-    pub region_bit: Vec<usize>,
+    pub(crate) region_bit: Vec<usize>,
     /// Taint bits kept (0 when the slice has no taint).
-    pub taint_bits: usize,
+    pub(crate) taint_bits: usize,
     /// The violations the instance can have.
-    pub groups: Vec<Group>,
+    pub(crate) groups: Vec<Group>,
     /// Frames per turn: the most node visits a run of at most `recursion_limit` steps can make,
     /// plus one frame after the turn has ended.
-    pub frames: usize,
+    pub(crate) frames: usize,
     /// Per node: the fewest frames from the turn's first (its entry) to a visit of it.
-    pub min_frame: Arc<Vec<usize>>,
+    pub(crate) min_frame: Arc<Vec<usize>>,
     /// Per node: the fewest frames from it to a frame where the obligation can break or the
     /// turn can end (guards ignored); `usize::MAX` when there is none.
-    pub to_target: Vec<usize>,
+    pub(crate) to_target: Vec<usize>,
     /// Per node: whether it can matter (reachable within the step limit, and some call or the
     /// turn's end reachable from it).
-    pub usable: Arc<Vec<bool>>,
+    pub(crate) usable: Arc<Vec<bool>>,
     /// The most `inside` pauses one node has.
-    pub inside_max: usize,
+    pub(crate) inside_max: usize,
     /// Per tool: the calling nodes that bind it.
-    pub binders: Arc<Vec<Vec<NodeIx>>>,
+    pub(crate) binders: Arc<Vec<Vec<NodeIx>>>,
     /// Per `exit_after` counter: its N.
-    pub counter_caps: Arc<Vec<u32>>,
+    pub(crate) counter_caps: Arc<Vec<u32>>,
     /// True when some node other than the entry is free to enter (a subgraph's start or end): a
     /// frame's node steps are then a variable. Otherwise every frame after the entry costs one
     /// step, so the steps at a frame are its offset (plus one for a paid entry) and need no
     /// arithmetic.
-    pub counted_steps: bool,
+    pub(crate) counted_steps: bool,
     /// 1 when entering the entry costs a step, else 0.
-    pub entry_cost: u32,
+    pub(crate) entry_cost: u32,
     /// Node steps per run.
-    pub recursion_limit: u32,
+    pub(crate) recursion_limit: u32,
 }
 
 /// What every instance's plan over one model shares, worked out once per model (issue 14: worked
@@ -85,25 +85,25 @@ pub struct Plan {
 #[derive(Debug, Clone)]
 pub struct Common {
     /// Per tool: its tool check (SPEC 3).
-    pub checks: Arc<Vec<ToolCheck>>,
+    pub(crate) checks: Arc<Vec<ToolCheck>>,
     /// See [`Plan::min_frame`].
-    pub min_frame: Arc<Vec<usize>>,
+    pub(crate) min_frame: Arc<Vec<usize>>,
     /// See [`Plan::usable`].
-    pub usable: Arc<Vec<bool>>,
+    pub(crate) usable: Arc<Vec<bool>>,
     /// See [`Plan::frames`].
-    pub frames: usize,
+    pub(crate) frames: usize,
     /// See [`Plan::inside_max`].
-    pub inside_max: usize,
+    pub(crate) inside_max: usize,
     /// See [`Plan::binders`].
-    pub binders: Arc<Vec<Vec<NodeIx>>>,
+    pub(crate) binders: Arc<Vec<Vec<NodeIx>>>,
     /// See [`Plan::counter_caps`].
-    pub counter_caps: Arc<Vec<u32>>,
+    pub(crate) counter_caps: Arc<Vec<u32>>,
     /// See [`Plan::counted_steps`].
-    pub counted_steps: bool,
+    pub(crate) counted_steps: bool,
     /// Per tool: some calling node binds it (a tool no calling node binds is never called).
-    pub bound: Arc<Vec<bool>>,
+    pub(crate) bound: Arc<Vec<bool>>,
     /// [`crate::engine::slice::irrev_confirmations`], for each instance's slice.
-    pub irrev: Arc<Vec<ToolIx>>,
+    pub(crate) irrev: Arc<Vec<ToolIx>>,
 }
 
 impl Common {
@@ -117,7 +117,7 @@ impl Common {
             .map(|n| {
                 n.on_enter
                     .iter()
-                    .filter(|p| p.when == crate::ir::When::Inside)
+                    .filter(|p| p.when == crate::input::ir::When::Inside)
                     .count()
             })
             .max()
@@ -165,7 +165,7 @@ impl Common {
 
     /// Frame-nodes and frame-edges an unrolling of every turn holds: frames x turns x (nodes +
     /// edges + the step thermometer where steps are counted). The same for every instance.
-    pub fn unrolling_size(&self, m: &FlatModel) -> usize {
+    pub(crate) fn unrolling_size(&self, m: &FlatModel) -> usize {
         let per_frame = m.edges.len()
             + m.nodes.len()
             + if self.counted_steps {
@@ -182,14 +182,19 @@ impl Common {
 impl Plan {
     /// The plan of `inst` over `m` (whose shared part is `common`), deciding the guards of the
     /// `exact` tools exactly.
-    pub fn new(m: &FlatModel, common: &Common, inst: Instance, exact: &BTreeSet<ToolIx>) -> Plan {
+    pub(crate) fn new(
+        m: &FlatModel,
+        common: &Common,
+        inst: Instance,
+        exact: &BTreeSet<ToolIx>,
+    ) -> Plan {
         let slice = Slice::with_confirmations(m, inst.obligation, inst.tool, exact, &common.irrev);
         let groups = groups(m, &common.binders, inst);
         Plan::with(m, common, inst, exact, slice, groups)
     }
 
     /// The plan of `inst` with its slice and groups already worked out.
-    pub fn with(
+    pub(crate) fn with(
         m: &FlatModel,
         common: &Common,
         inst: Instance,
@@ -226,7 +231,7 @@ impl Plan {
 
     /// True when some latch outlives a turn (`ran`, a session count, taint, a session flag): only
     /// then can a later turn start from another state than the first did.
-    pub fn has_session_state(&self, m: &FlatModel) -> bool {
+    pub(crate) fn has_session_state(&self, m: &FlatModel) -> bool {
         !self.slice.ran.is_empty()
             || self.slice.count.iter().any(|c| !c.2)
             || self.taint_bits > 0
@@ -235,22 +240,22 @@ impl Plan {
             || self.slice.tainted_seen
             || m.flags
                 .iter()
-                .any(|(_, scope)| *scope != crate::ir::FlagScope::Turn)
+                .any(|(_, scope)| *scope != crate::input::ir::FlagScope::Turn)
     }
 
     /// True when a guarded call of `u` is allowed or refused by its tool check exactly (SPEC 3):
     /// refinement made it exact, or the check reads no latch.
-    pub fn decides_guard(&self, u: ToolIx) -> bool {
+    pub(crate) fn decides_guard(&self, u: ToolIx) -> bool {
         self.exact[u] || self.checks[u].reads_nothing()
     }
 
     /// The node steps at frame `offset` when they are not counted (see `counted_steps`).
-    pub fn fixed_steps(&self, offset: usize) -> u32 {
+    pub(crate) fn fixed_steps(&self, offset: usize) -> u32 {
         offset as u32 + self.entry_cost
     }
 
     /// True when node `n` can be visited at frame `offset` of a turn.
-    pub fn allowed(&self, n: NodeIx, offset: usize) -> bool {
+    pub(crate) fn allowed(&self, n: NodeIx, offset: usize) -> bool {
         (self.counted_steps || self.fixed_steps(offset) <= self.recursion_limit)
             && self.usable[n]
             && self.min_frame[n] <= offset
@@ -310,7 +315,7 @@ fn xcaps(m: &FlatModel, inst: Instance, s: &Slice, bound: &[bool]) -> Vec<u32> {
 ///
 /// `binders` is [`Common::binders`]: an instance about one tool looks only at the nodes binding
 /// it, in node order (issue 14: a scan of every node per instance is quadratic in a wide graph).
-pub fn groups(m: &FlatModel, binders: &[Vec<NodeIx>], inst: Instance) -> Vec<Group> {
+pub(crate) fn groups(m: &FlatModel, binders: &[Vec<NodeIx>], inst: Instance) -> Vec<Group> {
     // The binders are calling nodes (tool nodes, steps, model nodes hosting tools).
     let plain = |n: &crate::model::FlatNode| !n.guarded();
     let mut out = Vec::new();
@@ -506,7 +511,7 @@ fn frames_per_turn(m: &FlatModel, usable: &[bool]) -> usize {
         let subgraphs = m
             .nodes
             .iter()
-            .any(|x| x.kind == crate::ir::NodeKind::Subgraph);
+            .any(|x| x.kind == crate::input::ir::NodeKind::Subgraph);
         return r + 1 + if subgraphs { 2 * r } else { 0 } + 1;
     }
     let mut best: Vec<Vec<i64>> = vec![vec![-1; n]; r + 1];

@@ -5,7 +5,7 @@
 
 /// A part of answering an obligation with Z3.
 #[derive(Debug, Clone, Copy)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Slicing, grouping and planning the unrolling (no Z3 yet).
     Plan,
     /// Making a Z3 context and dropping it with everything made in it.
@@ -52,32 +52,32 @@ mod counters {
     use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
     /// obligations, contexts, queries, then one per phase in [`super::Phase`]'s order.
-    pub static C: [AtomicU64; 10] = [const { AtomicU64::new(0) }; 10];
+    pub(crate) static C: [AtomicU64; 10] = [const { AtomicU64::new(0) }; 10];
 
     thread_local! {
         /// Nanoseconds this thread counted to any phase.
         static MINE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     }
 
-    pub fn add(i: usize, n: u64) {
+    pub(crate) fn add(i: usize, n: u64) {
         C[i].fetch_add(n, Relaxed);
         if i >= 3 {
             MINE.with(|m| m.set(m.get() + n));
         }
     }
 
-    pub fn mine() -> u64 {
+    pub(crate) fn mine() -> u64 {
         MINE.with(|m| m.get())
     }
 
-    pub fn take(i: usize) -> u64 {
+    pub(crate) fn take(i: usize) -> u64 {
         C[i].swap(0, Relaxed)
     }
 }
 
 /// Runs `f`, its time counted to `phase`.
 #[inline]
-pub fn timed<R>(phase: Phase, f: impl FnOnce() -> R) -> R {
+pub(crate) fn timed<R>(phase: Phase, f: impl FnOnce() -> R) -> R {
     #[cfg(feature = "bench")]
     {
         let t0 = std::time::Instant::now();
@@ -95,7 +95,7 @@ pub fn timed<R>(phase: Phase, f: impl FnOnce() -> R) -> R {
 /// Runs `f`, the time it takes beyond what the phases timed inside it on this thread took
 /// counted to `phase` (the context's making and dropping, around the work done in it).
 #[inline]
-pub fn around<R>(phase: Phase, f: impl FnOnce() -> R) -> R {
+pub(crate) fn around<R>(phase: Phase, f: impl FnOnce() -> R) -> R {
     #[cfg(feature = "bench")]
     {
         let inner0 = counters::mine();
@@ -115,7 +115,7 @@ pub fn around<R>(phase: Phase, f: impl FnOnce() -> R) -> R {
 
 /// Counts one obligation handed to a fresh Z3 context.
 #[inline]
-pub fn obligation_asked() {
+pub(crate) fn obligation_asked() {
     #[cfg(feature = "bench")]
     {
         counters::add(0, 1);
@@ -125,7 +125,7 @@ pub fn obligation_asked() {
 
 /// Counts one query asked.
 #[inline]
-pub fn query() {
+pub(crate) fn query() {
     #[cfg(feature = "bench")]
     counters::add(2, 1);
 }

@@ -30,7 +30,7 @@ use super::bits::{width, Code, OneHot, Therm};
 use super::plan::{Part, Plan};
 use crate::engine::Class;
 use crate::findings::Obligation;
-use crate::ir::{FlagScope, NotAfter, When};
+use crate::input::ir::{FlagScope, NotAfter, When};
 use crate::model::obligation::Judges;
 use crate::model::{CheckLit, FlatGuard, FlatModel, FlatNode, NodeIx, ToolIx};
 use z3::ast::Bool;
@@ -62,80 +62,80 @@ fn and(v: &[Bool]) -> Bool {
 
 /// The state on arriving at a frame (before its node is entered).
 #[derive(Clone)]
-pub struct State {
+pub(crate) struct State {
     /// State flags.
-    pub flags: Vec<Bool>,
+    pub(crate) flags: Vec<Bool>,
     /// `exit_after` counters.
-    pub ctr: Vec<Therm>,
+    pub(crate) ctr: Vec<Therm>,
     /// `ran[t]`, for tools the slice keeps.
-    pub ran: Vec<Option<Bool>>,
+    pub(crate) ran: Vec<Option<Bool>>,
     /// `count[t]` (saturating at its cap), for tools the slice keeps.
-    pub cnt: Vec<Option<Therm>>,
+    pub(crate) cnt: Vec<Option<Therm>>,
     /// Taint bits.
-    pub taint: Vec<Bool>,
+    pub(crate) taint: Vec<Bool>,
     /// `confirmed[t]`.
-    pub conf: Vec<Option<Bool>>,
+    pub(crate) conf: Vec<Option<Bool>>,
     /// `confirmed_clean[t]`.
-    pub clean: Vec<Option<Bool>>,
+    pub(crate) clean: Vec<Option<Bool>>,
     /// `irreversible_unconfirmed`.
-    pub irrev: Bool,
+    pub(crate) irrev: Bool,
     /// `wrote`.
-    pub wrote: Bool,
+    pub(crate) wrote: Bool,
     /// 1 + the node where the unrecoverable tool last ran in this run, 0 for none.
-    pub unrec: Code,
+    pub(crate) unrec: Code,
     /// `ran_seen[t]` (SPEC 3.1 "The guard's view"), for tools the slice keeps the twin of.
-    pub ran_seen: Vec<Option<Bool>>,
+    pub(crate) ran_seen: Vec<Option<Bool>>,
     /// `count_seen[t]` (saturating at its cap), for tools the slice keeps the twin of.
-    pub cnt_seen: Vec<Option<Therm>>,
+    pub(crate) cnt_seen: Vec<Option<Therm>>,
     /// `tainted_seen`, where the slice keeps it.
-    pub taint_seen: Option<Bool>,
+    pub(crate) taint_seen: Option<Bool>,
     /// A standing approval of t (SPEC 3.1 "Standing approvals"), where the slice keeps it.
-    pub stand: Vec<Option<Bool>>,
+    pub(crate) stand: Vec<Option<Bool>>,
     /// The standing approval on clean content, where the slice keeps it.
-    pub sclean: Vec<Option<Bool>>,
+    pub(crate) sclean: Vec<Option<Bool>>,
 }
 
 /// One frame: a node visit.
-pub struct Frame {
+pub(crate) struct Frame {
     /// Turn (1-based).
-    pub turn: u32,
+    pub(crate) turn: u32,
     /// Frame index within its turn.
-    pub offset: usize,
+    pub(crate) offset: usize,
     /// The node, or `DONE`/`DEAD`.
-    pub nd: OneHot,
+    pub(crate) nd: OneHot,
     /// Node steps in the run after entering the node (`None`: the plan's fixed steps).
-    pub st: Option<Therm>,
+    pub(crate) st: Option<Therm>,
     /// State on arrival.
-    pub s: State,
+    pub(crate) s: State,
     /// `inside` answers, by the node's inside pause index.
-    pub ans: Vec<Bool>,
+    pub(crate) ans: Vec<Bool>,
     /// Per tool: running calls in the batch (counted tools only).
-    pub x: Vec<Option<Therm>>,
+    pub(crate) x: Vec<Option<Therm>>,
     /// Per tool: one more call refused by the check or the person.
-    pub y: Vec<Option<Bool>>,
+    pub(crate) y: Vec<Option<Bool>>,
     /// Per tool: one of its running calls got a yes for the rest of the run (SPEC 3.1
     /// "Standing approvals"), where a node may give one and the slice keeps it.
-    pub z: Vec<Option<Bool>>,
+    pub(crate) z: Vec<Option<Bool>>,
     /// Per tool with `z`: at a model node, its standing yes came after the visit's reads (its
     /// hosted calls are made one after another, in any order), so they do not clear it.
-    pub zlast: Vec<Option<Bool>>,
+    pub(crate) zlast: Vec<Option<Bool>>,
     /// The edge left by: an index into `edges`, `edges.len()` for none.
-    pub ed: OneHot,
+    pub(crate) ed: OneHot,
     /// The edges this frame may leave by.
-    pub edges: Vec<usize>,
+    pub(crate) edges: Vec<usize>,
     /// Per node: `nd == node`, for nodes allowed at this offset.
-    pub at: Vec<Option<Bool>>,
+    pub(crate) at: Vec<Option<Bool>>,
     /// `confirmed` after entering (the batch reads it).
-    pub conf_e: Vec<Option<Bool>>,
+    pub(crate) conf_e: Vec<Option<Bool>>,
     /// `confirmed_clean` after entering.
-    pub clean_e: Vec<Option<Bool>>,
+    pub(crate) clean_e: Vec<Option<Bool>>,
     /// Flags after entering.
-    pub flags_e: Vec<Bool>,
+    pub(crate) flags_e: Vec<Bool>,
 }
 
 impl Frame {
     /// Node steps at this frame are at most `j`.
-    pub fn steps_at_most(&self, p: &Plan, j: u32) -> Bool {
+    pub(crate) fn steps_at_most(&self, p: &Plan, j: u32) -> Bool {
         match &self.st {
             Some(st) => st.at_least(j as usize + 1).not(),
             None => Bool::from_bool(p.fixed_steps(self.offset) <= j),
@@ -143,7 +143,7 @@ impl Frame {
     }
 
     /// Node steps at this frame in `model`.
-    pub fn steps_in(&self, p: &Plan, model: &z3::Model) -> u32 {
+    pub(crate) fn steps_in(&self, p: &Plan, model: &z3::Model) -> u32 {
         match &self.st {
             Some(st) => st.value(model) as u32,
             None => p.fixed_steps(self.offset),
@@ -151,7 +151,7 @@ impl Frame {
     }
 
     /// `x[u] >= k` (false for a tool not counted).
-    pub fn calls_at_least(&self, u: ToolIx, k: usize) -> Bool {
+    pub(crate) fn calls_at_least(&self, u: ToolIx, k: usize) -> Bool {
         match &self.x[u] {
             Some(x) => x.at_least(k),
             None => f(),
@@ -159,28 +159,28 @@ impl Frame {
     }
 
     /// `nd == n`, false where `n` cannot be at this offset.
-    pub fn at(&self, n: NodeIx) -> Bool {
+    pub(crate) fn at(&self, n: NodeIx) -> Bool {
         self.at[n].clone().unwrap_or_else(f)
     }
 
     /// True when some taint bit is set on arrival.
-    pub fn tainted(&self) -> Bool {
+    pub(crate) fn tainted(&self) -> Bool {
         or(&self.s.taint)
     }
 }
 
 /// The unrolling of one instance on one solver.
-pub struct Unrolling<'a> {
+pub(crate) struct Unrolling<'a> {
     /// The model.
-    pub m: &'a FlatModel,
+    pub(crate) m: &'a FlatModel,
     /// The instance's plan.
-    pub p: &'a Plan,
+    pub(crate) p: &'a Plan,
     /// The solver, every frame's transition asserted.
-    pub solver: Solver,
+    pub(crate) solver: Solver,
     /// Frames so far, turn after turn.
-    pub frames: Vec<Frame>,
+    pub(crate) frames: Vec<Frame>,
     /// Node code width.
-    pub wn: usize,
+    pub(crate) wn: usize,
     /// True: the first turn starts from any state a turn can start from (k-induction).
     arbitrary: bool,
     /// Per tool: the largest count kept (`at_most` N; 0 for tools not counted).
@@ -191,7 +191,12 @@ impl<'a> Unrolling<'a> {
     /// An empty unrolling. Its queries are bounded by Z3's resource limit, set per query
     /// ([`super::budget::Budget::ask`]); `timeout_ms`, when given, is a wall-clock safety net a
     /// query.
-    pub fn new(m: &'a FlatModel, p: &'a Plan, timeout_ms: Option<u32>, arbitrary: bool) -> Self {
+    pub(crate) fn new(
+        m: &'a FlatModel,
+        p: &'a Plan,
+        timeout_ms: Option<u32>,
+        arbitrary: bool,
+    ) -> Self {
         // The formula is propositional with "exactly one" (pseudo-Boolean) constraints: the
         // finite-domain solver answers it with Z3's SAT core. (The QF_UF-configured solver was a
         // third faster but mishandles the pseudo-Boolean constraints: a route it should have
@@ -219,28 +224,28 @@ impl<'a> Unrolling<'a> {
     }
 
     /// The code of the idle mode after a turn's end.
-    pub fn done(&self) -> u64 {
+    pub(crate) fn done(&self) -> u64 {
         self.m.nodes.len() as u64
     }
 
     /// The code of an abandoned route.
-    pub fn dead(&self) -> u64 {
+    pub(crate) fn dead(&self) -> u64 {
         self.m.nodes.len() as u64 + 1
     }
 
     /// Number of turns unrolled.
-    pub fn turns(&self) -> u32 {
+    pub(crate) fn turns(&self) -> u32 {
         (self.frames.len() / self.p.frames) as u32
     }
 
     /// The frame indices of turn `turn` (1-based).
-    pub fn turn_frames(&self, turn: u32) -> std::ops::Range<usize> {
+    pub(crate) fn turn_frames(&self, turn: u32) -> std::ops::Range<usize> {
         let f = self.p.frames;
         (turn as usize - 1) * f..turn as usize * f
     }
 
     /// Appends one turn's frames and asserts their transitions.
-    pub fn add_turn(&mut self) {
+    pub(crate) fn add_turn(&mut self) {
         let turn = self.turns() + 1;
         for offset in 0..self.p.frames {
             let fr = self.frame(turn, offset);
@@ -482,12 +487,12 @@ impl<'a> Unrolling<'a> {
     }
 
     /// True when the frame is at a node binding `u` that is guarded (`guarded`) or plain.
-    pub fn binds_at(&self, fr: &Frame, u: ToolIx, guarded: bool) -> Bool {
+    pub(crate) fn binds_at(&self, fr: &Frame, u: ToolIx, guarded: bool) -> Bool {
         self.binder_at(fr, u, &|n| n.guarded() == guarded)
     }
 
     /// True when the frame is at a node binding `u` that reviews its calls (SPEC 12.2).
-    pub fn reviews_at(&self, fr: &Frame, u: ToolIx) -> Bool {
+    pub(crate) fn reviews_at(&self, fr: &Frame, u: ToolIx) -> Bool {
         self.binder_at(fr, u, &|n| n.reviews_calls_of(u))
     }
 
@@ -500,13 +505,13 @@ impl<'a> Unrolling<'a> {
     /// `confirmed[u]` as the batch reads it, or a standing approval of `u` (SPEC 3.1 "Standing
     /// approvals"); `None` where neither is kept (read as false). Where no standing approval is
     /// kept it is `confirmed[u]` itself, so a graph without one is encoded as before.
-    pub fn confirmed_at(&self, fr: &Frame, u: ToolIx) -> Option<Bool> {
+    pub(crate) fn confirmed_at(&self, fr: &Frame, u: ToolIx) -> Option<Bool> {
         either(&fr.conf_e[u], &fr.s.stand[u])
     }
 
     /// `confirmed_clean[u]` as the batch reads it, or a standing approval of `u` on clean
     /// content, as [`Unrolling::confirmed_at`].
-    pub fn clean_at(&self, fr: &Frame, u: ToolIx) -> Option<Bool> {
+    pub(crate) fn clean_at(&self, fr: &Frame, u: ToolIx) -> Option<Bool> {
         either(&fr.clean_e[u], &fr.s.sclean[u])
     }
 
@@ -532,7 +537,7 @@ impl<'a> Unrolling<'a> {
     /// `u`'s tool check (SPEC 3) holds at the batch's start, but for its `at_most` rule, which
     /// `Unrolling::count_room` reads call by call: the `after` and `not_after` rules and the
     /// rulebook's gate. A latch the plan does not keep is read as allowing.
-    pub fn order_static(&self, fr: &Frame, u: ToolIx) -> Bool {
+    pub(crate) fn order_static(&self, fr: &Frame, u: ToolIx) -> Bool {
         // The check reads what the guard saw (SPEC 3.1 "The guard's view").
         let ran = |x: ToolIx| self.seen_ran(&fr.s, x);
         self.p.checks[u].eval(
@@ -1036,7 +1041,7 @@ impl<'a> Unrolling<'a> {
     }
 
     /// The condition under which `part` breaks the obligation at frame `i` (see the module doc).
-    pub fn part(&self, i: usize, part: Part) -> Bool {
+    pub(crate) fn part(&self, i: usize, part: Part) -> Bool {
         let m = self.m;
         let fr = &self.frames[i];
         let ob = self.p.inst.obligation;
@@ -1338,7 +1343,7 @@ fn either(a: &Option<Bool>, b: &Option<Bool>) -> Option<Bool> {
 
 /// A guard over the flags.
 fn guard(g: &FlatGuard, flags: &[Bool]) -> Bool {
-    use crate::ir::Guard;
+    use crate::input::ir::Guard;
     match g {
         Guard::Flag(x) => flags[*x].clone(),
         Guard::Not(a) => guard(a, flags).not(),
@@ -1348,7 +1353,7 @@ fn guard(g: &FlatGuard, flags: &[Bool]) -> Bool {
 }
 
 /// Two states are equal, latch by latch.
-pub fn state_eq(a: &State, b: &State) -> Bool {
+pub(crate) fn state_eq(a: &State, b: &State) -> Bool {
     let mut c = Vec::new();
     for (x, y) in a.flags.iter().zip(&b.flags) {
         c.push(x.iff(y));

@@ -12,7 +12,7 @@ use super::{ElementKind, SyntaxError};
 
 impl Parser {
     /// `bot ...`.
-    pub fn bot(&mut self) -> Result<(), SyntaxError> {
+    pub(super) fn bot(&mut self) -> Result<(), SyntaxError> {
         if py_strip(&self.text) == "bot" {
             return Err(self.error(
                 "a 'bot' with its message on the indented lines is not supported by this reader"

@@ -6,11 +6,11 @@ use super::{Element, ElementKind, WhenBranch};
 /// An element still being filled in.
 #[derive(Debug, Clone)]
 pub(super) struct Raw {
-    pub line: usize,
-    pub column: usize,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
     /// `when`/`else when` when the line it was read from starts with that keyword.
-    pub kw: Option<&'static str>,
-    pub kind: RawKind,
+    pub(crate) kw: Option<&'static str>,
+    pub(crate) kind: RawKind,
 }
 
 /// Leaves are final; blocks point at arena lists.
@@ -33,28 +33,28 @@ pub(super) enum Item {
 /// An `if` being filled in.
 #[derive(Debug, Clone)]
 pub(super) struct IfData {
-    pub cond: String,
-    pub elif: bool,
-    pub then: usize,
-    pub else_: Option<usize>,
+    pub(crate) cond: String,
+    pub(crate) elif: bool,
+    pub(crate) then: usize,
+    pub(crate) else_: Option<usize>,
 }
 
 /// Lists and ifs.
 #[derive(Debug, Default)]
 pub(super) struct Arena {
-    pub lists: Vec<Vec<Item>>,
-    pub ifs: Vec<IfData>,
+    pub(crate) lists: Vec<Vec<Item>>,
+    pub(crate) ifs: Vec<IfData>,
 }
 
 impl Arena {
     /// A new empty list's index.
-    pub fn new_list(&mut self) -> usize {
+    pub(super) fn new_list(&mut self) -> usize {
         self.lists.push(Vec::new());
         self.lists.len() - 1
     }
 
     /// Append to a list (ignored for a bad index).
-    pub fn push(&mut self, list: usize, item: Item) {
+    pub(super) fn push(&mut self, list: usize, item: Item) {
         if let Some(l) = self.lists.get_mut(list) {
             l.push(item);
         }
@@ -62,7 +62,7 @@ impl Arena {
 
     /// The items of a list, built (`when` branches grouped, as NeMo's reading groups them).
     /// Nesting is bounded by the parser's depth cap, so the recursion is too.
-    pub fn build(&self, list: usize) -> Vec<Element> {
+    pub(super) fn build(&self, list: usize) -> Vec<Element> {
         let items = self.lists.get(list).map(Vec::as_slice).unwrap_or(&[]);
         self.build_items(items)
     }

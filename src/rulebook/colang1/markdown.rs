@@ -25,7 +25,7 @@ const MAX_REWRITE: usize = 50_000_000;
 impl Parser {
     /// Read the block that starts at the line after the current one; leaves the reader at the
     /// first line after it. Records the message (merged by name at output).
-    pub fn markdown(
+    pub(super) fn markdown(
         &mut self,
         symbol: Symbol,
         name: String,

@@ -30,7 +30,7 @@ pub use oracle::to_oracle_json;
 use super::SyntaxError;
 
 /// How deep blocks may nest (`if` in `while` in `when` ...) before the file is refused.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// A parsed Colang 1.0 file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -39,82 +39,82 @@ pub struct File {
     /// them (`$name` → `{name}`, a line naming another intent → `{intent:a|b}`).
     pub user_messages: Vec<Message>,
     /// `define bot X` blocks (and `bot X "text"` lines, which define X inline), in file order.
-    pub bot_messages: Vec<Message>,
+    pub(crate) bot_messages: Vec<Message>,
     /// `import`/`include` lines, first occurrence of each package.
-    pub imports: Vec<Import>,
+    pub(crate) imports: Vec<Import>,
     /// Flows in the order NeMo records them (at their first statement).
-    pub flows: Vec<FlowDef>,
+    pub(crate) flows: Vec<FlowDef>,
 }
 
 /// A `define user|bot` block.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
     /// The intent or message name (`ask refund`).
-    pub name: String,
+    pub(crate) name: String,
     /// The line of its `define` (or of the `bot` line that defines it).
-    pub line: usize,
+    pub(crate) line: usize,
     /// 1-based column of that line's first character.
-    pub column: usize,
+    pub(crate) column: usize,
     /// The utterances, as NeMo keeps them (quotes stripped, escapes as written).
     pub texts: Vec<String>,
 }
 
 /// An `import`/`include` line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Import {
+pub(crate) struct Import {
     /// The package (quotes and a leading `bot/` removed).
-    pub package: String,
+    pub(crate) package: String,
     /// 1-based line.
-    pub line: usize,
+    pub(crate) line: usize,
     /// 1-based column.
-    pub column: usize,
+    pub(crate) column: usize,
 }
 
 /// A `define flow|subflow` (or an anonymous `define flow`, named `anonymous-<hash>` as NeMo
 /// names it).
 #[derive(Debug, Clone, PartialEq)]
-pub struct FlowDef {
+pub(crate) struct FlowDef {
     /// The flow's name.
-    pub name: String,
+    pub(crate) name: String,
     /// The line of its `define`.
-    pub line: usize,
+    pub(crate) line: usize,
     /// 1-based column of its `define`.
-    pub column: usize,
+    pub(crate) column: usize,
     /// Its meta: the define modifiers (`subflow`, `allow_multiple` for `parallel`,
     /// `is_extension`, `is_interruption_flow`, `is_test`, `interruptable`, `is_sample`,
     /// `is_response`) and `priority N` / `meta` lines.
-    pub meta: Map<String, Value>,
+    pub(crate) meta: Map<String, Value>,
     /// Its statements.
-    pub elements: Vec<Element>,
+    pub(crate) elements: Vec<Element>,
 }
 
 /// A statement of a flow.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Element {
+pub(crate) struct Element {
     /// 1-based line (for a statement NeMo writes out of another, the line it came from).
-    pub line: usize,
+    pub(crate) line: usize,
     /// 1-based column of the line's first character.
-    pub column: usize,
+    pub(crate) column: usize,
     /// What it is.
-    pub kind: ElementKind,
+    pub(crate) kind: ElementKind,
 }
 
 /// One branch of a `when` / `else when` group.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WhenBranch {
+pub(crate) struct WhenBranch {
     /// `when` or `else when` (none when NeMo wrote the branch's first statement itself).
-    pub keyword: Option<String>,
+    pub(crate) keyword: Option<String>,
     /// The line of the branch's event (none when the branch starts with a nested `when`).
-    pub line: Option<usize>,
+    pub(crate) line: Option<usize>,
     /// The event it waits for (`user X`, an `event`, ...).
-    pub on: Option<Box<Element>>,
+    pub(crate) on: Option<Box<Element>>,
     /// What runs after it.
-    pub body: Vec<Element>,
+    pub(crate) body: Vec<Element>,
 }
 
 /// The statement kinds, named as NeMo's reading names them (the oracle's `kind`).
 #[derive(Debug, Clone, PartialEq)]
-pub enum ElementKind {
+pub(crate) enum ElementKind {
     /// `user X` (`user "text"`: an example, resolved to an intent at run time).
     User {
         /// The intent, or the example text.

@@ -11,7 +11,7 @@ use super::SyntaxError;
 impl Parser {
     /// The lines indented under the current one (NeMo's `_extract_indented_lines`); moves the
     /// reader to the last of them.
-    pub fn indented_lines(&mut self) -> Vec<Line> {
+    pub(super) fn indented_lines(&mut self) -> Vec<Line> {
         let initial = self.idx;
         let base = self.lines.get(initial).map_or(0, |l| l.indentation);
         let mut p = initial + 1;
@@ -42,7 +42,7 @@ impl Parser {
     }
 
     /// The parameters on the lines indented under the current one, if the next line is.
-    pub fn params_if_indented(&mut self) -> Result<Vec<(String, Value)>, SyntaxError> {
+    pub(super) fn params_if_indented(&mut self) -> Result<Vec<(String, Value)>, SyntaxError> {
         if self
             .next
             .as_ref()
@@ -56,7 +56,7 @@ impl Parser {
     }
 
     /// NeMo's `_extract_params` for the flat form: keys without `$`, YAML scalar values.
-    pub fn params(&self, lines: &[Line]) -> Result<Vec<(String, Value)>, SyntaxError> {
+    pub(super) fn params(&self, lines: &[Line]) -> Result<Vec<(String, Value)>, SyntaxError> {
         let mut out: super::values::Dict<Value> = super::values::Dict::default();
         let Some(first) = lines.first() else {
             return Ok(Vec::new());

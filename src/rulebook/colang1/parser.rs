@@ -65,55 +65,55 @@ const OPENS_FLOW: &[&str] = &[
 /// An open list and the indentation of its statements.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Branch {
-    pub list: usize,
-    pub indentation: usize,
+    pub(crate) list: usize,
+    pub(crate) indentation: usize,
 }
 
 /// An open `if`.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct IfRef {
-    pub id: usize,
-    pub indentation: usize,
-    pub keyword_indentation: usize,
+    pub(crate) id: usize,
+    pub(crate) indentation: usize,
+    pub(crate) keyword_indentation: usize,
 }
 
 /// A flow being read.
 #[derive(Debug, Clone)]
 pub(super) struct FlowSlot {
-    pub name: String,
-    pub line: usize,
-    pub column: usize,
-    pub list: usize,
+    pub(crate) name: String,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+    pub(crate) list: usize,
 }
 
 /// The reader's state (NeMo's `ColangParser` fields).
 pub(super) struct Parser {
-    pub lines: Lines,
-    pub idx: usize,
-    pub cur: Line,
-    pub cur_ind: usize,
-    pub next: Option<Line>,
-    pub text: String,
-    pub token: String,
-    pub params_ind: u8,
+    pub(crate) lines: Lines,
+    pub(crate) idx: usize,
+    pub(crate) cur: Line,
+    pub(crate) cur_ind: usize,
+    pub(crate) next: Option<Line>,
+    pub(crate) text: String,
+    pub(crate) token: String,
+    pub(crate) params_ind: u8,
     namespaces: Vec<String>,
     indentations: Vec<usize>,
     namespace: String,
     namespace_at: (usize, usize),
-    pub branches: Vec<Branch>,
-    pub ifs: Vec<IfRef>,
-    pub arena: Arena,
-    pub flows: Vec<FlowSlot>,
+    pub(crate) branches: Vec<Branch>,
+    pub(crate) ifs: Vec<IfRef>,
+    pub(crate) arena: Arena,
+    pub(crate) flows: Vec<FlowSlot>,
     /// The names in `flows`, to find one without a scan.
     flow_names: HashSet<String>,
     /// The packages in `file.imports`.
     import_names: HashSet<String>,
-    pub file: File,
+    pub(crate) file: File,
 }
 
 impl Parser {
     /// Read a whole file.
-    pub fn run(src: &str) -> Result<File, SyntaxError> {
+    pub(super) fn run(src: &str) -> Result<File, SyntaxError> {
         let lines = numbered_lines(src).map_err(|(line, column, message)| SyntaxError {
             line,
             column: column.max(1),
@@ -163,7 +163,7 @@ impl Parser {
     }
 
     /// A syntax error at the current line.
-    pub fn error(&self, message: String, help: &str) -> SyntaxError {
+    pub(super) fn error(&self, message: String, help: &str) -> SyntaxError {
         SyntaxError {
             line: self.cur.number.max(1),
             column: self.cur.column.max(1),
@@ -173,7 +173,7 @@ impl Parser {
     }
 
     /// NeMo's `_fetch_current_line` in colang mode.
-    pub fn fetch(&mut self) {
+    pub(super) fn fetch(&mut self) {
         let Some(cur) = self.lines.get(self.idx).cloned() else {
             return;
         };
@@ -341,7 +341,7 @@ impl Parser {
     }
 
     /// The list statements go into now.
-    pub fn current_list(&self) -> Result<usize, SyntaxError> {
+    pub(super) fn current_list(&self) -> Result<usize, SyntaxError> {
         match self.branches.last() {
             Some(b) => Ok(b.list),
             None => {
@@ -365,7 +365,7 @@ impl Parser {
     }
 
     /// Append an element built from the current line.
-    pub fn add(&mut self, kind: RawKind) -> Result<(), SyntaxError> {
+    pub(super) fn add(&mut self, kind: RawKind) -> Result<(), SyntaxError> {
         let list = self.current_list()?;
         let raw = self.raw(kind);
         self.arena.push(list, Item::El(raw));
@@ -373,7 +373,7 @@ impl Parser {
     }
 
     /// An element at the current line.
-    pub fn raw(&self, kind: RawKind) -> Raw {
+    pub(super) fn raw(&self, kind: RawKind) -> Raw {
         let t = &self.cur.text;
         let kw = if t.starts_with("else when") {
             Some("else when")
@@ -391,7 +391,7 @@ impl Parser {
     }
 
     /// Open a block whose statements are indented like the next line.
-    pub fn open(&mut self, list: usize, keyword: &str) -> Result<usize, SyntaxError> {
+    pub(super) fn open(&mut self, list: usize, keyword: &str) -> Result<usize, SyntaxError> {
         let ind = match &self.next {
             Some(n) if n.indentation > self.cur_ind => n.indentation,
             _ => {
@@ -415,7 +415,7 @@ impl Parser {
     }
 
     /// `if cond` (also the `if` of `else if`).
-    pub fn parse_if(&mut self, cond: String, elif: bool) -> Result<(), SyntaxError> {
+    pub(super) fn parse_if(&mut self, cond: String, elif: bool) -> Result<(), SyntaxError> {
         let then = self.arena.new_list();
         let id = self.arena.ifs.len();
         self.arena.ifs.push(IfData {
@@ -435,7 +435,7 @@ impl Parser {
     }
 
     /// `else` / `else if cond`.
-    pub fn parse_else(&mut self) -> Result<(), SyntaxError> {
+    pub(super) fn parse_else(&mut self) -> Result<(), SyntaxError> {
         let Some(r) = self.ifs.last().copied() else {
             return Err(self.error(
                 format!("'{}' has no 'if' to belong to", self.cur.text),

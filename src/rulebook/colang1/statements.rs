@@ -13,7 +13,7 @@ use super::{ElementKind, SyntaxError};
 
 impl Parser {
     /// `define ...` (NeMo's `_process_define`).
-    pub fn define(&mut self) -> Result<(), SyntaxError> {
+    pub(super) fn define(&mut self) -> Result<(), SyntaxError> {
         let next_indented = self
             .next
             .as_ref()
@@ -134,7 +134,7 @@ impl Parser {
     }
 
     /// The statement on the current line (NeMo's dispatch on the main token).
-    pub fn statement(&mut self) -> Result<(), SyntaxError> {
+    pub(super) fn statement(&mut self) -> Result<(), SyntaxError> {
         let token = self.token.clone();
         match token.as_str() {
             "user" => self.user(),

@@ -140,13 +140,13 @@ pub(super) fn string_hash(s: &str) -> String {
 #[derive(Debug, Clone)]
 pub(super) struct Line {
     /// The stripped text.
-    pub text: String,
+    pub(crate) text: String,
     /// 1-based line number (of the last physical line of a continued line, as NeMo counts).
-    pub number: usize,
+    pub(crate) number: usize,
     /// Leading spaces (tabs do not count, as in NeMo).
-    pub indentation: usize,
+    pub(crate) indentation: usize,
     /// 1-based column of the first character of the text.
-    pub column: usize,
+    pub(crate) column: usize,
 }
 
 /// The file's logical lines as the reader reads and rewrites them: a gap buffer (`head` the
@@ -160,7 +160,7 @@ pub(super) struct Lines {
 
 impl Lines {
     /// The lines in order.
-    pub fn new(lines: Vec<Line>) -> Lines {
+    pub(super) fn new(lines: Vec<Line>) -> Lines {
         Lines {
             head: lines,
             tail: Vec::new(),
@@ -168,12 +168,12 @@ impl Lines {
     }
 
     /// How many lines.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.head.len() + self.tail.len()
     }
 
     /// Line `i` (0-based).
-    pub fn get(&self, i: usize) -> Option<&Line> {
+    pub(super) fn get(&self, i: usize) -> Option<&Line> {
         match i.checked_sub(self.head.len()) {
             None => self.head.get(i),
             Some(j) => self
@@ -185,7 +185,7 @@ impl Lines {
     }
 
     /// Line `i` (0-based), to change.
-    pub fn get_mut(&mut self, i: usize) -> Option<&mut Line> {
+    pub(super) fn get_mut(&mut self, i: usize) -> Option<&mut Line> {
         match i.checked_sub(self.head.len()) {
             None => self.head.get_mut(i),
             Some(j) => match self.tail.len().checked_sub(j + 1) {
@@ -196,7 +196,7 @@ impl Lines {
     }
 
     /// Inserts `line` as line `i` (at the end when `i` is past it).
-    pub fn insert(&mut self, i: usize, line: Line) {
+    pub(super) fn insert(&mut self, i: usize, line: Line) {
         let i = i.min(self.len());
         while self.head.len() > i {
             if let Some(l) = self.head.pop() {
@@ -213,7 +213,7 @@ impl Lines {
     }
 
     /// The lines from line `i` on.
-    pub fn iter_from(&self, i: usize) -> impl Iterator<Item = &Line> + '_ {
+    pub(super) fn iter_from(&self, i: usize) -> impl Iterator<Item = &Line> + '_ {
         (i..self.len()).filter_map(move |k| self.get(k))
     }
 }

@@ -235,7 +235,7 @@ impl<T> Default for Dict<T> {
 
 impl<T> Dict<T> {
     /// Insert or overwrite, keeping the first position.
-    pub fn set(&mut self, k: String, v: T) {
+    pub(super) fn set(&mut self, k: String, v: T) {
         match self.index.get(&k) {
             Some(&i) => self.pairs[i].1 = v,
             None => {
@@ -246,7 +246,7 @@ impl<T> Dict<T> {
     }
 
     /// The pairs in order.
-    pub fn into_vec(self) -> Vec<(String, T)> {
+    pub(super) fn into_vec(self) -> Vec<(String, T)> {
         self.pairs
     }
 }

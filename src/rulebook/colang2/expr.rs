@@ -9,8 +9,8 @@ use super::parser::{PResult, Parser};
 /// Where an expression was written: character offsets, first token to last.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Span {
-    pub start: usize,
-    pub end: usize,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
 }
 
 const VALUE_HELP: &str =

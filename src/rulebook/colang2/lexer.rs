@@ -41,20 +41,20 @@ pub(crate) enum Tok {
 /// A token with where it was written.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Token {
-    pub tok: Tok,
+    pub(crate) tok: Tok,
     /// Character offset of its first character.
-    pub start: usize,
+    pub(crate) start: usize,
     /// Character offset just past its last character.
-    pub end: usize,
+    pub(crate) end: usize,
     /// 1-based line.
-    pub line: usize,
+    pub(crate) line: usize,
     /// 1-based column in characters.
-    pub col: usize,
+    pub(crate) col: usize,
     /// How many spaces and tabs follow it directly; for a `Newline`, the indentation width of
     /// the next line (spaces, 8 per tab).
-    pub space_after: usize,
+    pub(crate) space_after: usize,
     /// The line it ends on (a `Newline`: the line its indentation belongs to).
-    pub end_line: usize,
+    pub(crate) end_line: usize,
 }
 
 const PUNCTS: [&str; 37] = [

@@ -25,61 +25,61 @@ use super::SyntaxError;
 
 /// The deepest nesting of blocks, brackets and spec groups the parser follows; deeper input is
 /// a [`SyntaxError`] (it keeps the recursion bounded).
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// A parsed Colang 2.x file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct File {
     /// `import` statements in file order.
-    pub imports: Vec<Import>,
+    pub(crate) imports: Vec<Import>,
     /// The raw `import ...` lines of the file, trimmed (as the oracle collects them, docstrings
     /// included).
-    pub import_lines: Vec<String>,
+    pub(crate) import_lines: Vec<String>,
     /// Flows in file order.
-    pub flows: Vec<FlowDef>,
+    pub(crate) flows: Vec<FlowDef>,
     /// The file has a line starting `# meta: exclude from llm` (NeMo marks all its flows).
-    pub exclude_from_llm: bool,
+    pub(crate) exclude_from_llm: bool,
 }
 
 /// An `import`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Import {
+pub(crate) struct Import {
     /// As NeMo records it: a package `a.b` as the path `a/b`; a quoted path with its quotes.
-    pub path: String,
+    pub(crate) path: String,
     /// The package or path as written (`core`, `a.b`, `"x/y"`).
-    pub written: String,
+    pub(crate) written: String,
     /// 1-based line of the `import` keyword.
-    pub line: usize,
+    pub(crate) line: usize,
     /// 1-based column.
-    pub column: usize,
+    pub(crate) column: usize,
 }
 
 /// A flow definition.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FlowDef {
+pub(crate) struct FlowDef {
     /// The name: its words joined by one space (`bot say`).
-    pub name: String,
+    pub(crate) name: String,
     /// 1-based line where the definition starts: its first decorator, else `flow`.
-    pub line: usize,
+    pub(crate) line: usize,
     /// 1-based column of the same.
-    pub column: usize,
+    pub(crate) column: usize,
     /// 1-based line of the `flow` keyword.
-    pub flow_line: usize,
+    pub(crate) flow_line: usize,
     /// 1-based column of the `flow` keyword.
-    pub flow_column: usize,
+    pub(crate) flow_column: usize,
     /// Decorators in order.
-    pub decorators: Vec<Decorator>,
+    pub(crate) decorators: Vec<Decorator>,
     /// Parameters (`$text`, `$x=1`).
-    pub params: Vec<Param>,
+    pub(crate) params: Vec<Param>,
     /// Return members (`-> $a, $b = 2`).
-    pub returns: Vec<Param>,
+    pub(crate) returns: Vec<Param>,
     /// Statements (a leading docstring is the first statement).
-    pub body: Vec<Stmt>,
+    pub(crate) body: Vec<Stmt>,
 }
 
 impl FlowDef {
     /// The flow's docstring (its first statement, if a `"""` string), as written with quotes.
-    pub fn docstring(&self) -> Option<&str> {
+    pub(crate) fn docstring(&self) -> Option<&str> {
         match self.body.first().map(|s| &s.kind) {
             Some(StmtKind::Docstring { text }) => Some(text),
             _ => None,
@@ -89,38 +89,38 @@ impl FlowDef {
 
 /// A decorator (`@active`, `@meta(user_intent=True)`, `@loop("x")`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Decorator {
+pub(crate) struct Decorator {
     /// Its name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its arguments, evaluated as Python literals (positional ones named `$0`, `$1`, ...).
-    pub params: Vec<(String, serde_json::Value)>,
+    pub(crate) params: Vec<(String, serde_json::Value)>,
 }
 
 /// A flow parameter or return member.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Param {
+pub(crate) struct Param {
     /// The name without `$`.
-    pub name: String,
+    pub(crate) name: String,
     /// The default value as written.
-    pub default: Option<String>,
+    pub(crate) default: Option<String>,
 }
 
 /// A statement with where it was written.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Stmt {
+pub(crate) struct Stmt {
     /// 1-based line of its first token.
-    pub line: usize,
+    pub(crate) line: usize,
     /// 1-based column of its first token.
-    pub column: usize,
+    pub(crate) column: usize,
     /// Its first line as written, trimmed.
-    pub text: String,
+    pub(crate) text: String,
     /// What it says.
-    pub kind: StmtKind,
+    pub(crate) kind: StmtKind,
 }
 
 /// The keyword of a spec statement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpecOp {
+pub(crate) enum SpecOp {
     /// `await` (also what a bare spec means).
     Await,
     /// `match`.
@@ -139,7 +139,7 @@ pub enum SpecOp {
 
 impl SpecOp {
     /// The keyword as written.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SpecOp::Await => "await",
             SpecOp::Match => "match",
@@ -167,7 +167,7 @@ impl SpecOp {
 
 /// What a statement says.
 #[derive(Debug, Clone, PartialEq)]
-pub enum StmtKind {
+pub(crate) enum StmtKind {
     /// `await|match|send|start|stop|activate|deactivate SPEC`, a bare spec (`bot say "hi"`,
     /// an implicit `await`), or `$x = await SPEC`.
     Spec {
@@ -270,7 +270,7 @@ pub enum StmtKind {
 
 /// What a spec names: one spec, or an `or`/`and` of them.
 #[derive(Debug, Clone, PartialEq)]
-pub enum SpecExpr {
+pub(crate) enum SpecExpr {
     /// One spec.
     One(Spec),
     /// `a or b or ...`: the first to happen.
@@ -281,7 +281,7 @@ pub enum SpecExpr {
 
 /// What NeMo takes a spec to be (from its name's case and ending).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpecType {
+pub(crate) enum SpecType {
     /// A lower-case name: a flow.
     Flow,
     /// A name ending in `Action` (not starting `Start`, `Change`, `Stop`): an action.
@@ -294,7 +294,7 @@ pub enum SpecType {
 
 impl SpecType {
     /// As NeMo spells it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SpecType::Flow => "flow",
             SpecType::Action => "action",
@@ -307,32 +307,32 @@ impl SpecType {
 /// One spec: a flow, action or event with arguments, or a `$reference`, with members and an
 /// `as $ref` capture.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Spec {
+pub(crate) struct Spec {
     /// The name's words joined by one space (`None` for a reference).
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// The reference variable with its `$` (`None` for a named spec).
-    pub var: Option<String>,
+    pub(crate) var: Option<String>,
     /// What NeMo takes it to be.
-    pub spec_type: SpecType,
+    pub(crate) spec_type: SpecType,
     /// Arguments: name (positional ones `$0`, `$1`, ...) and the expression as written.
-    pub args: Vec<(String, String)>,
+    pub(crate) args: Vec<(String, String)>,
     /// Members (`.Finished()`, `.Stop`).
-    pub members: Vec<Member>,
+    pub(crate) members: Vec<Member>,
     /// `as $x`: the variable with its `$`.
-    pub capture: Option<String>,
+    pub(crate) capture: Option<String>,
     /// 1-based line of its first token.
-    pub line: usize,
+    pub(crate) line: usize,
     /// 1-based column of its first token.
-    pub column: usize,
+    pub(crate) column: usize,
 }
 
 /// A member of a spec (`.Finished(final_transcript=$t)`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Member {
+pub(crate) struct Member {
     /// Its name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its arguments as written.
-    pub args: Vec<(String, String)>,
+    pub(crate) args: Vec<(String, String)>,
 }
 
 /// NeMo's rule for a spec's type from its name (`islower()` → flow; ends in `Action` and not

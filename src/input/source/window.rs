@@ -1,7 +1,7 @@
 //! A window of a file's lines that any diagnostic renderer can draw safely (issue 14): lines
 //! longer than a limit clipped around what is labelled (a minified one-line export can put a
 //! label past column 65,535, where renderers that pad with `{:width$}` panic), and every character
-//! a terminal would act on ([`crate::visible::is_unsafe`]) escaped, with the labels' byte spans
+//! a terminal would act on ([`crate::input::visible::is_unsafe`]) escaped, with the labels' byte spans
 //! carried over into the window's text.
 
 use std::ops::Range;
@@ -22,13 +22,13 @@ const MAX_WINDOW_LINES: u32 = 12;
 /// The window: its text (whole lines, each ending in `\n`), the 1-based number of its first line
 /// in the file, and each requested span mapped into `text` (`None`: not in the window).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Window {
+pub(crate) struct Window {
     /// The window's lines, clipped and escaped.
-    pub text: String,
+    pub(crate) text: String,
     /// The file's line number of the window's first line (1-based).
-    pub first_line: u32,
+    pub(crate) first_line: u32,
     /// The spans, in the order asked, as byte ranges of `text`.
-    pub spans: Vec<Option<Range<usize>>>,
+    pub(crate) spans: Vec<Option<Range<usize>>>,
 }
 
 impl SourceFile {
@@ -36,8 +36,8 @@ impl SourceFile {
     /// line a renderer could show around them (from one line before the first labelled line to
     /// one line after the last, the lines between labels included, since a renderer joins
     /// labels that are close) is at most [`MAX_WINDOW_LINE`] characters and holds nothing
-    /// [`crate::visible::is_unsafe`] but a tab.
-    pub fn drawable(&self, spans: &[Range<usize>]) -> bool {
+    /// [`crate::input::visible::is_unsafe`] but a tab.
+    pub(crate) fn drawable(&self, spans: &[Range<usize>]) -> bool {
         let Some(first) = spans.iter().map(|s| self.line_col(s.start).0).min() else {
             return true;
         };
@@ -49,12 +49,14 @@ impl SourceFile {
         (first.saturating_sub(CONTEXT).max(1)..=last.saturating_add(CONTEXT)).all(|l| {
             let t = self.line_text(l);
             t.chars().count() <= MAX_WINDOW_LINE
-                && !t.chars().any(|c| c != '\t' && crate::visible::is_unsafe(c))
+                && !t
+                    .chars()
+                    .any(|c| c != '\t' && crate::input::visible::is_unsafe(c))
         })
     }
 
     /// The window around `spans` (byte ranges of the file; the first is the primary one).
-    pub fn window(&self, spans: &[Range<usize>]) -> Window {
+    pub(crate) fn window(&self, spans: &[Range<usize>]) -> Window {
         let lines: Vec<(u32, usize, usize)> = spans
             .iter()
             .map(|s| {
@@ -111,7 +113,7 @@ impl SourceFile {
                 if c == '\t' {
                     text.push(c);
                 } else {
-                    crate::visible::push_escaped(&mut text, c);
+                    crate::input::visible::push_escaped(&mut text, c);
                 }
             }
             at.push(text.len());
@@ -145,7 +147,7 @@ impl SourceFile {
 
 #[cfg(test)]
 mod tests {
-    use crate::source::SourceMap;
+    use crate::input::source::SourceMap;
 
     #[test]
     fn a_label_far_along_a_long_line_is_clipped_and_kept() {

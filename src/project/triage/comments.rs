@@ -10,20 +10,20 @@
 /// One comment: its 1-based line, the 1-based column (in characters) of its `#`, and its text
 /// after the `#`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Comment {
+pub(super) struct Comment {
     /// 1-based line.
-    pub line: u32,
+    pub(crate) line: u32,
     /// 1-based column of the `#`, in characters.
-    pub column: u32,
+    pub(crate) column: u32,
     /// The text after `#`, to the end of the line.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// `text` with each carriage return that ends a line alone (not followed by a line feed) made a
 /// line feed, byte for byte: YAML and Python end a line there too, and the lines a finding points
 /// at are counted so, so the comments are counted the same way (issue 26: a lone `\r` must not
 /// move a comment onto another line's finding).
-pub fn normalize(text: &str) -> std::borrow::Cow<'_, str> {
+pub(super) fn normalize(text: &str) -> std::borrow::Cow<'_, str> {
     let bytes = text.as_bytes();
     let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
     if !(0..bytes.len()).any(lone) {
@@ -38,7 +38,7 @@ pub fn normalize(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// The comments of the file at `path` holding `text` (none for a kind of file not read here).
 /// Lines are numbered as [`normalize`] ends them.
-pub fn of(path: &str, text: &str) -> Vec<Comment> {
+pub(super) fn of(path: &str, text: &str) -> Vec<Comment> {
     let text = &*normalize(text);
     let lower = path.to_ascii_lowercase();
     if lower.ends_with(".py") {

@@ -5,13 +5,13 @@
 //! not run (bad input, an unknown option value, an internal error). A proof that could not run
 //! never prints a clean result.
 
-use crate::config;
 use crate::findings::GateMode;
 use crate::input;
 use crate::output;
+use crate::project::config;
 use crate::report::picture::Picture;
 use crate::rulebook::budget;
-use crate::verify::Options;
+use crate::run::verify::Options;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -20,7 +20,7 @@ use std::path::PathBuf;
 /// check, its confirmation, its order rule or its taint rule, and that its writes can be undone.
 #[derive(Parser, Debug)]
 #[command(name = "stalwart", version, about, long_about = None)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -324,10 +324,10 @@ struct VerifyArgs {
 
 /// An error that stops the run: printed, exit 2.
 /// Rendered as a miette diagnostic, like the input errors, so every error looks alike.
-/// Text from an input inside `msg` or `help` is escaped ([`crate::visible`]).
+/// Text from an input inside `msg` or `help` is escaped ([`crate::input::visible`]).
 fn fail(msg: impl std::fmt::Display, help: &str) -> i32 {
-    let msg = crate::visible::visible_lines(&msg.to_string()).into_owned();
-    let help = crate::visible::visible_lines(help);
+    let msg = crate::input::visible::visible_lines(&msg.to_string()).into_owned();
+    let help = crate::input::visible::visible_lines(help);
     let report = if help.is_empty() {
         miette::miette!("{msg}")
     } else {
@@ -413,7 +413,7 @@ fn compile_rulebook(
             None => return fail(format!("unknown --colang-version '{v}'"), "give 1.0 or 2.x"),
         },
     };
-    let mut sources = crate::source::SourceMap::default();
+    let mut sources = crate::input::source::SourceMap::default();
     let display = policy.display().to_string();
     let origin = load::Origin::command_line(policy);
     let loaded = match load::load(&mut sources, policy, &display, declared, &origin, budgets) {
@@ -423,8 +423,8 @@ fn compile_rulebook(
     let rec = load::to_record(&loaded, &sources);
     let target = out.join(record::FILE_NAME);
     let inputs: Vec<PathBuf> = sources.files.iter().map(|f| f.path.clone()).collect();
-    if let Err(e) = crate::files::write::create_folder(out)
-        .and_then(|_| crate::files::write::target(&target, &inputs))
+    if let Err(e) = crate::input::files::write::create_folder(out)
+        .and_then(|_| crate::input::files::write::target(&target, &inputs))
     {
         return fail(
             format!("cannot write {} (--out): {e}", target.display()),
@@ -432,7 +432,7 @@ fn compile_rulebook(
         );
     }
     if std::fs::symlink_metadata(&target).is_ok() {
-        let existing = match crate::files::read_text(&target) {
+        let existing = match crate::input::files::read_text(&target) {
             Ok(t) => t,
             Err(e) => {
                 return fail(
@@ -454,10 +454,10 @@ fn compile_rulebook(
             );
         }
     }
-    let written = crate::files::write::write_text(
+    let written = crate::input::files::write::write_text(
         &target,
         &rec.to_json(),
-        crate::files::write::Mode::Replace,
+        crate::input::files::write::Mode::Replace,
         &inputs,
     );
     if let Err(e) = written {
@@ -488,7 +488,7 @@ fn compile_rulebook(
     )
 }
 
-fn print_input_error(e: crate::error::InputError) -> i32 {
+fn print_input_error(e: crate::input::error::InputError) -> i32 {
     eprintln!("{:?}", miette::Report::new(e));
     2
 }
@@ -581,24 +581,24 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
     }
     let base = match &a.base_ref {
         Some(rev) => Some(
-            crate::base_ref::BaseRef::open(rev, input_path(&a))
+            crate::project::base_ref::BaseRef::open(rev, input_path(&a))
                 .map_err(|e| Stop::plain(e.message, &e.help))?,
         ),
         None => None,
     };
-    let mut config_sources = crate::source::SourceMap::default();
+    let mut config_sources = crate::input::source::SourceMap::default();
     let (config, mut changes) = read_config(&a, base.as_ref(), &mut config_sources)?;
     let declared_steps = inputs.export.session_steps;
-    let session_steps = crate::verify::session_steps(
+    let session_steps = crate::run::verify::session_steps(
         a.session_steps,
         inputs.export.session_steps,
         config.session_steps,
     )
     .map_err(Stop::Input)?;
     let engine = a.engine.or(config.engine.map(|e| match e {
-        crate::config::Engine::Explicit => EngineChoice::Explicit,
-        crate::config::Engine::Z3 => EngineChoice::Z3,
-        crate::config::Engine::Both => EngineChoice::Both,
+        crate::project::config::Engine::Explicit => EngineChoice::Explicit,
+        crate::project::config::Engine::Z3 => EngineChoice::Z3,
+        crate::project::config::Engine::Both => EngineChoice::Both,
     }));
     let opts = Options {
         session_steps,
@@ -642,31 +642,33 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
         rulebook_budgets: a.budgets.budgets(),
     };
     let baseline = read_baseline(&a, base.as_ref(), &mut changes)?;
-    let progress = crate::progress::Progress::start(&format!("verifying {}", inputs.input_display));
-    let verified = crate::verify::verify_with_model(inputs, &opts);
+    let progress =
+        crate::run::progress::Progress::start(&format!("verifying {}", inputs.input_display));
+    let verified = crate::run::verify::verify_with_model(inputs, &opts);
     drop(progress);
     let (mut report, model) = match verified {
         Ok(r) => r,
-        Err(crate::verify::VerifyError::Input(e)) => return Err(Stop::Input(e)),
-        Err(crate::verify::VerifyError::Model(e)) => {
+        Err(crate::run::verify::VerifyError::Input(e)) => return Err(Stop::Input(e)),
+        Err(crate::run::verify::VerifyError::Model(e)) => {
             return Err(Stop::plain(e, "fix the input and re-run"))
         }
     };
     // The configuration's files join the report's sources, so their lines can be pointed at.
     let config = adopt_config(&mut report, config_sources, config, &mut changes);
     let strict = a.strict_accepts || config.strict_accepts.unwrap_or(false);
-    crate::triage::apply(
+    crate::project::triage::apply(
         &mut report,
         &config,
-        crate::config::Date::today(),
+        crate::project::config::Date::today(),
         strict,
         base.as_ref(),
     );
     // A finding a baseline would hide is still there to replay: --replay reads every finding.
     if let Some(b) = baseline.as_ref().filter(|_| a.replay.is_none()) {
-        crate::baseline::apply(&mut report, b);
+        crate::project::baseline::apply(&mut report, b);
     }
-    report.weakened = crate::weaken::list(&report, &opts, &config, declared_steps, changes);
+    report.weakened =
+        crate::project::weaken::list(&report, &opts, &config, declared_steps, changes);
     let color = match a.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
@@ -725,8 +727,12 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
     inputs.extend(report.sources.files.iter().map(|f| f.path.clone()));
     if let Some(path) = &a.summary {
         let md = output::summary::render(&report, &Picture::of(&model));
-        let appended =
-            crate::files::write::write_text(path, &md, crate::files::write::Mode::Append, &inputs);
+        let appended = crate::input::files::write::write_text(
+            path,
+            &md,
+            crate::input::files::write::Mode::Append,
+            &inputs,
+        );
         if let Err(e) = appended {
             return Err(Stop::plain(
                 format!(
@@ -767,7 +773,7 @@ fn verify_run(a: VerifyArgs) -> Result<i32, Stop> {
 /// Why `stalwart verify` stopped before a report (exit 2): bad input, located, or a plain reason.
 enum Stop {
     /// Bad input, located in its file.
-    Input(crate::error::InputError),
+    Input(crate::input::error::InputError),
     /// Anything else: the message and the fix.
     Plain(String, String),
 }
@@ -865,10 +871,16 @@ fn input_path(a: &VerifyArgs) -> &std::path::Path {
 /// is read as it is. The files read go into `sources`.
 fn read_config(
     a: &VerifyArgs,
-    base: Option<&crate::base_ref::BaseRef>,
-    sources: &mut crate::source::SourceMap,
-) -> Result<(crate::config::Config, Vec<crate::report::Weakening>), Stop> {
-    use crate::config::{self, Config};
+    base: Option<&crate::project::base_ref::BaseRef>,
+    sources: &mut crate::input::source::SourceMap,
+) -> Result<
+    (
+        crate::project::config::Config,
+        Vec<crate::report::Weakening>,
+    ),
+    Stop,
+> {
+    use crate::project::config::{self, Config};
     if a.no_config {
         return Ok((Config::default(), Vec::new()));
     }
@@ -880,7 +892,7 @@ fn read_config(
     let Some(b) = base else {
         return Ok((head, Vec::new()));
     };
-    let plain = |e: crate::base_ref::BaseError| Stop::plain(e.message, &e.help);
+    let plain = |e: crate::project::base_ref::BaseError| Stop::plain(e.message, &e.help);
     let at_base = match &a.config {
         Some(p) if b.relative(p).is_none() => return Ok((head, Vec::new())),
         Some(p) => b.text(p).map_err(plain)?.map(|t| (p.clone(), t)),
@@ -893,7 +905,7 @@ fn read_config(
         }
         None => Config::default(),
     };
-    let changes = crate::weaken::config_changes(&base_config, &head, b.short());
+    let changes = crate::project::weaken::config_changes(&base_config, &head, b.short());
     Ok((base_config, changes))
 }
 
@@ -902,14 +914,14 @@ fn read_config(
 /// base, and either is named in `changes` (SPEC 8.1).
 fn read_baseline(
     a: &VerifyArgs,
-    base: Option<&crate::base_ref::BaseRef>,
+    base: Option<&crate::project::base_ref::BaseRef>,
     changes: &mut Vec<crate::report::Weakening>,
-) -> Result<Option<crate::baseline::Baseline>, Stop> {
+) -> Result<Option<crate::project::baseline::Baseline>, Stop> {
     let Some(path) = a.baseline.as_deref() else {
         return Ok(None);
     };
-    let stop = |e: crate::baseline::BaselineError| Stop::plain(e.message, &e.help);
-    let head = crate::baseline::read(path).map_err(stop)?;
+    let stop = |e: crate::project::baseline::BaselineError| Stop::plain(e.message, &e.help);
+    let head = crate::project::baseline::read(path).map_err(stop)?;
     let Some(b) = base.filter(|b| b.relative(path).is_some()) else {
         return Ok(Some(head));
     };
@@ -929,7 +941,7 @@ fn read_baseline(
             Ok(None)
         }
         Some(text) => {
-            let old = crate::baseline::parse(format!("{shown} (at {})", b.short()), &text)
+            let old = crate::project::baseline::parse(format!("{shown} (at {})", b.short()), &text)
                 .map_err(stop)?;
             if old.fingerprints != head.fingerprints {
                 changes.push(said(format!(
@@ -947,15 +959,15 @@ fn read_baseline(
 /// configuration applied and of the changes named.
 fn adopt_config(
     report: &mut crate::report::Report,
-    sources: crate::source::SourceMap,
-    mut config: crate::config::Config,
+    sources: crate::input::source::SourceMap,
+    mut config: crate::project::config::Config,
     changes: &mut [crate::report::Weakening],
-) -> crate::config::Config {
+) -> crate::project::config::Config {
     let offset = report.sources.files.len();
     for f in sources.files {
         report.sources.add(f.display, f.path, f.text);
     }
-    let shift = |loc: &mut crate::source::Loc| loc.file += offset;
+    let shift = |loc: &mut crate::input::source::Loc| loc.file += offset;
     config.file = config.file.map(|f| f + offset);
     for o in &mut config.off {
         shift(&mut o.loc);
@@ -1007,7 +1019,7 @@ fn replay(
 }
 
 /// Writes `text` to `path`, which the option `flag` named, never over one of `inputs` nor through
-/// a symlink out of the repository ([`crate::files::write`]); `Err(2)` after saying why it could
+/// a symlink out of the repository ([`crate::input::files::write`]); `Err(2)` after saying why it could
 /// not.
 fn write_file(
     path: &std::path::Path,
@@ -1015,14 +1027,18 @@ fn write_file(
     flag: &str,
     inputs: &[PathBuf],
 ) -> Result<(), i32> {
-    crate::files::write::write_text(path, text, crate::files::write::Mode::Replace, inputs).map_err(
-        |e| {
-            fail(
-                format!("cannot write {} ({flag}): {e}", path.display()),
-                e.help(),
-            )
-        },
+    crate::input::files::write::write_text(
+        path,
+        text,
+        crate::input::files::write::Mode::Replace,
+        inputs,
     )
+    .map_err(|e| {
+        fail(
+            format!("cannot write {} ({flag}): {e}", path.display()),
+            e.help(),
+        )
+    })
 }
 
 /// Writes `text` to standard output and returns `code`. A reader that went away (`| head`) is

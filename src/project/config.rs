@@ -38,79 +38,79 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::error::InputError;
 use crate::findings::{GateMode, Obligation, Severity};
+use crate::input::error::InputError;
+use crate::input::source::{FileId, Loc, SourceMap};
 use crate::rules::RuleId;
-use crate::source::{FileId, Loc, SourceMap};
 
 /// A number a setting takes: its `stalwart.toml` key (its flag is `--` and the key) and its range,
-/// written once for the flag (`src/cli.rs`) and the file ([`parse`]); docs/configuration.md.
+/// written once for the flag (`src/run/cli.rs`) and the file ([`parse`]); docs/configuration.md.
 #[derive(Debug, Clone, Copy)]
-pub struct Limit {
+pub(crate) struct Limit {
     /// The key, as the file and the flag spell it: `max-states`.
-    pub key: &'static str,
+    pub(crate) key: &'static str,
     /// The smallest value taken.
-    pub lo: i64,
+    pub(crate) lo: i64,
     /// The largest value taken.
-    pub hi: i64,
+    pub(crate) hi: i64,
 }
 
-/// Conversation turns to search: [`crate::ir::SESSION_STEPS`].
-pub const SESSION_STEPS: Limit = Limit {
+/// Conversation turns to search: [`crate::input::ir::SESSION_STEPS`].
+pub(crate) const SESSION_STEPS: Limit = Limit {
     key: "session-steps",
-    lo: *crate::ir::SESSION_STEPS.start() as i64,
-    hi: *crate::ir::SESSION_STEPS.end() as i64,
+    lo: *crate::input::ir::SESSION_STEPS.start() as i64,
+    hi: *crate::input::ir::SESSION_STEPS.end() as i64,
 };
 /// States one obligation's search may keep.
-pub const MAX_STATES: Limit = Limit {
+pub(crate) const MAX_STATES: Limit = Limit {
     key: "max-states",
     lo: 1,
     hi: i64::MAX,
 };
 /// States all obligations' searches may generate together.
-pub const MAX_RUN_STATES: Limit = Limit {
+pub(crate) const MAX_RUN_STATES: Limit = Limit {
     key: "max-run-states",
     lo: 1,
     hi: i64::MAX,
 };
 /// Z3's resource units one query may spend (Z3 takes a 32-bit `rlimit`).
-pub const SOLVER_RLIMIT: Limit = Limit {
+pub(crate) const SOLVER_RLIMIT: Limit = Limit {
     key: "solver-rlimit",
     lo: 1,
     hi: u32::MAX as i64,
 };
 /// Z3's resource units one obligation's queries may spend together.
-pub const SOLVER_OBLIGATION_RLIMIT: Limit = Limit {
+pub(crate) const SOLVER_OBLIGATION_RLIMIT: Limit = Limit {
     key: "solver-obligation-rlimit",
     lo: 1,
     hi: i64::MAX,
 };
 /// Z3's resource units all obligations' queries may spend together.
-pub const SOLVER_RUN_RLIMIT: Limit = Limit {
+pub(crate) const SOLVER_RUN_RLIMIT: Limit = Limit {
     key: "solver-run-rlimit",
     lo: 1,
     hi: i64::MAX,
 };
 /// Milliseconds Z3 may spend on one query (Z3 takes a 32-bit timeout).
-pub const SOLVER_TIMEOUT_MS: Limit = Limit {
+pub(crate) const SOLVER_TIMEOUT_MS: Limit = Limit {
     key: "solver-timeout-ms",
     lo: 1,
     hi: u32::MAX as i64,
 };
 /// The largest unrolling the Z3 engine builds for one obligation.
-pub const SOLVER_MAX_UNROLLING: Limit = Limit {
+pub(crate) const SOLVER_MAX_UNROLLING: Limit = Limit {
     key: "solver-max-unrolling",
     lo: 1,
     hi: i64::MAX,
 };
 
 /// The file names looked for in each folder, in order.
-pub const FILE_NAME: &str = "stalwart.toml";
+pub(crate) const FILE_NAME: &str = "stalwart.toml";
 const PYPROJECT: &str = "pyproject.toml";
 
 /// The engines a configuration may choose (the `engine` key).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
+pub(crate) enum Engine {
     /// The explicit-state search only.
     Explicit,
     /// The Z3 bounded model checker only.
@@ -122,7 +122,7 @@ pub enum Engine {
 /// What `[off]` turns off: a rule, or an obligation (its findings under any rule, QG003's
 /// included).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Off {
+pub(crate) enum Off {
     /// A rule, of the proof or a code check (`QG023`, `CC001`).
     Rule(RuleId),
     /// An obligation (`O1`).
@@ -131,18 +131,18 @@ pub enum Off {
 
 /// One `[off]` entry: what, why, and where it was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OffEntry {
+pub(crate) struct OffEntry {
     /// The rule or obligation.
-    pub what: Off,
+    pub(crate) what: Off,
     /// Why the project is not held to it.
-    pub reason: String,
+    pub(crate) reason: String,
     /// The key's line in the configuration.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
 }
 
 /// Which findings an `[[accept]]` entry matches.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Matcher {
+pub(crate) enum Matcher {
     /// A fingerprint, all 16 hex digits (a shorter prefix could be matched by a name chosen for
     /// its hash: 32 bits are minutes of work, issue 26).
     Fingerprint(String),
@@ -183,13 +183,13 @@ impl std::fmt::Display for Matcher {
 
 /// A calendar date (`until`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Date {
+pub(crate) struct Date {
     /// The year.
-    pub year: u16,
+    pub(crate) year: u16,
     /// 1..=12.
-    pub month: u8,
+    pub(crate) month: u8,
     /// 1..=31.
-    pub day: u8,
+    pub(crate) day: u8,
 }
 
 impl std::fmt::Display for Date {
@@ -200,7 +200,7 @@ impl std::fmt::Display for Date {
 
 impl Date {
     /// Today's date (UTC), from the system clock.
-    pub fn today() -> Date {
+    pub(crate) fn today() -> Date {
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -208,7 +208,7 @@ impl Date {
     }
 
     /// The date `days` days after 1970-01-01 (the civil-from-days algorithm of H. Hinnant).
-    pub fn from_days(days: i64) -> Date {
+    pub(crate) fn from_days(days: i64) -> Date {
         let z = days + 719_468;
         let era = z.div_euclid(146_097);
         let doe = z.rem_euclid(146_097);
@@ -228,66 +228,66 @@ impl Date {
 
 /// One `[[accept]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AcceptEntry {
+pub(crate) struct AcceptEntry {
     /// Which findings it accepts.
-    pub matcher: Matcher,
+    pub(crate) matcher: Matcher,
     /// Why (required).
-    pub reason: String,
+    pub(crate) reason: String,
     /// The last day it accepts, when given.
-    pub until: Option<Date>,
+    pub(crate) until: Option<Date>,
     /// Where the entry was written.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
 }
 
 /// `undecided = "pass"`: the reason the configuration gives, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UndecidedPass {
+pub(crate) struct UndecidedPass {
     /// Why an undecided obligation may pass the gate.
-    pub reason: String,
+    pub(crate) reason: String,
     /// The `undecided` key's line.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
 }
 
 /// A project configuration, read. Every field is `None` (or empty) when the file does not set
 /// it; the command line's flags win over every field.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Config {
+pub(crate) struct Config {
     /// The file read (`None`: no configuration was found).
-    pub file: Option<FileId>,
+    pub(crate) file: Option<FileId>,
     /// `session-steps`.
-    pub session_steps: Option<u32>,
+    pub(crate) session_steps: Option<u32>,
     /// `gate`.
-    pub gate: Option<GateMode>,
+    pub(crate) gate: Option<GateMode>,
     /// `engine`.
-    pub engine: Option<Engine>,
+    pub(crate) engine: Option<Engine>,
     /// `max-states`.
-    pub max_states: Option<usize>,
+    pub(crate) max_states: Option<usize>,
     /// `max-run-states`.
-    pub max_run_states: Option<u64>,
+    pub(crate) max_run_states: Option<u64>,
     /// `solver-rlimit`.
-    pub solver_rlimit: Option<u32>,
+    pub(crate) solver_rlimit: Option<u32>,
     /// `solver-obligation-rlimit`.
-    pub solver_obligation_rlimit: Option<u64>,
+    pub(crate) solver_obligation_rlimit: Option<u64>,
     /// `solver-run-rlimit`.
-    pub solver_run_rlimit: Option<u64>,
+    pub(crate) solver_run_rlimit: Option<u64>,
     /// `solver-timeout-ms`.
-    pub solver_timeout_ms: Option<u32>,
+    pub(crate) solver_timeout_ms: Option<u32>,
     /// `solver-max-unrolling`.
-    pub solver_max_unrolling: Option<usize>,
+    pub(crate) solver_max_unrolling: Option<usize>,
     /// `min-severity`.
-    pub min_severity: Option<Severity>,
+    pub(crate) min_severity: Option<Severity>,
     /// `strict-accepts`.
-    pub strict_accepts: Option<bool>,
+    pub(crate) strict_accepts: Option<bool>,
     /// `undecided = "pass"` with its `undecided-reason`: an obligation no engine decided does
     /// not fail the gate (SPEC 8.1); `None` when the file says `"fail"` or nothing.
-    pub undecided_pass: Option<UndecidedPass>,
+    pub(crate) undecided_pass: Option<UndecidedPass>,
     /// Where each top-level key is written (`max-states` -> its line), for naming a key a pull
     /// request changed (SPEC 8.1).
-    pub keys: std::collections::BTreeMap<String, Loc>,
+    pub(crate) keys: std::collections::BTreeMap<String, Loc>,
     /// `[off]`, in the file's order.
-    pub off: Vec<OffEntry>,
+    pub(crate) off: Vec<OffEntry>,
     /// `[[accept]]`, in the file's order.
-    pub accepts: Vec<AcceptEntry>,
+    pub(crate) accepts: Vec<AcceptEntry>,
 }
 
 #[derive(Deserialize)]
@@ -336,7 +336,7 @@ struct PyTool {
 /// `stalwart.toml`, or `pyproject.toml` with a `[tool.stalwart]` table, in the input's folder or
 /// a folder above it, stopping at the repository root (the folder holding `.git`). Without a
 /// repository above it, only the input's own folder is looked in. `Ok(None)`: none found.
-pub fn find(input: &Path) -> Option<PathBuf> {
+pub(crate) fn find(input: &Path) -> Option<PathBuf> {
     let start = std::fs::canonicalize(input)
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf))?;
@@ -349,14 +349,15 @@ pub fn find(input: &Path) -> Option<PathBuf> {
         let py = dir.join(PYPROJECT);
         // A pyproject.toml that may not be read (a symlink out of the repository) is returned,
         // so reading it says why, rather than passed over (issue 26).
-        let refused = |e: &crate::files::ReadError| {
+        let refused = |e: &crate::input::files::ReadError| {
             matches!(
                 e,
-                crate::files::ReadError::Escapes { .. } | crate::files::ReadError::GitFolder
+                crate::input::files::ReadError::Escapes { .. }
+                    | crate::input::files::ReadError::GitFolder
             )
         };
         if py.is_file()
-            && crate::files::read_text(&py)
+            && crate::input::files::read_text(&py)
                 .map_or_else(|e| refused(&e), |t| t.contains("[tool.stalwart]"))
         {
             return Some(py);
@@ -372,10 +373,10 @@ pub fn find(input: &Path) -> Option<PathBuf> {
 /// `[tool.stalwart]` table is read) into `sources`.
 ///
 /// Errors (each an [`InputError`] at its line, exit 2): the file cannot be read (see
-/// [`crate::files`]); TOML syntax; an unknown key; a value of the wrong kind or out of range; an
+/// [`crate::input::files`]); TOML syntax; an unknown key; a value of the wrong kind or out of range; an
 /// `[off]` key that is no rule or obligation, or an empty reason; an `[[accept]]` with no
 /// `reason`, with neither `fingerprint` nor `rule`, with both, or with a rule that does not exist.
-pub fn read(sources: &mut SourceMap, path: &Path) -> Result<Config, InputError> {
+pub(crate) fn read(sources: &mut SourceMap, path: &Path) -> Result<Config, InputError> {
     // Shown relative to the current directory when it lies under it (`find` resolves the path).
     let display = std::env::current_dir()
         .ok()
@@ -384,7 +385,7 @@ pub fn read(sources: &mut SourceMap, path: &Path) -> Result<Config, InputError> 
         .unwrap_or_else(|| path.to_path_buf())
         .display()
         .to_string();
-    let text = crate::files::read_text(path).map_err(|e| InputError::io(path, e))?;
+    let text = crate::input::files::read_text(path).map_err(|e| InputError::io(path, e))?;
     parse(sources, display, path, text)
 }
 
@@ -394,7 +395,7 @@ pub fn read(sources: &mut SourceMap, path: &Path) -> Result<Config, InputError> 
 ///
 /// # Errors
 /// As [`read`], but for reading the file.
-pub fn parse(
+pub(crate) fn parse(
     sources: &mut SourceMap,
     display: String,
     path: &Path,

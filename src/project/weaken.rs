@@ -11,13 +11,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::{AcceptEntry, Config, Engine, Off};
 use crate::engine::{bmc, EngineChoice, Limits};
 use crate::findings::GateMode;
+use crate::input::source::Loc;
+use crate::project::config::{AcceptEntry, Config, Engine, Off};
 use crate::report::{Report, WeakKind, Weakening};
 use crate::rules::RuleId;
-use crate::source::Loc;
-use crate::verify::Options;
+use crate::run::verify::Options;
 
 /// `1 finding`, `2 findings`.
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -35,7 +35,7 @@ fn w(kind: WeakKind, message: String, at: Option<Loc>) -> Weakening {
 /// The weakenings of `report`, run with `opts`, its configuration `config` (the one applied),
 /// the turns the input declares (`declared_steps`), and `changes` ([`config_changes`] and the
 /// baseline's, under `--base-ref`), which come first.
-pub fn list(
+pub(crate) fn list(
     report: &Report,
     opts: &Options,
     config: &Config,
@@ -320,7 +320,7 @@ fn accept_words(a: &AcceptEntry) -> String {
 /// The changes the pull request's configuration `head` makes to the base's `base` (SPEC 8.1),
 /// each named at its line of `head` and not applied: a setting added or changed (or removed), a
 /// new `[off]`, a new `[[accept]]`. `rev` is the base's short name.
-pub fn config_changes(base: &Config, head: &Config, rev: &str) -> Vec<Weakening> {
+pub(crate) fn config_changes(base: &Config, head: &Config, rev: &str) -> Vec<Weakening> {
     let mut out = Vec::new();
     let (b, h) = (settings(base), settings(head));
     let not_applied = format!("not applied (this run uses the base's configuration, at {rev})");

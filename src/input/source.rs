@@ -7,10 +7,10 @@
 use std::path::{Path, PathBuf};
 
 mod window;
-pub use window::{Window, MAX_WINDOW_LINE};
+pub use window::MAX_WINDOW_LINE;
 
 /// Index of a file in the [`SourceMap`].
-pub type FileId = usize;
+pub(crate) type FileId = usize;
 
 /// A position in a source file: 1-based line and column (columns count characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -38,14 +38,14 @@ pub struct SourceFile {
     /// The path on disk.
     pub path: PathBuf,
     /// The full text.
-    pub text: String,
+    pub(crate) text: String,
     /// Byte offset of the start of each line.
     line_starts: Vec<usize>,
 }
 
 impl SourceFile {
     /// Byte offset of `line`:`column` (1-based), clamped into the file.
-    pub fn offset(&self, line: u32, column: u32) -> usize {
+    pub(crate) fn offset(&self, line: u32, column: u32) -> usize {
         let li = (line.max(1) as usize - 1).min(self.line_starts.len().saturating_sub(1));
         let start = self.line_starts.get(li).copied().unwrap_or(0);
         let end = self
@@ -64,7 +64,7 @@ impl SourceFile {
     }
 
     /// 1-based line and column of byte `offset`.
-    pub fn line_col(&self, offset: usize) -> (u32, u32) {
+    pub(crate) fn line_col(&self, offset: usize) -> (u32, u32) {
         let offset = offset.min(self.text.len());
         let li = match self.line_starts.binary_search(&offset) {
             Ok(i) => i,
@@ -80,7 +80,7 @@ impl SourceFile {
     }
 
     /// The text of 1-based `line`, without its line break.
-    pub fn line_text(&self, line: u32) -> &str {
+    pub(crate) fn line_text(&self, line: u32) -> &str {
         let li = line.max(1) as usize - 1;
         let Some(&start) = self.line_starts.get(li) else {
             return "";
@@ -95,7 +95,7 @@ impl SourceFile {
 
     /// The 1-based line a location's `line` lands on: clamped into the file, as [`Self::offset`]
     /// clamps it (a line past the end is the last line).
-    pub fn clamp_line(&self, line: u32) -> u32 {
+    pub(crate) fn clamp_line(&self, line: u32) -> u32 {
         let last = u32::try_from(self.line_starts.len())
             .unwrap_or(u32::MAX)
             .max(1);
@@ -104,14 +104,14 @@ impl SourceFile {
 
     /// True when 1-based `line` (clamped) has more than `max` characters; looks at no more than
     /// `max + 1` of them, so a 60 MB line costs no more than a short one.
-    pub fn line_longer_than(&self, line: u32, max: usize) -> bool {
+    pub(crate) fn line_longer_than(&self, line: u32, max: usize) -> bool {
         let t = self.line_text(self.clamp_line(line));
         t.len() > max && t.chars().nth(max).is_some()
     }
 
     /// The line `loc` lands on, quoted (issue 26): at most [`MAX_QUOTE`] characters around its
     /// column, with `…` where the line was clipped (on character boundaries), and every character
-    /// a terminal would act on escaped ([`crate::visible`]).
+    /// a terminal would act on escaped ([`crate::input::visible`]).
     pub fn quote(&self, loc: Loc) -> String {
         let t = self.line_text(self.clamp_line(loc.line));
         let col = loc.column.max(1) as usize - 1;
@@ -128,7 +128,7 @@ impl SourceFile {
         if from > 0 {
             out.push('…');
         }
-        out.push_str(&crate::visible::visible(&shown));
+        out.push_str(&crate::input::visible::visible(&shown));
         if from + shown.len() < t.len() {
             out.push('…');
         }
@@ -136,7 +136,7 @@ impl SourceFile {
     }
 
     /// Byte span of the word (up to whitespace, `:`, `,` or a bracket) that starts at `loc`.
-    pub fn word_span(&self, loc: Loc) -> std::ops::Range<usize> {
+    pub(crate) fn word_span(&self, loc: Loc) -> std::ops::Range<usize> {
         let start = self.offset(loc.line, loc.column);
         let rest = &self.text[start..];
         let len = rest
@@ -182,7 +182,7 @@ impl SourceMap {
     }
 
     /// `file:line`, as the report prints a location.
-    pub fn file_line(&self, loc: Loc) -> String {
+    pub(crate) fn file_line(&self, loc: Loc) -> String {
         format!("{}:{}", self.short_name(loc.file), loc.line)
     }
 

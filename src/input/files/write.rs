@@ -12,7 +12,7 @@ use super::ReadError;
 
 /// How the file is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Created, or emptied and written.
     Replace,
     /// Created, or added to at its end (a job summary).
@@ -22,7 +22,7 @@ pub enum Mode {
 /// Why a file was not written. `Display` says it in a few words, without the path: the caller
 /// names the file and the option that named it.
 #[derive(Debug)]
-pub enum WriteError {
+pub(crate) enum WriteError {
     /// The path was refused or its folder could not be resolved ([`super::resolve`]).
     Path(ReadError),
     /// The path is a folder.
@@ -42,7 +42,7 @@ impl fmt::Display for WriteError {
             WriteError::Input(p) => write!(
                 f,
                 "it is {}, an input of this run, which is never written over",
-                crate::visible::visible(&p.display().to_string())
+                crate::input::visible::visible(&p.display().to_string())
             ),
             WriteError::Io(e) => write!(f, "{e}"),
         }
@@ -53,7 +53,7 @@ impl std::error::Error for WriteError {}
 
 impl WriteError {
     /// The help line: what the user can do about it.
-    pub fn help(&self) -> &'static str {
+    pub(crate) fn help(&self) -> &'static str {
         match self {
             WriteError::Path(ReadError::NotFound) => "create the folder first",
             WriteError::Path(e) => e.help(),
@@ -81,7 +81,7 @@ fn identity(path: &Path) -> Option<PathBuf> {
 /// folder or one of `inputs` (the files the run reads). The folder holding it must exist.
 ///
 /// Errors: those of [`super::resolve`], [`WriteError::Directory`], [`WriteError::Input`].
-pub fn target(path: &Path, inputs: &[PathBuf]) -> Result<PathBuf, WriteError> {
+pub(crate) fn target(path: &Path, inputs: &[PathBuf]) -> Result<PathBuf, WriteError> {
     place(path, inputs).map(|(p, _)| p)
 }
 
@@ -116,7 +116,7 @@ fn place(path: &Path, inputs: &[PathBuf]) -> Result<(PathBuf, bool), WriteError>
 /// symlink at its last component (a link swapped in after the check is refused, not followed).
 /// A device or a pipe the user names outside the repository (`/dev/null`, `/dev/stdout`) is
 /// written as before: git cannot commit one, so a pull request cannot put one in the way.
-pub fn write_text(
+pub(crate) fn write_text(
     path: &Path,
     text: &str,
     mode: Mode,
@@ -143,7 +143,7 @@ pub fn write_text(
 /// Creates the folder `dir` and those above it, held to the rule of [`super::resolve`] (a folder
 /// on the way that is a symlink out of the repository is refused, not followed). Returns the
 /// physical folder.
-pub fn create_folder(dir: &Path) -> Result<PathBuf, WriteError> {
+pub(crate) fn create_folder(dir: &Path) -> Result<PathBuf, WriteError> {
     let (physical, _) = super::resolve(dir).map_err(WriteError::Path)?;
     std::fs::create_dir_all(&physical).map_err(WriteError::Io)?;
     Ok(physical)

@@ -8,7 +8,7 @@
 //! weakening (none of them applied).
 //!
 //! Files are read with `git cat-file blob REV:PATH` (the stored bytes: no textconv, no filter
-//! driver runs), bounded as every input is ([`crate::files::MAX_FILE_BYTES`]), in the repository
+//! driver runs), bounded as every input is ([`crate::input::files::MAX_FILE_BYTES`]), in the repository
 //! that holds the input. A path outside that repository (a baseline downloaded to
 //! `$RUNNER_TEMP`) is not the pull request's, and is read from disk as it is.
 
@@ -17,20 +17,20 @@ use std::process::Command;
 
 /// A git revision of the input's repository, to read files as they are there.
 #[derive(Debug, Clone)]
-pub struct BaseRef {
+pub(crate) struct BaseRef {
     /// The revision as given (a commit id, a branch).
-    pub rev: String,
+    pub(crate) rev: String,
     /// The repository's top folder, resolved.
     root: PathBuf,
 }
 
 /// Why the base could not be read: the message and the fix (exit 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BaseError {
+pub(crate) struct BaseError {
     /// What went wrong.
-    pub message: String,
+    pub(crate) message: String,
     /// What to do.
-    pub help: String,
+    pub(crate) help: String,
 }
 
 fn error(message: String, help: &str) -> BaseError {
@@ -57,12 +57,12 @@ impl BaseRef {
     /// # Errors
     /// `rev` is not a plausible revision; git is missing; `near` is in no repository; the
     /// revision is not in the clone (a shallow checkout: fetch it).
-    pub fn open(rev: &str, near: &Path) -> Result<BaseRef, BaseError> {
+    pub(crate) fn open(rev: &str, near: &Path) -> Result<BaseRef, BaseError> {
         if !plausible(rev) {
             return Err(error(
                 format!(
                     "--base-ref '{}' is not a git revision",
-                    crate::visible::visible(rev)
+                    crate::input::visible::visible(rev)
                 ),
                 "give the pull request's base commit (its 40 hex digits), or a branch name",
             ));
@@ -111,7 +111,7 @@ impl BaseRef {
     /// a symlink does not send the base's copy looked for elsewhere (the base's
     /// `agents/shop/stalwart.toml` is the one for `agents/shop/agent.yaml`, wherever the pull
     /// request's `agents/shop` leads). A path named outside the repository is judged resolved.
-    pub fn relative(&self, path: &Path) -> Option<PathBuf> {
+    pub(crate) fn relative(&self, path: &Path) -> Option<PathBuf> {
         if let Some(rel) = self.named(path) {
             return Some(rel);
         }
@@ -153,7 +153,7 @@ impl BaseRef {
     ///
     /// # Errors
     /// It is larger than the largest input, or not UTF-8 text.
-    pub fn text(&self, path: &Path) -> Result<Option<String>, BaseError> {
+    pub(crate) fn text(&self, path: &Path) -> Result<Option<String>, BaseError> {
         let Some(rel) = self.relative(path) else {
             return Ok(None);
         };
@@ -170,7 +170,7 @@ impl BaseRef {
             .trim()
             .parse()
             .unwrap_or(u64::MAX);
-        if size > crate::files::MAX_FILE_BYTES {
+        if size > crate::input::files::MAX_FILE_BYTES {
             return Err(error(
                 format!("{spec} is larger than the largest input read"),
                 "keep the configuration and the baseline small",
@@ -195,19 +195,19 @@ impl BaseRef {
     }
 
     /// The project configuration that applies to `input` at the revision, as
-    /// [`crate::config::find`] looks for it in the checkout: the first `stalwart.toml`, or
+    /// [`crate::project::config::find`] looks for it in the checkout: the first `stalwart.toml`, or
     /// `pyproject.toml` with `[tool.stalwart]`, from the input's folder up to the repository's
     /// top. The path returned is the checkout's path of that file.
     ///
     /// # Errors
     /// A file found is too large or not text.
-    pub fn find_config(&self, input: &Path) -> Result<Option<(PathBuf, String)>, BaseError> {
+    pub(crate) fn find_config(&self, input: &Path) -> Result<Option<(PathBuf, String)>, BaseError> {
         let Some(rel) = self.relative(input) else {
             return Ok(None);
         };
         let mut dir = rel.parent().map(Path::to_path_buf);
         while let Some(d) = dir {
-            let toml = d.join(crate::config::FILE_NAME);
+            let toml = d.join(crate::project::config::FILE_NAME);
             if let Some(text) = self.text_rel(&toml)? {
                 return Ok(Some((self.root.join(toml), text)));
             }
@@ -223,7 +223,7 @@ impl BaseRef {
     }
 
     /// A short name of the revision for messages: its first 12 characters.
-    pub fn short(&self) -> &str {
+    pub(crate) fn short(&self) -> &str {
         let end = self
             .rev
             .char_indices()

@@ -35,7 +35,7 @@ use super::ReadError;
 const MAX_LINKS: usize = 40;
 
 /// True when a component of `path` is `.git` (in any case: some file systems ignore it).
-pub fn has_git_component(path: &Path) -> bool {
+pub(crate) fn has_git_component(path: &Path) -> bool {
     path.components().any(|c| match c {
         Component::Normal(n) => n.to_str().is_some_and(|s| s.eq_ignore_ascii_case(".git")),
         _ => false,
@@ -175,7 +175,7 @@ fn own_root(path: &Path, known: &[PathBuf]) -> Option<PathBuf> {
 
 /// Where `path` really leads, held to the rule of the module: the physical path and whether it
 /// exists. Errors: [`ReadError::GitFolder`], [`ReadError::Escapes`], or the operating system's.
-pub fn resolve(path: &Path) -> Result<(PathBuf, bool), ReadError> {
+pub(crate) fn resolve(path: &Path) -> Result<(PathBuf, bool), ReadError> {
     if has_git_component(path) {
         return Err(ReadError::GitFolder);
     }

@@ -17,21 +17,21 @@
 
 mod comments;
 
-use crate::base_ref::BaseRef;
-use crate::config::{AcceptEntry, Config, Date, Matcher, Off};
 use crate::findings::{AcceptKind, Acceptance, Finding};
+use crate::input::source::Loc;
+use crate::project::base_ref::BaseRef;
+use crate::project::config::{AcceptEntry, Config, Date, Matcher, Off};
 use crate::report::{AcceptWarning, OffNote, Report};
-use crate::source::Loc;
 
 /// The marker of an in-source accept, after a `#`.
-pub const MARKER: &str = "stalwart: accept";
+pub(crate) const MARKER: &str = "stalwart: accept";
 
 /// Applies `config` to `report` (see the module's docs); `today` decides which `until` dates
 /// have passed. `strict` is `strict-accepts`, from the command line or the configuration.
 /// With `base` (`--base-ref`), an accept comment whose line the base does not have is the pull
 /// request's own: it accepts nothing and is listed in [`crate::report::Triage::added_accepts`]
 /// (SPEC 8.1).
-pub fn apply(
+pub(crate) fn apply(
     report: &mut Report,
     config: &Config,
     today: Date,

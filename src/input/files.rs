@@ -18,9 +18,9 @@
 //! anything is opened. Writes go through [`write`] under the same rule.
 
 mod resolve;
-pub mod write;
+pub(crate) mod write;
 
-pub use resolve::{has_git_component, resolve};
+pub(crate) use resolve::{has_git_component, resolve};
 
 use std::fmt;
 use std::io::Read;
@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 /// The largest file any input may be (64 MiB): far above any real export, catalogue, rulebook,
 /// trace file or baseline, and small enough that reading it cannot exhaust memory.
-pub const MAX_FILE_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// Why a file could not be read. `Display` says it in a few words (`no such file`, `not a regular
 /// file (a FIFO)`, `larger than 64 MiB`, `not UTF-8 text (the first bad byte is at line 3,
@@ -82,13 +82,13 @@ impl fmt::Display for ReadError {
             ReadError::Outside(to) => write!(
                 f,
                 "it resolves to {}, outside the folder of the file that names it and the current directory",
-                crate::visible::visible(&to.display().to_string())
+                crate::input::visible::visible(&to.display().to_string())
             ),
             ReadError::Escapes { link, to } => write!(
                 f,
                 "it goes through the symlink {}, which leads to {}, outside the repository (nothing of it is read or written)",
-                crate::visible::visible(&link.display().to_string()),
-                crate::visible::visible(&to.display().to_string())
+                crate::input::visible::visible(&link.display().to_string()),
+                crate::input::visible::visible(&to.display().to_string())
             ),
             ReadError::GitFolder => write!(
                 f,
@@ -112,7 +112,7 @@ impl From<std::io::Error> for ReadError {
 
 impl ReadError {
     /// The help line for this error: what the user can do about it.
-    pub fn help(&self) -> &'static str {
+    pub(crate) fn help(&self) -> &'static str {
         match self {
             ReadError::NotFound => "check the path",
             ReadError::Directory => "name a file",
@@ -177,7 +177,7 @@ fn open(path: &Path) -> std::io::Result<std::fs::File> {
 /// opened), [`ReadError::NotFound`], [`ReadError::Directory`], [`ReadError::NotRegular`] (checked
 /// on the opened handle), [`ReadError::TooLarge`] (the size the handle reports, and the bytes
 /// actually read: `/proc` files report 0), or the operating system's error.
-pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let (physical, exists) = resolve(path)?;
     if !exists {
         return Err(ReadError::NotFound);
@@ -238,15 +238,8 @@ pub fn read_text_limited(path: &Path, limit: u64) -> Result<String, ReadError> {
 }
 
 /// [`read_text_limited`] with the input limit, [`MAX_FILE_BYTES`].
-pub fn read_text(path: &Path) -> Result<String, ReadError> {
+pub(crate) fn read_text(path: &Path) -> Result<String, ReadError> {
     read_text_limited(path, MAX_FILE_BYTES)
-}
-
-/// [`read_text`] of a path an input named, in the file at `named_by`: refused with
-/// [`ReadError::Outside`] unless it lies in the workspace ([`in_workspace`]).
-pub fn read_confined(path: &Path, named_by: &Path) -> Result<String, ReadError> {
-    confine(path, named_by)?;
-    read_text(path)
 }
 
 /// Checks that `path`, named by the file at `named_by`, lies in the workspace ([`in_workspace`]).
@@ -257,7 +250,7 @@ pub fn confine(path: &Path, named_by: &Path) -> Result<(), ReadError> {
 
 /// Checks that `path` (symlinks resolved) lies under the folder `dir` or under the current
 /// directory. A path that does not exist is [`ReadError::NotFound`].
-pub fn confine_to(path: &Path, dir: &Path) -> Result<(), ReadError> {
+pub(crate) fn confine_to(path: &Path, dir: &Path) -> Result<(), ReadError> {
     let canon = std::fs::canonicalize(path)?;
     if under(&canon, dir) {
         Ok(())
@@ -267,7 +260,7 @@ pub fn confine_to(path: &Path, dir: &Path) -> Result<(), ReadError> {
 }
 
 /// The folder of the file at `path` (`.` for a bare file name).
-pub fn folder_of(path: &Path) -> PathBuf {
+pub(crate) fn folder_of(path: &Path) -> PathBuf {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -278,14 +271,14 @@ pub fn folder_of(path: &Path) -> PathBuf {
 /// or under the current directory (the repository a CI job runs in). Files a run reads on an
 /// input's say-so must: an input must not make the report print, say, `/proc/self/environ` into
 /// a CI log.
-pub fn in_workspace(path: &Path, base: &Path) -> bool {
+pub(crate) fn in_workspace(path: &Path, base: &Path) -> bool {
     confine(path, base).is_ok()
 }
 
 /// [`in_workspace`], or under the git repository holding the folder of `base` (its nearest
 /// ancestor with a `.git`, a folder or the file a worktree or submodule has): where a source
 /// location may point (SPEC 12.4: an export in `build/` names the sources in `../app/`).
-pub fn in_repository(path: &Path, base: &Path) -> bool {
+pub(crate) fn in_repository(path: &Path, base: &Path) -> bool {
     if in_workspace(path, base) {
         return true;
     }

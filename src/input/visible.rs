@@ -21,7 +21,7 @@ pub fn is_unsafe(c: char) -> bool {
 /// U+2066-U+2069 bidirectional controls, U+2060-U+2064, U+180E, U+FEFF, the tag characters...),
 /// and the invisible characters outside Cf: U+034F (combining grapheme joiner), the Hangul fillers
 /// (U+115F, U+1160, U+3164, U+FFA0) and U+17B4/U+17B5.
-pub fn is_invisible(c: char) -> bool {
+pub(crate) fn is_invisible(c: char) -> bool {
     matches!(
         c,
         // General category Cf (Unicode 15.1).
@@ -58,7 +58,7 @@ pub fn is_invisible(c: char) -> bool {
 }
 
 /// The first unsafe character of `s` ([`is_unsafe`]), as a refusal names it: `U+200B`.
-pub fn first_unsafe(s: &str) -> Option<String> {
+pub(crate) fn first_unsafe(s: &str) -> Option<String> {
     s.chars()
         .find(|&c| is_unsafe(c))
         .map(|c| format!("U+{:04X}", c as u32))
@@ -66,7 +66,7 @@ pub fn first_unsafe(s: &str) -> Option<String> {
 
 /// The visible escape of an unsafe character (`\r`, `\t`, `\n`, `\0`, else `\u{hex}`); `None` for
 /// a safe one.
-pub fn escape_char(c: char) -> Option<String> {
+pub(crate) fn escape_char(c: char) -> Option<String> {
     if !is_unsafe(c) {
         return None;
     }
@@ -80,7 +80,7 @@ pub fn escape_char(c: char) -> Option<String> {
 }
 
 /// Appends `c` to `out`, escaped when it is unsafe ([`escape_char`]).
-pub fn push_escaped(out: &mut String, c: char) {
+pub(crate) fn push_escaped(out: &mut String, c: char) {
     match escape_char(c) {
         Some(e) => out.push_str(&e),
         None => out.push(c),
@@ -88,7 +88,7 @@ pub fn push_escaped(out: &mut String, c: char) {
 }
 
 /// `s` with every unsafe character ([`is_unsafe`]) escaped; borrowed when nothing needed it.
-pub fn visible(s: &str) -> Cow<'_, str> {
+pub(crate) fn visible(s: &str) -> Cow<'_, str> {
     if !s.chars().any(is_unsafe) {
         return Cow::Borrowed(s);
     }
@@ -101,7 +101,7 @@ pub fn visible(s: &str) -> Cow<'_, str> {
 
 /// `s` with its own line breaks kept and every other unsafe character escaped: for multi-line
 /// text the verifier itself composed around input text (a message with a list, a help line).
-pub fn visible_lines(s: &str) -> Cow<'_, str> {
+pub(crate) fn visible_lines(s: &str) -> Cow<'_, str> {
     if !s.chars().any(|c| c != '\n' && is_unsafe(c)) {
         return Cow::Borrowed(s);
     }
@@ -120,7 +120,7 @@ pub fn visible_lines(s: &str) -> Cow<'_, str> {
 /// colour codes (`ESC [ digits;... m`); tabs become four spaces; every other unsafe character an
 /// input smuggled into a name or a warning is escaped, so a crafted export cannot hide lines or
 /// forge a `Gate: passed` in a terminal or a CI log.
-pub fn neutralise(text: &str, color: bool) -> String {
+pub(crate) fn neutralise(text: &str, color: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
@@ -145,7 +145,7 @@ pub fn neutralise(text: &str, color: bool) -> String {
 /// Pretty-printed JSON of `v`, ending with a newline, with every unsafe character ([`is_unsafe`])
 /// inside a string written as a `\uXXXX` escape: the same JSON value, safe to print to a terminal
 /// (serde_json already escapes C0 controls; DEL, C1, U+2028/9 and bidi overrides it leaves raw).
-pub fn json_pretty<T: serde::Serialize>(v: &T) -> String {
+pub(crate) fn json_pretty<T: serde::Serialize>(v: &T) -> String {
     let text = serde_json::to_string_pretty(v).unwrap_or_else(|_| "{}".to_string());
     let mut out = String::with_capacity(text.len() + 1);
     for c in text.chars() {

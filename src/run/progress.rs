@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// A running progress line; dropping it stops and erases the line.
-pub struct Progress {
+pub(crate) struct Progress {
     stop: Option<Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -16,14 +16,14 @@ pub struct Progress {
 impl Progress {
     /// Starts the line for `what` (`verifying agent.yaml`), shown after one second, when standard
     /// error is a terminal.
-    pub fn start(what: &str) -> Progress {
+    pub(crate) fn start(what: &str) -> Progress {
         if !std::io::stderr().is_terminal() {
             return Progress {
                 stop: None,
                 thread: None,
             };
         }
-        let what = crate::visible::visible(what).into_owned();
+        let what = crate::input::visible::visible(what).into_owned();
         let (tx, rx) = mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
             let start = Instant::now();

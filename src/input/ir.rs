@@ -6,11 +6,11 @@
 //! meaning: that is [`crate::model`]'s job.
 
 /// The numbers of turns a search may span (SPEC 1 `session_steps`), wherever the number comes
-/// from: the flag, the export, `stalwart.toml`. [`crate::verify::session_steps`] chooses one;
+/// from: the flag, the export, `stalwart.toml`. [`crate::run::verify::session_steps`] chooses one;
 /// the input's reader, the configuration and the model read this one range.
-pub const SESSION_STEPS: std::ops::RangeInclusive<u32> = 1..=16;
+pub(crate) const SESSION_STEPS: std::ops::RangeInclusive<u32> = 1..=16;
 
-use crate::source::Loc;
+use crate::input::source::Loc;
 
 /// A `qls-graph/1` export (SPEC 2.2): the top graph plus the run-wide settings.
 #[derive(Debug, Clone, Default)]
@@ -38,14 +38,14 @@ pub struct Export {
     pub input_reads_outside: bool,
     /// The export's `producer` metadata as written (SPEC 2.2 lets exporters add their own), kept
     /// so `--export-only` writes it back.
-    pub producer: Option<serde_json::Value>,
+    pub(crate) producer: Option<serde_json::Value>,
     /// The framework the export was made from, as `producer` says: the findings' fixes are
     /// written in that framework's terms (SPEC 12).
-    pub framework: Framework,
+    pub(crate) framework: Framework,
     /// `tool_locations` (SPEC 12.4): where each tool is defined in the user's source, as
     /// `(tool, location, the file the location names)`. The loader resolves the file; a tool's
     /// findings give its definition as a related location.
-    pub tool_locations: Vec<(String, Loc, Option<String>)>,
+    pub(crate) tool_locations: Vec<(String, Loc, Option<String>)>,
 }
 
 /// The framework an export was made from, read from the `producer` metadata its exporter adds
@@ -67,7 +67,7 @@ pub enum Framework {
 #[derive(Debug, Clone)]
 pub struct AgentInfo {
     /// The agent's name (the key under `agents:`).
-    pub name: String,
+    pub(crate) name: String,
     /// `budget:` declared on the agent (silences QG023 on cycles wholly inside the agent).
     pub budget: Option<Budget>,
     /// `on_unread:` as written, if any.
@@ -75,7 +75,7 @@ pub struct AgentInfo {
     /// `privilege: high` makes every tool of the agent privileged.
     pub privilege_high: bool,
     /// Where the agent was declared.
-    pub loc: Loc,
+    pub(crate) loc: Loc,
 }
 
 /// A declared budget `{steps, turns}`. Either may be absent; its presence is what QG023 reads.
@@ -91,16 +91,16 @@ pub struct Budget {
 #[derive(Debug, Clone)]
 pub struct FlagDecl {
     /// The flag's name.
-    pub name: String,
+    pub(crate) name: String,
     /// `session` (kept across turns) or `turn` (reset when a turn starts).
-    pub scope: FlagScope,
+    pub(crate) scope: FlagScope,
     /// Where it was declared.
     pub loc: Loc,
 }
 
 /// The scope of a state flag (SPEC 2.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FlagScope {
+pub(crate) enum FlagScope {
     /// Kept across turns, as a checkpointer keeps state.
     Session,
     /// Reset to false when a turn starts.
@@ -123,7 +123,7 @@ pub struct GraphDef {
     /// Named subgraphs, in declaration order.
     pub subgraphs: Vec<(Named, GraphDef)>,
     /// A subgraph's own budget (silences QG023 on cycles wholly inside it).
-    pub budget: Option<Budget>,
+    pub(crate) budget: Option<Budget>,
 }
 
 /// A name together with where it was written (an id, a tool name, a flag).
@@ -160,7 +160,7 @@ pub enum NodeKind {
 
 impl NodeKind {
     /// The spelling used in `qls-graph/1`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             NodeKind::Start => "start",
             NodeKind::End => "end",
@@ -175,7 +175,7 @@ impl NodeKind {
     }
 
     /// Parses the `qls-graph/1` spelling; `None` for an unknown kind.
-    pub fn parse(s: &str) -> Option<NodeKind> {
+    pub(crate) fn parse(s: &str) -> Option<NodeKind> {
         Some(match s {
             "start" => NodeKind::Start,
             "end" => NodeKind::End,
@@ -191,7 +191,7 @@ impl NodeKind {
     }
 
     /// Every kind's spelling, for error messages.
-    pub const ALL: &'static [&'static str] = &[
+    pub(crate) const ALL: &'static [&'static str] = &[
         "start",
         "end",
         "model",
@@ -221,7 +221,7 @@ pub struct NodeDef {
     /// `model_written` (issue 28): tools of `tools` whose arguments the node's code takes from
     /// what a model wrote (a step running a tool call's arguments, or a message's text): a model
     /// chooses those arguments, as at a tool node (SPEC 6, QG017/QG018).
-    pub model_written: Vec<Written>,
+    pub(crate) model_written: Vec<Written>,
     /// `sets`: flags its code sets when it runs.
     pub sets: Vec<Named>,
     /// `clears`: flags its code clears when it runs.
@@ -241,38 +241,38 @@ pub struct NodeDef {
     pub object_loc: Loc,
     /// `opaque`: what the exporter saw the node's code do but could not read (SPEC 2.2, 12.5),
     /// each a QG024 finding.
-    pub opaque: Vec<OpaqueDef>,
+    pub(crate) opaque: Vec<OpaqueDef>,
     /// `guard_not_credited` (SPEC 2.2): the node's calls pass a guard the export does not credit,
     /// and why (the exporter's words); findings on its calls say so in their fix.
-    pub guard_not_credited: Option<String>,
+    pub(crate) guard_not_credited: Option<String>,
 }
 
 /// One entry of a node's `model_written`: a tool, and the arguments a model wrote (`None`: any).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Written {
+pub(crate) struct Written {
     /// The tool (one of the node's `tools`).
-    pub tool: Named,
+    pub(crate) tool: Named,
     /// The names of the arguments the model wrote; `None` when it may have written any.
-    pub args: Option<Vec<String>>,
+    pub(crate) args: Option<Vec<String>>,
 }
 
 /// One `opaque` entry of a node (SPEC 2.2, 12.5): something the exporter saw the node's code do
 /// but could not read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OpaqueDef {
+pub(crate) struct OpaqueDef {
     /// `what`: the kind of thing left unread.
-    pub what: OpaqueWhat,
+    pub(crate) what: OpaqueWhat,
     /// `why`: the exporter's reason, as written.
-    pub why: String,
+    pub(crate) why: String,
     /// The entry's own `location`, when it gives one (resolved by the loader); else the node's.
-    pub loc: Option<Loc>,
+    pub(crate) loc: Option<Loc>,
     /// The `file` the entry's `location` names, when it names one.
-    pub declared_file: Option<String>,
+    pub(crate) declared_file: Option<String>,
 }
 
 /// What an `opaque` entry left unread (SPEC 2.2 `opaque`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpaqueWhat {
+pub(crate) enum OpaqueWhat {
     /// Tools bound or called that the exporter cannot resolve.
     Tools,
     /// A chat model made or chosen at run time.
@@ -287,10 +287,10 @@ pub enum OpaqueWhat {
 
 impl OpaqueWhat {
     /// Every `what`, as written in an export.
-    pub const ALL: [&'static str; 5] = ["tools", "model", "pause", "subgraph", "code"];
+    pub(crate) const ALL: [&'static str; 5] = ["tools", "model", "pause", "subgraph", "code"];
 
     /// Parses an export's `what`.
-    pub fn parse(s: &str) -> Option<OpaqueWhat> {
+    pub(crate) fn parse(s: &str) -> Option<OpaqueWhat> {
         Some(match s {
             "tools" => OpaqueWhat::Tools,
             "model" => OpaqueWhat::Model,
@@ -302,7 +302,7 @@ impl OpaqueWhat {
     }
 
     /// As written in an export.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             OpaqueWhat::Tools => "tools",
             OpaqueWhat::Model => "model",
@@ -328,7 +328,7 @@ pub enum EdgeKind {
 
 impl EdgeKind {
     /// The spelling used in `qls-graph/1`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             EdgeKind::Fixed => "fixed",
             EdgeKind::Conditional => "conditional",
@@ -349,9 +349,9 @@ pub struct EdgeDef {
     /// An entry `../id` names a node of the enclosing graph.
     pub destinations: Option<Vec<Named>>,
     /// `guard`: taken only when it holds.
-    pub guard: Option<Guard>,
+    pub(crate) guard: Option<Guard>,
     /// `exit_after`: taken at most N times in one run.
-    pub exit_after: Option<u32>,
+    pub(crate) exit_after: Option<u32>,
     /// Where the edge was declared.
     pub loc: Loc,
     /// The `file` an export's edge `location` names, when it names one (resolved by the loader).
@@ -376,20 +376,8 @@ pub enum Guard<F = String> {
 }
 
 impl<F> Guard<F> {
-    /// Every flag the guard names, in order of appearance.
-    pub fn flags<'a>(&'a self, out: &mut Vec<&'a F>) {
-        match self {
-            Guard::Flag(f) => out.push(f),
-            Guard::Not(g) => g.flags(out),
-            Guard::And(a, b) | Guard::Or(a, b) => {
-                a.flags(out);
-                b.flags(out);
-            }
-        }
-    }
-
     /// Evaluates the guard with `lookup` giving each flag's value.
-    pub fn eval(&self, lookup: &dyn Fn(&F) -> bool) -> bool {
+    pub(crate) fn eval(&self, lookup: &dyn Fn(&F) -> bool) -> bool {
         match self {
             Guard::Flag(f) => lookup(f),
             Guard::Not(g) => !g.eval(lookup),
@@ -399,7 +387,7 @@ impl<F> Guard<F> {
     }
 
     /// The same guard with each flag mapped by `f`; `None` when `f` gives `None` for one.
-    pub fn try_map<G>(&self, f: &dyn Fn(&F) -> Option<G>) -> Option<Guard<G>> {
+    pub(crate) fn try_map<G>(&self, f: &dyn Fn(&F) -> Option<G>) -> Option<Guard<G>> {
         Some(match self {
             Guard::Flag(x) => Guard::Flag(f(x)?),
             Guard::Not(g) => Guard::Not(Box::new(g.try_map(f)?)),
@@ -458,7 +446,7 @@ pub enum When {
 
 impl When {
     /// The spelling used in `qls-graph/1`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             When::Before => "before",
             When::After => "after",
@@ -515,7 +503,7 @@ pub struct UnknownWord {
     /// The word as written (for a role: `args.<arg>.role: <value>`).
     pub word: String,
     /// A known word close to it (a likely typo), if any.
-    pub suggestion: Option<String>,
+    pub(crate) suggestion: Option<String>,
     /// Where it was written.
     pub loc: Loc,
 }
@@ -524,7 +512,7 @@ pub struct UnknownWord {
 #[derive(Debug, Clone)]
 pub struct StoreDef {
     /// The store's name.
-    pub name: String,
+    pub(crate) name: String,
     /// Shared by several tenants.
     pub multi_tenant: bool,
     /// Kept across sessions.
@@ -579,9 +567,9 @@ pub enum Role {
 
 impl Role {
     /// The roles of an argument that is code the tool runs (QG017).
-    pub const CODE: &'static [Role] = &[Role::Code, Role::Shell];
+    pub(crate) const CODE: &'static [Role] = &[Role::Code, Role::Shell];
     /// The roles of an argument that is a query or a destination (QG018).
-    pub const QUERY: &'static [Role] = &[
+    pub(crate) const QUERY: &'static [Role] = &[
         Role::Sql,
         Role::Query,
         Role::Path,
@@ -607,7 +595,7 @@ impl Role {
     }
 
     /// Parses a role; `None` when unknown (kept and linted).
-    pub fn parse(s: &str) -> Option<Role> {
+    pub(crate) fn parse(s: &str) -> Option<Role> {
         Some(match s {
             "code" => Role::Code,
             "shell" => Role::Shell,
@@ -708,11 +696,11 @@ pub struct ToolDef {
     /// Where the tool's entry was declared.
     pub loc: Loc,
     /// Where the tool is defined in the user's source (an export's `tool_locations`, SPEC 12.4).
-    pub defined: Option<Loc>,
+    pub(crate) defined: Option<Loc>,
     /// True when the entry says `kind: null`: not yet declared (an exporter's `--init-words`
     /// writes it for a tool nothing declares). Read as a write, the worst case, and listed in the
     /// `kind_unset` lint until it is set.
-    pub kind_unset: bool,
+    pub(crate) kind_unset: bool,
 }
 
 impl ToolDef {
@@ -753,18 +741,18 @@ impl ToolDef {
 /// A rulebook fact declared in agent.yaml's `facts:` (SPEC 2.1, 3; seed chapter 45, "The
 /// rulebook's facts").
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fact {
+pub(crate) struct Fact {
     /// The fact's name (`order_paid`), as a rulebook condition reads it (`$order_paid`).
-    pub name: Named,
+    pub(crate) name: Named,
     /// Where its value comes from.
-    pub source: FactSource,
+    pub(crate) source: FactSource,
     /// `same: arg`: only an answer about the argument the checked call names counts.
-    pub same: Option<String>,
+    pub(crate) same: Option<String>,
 }
 
 /// Where a fact's value comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FactSource {
+pub(crate) enum FactSource {
     /// `from: tool.field` (truthy) or `from: tool.field == value`: the latest answer of `tool`.
     Tool {
         /// The tool whose answer gives the fact.

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use crate::checks;
 use crate::engine::{self, bmc, Depth, EngineChoice, InstanceResult, Limits, Verdict};
-use crate::error::InputError;
 use crate::findings::{Finding, GateMode};
+use crate::input::error::InputError;
 use crate::input::Inputs;
 use crate::report::{EngineStats, ProofScope, Report, RulebookInfo};
 use crate::rulebook::budget::Budgets;
@@ -17,13 +17,13 @@ use crate::rulebook::load::{self, LoadError, Loaded, VersionChoice};
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Turns to search (1..=16, already chosen).
-    pub session_steps: u32,
+    pub(crate) session_steps: u32,
     /// The gate.
-    pub gate: GateMode,
+    pub(crate) gate: GateMode,
     /// A rulebook given on the command line, overriding the input's.
-    pub rulebook: Option<String>,
+    pub(crate) rulebook: Option<String>,
     /// States one obligation's search may keep before it is undecided (QG006).
-    pub max_states: usize,
+    pub(crate) max_states: usize,
     /// States all obligations' searches together may generate; past it the obligations not yet
     /// searched are undecided (QG006, [`Limits::max_run_states`]).
     pub max_run_states: u64,
@@ -36,7 +36,7 @@ pub struct Options {
     /// Traces of real runs, JSON Lines (`--traces RUNS.jsonl`, SPEC 2.4), for QG016.
     pub traces: Option<PathBuf>,
     /// The rulebook's budgets (its compile, and QG002's comparisons).
-    pub rulebook_budgets: Budgets,
+    pub(crate) rulebook_budgets: Budgets,
 }
 
 /// Why a run could not prove anything (exit 2).
@@ -115,15 +115,15 @@ pub fn verify(inputs: Inputs, opts: &Options) -> Result<Report, VerifyError> {
 
 /// The number of turns a run searches (SPEC 1): the flag's, else the export's `session_steps`,
 /// else `stalwart.toml`'s, else 1. The export's and the configuration's are range-checked where
-/// they are read (with their line); a number out of [`crate::ir::SESSION_STEPS`] is an input
+/// they are read (with their line); a number out of [`crate::input::ir::SESSION_STEPS`] is an input
 /// error naming the range.
-pub fn session_steps(
+pub(crate) fn session_steps(
     flag: Option<u32>,
     export: Option<u32>,
     config: Option<u32>,
 ) -> Result<u32, InputError> {
     let n = flag.or(export).or(config).unwrap_or(1);
-    let range = crate::ir::SESSION_STEPS;
+    let range = crate::input::ir::SESSION_STEPS;
     if range.contains(&n) {
         Ok(n)
     } else {

@@ -21,29 +21,29 @@ use crate::report::{BaselineInfo, Report};
 
 /// What a baseline says of one finding: enough to tell whether it got worse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Known {
+pub(crate) struct Known {
     /// Its severity then (`None`: the baseline does not say).
-    pub severity: Option<Severity>,
+    pub(crate) severity: Option<Severity>,
     /// Whether it failed the gate then (`None`: the baseline does not say).
-    pub blocked: Option<bool>,
+    pub(crate) blocked: Option<bool>,
 }
 
 /// The findings an earlier run reported, by fingerprint.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Baseline {
+pub(crate) struct Baseline {
     /// The file, as the user named it.
-    pub path: String,
+    pub(crate) path: String,
     /// Its findings, by fingerprint.
-    pub fingerprints: BTreeMap<String, Known>,
+    pub(crate) fingerprints: BTreeMap<String, Known>,
 }
 
 /// Why a baseline could not be read: the message (naming the file) and the fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BaselineError {
+pub(crate) struct BaselineError {
     /// What went wrong, naming the file (and line, for JSON that does not parse).
-    pub message: String,
+    pub(crate) message: String,
     /// What to do.
-    pub help: String,
+    pub(crate) help: String,
 }
 
 /// The fix every baseline error gives.
@@ -54,13 +54,13 @@ const HELP: &str =
 ///
 /// # Errors
 /// The file cannot be read, is not JSON, or is neither a SARIF log nor a stalwart JSON report.
-pub fn read(path: &Path) -> Result<Baseline, BaselineError> {
+pub(crate) fn read(path: &Path) -> Result<Baseline, BaselineError> {
     let shown = path.display().to_string();
     let err = |message: String| BaselineError {
         message,
         help: HELP.to_string(),
     };
-    let text = crate::files::read_text(path)
+    let text = crate::input::files::read_text(path)
         .map_err(|e| err(format!("cannot read the baseline {shown}: {e}")))?;
     parse(shown, &text)
 }
@@ -70,7 +70,7 @@ pub fn read(path: &Path) -> Result<Baseline, BaselineError> {
 ///
 /// # Errors
 /// The text is not JSON, or is neither a SARIF log nor a stalwart JSON report.
-pub fn parse(shown: String, text: &str) -> Result<Baseline, BaselineError> {
+pub(crate) fn parse(shown: String, text: &str) -> Result<Baseline, BaselineError> {
     let err = |message: String| BaselineError {
         message,
         help: HELP.to_string(),
@@ -182,7 +182,7 @@ fn no_worse(report: &Report, f: &Finding, then: &Known) -> bool {
 ///
 /// The hidden findings move to [`Report::known`]: SARIF still writes them, with
 /// `baselineState: "unchanged"`, so uploading the log does not close their alerts.
-pub fn apply(report: &mut Report, baseline: &Baseline) {
+pub(crate) fn apply(report: &mut Report, baseline: &Baseline) {
     let (known, new): (Vec<_>, Vec<_>) = std::mem::take(&mut report.findings)
         .into_iter()
         .partition(|f| {

@@ -13,9 +13,9 @@ use miette::{
     SpanContents,
 };
 
-use crate::files::ReadError;
-use crate::source::{Loc, SourceFile, SourceMap};
-use crate::visible::{visible, visible_lines};
+use crate::input::files::ReadError;
+use crate::input::source::{Loc, SourceFile, SourceMap};
+use crate::input::visible::{visible, visible_lines};
 
 /// Bad or unreadable input: the run cannot prove anything (exit 2).
 ///
@@ -25,9 +25,9 @@ use crate::visible::{visible, visible_lines};
 /// any related place in the same file). Boxed, so a `Result` carrying it stays small.
 ///
 /// Everything it shows is safe to print (issue 14): text from an input is escaped
-/// ([`crate::visible`]), and a file whose labelled lines are long (a minified export) or hold
-/// control characters is shown through a clipped, escaped [`crate::source::Window`] of those
-/// lines, with the file's own line numbers.
+/// ([`crate::input::visible`]), and a file whose labelled lines are long (a minified export) or hold
+/// control characters is shown through a clipped, escaped window of those lines (`Window`, in
+/// `src/input/source/window.rs`), with the file's own line numbers.
 #[derive(Debug, thiserror::Error)]
 #[error("{}", .0.message)]
 pub struct InputError(Box<Inner>);
@@ -189,7 +189,7 @@ fn help_of(help: String) -> Option<String> {
 impl InputError {
     /// An error at `loc` in a file of `sources`: the message is prefixed with `file:line:column`
     /// and the word starting at `loc` is labelled. `help` says how to fix it.
-    pub fn at(
+    pub(crate) fn at(
         sources: &SourceMap,
         loc: Loc,
         msg: impl Into<String>,
@@ -224,7 +224,7 @@ impl InputError {
 
     /// Like [`InputError::at`], but the label covers exactly `width` characters from `loc`
     /// (for a word inside a longer text, such as a flag inside a guard).
-    pub fn at_width(
+    pub(crate) fn at_width(
         sources: &SourceMap,
         loc: Loc,
         width: usize,
@@ -244,7 +244,7 @@ impl InputError {
     }
 
     /// A file that could not be read (missing, a FIFO, too large, not UTF-8, ...): names it.
-    pub fn io(path: &Path, err: impl Into<ReadError>) -> InputError {
+    pub(crate) fn io(path: &Path, err: impl Into<ReadError>) -> InputError {
         let err = err.into();
         let help = err.help();
         let shown = path.display().to_string();
@@ -264,7 +264,7 @@ impl InputError {
     /// A file named at `loc` (the agent.yaml key that names it, such as `rulebook:`) that could
     /// not be read, or lies outside the workspace: located at `loc`, naming `what` (`the
     /// rulebook 'x'`) and the path as resolved, and printing nothing of the file itself.
-    pub fn unreadable_at(
+    pub(crate) fn unreadable_at(
         sources: &SourceMap,
         loc: Loc,
         what: &str,
@@ -291,7 +291,7 @@ impl InputError {
     }
 
     /// An error with no place in a file.
-    pub fn plain(msg: impl Into<String>, help: impl Into<String>) -> InputError {
+    pub(crate) fn plain(msg: impl Into<String>, help: impl Into<String>) -> InputError {
         InputError(Box::new(Inner {
             message: visible_lines(&msg.into()).into_owned(),
             file: None,
@@ -304,7 +304,7 @@ impl InputError {
     }
 
     /// Replaces the primary label's text (default `here`).
-    pub fn with_label(mut self, label: impl Into<String>) -> InputError {
+    pub(crate) fn with_label(mut self, label: impl Into<String>) -> InputError {
         if let Some(first) = self.0.raw.first_mut() {
             first.0 = Some(label.into());
             self.0.draw();
@@ -314,7 +314,7 @@ impl InputError {
 
     /// Adds a secondary label at `loc` when it lies in the same file as the primary place
     /// (e.g. "first declared here" for a duplicate).
-    pub fn also_at(
+    pub(crate) fn also_at(
         mut self,
         sources: &SourceMap,
         loc: Loc,
