@@ -106,8 +106,11 @@ def test_three_refunds_in_one_message_ask_once():
     assert [i.raw_item.call_id for i in r.interruptions] == ["c2"]
     r = approve(r.last_agent, r, s, [[assistant_message("ok")]])
     assert MADE == [("A1", 1.0)]
-    assert [(e["call_id"], e["ran"]) for e in read_history(s.records) if e["tool"] == "issue_refund"] == [
-        ("c3", False), ("c4", False), ("c2", True)]
+    refunds = [(e["call_id"], e["ran"]) for e in read_history(s.records) if e["tool"] == "issue_refund"]
+    # c3 and c4 are refused while c2 waits for its answer, in the order the SDK's concurrent tool
+    # tasks reach the guard (either); c2 runs once, after its approval.
+    assert sorted(refunds[:2]) == [("c3", False), ("c4", False)]
+    assert refunds[2:] == [("c2", True)]
 
 
 @pytest.mark.parametrize("amount", ["40", True, None, [40], {"v": 40}])
