@@ -64,6 +64,7 @@ pub use input::ir::{
 };
 pub use input::source::{Loc, SourceMap, MAX_QUOTE, MAX_WINDOW_LINE};
 pub use input::visible::is_unsafe;
+pub use project::options::Options;
 pub use report::{EngineStats, ProofScope, Report};
 pub use run::cli::main;
-pub use run::verify::{verify, verify_with_model, Options};
+pub use run::verify::{verify, verify_with_model};

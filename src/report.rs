@@ -11,7 +11,7 @@
 
 pub(crate) use crate::findings::{CodeChecks, TracesInfo};
 use crate::findings::{Finding, GateMode, Lint, Step};
-use crate::input::source::SourceMap;
+use crate::input::source::{Loc, SourceMap};
 use serde::Serialize;
 
 pub(crate) mod picture;
@@ -199,7 +199,7 @@ pub struct Weakening {
     /// What it is, a sentence without its final period (`O1 (the tool check) is off: ...`).
     pub message: String,
     /// The line that makes it (a configuration key, an accept comment), when there is one.
-    pub at: Option<crate::input::source::Loc>,
+    pub at: Option<Loc>,
 }
 
 /// What a project configuration settled about a run's findings (issue 18).
@@ -218,9 +218,19 @@ pub struct Triage {
     pub strict: bool,
     /// `undecided = "pass"`, with its reason: an obligation no engine decided does not fail the
     /// gate (SPEC 8.1).
-    pub(crate) undecided_pass: Option<crate::project::config::UndecidedPass>,
+    pub(crate) undecided_pass: Option<UndecidedPass>,
     /// Accept comments a pull request added (`--base-ref`): they accept nothing (SPEC 8.1).
     pub(crate) added_accepts: Vec<AcceptWarning>,
+}
+
+/// `undecided = "pass"`: the reason the configuration gives, and where (read by
+/// [`crate::project::config`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UndecidedPass {
+    /// Why an undecided obligation may pass the gate.
+    pub(crate) reason: String,
+    /// The `undecided` key's line.
+    pub(crate) loc: Loc,
 }
 
 /// One rule or obligation a project is not held to.
@@ -240,7 +250,7 @@ pub(crate) struct OffNote {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct AcceptWarning {
     /// Where the accept is written.
-    pub at: crate::input::source::Loc,
+    pub at: Loc,
     /// What is wrong (`matches no finding`, `expired on 2026-01-31`).
     pub message: String,
 }

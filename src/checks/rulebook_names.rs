@@ -12,7 +12,7 @@
 //!   input: flows: [...]`), which NeMo would otherwise pass over.
 //!
 //! Each is a finding at the line that names it, with "did you mean" when a known name is a small
-//! edit away ([`library::nearest`]) and, for an action, the catalogue entry of the tool probably
+//! edit away ([`nearest`]) and, for an action, the catalogue entry of the tool probably
 //! meant as related location.
 
 use crate::rules::RuleId;
@@ -22,6 +22,7 @@ use super::rb_finding;
 use crate::findings::{Finding, Step, StepKind};
 use crate::input::ir::ToolDef;
 use crate::input::source::Loc;
+use crate::input::suggest::nearest;
 use crate::rulebook::compile::{Compiled, Place};
 use crate::rulebook::flows::Version;
 use crate::rulebook::gate::ToolNames;
@@ -141,7 +142,7 @@ fn actions(c: &Compiled, tools: &[ToolDef], out: &mut Vec<Unknown>) {
                     .map(|a| (spell(a), None)),
             )
             .collect();
-        let near = library::nearest(&e.action, candidates.iter().map(|(n, _)| n.as_str()));
+        let near = nearest(&e.action, candidates.iter().map(|(n, _)| n.as_str()));
         let meant = near.and_then(|n| candidates.iter().find(|(c, _)| c == n));
         out.push(Unknown {
             what: Missing::Action,
@@ -188,7 +189,7 @@ fn flows(c: &Compiled, out: &mut Vec<Unknown>) {
         {
             continue;
         }
-        let near = library::nearest(
+        let near = nearest(
             &u.name,
             defined
                 .iter()

@@ -34,11 +34,11 @@ const ROLES: &[&str] = &[
 
 /// The known word closest to `word`, when it is near enough to be a typo.
 fn closest(word: &str, known: &[&str]) -> Option<String> {
-    super::validate::closest(word, known.iter().copied()).map(str::to_string)
+    super::suggest::closest(word, known.iter().copied()).map(str::to_string)
 }
 
 /// A word of `owner` (`("tool", "refund")`, `("channel", "bank")`) the verifier does not know: an error at
-/// its place when it is a misspelling of one of `known` ([`crate::rulebook::library::nearest`], as
+/// its place when it is a misspelling of one of `known` ([`crate::input::suggest::nearest`], as
 /// for a rulebook's names: `irreversable`,
 /// `reads_outsid`), since a misspelt word is ignored by every rule and would silently weaken the
 /// proof (issue 28); else kept for the `unknown_word` lint (SPEC 2.3). `word` is what was written,
@@ -52,7 +52,7 @@ fn unknown_word(
     known: &[&str],
     loc: Loc,
 ) -> Result<(), InputError> {
-    if let Some(meant) = crate::rulebook::library::nearest(word, known.iter().copied()) {
+    if let Some(meant) = crate::input::suggest::nearest(word, known.iter().copied()) {
         return Err(r
             .err(
                 loc,

@@ -85,7 +85,7 @@ const INTERRUPT_WORDS: &[&str] = &["node", "when", "tool", "answer", "standing"]
 const OPAQUE_WORDS: &[&str] = &["what", "why", "location"];
 
 /// Refuses a key of `m` (the map of `owner`: "node 'agent'") that is not one of `known` but a
-/// small edit away from one ([`crate::rulebook::library::nearest`]: `opaqe`, `hostd`,
+/// small edit away from one ([`crate::input::suggest::nearest`]: `opaqe`, `hostd`,
 /// `interupts`). Keys the reader does not know are an exporter's metadata and ignored, so a
 /// misspelt word would silently drop what it says (an unseen tool, a hosted call, a pause) from
 /// the proof; any other unknown key stays metadata. Errors: at the key, naming the word meant.
@@ -94,7 +94,7 @@ fn misspelt(r: Reader<'_>, m: Map<'_>, known: &[&str], owner: &str) -> Result<()
         if known.contains(&e.key.as_str()) {
             continue;
         }
-        if let Some(meant) = crate::rulebook::library::nearest(&e.key, known.iter().copied()) {
+        if let Some(meant) = crate::input::suggest::nearest(&e.key, known.iter().copied()) {
             return Err(r
                 .err(
                     e.key_loc,

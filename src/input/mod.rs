@@ -35,6 +35,7 @@ pub(crate) mod ir;
 pub(crate) mod mcp;
 pub(crate) mod python;
 pub(crate) mod source;
+pub(crate) mod suggest;
 pub(crate) mod traces;
 pub(crate) mod tree;
 mod validate;

@@ -257,40 +257,9 @@ fn list<'a>(names: impl Iterator<Item = &'a str>) -> String {
     s
 }
 
-/// Levenshtein distance (for "did you mean").
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev.get(j).copied().unwrap_or(0) + usize::from(ca != *cb);
-            let del = prev.get(j + 1).copied().unwrap_or(0) + 1;
-            let ins = cur.get(j).copied().unwrap_or(0) + 1;
-            cur.push(sub.min(del).min(ins));
-        }
-        prev = cur;
-    }
-    prev.last().copied().unwrap_or(0)
-}
-
-/// The candidate closest to `name`, when near enough to be a typo (a third of its length, at
-/// least 2 edits).
-pub(crate) fn closest<'a>(
-    name: &str,
-    candidates: impl Iterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let limit = (name.chars().count() / 3).max(2);
-    candidates
-        .map(|c| (distance(name, c), c))
-        .filter(|(d, _)| *d <= limit && *d > 0)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
-
 /// ` (did you mean 'x'?)` when a candidate is close to `name`.
 fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> String {
-    closest(name, candidates)
+    super::suggest::closest(name, candidates)
         .map(|c| format!(" (did you mean '{c}'?)"))
         .unwrap_or_default()
 }

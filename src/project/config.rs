@@ -41,6 +41,7 @@ use toml::Spanned;
 use crate::findings::{GateMode, Obligation, Severity};
 use crate::input::error::InputError;
 use crate::input::source::{FileId, Loc, SourceMap};
+use crate::report::UndecidedPass;
 use crate::rules::RuleId;
 
 /// A number a setting takes: its `stalwart.toml` key (its flag is `--` and the key) and its range,
@@ -236,15 +237,6 @@ pub(crate) struct AcceptEntry {
     /// The last day it accepts, when given.
     pub(crate) until: Option<Date>,
     /// Where the entry was written.
-    pub(crate) loc: Loc,
-}
-
-/// `undecided = "pass"`: the reason the configuration gives, and where.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct UndecidedPass {
-    /// Why an undecided obligation may pass the gate.
-    pub(crate) reason: String,
-    /// The `undecided` key's line.
     pub(crate) loc: Loc,
 }
 

@@ -15,9 +15,9 @@ use crate::engine::{bmc, EngineChoice, Limits};
 use crate::findings::GateMode;
 use crate::input::source::Loc;
 use crate::project::config::{AcceptEntry, Config, Engine, Off};
+use crate::project::options::Options;
 use crate::report::{Report, WeakKind, Weakening};
 use crate::rules::RuleId;
-use crate::run::verify::Options;
 
 /// `1 finding`, `2 findings`.
 fn plural(n: usize, one: &str, many: &str) -> String {

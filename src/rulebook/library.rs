@@ -4,9 +4,9 @@
 //! `rules/gen_nemo_library.py` from NeMo's runtime and the corpus's library files).
 //!
 //! Also the two name questions QG010 asks: which spelling of an action NeMo's dispatcher looks
-//! up ([`action_key`]) and which known name is near a misspelt one ([`nearest`]).
+//! up ([`action_key`]) and which known name is near a misspelt one
+//! ([`crate::input::suggest::nearest`]).
 
-use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use super::flows::Version;
@@ -77,56 +77,6 @@ pub(crate) fn flows(version: Version) -> &'static [String] {
     }
 }
 
-/// Optimal string alignment distance (Levenshtein with adjacent transpositions counted as one
-/// edit: `tikcet` is one edit from `ticket`), over characters.
-pub(crate) fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let w = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * w];
-    for i in 0..=a.len() {
-        d[i * w] = i;
-    }
-    for (j, cell) in d.iter_mut().enumerate().take(w) {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[(i - 1) * w + j] + 1)
-                .min(d[i * w + j - 1] + 1)
-                .min(d[(i - 1) * w + j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[(i - 2) * w + j - 2] + 1);
-            }
-            d[i * w + j] = v;
-        }
-    }
-    d[a.len() * w + b.len()]
-}
-
-/// The candidate nearest `name` when it is a small edit away (at most a quarter of the name's
-/// length, at least 1, at most 3 edits), the first of equals in candidate order; `name` itself
-/// is never its own suggestion.
-pub(crate) fn nearest<'a>(
-    name: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let limit = (name.chars().count() / 4).clamp(1, 3);
-    let mut seen = HashSet::new();
-    let mut best: Option<(usize, &str)> = None;
-    for c in candidates {
-        if c == name || !seen.insert(c) {
-            continue;
-        }
-        let d = distance(name, c);
-        if d <= limit && best.is_none_or(|(b, _)| d < b) {
-            best = Some((d, c));
-        }
-    }
-    best.map(|(_, c)| c)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,15 +94,7 @@ mod tests {
     }
 
     #[test]
-    fn names_near_a_typo() {
-        assert_eq!(distance("close_tikcet", "close_ticket"), 1);
-        assert_eq!(distance("abc", ""), 3);
-        assert_eq!(
-            nearest("close_tikcet", ["refund_card", "close_ticket"]),
-            Some("close_ticket")
-        );
-        assert_eq!(nearest("refund", ["close_ticket"]), None);
-        assert_eq!(nearest("ab", ["ab", "xy"]), None);
+    fn the_dispatchers_key_of_an_action() {
         assert_eq!(action_key("CloseTicketAction"), "close_ticket");
     }
 }

@@ -2,42 +2,16 @@
 //! obligation, gather the findings, lints and coverage into a [`Report`]. The command line and the
 //! tests both call [`verify`], so what the tests check is what users run.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::checks;
-use crate::engine::{self, bmc, Depth, EngineChoice, InstanceResult, Limits, Verdict};
-use crate::findings::{Finding, GateMode};
+use crate::engine::{self, Depth, InstanceResult, Limits, Verdict};
+use crate::findings::Finding;
 use crate::input::error::InputError;
 use crate::input::Inputs;
+use crate::project::options::Options;
 use crate::report::{EngineStats, ProofScope, Report, RulebookInfo};
-use crate::rulebook::budget::Budgets;
 use crate::rulebook::load::{self, LoadError, Loaded, VersionChoice};
-
-/// Options of one run.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// Turns to search (1..=16, already chosen).
-    pub(crate) session_steps: u32,
-    /// The gate.
-    pub(crate) gate: GateMode,
-    /// A rulebook given on the command line, overriding the input's.
-    pub(crate) rulebook: Option<String>,
-    /// States one obligation's search may keep before it is undecided (QG006).
-    pub(crate) max_states: usize,
-    /// States all obligations' searches together may generate; past it the obligations not yet
-    /// searched are undecided (QG006, [`Limits::max_run_states`]).
-    pub max_run_states: u64,
-    /// The engine(s) to run.
-    pub engine: EngineChoice,
-    /// The Z3 engine's settings (its per-query timeout).
-    pub z3: bmc::Config,
-    /// A team's own advisory list, added to `rules/advisories.toml` (QG022).
-    pub advisories: Option<PathBuf>,
-    /// Traces of real runs, JSON Lines (`--traces RUNS.jsonl`, SPEC 2.4), for QG016.
-    pub traces: Option<PathBuf>,
-    /// The rulebook's budgets (its compile, and QG002's comparisons).
-    pub(crate) rulebook_budgets: Budgets,
-}
 
 /// Why a run could not prove anything (exit 2).
 #[derive(Debug)]
@@ -53,24 +27,6 @@ impl std::fmt::Display for VerifyError {
         match self {
             VerifyError::Input(e) => write!(f, "{e}"),
             VerifyError::Model(m) => write!(f, "{m}"),
-        }
-    }
-}
-
-impl Options {
-    /// Options for `session_steps` turns under the `ci` gate, with the default state budget.
-    pub fn new(session_steps: u32) -> Options {
-        Options {
-            session_steps,
-            gate: GateMode::Ci,
-            rulebook: None,
-            max_states: Limits::default().max_states,
-            max_run_states: Limits::default().max_run_states,
-            engine: EngineChoice::Both,
-            z3: bmc::Config::default(),
-            advisories: None,
-            traces: None,
-            rulebook_budgets: Budgets::default(),
         }
     }
 }

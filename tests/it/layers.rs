@@ -1,6 +1,6 @@
-//! The house's floors, held by reading the source (issue 31): the outputs read only the report
-//! floor, the findings' vocabulary reads nothing above the rule metadata, and no two modules of
-//! `src/checks/` read each other. A path is what a line of code (not a comment) names after
+//! The house's floors, held by reading the source (issue 31): no module reads a floor above its
+//! own, the outputs read only the report floor, the findings' vocabulary reads nothing above the
+//! rule metadata, and no two modules of `src/checks/` read each other. A path is what a line of code (not a comment) names after
 //! `crate::`; grouped imports (`use crate::{a, b}`) are refused, so every path is seen.
 #![allow(clippy::unwrap_used)]
 
@@ -209,4 +209,81 @@ fn no_two_checks_read_each_other() {
             "{a} <-> {b}: {arrows:?}"
         );
     }
+}
+
+/// The floors of `src/`, lowest first (CONTRIBUTING.md): the inputs, the rule metadata, the
+/// findings' vocabulary, the model (and the graphs generated for benches), the rulebook's compiler,
+/// the engines, the checks, the report, what the project settles (with the run's settings), the
+/// replay, the outputs, and the run's wiring on top.
+const FLOORS: [&str; 13] = [
+    "input", "rules", "findings", "model", "gen", "rulebook", "engine", "checks", "report",
+    "project", "replay", "output", "run",
+];
+
+/// The floor a file of `src/` stands on (`src/input/source/map.rs` → `input`), `None` for the
+/// crate's roots (`lib.rs`, `main.rs`) and the benches (`src/bin/`).
+fn floor_of(name: &str) -> Option<usize> {
+    let top = name.strip_prefix("src/")?.split('/').next()?;
+    let top = top.strip_suffix(".rs").unwrap_or(top);
+    if ["lib", "main", "bin"].contains(&top) {
+        return None;
+    }
+    let at = FLOORS.iter().position(|f| *f == top);
+    assert!(
+        at.is_some(),
+        "{name}: its floor `{top}` is not one of {FLOORS:?}"
+    );
+    at
+}
+
+/// The floors the `crate::` paths of `text` name: [`crate_paths`], with the inputs floor's shared
+/// modules counted as `input`.
+fn floors_named(text: &str) -> BTreeSet<String> {
+    crate_paths(text)
+        .into_iter()
+        .map(|seg| {
+            if SHARED_INPUT.contains(&seg.as_str()) {
+                "input".to_string()
+            } else {
+                seg
+            }
+        })
+        .collect()
+}
+
+/// No module reads a floor above its own: the house is one way. Before this test three arrows
+/// pointed up (the inputs asked the rulebook's "did you mean", the report named the
+/// configuration's `undecided = "pass"`, what weakens the proof read the run's `Options`).
+#[test]
+fn no_floor_reads_one_above_it() {
+    let mut arrows = BTreeSet::new();
+    let mut files = 0;
+    for (name, text) in sources(&common::root().join("src")) {
+        let Some(me) = floor_of(&name) else { continue };
+        files += 1;
+        for seg in floors_named(&text) {
+            assert_ne!(
+                seg, "{",
+                "{name}: a grouped `use crate::{{..}}` hides its floors"
+            );
+            let Some(there) = FLOORS.iter().position(|f| *f == seg) else {
+                panic!("{name} names crate::{seg}, which is no floor of {FLOORS:?}")
+            };
+            if there > me {
+                arrows.insert(format!("{name} ({}) -> {seg}", FLOORS[me]));
+            }
+        }
+    }
+    assert!(files > 100, "{files} files");
+    assert!(arrows.is_empty(), "arrows up: {arrows:#?}");
+}
+
+#[test]
+fn the_floor_scanner_sees_an_arrow_up() {
+    assert_eq!(floor_of("src/input/source/map.rs"), Some(0));
+    assert_eq!(floor_of("src/report.rs"), Some(8));
+    assert_eq!(floor_of("src/bin/bench.rs"), None);
+    let text =
+        "use crate::input::source::Loc;\nuse crate::run::verify::Options;\n// crate::output\n";
+    assert_eq!(floors_named(text), set(&["input", "run"]));
 }
