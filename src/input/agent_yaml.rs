@@ -28,7 +28,7 @@ use super::catalogue::{self, Parts};
 use super::export::{read_budget, read_run_settings};
 use super::facts;
 use super::python::{self, PyModule};
-use super::tree::{self, Entry, Node, Reader};
+use super::tree::{self, Entry, Map, Node, Reader};
 use super::{resolve_path, validate, Inputs};
 
 /// agent.yaml's default `recursion_limit` (SPEC 2.2).
@@ -57,6 +57,38 @@ const AGENT_WORDS: &[&str] = &[
     "description",
     "instructions",
 ];
+/// The words of `settings:`: `colang_version` and `on_unread` are read; `language` and
+/// `taint_policy` are Bot Builder's, accepted and not read (taint is always checked).
+const SETTINGS_WORDS: &[&str] = &["colang_version", "on_unread", "language", "taint_policy"];
+/// The words of an agent's `remote:`.
+const REMOTE_WORDS: &[&str] = &["url", "channel"];
+/// What agent.yaml's reader does with a word it does not know (a misspelt one is refused).
+const UNKNOWN: &str = "a word agent.yaml's reader does not know is ignored, with a warning";
+
+/// Refuses a word of `m` (the map of `owner`) a small edit away from one of `known`, and warns of
+/// every other word not in `known`, which is ignored.
+fn words(
+    r: Reader<'_>,
+    m: Map<'_>,
+    known: &[&str],
+    owner: &str,
+    warnings: &mut Vec<String>,
+) -> Result<(), InputError> {
+    r.refuse_misspelt(m, known, owner, "agent.yaml", UNKNOWN)?;
+    for e in m
+        .entries
+        .iter()
+        .filter(|e| !known.contains(&e.key.as_str()))
+    {
+        warnings.push(format!(
+            "{}: unknown word '{}' on {owner} is ignored (known: {})",
+            r.sources.file_line(e.key_loc),
+            e.key,
+            known.join(", ")
+        ));
+    }
+    Ok(())
+}
 
 /// One agent as written.
 struct Agent {
@@ -101,18 +133,7 @@ pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
     let map = r.map(&root, "agent.yaml")?;
 
     let mut warnings = Vec::new();
-    for e in map
-        .entries
-        .iter()
-        .filter(|e| !TOP_WORDS.contains(&e.key.as_str()))
-    {
-        warnings.push(format!(
-            "{}: unknown word '{}' in agent.yaml is ignored (known: {})",
-            sources.file_line(e.key_loc),
-            e.key,
-            TOP_WORDS.join(", ")
-        ));
-    }
+    words(r, map, TOP_WORDS, "the top level", &mut warnings)?;
 
     // `undo:` shorthand: tool → undoer (or none), merged as the tool's `undo` word.
     if let Some(u) = map.get("undo") {
@@ -216,6 +237,9 @@ pub(crate) fn load(path: &Path) -> Result<Inputs, InputError> {
         Some(n) => Some(r.map_or_null(n, "`settings`")?),
         None => None,
     };
+    if let Some(m) = settings {
+        words(r, m, SETTINGS_WORDS, "`settings`", &mut warnings)?;
+    }
     let colang_version = facts::read_colang_version(&r, settings)?;
     let default_on_unread = facts::read_default_on_unread(&r, settings)?;
     let facts = facts::read_facts(&r, map.get("facts"), &cat)?;
@@ -447,18 +471,7 @@ fn read_agent(r: Reader<'_>, e: &Entry, warnings: &mut Vec<String>) -> Result<Ag
     let a = &e.key;
     let what = |w: &str| format!("`{w}` of agent '{a}'");
     let m = r.map_or_null(&e.value, &format!("agent '{a}'"))?;
-    for w in m
-        .entries
-        .iter()
-        .filter(|w| !AGENT_WORDS.contains(&w.key.as_str()))
-    {
-        warnings.push(format!(
-            "{}: unknown word '{}' on agent '{a}' is ignored (known: {})",
-            r.sources.file_line(w.key_loc),
-            w.key,
-            AGENT_WORDS.join(", ")
-        ));
-    }
+    words(r, m, AGENT_WORDS, &format!("agent '{a}'"), warnings)?;
     let model = m
         .get_some("model")
         .is_some_and(|n| n.as_bool() != Some(false));
@@ -496,6 +509,7 @@ fn read_agent(r: Reader<'_>, e: &Entry, warnings: &mut Vec<String>) -> Result<Ag
         None => None,
         Some(rn) => {
             let rm = r.map(rn, &what("remote"))?;
+            words(r, rm, REMOTE_WORDS, &what("remote"), warnings)?;
             let _url = r.opt_text(rm, "url", &format!("`remote.url` of agent '{a}'"))?;
             let channel = r
                 .opt_text(rm, "channel", &format!("`remote.channel` of agent '{a}'"))?

@@ -85,31 +85,18 @@ const INTERRUPT_WORDS: &[&str] = &["node", "when", "tool", "answer", "standing"]
 const OPAQUE_WORDS: &[&str] = &["what", "why", "location"];
 
 /// Refuses a key of `m` (the map of `owner`: "node 'agent'") that is not one of `known` but a
-/// small edit away from one ([`crate::input::suggest::nearest`]: `opaqe`, `hostd`,
-/// `interupts`). Keys the reader does not know are an exporter's metadata and ignored, so a
-/// misspelt word would silently drop what it says (an unseen tool, a hosted call, a pause) from
-/// the proof; any other unknown key stays metadata. Errors: at the key, naming the word meant.
+/// small edit away from one ([`Reader::refuse_misspelt`]: `opaqe`, `hostd`, `interupts`). Keys
+/// the reader does not know are an exporter's metadata and ignored, so a misspelt word would
+/// silently drop what it says (an unseen tool, a hosted call, a pause) from the proof; any other
+/// unknown key stays metadata. Errors: at the key, naming the word meant.
 fn misspelt(r: Reader<'_>, m: Map<'_>, known: &[&str], owner: &str) -> Result<(), InputError> {
-    for e in m.entries {
-        if known.contains(&e.key.as_str()) {
-            continue;
-        }
-        if let Some(meant) = crate::input::suggest::nearest(&e.key, known.iter().copied()) {
-            return Err(r
-                .err(
-                    e.key_loc,
-                    format!("`{}` on {owner} is not a word of qls-graph/1: did you mean `{meant}`?", e.key),
-                    format!(
-                        "write `{meant}`; a key the verifier does not know is read as an exporter's metadata and \
-                         ignored, so a misspelt word would silently drop what it says from the proof (the words \
-                         here: {})",
-                        known.join(", ")
-                    ),
-                )
-                .with_label(format!("did you mean `{meant}`?")));
-        }
-    }
-    Ok(())
+    r.refuse_misspelt(
+        m,
+        known,
+        owner,
+        "qls-graph/1",
+        "a key the verifier does not know is read as an exporter's metadata and ignored",
+    )
 }
 
 /// Reads a whole export from its parsed tree.
@@ -270,6 +257,14 @@ pub(crate) fn read_run_settings(
     Ok(())
 }
 
+/// The words of a budget.
+const BUDGET_WORDS: &[&str] = &["steps", "turns"];
+
+/// Reads a budget `{steps, turns}` (`what` names it: "`budget`", "`budget` of agent 'desk'");
+/// null is none. A budget bounds every cycle it covers (no QG023), so one that bounds nothing is
+/// refused rather than read as a bound. Errors: not a mapping, a word other than `steps` and
+/// `turns` (a misspelt `step:` would bound nothing), neither `steps` nor `turns` given as a
+/// whole number, or one that is not a whole number.
 pub(crate) fn read_budget(
     r: Reader<'_>,
     n: &Node,
@@ -279,15 +274,43 @@ pub(crate) fn read_budget(
         return Ok(None);
     }
     let m = r.map(n, what)?;
+    if let Some(e) = m
+        .entries
+        .iter()
+        .find(|e| !BUDGET_WORDS.contains(&e.key.as_str()))
+    {
+        let meant = crate::input::suggest::closest(&e.key, BUDGET_WORDS.iter().copied())
+            .map(|w| format!(" (did you mean `{w}`?)"))
+            .unwrap_or_default();
+        return Err(r
+            .err(
+                e.key_loc,
+                format!("`{}` is not a word of {what}{meant}", e.key),
+                "a budget takes `steps` (node steps in one run) and `turns` (conversation turns), each a whole \
+                 number; any other word would bound nothing while the budget still counted as declared",
+            )
+            .with_label("steps or turns"));
+    }
     let num = |k: &str| -> Result<Option<u64>, InputError> {
         m.get_some(k)
             .map(|v| r.u64(v, &format!("`{k}` of {what}")))
             .transpose()
     };
-    Ok(Some(Budget {
+    let budget = Budget {
         steps: num("steps")?,
         turns: num("turns")?,
-    }))
+    };
+    if budget.steps.is_none() && budget.turns.is_none() {
+        return Err(r
+            .err(
+                m.loc,
+                format!("{what} bounds nothing: it gives neither `steps` nor `turns`"),
+                "write `steps: N` (node steps in one run) or `turns: N` (conversation turns), or remove the \
+                 budget; an empty one would count as a declared bound and silence QG023",
+            )
+            .with_label("no bound"));
+    }
+    Ok(Some(budget))
 }
 
 /// Gathers `state` from the top graph and every subgraph (one namespace of flags, SPEC 3.1).

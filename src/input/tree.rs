@@ -747,6 +747,41 @@ impl<'n> Map<'n> {
 }
 
 impl<'a> Reader<'a> {
+    /// Refuses a key of `m` (the map of `owner`: "node 'agent'", "agent 'desk'") that is not one
+    /// of `known` but a small edit away from one ([`crate::input::suggest::nearest`]: `opaqe`,
+    /// `hands_of_to`). `format` names the words' format (`qls-graph/1`, `agent.yaml`) and
+    /// `unknown` says what its reader does with a key it does not know: ignoring it would silently
+    /// drop what a misspelt word says from the proof. Any other unknown key is left to the
+    /// caller. Errors: at the key, naming the word meant.
+    pub(crate) fn refuse_misspelt(
+        &self,
+        m: Map<'_>,
+        known: &[&str],
+        owner: &str,
+        format: &str,
+        unknown: &str,
+    ) -> Result<(), InputError> {
+        for e in m.entries {
+            if known.contains(&e.key.as_str()) {
+                continue;
+            }
+            if let Some(meant) = crate::input::suggest::nearest(&e.key, known.iter().copied()) {
+                return Err(self
+                    .err(
+                        e.key_loc,
+                        format!("`{}` on {owner} is not a word of {format}: did you mean `{meant}`?", e.key),
+                        format!(
+                            "write `{meant}`; {unknown}, so a misspelt word would silently drop what it says \
+                             from the proof (the words here: {})",
+                            known.join(", ")
+                        ),
+                    )
+                    .with_label(format!("did you mean `{meant}`?")));
+            }
+        }
+        Ok(())
+    }
+
     /// An error at `loc`.
     pub(crate) fn err(
         &self,

@@ -6,6 +6,7 @@
 //! catalogues against `fixtures/errors/good.json`, agent.yaml files read their neighbours).
 #![allow(clippy::unwrap_used)]
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use miette::Diagnostic;
@@ -1080,6 +1081,282 @@ fn agent_yaml_duplicate_key() {
         3,
         "duplicate key 'desk' (first written at line 3)",
         "remove one",
+    );
+}
+
+/// `fixtures/errors/good.agent.yaml` with `edit` applied, loaded from a folder holding its
+/// catalogue and rulebook: the error, or the warnings of what loaded.
+fn agent_variant(edit: impl Fn(&str) -> String) -> Result<Vec<String>, InputError> {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["tools.catalogue.yaml", "policy.co"] {
+        std::fs::copy(errors_dir().join(f), dir.path().join(f)).unwrap();
+    }
+    let good = std::fs::read_to_string(errors_dir().join("good.agent.yaml")).unwrap();
+    let path = dir.path().join("agent.yaml");
+    std::fs::write(&path, edit(&good)).unwrap();
+    load_agent_yaml(&path).map(|i| i.export.warnings)
+}
+
+/// A word of agent.yaml one small edit from a known one is refused, naming the word meant: ignored
+/// with a warning, a misspelt `hands_off_to` would cut the hand-off (and every route through the
+/// agent handed to) out of the proof, a misspelt `privilege` would drop its tools' privilege, and
+/// the gate would pass. Each level of agent.yaml is held: the top, an agent, `remote`, `settings`.
+#[test]
+fn a_misspelt_word_of_agent_yaml_is_refused() {
+    let cases: [(&str, &str, u32, u32, &str, &str); 6] = [
+        (
+            "    hands_off_to:",
+            "    hands_of_to:",
+            6,
+            5,
+            "`hands_of_to` on agent 'desk'",
+            "hands_off_to",
+        ),
+        (
+            "    privilege: high",
+            "    privilage: high",
+            8,
+            5,
+            "`privilage` on agent 'billing'",
+            "privilege",
+        ),
+        (
+            "rulebook: ./policy.co",
+            "rulebok: ./policy.co",
+            12,
+            1,
+            "`rulebok` on the top level",
+            "rulebook",
+        ),
+        (
+            "session_steps: 2",
+            "session_step: 2",
+            13,
+            1,
+            "`session_step` on the top level",
+            "session_steps",
+        ),
+        (
+            "session_steps: 2",
+            "session_steps: 2\nsettings: {on_unred: refuse}",
+            14,
+            12,
+            "`on_unred` on `settings`",
+            "on_unread",
+        ),
+        (
+            "  billing:\n    privilege: high\n    tools: [refund_card]",
+            "  billing:\n    remote: {url: \"https://b.invalid\", chanel: link}",
+            8,
+            40,
+            "`chanel` on `remote` of agent 'billing'",
+            "channel",
+        ),
+    ];
+    for (from, to, line, column, msg, meant) in cases {
+        let e = match agent_variant(|g| {
+            assert!(g.contains(from), "{from}");
+            g.replacen(from, to, 1)
+        }) {
+            Ok(w) => panic!("{to:?} loaded (warnings {w:?}), but it is misspelt"),
+            Err(e) => e,
+        };
+        check(
+            &e,
+            "agent.yaml",
+            line,
+            column,
+            msg,
+            &format!("write `{meant}`"),
+        );
+        assert!(
+            e.to_string().contains(&format!("did you mean `{meant}`?")),
+            "{e}"
+        );
+    }
+}
+
+/// A word of agent.yaml far from every known one is ignored with a warning naming it, at each
+/// level; `settings`' Bot Builder words `language` and `taint_policy` are accepted without one.
+#[test]
+fn an_unknown_word_of_agent_yaml_is_a_warning() {
+    let warnings = agent_variant(|g| {
+        g.replacen("    privilege: high", "    privilege: high\n    owner: finance", 1)
+            + "notes: kept by the team\nsettings: {language: en, taint_policy: confirm, theme: dark}\n"
+    })
+    .unwrap();
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
+    assert!(
+        warnings[0].contains("agent.yaml:15: unknown word 'notes' on the top level"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].contains("agent.yaml:9: unknown word 'owner' on agent 'billing'"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[2].contains("agent.yaml:16: unknown word 'theme' on `settings`"),
+        "{warnings:?}"
+    );
+}
+
+/// A budget bounds every cycle it covers (no QG023), so one that bounds nothing is refused rather
+/// than silencing QG023: a word other than `steps` and `turns` (`step:`), an empty mapping, or
+/// both bounds null. The same reader serves the export's budgets.
+#[test]
+fn a_budget_that_bounds_nothing_is_refused() {
+    let cases: [(&str, u32, u32, &str, &str); 4] = [
+        (
+            "budget: {step: 20}",
+            14,
+            10,
+            "`step` is not a word of `budget` (did you mean `steps`?)",
+            "`steps`",
+        ),
+        (
+            "budget: {}",
+            14,
+            9,
+            "`budget` bounds nothing",
+            "silence QG023",
+        ),
+        (
+            "budget: {steps: null, turns: null}",
+            14,
+            9,
+            "`budget` bounds nothing",
+            "`steps: N`",
+        ),
+        (
+            "budget: {max_steps: 20}",
+            14,
+            10,
+            "`max_steps` is not a word of `budget`",
+            "`turns`",
+        ),
+    ];
+    for (budget, line, column, msg, help) in cases {
+        let e = match agent_variant(|g| format!("{g}{budget}\n")) {
+            Ok(_) => panic!("{budget:?} loaded, but it bounds nothing"),
+            Err(e) => e,
+        };
+        check(&e, "agent.yaml", line, column, msg, help);
+    }
+    let agent = agent_variant(|g| {
+        g.replacen(
+            "    privilege: high",
+            "    privilege: high\n    budget: {stpes: 5}",
+            1,
+        )
+    })
+    .unwrap_err();
+    check(
+        &agent,
+        "agent.yaml",
+        9,
+        14,
+        "`stpes` is not a word of `budget` of agent 'billing'",
+        "`steps`",
+    );
+    assert!(agent_variant(|g| format!("{g}budget: {{turns: 3}}\n")).is_ok());
+    let d = errors_dir();
+    let mut g: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("good.json")).unwrap()).unwrap();
+    g["budget"] = serde_json::json!({"step": 20});
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("graph.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&g).unwrap()).unwrap();
+    let e = load_export(&path, &d.join("catalogue.json"))
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("`step` is not a word of `budget`"),
+        "{e}"
+    );
+}
+
+/// The first `yaml` block of `docs/agent-yaml.md`, the shop with every word in use, written into a
+/// folder holding the shop's catalogue and rulebook, after `edit`.
+fn agent_yaml_page_example(edit: impl Fn(&str) -> String) -> (tempfile::TempDir, PathBuf) {
+    let page = std::fs::read_to_string(manifest().join("docs/agent-yaml.md")).unwrap();
+    let start = page.find("```yaml\n").expect("the page has a yaml example") + "```yaml\n".len();
+    let example = &page[start..start + page[start..].find("```").unwrap()];
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["shop.catalogue.yaml", "policy.co"] {
+        std::fs::copy(manifest().join("fixtures/shop").join(f), dir.path().join(f)).unwrap();
+    }
+    let path = dir.path().join("agent.yaml");
+    std::fs::write(&path, edit(example)).unwrap();
+    (dir, path)
+}
+
+/// The backticked words of the first column of the table under `heading` in `page`.
+fn page_words(page: &str, heading: &str) -> BTreeSet<String> {
+    let at = page
+        .find(&format!("\n{heading}\n"))
+        .unwrap_or_else(|| panic!("no {heading:?}"));
+    page[at + heading.len() + 2..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| {
+            l.split('|')
+                .nth(1)
+                .unwrap()
+                .trim()
+                .trim_matches('`')
+                .to_string()
+        })
+        .collect()
+}
+
+/// The reference page of agent.yaml holds: its example loads with no warning, and each table lists
+/// exactly the words the reader knows at that level (as its warnings name them).
+#[test]
+fn the_agent_yaml_page_is_the_readers_words() {
+    let (_dir, path) = agent_yaml_page_example(str::to_string);
+    let loaded = load_agent_yaml(&path).unwrap();
+    assert!(
+        loaded.export.warnings.is_empty(),
+        "{:?}",
+        loaded.export.warnings
+    );
+    assert_eq!(loaded.export.agents.len(), 3);
+
+    let (_dir, path) = agent_yaml_page_example(|e| {
+        e.replacen("    hands_off_to:", "    zzqx: 1\n    hands_off_to:", 1)
+            .replacen(
+                "channel: partner_link}",
+                "channel: partner_link, zzqx: 1}",
+                1,
+            )
+            .replacen("settings: {", "settings: {zzqx: 1, ", 1)
+            + "zzqx: 1\n"
+    });
+    let warnings = load_agent_yaml(&path).unwrap().export.warnings;
+    let known = |owner: &str| -> BTreeSet<String> {
+        let w = warnings
+            .iter()
+            .find(|w| w.contains(&format!("'zzqx' on {owner} is ignored")))
+            .unwrap_or_else(|| panic!("no warning on {owner}: {warnings:?}"));
+        let list = &w[w.find("(known: ").unwrap() + "(known: ".len()..w.len() - 1];
+        list.split(", ").map(str::to_string).collect()
+    };
+    let page = std::fs::read_to_string(manifest().join("docs/agent-yaml.md")).unwrap();
+    assert_eq!(
+        page_words(&page, "## The top level"),
+        known("the top level")
+    );
+    assert_eq!(page_words(&page, "## An agent"), known("agent 'desk'"));
+    assert_eq!(
+        page_words(&page, "### `remote`"),
+        known("`remote` of agent 'partner'")
+    );
+    assert_eq!(page_words(&page, "## Settings"), known("`settings`"));
+    assert_eq!(
+        page_words(&page, "## A budget"),
+        BTreeSet::from(["steps".into(), "turns".into()])
     );
 }
 
