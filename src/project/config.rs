@@ -513,34 +513,34 @@ fn resolve(sources: &SourceMap, file: FileId, raw: Raw) -> Result<Config, InputE
     };
     let spans = [
         (
-            "session-steps",
+            SESSION_STEPS.key,
             raw.session_steps.as_ref().map(Spanned::span),
         ),
         ("gate", raw.gate.as_ref().map(Spanned::span)),
         ("engine", raw.engine.as_ref().map(Spanned::span)),
-        ("max-states", raw.max_states.as_ref().map(Spanned::span)),
+        (MAX_STATES.key, raw.max_states.as_ref().map(Spanned::span)),
         (
-            "max-run-states",
+            MAX_RUN_STATES.key,
             raw.max_run_states.as_ref().map(Spanned::span),
         ),
         (
-            "solver-rlimit",
+            SOLVER_RLIMIT.key,
             raw.solver_rlimit.as_ref().map(Spanned::span),
         ),
         (
-            "solver-obligation-rlimit",
+            SOLVER_OBLIGATION_RLIMIT.key,
             raw.solver_obligation_rlimit.as_ref().map(Spanned::span),
         ),
         (
-            "solver-run-rlimit",
+            SOLVER_RUN_RLIMIT.key,
             raw.solver_run_rlimit.as_ref().map(Spanned::span),
         ),
         (
-            "solver-timeout-ms",
+            SOLVER_TIMEOUT_MS.key,
             raw.solver_timeout_ms.as_ref().map(Spanned::span),
         ),
         (
-            "solver-max-unrolling",
+            SOLVER_MAX_UNROLLING.key,
             raw.solver_max_unrolling.as_ref().map(Spanned::span),
         ),
         ("min-severity", raw.min_severity.as_ref().map(Spanned::span)),

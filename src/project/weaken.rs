@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use crate::engine::{bmc, EngineChoice, Limits};
 use crate::findings::GateMode;
 use crate::input::source::Loc;
-use crate::project::config::{AcceptEntry, Config, Engine, Off};
+use crate::project::config::{self, AcceptEntry, Config, Engine, Off};
 use crate::project::options::Options;
 use crate::report::{Report, WeakKind, Weakening};
 use crate::rules::RuleId;
@@ -168,37 +168,37 @@ fn limits(out: &mut Vec<Weakening>, opts: &Options, config: &Config, declared: O
     };
     below(
         explicit_ran,
-        "max-states",
+        config::MAX_STATES.key,
         opts.max_states as u64,
         d.max_states as u64,
     );
     below(
         explicit_ran,
-        "max-run-states",
+        config::MAX_RUN_STATES.key,
         opts.max_run_states,
         d.max_run_states,
     );
     below(
         z3_ran,
-        "solver-rlimit",
+        config::SOLVER_RLIMIT.key,
         opts.z3.query_rlimit.into(),
         z.query_rlimit.into(),
     );
     below(
         z3_ran,
-        "solver-obligation-rlimit",
+        config::SOLVER_OBLIGATION_RLIMIT.key,
         opts.z3.obligation_rlimit,
         z.obligation_rlimit,
     );
     below(
         z3_ran,
-        "solver-run-rlimit",
+        config::SOLVER_RUN_RLIMIT.key,
         opts.z3.run_rlimit,
         z.run_rlimit,
     );
     below(
         z3_ran,
-        "solver-max-unrolling",
+        config::SOLVER_MAX_UNROLLING.key,
         opts.z3.max_size as u64,
         z.max_size as u64,
     );
@@ -215,7 +215,7 @@ fn limits(out: &mut Vec<Weakening>, opts: &Options, config: &Config, declared: O
                 "`solver-timeout-ms` is {ms}: a query cut short by the clock is undecided, and \
                  where depends on the machine's load"
             ),
-            key("solver-timeout-ms"),
+            key(config::SOLVER_TIMEOUT_MS.key),
         ));
     }
     if let Some(declared) = declared.filter(|d| opts.session_steps < *d) {
@@ -225,7 +225,7 @@ fn limits(out: &mut Vec<Weakening>, opts: &Options, config: &Config, declared: O
                 "`session-steps` is {}, fewer turns than the input declares ({declared})",
                 opts.session_steps
             ),
-            key("session-steps"),
+            key(config::SESSION_STEPS.key),
         ));
     }
     // The input's declaration (or the command line) wins over the configuration's turns: fewer
@@ -243,7 +243,7 @@ fn limits(out: &mut Vec<Weakening>, opts: &Options, config: &Config, declared: O
                 "`session-steps` is {}{why}, fewer turns than the configuration's {asked}",
                 opts.session_steps
             ),
-            key("session-steps"),
+            key(config::SESSION_STEPS.key),
         ));
     }
 }
@@ -256,7 +256,10 @@ fn settings(c: &Config) -> BTreeMap<&'static str, String> {
             m.insert(k, v);
         }
     };
-    put("session-steps", c.session_steps.map(|v| v.to_string()));
+    put(
+        config::SESSION_STEPS.key,
+        c.session_steps.map(|v| v.to_string()),
+    );
     put("gate", c.gate.map(|g| format!("\"{}\"", g.as_str())));
     put(
         "engine",
@@ -269,23 +272,29 @@ fn settings(c: &Config) -> BTreeMap<&'static str, String> {
             .to_string()
         }),
     );
-    put("max-states", c.max_states.map(|v| v.to_string()));
-    put("max-run-states", c.max_run_states.map(|v| v.to_string()));
-    put("solver-rlimit", c.solver_rlimit.map(|v| v.to_string()));
+    put(config::MAX_STATES.key, c.max_states.map(|v| v.to_string()));
     put(
-        "solver-obligation-rlimit",
+        config::MAX_RUN_STATES.key,
+        c.max_run_states.map(|v| v.to_string()),
+    );
+    put(
+        config::SOLVER_RLIMIT.key,
+        c.solver_rlimit.map(|v| v.to_string()),
+    );
+    put(
+        config::SOLVER_OBLIGATION_RLIMIT.key,
         c.solver_obligation_rlimit.map(|v| v.to_string()),
     );
     put(
-        "solver-run-rlimit",
+        config::SOLVER_RUN_RLIMIT.key,
         c.solver_run_rlimit.map(|v| v.to_string()),
     );
     put(
-        "solver-timeout-ms",
+        config::SOLVER_TIMEOUT_MS.key,
         c.solver_timeout_ms.map(|v| v.to_string()),
     );
     put(
-        "solver-max-unrolling",
+        config::SOLVER_MAX_UNROLLING.key,
         c.solver_max_unrolling.map(|v| v.to_string()),
     );
     put(
